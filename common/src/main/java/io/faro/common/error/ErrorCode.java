@@ -1,0 +1,51 @@
+package io.faro.common.error;
+
+import io.faro.proto.ErrorCodeP;
+
+/**
+ * Every error Faro reports, mirrored by {@link ErrorCodeP} on the wire. Each code says whether
+ * retrying the same request can help.
+ */
+public enum ErrorCode {
+  INTERNAL(ErrorCodeP.INTERNAL, false),
+  INVALID_REQUEST(ErrorCodeP.INVALID_REQUEST, false),
+  NOT_LEADER(ErrorCodeP.NOT_LEADER, true),
+  UNKNOWN_APP(ErrorCodeP.UNKNOWN_APP, false),
+  UNKNOWN_SHUFFLE(ErrorCodeP.UNKNOWN_SHUFFLE, false),
+  NO_AVAILABLE_WORKERS(ErrorCodeP.NO_AVAILABLE_WORKERS, true),
+  RESERVE_FAILED(ErrorCodeP.RESERVE_FAILED, true),
+  COMMIT_FAILED(ErrorCodeP.COMMIT_FAILED, false),
+  UNKNOWN_PARTITION(ErrorCodeP.UNKNOWN_PARTITION, false),
+  TIMEOUT(ErrorCodeP.TIMEOUT, true),
+  CONNECTION_FAILED(ErrorCodeP.CONNECTION_FAILED, true),
+  SHUTTING_DOWN(ErrorCodeP.SHUTTING_DOWN, true),
+  DATA_CORRUPTED(ErrorCodeP.DATA_CORRUPTED, false),
+  STORAGE_FAILED(ErrorCodeP.STORAGE_FAILED, false),
+  UNSUPPORTED_MESSAGE(ErrorCodeP.UNSUPPORTED_MESSAGE, false),
+  SHUFFLE_NOT_COMMITTED(ErrorCodeP.SHUFFLE_NOT_COMMITTED, true);
+
+  private final ErrorCodeP wire;
+  private final boolean retryable;
+
+  ErrorCode(ErrorCodeP wire, boolean retryable) {
+    this.wire = wire;
+    this.retryable = retryable;
+  }
+
+  public ErrorCodeP toProto() {
+    return wire;
+  }
+
+  public boolean retryable() {
+    return retryable;
+  }
+
+  public static ErrorCode fromProto(ErrorCodeP code) {
+    for (ErrorCode c : values()) {
+      if (c.wire == code) {
+        return c;
+      }
+    }
+    return INTERNAL;
+  }
+}

@@ -1,0 +1,111 @@
+package io.faro.common.master;
+
+import static java.util.Objects.requireNonNull;
+
+import com.google.protobuf.Message;
+import io.faro.common.error.ErrorCode;
+import io.faro.common.error.FaroException;
+import io.faro.common.network.ClientPool;
+import io.faro.common.network.Futures;
+import io.faro.common.network.HostPort;
+import io.faro.common.network.RemoteException;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Executor;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Calls the master group: sends to the master believed to lead, follows a "not leader, try X"
+ * answer, moves on to the next master when one cannot be reached, and retries with bounded
+ * backoff until {@code faro.master.client.retry.timeout} runs out. Non-retryable errors fail at
+ * once. Thread-safe; never blocks the caller's thread.
+ */
+public final class MasterClient {
+  private static final Logger LOG = LoggerFactory.getLogger(MasterClient.class);
+  private static final long MAX_BACKOFF_MS = 2000;
+
+  private final ClientPool pool;
+  private final List<HostPort> endpoints;
+  private final Duration retryTimeout;
+  private final AtomicInteger leaderGuess = new AtomicInteger();
+
+  public MasterClient(ClientPool pool, List<HostPort> endpoints, Duration retryTimeout) {
+    this.pool = requireNonNull(pool, "pool is null");
+    this.endpoints = List.copyOf(endpoints);
+    this.retryTimeout = requireNonNull(retryTimeout, "retryTimeout is null");
+    if (endpoints.isEmpty()) {
+      throw new IllegalArgumentException("no master endpoints (faro.master.endpoints)");
+    }
+  }
+
+  public List<HostPort> endpoints() {
+    return endpoints;
+  }
+
+  public <R extends Message> CompletableFuture<R> call(Message request, Class<R> responseType) {
+    CompletableFuture<R> result = new CompletableFuture<>();
+    attempt(request, responseType, System.nanoTime() + retryTimeout.toNanos(), 0, result);
+    return result;
+  }
+
+  /** Blocking form, for threads that may wait. */
+  public <R extends Message> R callBlocking(Message request, Class<R> responseType) {
+    return Futures.await(call(request, responseType), retryTimeout.plusSeconds(5),
+        request.getClass().getSimpleName() + " to masters " + endpoints);
+  }
+
+  private <R extends Message> void attempt(
+      Message request, Class<R> responseType, long deadline, int tries, CompletableFuture<R> result) {
+    int index = Math.floorMod(leaderGuess.get(), endpoints.size());
+    HostPort target = endpoints.get(index);
+    pool.call(target, request, responseType)
+        .whenComplete(
+            (response, error) -> {
+              if (error == null) {
+                result.complete(response);
+                return;
+              }
+              Throwable cause = Futures.unwrap(error);
+              boolean retryable = !(cause instanceof FaroException fe) || fe.retryable();
+              if (!retryable) {
+                result.completeExceptionally(cause);
+                return;
+              }
+              moveOn(index, cause);
+              long now = System.nanoTime();
+              if (now >= deadline) {
+                result.completeExceptionally(new FaroException(
+                    cause instanceof FaroException fe ? fe.code() : ErrorCode.CONNECTION_FAILED,
+                    "no master of " + endpoints + " answered " + request.getClass().getSimpleName()
+                        + " within " + retryTimeout.toMillis() + "ms (faro.master.client.retry.timeout); last error: "
+                        + cause.getMessage(), cause));
+                return;
+              }
+              // Try the next master at once; back off only once every master has been tried.
+              long backoff = (tries + 1) % endpoints.size() == 0
+                  ? Math.min(MAX_BACKOFF_MS, 100L << Math.min(5, tries / endpoints.size())) : 0;
+              if (tries % endpoints.size() == 0) {
+                LOG.debug("Master call {} to {} failed, retrying: {}",
+                    request.getClass().getSimpleName(), target, cause.toString());
+              }
+              Executor later = CompletableFuture.delayedExecutor(backoff, TimeUnit.MILLISECONDS);
+              later.execute(() -> attempt(request, responseType, deadline, tries + 1, result));
+            });
+  }
+
+  private void moveOn(int failedIndex, Throwable cause) {
+    if (cause instanceof RemoteException re && !re.leaderHint().isEmpty()) {
+      HostPort hint = HostPort.parse(re.leaderHint());
+      int hinted = endpoints.indexOf(hint);
+      if (hinted >= 0) {
+        leaderGuess.set(hinted);
+        return;
+      }
+    }
+    leaderGuess.compareAndSet(failedIndex, failedIndex + 1);
+  }
+}

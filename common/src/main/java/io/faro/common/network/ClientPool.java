@@ -1,0 +1,128 @@
+package io.faro.common.network;
+
+import static java.util.Objects.requireNonNull;
+
+import com.google.protobuf.Message;
+import io.faro.common.error.ErrorCode;
+import io.faro.common.error.FaroException;
+import io.netty.bootstrap.Bootstrap;
+import io.netty.buffer.PooledByteBufAllocator;
+import io.netty.channel.ChannelFuture;
+import io.netty.channel.ChannelInitializer;
+import io.netty.channel.ChannelOption;
+import io.netty.channel.EventLoopGroup;
+import io.netty.channel.nio.NioEventLoopGroup;
+import io.netty.channel.socket.SocketChannel;
+import io.netty.channel.socket.nio.NioSocketChannel;
+import io.netty.util.ReferenceCountUtil;
+import io.netty.util.concurrent.DefaultThreadFactory;
+import java.time.Duration;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * One connection per remote address for the whole process, shared by every shuffle and every
+ * caller, on a fixed, named set of event-loop threads ({@code <name>-io-N}). A connection that
+ * closed is replaced on the next request. Thread-safe; owned by the process's composition root.
+ */
+public final class ClientPool implements AutoCloseable {
+  private final EventLoopGroup group;
+  private final Bootstrap bootstrap;
+  private final NetworkOptions.Settings settings;
+  private final Map<HostPort, CompletableFuture<TransportClient>> clients = new ConcurrentHashMap<>();
+
+  public ClientPool(String name, NetworkOptions.Settings settings) {
+    this.settings = requireNonNull(settings, "settings is null");
+    this.group = new NioEventLoopGroup(settings.ioThreads(), new DefaultThreadFactory(name + "-io", true));
+    this.bootstrap =
+        new Bootstrap()
+            .group(group)
+            .channel(NioSocketChannel.class)
+            .option(ChannelOption.TCP_NODELAY, true)
+            .option(ChannelOption.SO_KEEPALIVE, true)
+            .option(ChannelOption.ALLOCATOR, PooledByteBufAllocator.DEFAULT)
+            .option(ChannelOption.CONNECT_TIMEOUT_MILLIS, (int) settings.connectTimeout().toMillis());
+  }
+
+  public NetworkOptions.Settings settings() {
+    return settings;
+  }
+
+  /** The shared connection to {@code address}, connecting if there is none or it closed. */
+  public CompletableFuture<TransportClient> client(HostPort address) {
+    return clients.compute(
+        address,
+        (a, existing) -> {
+          if (existing != null
+              && (!existing.isDone()
+                  || (!existing.isCompletedExceptionally() && existing.join().isActive()))) {
+            return existing;
+          }
+          return connect(a);
+        });
+  }
+
+  private CompletableFuture<TransportClient> connect(HostPort address) {
+    CompletableFuture<TransportClient> result = new CompletableFuture<>();
+    Bootstrap b = bootstrap.clone();
+    b.handler(
+        new ChannelInitializer<SocketChannel>() {
+          @Override
+          protected void initChannel(SocketChannel ch) {
+            // The client object needs the channel, and the pipeline needs the client's handler.
+            TransportClient client = new TransportClient(ch, address, settings.requestTimeout());
+            ch.attr(CLIENT).set(client);
+            ch.pipeline()
+                .addLast("frameEncoder", FrameEncoder.INSTANCE)
+                .addLast("frameDecoder", new FrameDecoder(settings.maxFrameSize()))
+                .addLast("responses", client.new ResponseHandler());
+          }
+        });
+    ChannelFuture connect = b.connect(address.host(), address.port());
+    connect.addListener(
+        f -> {
+          if (f.isSuccess()) {
+            result.complete(connect.channel().attr(CLIENT).get());
+          } else {
+            result.completeExceptionally(new FaroException(ErrorCode.CONNECTION_FAILED,
+                "cannot connect to " + address + ": " + f.cause(), f.cause()));
+          }
+        });
+    return result;
+  }
+
+  private static final io.netty.util.AttributeKey<TransportClient> CLIENT =
+      io.netty.util.AttributeKey.valueOf("faro.client");
+
+  /** Sends on the shared connection; takes ownership of {@code body}, also when connecting fails. */
+  public CompletableFuture<Frame> send(HostPort address, Message meta, Object body, Duration timeout) {
+    return client(address)
+        .handle(
+            (client, error) -> {
+              if (error != null) {
+                ReferenceCountUtil.safeRelease(body);
+                return CompletableFuture.<Frame>failedFuture(Futures.unwrap(error));
+              }
+              return client.send(meta, body, timeout);
+            })
+        .thenCompose(f -> f);
+  }
+
+  public <R extends Message> CompletableFuture<R> call(HostPort address, Message request, Class<R> responseType) {
+    return call(address, request, responseType, settings.requestTimeout());
+  }
+
+  public <R extends Message> CompletableFuture<R> call(
+      HostPort address, Message request, Class<R> responseType, Duration timeout) {
+    return client(address).thenCompose(c -> c.call(request, responseType, timeout));
+  }
+
+  @Override
+  public void close() {
+    clients.values().forEach(f -> f.thenAccept(TransportClient::close));
+    clients.clear();
+    group.shutdownGracefully(0, 2, TimeUnit.SECONDS).syncUninterruptibly();
+  }
+}

@@ -1,0 +1,68 @@
+package io.faro.common.network;
+
+import com.google.protobuf.Message;
+import io.faro.common.error.ErrorCode;
+import io.faro.common.error.FaroException;
+import io.faro.proto.ErrorResponse;
+import io.netty.channel.Channel;
+import io.netty.util.ReferenceCountUtil;
+import java.util.concurrent.atomic.AtomicBoolean;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/** Answers one request exactly once; may be called from any thread. Later answers are dropped. */
+public final class Responder {
+  private static final Logger LOG = LoggerFactory.getLogger(Responder.class);
+
+  private final Channel channel;
+  private final long requestId;
+  private final AtomicBoolean answered = new AtomicBoolean();
+
+  Responder(Channel channel, long requestId) {
+    this.channel = channel;
+    this.requestId = requestId;
+  }
+
+  public void respond(Message meta) {
+    respond(meta, null);
+  }
+
+  /** Takes ownership of {@code body} (a ByteBuf or FileRegion, or null). */
+  public void respond(Message meta, Object body) {
+    if (!answered.compareAndSet(false, true)) {
+      ReferenceCountUtil.safeRelease(body);
+      return;
+    }
+    channel.writeAndFlush(new OutboundFrame(FrameKind.RESPONSE, requestId, meta, body));
+  }
+
+  public void fail(ErrorCode code, String message) {
+    if (!answered.compareAndSet(false, true)) {
+      return;
+    }
+    ErrorResponse error =
+        ErrorResponse.newBuilder()
+            .setCode(code.toProto())
+            .setMessage(message)
+            .setRetryable(code.retryable())
+            .build();
+    channel.writeAndFlush(new OutboundFrame(FrameKind.ERROR, requestId, error, null));
+  }
+
+  public void fail(ErrorResponse error) {
+    if (answered.compareAndSet(false, true)) {
+      channel.writeAndFlush(new OutboundFrame(FrameKind.ERROR, requestId, error, null));
+    }
+  }
+
+  /** Answers with the code of a {@link FaroException}, or INTERNAL for anything else. */
+  public void fail(Throwable t) {
+    Throwable cause = Futures.unwrap(t);
+    if (cause instanceof FaroException fe) {
+      fail(fe.code(), fe.getMessage());
+    } else {
+      LOG.warn("Request #{} from {} failed", requestId, channel.remoteAddress(), cause);
+      fail(ErrorCode.INTERNAL, String.valueOf(cause));
+    }
+  }
+}

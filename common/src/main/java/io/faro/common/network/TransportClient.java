@@ -1,0 +1,159 @@
+package io.faro.common.network;
+
+import static java.util.Objects.requireNonNull;
+
+import com.google.protobuf.Message;
+import io.faro.common.error.ErrorCode;
+import io.faro.common.error.FaroException;
+import io.faro.proto.ErrorResponse;
+import io.netty.channel.Channel;
+import io.netty.channel.ChannelFuture;
+import io.netty.channel.ChannelHandlerContext;
+import io.netty.channel.ChannelInboundHandlerAdapter;
+import io.netty.util.concurrent.ScheduledFuture;
+import java.time.Duration;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * One connection to one remote server, shared by every caller in this process (see {@link
+ * ClientPool}). Requests are matched to answers by request id; every request has a timeout; a
+ * closed connection fails everything pending on it with CONNECTION_FAILED (retryable).
+ * Thread-safe.
+ */
+public final class TransportClient {
+  private static final Logger LOG = LoggerFactory.getLogger(TransportClient.class);
+
+  private final Channel channel;
+  private final HostPort remote;
+  private final Duration defaultTimeout;
+  private final AtomicLong nextRequestId = new AtomicLong(1);
+  private final Map<Long, Pending> pending = new ConcurrentHashMap<>();
+
+  private record Pending(CompletableFuture<Frame> future, ScheduledFuture<?> timeout) {}
+
+  TransportClient(Channel channel, HostPort remote, Duration defaultTimeout) {
+    this.channel = requireNonNull(channel, "channel is null");
+    this.remote = requireNonNull(remote, "remote is null");
+    this.defaultTimeout = requireNonNull(defaultTimeout, "defaultTimeout is null");
+  }
+
+  public HostPort remote() {
+    return remote;
+  }
+
+  public boolean isActive() {
+    return channel.isActive();
+  }
+
+  /**
+   * Sends a request and returns the answer frame, which the caller must release. Takes
+   * ownership of {@code body} (ByteBuf, FileRegion or null), also on failure.
+   */
+  public CompletableFuture<Frame> send(Message meta, Object body, Duration timeout) {
+    long id = nextRequestId.getAndIncrement();
+    CompletableFuture<Frame> future = new CompletableFuture<>();
+    ScheduledFuture<?> timer =
+        channel.eventLoop().schedule(
+            () -> fail(id, new FaroException(ErrorCode.TIMEOUT,
+                MessageCodecs.typeOf(meta) + " to " + remote + " got no answer within "
+                    + timeout.toMillis() + "ms (faro.network.request.timeout)")),
+            timeout.toMillis(), TimeUnit.MILLISECONDS);
+    pending.put(id, new Pending(future, timer));
+    ChannelFuture write = channel.writeAndFlush(new OutboundFrame(FrameKind.REQUEST, id, meta, body));
+    write.addListener(
+        f -> {
+          if (!f.isSuccess()) {
+            fail(id, new FaroException(ErrorCode.CONNECTION_FAILED,
+                "cannot send " + MessageCodecs.typeOf(meta) + " to " + remote + ": " + f.cause(), f.cause()));
+          }
+        });
+    return future;
+  }
+
+  /** A control RPC: no body either way; the answer's meta as {@code responseType}. */
+  public <R extends Message> CompletableFuture<R> call(Message request, Class<R> responseType) {
+    return call(request, responseType, defaultTimeout);
+  }
+
+  public <R extends Message> CompletableFuture<R> call(
+      Message request, Class<R> responseType, Duration timeout) {
+    return send(request, null, timeout)
+        .thenApply(
+            frame -> {
+              try {
+                return frame.meta(responseType);
+              } finally {
+                frame.release();
+              }
+            });
+  }
+
+  private void fail(long id, Throwable cause) {
+    Pending p = pending.remove(id);
+    if (p != null) {
+      p.timeout.cancel(false);
+      p.future.completeExceptionally(cause);
+    }
+  }
+
+  private void complete(Frame frame) {
+    Pending p = pending.remove(frame.requestId());
+    if (p == null) {
+      // Timed out already: nobody waits for it.
+      frame.release();
+      return;
+    }
+    p.timeout.cancel(false);
+    if (frame.kind() == FrameKind.ERROR) {
+      ErrorResponse error = frame.meta(ErrorResponse.class);
+      frame.release();
+      p.future.completeExceptionally(new RemoteException(remote, error));
+    } else if (!p.future.complete(frame)) {
+      frame.release();
+    }
+  }
+
+  private void failAll(String reason) {
+    for (Long id : pending.keySet()) {
+      fail(id, new FaroException(ErrorCode.CONNECTION_FAILED, "connection to " + remote + " " + reason));
+    }
+  }
+
+  void close() {
+    channel.close();
+  }
+
+  /** The client side of the pipeline: routes answers to their requests. */
+  final class ResponseHandler extends ChannelInboundHandlerAdapter {
+    @Override
+    public void channelRead(ChannelHandlerContext ctx, Object msg) {
+      Frame frame = (Frame) msg;
+      if (frame.kind() == FrameKind.REQUEST) {
+        frame.release();
+        LOG.warn("Closing connection to {}: the server sent a request frame", remote);
+        ctx.close();
+        return;
+      }
+      complete(frame);
+    }
+
+    @Override
+    public void channelInactive(ChannelHandlerContext ctx) throws Exception {
+      failAll("closed");
+      super.channelInactive(ctx);
+    }
+
+    @Override
+    public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
+      LOG.warn("Closing connection to {}: {}", remote, cause.toString());
+      failAll("failed: " + cause);
+      ctx.close();
+    }
+  }
+}

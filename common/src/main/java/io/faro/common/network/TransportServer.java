@@ -1,0 +1,152 @@
+package io.faro.common.network;
+
+import static java.util.Objects.requireNonNull;
+
+import io.faro.common.error.ErrorCode;
+import io.netty.bootstrap.ServerBootstrap;
+import io.netty.channel.Channel;
+import io.netty.channel.ChannelHandlerContext;
+import io.netty.channel.ChannelInboundHandlerAdapter;
+import io.netty.channel.ChannelInitializer;
+import io.netty.channel.ChannelOption;
+import io.netty.channel.EventLoopGroup;
+import io.netty.channel.nio.NioEventLoopGroup;
+import io.netty.channel.socket.SocketChannel;
+import io.netty.channel.socket.nio.NioServerSocketChannel;
+import io.netty.channel.group.ChannelGroup;
+import io.netty.channel.group.DefaultChannelGroup;
+import io.netty.util.concurrent.DefaultThreadFactory;
+import io.netty.util.concurrent.GlobalEventExecutor;
+import java.net.InetSocketAddress;
+import java.util.concurrent.TimeUnit;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * A framed-protocol server on one port. Owns its event loops (named {@code <name>-io-N}) and
+ * every accepted connection; {@link #close()} stops accepting, closes connections and waits for
+ * the loops to end.
+ */
+public final class TransportServer implements AutoCloseable {
+  private static final Logger LOG = LoggerFactory.getLogger(TransportServer.class);
+
+  private final String name;
+  private final EventLoopGroup bossGroup;
+  private final EventLoopGroup ioGroup;
+  private final ChannelGroup channels = new DefaultChannelGroup(GlobalEventExecutor.INSTANCE);
+  private final Channel serverChannel;
+
+  /**
+   * Binds {@code host:port} (0 for an ephemeral port) and starts serving {@code handler}.
+   *
+   * @param customizer adds handlers after the codec (e.g. back-pressure), may be null
+   */
+  public TransportServer(
+      String name,
+      String host,
+      int port,
+      NetworkOptions.Settings settings,
+      RequestHandler handler,
+      java.util.function.Consumer<SocketChannel> customizer) {
+    this.name = requireNonNull(name, "name is null");
+    requireNonNull(handler, "handler is null");
+    this.bossGroup = new NioEventLoopGroup(1, new DefaultThreadFactory(name + "-accept", true));
+    this.ioGroup = new NioEventLoopGroup(settings.ioThreads(), new DefaultThreadFactory(name + "-io", true));
+    ServerBootstrap bootstrap =
+        new ServerBootstrap()
+            .group(bossGroup, ioGroup)
+            .channel(NioServerSocketChannel.class)
+            .option(ChannelOption.SO_BACKLOG, 1024)
+            .option(ChannelOption.SO_REUSEADDR, true)
+            .childOption(ChannelOption.TCP_NODELAY, true)
+            .childOption(ChannelOption.SO_KEEPALIVE, true)
+            .childHandler(
+                new ChannelInitializer<SocketChannel>() {
+                  @Override
+                  protected void initChannel(SocketChannel ch) {
+                    channels.add(ch);
+                    ch.pipeline()
+                        .addLast("frameEncoder", FrameEncoder.INSTANCE)
+                        .addLast("frameDecoder", new FrameDecoder(settings.maxFrameSize()));
+                    if (customizer != null) {
+                      customizer.accept(ch);
+                    }
+                    ch.pipeline().addLast("requests", new ServerHandler(name, handler));
+                  }
+                });
+    try {
+      this.serverChannel = bootstrap.bind(host, port).syncUninterruptibly().channel();
+    } catch (RuntimeException e) {
+      bossGroup.shutdownGracefully(0, 0, TimeUnit.MILLISECONDS);
+      ioGroup.shutdownGracefully(0, 0, TimeUnit.MILLISECONDS);
+      throw new IllegalStateException(name + " cannot listen on " + host + ":" + port + ": " + e, e);
+    }
+    LOG.info("{} listening on {}", name, serverChannel.localAddress());
+  }
+
+  public int port() {
+    return ((InetSocketAddress) serverChannel.localAddress()).getPort();
+  }
+
+  public String name() {
+    return name;
+  }
+
+  @Override
+  public void close() {
+    serverChannel.close().syncUninterruptibly();
+    channels.close().awaitUninterruptibly(5, TimeUnit.SECONDS);
+    bossGroup.shutdownGracefully(0, 2, TimeUnit.SECONDS).syncUninterruptibly();
+    ioGroup.shutdownGracefully(0, 2, TimeUnit.SECONDS).syncUninterruptibly();
+    LOG.info("{} stopped", name);
+  }
+
+  /** Dispatches request frames; closes the connection, with a logged reason, on bad input. */
+  private static final class ServerHandler extends ChannelInboundHandlerAdapter {
+    private final String serverName;
+    private final RequestHandler handler;
+
+    ServerHandler(String serverName, RequestHandler handler) {
+      this.serverName = serverName;
+      this.handler = handler;
+    }
+
+    @Override
+    public void channelRead(ChannelHandlerContext ctx, Object msg) {
+      Frame frame = (Frame) msg;
+      try {
+        if (frame.kind() != FrameKind.REQUEST) {
+          LOG.warn("{}: closing connection from {}: unexpected {} frame",
+              serverName, ctx.channel().remoteAddress(), frame.kind());
+          ctx.close();
+          return;
+        }
+        Responder responder = new Responder(ctx.channel(), frame.requestId());
+        try {
+          handler.handle(
+              new Request(ctx.channel(), frame.type(), frame.requestId(), frame.meta(), frame.body()),
+              responder);
+        } catch (RuntimeException e) {
+          LOG.warn("{}: {} from {} failed", serverName, frame.type(), ctx.channel().remoteAddress(), e);
+          responder.fail(ErrorCode.INTERNAL, frame.type() + " failed: " + e);
+        }
+      } finally {
+        frame.release();
+      }
+    }
+
+    @Override
+    public void channelInactive(ChannelHandlerContext ctx) throws Exception {
+      handler.connectionClosed(ctx.channel());
+      super.channelInactive(ctx);
+    }
+
+    @Override
+    public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
+      LOG.warn("{}: closing connection from {}: {}", serverName, ctx.channel().remoteAddress(),
+          cause.getCause() != null && cause instanceof io.netty.handler.codec.DecoderException
+              ? cause.getCause().toString() : cause.toString());
+      ctx.close();
+    }
+  }
+}
