@@ -35,34 +35,62 @@ public final class BatchDecoder {
    * @throws io.faro.common.error.FaroException DATA_CORRUPTED on any checksum or structure error
    */
   public void decode(ByteBuf chunk, String where, Filter filter, Sink sink) {
-    int pos = chunk.readerIndex();
-    int end = chunk.writerIndex();
-    while (pos < end) {
-      if (end - pos < BatchFormat.HEADER) {
-        throw BatchFormat.corrupt("truncated batch header at offset " + pos + " in " + where);
+    Cursor cursor = cursor(chunk, where);
+    Batch batch;
+    while ((batch = cursor.next(filter)) != null) {
+      sink.accept(batch);
+    }
+  }
+
+  /** A cursor over the batches of {@code chunk}, which it borrows. */
+  public Cursor cursor(ByteBuf chunk, String where) {
+    return new Cursor(chunk, where);
+  }
+
+  /** Steps through one chunk's batches; each returned batch is valid until the next call. */
+  public final class Cursor {
+    private final ByteBuf chunk;
+    private final String where;
+    private int pos;
+
+    private Cursor(ByteBuf chunk, String where) {
+      this.chunk = chunk;
+      this.where = where;
+      this.pos = chunk.readerIndex();
+    }
+
+    /** The next batch that passes {@code filter}, or null at the end of the chunk. */
+    public Batch next(Filter filter) {
+      int end = chunk.writerIndex();
+      while (pos < end) {
+        int start = pos;
+        if (end - start < BatchFormat.HEADER) {
+          throw BatchFormat.corrupt("truncated batch header at offset " + start + " in " + where);
+        }
+        int dataLength = chunk.getInt(start + BatchFormat.DATA_LENGTH);
+        if (dataLength < 0 || dataLength > end - start - BatchFormat.HEADER) {
+          throw BatchFormat.corrupt("batch at offset " + start + " in " + where + " declares "
+              + dataLength + " bytes but " + (end - start - BatchFormat.HEADER) + " remain");
+        }
+        int expected = chunk.getInt(start + BatchFormat.CRC);
+        int actual = BatchEncoder.checksum(chunk, start, dataLength, crc);
+        int mapId = chunk.getInt(start + BatchFormat.MAP_ID);
+        int attemptId = chunk.getInt(start + BatchFormat.ATTEMPT_ID);
+        int batchId = chunk.getInt(start + BatchFormat.BATCH_ID);
+        if (expected != actual) {
+          throw BatchFormat.corrupt(String.format(
+              "CRC32C mismatch in batch (map %d, attempt %d, batch %d) at offset %d in %s: "
+                  + "stored %08x, computed %08x", mapId, attemptId, batchId, start, where, expected, actual));
+        }
+        pos = start + BatchFormat.HEADER + dataLength;
+        if (filter.keep(mapId, attemptId, batchId)) {
+          int rawLength = chunk.getInt(start + BatchFormat.RAW_LENGTH);
+          byte[] data = decodeData(chunk, start + BatchFormat.HEADER, dataLength, rawLength,
+              chunk.getByte(start + BatchFormat.CODEC), where);
+          return new Batch(mapId, attemptId, batchId, data, rawLength);
+        }
       }
-      int dataLength = chunk.getInt(pos + BatchFormat.DATA_LENGTH);
-      if (dataLength < 0 || dataLength > end - pos - BatchFormat.HEADER) {
-        throw BatchFormat.corrupt("batch at offset " + pos + " in " + where + " declares "
-            + dataLength + " bytes but " + (end - pos - BatchFormat.HEADER) + " remain");
-      }
-      int expected = chunk.getInt(pos + BatchFormat.CRC);
-      int actual = BatchEncoder.checksum(chunk, pos, dataLength, crc);
-      int mapId = chunk.getInt(pos + BatchFormat.MAP_ID);
-      int attemptId = chunk.getInt(pos + BatchFormat.ATTEMPT_ID);
-      int batchId = chunk.getInt(pos + BatchFormat.BATCH_ID);
-      if (expected != actual) {
-        throw BatchFormat.corrupt(String.format(
-            "CRC32C mismatch in batch (map %d, attempt %d, batch %d) at offset %d in %s: "
-                + "stored %08x, computed %08x", mapId, attemptId, batchId, pos, where, expected, actual));
-      }
-      if (filter.keep(mapId, attemptId, batchId)) {
-        int rawLength = chunk.getInt(pos + BatchFormat.RAW_LENGTH);
-        byte[] data = decodeData(chunk, pos + BatchFormat.HEADER, dataLength, rawLength,
-            chunk.getByte(pos + BatchFormat.CODEC), where);
-        sink.accept(new Batch(mapId, attemptId, batchId, data, rawLength));
-      }
-      pos += BatchFormat.HEADER + dataLength;
+      return null;
     }
   }
 

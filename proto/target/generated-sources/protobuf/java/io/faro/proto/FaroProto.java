@@ -161,6 +161,11 @@ public final class FaroProto {
     com.google.protobuf.GeneratedMessageV3.FieldAccessorTable
       internal_static_faro_MasterSnapshot_fieldAccessorTable;
   static final com.google.protobuf.Descriptors.Descriptor
+    internal_static_faro_MasterSnapshot_WorkerRegisteredAtMsEntry_descriptor;
+  static final 
+    com.google.protobuf.GeneratedMessageV3.FieldAccessorTable
+      internal_static_faro_MasterSnapshot_WorkerRegisteredAtMsEntry_fieldAccessorTable;
+  static final com.google.protobuf.Descriptors.Descriptor
     internal_static_faro_AppStateP_descriptor;
   static final 
     com.google.protobuf.GeneratedMessageV3.FieldAccessorTable
@@ -347,49 +352,53 @@ public final class FaroProto {
       "CommandResult\022\017\n\007applied\030\001 \001(\010\022$\n\nerror_" +
       "code\030\002 \001(\0162\020.faro.ErrorCodeP\022\025\n\rerror_me" +
       "ssage\030\003 \001(\t\022+\n\tlocations\030\004 \003(\0132\030.faro.Pa" +
-      "rtitionLocationP\"\267\001\n\016MasterSnapshot\022\014\n\004t" +
+      "rtitionLocationP\"\305\002\n\016MasterSnapshot\022\014\n\004t" +
       "erm\030\001 \001(\003\022\r\n\005index\030\002 \001(\003\022,\n\007workers\030\003 \003(" +
       "\0132\033.faro.RegisterWorkerCommand\022\024\n\014lost_w" +
       "orkers\030\004 \003(\t\022\035\n\004apps\030\005 \003(\0132\017.faro.AppSta" +
       "teP\022%\n\010shuffles\030\006 \003(\0132\023.faro.ShuffleStat" +
-      "eP\"5\n\tAppStateP\022\016\n\006app_id\030\001 \001(\t\022\030\n\020regis" +
-      "tered_at_ms\030\002 \001(\003\"\305\001\n\rShuffleStateP\022\"\n\007s" +
-      "huffle\030\001 \001(\0132\021.faro.ShuffleKeyP\022\026\n\016num_p" +
-      "artitions\030\002 \001(\005\022A\n\020slots_per_worker\030\003 \003(" +
-      "\0132\'.faro.ShuffleStateP.SlotsPerWorkerEnt" +
-      "ry\0325\n\023SlotsPerWorkerEntry\022\013\n\003key\030\001 \001(\t\022\r" +
-      "\n\005value\030\002 \001(\005:\0028\001\"f\n\023ReserveSlotsRequest" +
-      "\022\"\n\007shuffle\030\001 \001(\0132\021.faro.ShuffleKeyP\022+\n\t" +
-      "locations\030\002 \003(\0132\030.faro.PartitionLocation" +
-      "P\"\026\n\024ReserveSlotsResponse\"8\n\022CommitFiles" +
-      "Request\022\"\n\007shuffle\030\001 \001(\0132\021.faro.ShuffleK" +
-      "eyP\"Y\n\023CommittedPartitionP\022\024\n\014partition_" +
-      "id\030\001 \001(\005\022\r\n\005epoch\030\002 \001(\005\022\r\n\005bytes\030\003 \001(\003\022\016" +
-      "\n\006chunks\030\004 \001(\005\"a\n\023CommitFilesResponse\022,\n" +
-      "\tcommitted\030\001 \003(\0132\031.faro.CommittedPartiti" +
-      "onP\022\034\n\024failed_partition_ids\030\002 \003(\005\"P\n\013Pus" +
-      "hRequest\022\"\n\007shuffle\030\001 \001(\0132\021.faro.Shuffle" +
-      "KeyP\022\035\n\005parts\030\002 \003(\0132\016.faro.PushPart\"?\n\010P" +
-      "ushPart\022\024\n\014partition_id\030\001 \001(\005\022\r\n\005epoch\030\002" +
-      " \001(\005\022\016\n\006length\030\003 \001(\005\"3\n\014PushResponse\022#\n\010" +
-      "statuses\030\001 \003(\0162\021.faro.PushStatusP\"\\\n\021Ope" +
-      "nStreamRequest\022\"\n\007shuffle\030\001 \001(\0132\021.faro.S" +
-      "huffleKeyP\022\024\n\014partition_id\030\002 \001(\005\022\r\n\005epoc" +
-      "h\030\003 \001(\005\"+\n\022OpenStreamResponse\022\025\n\rchunk_o" +
-      "ffsets\030\001 \003(\003\"q\n\021FetchChunkRequest\022\"\n\007shu" +
-      "ffle\030\001 \001(\0132\021.faro.ShuffleKeyP\022\024\n\014partiti" +
-      "on_id\030\002 \001(\005\022\r\n\005epoch\030\003 \001(\005\022\023\n\013chunk_inde" +
-      "x\030\004 \001(\005\")\n\022FetchChunkResponse\022\023\n\013chunk_i" +
-      "ndex\030\001 \001(\005\"W\n\027GetPushLocationsRequest\022\022\n" +
-      "\nshuffle_id\030\001 \001(\005\022\020\n\010num_maps\030\002 \001(\005\022\026\n\016n" +
-      "um_partitions\030\003 \001(\005\"G\n\030GetPushLocationsR" +
-      "esponse\022+\n\tlocations\030\001 \003(\0132\030.faro.Partit" +
-      "ionLocationP\"\\\n\020MapperEndRequest\022\022\n\nshuf" +
-      "fle_id\030\001 \001(\005\022\016\n\006map_id\030\002 \001(\005\022\022\n\nattempt_" +
-      "id\030\003 \001(\005\022\020\n\010num_maps\030\004 \001(\005\"/\n\021MapperEndR" +
-      "esponse\022\032\n\022winning_attempt_id\030\001 \001(\005\"1\n\033G" +
-      "etReducerFileGroupsRequest\022\022\n\nshuffle_id" +
-      "\030\001 \001(\005\"[\n\016CommittedFileP\022*\n\010location\030\001 \001" +
+      "eP\022O\n\027worker_registered_at_ms\030\007 \003(\0132..fa" +
+      "ro.MasterSnapshot.WorkerRegisteredAtMsEn" +
+      "try\032;\n\031WorkerRegisteredAtMsEntry\022\013\n\003key\030" +
+      "\001 \001(\t\022\r\n\005value\030\002 \001(\003:\0028\001\"5\n\tAppStateP\022\016\n" +
+      "\006app_id\030\001 \001(\t\022\030\n\020registered_at_ms\030\002 \001(\003\"" +
+      "\305\001\n\rShuffleStateP\022\"\n\007shuffle\030\001 \001(\0132\021.far" +
+      "o.ShuffleKeyP\022\026\n\016num_partitions\030\002 \001(\005\022A\n" +
+      "\020slots_per_worker\030\003 \003(\0132\'.faro.ShuffleSt" +
+      "ateP.SlotsPerWorkerEntry\0325\n\023SlotsPerWork" +
+      "erEntry\022\013\n\003key\030\001 \001(\t\022\r\n\005value\030\002 \001(\005:\0028\001\"" +
+      "f\n\023ReserveSlotsRequest\022\"\n\007shuffle\030\001 \001(\0132" +
+      "\021.faro.ShuffleKeyP\022+\n\tlocations\030\002 \003(\0132\030." +
+      "faro.PartitionLocationP\"\026\n\024ReserveSlotsR" +
+      "esponse\"8\n\022CommitFilesRequest\022\"\n\007shuffle" +
+      "\030\001 \001(\0132\021.faro.ShuffleKeyP\"Y\n\023CommittedPa" +
+      "rtitionP\022\024\n\014partition_id\030\001 \001(\005\022\r\n\005epoch\030" +
+      "\002 \001(\005\022\r\n\005bytes\030\003 \001(\003\022\016\n\006chunks\030\004 \001(\005\"a\n\023" +
+      "CommitFilesResponse\022,\n\tcommitted\030\001 \003(\0132\031" +
+      ".faro.CommittedPartitionP\022\034\n\024failed_part" +
+      "ition_ids\030\002 \003(\005\"P\n\013PushRequest\022\"\n\007shuffl" +
+      "e\030\001 \001(\0132\021.faro.ShuffleKeyP\022\035\n\005parts\030\002 \003(" +
+      "\0132\016.faro.PushPart\"?\n\010PushPart\022\024\n\014partiti" +
+      "on_id\030\001 \001(\005\022\r\n\005epoch\030\002 \001(\005\022\016\n\006length\030\003 \001" +
+      "(\005\"3\n\014PushResponse\022#\n\010statuses\030\001 \003(\0162\021.f" +
+      "aro.PushStatusP\"\\\n\021OpenStreamRequest\022\"\n\007" +
+      "shuffle\030\001 \001(\0132\021.faro.ShuffleKeyP\022\024\n\014part" +
+      "ition_id\030\002 \001(\005\022\r\n\005epoch\030\003 \001(\005\"+\n\022OpenStr" +
+      "eamResponse\022\025\n\rchunk_offsets\030\001 \003(\003\"q\n\021Fe" +
+      "tchChunkRequest\022\"\n\007shuffle\030\001 \001(\0132\021.faro." +
+      "ShuffleKeyP\022\024\n\014partition_id\030\002 \001(\005\022\r\n\005epo" +
+      "ch\030\003 \001(\005\022\023\n\013chunk_index\030\004 \001(\005\")\n\022FetchCh" +
+      "unkResponse\022\023\n\013chunk_index\030\001 \001(\005\"W\n\027GetP" +
+      "ushLocationsRequest\022\022\n\nshuffle_id\030\001 \001(\005\022" +
+      "\020\n\010num_maps\030\002 \001(\005\022\026\n\016num_partitions\030\003 \001(" +
+      "\005\"G\n\030GetPushLocationsResponse\022+\n\tlocatio" +
+      "ns\030\001 \003(\0132\030.faro.PartitionLocationP\"\\\n\020Ma" +
+      "pperEndRequest\022\022\n\nshuffle_id\030\001 \001(\005\022\016\n\006ma" +
+      "p_id\030\002 \001(\005\022\022\n\nattempt_id\030\003 \001(\005\022\020\n\010num_ma" +
+      "ps\030\004 \001(\005\"/\n\021MapperEndResponse\022\032\n\022winning" +
+      "_attempt_id\030\001 \001(\005\"C\n\033GetReducerFileGroup" +
+      "sRequest\022\022\n\nshuffle_id\030\001 \001(\005\022\020\n\010num_maps" +
+      "\030\002 \001(\005\"[\n\016CommittedFileP\022*\n\010location\030\001 \001" +
       "(\0132\030.faro.PartitionLocationP\022\r\n\005bytes\030\002 " +
       "\001(\003\022\016\n\006chunks\030\003 \001(\005\"]\n\034GetReducerFileGro" +
       "upsResponse\022\030\n\020winning_attempts\030\001 \003(\005\022#\n" +
@@ -612,7 +621,13 @@ public final class FaroProto {
     internal_static_faro_MasterSnapshot_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessageV3.FieldAccessorTable(
         internal_static_faro_MasterSnapshot_descriptor,
-        new java.lang.String[] { "Term", "Index", "Workers", "LostWorkers", "Apps", "Shuffles", });
+        new java.lang.String[] { "Term", "Index", "Workers", "LostWorkers", "Apps", "Shuffles", "WorkerRegisteredAtMs", });
+    internal_static_faro_MasterSnapshot_WorkerRegisteredAtMsEntry_descriptor =
+      internal_static_faro_MasterSnapshot_descriptor.getNestedTypes().get(0);
+    internal_static_faro_MasterSnapshot_WorkerRegisteredAtMsEntry_fieldAccessorTable = new
+      com.google.protobuf.GeneratedMessageV3.FieldAccessorTable(
+        internal_static_faro_MasterSnapshot_WorkerRegisteredAtMsEntry_descriptor,
+        new java.lang.String[] { "Key", "Value", });
     internal_static_faro_AppStateP_descriptor =
       getDescriptor().getMessageTypes().get(29);
     internal_static_faro_AppStateP_fieldAccessorTable = new
@@ -732,7 +747,7 @@ public final class FaroProto {
     internal_static_faro_GetReducerFileGroupsRequest_fieldAccessorTable = new
       com.google.protobuf.GeneratedMessageV3.FieldAccessorTable(
         internal_static_faro_GetReducerFileGroupsRequest_descriptor,
-        new java.lang.String[] { "ShuffleId", });
+        new java.lang.String[] { "ShuffleId", "NumMaps", });
     internal_static_faro_CommittedFileP_descriptor =
       getDescriptor().getMessageTypes().get(48);
     internal_static_faro_CommittedFileP_fieldAccessorTable = new

@@ -50,6 +50,21 @@ private static final long serialVersionUID = 0L;
     return shuffleId_;
   }
 
+  public static final int NUM_MAPS_FIELD_NUMBER = 2;
+  private int numMaps_ = 0;
+  /**
+   * <pre>
+   * Number of map tasks: a shuffle whose map stage had no tasks has no files to wait for.
+   * </pre>
+   *
+   * <code>int32 num_maps = 2;</code>
+   * @return The numMaps.
+   */
+  @java.lang.Override
+  public int getNumMaps() {
+    return numMaps_;
+  }
+
   private byte memoizedIsInitialized = -1;
   @java.lang.Override
   public final boolean isInitialized() {
@@ -67,6 +82,9 @@ private static final long serialVersionUID = 0L;
     if (shuffleId_ != 0) {
       output.writeInt32(1, shuffleId_);
     }
+    if (numMaps_ != 0) {
+      output.writeInt32(2, numMaps_);
+    }
     getUnknownFields().writeTo(output);
   }
 
@@ -79,6 +97,10 @@ private static final long serialVersionUID = 0L;
     if (shuffleId_ != 0) {
       size += com.google.protobuf.CodedOutputStream
         .computeInt32Size(1, shuffleId_);
+    }
+    if (numMaps_ != 0) {
+      size += com.google.protobuf.CodedOutputStream
+        .computeInt32Size(2, numMaps_);
     }
     size += getUnknownFields().getSerializedSize();
     memoizedSize = size;
@@ -97,6 +119,8 @@ private static final long serialVersionUID = 0L;
 
     if (getShuffleId()
         != other.getShuffleId()) return false;
+    if (getNumMaps()
+        != other.getNumMaps()) return false;
     if (!getUnknownFields().equals(other.getUnknownFields())) return false;
     return true;
   }
@@ -110,6 +134,8 @@ private static final long serialVersionUID = 0L;
     hash = (19 * hash) + getDescriptor().hashCode();
     hash = (37 * hash) + SHUFFLE_ID_FIELD_NUMBER;
     hash = (53 * hash) + getShuffleId();
+    hash = (37 * hash) + NUM_MAPS_FIELD_NUMBER;
+    hash = (53 * hash) + getNumMaps();
     hash = (29 * hash) + getUnknownFields().hashCode();
     memoizedHashCode = hash;
     return hash;
@@ -242,6 +268,7 @@ private static final long serialVersionUID = 0L;
       super.clear();
       bitField0_ = 0;
       shuffleId_ = 0;
+      numMaps_ = 0;
       return this;
     }
 
@@ -277,6 +304,9 @@ private static final long serialVersionUID = 0L;
       int from_bitField0_ = bitField0_;
       if (((from_bitField0_ & 0x00000001) != 0)) {
         result.shuffleId_ = shuffleId_;
+      }
+      if (((from_bitField0_ & 0x00000002) != 0)) {
+        result.numMaps_ = numMaps_;
       }
     }
 
@@ -327,6 +357,9 @@ private static final long serialVersionUID = 0L;
       if (other.getShuffleId() != 0) {
         setShuffleId(other.getShuffleId());
       }
+      if (other.getNumMaps() != 0) {
+        setNumMaps(other.getNumMaps());
+      }
       this.mergeUnknownFields(other.getUnknownFields());
       onChanged();
       return this;
@@ -358,6 +391,11 @@ private static final long serialVersionUID = 0L;
               bitField0_ |= 0x00000001;
               break;
             } // case 8
+            case 16: {
+              numMaps_ = input.readInt32();
+              bitField0_ |= 0x00000002;
+              break;
+            } // case 16
             default: {
               if (!super.parseUnknownField(input, extensionRegistry, tag)) {
                 done = true; // was an endgroup tag
@@ -403,6 +441,50 @@ private static final long serialVersionUID = 0L;
     public Builder clearShuffleId() {
       bitField0_ = (bitField0_ & ~0x00000001);
       shuffleId_ = 0;
+      onChanged();
+      return this;
+    }
+
+    private int numMaps_ ;
+    /**
+     * <pre>
+     * Number of map tasks: a shuffle whose map stage had no tasks has no files to wait for.
+     * </pre>
+     *
+     * <code>int32 num_maps = 2;</code>
+     * @return The numMaps.
+     */
+    @java.lang.Override
+    public int getNumMaps() {
+      return numMaps_;
+    }
+    /**
+     * <pre>
+     * Number of map tasks: a shuffle whose map stage had no tasks has no files to wait for.
+     * </pre>
+     *
+     * <code>int32 num_maps = 2;</code>
+     * @param value The numMaps to set.
+     * @return This builder for chaining.
+     */
+    public Builder setNumMaps(int value) {
+
+      numMaps_ = value;
+      bitField0_ |= 0x00000002;
+      onChanged();
+      return this;
+    }
+    /**
+     * <pre>
+     * Number of map tasks: a shuffle whose map stage had no tasks has no files to wait for.
+     * </pre>
+     *
+     * <code>int32 num_maps = 2;</code>
+     * @return This builder for chaining.
+     */
+    public Builder clearNumMaps() {
+      bitField0_ = (bitField0_ & ~0x00000002);
+      numMaps_ = 0;
       onChanged();
       return this;
     }

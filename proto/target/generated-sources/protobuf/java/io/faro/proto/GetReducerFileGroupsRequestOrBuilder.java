@@ -13,4 +13,14 @@ public interface GetReducerFileGroupsRequestOrBuilder extends
    * @return The shuffleId.
    */
   int getShuffleId();
+
+  /**
+   * <pre>
+   * Number of map tasks: a shuffle whose map stage had no tasks has no files to wait for.
+   * </pre>
+   *
+   * <code>int32 num_maps = 2;</code>
+   * @return The numMaps.
+   */
+  int getNumMaps();
 }

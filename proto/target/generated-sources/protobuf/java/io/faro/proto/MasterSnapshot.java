@@ -40,6 +40,18 @@ private static final long serialVersionUID = 0L;
     return io.faro.proto.FaroProto.internal_static_faro_MasterSnapshot_descriptor;
   }
 
+  @SuppressWarnings({"rawtypes"})
+  @java.lang.Override
+  protected com.google.protobuf.MapFieldReflectionAccessor internalGetMapFieldReflection(
+      int number) {
+    switch (number) {
+      case 7:
+        return internalGetWorkerRegisteredAtMs();
+      default:
+        throw new RuntimeException(
+            "Invalid map field number: " + number);
+    }
+  }
   @java.lang.Override
   protected com.google.protobuf.GeneratedMessageV3.FieldAccessorTable
       internalGetFieldAccessorTable() {
@@ -230,6 +242,99 @@ private static final long serialVersionUID = 0L;
     return shuffles_.get(index);
   }
 
+  public static final int WORKER_REGISTERED_AT_MS_FIELD_NUMBER = 7;
+  private static final class WorkerRegisteredAtMsDefaultEntryHolder {
+    static final com.google.protobuf.MapEntry<
+        java.lang.String, java.lang.Long> defaultEntry =
+            com.google.protobuf.MapEntry
+            .<java.lang.String, java.lang.Long>newDefaultInstance(
+                io.faro.proto.FaroProto.internal_static_faro_MasterSnapshot_WorkerRegisteredAtMsEntry_descriptor, 
+                com.google.protobuf.WireFormat.FieldType.STRING,
+                "",
+                com.google.protobuf.WireFormat.FieldType.INT64,
+                0L);
+  }
+  @SuppressWarnings("serial")
+  private com.google.protobuf.MapField<
+      java.lang.String, java.lang.Long> workerRegisteredAtMs_;
+  private com.google.protobuf.MapField<java.lang.String, java.lang.Long>
+  internalGetWorkerRegisteredAtMs() {
+    if (workerRegisteredAtMs_ == null) {
+      return com.google.protobuf.MapField.emptyMapField(
+          WorkerRegisteredAtMsDefaultEntryHolder.defaultEntry);
+    }
+    return workerRegisteredAtMs_;
+  }
+  public int getWorkerRegisteredAtMsCount() {
+    return internalGetWorkerRegisteredAtMs().getMap().size();
+  }
+  /**
+   * <pre>
+   * Leader time of each worker's latest registration, by worker id (workers lists the spec).
+   * </pre>
+   *
+   * <code>map&lt;string, int64&gt; worker_registered_at_ms = 7;</code>
+   */
+  @java.lang.Override
+  public boolean containsWorkerRegisteredAtMs(
+      java.lang.String key) {
+    if (key == null) { throw new NullPointerException("map key"); }
+    return internalGetWorkerRegisteredAtMs().getMap().containsKey(key);
+  }
+  /**
+   * Use {@link #getWorkerRegisteredAtMsMap()} instead.
+   */
+  @java.lang.Override
+  @java.lang.Deprecated
+  public java.util.Map<java.lang.String, java.lang.Long> getWorkerRegisteredAtMs() {
+    return getWorkerRegisteredAtMsMap();
+  }
+  /**
+   * <pre>
+   * Leader time of each worker's latest registration, by worker id (workers lists the spec).
+   * </pre>
+   *
+   * <code>map&lt;string, int64&gt; worker_registered_at_ms = 7;</code>
+   */
+  @java.lang.Override
+  public java.util.Map<java.lang.String, java.lang.Long> getWorkerRegisteredAtMsMap() {
+    return internalGetWorkerRegisteredAtMs().getMap();
+  }
+  /**
+   * <pre>
+   * Leader time of each worker's latest registration, by worker id (workers lists the spec).
+   * </pre>
+   *
+   * <code>map&lt;string, int64&gt; worker_registered_at_ms = 7;</code>
+   */
+  @java.lang.Override
+  public long getWorkerRegisteredAtMsOrDefault(
+      java.lang.String key,
+      long defaultValue) {
+    if (key == null) { throw new NullPointerException("map key"); }
+    java.util.Map<java.lang.String, java.lang.Long> map =
+        internalGetWorkerRegisteredAtMs().getMap();
+    return map.containsKey(key) ? map.get(key) : defaultValue;
+  }
+  /**
+   * <pre>
+   * Leader time of each worker's latest registration, by worker id (workers lists the spec).
+   * </pre>
+   *
+   * <code>map&lt;string, int64&gt; worker_registered_at_ms = 7;</code>
+   */
+  @java.lang.Override
+  public long getWorkerRegisteredAtMsOrThrow(
+      java.lang.String key) {
+    if (key == null) { throw new NullPointerException("map key"); }
+    java.util.Map<java.lang.String, java.lang.Long> map =
+        internalGetWorkerRegisteredAtMs().getMap();
+    if (!map.containsKey(key)) {
+      throw new java.lang.IllegalArgumentException();
+    }
+    return map.get(key);
+  }
+
   private byte memoizedIsInitialized = -1;
   @java.lang.Override
   public final boolean isInitialized() {
@@ -262,6 +367,12 @@ private static final long serialVersionUID = 0L;
     for (int i = 0; i < shuffles_.size(); i++) {
       output.writeMessage(6, shuffles_.get(i));
     }
+    com.google.protobuf.GeneratedMessageV3
+      .serializeStringMapTo(
+        output,
+        internalGetWorkerRegisteredAtMs(),
+        WorkerRegisteredAtMsDefaultEntryHolder.defaultEntry,
+        7);
     getUnknownFields().writeTo(output);
   }
 
@@ -299,6 +410,16 @@ private static final long serialVersionUID = 0L;
       size += com.google.protobuf.CodedOutputStream
         .computeMessageSize(6, shuffles_.get(i));
     }
+    for (java.util.Map.Entry<java.lang.String, java.lang.Long> entry
+         : internalGetWorkerRegisteredAtMs().getMap().entrySet()) {
+      com.google.protobuf.MapEntry<java.lang.String, java.lang.Long>
+      workerRegisteredAtMs__ = WorkerRegisteredAtMsDefaultEntryHolder.defaultEntry.newBuilderForType()
+          .setKey(entry.getKey())
+          .setValue(entry.getValue())
+          .build();
+      size += com.google.protobuf.CodedOutputStream
+          .computeMessageSize(7, workerRegisteredAtMs__);
+    }
     size += getUnknownFields().getSerializedSize();
     memoizedSize = size;
     return size;
@@ -326,6 +447,8 @@ private static final long serialVersionUID = 0L;
         .equals(other.getAppsList())) return false;
     if (!getShufflesList()
         .equals(other.getShufflesList())) return false;
+    if (!internalGetWorkerRegisteredAtMs().equals(
+        other.internalGetWorkerRegisteredAtMs())) return false;
     if (!getUnknownFields().equals(other.getUnknownFields())) return false;
     return true;
   }
@@ -358,6 +481,10 @@ private static final long serialVersionUID = 0L;
     if (getShufflesCount() > 0) {
       hash = (37 * hash) + SHUFFLES_FIELD_NUMBER;
       hash = (53 * hash) + getShufflesList().hashCode();
+    }
+    if (!internalGetWorkerRegisteredAtMs().getMap().isEmpty()) {
+      hash = (37 * hash) + WORKER_REGISTERED_AT_MS_FIELD_NUMBER;
+      hash = (53 * hash) + internalGetWorkerRegisteredAtMs().hashCode();
     }
     hash = (29 * hash) + getUnknownFields().hashCode();
     memoizedHashCode = hash;
@@ -472,6 +599,28 @@ private static final long serialVersionUID = 0L;
       return io.faro.proto.FaroProto.internal_static_faro_MasterSnapshot_descriptor;
     }
 
+    @SuppressWarnings({"rawtypes"})
+    protected com.google.protobuf.MapFieldReflectionAccessor internalGetMapFieldReflection(
+        int number) {
+      switch (number) {
+        case 7:
+          return internalGetWorkerRegisteredAtMs();
+        default:
+          throw new RuntimeException(
+              "Invalid map field number: " + number);
+      }
+    }
+    @SuppressWarnings({"rawtypes"})
+    protected com.google.protobuf.MapFieldReflectionAccessor internalGetMutableMapFieldReflection(
+        int number) {
+      switch (number) {
+        case 7:
+          return internalGetMutableWorkerRegisteredAtMs();
+        default:
+          throw new RuntimeException(
+              "Invalid map field number: " + number);
+      }
+    }
     @java.lang.Override
     protected com.google.protobuf.GeneratedMessageV3.FieldAccessorTable
         internalGetFieldAccessorTable() {
@@ -519,6 +668,7 @@ private static final long serialVersionUID = 0L;
         shufflesBuilder_.clear();
       }
       bitField0_ = (bitField0_ & ~0x00000020);
+      internalGetMutableWorkerRegisteredAtMs().clear();
       return this;
     }
 
@@ -592,6 +742,10 @@ private static final long serialVersionUID = 0L;
       if (((from_bitField0_ & 0x00000008) != 0)) {
         lostWorkers_.makeImmutable();
         result.lostWorkers_ = lostWorkers_;
+      }
+      if (((from_bitField0_ & 0x00000040) != 0)) {
+        result.workerRegisteredAtMs_ = internalGetWorkerRegisteredAtMs();
+        result.workerRegisteredAtMs_.makeImmutable();
       }
     }
 
@@ -733,6 +887,9 @@ private static final long serialVersionUID = 0L;
           }
         }
       }
+      internalGetMutableWorkerRegisteredAtMs().mergeFrom(
+          other.internalGetWorkerRegisteredAtMs());
+      bitField0_ |= 0x00000040;
       this.mergeUnknownFields(other.getUnknownFields());
       onChanged();
       return this;
@@ -814,6 +971,15 @@ private static final long serialVersionUID = 0L;
               }
               break;
             } // case 50
+            case 58: {
+              com.google.protobuf.MapEntry<java.lang.String, java.lang.Long>
+              workerRegisteredAtMs__ = input.readMessage(
+                  WorkerRegisteredAtMsDefaultEntryHolder.defaultEntry.getParserForType(), extensionRegistry);
+              internalGetMutableWorkerRegisteredAtMs().getMutableMap().put(
+                  workerRegisteredAtMs__.getKey(), workerRegisteredAtMs__.getValue());
+              bitField0_ |= 0x00000040;
+              break;
+            } // case 58
             default: {
               if (!super.parseUnknownField(input, extensionRegistry, tag)) {
                 done = true; // was an endgroup tag
@@ -1724,6 +1890,159 @@ private static final long serialVersionUID = 0L;
         shuffles_ = null;
       }
       return shufflesBuilder_;
+    }
+
+    private com.google.protobuf.MapField<
+        java.lang.String, java.lang.Long> workerRegisteredAtMs_;
+    private com.google.protobuf.MapField<java.lang.String, java.lang.Long>
+        internalGetWorkerRegisteredAtMs() {
+      if (workerRegisteredAtMs_ == null) {
+        return com.google.protobuf.MapField.emptyMapField(
+            WorkerRegisteredAtMsDefaultEntryHolder.defaultEntry);
+      }
+      return workerRegisteredAtMs_;
+    }
+    private com.google.protobuf.MapField<java.lang.String, java.lang.Long>
+        internalGetMutableWorkerRegisteredAtMs() {
+      if (workerRegisteredAtMs_ == null) {
+        workerRegisteredAtMs_ = com.google.protobuf.MapField.newMapField(
+            WorkerRegisteredAtMsDefaultEntryHolder.defaultEntry);
+      }
+      if (!workerRegisteredAtMs_.isMutable()) {
+        workerRegisteredAtMs_ = workerRegisteredAtMs_.copy();
+      }
+      bitField0_ |= 0x00000040;
+      onChanged();
+      return workerRegisteredAtMs_;
+    }
+    public int getWorkerRegisteredAtMsCount() {
+      return internalGetWorkerRegisteredAtMs().getMap().size();
+    }
+    /**
+     * <pre>
+     * Leader time of each worker's latest registration, by worker id (workers lists the spec).
+     * </pre>
+     *
+     * <code>map&lt;string, int64&gt; worker_registered_at_ms = 7;</code>
+     */
+    @java.lang.Override
+    public boolean containsWorkerRegisteredAtMs(
+        java.lang.String key) {
+      if (key == null) { throw new NullPointerException("map key"); }
+      return internalGetWorkerRegisteredAtMs().getMap().containsKey(key);
+    }
+    /**
+     * Use {@link #getWorkerRegisteredAtMsMap()} instead.
+     */
+    @java.lang.Override
+    @java.lang.Deprecated
+    public java.util.Map<java.lang.String, java.lang.Long> getWorkerRegisteredAtMs() {
+      return getWorkerRegisteredAtMsMap();
+    }
+    /**
+     * <pre>
+     * Leader time of each worker's latest registration, by worker id (workers lists the spec).
+     * </pre>
+     *
+     * <code>map&lt;string, int64&gt; worker_registered_at_ms = 7;</code>
+     */
+    @java.lang.Override
+    public java.util.Map<java.lang.String, java.lang.Long> getWorkerRegisteredAtMsMap() {
+      return internalGetWorkerRegisteredAtMs().getMap();
+    }
+    /**
+     * <pre>
+     * Leader time of each worker's latest registration, by worker id (workers lists the spec).
+     * </pre>
+     *
+     * <code>map&lt;string, int64&gt; worker_registered_at_ms = 7;</code>
+     */
+    @java.lang.Override
+    public long getWorkerRegisteredAtMsOrDefault(
+        java.lang.String key,
+        long defaultValue) {
+      if (key == null) { throw new NullPointerException("map key"); }
+      java.util.Map<java.lang.String, java.lang.Long> map =
+          internalGetWorkerRegisteredAtMs().getMap();
+      return map.containsKey(key) ? map.get(key) : defaultValue;
+    }
+    /**
+     * <pre>
+     * Leader time of each worker's latest registration, by worker id (workers lists the spec).
+     * </pre>
+     *
+     * <code>map&lt;string, int64&gt; worker_registered_at_ms = 7;</code>
+     */
+    @java.lang.Override
+    public long getWorkerRegisteredAtMsOrThrow(
+        java.lang.String key) {
+      if (key == null) { throw new NullPointerException("map key"); }
+      java.util.Map<java.lang.String, java.lang.Long> map =
+          internalGetWorkerRegisteredAtMs().getMap();
+      if (!map.containsKey(key)) {
+        throw new java.lang.IllegalArgumentException();
+      }
+      return map.get(key);
+    }
+    public Builder clearWorkerRegisteredAtMs() {
+      bitField0_ = (bitField0_ & ~0x00000040);
+      internalGetMutableWorkerRegisteredAtMs().getMutableMap()
+          .clear();
+      return this;
+    }
+    /**
+     * <pre>
+     * Leader time of each worker's latest registration, by worker id (workers lists the spec).
+     * </pre>
+     *
+     * <code>map&lt;string, int64&gt; worker_registered_at_ms = 7;</code>
+     */
+    public Builder removeWorkerRegisteredAtMs(
+        java.lang.String key) {
+      if (key == null) { throw new NullPointerException("map key"); }
+      internalGetMutableWorkerRegisteredAtMs().getMutableMap()
+          .remove(key);
+      return this;
+    }
+    /**
+     * Use alternate mutation accessors instead.
+     */
+    @java.lang.Deprecated
+    public java.util.Map<java.lang.String, java.lang.Long>
+        getMutableWorkerRegisteredAtMs() {
+      bitField0_ |= 0x00000040;
+      return internalGetMutableWorkerRegisteredAtMs().getMutableMap();
+    }
+    /**
+     * <pre>
+     * Leader time of each worker's latest registration, by worker id (workers lists the spec).
+     * </pre>
+     *
+     * <code>map&lt;string, int64&gt; worker_registered_at_ms = 7;</code>
+     */
+    public Builder putWorkerRegisteredAtMs(
+        java.lang.String key,
+        long value) {
+      if (key == null) { throw new NullPointerException("map key"); }
+
+      internalGetMutableWorkerRegisteredAtMs().getMutableMap()
+          .put(key, value);
+      bitField0_ |= 0x00000040;
+      return this;
+    }
+    /**
+     * <pre>
+     * Leader time of each worker's latest registration, by worker id (workers lists the spec).
+     * </pre>
+     *
+     * <code>map&lt;string, int64&gt; worker_registered_at_ms = 7;</code>
+     */
+    public Builder putAllWorkerRegisteredAtMs(
+        java.util.Map<java.lang.String, java.lang.Long> values) {
+      internalGetMutableWorkerRegisteredAtMs().getMutableMap()
+          .putAll(values);
+      bitField0_ |= 0x00000040;
+      return this;
     }
     @java.lang.Override
     public final Builder setUnknownFields(

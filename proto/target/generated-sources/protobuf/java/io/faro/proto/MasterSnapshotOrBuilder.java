@@ -116,4 +116,56 @@ public interface MasterSnapshotOrBuilder extends
    */
   io.faro.proto.ShuffleStatePOrBuilder getShufflesOrBuilder(
       int index);
+
+  /**
+   * <pre>
+   * Leader time of each worker's latest registration, by worker id (workers lists the spec).
+   * </pre>
+   *
+   * <code>map&lt;string, int64&gt; worker_registered_at_ms = 7;</code>
+   */
+  int getWorkerRegisteredAtMsCount();
+  /**
+   * <pre>
+   * Leader time of each worker's latest registration, by worker id (workers lists the spec).
+   * </pre>
+   *
+   * <code>map&lt;string, int64&gt; worker_registered_at_ms = 7;</code>
+   */
+  boolean containsWorkerRegisteredAtMs(
+      java.lang.String key);
+  /**
+   * Use {@link #getWorkerRegisteredAtMsMap()} instead.
+   */
+  @java.lang.Deprecated
+  java.util.Map<java.lang.String, java.lang.Long>
+  getWorkerRegisteredAtMs();
+  /**
+   * <pre>
+   * Leader time of each worker's latest registration, by worker id (workers lists the spec).
+   * </pre>
+   *
+   * <code>map&lt;string, int64&gt; worker_registered_at_ms = 7;</code>
+   */
+  java.util.Map<java.lang.String, java.lang.Long>
+  getWorkerRegisteredAtMsMap();
+  /**
+   * <pre>
+   * Leader time of each worker's latest registration, by worker id (workers lists the spec).
+   * </pre>
+   *
+   * <code>map&lt;string, int64&gt; worker_registered_at_ms = 7;</code>
+   */
+  long getWorkerRegisteredAtMsOrDefault(
+      java.lang.String key,
+      long defaultValue);
+  /**
+   * <pre>
+   * Leader time of each worker's latest registration, by worker id (workers lists the spec).
+   * </pre>
+   *
+   * <code>map&lt;string, int64&gt; worker_registered_at_ms = 7;</code>
+   */
+  long getWorkerRegisteredAtMsOrThrow(
+      java.lang.String key);
 }

@@ -1,0 +1,185 @@
+package io.faro.spark;
+
+import io.faro.client.ClientOptions;
+import io.faro.client.ShuffleClient;
+import io.faro.client.lifecycle.LifecycleManager;
+import io.faro.common.config.ConfigException;
+import io.faro.common.config.FaroConf;
+import io.faro.common.id.AppId;
+import io.faro.common.network.ClientPool;
+import java.net.InetAddress;
+import java.net.UnknownHostException;
+import java.util.HashMap;
+import java.util.Map;
+import org.apache.spark.ShuffleDependency;
+import org.apache.spark.SparkConf;
+import org.apache.spark.TaskContext;
+import org.apache.spark.shuffle.ShuffleBlockResolver;
+import org.apache.spark.shuffle.ShuffleHandle;
+import org.apache.spark.shuffle.ShuffleManager;
+import org.apache.spark.shuffle.ShuffleReadMetricsReporter;
+import org.apache.spark.shuffle.ShuffleReader;
+import org.apache.spark.shuffle.ShuffleWriteMetricsReporter;
+import org.apache.spark.shuffle.ShuffleWriter;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import scala.Tuple2;
+
+/**
+ * Spark 3.5's entry point to Faro: set {@code spark.shuffle.manager=io.faro.spark.FaroShuffleManager}
+ * and {@code spark.faro.master.endpoints}. Every {@code spark.faro.X} setting is Faro's {@code
+ * faro.X}.
+ *
+ * <p>One instance per JVM (Spark's SparkEnv). The driver lazily starts the {@link
+ * LifecycleManager} at the first shuffle; every JVM lazily starts one {@link ShuffleClient}.
+ * Both share one connection pool, so threads and connections do not grow with shuffles. When
+ * the Faro cluster cannot be reached, shuffles fail with an error that says so: Faro never falls
+ * back to Spark's built-in shuffle behind the user's back.
+ */
+public final class FaroShuffleManager implements ShuffleManager {
+  private static final Logger LOG = LoggerFactory.getLogger(FaroShuffleManager.class);
+  private static final String SPARK_PREFIX = "spark.";
+
+  private final SparkConf sparkConf;
+  private final ClientOptions.Settings settings;
+  private final ShuffleBlockResolver resolver = new FaroShuffleBlockResolver();
+  private final Object lock = new Object();
+  // @GuardedBy("lock"): created on first use, closed by stop().
+  private ClientPool pool;
+  private LifecycleManager lifecycle;
+  private ShuffleClient client;
+
+  public FaroShuffleManager(SparkConf conf, boolean isDriver) {
+    this.sparkConf = conf;
+    this.settings = settings(conf);
+    if (isDriver && conf.getBoolean("spark.shuffle.service.enabled", false)) {
+      LOG.warn("spark.shuffle.service.enabled=true: Faro does not use Spark's external shuffle "
+          + "service; set it to false (Faro keeps shuffle data on Faro workers)");
+    }
+  }
+
+  public FaroShuffleManager(SparkConf conf) {
+    this(conf, false);
+  }
+
+  /** Maps {@code spark.faro.X} to {@code faro.X} and validates it, naming the Spark key on error. */
+  static ClientOptions.Settings settings(SparkConf conf) {
+    Map<String, String> values = new HashMap<>();
+    for (Tuple2<String, String> kv : conf.getAllWithPrefix(SPARK_PREFIX + "faro.")) {
+      values.put("faro." + kv._1(), kv._2());
+    }
+    try {
+      return ClientOptions.Settings.from(FaroConf.of(values));
+    } catch (ConfigException e) {
+      throw new IllegalArgumentException(
+          e.getMessage().replace(" for faro.", " for spark.faro."), e);
+    }
+  }
+
+  private ClientPool pool() {
+    synchronized (lock) {
+      if (pool == null) {
+        pool = new ClientPool("faro-client", settings.network());
+      }
+      return pool;
+    }
+  }
+
+  private LifecycleManager lifecycle() {
+    synchronized (lock) {
+      if (lifecycle == null) {
+        String appId = sparkConf.get("spark.app.id");
+        String attempt = sparkConf.get("spark.app.attempt.id", "");
+        lifecycle = new LifecycleManager(new AppId(attempt.isEmpty() ? appId : appId + "_" + attempt),
+            settings, pool(), lifecycleHost());
+      }
+      return lifecycle;
+    }
+  }
+
+  private String lifecycleHost() {
+    if (!settings.lifecycleHost().isEmpty()) {
+      return settings.lifecycleHost();
+    }
+    try {
+      return sparkConf.get("spark.driver.host", InetAddress.getLocalHost().getHostName());
+    } catch (UnknownHostException e) {
+      return "localhost";
+    }
+  }
+
+  ShuffleClient client() {
+    synchronized (lock) {
+      if (client == null) {
+        client = new ShuffleClient(pool(), settings);
+      }
+      return client;
+    }
+  }
+
+  @Override
+  public <K, V, C> ShuffleHandle registerShuffle(int shuffleId, ShuffleDependency<K, V, C> dependency) {
+    LifecycleManager manager = lifecycle();
+    return new FaroShuffleHandle<>(shuffleId, dependency, manager.app().value(), manager.endpoint(),
+        dependency.rdd().getNumPartitions());
+  }
+
+  @Override
+  public <K, V> ShuffleWriter<K, V> getWriter(ShuffleHandle handle, long mapId, TaskContext context,
+      ShuffleWriteMetricsReporter metrics) {
+    return new FaroShuffleWriter<>(faroHandle(handle), context, metrics, client());
+  }
+
+  @Override
+  public <K, C> ShuffleReader<K, C> getReader(ShuffleHandle handle, int startMapIndex, int endMapIndex,
+      int startPartition, int endPartition, TaskContext context, ShuffleReadMetricsReporter metrics) {
+    return new FaroShuffleReader<>(faroHandle(handle), startMapIndex, endMapIndex, startPartition,
+        endPartition, context, metrics, client());
+  }
+
+  @SuppressWarnings("unchecked")
+  private static <K, V, C> FaroShuffleHandle<K, V, C> faroHandle(ShuffleHandle handle) {
+    if (handle instanceof FaroShuffleHandle<?, ?, ?> h) {
+      return (FaroShuffleHandle<K, V, C>) h;
+    }
+    // Seen in the field with spark.executor.userClassPathFirst=true: the handle's class came from
+    // another class loader. Fail loudly rather than shuffle some other way.
+    throw new IllegalStateException("shuffle handle " + handle + " of class " + handle.getClass().getName()
+        + " (loader " + handle.getClass().getClassLoader() + ") is not a Faro handle of loader "
+        + FaroShuffleHandle.class.getClassLoader() + "; is the Faro jar on the classpath twice, "
+        + "or spark.executor.userClassPathFirst=true?");
+  }
+
+  @Override
+  public boolean unregisterShuffle(int shuffleId) {
+    synchronized (lock) {
+      if (lifecycle != null) {
+        lifecycle.unregisterShuffle(shuffleId);
+      }
+      if (client != null) {
+        client.forget(shuffleId);
+      }
+    }
+    return true;
+  }
+
+  @Override
+  public ShuffleBlockResolver shuffleBlockResolver() {
+    return resolver;
+  }
+
+  @Override
+  public void stop() {
+    synchronized (lock) {
+      if (lifecycle != null) {
+        lifecycle.close();
+        lifecycle = null;
+      }
+      client = null;
+      if (pool != null) {
+        pool.close();
+        pool = null;
+      }
+    }
+  }
+}

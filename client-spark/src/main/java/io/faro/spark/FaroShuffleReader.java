@@ -1,0 +1,135 @@
+package io.faro.spark;
+
+import io.faro.client.ShuffleClient;
+import io.faro.client.fetch.PartitionReader;
+import io.faro.common.batch.Batch;
+import java.io.ByteArrayInputStream;
+import java.util.NoSuchElementException;
+import org.apache.spark.Aggregator;
+import org.apache.spark.InterruptibleIterator;
+import org.apache.spark.ShuffleDependency;
+import org.apache.spark.TaskContext;
+import org.apache.spark.serializer.SerializerInstance;
+import org.apache.spark.shuffle.ShuffleReadMetricsReporter;
+import org.apache.spark.shuffle.ShuffleReader;
+import org.apache.spark.util.CompletionIterator$;
+import org.apache.spark.util.TaskCompletionListener;
+import org.apache.spark.util.collection.ExternalSorter;
+import scala.Option;
+import scala.Product2;
+import scala.Tuple2;
+import scala.collection.AbstractIterator;
+import scala.collection.Iterator;
+import scala.math.Ordering;
+import scala.runtime.AbstractFunction0;
+import scala.runtime.BoxedUnit;
+
+/**
+ * Reads partitions {@code [startPartition, endPartition)} of maps {@code [startMapIndex,
+ * endMapIndex)} from Faro workers, then aggregates and sorts as the dependency asks, exactly as
+ * Spark's own reader does after fetching blocks.
+ */
+final class FaroShuffleReader<K, C> implements ShuffleReader<K, C> {
+  private final FaroShuffleHandle<K, ?, C> handle;
+  private final int startMapIndex;
+  private final int endMapIndex;
+  private final int startPartition;
+  private final int endPartition;
+  private final TaskContext context;
+  private final ShuffleReadMetricsReporter metrics;
+  private final ShuffleClient client;
+
+  FaroShuffleReader(FaroShuffleHandle<K, ?, C> handle, int startMapIndex, int endMapIndex,
+      int startPartition, int endPartition, TaskContext context, ShuffleReadMetricsReporter metrics,
+      ShuffleClient client) {
+    this.handle = handle;
+    this.startMapIndex = startMapIndex;
+    this.endMapIndex = endMapIndex;
+    this.startPartition = startPartition;
+    this.endPartition = endPartition;
+    this.context = context;
+    this.metrics = metrics;
+    this.client = client;
+  }
+
+  @Override
+  @SuppressWarnings({"unchecked", "rawtypes"})
+  public Iterator<Product2<K, C>> read() {
+    long waitStart = System.nanoTime();
+    PartitionReader reader = client.newReader(handle.lifecycle(), handle.faroShuffleId(), handle.numMaps(),
+        startPartition, endPartition, startMapIndex, endMapIndex);
+    metrics.incFetchWaitTime((System.nanoTime() - waitStart) / 1_000_000);
+    context.addTaskCompletionListener(new TaskCompletionListener() {
+      @Override
+      public void onTaskCompletion(TaskContext ctx) {
+        reader.close();
+      }
+    });
+    ShuffleDependency<K, ?, C> dep = handle.dependency();
+    Iterator records = CompletionIterator$.MODULE$.apply(
+        new RecordIterator(reader, dep.serializer().newInstance(), metrics),
+        new AbstractFunction0<BoxedUnit>() {
+          @Override
+          public BoxedUnit apply() {
+            metrics.incRemoteBytesRead(reader.bytesRead());
+            reader.close();
+            return BoxedUnit.UNIT;
+          }
+        });
+    Iterator interruptible = new InterruptibleIterator(context, records);
+
+    Iterator aggregated = interruptible;
+    if (dep.aggregator().isDefined()) {
+      Aggregator aggregator = (Aggregator) dep.aggregator().get();
+      aggregated = dep.mapSideCombine()
+          ? aggregator.combineCombinersByKey(interruptible, context)
+          : aggregator.combineValuesByKey(interruptible, context);
+    }
+    if (dep.keyOrdering().isDefined()) {
+      ExternalSorter sorter = new ExternalSorter(context, Option.empty(), Option.empty(),
+          Option.apply((Ordering) dep.keyOrdering().get()), dep.serializer());
+      return sorter.insertAllAndUpdateMetrics(aggregated);
+    }
+    return aggregated;
+  }
+
+  /**
+   * The records of the kept batches, one batch at a time: a batch's array is valid until the
+   * next batch is fetched, which happens only once its records are exhausted.
+   */
+  private static final class RecordIterator extends AbstractIterator<Product2<Object, Object>> {
+    private final PartitionReader reader;
+    private final SerializerInstance serializer;
+    private final ShuffleReadMetricsReporter metrics;
+    private Iterator<Tuple2<Object, Object>> current;
+
+    RecordIterator(PartitionReader reader, SerializerInstance serializer, ShuffleReadMetricsReporter metrics) {
+      this.reader = reader;
+      this.serializer = serializer;
+      this.metrics = metrics;
+    }
+
+    @Override
+    public boolean hasNext() {
+      while (current == null || !current.hasNext()) {
+        Batch batch = reader.next();
+        if (batch == null) {
+          return false;
+        }
+        // Exhausting the iterator closes the stream (returning e.g. a pooled Kryo).
+        current = serializer.deserializeStream(new ByteArrayInputStream(batch.data(), 0, batch.length()))
+            .asKeyValueIterator();
+      }
+      return true;
+    }
+
+    @Override
+    public Product2<Object, Object> next() {
+      if (!hasNext()) {
+        throw new NoSuchElementException();
+      }
+      metrics.incRecordsRead(1);
+      return current.next();
+    }
+  }
+}

@@ -1,0 +1,244 @@
+package io.faro.spark;
+
+import io.faro.client.ShuffleClient;
+import io.faro.client.push.MapPusher;
+import java.io.ByteArrayOutputStream;
+import java.io.OutputStream;
+import java.util.Arrays;
+import org.apache.spark.Aggregator;
+import org.apache.spark.Partitioner;
+import org.apache.spark.ShuffleDependency;
+import org.apache.spark.TaskContext;
+import org.apache.spark.scheduler.MapStatus;
+import org.apache.spark.scheduler.MapStatus$;
+import org.apache.spark.serializer.SerializationStream;
+import org.apache.spark.serializer.SerializerInstance;
+import org.apache.spark.shuffle.ShuffleWriteMetricsReporter;
+import org.apache.spark.shuffle.ShuffleWriter;
+import org.apache.spark.storage.BlockManagerId;
+import org.apache.spark.storage.BlockManagerId$;
+import scala.Option;
+import scala.Product2;
+import scala.collection.Iterator;
+import scala.reflect.ClassTag;
+import scala.reflect.ClassTag$;
+
+/**
+ * Writes one map task's output to Faro: partitions and serializes each record, gathers record
+ * bytes per partition into batches and pushes them (see {@link MapPusher}), then reports the
+ * attempt to the driver. Every batch is a self-contained serialized stream, so readers decode
+ * batches independently; how that holds depends on the serializer (see the two sinks below).
+ */
+final class FaroShuffleWriter<K, V> extends ShuffleWriter<K, V> {
+  /** Map statuses name a place no executor has, so losing an executor never drops Faro map outputs. */
+  private static final BlockManagerId FARO_LOCATION =
+      BlockManagerId$.MODULE$.apply("faro-shuffle", "faro.shuffle.service", 1, Option.empty());
+  private static final ClassTag<Object> ANY = ClassTag$.MODULE$.Any();
+
+  private final FaroShuffleHandle<K, V, ?> handle;
+  private final TaskContext context;
+  private final ShuffleWriteMetricsReporter metrics;
+  private final ShuffleClient client;
+  private MapPusher pusher;
+  private long[] lengths = new long[0];
+  private MapStatus mapStatus;
+  private boolean stopped;
+
+  FaroShuffleWriter(FaroShuffleHandle<K, V, ?> handle, TaskContext context,
+      ShuffleWriteMetricsReporter metrics, ShuffleClient client) {
+    this.handle = handle;
+    this.context = context;
+    this.metrics = metrics;
+    this.client = client;
+  }
+
+  /** Unique per map attempt across stage attempts: attempt numbers restart with each stage attempt. */
+  private int attemptId() {
+    return (context.stageAttemptNumber() << 16) | (context.attemptNumber() & 0xffff);
+  }
+
+  @Override
+  @SuppressWarnings({"unchecked", "rawtypes"})
+  public void write(Iterator<Product2<K, V>> records) {
+    long start = System.nanoTime();
+    ShuffleDependency<K, V, ?> dep = handle.dependency();
+    Iterator<? extends Product2<?, ?>> input = records;
+    if (dep.mapSideCombine()) {
+      Aggregator aggregator = (Aggregator) dep.aggregator().get();
+      input = aggregator.combineValuesByKey(records, context);
+    }
+    int mapId = context.partitionId();
+    pusher = client.newMapPusher(handle.lifecycle(), handle.faroShuffleId(), mapId, attemptId(),
+        handle.numMaps(), handle.numPartitions());
+    SerializerInstance serializer = dep.serializer().newInstance();
+    RecordSink sink = dep.serializer().supportsRelocationOfSerializedObjects()
+        ? new ConcatenatingSink(serializer, pusher)
+        : new StreamPerBatchSink(serializer, pusher);
+    Partitioner partitioner = dep.partitioner();
+    long count = 0;
+    while (input.hasNext()) {
+      Product2<?, ?> record = input.next();
+      sink.write(partitioner.getPartition(record._1()), record._1(), record._2());
+      count++;
+    }
+    sink.finish();
+    pusher.finish();
+    lengths = pusher.partitionLengths();
+    metrics.incRecordsWritten(count);
+    metrics.incBytesWritten(Arrays.stream(lengths).sum());
+    client.mapperEnd(handle.lifecycle(), handle.faroShuffleId(), mapId, attemptId(), handle.numMaps());
+    metrics.incWriteTime(System.nanoTime() - start);
+    mapStatus = MapStatus$.MODULE$.apply(FARO_LOCATION, lengths, context.taskAttemptId());
+  }
+
+  @Override
+  public Option<MapStatus> stop(boolean success) {
+    if (stopped) {
+      return Option.empty();
+    }
+    stopped = true;
+    if (pusher != null) {
+      pusher.close();
+    }
+    if (!success) {
+      return Option.empty();
+    }
+    if (mapStatus == null) {
+      throw new IllegalStateException("map " + context.partitionId() + " of Faro shuffle "
+          + handle.faroShuffleId() + " stopped as successful before its output was written");
+    }
+    return Option.apply(mapStatus);
+  }
+
+  @Override
+  public long[] getPartitionLengths() {
+    return lengths;
+  }
+
+  /** Turns records into partition bytes; cuts batches only where a reader can start decoding. */
+  private abstract static class RecordSink {
+    final MapPusher pusher;
+
+    RecordSink(MapPusher pusher) {
+      this.pusher = pusher;
+    }
+
+    abstract void write(int partition, Object key, Object value);
+
+    abstract void finish();
+  }
+
+  /**
+   * For serializers whose serialized records may be concatenated and read back by a fresh
+   * stream (Kryo, Spark SQL's UnsafeRow): one stream serializes every record into a reusable
+   * buffer, and the bytes go to the record's partition. Any record end is a batch boundary.
+   */
+  private static final class ConcatenatingSink extends RecordSink {
+    private final RecordBuffer buffer = new RecordBuffer();
+    private final SerializationStream stream;
+
+    ConcatenatingSink(SerializerInstance serializer, MapPusher pusher) {
+      super(pusher);
+      this.stream = serializer.serializeStream(buffer);
+    }
+
+    @Override
+    void write(int partition, Object key, Object value) {
+      buffer.reset();
+      stream.writeKey(key, ANY);
+      stream.writeValue(value, ANY);
+      stream.flush();
+      pusher.write(partition, buffer.array(), 0, buffer.size());
+      if (pusher.buffered(partition) >= pusher.batchSize()) {
+        pusher.cut(partition);
+      }
+      if (pusher.totalBuffered() >= pusher.bufferLimit()) {
+        pusher.cutAll();
+      }
+    }
+
+    @Override
+    void finish() {
+      stream.close();
+    }
+  }
+
+  /**
+   * For serializers whose streams carry state (Java serialization writes a header and back
+   * references): each partition gets its own stream, written straight into its batch, and a
+   * batch is cut only after that stream is closed.
+   */
+  private static final class StreamPerBatchSink extends RecordSink {
+    private final SerializerInstance serializer;
+    private final SerializationStream[] streams;
+
+    StreamPerBatchSink(SerializerInstance serializer, MapPusher pusher) {
+      super(pusher);
+      this.serializer = serializer;
+      this.streams = new SerializationStream[pusher.numPartitions()];
+    }
+
+    @Override
+    void write(int partition, Object key, Object value) {
+      SerializationStream stream = streams[partition];
+      if (stream == null) {
+        stream = streams[partition] = serializer.serializeStream(new PartitionOutput(pusher, partition));
+      }
+      stream.writeKey(key, ANY);
+      stream.writeValue(value, ANY);
+      if (pusher.buffered(partition) >= pusher.batchSize()) {
+        closeAndCut(partition);
+      }
+      if (pusher.totalBuffered() >= pusher.bufferLimit()) {
+        finish();
+      }
+    }
+
+    private void closeAndCut(int partition) {
+      streams[partition].close();
+      streams[partition] = null;
+      pusher.cut(partition);
+    }
+
+    @Override
+    void finish() {
+      for (int p = 0; p < streams.length; p++) {
+        if (streams[p] != null) {
+          closeAndCut(p);
+        }
+      }
+    }
+  }
+
+  /** Writes into one partition of the pusher; closing it does nothing. */
+  private static final class PartitionOutput extends OutputStream {
+    private final MapPusher pusher;
+    private final int partition;
+
+    PartitionOutput(MapPusher pusher, int partition) {
+      this.pusher = pusher;
+      this.partition = partition;
+    }
+
+    @Override
+    public void write(int b) {
+      pusher.write(partition, b);
+    }
+
+    @Override
+    public void write(byte[] b, int off, int len) {
+      pusher.write(partition, b, off, len);
+    }
+  }
+
+  /** A ByteArrayOutputStream whose array can be read without a copy. */
+  private static final class RecordBuffer extends ByteArrayOutputStream {
+    RecordBuffer() {
+      super(256);
+    }
+
+    byte[] array() {
+      return buf;
+    }
+  }
+}

@@ -1,0 +1,97 @@
+package io.faro.client;
+
+import static io.faro.common.config.ConfigOption.booleanOption;
+import static io.faro.common.config.ConfigOption.durationOption;
+import static io.faro.common.config.ConfigOption.intOption;
+import static io.faro.common.config.ConfigOption.sizeOption;
+import static io.faro.common.config.ConfigOption.stringOption;
+
+import io.faro.common.config.ConfigOption;
+import io.faro.common.config.FaroConf;
+import io.faro.common.master.MasterOptions;
+import io.faro.common.network.HostPort;
+import io.faro.common.network.NetworkOptions;
+import java.time.Duration;
+import java.util.List;
+
+/** Settings of the client: the driver's lifecycle manager and the executors' shuffle client. */
+public final class ClientOptions {
+  public static final ConfigOption<Long> BATCH_SIZE =
+      sizeOption("faro.client.push.batch.size", "64k", 1024, 64L << 20,
+          "Record bytes of one partition gathered into one batch (compressed, checksummed) "
+              + "before it is pushed.");
+  public static final ConfigOption<Long> BUFFER_SIZE =
+      sizeOption("faro.client.push.buffer.size", "32m", 64 * 1024, 1L << 30,
+          "Record bytes one map task may hold across all its partitions; above it every "
+              + "partition's batch is cut and pushed. Bounds map-task memory for huge partition counts.");
+  public static final ConfigOption<Long> MERGE_SIZE =
+      sizeOption("faro.client.push.merge.size", "1m", 1024, 64L << 20,
+          "Batches bound for the same worker are merged into one push frame of about this size.");
+  public static final ConfigOption<Integer> MAX_IN_FLIGHT =
+      intOption("faro.client.push.max.in.flight", 8, 1, 1024, "requests",
+          "Push requests one map task may have unanswered at once; the task waits above it.");
+  public static final ConfigOption<Boolean> COMPRESS =
+      booleanOption("faro.client.push.compress", true,
+          "Compress batches with LZ4 before pushing (workers never decompress).");
+  public static final ConfigOption<Integer> PREFETCH_CHUNKS =
+      intOption("faro.client.fetch.prefetch.chunks", 3, 1, 64, "chunks",
+          "Chunks a reducer requests ahead of the one it is reading.");
+  public static final ConfigOption<Duration> FETCH_TIMEOUT =
+      durationOption("faro.client.fetch.timeout", "120s", Duration.ofSeconds(1),
+          "How long a reducer waits for one chunk.");
+  public static final ConfigOption<String> LIFECYCLE_HOST =
+      stringOption("faro.client.lifecycle.host", "",
+          "Host executors use to reach the driver's lifecycle manager; empty means the driver's "
+              + "host name (spark.driver.host in Spark).");
+  public static final ConfigOption<Integer> LIFECYCLE_PORT =
+      intOption("faro.client.lifecycle.port", 0, 0, 65535, "port",
+          "Port of the lifecycle manager in the driver; 0 picks a free one.");
+  public static final ConfigOption<Duration> APP_HEARTBEAT_INTERVAL =
+      durationOption("faro.client.app.heartbeat.interval", "10s", Duration.ofMillis(100),
+          "How often the driver tells the masters that the application is alive.");
+  public static final ConfigOption<Duration> COMMIT_TIMEOUT =
+      durationOption("faro.client.commit.timeout", "600s", Duration.ofSeconds(1),
+          "How long committing a shuffle's files on the workers may take.");
+
+  public static final List<ConfigOption<?>> ALL =
+      List.of(BATCH_SIZE, BUFFER_SIZE, MERGE_SIZE, MAX_IN_FLIGHT, COMPRESS, PREFETCH_CHUNKS,
+          FETCH_TIMEOUT, LIFECYCLE_HOST, LIFECYCLE_PORT, APP_HEARTBEAT_INTERVAL, COMMIT_TIMEOUT);
+
+  private ClientOptions() {}
+
+  /** The typed client settings. */
+  public record Settings(
+      NetworkOptions.Settings network,
+      List<HostPort> masters,
+      Duration masterRetryTimeout,
+      int batchSize,
+      long bufferSize,
+      int mergeSize,
+      int maxInFlight,
+      boolean compress,
+      int prefetchChunks,
+      Duration fetchTimeout,
+      String lifecycleHost,
+      int lifecyclePort,
+      Duration appHeartbeatInterval,
+      Duration commitTimeout) {
+
+    public static Settings from(FaroConf conf) {
+      return new Settings(
+          NetworkOptions.Settings.from(conf),
+          conf.get(MasterOptions.ENDPOINTS),
+          conf.get(MasterOptions.RETRY_TIMEOUT),
+          (int) (long) conf.get(BATCH_SIZE),
+          conf.get(BUFFER_SIZE),
+          (int) (long) conf.get(MERGE_SIZE),
+          conf.get(MAX_IN_FLIGHT),
+          conf.get(COMPRESS),
+          conf.get(PREFETCH_CHUNKS),
+          conf.get(FETCH_TIMEOUT),
+          conf.get(LIFECYCLE_HOST),
+          conf.get(LIFECYCLE_PORT),
+          conf.get(APP_HEARTBEAT_INTERVAL),
+          conf.get(COMMIT_TIMEOUT));
+    }
+  }
+}

@@ -1,0 +1,270 @@
+package io.faro.client.push;
+
+import static java.util.Objects.requireNonNull;
+
+import io.faro.client.ClientOptions;
+import io.faro.client.ProtoMapper;
+import io.faro.common.batch.BatchEncoder;
+import io.faro.common.error.ErrorCode;
+import io.faro.common.error.FaroException;
+import io.faro.common.id.PartitionLocation;
+import io.faro.common.id.ShuffleId;
+import io.faro.common.id.WorkerId;
+import io.faro.common.network.ClientPool;
+import io.faro.common.network.Frame;
+import io.faro.common.network.Futures;
+import io.faro.common.network.HostPort;
+import io.faro.proto.PushPart;
+import io.faro.proto.PushRequest;
+import io.faro.proto.PushResponse;
+import io.faro.proto.PushStatusP;
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.ByteBufAllocator;
+import io.netty.buffer.CompositeByteBuf;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.Semaphore;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
+
+/**
+ * Pushes the output of one map attempt. Record bytes gather per partition; {@link #cut} turns a
+ * partition's bytes into one batch (compressed, checksummed, numbered), batches bound for the
+ * same worker gather into one merged frame, and frames are pushed asynchronously with at most
+ * {@code faro.client.push.max.in.flight} unanswered.
+ *
+ * <p>Threads: confined to the map task's thread, except the answer callbacks, which touch only
+ * the in-flight semaphore and the first failure.
+ */
+public final class MapPusher implements AutoCloseable {
+  private final ShuffleId shuffle;
+  private final int mapId;
+  private final int attemptId;
+  private final PartitionLocation[] targets;
+  private final ClientPool pool;
+  private final ClientOptions.Settings settings;
+  private final BatchEncoder encoder;
+  private final ByteBufAllocator allocator;
+
+  private final byte[][] buffers;
+  private final int[] buffered;
+  private final long[] pushedBytes;
+  private long totalBuffered;
+  private int nextBatchId;
+
+  private final Map<WorkerId, PendingFrame> pending = new HashMap<>();
+  private final Semaphore inFlight;
+  private final AtomicReference<Throwable> failure = new AtomicReference<>();
+  private boolean closed;
+
+  /** Batches gathered for one worker, not yet sent. Owns its buffers. */
+  private static final class PendingFrame {
+    final HostPort address;
+    final List<PushPart> parts = new ArrayList<>();
+    final List<ByteBuf> batches = new ArrayList<>();
+    long bytes;
+
+    PendingFrame(HostPort address) {
+      this.address = address;
+    }
+  }
+
+  public MapPusher(ShuffleId shuffle, int mapId, int attemptId, List<PartitionLocation> locations,
+      int numPartitions, ClientPool pool, ClientOptions.Settings settings, ByteBufAllocator allocator) {
+    this.shuffle = requireNonNull(shuffle, "shuffle is null");
+    this.mapId = mapId;
+    this.attemptId = attemptId;
+    this.pool = requireNonNull(pool, "pool is null");
+    this.settings = requireNonNull(settings, "settings is null");
+    this.allocator = requireNonNull(allocator, "allocator is null");
+    this.targets = new PartitionLocation[numPartitions];
+    for (PartitionLocation l : locations) {
+      if (l.partition() < numPartitions) {
+        targets[l.partition()] = l;
+      }
+    }
+    for (int p = 0; p < numPartitions; p++) {
+      if (targets[p] == null) {
+        throw new FaroException(ErrorCode.INTERNAL, "shuffle " + shuffle + " has no location for partition " + p);
+      }
+    }
+    this.encoder = new BatchEncoder(settings.compress(), allocator);
+    this.buffers = new byte[numPartitions][];
+    this.buffered = new int[numPartitions];
+    this.pushedBytes = new long[numPartitions];
+    this.inFlight = new Semaphore(settings.maxInFlight());
+  }
+
+  /** Appends record bytes to {@code partition}; the caller cuts batches only at record ends. */
+  public void write(int partition, byte[] bytes, int offset, int length) {
+    checkFailure();
+    int size = buffered[partition];
+    byte[] buffer = buffers[partition];
+    if (buffer == null || buffer.length - size < length) {
+      int capacity = Math.max(Math.max(size + length, 4096), buffer == null ? 0 : buffer.length * 2);
+      byte[] grown = new byte[capacity];
+      if (buffer != null) {
+        System.arraycopy(buffer, 0, grown, 0, size);
+      }
+      buffers[partition] = buffer = grown;
+    }
+    System.arraycopy(bytes, offset, buffer, size, length);
+    buffered[partition] = size + length;
+    totalBuffered += length;
+  }
+
+  public void write(int partition, int b) {
+    write(partition, new byte[] {(byte) b}, 0, 1);
+  }
+
+  public int buffered(int partition) {
+    return buffered[partition];
+  }
+
+  public long totalBuffered() {
+    return totalBuffered;
+  }
+
+  public int batchSize() {
+    return settings.batchSize();
+  }
+
+  public long bufferLimit() {
+    return settings.bufferSize();
+  }
+
+  public int numPartitions() {
+    return targets.length;
+  }
+
+  /** Makes one batch of {@code partition}'s gathered bytes and queues it for its worker. */
+  public void cut(int partition) {
+    int size = buffered[partition];
+    if (size == 0) {
+      return;
+    }
+    ByteBuf batch = encoder.encode(mapId, attemptId, nextBatchId++, buffers[partition], 0, size);
+    buffered[partition] = 0;
+    totalBuffered -= size;
+    if (buffers[partition].length > 2 * settings.batchSize()) {
+      buffers[partition] = null; // a giant record grew it; don't keep that much per partition
+    }
+    pushedBytes[partition] += batch.readableBytes();
+    PartitionLocation target = targets[partition];
+    PendingFrame frame = pending.computeIfAbsent(target.worker(),
+        w -> new PendingFrame(new HostPort(target.endpoint().host(), target.endpoint().pushPort())));
+    frame.parts.add(PushPart.newBuilder().setPartitionId(partition).setEpoch(target.epoch())
+        .setLength(batch.readableBytes()).build());
+    frame.batches.add(batch);
+    frame.bytes += batch.readableBytes();
+    if (frame.bytes >= settings.mergeSize()) {
+      pending.remove(target.worker());
+      send(frame);
+    }
+  }
+
+  /** Cuts every partition that holds bytes. */
+  public void cutAll() {
+    for (int p = 0; p < buffered.length; p++) {
+      cut(p);
+    }
+  }
+
+  private void send(PendingFrame frame) {
+    acquire(1);
+    PushRequest meta = PushRequest.newBuilder().setShuffle(ProtoMapper.toProto(shuffle))
+        .addAllParts(frame.parts).build();
+    CompositeByteBuf body = allocator.compositeDirectBuffer(frame.batches.size());
+    for (ByteBuf b : frame.batches) {
+      body.addComponent(true, b);
+    }
+    pool.send(frame.address, meta, body, settings.network().requestTimeout())
+        .whenComplete((answer, error) -> {
+          try {
+            if (error != null) {
+              failure.compareAndSet(null, new FaroException(ErrorCode.CONNECTION_FAILED,
+                  "push of map " + mapId + " attempt " + attemptId + " of shuffle " + shuffle + " to "
+                      + frame.address + " failed: " + Futures.unwrap(error).getMessage(), Futures.unwrap(error)));
+            } else {
+              checkStatuses(frame, answer.meta(PushResponse.class));
+            }
+          } finally {
+            if (answer != null) {
+              answer.release();
+            }
+            inFlight.release();
+          }
+        });
+  }
+
+  private void checkStatuses(PendingFrame frame, PushResponse response) {
+    for (int i = 0; i < frame.parts.size(); i++) {
+      PushStatusP status = i < response.getStatusesCount() ? response.getStatuses(i) : PushStatusP.PUSH_STATUS_UNSPECIFIED;
+      switch (status) {
+        case OK, SLOW_DOWN, STAGE_ENDED -> { } // STAGE_ENDED: another attempt already won this map
+        default -> failure.compareAndSet(null, new FaroException(ErrorCode.UNKNOWN_PARTITION,
+            "worker " + frame.address + " answered " + status + " for partition "
+                + frame.parts.get(i).getPartitionId() + " epoch " + frame.parts.get(i).getEpoch()
+                + " of shuffle " + shuffle + " (map " + mapId + " attempt " + attemptId
+                + "); moving a partition to a new location is not supported yet"));
+      }
+    }
+  }
+
+  private void acquire(int permits) {
+    try {
+      if (!inFlight.tryAcquire(permits, settings.network().requestTimeout().toMillis(), TimeUnit.MILLISECONDS)) {
+        throw new FaroException(ErrorCode.TIMEOUT, "pushes of map " + mapId + " attempt " + attemptId
+            + " of shuffle " + shuffle + " got no answer within " + settings.network().requestTimeout().toMillis()
+            + "ms (faro.network.request.timeout)");
+      }
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new FaroException(ErrorCode.INTERNAL, "interrupted while pushing map " + mapId + " of " + shuffle, e);
+    }
+    checkFailure();
+  }
+
+  private void checkFailure() {
+    Throwable t = failure.get();
+    if (t != null) {
+      throw t instanceof FaroException fe ? fe : new FaroException(ErrorCode.INTERNAL, t.toString(), t);
+    }
+  }
+
+  /**
+   * Pushes everything still gathered and waits until every push is answered. Throws the first
+   * push failure.
+   */
+  public void finish() {
+    cutAll();
+    List<PendingFrame> last = new ArrayList<>(pending.values());
+    pending.clear();
+    for (PendingFrame frame : last) {
+      send(frame);
+    }
+    acquire(settings.maxInFlight());
+    inFlight.release(settings.maxInFlight());
+    checkFailure();
+  }
+
+  /** Pushed bytes per partition (as stored, with batch headers), for the engine's map status. */
+  public long[] partitionLengths() {
+    return pushedBytes.clone();
+  }
+
+  /** Drops whatever was not pushed; used when the task fails. Idempotent. */
+  @Override
+  public void close() {
+    if (closed) {
+      return;
+    }
+    closed = true;
+    for (PendingFrame frame : pending.values()) {
+      frame.batches.forEach(ByteBuf::release);
+    }
+    pending.clear();
+  }
+}

@@ -1,0 +1,132 @@
+package io.faro.master;
+
+import static java.util.Objects.requireNonNull;
+
+import io.faro.common.config.ConfigException;
+import io.faro.common.config.FaroConf;
+import io.faro.common.network.HostPort;
+import io.faro.common.network.NetworkOptions;
+import io.faro.master.raft.RaftPeerSpec;
+import java.net.InetAddress;
+import java.net.UnknownHostException;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
+
+/**
+ * The typed, validated settings of one master, built from {@link FaroConf} by {@link #from}.
+ * Immutable. Every value is described by its key in {@link MasterServerOptions}.
+ *
+ * @param peers every master of the Raft group, this one included
+ * @param raftPort the port this master's Raft server binds (from its entry in {@code peers})
+ */
+public record MasterServerConfig(
+    String bindHost,
+    String advertisedHost,
+    int rpcPort,
+    int raftPort,
+    String masterId,
+    List<RaftPeerSpec> peers,
+    Path ratisDir,
+    Duration workerTimeout,
+    Duration appTimeout,
+    long snapshotThreshold,
+    long raftLogSegmentSize,
+    Duration leaderWaitTimeout,
+    int maxWorkersPerShuffle,
+    NetworkOptions.Settings network) {
+
+  public MasterServerConfig {
+    requireNonNull(bindHost, "bindHost is null");
+    requireNonNull(advertisedHost, "advertisedHost is null");
+    requireNonNull(masterId, "masterId is null");
+    peers = List.copyOf(peers);
+    requireNonNull(ratisDir, "ratisDir is null");
+    requireNonNull(workerTimeout, "workerTimeout is null");
+    requireNonNull(appTimeout, "appTimeout is null");
+    requireNonNull(leaderWaitTimeout, "leaderWaitTimeout is null");
+    requireNonNull(network, "network is null");
+  }
+
+  /** Parses and validates every master key; a bad value throws a ConfigException naming it. */
+  public static MasterServerConfig from(FaroConf conf) {
+    String id = conf.get(MasterServerOptions.ID);
+    String advertised = conf.get(MasterServerOptions.ADVERTISED_HOST);
+    if (advertised.isBlank()) {
+      advertised = localHostName();
+    }
+    List<RaftPeerSpec> peers = resolvePeers(conf, id, advertised);
+    RaftPeerSpec self = peers.stream().filter(p -> p.id().equals(id)).findFirst().orElseThrow();
+    return new MasterServerConfig(
+        conf.get(MasterServerOptions.HOST),
+        advertised,
+        conf.get(MasterServerOptions.PORT),
+        self.raftAddress().port(),
+        id,
+        peers,
+        Path.of(conf.get(MasterServerOptions.RATIS_DIR)),
+        conf.get(MasterServerOptions.WORKER_TIMEOUT),
+        conf.get(MasterServerOptions.APP_TIMEOUT),
+        conf.get(MasterServerOptions.SNAPSHOT_THRESHOLD),
+        conf.get(MasterServerOptions.RAFT_LOG_SEGMENT_SIZE),
+        conf.get(MasterServerOptions.LEADER_WAIT_TIMEOUT),
+        conf.get(MasterServerOptions.MAX_WORKERS_PER_SHUFFLE),
+        NetworkOptions.Settings.from(conf));
+  }
+
+  /** This master's own entry of {@link #peers}. */
+  public RaftPeerSpec self() {
+    return peers.stream().filter(p -> p.id().equals(masterId)).findFirst().orElseThrow();
+  }
+
+  /** A copy whose own Raft port is {@code port}: startup replaces "0" by the port it picked. */
+  public MasterServerConfig withRaftPort(int port) {
+    List<RaftPeerSpec> updated =
+        peers.stream()
+            .map(p -> p.id().equals(masterId)
+                ? new RaftPeerSpec(p.id(), new HostPort(p.raftAddress().host(), port), p.rpcPort())
+                : p)
+            .toList();
+    return new MasterServerConfig(bindHost, advertisedHost, rpcPort, port, masterId, updated,
+        ratisDir, workerTimeout, appTimeout, snapshotThreshold, raftLogSegmentSize,
+        leaderWaitTimeout, maxWorkersPerShuffle, network);
+  }
+
+  private static List<RaftPeerSpec> resolvePeers(FaroConf conf, String id, String advertised) {
+    List<RaftPeerSpec> listed = conf.get(MasterServerOptions.RAFT_PEERS);
+    int raftPort = conf.get(MasterServerOptions.RAFT_PORT);
+    if (listed.isEmpty()) {
+      // A single master is a Raft group of one: the same code path as three masters.
+      return List.of(new RaftPeerSpec(id, new HostPort(advertised, raftPort), 0));
+    }
+    Set<String> ids = new HashSet<>();
+    for (RaftPeerSpec peer : listed) {
+      if (!ids.add(peer.id())) {
+        throw new ConfigException("Invalid value for " + MasterServerOptions.RAFT_PEERS.key()
+            + ": master id '" + peer.id() + "' is listed twice in " + listed);
+      }
+    }
+    RaftPeerSpec self = listed.stream().filter(p -> p.id().equals(id)).findFirst()
+        .orElseThrow(() -> new ConfigException("Invalid value for "
+            + MasterServerOptions.RAFT_PEERS.key() + ": " + listed + " does not list this master ("
+            + MasterServerOptions.ID.key() + "=" + id + ")"));
+    boolean portSet = conf.raw(MasterServerOptions.RAFT_PORT.key()).isPresent();
+    if (portSet && raftPort != self.raftAddress().port()) {
+      throw new ConfigException("Conflicting " + MasterServerOptions.RAFT_PORT.key() + "="
+          + raftPort + " and " + MasterServerOptions.RAFT_PEERS.key() + " entry " + self
+          + ": set the port in one place");
+    }
+    return listed;
+  }
+
+  private static String localHostName() {
+    try {
+      return InetAddress.getLocalHost().getHostName();
+    } catch (UnknownHostException e) {
+      // A machine whose own name does not resolve can still serve on loopback.
+      return "localhost";
+    }
+  }
+}

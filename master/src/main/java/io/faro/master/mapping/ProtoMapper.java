@@ -1,0 +1,324 @@
+package io.faro.master.mapping;
+
+import io.faro.common.error.ErrorCode;
+import io.faro.common.error.FaroException;
+import io.faro.common.id.AppId;
+import io.faro.common.id.DiskTier;
+import io.faro.common.id.PartitionLocation;
+import io.faro.common.id.Role;
+import io.faro.common.id.ShuffleId;
+import io.faro.common.id.WorkerEndpoint;
+import io.faro.common.id.WorkerId;
+import io.faro.master.placement.DiskLoad;
+import io.faro.master.placement.DiskStatus;
+import io.faro.master.state.DiskSpec;
+import io.faro.proto.DiskLoadP;
+import io.faro.proto.DiskSpecP;
+import io.faro.proto.DiskTierP;
+import io.faro.proto.PartitionLocationP;
+import io.faro.proto.RoleP;
+import io.faro.proto.ShuffleKeyP;
+import io.faro.proto.WorkerEndpointP;
+import io.faro.master.state.ApplyResult;
+import io.faro.master.state.ApplyResult.Applied;
+import io.faro.master.state.ApplyResult.Rejected;
+import io.faro.master.state.MasterStateView;
+import io.faro.master.state.RegisteredApp;
+import io.faro.master.state.RegisteredShuffle;
+import io.faro.master.state.RegisteredWorker;
+import io.faro.master.state.StampedCommand;
+import io.faro.master.state.StateCommand;
+import io.faro.master.state.StateCommand.AllocateSlots;
+import io.faro.master.state.StateCommand.RegisterApp;
+import io.faro.master.state.StateCommand.RegisterWorker;
+import io.faro.master.state.StateCommand.RemoveApp;
+import io.faro.master.state.StateCommand.UnregisterShuffle;
+import io.faro.master.state.StateCommand.WorkerLost;
+import io.faro.proto.AllocateSlotsCommand;
+import io.faro.proto.AppStateP;
+import io.faro.proto.ClusterStatusResponse;
+import io.faro.proto.MasterCommand;
+import io.faro.proto.MasterCommandResult;
+import io.faro.proto.MasterSnapshot;
+import io.faro.proto.RegisterAppCommand;
+import io.faro.proto.RegisterWorkerCommand;
+import io.faro.proto.RemoveAppCommand;
+import io.faro.proto.ShuffleStateP;
+import io.faro.proto.UnregisterShuffleCommand;
+import io.faro.proto.WorkerLostCommand;
+import io.faro.proto.WorkerStatusP;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.function.Supplier;
+
+/**
+ * The master's one protobuf edge: ids, endpoints, disks and locations, log commands and their
+ * results, snapshots and cluster status, both ways. Everything inside the module works on the
+ * domain records; only RPC handlers and the Raft state machine see protobuf, through this class.
+ * A malformed message becomes a FaroException INVALID_REQUEST that names the field.
+ */
+public final class ProtoMapper {
+  private ProtoMapper() {}
+
+  public static AppId appId(String value) {
+    return parse(() -> new AppId(value), "app_id");
+  }
+
+  public static WorkerId workerId(String value) {
+    return parse(() -> new WorkerId(value), "worker_id");
+  }
+
+  public static ShuffleId shuffleId(ShuffleKeyP key) {
+    return parse(() -> new ShuffleId(new AppId(key.getAppId()), key.getShuffleId()), "shuffle");
+  }
+
+  public static ShuffleKeyP toProto(ShuffleId id) {
+    return ShuffleKeyP.newBuilder().setAppId(id.app().value()).setShuffleId(id.shuffle()).build();
+  }
+
+  public static WorkerEndpoint endpoint(WorkerEndpointP p) {
+    if (p.getHost().isBlank()) {
+      throw invalid("endpoint has no host");
+    }
+    return new WorkerEndpoint(p.getHost(), p.getRpcPort(), p.getPushPort(), p.getFetchPort());
+  }
+
+  public static WorkerEndpointP toProto(WorkerEndpoint e) {
+    return WorkerEndpointP.newBuilder()
+        .setHost(e.host())
+        .setRpcPort(e.rpcPort())
+        .setPushPort(e.pushPort())
+        .setFetchPort(e.fetchPort())
+        .build();
+  }
+
+  public static DiskSpec disk(DiskSpecP p) {
+    DiskTier tier = switch (p.getTier()) {
+      case NVME -> DiskTier.NVME;
+      case SSD -> DiskTier.SSD;
+      case HDD -> DiskTier.HDD;
+      default -> throw invalid("disk " + p.getPath() + " has no tier (expected " + DiskTier.allowed() + ")");
+    };
+    return parse(() -> new DiskSpec(p.getIndex(), p.getPath(), tier, p.getCapacityBytes()), "disks");
+  }
+
+  public static List<DiskSpec> disks(List<DiskSpecP> disks) {
+    return disks.stream().map(ProtoMapper::disk).toList();
+  }
+
+  public static DiskSpecP toProto(DiskSpec d) {
+    DiskTierP tier = switch (d.tier()) {
+      case NVME -> DiskTierP.NVME;
+      case SSD -> DiskTierP.SSD;
+      case HDD -> DiskTierP.HDD;
+    };
+    return DiskSpecP.newBuilder()
+        .setIndex(d.index())
+        .setPath(d.path())
+        .setTier(tier)
+        .setCapacityBytes(d.capacityBytes())
+        .build();
+  }
+
+  public static DiskLoad diskLoad(DiskLoadP p) {
+    DiskStatus status = switch (p.getStatus()) {
+      case FULL -> DiskStatus.FULL;
+      case BROKEN -> DiskStatus.BROKEN;
+      // A worker that reports no status has detected no problem with the disk.
+      default -> DiskStatus.HEALTHY;
+    };
+    return new DiskLoad(p.getIndex(), p.getUsableBytes(), status, p.getActivePartitions());
+  }
+
+  public static PartitionLocation location(PartitionLocationP p) {
+    Role role = switch (p.getRole()) {
+      case PRIMARY -> Role.PRIMARY;
+      case REPLICA -> Role.REPLICA;
+      default -> throw invalid("location of partition " + p.getPartitionId() + " has no role");
+    };
+    return parse(() -> new PartitionLocation(p.getPartitionId(), p.getEpoch(), role,
+        new WorkerId(p.getWorkerId()), endpoint(p.getEndpoint()), p.getDiskIndex()), "locations");
+  }
+
+  public static PartitionLocationP toProto(PartitionLocation l) {
+    return PartitionLocationP.newBuilder()
+        .setPartitionId(l.partition())
+        .setEpoch(l.epoch())
+        .setRole(l.role() == Role.PRIMARY ? RoleP.PRIMARY : RoleP.REPLICA)
+        .setWorkerId(l.worker().value())
+        .setEndpoint(toProto(l.endpoint()))
+        .setDiskIndex(l.diskIndex())
+        .build();
+  }
+
+  // ------------------------------------------------------------------ log commands
+
+  public static MasterCommand toProto(StampedCommand stamped) {
+    MasterCommand.Builder b = MasterCommand.newBuilder().setTimestampMs(stamped.timestampMs());
+    StateCommand command = stamped.command();
+    if (command instanceof RegisterWorker c) {
+      b.setRegisterWorker(registration(c));
+    } else if (command instanceof WorkerLost c) {
+      b.setWorkerLost(WorkerLostCommand.newBuilder()
+          .setWorkerId(c.worker().value()).setReason(c.reason()));
+    } else if (command instanceof RegisterApp c) {
+      b.setRegisterApp(RegisterAppCommand.newBuilder().setAppId(c.app().value()));
+    } else if (command instanceof RemoveApp c) {
+      b.setRemoveApp(RemoveAppCommand.newBuilder().setAppId(c.app().value()).setReason(c.reason()));
+    } else if (command instanceof AllocateSlots c) {
+      b.setAllocateSlots(AllocateSlotsCommand.newBuilder()
+          .setShuffle(toProto(c.shuffle()))
+          .setNumPartitions(c.numPartitions())
+          .addAllLocations(c.locations().stream().map(ProtoMapper::toProto).toList()));
+    } else if (command instanceof UnregisterShuffle c) {
+      b.setUnregisterShuffle(UnregisterShuffleCommand.newBuilder().setShuffle(toProto(c.shuffle())));
+    } else {
+      throw new IllegalArgumentException("unknown command " + command);
+    }
+    return b.build();
+  }
+
+  /** Parses a log entry; INVALID_REQUEST when it is not a well-formed command. */
+  public static StampedCommand fromProto(MasterCommand p) {
+    StateCommand command = switch (p.getCommandCase()) {
+      case REGISTER_WORKER -> registration(p.getRegisterWorker());
+      case WORKER_LOST -> new WorkerLost(
+          workerId(p.getWorkerLost().getWorkerId()), p.getWorkerLost().getReason());
+      case REGISTER_APP -> new RegisterApp(appId(p.getRegisterApp().getAppId()));
+      case REMOVE_APP -> new RemoveApp(
+          appId(p.getRemoveApp().getAppId()), p.getRemoveApp().getReason());
+      case ALLOCATE_SLOTS -> allocation(p.getAllocateSlots());
+      case UNREGISTER_SHUFFLE -> new UnregisterShuffle(shuffleId(p.getUnregisterShuffle().getShuffle()));
+      case COMMAND_NOT_SET -> throw invalid("master command has no command set");
+    };
+    return parse(() -> new StampedCommand(p.getTimestampMs(), command), "timestamp_ms");
+  }
+
+  private static RegisterWorkerCommand registration(RegisterWorker c) {
+    return RegisterWorkerCommand.newBuilder()
+        .setWorkerId(c.worker().value())
+        .setEndpoint(toProto(c.endpoint()))
+        .addAllDisks(c.disks().stream().map(ProtoMapper::toProto).toList())
+        .build();
+  }
+
+  private static RegisterWorker registration(RegisterWorkerCommand p) {
+    return new RegisterWorker(workerId(p.getWorkerId()), endpoint(p.getEndpoint()), disks(p.getDisksList()));
+  }
+
+  private static AllocateSlots allocation(AllocateSlotsCommand p) {
+    List<PartitionLocation> locations = p.getLocationsList().stream().map(ProtoMapper::location).toList();
+    return parse(() -> new AllocateSlots(shuffleId(p.getShuffle()), p.getNumPartitions(), locations),
+        "allocate_slots");
+  }
+
+  public static MasterCommandResult toProto(ApplyResult result) {
+    if (result instanceof Rejected r) {
+      return MasterCommandResult.newBuilder()
+          .setApplied(false)
+          .setErrorCode(r.code().toProto())
+          .setErrorMessage(r.message())
+          .build();
+    }
+    Applied applied = (Applied) result;
+    return MasterCommandResult.newBuilder()
+        .setApplied(true)
+        .addAllLocations(applied.locations().stream().map(ProtoMapper::toProto).toList())
+        .build();
+  }
+
+  public static ApplyResult fromProto(MasterCommandResult p) {
+    if (!p.getApplied()) {
+      return new Rejected(ErrorCode.fromProto(p.getErrorCode()), p.getErrorMessage());
+    }
+    return new Applied(p.getLocationsList().stream().map(ProtoMapper::location).toList());
+  }
+
+  // ------------------------------------------------------------------ snapshots and status
+
+  public static MasterSnapshot toSnapshot(MasterStateView view, long term, long index) {
+    MasterSnapshot.Builder b = MasterSnapshot.newBuilder().setTerm(term).setIndex(index);
+    for (RegisteredWorker w : view.workers().values()) {
+      b.addWorkers(registration(new RegisterWorker(w.id(), w.endpoint(), w.disks())));
+      b.putWorkerRegisteredAtMs(w.id().value(), w.registeredAtMs());
+      if (!w.alive()) {
+        b.addLostWorkers(w.id().value());
+      }
+    }
+    for (RegisteredApp a : view.apps().values()) {
+      b.addApps(AppStateP.newBuilder().setAppId(a.id().value()).setRegisteredAtMs(a.registeredAtMs()));
+    }
+    for (RegisteredShuffle s : view.shuffles().values()) {
+      ShuffleStateP.Builder shuffle = ShuffleStateP.newBuilder()
+          .setShuffle(toProto(s.id()))
+          .setNumPartitions(s.numPartitions());
+      s.slotsPerWorker().forEach((worker, slots) -> shuffle.putSlotsPerWorker(worker.value(), slots));
+      b.addShuffles(shuffle);
+    }
+    return b.build();
+  }
+
+  public static MasterStateView fromSnapshot(MasterSnapshot p) {
+    Set<String> lost = Set.copyOf(p.getLostWorkersList());
+    Map<WorkerId, RegisteredWorker> workers = new HashMap<>();
+    for (RegisterWorkerCommand w : p.getWorkersList()) {
+      RegisterWorker r = registration(w);
+      long registeredAt = p.getWorkerRegisteredAtMsOrDefault(w.getWorkerId(), 0L);
+      workers.put(r.worker(), new RegisteredWorker(
+          r.worker(), r.endpoint(), r.disks(), registeredAt, !lost.contains(w.getWorkerId())));
+    }
+    Map<AppId, RegisteredApp> apps = new HashMap<>();
+    for (AppStateP a : p.getAppsList()) {
+      apps.put(appId(a.getAppId()), new RegisteredApp(appId(a.getAppId()), a.getRegisteredAtMs()));
+    }
+    Map<ShuffleId, RegisteredShuffle> shuffles = new HashMap<>();
+    for (ShuffleStateP s : p.getShufflesList()) {
+      Map<WorkerId, Integer> slots = new HashMap<>();
+      s.getSlotsPerWorkerMap().forEach((worker, count) -> slots.put(workerId(worker), count));
+      ShuffleId id = shuffleId(s.getShuffle());
+      shuffles.put(id, parse(() -> RegisteredShuffle.of(id, s.getNumPartitions(), slots), "shuffles"));
+    }
+    return MasterStateView.of(workers, apps, shuffles);
+  }
+
+  /**
+   * Cluster status from the replicated state plus the leader's heartbeat times.
+   *
+   * @param lastHeartbeatMs leader time of each worker's latest heartbeat, where known
+   */
+  public static ClusterStatusResponse clusterStatus(MasterStateView view,
+      Map<WorkerId, Long> lastHeartbeatMs, String leaderId, long appliedIndex) {
+    ClusterStatusResponse.Builder b = ClusterStatusResponse.newBuilder()
+        .setLeaderId(leaderId)
+        .setAppliedIndex(appliedIndex);
+    Map<WorkerId, Integer> slots = view.slotsPerWorker();
+    for (RegisteredWorker w : view.workers().values()) {
+      b.addWorkers(WorkerStatusP.newBuilder()
+          .setWorkerId(w.id().value())
+          .setEndpoint(toProto(w.endpoint()))
+          .addAllDisks(w.disks().stream().map(ProtoMapper::toProto).toList())
+          .setAlive(w.alive())
+          .setRegisteredAtMs(w.registeredAtMs())
+          .setLastHeartbeatMs(lastHeartbeatMs.getOrDefault(w.id(), 0L))
+          .setAllocatedSlots(slots.getOrDefault(w.id(), 0)));
+    }
+    view.apps().keySet().forEach(app -> b.addApps(app.value()));
+    view.shuffles().keySet().forEach(shuffle -> b.addShuffles(toProto(shuffle)));
+    return b.build();
+  }
+
+  static FaroException invalid(String message) {
+    return new FaroException(ErrorCode.INVALID_REQUEST, message);
+  }
+
+  /** Runs a record constructor; its IllegalArgumentException becomes INVALID_REQUEST. */
+  static <T> T parse(Supplier<T> constructor, String field) {
+    try {
+      return constructor.get();
+    } catch (IllegalArgumentException | NullPointerException e) {
+      throw invalid("bad " + field + ": " + e.getMessage());
+    }
+  }
+}

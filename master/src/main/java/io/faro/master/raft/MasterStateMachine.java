@@ -1,0 +1,228 @@
+package io.faro.master.raft;
+
+import io.faro.common.error.ErrorCode;
+import io.faro.common.error.FaroException;
+import io.faro.master.mapping.ProtoMapper;
+import io.faro.master.state.ApplyResult;
+import io.faro.master.state.MasterState;
+import io.faro.master.state.MasterStateView;
+import io.faro.master.state.StampedCommand;
+import io.faro.master.state.StateReader;
+import io.faro.proto.ClusterStatusRequest;
+import io.faro.proto.MasterCommand;
+import java.io.IOException;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.locks.ReentrantReadWriteLock;
+import java.util.function.Function;
+import org.apache.ratis.proto.RaftProtos.LogEntryProto;
+import org.apache.ratis.protocol.Message;
+import org.apache.ratis.protocol.RaftClientRequest;
+import org.apache.ratis.protocol.RaftGroupId;
+import org.apache.ratis.protocol.RaftGroupMemberId;
+import org.apache.ratis.protocol.RaftPeerId;
+import org.apache.ratis.server.RaftServer;
+import org.apache.ratis.server.protocol.TermIndex;
+import org.apache.ratis.server.raftlog.RaftLog;
+import org.apache.ratis.server.storage.RaftStorage;
+import org.apache.ratis.statemachine.StateMachineStorage;
+import org.apache.ratis.statemachine.TransactionContext;
+import org.apache.ratis.statemachine.impl.BaseStateMachine;
+import org.apache.ratis.statemachine.impl.SingleFileSnapshotInfo;
+import org.apache.ratis.thirdparty.com.google.protobuf.ByteString;
+import org.apache.ratis.thirdparty.com.google.protobuf.UnsafeByteOperations;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The Ratis state machine that replicates {@link MasterState}.
+ *
+ * <ul>
+ *   <li>{@link #startTransaction} (leader, before the entry is logged) refuses entries that do not
+ *       parse as a well-formed {@code MasterCommand}, so none ever reaches the log.
+ *   <li>{@link #applyTransaction} (every master, in log order, on the Ratis apply thread) applies
+ *       the command and answers a {@code MasterCommandResult}. It is deterministic; a refused
+ *       command is a result, never a failure of the state machine.
+ *   <li>{@link #query} serves reads through Ratis: a {@code ClusterStatusRequest} is answered with
+ *       the whole state as a {@code MasterSnapshot} (term and index of the last applied entry).
+ *   <li>{@link #takeSnapshot} writes the state to a file named by term and index, with an MD5
+ *       checksum (see {@link SnapshotFiles}); Ratis then purges the log behind it. Loading checks
+ *       the checksum.
+ * </ul>
+ *
+ * <p>Thread-safety: the state is written only on the Ratis apply thread (apply, and snapshot
+ * loads while apply is paused), always under {@code lock}'s write lock; readers on other threads
+ * ({@link #read}, {@link #query}) take the read lock, so they see whole commands only.
+ */
+public final class MasterStateMachine extends BaseStateMachine {
+  private static final Logger LOG = LoggerFactory.getLogger(MasterStateMachine.class);
+
+  private final SnapshotFiles snapshots = new SnapshotFiles();
+  private final ReentrantReadWriteLock lock = new ReentrantReadWriteLock();
+
+  /** Guarded by {@code lock}; written only on the Ratis apply thread. */
+  private final MasterState state = new MasterState();
+
+  // Startup signals: completed by the first election seen and the first time this master is a
+  // ready leader (it applied an entry of its own term, so it holds every committed entry).
+  private final CompletableFuture<Void> leaderKnown = new CompletableFuture<>();
+  private final CompletableFuture<Void> leaderReady = new CompletableFuture<>();
+
+  @Override
+  public void initialize(RaftServer server, RaftGroupId groupId, RaftStorage raftStorage)
+      throws IOException {
+    super.initialize(server, groupId, raftStorage);
+    snapshots.init(raftStorage);
+    loadLatestSnapshot();
+  }
+
+  /** Called after the leader installed a snapshot on this master (apply is paused meanwhile). */
+  @Override
+  public void reinitialize() throws IOException {
+    loadLatestSnapshot();
+  }
+
+  @Override
+  public void notifyLeaderChanged(RaftGroupMemberId member, RaftPeerId newLeaderId) {
+    if (newLeaderId != null) {
+      leaderKnown.complete(null);
+    }
+  }
+
+  @Override
+  public void notifyLeaderReady() {
+    leaderKnown.complete(null);
+    leaderReady.complete(null);
+  }
+
+  /** Completes once some master of the group is known to lead. */
+  CompletableFuture<Void> leaderKnown() {
+    return leaderKnown;
+  }
+
+  /** Completes the first time this master is the leader and ready to serve. */
+  CompletableFuture<Void> leaderReady() {
+    return leaderReady;
+  }
+
+  @Override
+  public StateMachineStorage getStateMachineStorage() {
+    return snapshots.storage();
+  }
+
+  @Override
+  public TransactionContext startTransaction(RaftClientRequest request) throws IOException {
+    ByteString data = request.getMessage().getContent();
+    TransactionContext context = TransactionContext.newBuilder()
+        .setStateMachine(this)
+        .setClientRequest(request)
+        .setLogData(data)
+        .build();
+    try {
+      ProtoMapper.fromProto(MasterCommand.parseFrom(data.asReadOnlyByteBuffer()));
+    } catch (IOException | RuntimeException e) {
+      context.setException(new FaroException(ErrorCode.INVALID_REQUEST,
+          "refused to log a malformed master command: " + e.getMessage(), e));
+    }
+    return context;
+  }
+
+  @Override
+  public CompletableFuture<Message> applyTransaction(TransactionContext transaction) {
+    LogEntryProto entry = transaction.getLogEntry();
+    ByteString data = entry.getStateMachineLogEntry().getLogData();
+    ApplyResult result;
+    lock.writeLock().lock();
+    try {
+      result = apply(data, entry);
+      updateLastAppliedTermIndex(entry.getTerm(), entry.getIndex());
+    } finally {
+      lock.writeLock().unlock();
+    }
+    byte[] answer = ProtoMapper.toProto(result).toByteArray();
+    return CompletableFuture.completedFuture(Message.valueOf(UnsafeByteOperations.unsafeWrap(answer)));
+  }
+
+  private ApplyResult apply(ByteString data, LogEntryProto entry) {
+    StampedCommand command;
+    try {
+      command = ProtoMapper.fromProto(MasterCommand.parseFrom(data.asReadOnlyByteBuffer()));
+    } catch (IOException | RuntimeException e) {
+      // startTransaction keeps such entries out of the log; if one is there anyway, every
+      // master refuses it the same way rather than stopping the group.
+      LOG.error("Skipping malformed master command at log index {}", entry.getIndex(), e);
+      return new ApplyResult.Rejected(ErrorCode.INTERNAL,
+          "malformed master command at log index " + entry.getIndex() + ": " + e.getMessage());
+    }
+    return state.apply(command);
+  }
+
+  @Override
+  public CompletableFuture<Message> query(Message request) {
+    try {
+      ClusterStatusRequest.parseFrom(request.getContent().asReadOnlyByteBuffer());
+    } catch (IOException e) {
+      return CompletableFuture.failedFuture(new FaroException(ErrorCode.INVALID_REQUEST,
+          "master state query is not a ClusterStatusRequest: " + e.getMessage(), e));
+    }
+    byte[] answer;
+    lock.readLock().lock();
+    try {
+      TermIndex applied = getLastAppliedTermIndex();
+      answer = ProtoMapper.toSnapshot(state.view(), applied.getTerm(), applied.getIndex()).toByteArray();
+    } finally {
+      lock.readLock().unlock();
+    }
+    return CompletableFuture.completedFuture(Message.valueOf(UnsafeByteOperations.unsafeWrap(answer)));
+  }
+
+  /**
+   * Reads the state on the caller's thread under the read lock. Used by the leader for hot,
+   * local reads (heartbeats, placement) that should not go through the Raft request path;
+   * {@code reader} must be quick and must not keep the {@link StateReader}.
+   */
+  public <T> T read(Function<StateReader, T> reader) {
+    lock.readLock().lock();
+    try {
+      return reader.apply(state);
+    } finally {
+      lock.readLock().unlock();
+    }
+  }
+
+  @Override
+  public long takeSnapshot() throws IOException {
+    // Called by Ratis on the apply thread, so the state cannot move while it is copied.
+    MasterStateView view;
+    TermIndex applied;
+    lock.readLock().lock();
+    try {
+      view = state.view();
+      applied = getLastAppliedTermIndex();
+    } finally {
+      lock.readLock().unlock();
+    }
+    if (applied == null || applied.getIndex() < 0) {
+      return RaftLog.INVALID_LOG_INDEX;
+    }
+    snapshots.write(ProtoMapper.toSnapshot(view, applied.getTerm(), applied.getIndex()), applied);
+    return applied.getIndex();
+  }
+
+  private void loadLatestSnapshot() throws IOException {
+    SingleFileSnapshotInfo latest = snapshots.latest();
+    if (latest == null) {
+      LOG.info("{}: no snapshot, the state is rebuilt from the log", getId());
+      return;
+    }
+    MasterStateView view = ProtoMapper.fromSnapshot(snapshots.read(latest));
+    lock.writeLock().lock();
+    try {
+      state.replaceWith(view);
+      setLastAppliedTermIndex(latest.getTermIndex());
+    } finally {
+      lock.writeLock().unlock();
+    }
+    LOG.info("{}: loaded snapshot {}: {} workers, {} apps, {} shuffles", getId(),
+        latest.getTermIndex(), view.workers().size(), view.apps().size(), view.shuffles().size());
+  }
+}

@@ -1,0 +1,294 @@
+package io.faro.master.raft;
+
+import static java.util.Objects.requireNonNull;
+
+import io.faro.common.error.ErrorCode;
+import io.faro.common.error.FaroException;
+import io.faro.common.network.Futures;
+import io.faro.common.network.HostPort;
+import io.faro.master.MasterServerConfig;
+import io.faro.master.mapping.ProtoMapper;
+import io.faro.master.state.ApplyResult;
+import io.faro.master.state.MasterStateView;
+import io.faro.master.state.StampedCommand;
+import io.faro.master.state.StateReader;
+import io.faro.proto.ClusterStatusRequest;
+import io.faro.proto.MasterCommandResult;
+import io.faro.proto.MasterSnapshot;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.time.Duration;
+import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Function;
+import org.apache.ratis.protocol.ClientId;
+import org.apache.ratis.protocol.Message;
+import org.apache.ratis.protocol.RaftClientReply;
+import org.apache.ratis.protocol.RaftClientRequest;
+import org.apache.ratis.protocol.RaftGroup;
+import org.apache.ratis.protocol.RaftGroupId;
+import org.apache.ratis.protocol.RaftPeer;
+import org.apache.ratis.protocol.RaftPeerId;
+import org.apache.ratis.protocol.exceptions.AlreadyClosedException;
+import org.apache.ratis.protocol.exceptions.LeaderNotReadyException;
+import org.apache.ratis.protocol.exceptions.LeaderSteppingDownException;
+import org.apache.ratis.protocol.exceptions.RaftException;
+import org.apache.ratis.server.DivisionInfo;
+import org.apache.ratis.server.RaftServer;
+import org.apache.ratis.server.storage.RaftStorage;
+import org.apache.ratis.thirdparty.com.google.protobuf.UnsafeByteOperations;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * This master's member of the Raft group: starts the Ratis server on the configured peers and
+ * storage, submits commands to the local server (no network client: a non-leader refuses with
+ * {@link NotLeaderException}, which carries the leader's RPC address), reads the state, and
+ * tells whether this master leads. One master and three masters run this same code.
+ *
+ * <p>Thread-safe. Futures complete on Ratis threads; callers must not block in their callbacks.
+ */
+public final class RaftNode implements AutoCloseable {
+  private static final Logger LOG = LoggerFactory.getLogger(RaftNode.class);
+
+  /** Every Faro master group has this id, so a restart finds its storage again. */
+  static final RaftGroupId GROUP_ID =
+      RaftGroupId.valueOf(UUID.nameUUIDFromBytes("faro-master".getBytes(StandardCharsets.UTF_8)));
+
+  private final MasterServerConfig config;
+  private final MasterStateMachine stateMachine = new MasterStateMachine();
+  private final ClientId clientId = ClientId.randomId();
+  private final AtomicLong callIds = new AtomicLong();
+  private volatile RaftServer server;
+  private volatile RaftServer.Division division;
+  private volatile int rpcPort;
+
+  /** @param config the master's settings, with its own Raft port already resolved (not 0) */
+  public RaftNode(MasterServerConfig config) {
+    this.config = requireNonNull(config, "config is null");
+  }
+
+  /**
+   * Starts the Ratis server; recovers the state from the storage directory when it holds one.
+   *
+   * @param boundRpcPort this master's RPC port, for leader hints
+   */
+  public void start(int boundRpcPort) throws IOException {
+    this.rpcPort = boundRpcPort;
+    RaftGroup group = RaftGroup.valueOf(GROUP_ID, config.peers().stream()
+        .map(p -> RaftPeer.newBuilder().setId(p.id()).setAddress(p.raftAddress().toString()).build())
+        .toList());
+    boolean existing = Files.isDirectory(config.ratisDir().resolve(GROUP_ID.getUuid().toString()));
+    RaftServer started = RaftServer.newBuilder()
+        .setServerId(RaftPeerId.valueOf(config.masterId()))
+        .setGroup(group)
+        .setStateMachine(stateMachine)
+        .setProperties(RaftSettings.properties(config))
+        .setOption(existing ? RaftStorage.StartupOption.RECOVER : RaftStorage.StartupOption.FORMAT)
+        .build();
+    started.start();
+    this.server = started;
+    this.division = started.getDivision(GROUP_ID);
+    LOG.info("Master {} started Raft on port {} ({} storage in {}), group {}", config.masterId(),
+        raftPort(), existing ? "recovered" : "new", config.ratisDir(), config.peers());
+  }
+
+  /**
+   * Waits until this master is a ready leader, or, in a group of several masters, until any
+   * master leads. Returns whether that happened within {@code timeout}.
+   */
+  public boolean awaitLeader(Duration timeout) {
+    CompletableFuture<Void> signal = config.peers().size() == 1
+        ? stateMachine.leaderReady() : stateMachine.leaderKnown();
+    try {
+      signal.get(timeout.toMillis(), TimeUnit.MILLISECONDS);
+      return true;
+    } catch (TimeoutException e) {
+      return false;
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      return false;
+    } catch (java.util.concurrent.ExecutionException e) {
+      throw new IllegalStateException("leader signal failed", e);
+    }
+  }
+
+  public int raftPort() {
+    RaftServer s = server;
+    return s == null ? config.raftPort() : s.getServerRpc().getInetSocketAddress().getPort();
+  }
+
+  public String masterId() {
+    return config.masterId();
+  }
+
+  /** True when this master leads and has applied every committed entry. */
+  public boolean isLeaderReady() {
+    DivisionInfo info = info();
+    return info != null && info.isLeader() && info.isLeaderReady();
+  }
+
+  /** The current Raft term, or -1 before start. */
+  public long currentTerm() {
+    DivisionInfo info = info();
+    return info == null ? -1 : info.getCurrentTerm();
+  }
+
+  /** Id of the master believed to lead, or empty. */
+  public String leaderId() {
+    DivisionInfo info = info();
+    RaftPeerId leader = info == null ? null : info.getLeaderId();
+    return leader == null ? "" : leader.toString();
+  }
+
+  /** The leader's RPC {@code host:port}, or empty when no leader or its RPC port is unknown. */
+  public String leaderHint() {
+    return hintFor(leaderId());
+  }
+
+  /** The failure to answer when this master cannot serve {@code what} as leader. */
+  public NotLeaderException notLeader(String what) {
+    String leader = leaderId();
+    String hint = hintFor(leader);
+    return new NotLeaderException("master " + config.masterId() + " cannot serve " + what
+        + ": it is not the ready leader" + (leader.isEmpty() ? " (no leader elected yet)"
+        : " (leader: " + leader + (hint.isEmpty() ? "" : " at " + hint) + ")"), hint);
+  }
+
+  private String hintFor(String leaderId) {
+    if (leaderId.isEmpty()) {
+      return "";
+    }
+    if (leaderId.equals(config.masterId())) {
+      return rpcPort == 0 ? "" : new HostPort(config.advertisedHost(), rpcPort).toString();
+    }
+    return config.peers().stream()
+        .filter(p -> p.id().equals(leaderId))
+        .findFirst()
+        .flatMap(p -> p.rpcAddress(config.rpcPort()))
+        .map(HostPort::toString)
+        .orElse("");
+  }
+
+  private DivisionInfo info() {
+    RaftServer.Division d = division;
+    return d == null ? null : d.getInfo();
+  }
+
+  /** Reads the local state under the state machine's read lock (see MasterStateMachine#read). */
+  public <T> T read(Function<StateReader, T> reader) {
+    return stateMachine.read(reader);
+  }
+
+  /** Logs {@code command} through Raft; completes with its result once applied here. */
+  public CompletableFuture<ApplyResult> submit(StampedCommand command) {
+    byte[] data = ProtoMapper.toProto(command).toByteArray();
+    return send(data, RaftClientRequest.writeRequestType(), describe(command))
+        .thenApply(reply -> ProtoMapper.fromProto(parseResult(reply)));
+  }
+
+  /** The whole state through a Raft read (served by the leader only), with its applied index. */
+  public CompletableFuture<AppliedState> queryState() {
+    byte[] data = ClusterStatusRequest.getDefaultInstance().toByteArray();
+    return send(data, RaftClientRequest.readRequestType(), "a state query")
+        .thenApply(reply -> {
+          MasterSnapshot snapshot = parseSnapshot(reply);
+          return new AppliedState(ProtoMapper.fromSnapshot(snapshot), snapshot.getIndex());
+        });
+  }
+
+  /** The state as of one applied log index. */
+  public record AppliedState(MasterStateView view, long appliedIndex) {}
+
+  private CompletableFuture<RaftClientReply> send(byte[] data, RaftClientRequest.Type type, String what) {
+    RaftServer s = server;
+    if (s == null) {
+      return CompletableFuture.failedFuture(notLeader(what));
+    }
+    RaftClientRequest request = RaftClientRequest.newBuilder()
+        .setClientId(clientId)
+        .setServerId(s.getId())
+        .setGroupId(GROUP_ID)
+        .setCallId(callIds.incrementAndGet())
+        .setMessage(Message.valueOf(UnsafeByteOperations.unsafeWrap(data)))
+        .setType(type)
+        .build();
+    CompletableFuture<RaftClientReply> reply;
+    try {
+      reply = s.submitClientRequestAsync(request);
+    } catch (IOException e) {
+      return CompletableFuture.failedFuture(failure(e, what));
+    }
+    Duration timeout = config.network().requestTimeout();
+    return reply
+        .orTimeout(timeout.toMillis(), TimeUnit.MILLISECONDS)
+        .handle((r, error) -> {
+          if (error != null) {
+            Throwable cause = Futures.unwrap(error);
+            throw failure(cause instanceof TimeoutException
+                ? new FaroException(ErrorCode.TIMEOUT, what + " was not applied within "
+                    + timeout.toMillis() + "ms (faro.network.request.timeout)") : cause, what);
+          }
+          if (!r.isSuccess()) {
+            throw failure(r.getException(), what);
+          }
+          return r;
+        });
+  }
+
+  private FaroException failure(Throwable error, String what) {
+    if (error instanceof FaroException fe) {
+      return fe;
+    }
+    if (error instanceof org.apache.ratis.protocol.exceptions.NotLeaderException
+        || error instanceof LeaderNotReadyException
+        || error instanceof LeaderSteppingDownException) {
+      return notLeader(what);
+    }
+    if (error instanceof AlreadyClosedException) {
+      return new FaroException(ErrorCode.SHUTTING_DOWN,
+          "master " + config.masterId() + " is shutting down; cannot serve " + what, error);
+    }
+    if (error instanceof RaftException && error.getCause() instanceof FaroException fe) {
+      return fe;
+    }
+    return new FaroException(ErrorCode.INTERNAL, what + " failed on master "
+        + config.masterId() + ": " + error, error);
+  }
+
+  private static MasterCommandResult parseResult(RaftClientReply reply) {
+    try {
+      return MasterCommandResult.parseFrom(reply.getMessage().getContent().asReadOnlyByteBuffer());
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+  }
+
+  private static MasterSnapshot parseSnapshot(RaftClientReply reply) {
+    try {
+      return MasterSnapshot.parseFrom(reply.getMessage().getContent().asReadOnlyByteBuffer());
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+  }
+
+  private static String describe(StampedCommand command) {
+    return command.command().getClass().getSimpleName();
+  }
+
+  @Override
+  public void close() throws IOException {
+    RaftServer s = server;
+    server = null;
+    division = null;
+    if (s != null) {
+      s.close();
+      LOG.info("Master {} stopped Raft", config.masterId());
+    }
+  }
+}

@@ -1,0 +1,175 @@
+package io.faro.master.state;
+
+import io.faro.common.error.ErrorCode;
+import io.faro.common.id.AppId;
+import io.faro.common.id.PartitionLocation;
+import io.faro.common.id.ShuffleId;
+import io.faro.common.id.WorkerId;
+import io.faro.master.state.ApplyResult.Applied;
+import io.faro.master.state.ApplyResult.Rejected;
+import io.faro.master.state.StateCommand.AllocateSlots;
+import io.faro.master.state.StateCommand.RegisterApp;
+import io.faro.master.state.StateCommand.RegisterWorker;
+import io.faro.master.state.StateCommand.RemoveApp;
+import io.faro.master.state.StateCommand.UnregisterShuffle;
+import io.faro.master.state.StateCommand.WorkerLost;
+import java.util.Comparator;
+import java.util.List;
+import java.util.Map;
+import java.util.NavigableMap;
+import java.util.Optional;
+import java.util.TreeMap;
+
+/**
+ * The replicated master state: workers, applications and their shuffles. It changes only through
+ * {@link #apply}, one handler per command, and apply is deterministic: it reads neither the clock
+ * nor randomness (the leader stamped the time into the command), and it iterates in key order.
+ * So every master that applies the same log holds the same state.
+ *
+ * <p>Commands are idempotent where a retry can repeat them: registering a known worker or app
+ * again, declaring a lost worker lost, removing an absent app or shuffle all succeed without
+ * further change.
+ *
+ * <p>Not thread-safe. Confined to the Raft apply thread for writes; the owning state machine
+ * guards it with a read-write lock so that readers on other threads see whole commands.
+ */
+public final class MasterState implements StateReader {
+  static final Comparator<WorkerId> WORKER_ORDER = Comparator.comparing(WorkerId::value);
+  static final Comparator<AppId> APP_ORDER = Comparator.comparing(AppId::value);
+  static final Comparator<ShuffleId> SHUFFLE_ORDER =
+      Comparator.comparing((ShuffleId s) -> s.app().value()).thenComparingInt(ShuffleId::shuffle);
+
+  private final NavigableMap<WorkerId, RegisteredWorker> workers = new TreeMap<>(WORKER_ORDER);
+  private final NavigableMap<AppId, RegisteredApp> apps = new TreeMap<>(APP_ORDER);
+  private final NavigableMap<ShuffleId, RegisteredShuffle> shuffles = new TreeMap<>(SHUFFLE_ORDER);
+
+  public MasterState() {}
+
+  /** A state holding exactly what {@code view} holds (used to load a snapshot). */
+  public MasterState(MasterStateView view) {
+    replaceWith(view);
+  }
+
+  /** Replaces the whole state, as when a snapshot is loaded. */
+  public void replaceWith(MasterStateView view) {
+    workers.clear();
+    apps.clear();
+    shuffles.clear();
+    workers.putAll(view.workers());
+    apps.putAll(view.apps());
+    shuffles.putAll(view.shuffles());
+  }
+
+  /** Applies one command; the one way the state changes. */
+  public ApplyResult apply(StampedCommand stamped) {
+    long time = stamped.timestampMs();
+    StateCommand command = stamped.command();
+    // Java 17 has no pattern switch; the sealed interface keeps this list complete.
+    if (command instanceof RegisterWorker c) {
+      return registerWorker(c, time);
+    } else if (command instanceof WorkerLost c) {
+      return workerLost(c);
+    } else if (command instanceof RegisterApp c) {
+      return registerApp(c, time);
+    } else if (command instanceof RemoveApp c) {
+      return removeApp(c);
+    } else if (command instanceof AllocateSlots c) {
+      return allocateSlots(c);
+    } else if (command instanceof UnregisterShuffle c) {
+      return unregisterShuffle(c);
+    }
+    throw new IllegalArgumentException("unknown command " + command);
+  }
+
+  private ApplyResult registerWorker(RegisterWorker command, long time) {
+    RegisteredWorker known = workers.get(command.worker());
+    boolean unchanged = known != null && known.alive()
+        && known.endpoint().equals(command.endpoint()) && known.disks().equals(command.disks());
+    if (!unchanged) {
+      // A repeat of the same registration keeps the first time; a revival or a change is new.
+      workers.put(command.worker(), new RegisteredWorker(
+          command.worker(), command.endpoint(), command.disks(), time, true));
+    }
+    return Applied.NOTHING;
+  }
+
+  private ApplyResult workerLost(WorkerLost command) {
+    // The worker's slots stay counted: its shuffles' lifecycle managers revive the partitions.
+    workers.computeIfPresent(command.worker(), (id, worker) -> worker.lost());
+    return Applied.NOTHING;
+  }
+
+  private ApplyResult registerApp(RegisterApp command, long time) {
+    apps.putIfAbsent(command.app(), new RegisteredApp(command.app(), time));
+    return Applied.NOTHING;
+  }
+
+  private ApplyResult removeApp(RemoveApp command) {
+    apps.remove(command.app());
+    appShuffles(command.app()).clear();
+    return Applied.NOTHING;
+  }
+
+  private ApplyResult allocateSlots(AllocateSlots command) {
+    ShuffleId shuffle = command.shuffle();
+    if (!apps.containsKey(shuffle.app())) {
+      // An entry removing the app was ordered before this one: refuse, on every master alike.
+      return new Rejected(ErrorCode.UNKNOWN_APP, "cannot allocate slots for shuffle " + shuffle
+          + ": app " + shuffle.app() + " is not registered");
+    }
+    for (PartitionLocation location : command.locations()) {
+      if (!workers.containsKey(location.worker())) {
+        return new Rejected(ErrorCode.INVALID_REQUEST, "cannot allocate slots for shuffle "
+            + shuffle + ": worker " + location.worker() + " was never registered");
+      }
+    }
+    RegisteredShuffle known = shuffles.get(shuffle);
+    RegisteredShuffle updated = known != null
+        ? known.withSlots(command.numPartitions(), command.locations())
+        : RegisteredShuffle.of(shuffle, command.numPartitions(), Map.of())
+            .withSlots(command.numPartitions(), command.locations());
+    shuffles.put(shuffle, updated);
+    return new Applied(command.locations());
+  }
+
+  private ApplyResult unregisterShuffle(UnregisterShuffle command) {
+    shuffles.remove(command.shuffle());
+    return Applied.NOTHING;
+  }
+
+  private NavigableMap<ShuffleId, RegisteredShuffle> appShuffles(AppId app) {
+    return shuffles.subMap(new ShuffleId(app, 0), true, new ShuffleId(app, Integer.MAX_VALUE), true);
+  }
+
+  // ------------------------------------------------------------------ reads
+
+  @Override
+  public Optional<RegisteredWorker> worker(WorkerId id) {
+    return Optional.ofNullable(workers.get(id));
+  }
+
+  @Override
+  public List<RegisteredWorker> aliveWorkers() {
+    return workers.values().stream().filter(RegisteredWorker::alive).toList();
+  }
+
+  @Override
+  public boolean hasApp(AppId id) {
+    return apps.containsKey(id);
+  }
+
+  @Override
+  public List<AppId> appIds() {
+    return List.copyOf(apps.keySet());
+  }
+
+  @Override
+  public boolean hasShuffle(ShuffleId id) {
+    return shuffles.containsKey(id);
+  }
+
+  @Override
+  public MasterStateView view() {
+    return new MasterStateView(workers, apps, shuffles);
+  }
+}

@@ -1,0 +1,76 @@
+package io.faro.master.state;
+
+import static java.util.Objects.requireNonNull;
+
+import io.faro.common.id.AppId;
+import io.faro.common.id.PartitionLocation;
+import io.faro.common.id.ShuffleId;
+import io.faro.common.id.WorkerEndpoint;
+import io.faro.common.id.WorkerId;
+import java.util.List;
+
+/**
+ * A change to the master state: the domain form of one Raft log entry ({@code MasterCommand} in
+ * faro.proto). The leader computes a command (for example the slot placement) and every master
+ * applies the same command with {@link MasterState#apply}. Constructors check what a command must
+ * satisfy whatever the state, so a malformed entry is refused before it reaches the log.
+ */
+public sealed interface StateCommand {
+
+  /** Registers a worker, or revives / updates a known one. */
+  record RegisterWorker(WorkerId worker, WorkerEndpoint endpoint, List<DiskSpec> disks)
+      implements StateCommand {
+    public RegisterWorker {
+      requireNonNull(worker, "worker is null");
+      requireNonNull(endpoint, "endpoint is null");
+      disks = List.copyOf(disks);
+    }
+  }
+
+  /** Declares a worker lost (no heartbeat within faro.master.worker.timeout). */
+  record WorkerLost(WorkerId worker, String reason) implements StateCommand {
+    public WorkerLost {
+      requireNonNull(worker, "worker is null");
+      requireNonNull(reason, "reason is null");
+    }
+  }
+
+  record RegisterApp(AppId app) implements StateCommand {
+    public RegisterApp {
+      requireNonNull(app, "app is null");
+    }
+  }
+
+  /** Removes an application and every shuffle of it. */
+  record RemoveApp(AppId app, String reason) implements StateCommand {
+    public RemoveApp {
+      requireNonNull(app, "app is null");
+      requireNonNull(reason, "reason is null");
+    }
+  }
+
+  /** Records the slots the leader placed; an existing shuffle gets them added. */
+  record AllocateSlots(ShuffleId shuffle, int numPartitions, List<PartitionLocation> locations)
+      implements StateCommand {
+    public AllocateSlots {
+      requireNonNull(shuffle, "shuffle is null");
+      locations = List.copyOf(locations);
+      if (numPartitions <= 0 || locations.isEmpty()) {
+        throw new IllegalArgumentException("allocation for shuffle " + shuffle + " has "
+            + numPartitions + " partitions and " + locations.size() + " locations");
+      }
+      for (PartitionLocation location : locations) {
+        if (location.partition() < 0 || location.partition() >= numPartitions) {
+          throw new IllegalArgumentException("allocation for shuffle " + shuffle + " places partition "
+              + location.partition() + ", outside 0.." + (numPartitions - 1));
+        }
+      }
+    }
+  }
+
+  record UnregisterShuffle(ShuffleId shuffle) implements StateCommand {
+    public UnregisterShuffle {
+      requireNonNull(shuffle, "shuffle is null");
+    }
+  }
+}

@@ -1,0 +1,204 @@
+package io.faro.worker;
+
+import static io.faro.common.config.ConfigOption.durationOption;
+import static io.faro.common.config.ConfigOption.intOption;
+import static io.faro.common.config.ConfigOption.listOption;
+import static io.faro.common.config.ConfigOption.sizeOption;
+import static io.faro.common.config.ConfigOption.stringOption;
+
+import io.faro.common.config.ConfigException;
+import io.faro.common.config.ConfigOption;
+import io.faro.common.config.FaroConf;
+import io.faro.common.id.DiskTier;
+import io.faro.common.id.WorkerId;
+import io.faro.common.master.MasterOptions;
+import io.faro.common.network.FrameCodec;
+import io.faro.common.network.HostPort;
+import io.faro.common.network.NetworkOptions;
+import io.faro.worker.storage.DiskDir;
+import java.net.InetAddress;
+import java.net.UnknownHostException;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Optional;
+import java.util.Set;
+
+/**
+ * Every setting of the worker, each with its default, unit, doc and validator, and the typed
+ * {@link Settings} built from them. {@link #ALL} feeds docs/configuration.md.
+ */
+public final class WorkerOptions {
+  public static final ConfigOption<String> HOST =
+      stringOption("faro.worker.host", "",
+          "Host name or address the worker advertises to the masters and clients; empty means "
+              + "the local host name.");
+  public static final ConfigOption<String> BIND_HOST =
+      stringOption("faro.worker.bind.host", "0.0.0.0",
+          "Address the worker's three servers listen on.");
+  public static final ConfigOption<String> ID =
+      stringOption("faro.worker.id", "",
+          "Stable identity of this worker; empty means host:rpcPort. Keep it stable across "
+              + "restarts so the masters recognise the worker.");
+  public static final ConfigOption<Integer> RPC_PORT =
+      intOption("faro.worker.rpc.port", 9100, 0, 65535, "port",
+          "Port of control RPCs (reserve slots, commit files); 0 picks a free one.");
+  public static final ConfigOption<Integer> PUSH_PORT =
+      intOption("faro.worker.push.port", 9101, 0, 65535, "port",
+          "Port that map tasks push batches to; 0 picks a free one. Separate from the others "
+              + "so that push back-pressure never stalls control or fetch traffic.");
+  public static final ConfigOption<Integer> FETCH_PORT =
+      intOption("faro.worker.fetch.port", 9102, 0, 65535, "port",
+          "Port that reducers fetch chunks from; 0 picks a free one.");
+  public static final ConfigOption<List<DiskDir>> DIRS =
+      listOption("faro.worker.dirs", "", DiskDir::parse, true,
+          "path:tier with tier one of " + DiskTier.allowed(),
+          "The worker's disks, one directory per disk, each with its tier, e.g. "
+              + "/data1/faro:ssd,/data2/faro:hdd. Required. The position in this list is the "
+              + "disk index the masters place partitions by: keep the order stable.");
+  public static final ConfigOption<Long> FLUSH_BUFFER_SIZE =
+      sizeOption("faro.worker.flush.buffer.size", "256k", 4 * 1024, 256L << 20,
+          "Bytes one partition buffers in memory before they are handed to its disk's flusher. "
+              + "Larger means fewer, bigger sequential writes and more memory per partition.");
+  public static final ConfigOption<Integer> FLUSH_THREADS_PER_DISK =
+      intOption("faro.worker.flush.threads.per.disk", 1, 1, 64, "threads",
+          "Flusher threads per disk. One suits an HDD (sequential writes); an NVMe disk may "
+              + "take more. A partition always flushes on the same thread.");
+  public static final ConfigOption<Long> CHUNK_SIZE =
+      sizeOption("faro.worker.chunk.size", "8m", 1024, 1L << 30,
+          "Target size of the chunks a partition file is cut into; reducers fetch one chunk "
+              + "per request. A chunk ends after the pushed part that makes it reach this size.");
+  public static final ConfigOption<Duration> HEARTBEAT_INTERVAL =
+      durationOption("faro.worker.heartbeat.interval", "5s", Duration.ofMillis(50),
+          "How often the worker reports its disks and shuffles to the masters.");
+  public static final ConfigOption<Long> MEMORY_BUDGET =
+      sizeOption("faro.worker.memory.budget", "1g", 16 * 1024, 1L << 40,
+          "Direct memory that pushed data waiting for its flush may take. Above the pause "
+              + "mark the worker stops reading push connections and answers SLOW_DOWN.");
+  public static final ConfigOption<Integer> MEMORY_PAUSE_PERCENT =
+      intOption("faro.worker.memory.pause.percent", 90, 1, 100, "percent",
+          "Share of faro.worker.memory.budget above which push connections are paused.");
+  public static final ConfigOption<Integer> MEMORY_RESUME_PERCENT =
+      intOption("faro.worker.memory.resume.percent", 70, 0, 99, "percent",
+          "Share of faro.worker.memory.budget below which paused push connections resume. "
+              + "Must be below faro.worker.memory.pause.percent.");
+
+  public static final List<ConfigOption<?>> ALL =
+      List.of(HOST, BIND_HOST, ID, RPC_PORT, PUSH_PORT, FETCH_PORT, DIRS, FLUSH_BUFFER_SIZE,
+          FLUSH_THREADS_PER_DISK, CHUNK_SIZE, HEARTBEAT_INTERVAL, MEMORY_BUDGET,
+          MEMORY_PAUSE_PERCENT, MEMORY_RESUME_PERCENT);
+
+  private WorkerOptions() {}
+
+  /** The typed, validated settings of one worker process. Immutable. */
+  public record Settings(
+      String host,
+      String bindHost,
+      Optional<WorkerId> id,
+      int rpcPort,
+      int pushPort,
+      int fetchPort,
+      List<DiskDir> dirs,
+      long flushBufferSize,
+      int flushThreadsPerDisk,
+      long chunkSize,
+      Duration heartbeatInterval,
+      long memoryBudget,
+      int memoryPausePercent,
+      int memoryResumePercent,
+      NetworkOptions.Settings network,
+      List<HostPort> masters,
+      Duration masterRetryTimeout) {
+
+    public Settings {
+      dirs = List.copyOf(dirs);
+      masters = List.copyOf(masters);
+    }
+
+    /**
+     * Reads and cross-checks every worker key.
+     *
+     * @throws ConfigException naming the key (or keys) at fault
+     */
+    public static Settings from(FaroConf conf) {
+      String configuredId = conf.get(ID).trim();
+      Settings settings =
+          new Settings(
+              advertisedHost(conf.get(HOST).trim()),
+              conf.get(BIND_HOST).trim(),
+              configuredId.isEmpty() ? Optional.empty() : Optional.of(new WorkerId(configuredId)),
+              conf.get(RPC_PORT),
+              conf.get(PUSH_PORT),
+              conf.get(FETCH_PORT),
+              conf.get(DIRS),
+              conf.get(FLUSH_BUFFER_SIZE),
+              conf.get(FLUSH_THREADS_PER_DISK),
+              conf.get(CHUNK_SIZE),
+              conf.get(HEARTBEAT_INTERVAL),
+              conf.get(MEMORY_BUDGET),
+              conf.get(MEMORY_PAUSE_PERCENT),
+              conf.get(MEMORY_RESUME_PERCENT),
+              NetworkOptions.Settings.from(conf),
+              conf.get(MasterOptions.ENDPOINTS),
+              conf.get(MasterOptions.RETRY_TIMEOUT));
+      settings.check();
+      return settings;
+    }
+
+    private void check() {
+      if (dirs.isEmpty()) {
+        throw new ConfigException(DIRS.key() + " is not set: list the worker's disks as "
+            + "path:tier (tier one of " + DiskTier.allowed() + "), e.g. /data1/faro:ssd,/data2/faro:hdd");
+      }
+      Set<Path> seen = new HashSet<>();
+      for (DiskDir dir : dirs) {
+        if (!seen.add(dir.path().toAbsolutePath().normalize())) {
+          throw new ConfigException(DIRS.key() + " lists " + dir.path() + " twice");
+        }
+      }
+      if (memoryResumePercent >= memoryPausePercent) {
+        throw new ConfigException(MEMORY_RESUME_PERCENT.key() + " (" + memoryResumePercent
+            + ") must be below " + MEMORY_PAUSE_PERCENT.key() + " (" + memoryPausePercent + ")");
+      }
+      if (chunkSize + FrameCodec.HEADER >= network.maxFrameSize()) {
+        throw new ConfigException(CHUNK_SIZE.key() + " (" + chunkSize + ") must be smaller than "
+            + NetworkOptions.MAX_FRAME_SIZE.key() + " (" + network.maxFrameSize()
+            + "): a fetched chunk travels in one frame");
+      }
+      checkDistinct(RPC_PORT, rpcPort, PUSH_PORT, pushPort);
+      checkDistinct(RPC_PORT, rpcPort, FETCH_PORT, fetchPort);
+      checkDistinct(PUSH_PORT, pushPort, FETCH_PORT, fetchPort);
+    }
+
+    private static void checkDistinct(
+        ConfigOption<Integer> a, int portA, ConfigOption<Integer> b, int portB) {
+      if (portA != 0 && portA == portB) {
+        throw new ConfigException(a.key() + " and " + b.key() + " are both " + portA
+            + ": each server needs its own port");
+      }
+    }
+
+    /** Bytes in partition buffers above which push connections pause. */
+    public long memoryPauseBytes() {
+      return memoryBudget / 100 * memoryPausePercent;
+    }
+
+    /** Bytes in partition buffers below which paused push connections resume. */
+    public long memoryResumeBytes() {
+      return memoryBudget / 100 * memoryResumePercent;
+    }
+
+    private static String advertisedHost(String configured) {
+      if (!configured.isEmpty()) {
+        return configured;
+      }
+      try {
+        return InetAddress.getLocalHost().getHostName();
+      } catch (UnknownHostException e) {
+        throw new ConfigException("cannot determine the local host name (" + e.getMessage()
+            + "): set " + HOST.key());
+      }
+    }
+  }
+}

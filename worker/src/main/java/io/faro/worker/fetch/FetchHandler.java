@@ -1,0 +1,67 @@
+package io.faro.worker.fetch;
+
+import static java.util.Objects.requireNonNull;
+
+import io.faro.common.error.ErrorCode;
+import io.faro.common.error.FaroException;
+import io.faro.common.id.PartitionKey;
+import io.faro.common.network.Request;
+import io.faro.common.network.RequestHandler;
+import io.faro.common.network.Responder;
+import io.faro.proto.FetchChunkRequest;
+import io.faro.proto.FetchChunkResponse;
+import io.faro.proto.OpenStreamRequest;
+import io.faro.proto.OpenStreamResponse;
+import io.faro.worker.partition.PartitionCommit;
+import io.faro.worker.partition.PartitionStore;
+import io.faro.worker.protocol.ProtoMapper;
+import io.netty.channel.DefaultFileRegion;
+
+/**
+ * Serves the fetch port: a reducer opens a committed partition (gets its chunk offsets) and
+ * fetches chunks by index. A chunk is sent from the file with {@link DefaultFileRegion}
+ * (sendfile: file to socket without passing through user space).
+ */
+public final class FetchHandler implements RequestHandler {
+  private final PartitionStore store;
+
+  public FetchHandler(PartitionStore store) {
+    this.store = requireNonNull(store, "store is null");
+  }
+
+  @Override
+  public void handle(Request request, Responder responder) {
+    try {
+      switch (request.type()) {
+        case OPEN_STREAM_REQUEST -> openStream(request.meta(OpenStreamRequest.class), responder);
+        case FETCH_CHUNK_REQUEST -> fetchChunk(request.meta(FetchChunkRequest.class), responder);
+        default -> responder.fail(ErrorCode.UNSUPPORTED_MESSAGE, request.type() + " is not served on the fetch port");
+      }
+    } catch (FaroException e) {
+      responder.fail(e.code(), e.getMessage());
+    }
+  }
+
+  private void openStream(OpenStreamRequest open, Responder responder) {
+    PartitionKey key = ProtoMapper.partitionKey(
+        ProtoMapper.shuffleId(open.getShuffle()), open.getPartitionId(), open.getEpoch());
+    PartitionCommit.Committed committed = store.committed(key);
+    responder.respond(OpenStreamResponse.newBuilder().addAllChunkOffsets(committed.chunks().asList()).build());
+  }
+
+  private void fetchChunk(FetchChunkRequest fetch, Responder responder) {
+    PartitionKey key = ProtoMapper.partitionKey(
+        ProtoMapper.shuffleId(fetch.getShuffle()), fetch.getPartitionId(), fetch.getEpoch());
+    PartitionCommit.Committed committed = store.committed(key);
+    int chunk = fetch.getChunkIndex();
+    int chunkCount = committed.chunks().chunkCount();
+    if (chunk < 0 || chunk >= chunkCount) {
+      throw new FaroException(ErrorCode.INVALID_REQUEST,
+          "partition " + key + " has " + chunkCount + " chunks, no chunk " + chunk);
+    }
+    // A committed partition with chunks always has a file (see PartitionCommit.Committed).
+    DefaultFileRegion region = new DefaultFileRegion(committed.file().orElseThrow().toFile(),
+        committed.chunks().offset(chunk), committed.chunks().chunkLength(chunk));
+    responder.respond(FetchChunkResponse.newBuilder().setChunkIndex(chunk).build(), region);
+  }
+}

@@ -1,0 +1,81 @@
+package io.faro.worker.heartbeat;
+
+import static java.util.Objects.requireNonNull;
+
+import io.faro.common.id.WorkerEndpoint;
+import io.faro.common.id.WorkerId;
+import io.faro.proto.DiskLoadP;
+import io.faro.proto.DiskSpecP;
+import io.faro.proto.DiskStatusP;
+import io.faro.proto.RegisterWorkerRequest;
+import io.faro.proto.WorkerHeartbeatRequest;
+import io.faro.worker.partition.PartitionStore;
+import io.faro.worker.protocol.ProtoMapper;
+import io.faro.worker.storage.Disk;
+import io.faro.worker.storage.Disks;
+import java.io.IOException;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Builds what the worker tells the masters: its registration and each heartbeat. Asks the file
+ * systems for space, a blocking call: run it on the heartbeat thread or the starting thread.
+ */
+public final class WorkerReports {
+  private static final Logger LOG = LoggerFactory.getLogger(WorkerReports.class);
+
+  private final WorkerId workerId;
+  private final WorkerEndpoint endpoint;
+  private final Disks disks;
+  private final PartitionStore store;
+
+  public WorkerReports(WorkerId workerId, WorkerEndpoint endpoint, Disks disks, PartitionStore store) {
+    this.workerId = requireNonNull(workerId, "workerId is null");
+    this.endpoint = requireNonNull(endpoint, "endpoint is null");
+    this.disks = requireNonNull(disks, "disks is null");
+    this.store = requireNonNull(store, "store is null");
+  }
+
+  public WorkerId workerId() {
+    return workerId;
+  }
+
+  public RegisterWorkerRequest registration() {
+    RegisterWorkerRequest.Builder request = RegisterWorkerRequest.newBuilder()
+        .setWorkerId(workerId.value())
+        .setEndpoint(ProtoMapper.toProto(endpoint));
+    for (Disk disk : disks.all()) {
+      long capacity;
+      try {
+        capacity = disk.capacityBytes();
+      } catch (IOException e) {
+        LOG.warn("Cannot read the capacity of {}: {}", disk, e.toString());
+        capacity = 0;
+      }
+      request.addDisks(DiskSpecP.newBuilder()
+          .setIndex(disk.index())
+          .setPath(disk.root().toString())
+          .setTier(ProtoMapper.toProto(disk.tier()))
+          .setCapacityBytes(capacity));
+    }
+    return request.build();
+  }
+
+  public WorkerHeartbeatRequest heartbeat() {
+    WorkerHeartbeatRequest.Builder request = WorkerHeartbeatRequest.newBuilder().setWorkerId(workerId.value());
+    for (Disk disk : disks.all()) {
+      DiskLoadP.Builder load = DiskLoadP.newBuilder()
+          .setIndex(disk.index())
+          .setActivePartitions(store.openPartitions(disk.index()));
+      try {
+        load.setUsableBytes(disk.usableBytes()).setStatus(DiskStatusP.HEALTHY);
+      } catch (IOException e) {
+        LOG.warn("Cannot read the free space of {}: {}", disk, e.toString());
+        load.setUsableBytes(0).setStatus(DiskStatusP.BROKEN);
+      }
+      request.addDisks(load);
+    }
+    store.shuffles().forEach(s -> request.addShuffles(ProtoMapper.toProto(s)));
+    return request.build();
+  }
+}

@@ -1,0 +1,156 @@
+package io.faro.worker.memory;
+
+import static java.util.Objects.requireNonNull;
+
+import io.netty.channel.Channel;
+import java.util.HashSet;
+import java.util.Set;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Counts the bytes of pushed data held in partition buffers and flusher queues, and applies
+ * back-pressure: when the count reaches the pause mark every push connection stops reading
+ * (autoRead off) and pushes are answered SLOW_DOWN; when flushes bring it down to the resume
+ * mark they read again. Overload slows pushes down; it never fails them.
+ *
+ * <p>On pausing, {@code relief} runs on {@code reliefExecutor}: it hands every partition
+ * buffer to its flusher, since buffers below their flush size would otherwise hold memory
+ * forever while no new data arrives to fill them. It runs again every {@value
+ * #RELIEF_INTERVAL_MS} ms while paused, for data that was still being appended when it ran.
+ *
+ * <p>Thread-safety: {@link #reserve} and {@link #release} are lock-free on the fast path; the
+ * pause state and the connection set are guarded by {@code lock}, taken only on transitions
+ * and when connections open or close.
+ */
+public final class MemoryBudget {
+  private static final Logger LOG = LoggerFactory.getLogger(MemoryBudget.class);
+  static final long RELIEF_INTERVAL_MS = 100;
+
+  private final long pauseAt;
+  private final long resumeAt;
+  private final Runnable relief;
+  private final ScheduledExecutorService reliefExecutor;
+  private final AtomicLong used = new AtomicLong();
+  private final Object lock = new Object();
+  // At most one relief loop at a time.
+  private final AtomicBoolean reliefRunning = new AtomicBoolean();
+
+  // Written under lock; read without it on the hot path (a stale read only delays a transition
+  // until the next reserve or release, which rechecks under the lock).
+  private volatile boolean paused;
+
+  // @GuardedBy("lock")
+  private final Set<Channel> pushChannels = new HashSet<>();
+
+  public MemoryBudget(
+      long pauseAt, long resumeAt, Runnable relief, ScheduledExecutorService reliefExecutor) {
+    if (resumeAt >= pauseAt || resumeAt < 0) {
+      throw new IllegalArgumentException("resume mark " + resumeAt + " must be in [0, pause mark " + pauseAt + ")");
+    }
+    this.pauseAt = pauseAt;
+    this.resumeAt = resumeAt;
+    this.relief = requireNonNull(relief, "relief is null");
+    this.reliefExecutor = requireNonNull(reliefExecutor, "reliefExecutor is null");
+  }
+
+  /** Counts {@code bytes} more held; pauses push connections at the pause mark. */
+  public void reserve(long bytes) {
+    long now = used.addAndGet(bytes);
+    if (now >= pauseAt && !paused) {
+      pause();
+    }
+  }
+
+  /** Counts {@code bytes} no longer held; resumes push connections at the resume mark. */
+  public void release(long bytes) {
+    long now = used.addAndGet(-bytes);
+    if (now <= resumeAt && paused) {
+      resume();
+    }
+  }
+
+  public long used() {
+    return used.get();
+  }
+
+  /** Whether push connections are paused: pushes are answered SLOW_DOWN meanwhile. */
+  public boolean isPaused() {
+    return paused;
+  }
+
+  /** Tracks a push connection until it closes; a connection opened while paused starts paused. */
+  public void register(Channel channel) {
+    synchronized (lock) {
+      pushChannels.add(channel);
+      if (paused) {
+        channel.config().setAutoRead(false);
+      }
+    }
+    channel.closeFuture().addListener(f -> {
+      synchronized (lock) {
+        pushChannels.remove(channel);
+      }
+    });
+  }
+
+  private void pause() {
+    synchronized (lock) {
+      if (paused || used.get() < pauseAt) {
+        return;
+      }
+      paused = true;
+      pushChannels.forEach(c -> c.config().setAutoRead(false));
+      LOG.info("Pushed data in memory reached {} bytes (pause mark {}, faro.worker.memory.budget): "
+          + "pausing {} push connections", used.get(), pauseAt, pushChannels.size());
+    }
+    if (reliefRunning.compareAndSet(false, true)) {
+      scheduleRelief(0);
+    }
+  }
+
+  private void resume() {
+    synchronized (lock) {
+      if (!paused || used.get() > resumeAt) {
+        return;
+      }
+      paused = false;
+      pushChannels.forEach(c -> c.config().setAutoRead(true));
+      LOG.info("Pushed data in memory fell to {} bytes (resume mark {}): resuming {} push connections",
+          used.get(), resumeAt, pushChannels.size());
+    }
+  }
+
+  private void scheduleRelief(long delayMs) {
+    try {
+      reliefExecutor.schedule(this::relieve, delayMs, TimeUnit.MILLISECONDS);
+    } catch (RejectedExecutionException e) {
+      // The worker is closing: nothing is left to relieve.
+    }
+  }
+
+  private void relieve() {
+    if (used.get() <= resumeAt) {
+      // A release that raced with the pause saw it not yet paused: resume here instead.
+      resume();
+    }
+    if (!paused) {
+      reliefRunning.set(false);
+      // A pause that came between the read and the reset found the loop still running.
+      if (!paused || !reliefRunning.compareAndSet(false, true)) {
+        return;
+      }
+    }
+    try {
+      relief.run();
+    } catch (RuntimeException e) {
+      LOG.warn("Flushing partition buffers to relieve memory failed", e);
+    }
+    scheduleRelief(RELIEF_INTERVAL_MS);
+  }
+}

@@ -1,0 +1,16 @@
+package io.faro.worker.partition;
+
+/**
+ * What became of one pushed part. Normal outcomes, not errors: the push handler maps each to
+ * the part's status in the answer.
+ */
+public enum AppendStatus {
+  /** Appended to the partition's buffer. */
+  ACCEPTED,
+  /** Not appended: this location takes no more data (its file failed); push elsewhere. */
+  SPLIT,
+  /** Not appended: the shuffle was committed; the data is from a losing attempt. */
+  STAGE_ENDED,
+  /** Not appended: no such partition location here (never reserved, or cleaned up). */
+  NOT_HERE
+}

@@ -1,0 +1,220 @@
+package io.faro.worker.partition;
+
+import static java.util.Objects.requireNonNull;
+
+import io.faro.common.error.ErrorCode;
+import io.faro.common.error.FaroException;
+import io.faro.common.id.PartitionKey;
+import io.faro.common.id.ShuffleId;
+import io.faro.worker.memory.MemoryBudget;
+import io.faro.worker.storage.Disk;
+import io.faro.worker.storage.Disks;
+import io.netty.buffer.ByteBuf;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Every partition location this worker holds, by shuffle: reservations create writers, pushes
+ * append to them, a commit closes a shuffle's writers and keeps their files for fetches, and an
+ * expiry deletes them. Thread-safe; see {@link ShuffleState} and {@link PartitionWriter}.
+ */
+public final class PartitionStore implements AutoCloseable {
+  private static final Logger LOG = LoggerFactory.getLogger(PartitionStore.class);
+  private static final Comparator<PartitionKey> KEY_ORDER =
+      Comparator.comparingInt(PartitionKey::partition).thenComparingInt(PartitionKey::epoch);
+
+  /** One partition location to reserve, on the disk at {@code diskIndex} of faro.worker.dirs. */
+  public record Reservation(int partition, int epoch, int diskIndex) {}
+
+  private final Disks disks;
+  private final WriterSettings settings;
+  private final MemoryBudget budget;
+  private final Map<ShuffleId, ShuffleState> shuffles = new ConcurrentHashMap<>();
+
+  public PartitionStore(Disks disks, WriterSettings settings, MemoryBudget budget) {
+    this.disks = requireNonNull(disks, "disks is null");
+    this.settings = requireNonNull(settings, "settings is null");
+    this.budget = requireNonNull(budget, "budget is null");
+  }
+
+  /**
+   * Creates a writer for every location that has none; existing ones stay (idempotent). No
+   * file is created until data is flushed. All or nothing.
+   *
+   * @throws FaroException INVALID_REQUEST for a disk index this worker does not have or a
+   *     shuffle that is already committed
+   */
+  public void reserve(ShuffleId shuffle, List<Reservation> reservations) {
+    for (Reservation r : reservations) {
+      if (r.diskIndex() < 0 || r.diskIndex() >= disks.size()) {
+        throw new FaroException(ErrorCode.INVALID_REQUEST, "partition " + r.partition() + " epoch "
+            + r.epoch() + " of shuffle " + shuffle + " asks for disk " + r.diskIndex()
+            + " but this worker has " + disks.size() + " (faro.worker.dirs)");
+      }
+      if (r.partition() < 0 || r.epoch() < 0) {
+        throw new FaroException(ErrorCode.INVALID_REQUEST, "bad partition " + r.partition()
+            + " epoch " + r.epoch() + " in shuffle " + shuffle);
+      }
+    }
+    while (true) {
+      ShuffleState state = shuffles.computeIfAbsent(shuffle, ShuffleState::new);
+      synchronized (state) {
+        if (state.expired) {
+          continue; // expired meanwhile: the next computeIfAbsent makes a fresh state
+        }
+        List<PartitionKey> added = new ArrayList<>();
+        for (Reservation r : reservations) {
+          PartitionKey key = new PartitionKey(shuffle, r.partition(), r.epoch());
+          if (state.commitStarted && !state.writers.containsKey(key)) {
+            throw new FaroException(ErrorCode.INVALID_REQUEST,
+                "cannot reserve " + key + ": shuffle " + shuffle + " is already committed");
+          }
+          added.add(key);
+        }
+        for (int i = 0; i < added.size(); i++) {
+          int diskIndex = reservations.get(i).diskIndex();
+          state.writers.computeIfAbsent(added.get(i), k -> newWriter(k, diskIndex));
+        }
+        return;
+      }
+    }
+  }
+
+  private PartitionWriter newWriter(PartitionKey key, int diskIndex) {
+    Disk disk = disks.get(diskIndex);
+    return new PartitionWriter(key, diskIndex, disk.newPartitionFile(key),
+        disk.flusher().threadFor(key), settings, budget);
+  }
+
+  /** Appends one validated part. Takes ownership of {@code part}. */
+  public AppendStatus append(PartitionKey key, ByteBuf part) {
+    ShuffleState state = shuffles.get(key.shuffle());
+    PartitionWriter writer = state == null ? null : state.writers.get(key);
+    if (writer == null) {
+      part.release();
+      return state != null && state.commitStarted ? AppendStatus.STAGE_ENDED : AppendStatus.NOT_HERE;
+    }
+    return writer.append(part);
+  }
+
+  /**
+   * Commits every location of {@code shuffle}: the answer completes, on a flusher thread, once
+   * every file is written and closed. Idempotent: later calls return the same future. A
+   * shuffle with no location here commits nothing.
+   */
+  public CompletableFuture<ShuffleCommit> commit(ShuffleId shuffle) {
+    ShuffleState state = shuffles.get(shuffle);
+    if (state == null) {
+      return CompletableFuture.completedFuture(ShuffleCommit.empty());
+    }
+    synchronized (state) {
+      if (state.commit == null) {
+        state.commitStarted = true;
+        List<CompletableFuture<PartitionCommit>> parts =
+            state.writers.values().stream().map(PartitionWriter::commit).toList();
+        LOG.info("Committing shuffle {}: {} partition locations", shuffle, parts.size());
+        state.commit = CompletableFuture.allOf(parts.toArray(CompletableFuture[]::new))
+            .thenApply(done -> collect(parts));
+      }
+      return state.commit;
+    }
+  }
+
+  private static ShuffleCommit collect(List<CompletableFuture<PartitionCommit>> parts) {
+    List<PartitionCommit.Committed> committed = new ArrayList<>();
+    List<PartitionCommit.Failed> failed = new ArrayList<>();
+    for (CompletableFuture<PartitionCommit> part : parts) {
+      PartitionCommit outcome = part.join();
+      if (outcome instanceof PartitionCommit.Committed c) {
+        committed.add(c);
+      } else if (outcome instanceof PartitionCommit.Failed f) {
+        failed.add(f);
+      }
+    }
+    committed.sort(Comparator.comparing(PartitionCommit.Committed::key, KEY_ORDER));
+    failed.sort(Comparator.comparing(PartitionCommit.Failed::key, KEY_ORDER));
+    return new ShuffleCommit(committed, failed);
+  }
+
+  /**
+   * The committed file of {@code key}, for fetches.
+   *
+   * @throws FaroException UNKNOWN_PARTITION if this worker holds no such location,
+   *     SHUFFLE_NOT_COMMITTED if its commit has not completed, STORAGE_FAILED if it failed
+   */
+  public PartitionCommit.Committed committed(PartitionKey key) {
+    ShuffleState state = shuffles.get(key.shuffle());
+    PartitionWriter writer = state == null ? null : state.writers.get(key);
+    if (writer == null) {
+      throw new FaroException(ErrorCode.UNKNOWN_PARTITION, "this worker holds no partition " + key);
+    }
+    CompletableFuture<PartitionCommit> outcome = writer.commitOutcome().orElse(null);
+    if (outcome == null || !outcome.isDone()) {
+      throw new FaroException(ErrorCode.SHUFFLE_NOT_COMMITTED,
+          "partition " + key + " is not committed yet: shuffle " + key.shuffle() + " still takes pushes");
+    }
+    PartitionCommit commit = outcome.join();
+    if (commit instanceof PartitionCommit.Failed f) {
+      throw new FaroException(ErrorCode.STORAGE_FAILED, "partition " + key + " failed: " + f.reason());
+    }
+    return (PartitionCommit.Committed) commit;
+  }
+
+  /**
+   * Forgets {@code shuffle} and deletes its files and directories on the flusher threads. The
+   * future completes when everything is gone.
+   */
+  public CompletableFuture<Void> expire(ShuffleId shuffle) {
+    ShuffleState state = shuffles.remove(shuffle);
+    List<PartitionWriter> writers;
+    if (state == null) {
+      writers = List.of();
+    } else {
+      synchronized (state) {
+        state.expired = true;
+        writers = List.copyOf(state.writers.values());
+      }
+    }
+    LOG.info("Expiring shuffle {}: deleting {} partition locations", shuffle, writers.size());
+    CompletableFuture<?>[] deletions =
+        writers.stream().map(w -> w.discard(true)).toArray(CompletableFuture[]::new);
+    // Directories go last, once no flusher can write into them any more.
+    return CompletableFuture.allOf(deletions).thenCompose(done -> disks.deleteShuffleDirectories(shuffle));
+  }
+
+  /** The shuffles with locations here. */
+  public Set<ShuffleId> shuffles() {
+    return Set.copyOf(shuffles.keySet());
+  }
+
+  /** Locations on disk {@code diskIndex} that still take data. */
+  public int openPartitions(int diskIndex) {
+    int open = 0;
+    for (ShuffleState state : shuffles.values()) {
+      for (PartitionWriter writer : state.writers.values()) {
+        if (writer.diskIndex() == diskIndex && writer.isOpen()) {
+          open++;
+        }
+      }
+    }
+    return open;
+  }
+
+  /** Hands every partition's buffer to its flusher (memory relief). */
+  public void flushBuffered() {
+    shuffles.values().forEach(s -> s.writers.values().forEach(PartitionWriter::flushBuffered));
+  }
+
+  /** Releases every buffer (files stay: a restart may serve committed ones again). */
+  @Override
+  public void close() {
+    shuffles.values().forEach(s -> s.writers.values().forEach(w -> w.discard(false)));
+  }
+}

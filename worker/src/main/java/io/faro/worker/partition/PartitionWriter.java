@@ -1,0 +1,264 @@
+package io.faro.worker.partition;
+
+import static java.util.Objects.requireNonNull;
+
+import io.faro.common.id.PartitionKey;
+import io.faro.worker.memory.MemoryBudget;
+import io.faro.worker.storage.ChunkIndex;
+import io.faro.worker.storage.PartitionFile;
+import io.netty.buffer.ByteBuf;
+import java.io.IOException;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Executor;
+import java.util.concurrent.RejectedExecutionException;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Receives the pushed parts of one partition location and turns them into its file.
+ *
+ * <p>Lifecycle: OPEN (appends buffer in memory; a full buffer goes to the flusher) -> COMMITTED
+ * (the rest is flushed, the index and trailer written, the outcome kept for fetches) or
+ * DISCARDED (buffers released, file deleted when the shuffle expires or dropped on shutdown).
+ *
+ * <p>Chunks: the writer ends a chunk after the append that brings it to {@code chunkSize}.
+ * Boundaries depend only on the sequence of appended part lengths, so a replica fed the same
+ * parts cuts the same chunks.
+ *
+ * <p>Threads: {@link #append} runs on push event loops, possibly several at once for one
+ * partition; the state below is guarded by {@code this} and each critical section is a few
+ * field updates plus, at most, handing a buffer list to the flusher's queue. The hand-over
+ * happens inside the lock so flushes are queued in append order. The {@link PartitionFile} is
+ * confined to {@code flushThread}.
+ */
+public final class PartitionWriter {
+  private static final Logger LOG = LoggerFactory.getLogger(PartitionWriter.class);
+
+  private enum State { OPEN, COMMITTED, DISCARDED }
+
+  private final PartitionKey key;
+  private final int diskIndex;
+  private final PartitionFile file;
+  private final Executor flushThread;
+  private final WriterSettings settings;
+  private final MemoryBudget budget;
+
+  // @GuardedBy("this") -----------------------------------------------------------------
+  private State state = State.OPEN;
+  private List<ByteBuf> pending = new ArrayList<>();
+  private long pendingBytes;
+  private long appendedBytes;
+  private long chunkStart;
+  private final List<Long> chunkEnds = new ArrayList<>();
+  private CompletableFuture<PartitionCommit> commit;
+  // -------------------------------------------------------------------------------------
+
+  // Set on the flush thread when a write fails; read by appends to answer SPLIT.
+  private volatile boolean writeFailed;
+
+  public PartitionWriter(
+      PartitionKey key, int diskIndex, PartitionFile file, Executor flushThread,
+      WriterSettings settings, MemoryBudget budget) {
+    this.key = requireNonNull(key, "key is null");
+    this.diskIndex = diskIndex;
+    this.file = requireNonNull(file, "file is null");
+    this.flushThread = requireNonNull(flushThread, "flushThread is null");
+    this.settings = requireNonNull(settings, "settings is null");
+    this.budget = requireNonNull(budget, "budget is null");
+  }
+
+  public PartitionKey key() {
+    return key;
+  }
+
+  public int diskIndex() {
+    return diskIndex;
+  }
+
+  /** Whether the writer still takes data. */
+  public synchronized boolean isOpen() {
+    return state == State.OPEN;
+  }
+
+  /**
+   * Appends one part (whole batches, already validated). Takes ownership of {@code part}: it
+   * is kept until flushed, or released here when not appended.
+   */
+  public AppendStatus append(ByteBuf part) {
+    int length = part.readableBytes();
+    AppendStatus status;
+    synchronized (this) {
+      status = admit();
+      if (status == AppendStatus.ACCEPTED) {
+        pending.add(part);
+        pendingBytes += length;
+        appendedBytes += length;
+        if (appendedBytes - chunkStart >= settings.chunkSize()) {
+          chunkEnds.add(appendedBytes);
+          chunkStart = appendedBytes;
+        }
+        if (pendingBytes >= settings.flushBufferSize()) {
+          handOverPending();
+        }
+      }
+    }
+    if (status == AppendStatus.ACCEPTED) {
+      // Counted after the lock: a flush may release these bytes first, which only makes the
+      // count briefly low.
+      budget.reserve(length);
+    } else {
+      part.release();
+    }
+    return status;
+  }
+
+  // @GuardedBy("this")
+  private AppendStatus admit() {
+    return switch (state) {
+      case COMMITTED -> AppendStatus.STAGE_ENDED;
+      case DISCARDED -> AppendStatus.NOT_HERE;
+      // A failed file would have a hole: move the client to a new location instead.
+      case OPEN -> writeFailed ? AppendStatus.SPLIT : AppendStatus.ACCEPTED;
+    };
+  }
+
+  /** Hands whatever is buffered to the flusher, however little (memory relief). */
+  public void flushBuffered() {
+    synchronized (this) {
+      if (state == State.OPEN && pendingBytes > 0) {
+        handOverPending();
+      }
+    }
+  }
+
+  /**
+   * Stops taking data and, on the flush thread, writes what is buffered, the index and the
+   * trailer. Idempotent: every call returns the same future.
+   */
+  public synchronized CompletableFuture<PartitionCommit> commit() {
+    if (commit != null) {
+      return commit;
+    }
+    if (state == State.DISCARDED) {
+      commit = CompletableFuture.completedFuture(new PartitionCommit.Failed(key, "partition " + key + " was discarded"));
+      return commit;
+    }
+    state = State.COMMITTED;
+    handOverPending();
+    ChunkIndex chunks = chunkIndex();
+    CompletableFuture<PartitionCommit> result = new CompletableFuture<>();
+    commit = result;
+    try {
+      flushThread.execute(() -> result.complete(finish(chunks)));
+    } catch (RejectedExecutionException e) {
+      result.complete(new PartitionCommit.Failed(key, "worker is shutting down"));
+    }
+    return commit;
+  }
+
+  /** The commit's outcome, if a commit was started. */
+  public synchronized Optional<CompletableFuture<PartitionCommit>> commitOutcome() {
+    return Optional.ofNullable(commit);
+  }
+
+  /**
+   * Stops taking data and releases what is buffered. With {@code deleteFile}, the file is then
+   * deleted on the flush thread (after any flush queued before); the future completes then.
+   */
+  public CompletableFuture<Void> discard(boolean deleteFile) {
+    List<ByteBuf> dropped;
+    long droppedBytes;
+    synchronized (this) {
+      state = State.DISCARDED;
+      dropped = pending;
+      droppedBytes = pendingBytes;
+      pending = new ArrayList<>();
+      pendingBytes = 0;
+    }
+    release(dropped, droppedBytes);
+    if (!deleteFile) {
+      return CompletableFuture.completedFuture(null);
+    }
+    try {
+      return CompletableFuture.runAsync(this::deleteFile, flushThread);
+    } catch (RejectedExecutionException e) {
+      return CompletableFuture.completedFuture(null);
+    }
+  }
+
+  // @GuardedBy("this")
+  private void handOverPending() {
+    List<ByteBuf> buffers = pending;
+    long bytes = pendingBytes;
+    pending = new ArrayList<>();
+    pendingBytes = 0;
+    if (buffers.isEmpty()) {
+      return;
+    }
+    try {
+      flushThread.execute(() -> flush(buffers, bytes));
+    } catch (RejectedExecutionException e) {
+      writeFailed = true;
+      release(buffers, bytes);
+    }
+  }
+
+  // @GuardedBy("this")
+  private ChunkIndex chunkIndex() {
+    int extra = appendedBytes > chunkStart ? 1 : 0;
+    long[] offsets = new long[1 + chunkEnds.size() + extra];
+    for (int i = 0; i < chunkEnds.size(); i++) {
+      offsets[i + 1] = chunkEnds.get(i);
+    }
+    if (extra == 1) {
+      offsets[offsets.length - 1] = appendedBytes;
+    }
+    return ChunkIndex.of(offsets);
+  }
+
+  /** Runs on the flush thread; borrows nothing: releases {@code buffers} when written. */
+  private void flush(List<ByteBuf> buffers, long bytes) {
+    try {
+      file.write(buffers);
+      if (file.failure().isPresent() && !writeFailed) {
+        writeFailed = true;
+        LOG.warn("Partition {} stops taking data: {}", key, file.failure().get().getMessage());
+      }
+    } finally {
+      release(buffers, bytes);
+    }
+  }
+
+  /** Runs on the flush thread. */
+  private PartitionCommit finish(ChunkIndex chunks) {
+    try {
+      return file.finish(chunks)
+          .<PartitionCommit>map(index -> new PartitionCommit.Committed(key, Optional.of(file.path()), index))
+          .orElseGet(() -> new PartitionCommit.Committed(key, Optional.empty(), ChunkIndex.empty()));
+    } catch (IOException | RuntimeException e) {
+      LOG.warn("Commit of partition {} failed: {}", key, e.getMessage());
+      return new PartitionCommit.Failed(key, String.valueOf(e.getMessage()));
+    }
+  }
+
+  /** Runs on the flush thread. */
+  private void deleteFile() {
+    try {
+      file.delete();
+    } catch (IOException e) {
+      LOG.warn("Cannot delete {} of partition {}: {}", file.path(), key, e.toString());
+    }
+  }
+
+  private void release(List<ByteBuf> buffers, long bytes) {
+    for (ByteBuf buffer : buffers) {
+      buffer.release();
+    }
+    if (bytes > 0) {
+      budget.release(bytes);
+    }
+  }
+}

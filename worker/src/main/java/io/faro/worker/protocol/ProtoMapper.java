@@ -1,0 +1,97 @@
+package io.faro.worker.protocol;
+
+import io.faro.common.error.ErrorCode;
+import io.faro.common.error.FaroException;
+import io.faro.common.id.AppId;
+import io.faro.common.id.DiskTier;
+import io.faro.common.id.PartitionKey;
+import io.faro.common.id.ShuffleId;
+import io.faro.common.id.WorkerEndpoint;
+import io.faro.proto.CommitFilesResponse;
+import io.faro.proto.CommittedPartitionP;
+import io.faro.proto.DiskTierP;
+import io.faro.proto.PartitionLocationP;
+import io.faro.proto.PushStatusP;
+import io.faro.proto.ShuffleKeyP;
+import io.faro.proto.WorkerEndpointP;
+import io.faro.worker.partition.AppendStatus;
+import io.faro.worker.partition.PartitionCommit;
+import io.faro.worker.partition.PartitionStore;
+import io.faro.worker.partition.ShuffleCommit;
+
+/**
+ * The worker's one translation between protobuf messages and domain records. Malformed ids
+ * from the wire become INVALID_REQUEST errors here, so handlers deal in valid records only.
+ */
+public final class ProtoMapper {
+  private ProtoMapper() {}
+
+  /** @throws FaroException INVALID_REQUEST for a blank app id or a negative shuffle id */
+  public static ShuffleId shuffleId(ShuffleKeyP key) {
+    try {
+      return new ShuffleId(new AppId(key.getAppId()), key.getShuffleId());
+    } catch (IllegalArgumentException | NullPointerException e) {
+      throw new FaroException(ErrorCode.INVALID_REQUEST,
+          "bad shuffle key (app '" + key.getAppId() + "', shuffle " + key.getShuffleId() + "): " + e.getMessage());
+    }
+  }
+
+  /** @throws FaroException INVALID_REQUEST for a negative partition or epoch */
+  public static PartitionKey partitionKey(ShuffleId shuffle, int partition, int epoch) {
+    if (partition < 0 || epoch < 0) {
+      throw new FaroException(ErrorCode.INVALID_REQUEST,
+          "bad partition " + partition + " epoch " + epoch + " in shuffle " + shuffle);
+    }
+    return new PartitionKey(shuffle, partition, epoch);
+  }
+
+  public static ShuffleKeyP toProto(ShuffleId shuffle) {
+    return ShuffleKeyP.newBuilder().setAppId(shuffle.app().value()).setShuffleId(shuffle.shuffle()).build();
+  }
+
+  public static PartitionStore.Reservation reservation(PartitionLocationP location) {
+    return new PartitionStore.Reservation(location.getPartitionId(), location.getEpoch(), location.getDiskIndex());
+  }
+
+  public static WorkerEndpointP toProto(WorkerEndpoint endpoint) {
+    return WorkerEndpointP.newBuilder()
+        .setHost(endpoint.host())
+        .setRpcPort(endpoint.rpcPort())
+        .setPushPort(endpoint.pushPort())
+        .setFetchPort(endpoint.fetchPort())
+        .build();
+  }
+
+  public static DiskTierP toProto(DiskTier tier) {
+    return switch (tier) {
+      case NVME -> DiskTierP.NVME;
+      case SSD -> DiskTierP.SSD;
+      case HDD -> DiskTierP.HDD;
+    };
+  }
+
+  /** The push status of an appended part; {@code slowDown} turns ACCEPTED into SLOW_DOWN. */
+  public static PushStatusP toProto(AppendStatus status, boolean slowDown) {
+    return switch (status) {
+      case ACCEPTED -> slowDown ? PushStatusP.SLOW_DOWN : PushStatusP.OK;
+      case SPLIT -> PushStatusP.SPLIT;
+      case STAGE_ENDED -> PushStatusP.STAGE_ENDED;
+      case NOT_HERE -> PushStatusP.NOT_HERE;
+    };
+  }
+
+  public static CommitFilesResponse toProto(ShuffleCommit commit) {
+    CommitFilesResponse.Builder response = CommitFilesResponse.newBuilder();
+    for (PartitionCommit.Committed c : commit.committed()) {
+      response.addCommitted(CommittedPartitionP.newBuilder()
+          .setPartitionId(c.key().partition())
+          .setEpoch(c.key().epoch())
+          .setBytes(c.bytes())
+          .setChunks(c.chunks().chunkCount()));
+    }
+    for (PartitionCommit.Failed f : commit.failed()) {
+      response.addFailedPartitionIds(f.key().partition());
+    }
+    return response.build();
+  }
+}

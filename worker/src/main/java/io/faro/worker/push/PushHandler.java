@@ -1,0 +1,113 @@
+package io.faro.worker.push;
+
+import static java.util.Objects.requireNonNull;
+
+import io.faro.common.batch.BatchFormat;
+import io.faro.common.error.ErrorCode;
+import io.faro.common.error.FaroException;
+import io.faro.common.id.PartitionKey;
+import io.faro.common.id.ShuffleId;
+import io.faro.common.network.Request;
+import io.faro.common.network.RequestHandler;
+import io.faro.common.network.Responder;
+import io.faro.proto.MessageType;
+import io.faro.proto.PushPart;
+import io.faro.proto.PushRequest;
+import io.faro.proto.PushResponse;
+import io.faro.worker.memory.MemoryBudget;
+import io.faro.worker.partition.AppendStatus;
+import io.faro.worker.partition.PartitionStore;
+import io.faro.worker.protocol.ProtoMapper;
+import io.netty.buffer.ByteBuf;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * Serves the push port. Runs on the push event loops: validates a whole frame, appends each
+ * part to its partition's buffer as a retained slice of the frame (no copy, no decompression),
+ * and answers one status per part. No disk IO and no waiting here.
+ *
+ * <p>A frame whose parts do not add up to its body, or with a part that is not a sequence of
+ * well-formed batches, is refused as a whole with DATA_CORRUPTED: nothing of it is appended,
+ * and the connection stays up for the next request.
+ */
+public final class PushHandler implements RequestHandler {
+  private final PartitionStore store;
+  private final MemoryBudget budget;
+
+  public PushHandler(PartitionStore store, MemoryBudget budget) {
+    this.store = requireNonNull(store, "store is null");
+    this.budget = requireNonNull(budget, "budget is null");
+  }
+
+  /** Borrows the request's body; each appended part takes a retained slice of it. */
+  @Override
+  public void handle(Request request, Responder responder) {
+    if (request.type() != MessageType.PUSH_REQUEST) {
+      responder.fail(ErrorCode.UNSUPPORTED_MESSAGE, request.type() + " is not served on the push port");
+      return;
+    }
+    PushRequest push = request.meta(PushRequest.class);
+    ByteBuf body = request.body();
+    List<PartitionKey> keys;
+    try {
+      ShuffleId shuffle = ProtoMapper.shuffleId(push.getShuffle());
+      keys = partitionKeys(shuffle, push);
+      validate(shuffle, push, body);
+    } catch (FaroException e) {
+      responder.fail(e.code(), e.getMessage());
+      return;
+    }
+    List<AppendStatus> statuses = new ArrayList<>(keys.size());
+    int offset = body.readerIndex();
+    for (int i = 0; i < keys.size(); i++) {
+      int length = push.getParts(i).getLength();
+      statuses.add(store.append(keys.get(i), body.retainedSlice(offset, length)));
+      offset += length;
+    }
+    // Read once after appending: this frame's own bytes may be what crossed the mark.
+    boolean slowDown = budget.isPaused();
+    PushResponse.Builder response = PushResponse.newBuilder();
+    statuses.forEach(s -> response.addStatuses(ProtoMapper.toProto(s, slowDown)));
+    responder.respond(response.build());
+  }
+
+  private static List<PartitionKey> partitionKeys(ShuffleId shuffle, PushRequest push) {
+    List<PartitionKey> keys = new ArrayList<>(push.getPartsCount());
+    for (PushPart part : push.getPartsList()) {
+      keys.add(ProtoMapper.partitionKey(shuffle, part.getPartitionId(), part.getEpoch()));
+    }
+    return keys;
+  }
+
+  /** @throws FaroException DATA_CORRUPTED naming the shuffle, the part and what is wrong */
+  private static void validate(ShuffleId shuffle, PushRequest push, ByteBuf body) {
+    long declared = 0;
+    for (PushPart part : push.getPartsList()) {
+      if (part.getLength() < 0) {
+        throw corrupt(shuffle, "part for partition " + part.getPartitionId() + " declares length " + part.getLength());
+      }
+      declared += part.getLength();
+    }
+    if (declared != body.readableBytes()) {
+      throw corrupt(shuffle, push.getPartsCount() + " parts declare " + declared
+          + " bytes but the frame body has " + body.readableBytes());
+    }
+    int offset = body.readerIndex();
+    for (int i = 0; i < push.getPartsCount(); i++) {
+      PushPart part = push.getParts(i);
+      try {
+        BatchFormat.checkStructure(body, offset, part.getLength());
+      } catch (FaroException e) {
+        throw corrupt(shuffle, "part " + i + " (partition " + part.getPartitionId() + " epoch "
+            + part.getEpoch() + ", " + part.getLength() + " bytes at body offset "
+            + (offset - body.readerIndex()) + "): " + e.getMessage());
+      }
+      offset += part.getLength();
+    }
+  }
+
+  private static FaroException corrupt(ShuffleId shuffle, String why) {
+    return new FaroException(ErrorCode.DATA_CORRUPTED, "push to shuffle " + shuffle + " refused, nothing appended: " + why);
+  }
+}

@@ -1,0 +1,210 @@
+package io.faro.worker.server;
+
+import static java.util.Objects.requireNonNull;
+
+import io.faro.common.config.FaroConf;
+import io.faro.common.id.ShuffleId;
+import io.faro.common.id.WorkerEndpoint;
+import io.faro.common.id.WorkerId;
+import io.faro.common.master.MasterClient;
+import io.faro.common.network.ClientPool;
+import io.faro.common.network.NetworkOptions;
+import io.faro.common.network.TransportServer;
+import io.faro.worker.WorkerOptions;
+import io.faro.worker.control.ControlHandler;
+import io.faro.worker.fetch.FetchHandler;
+import io.faro.worker.heartbeat.MasterLink;
+import io.faro.worker.heartbeat.WorkerReports;
+import io.faro.worker.memory.MemoryBudget;
+import io.faro.worker.partition.PartitionStore;
+import io.faro.worker.partition.WriterSettings;
+import io.faro.worker.push.PushHandler;
+import io.faro.worker.storage.Disks;
+import io.netty.util.concurrent.DefaultThreadFactory;
+import java.util.concurrent.ScheduledThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The worker process's composition root: builds every part by constructor, starts them in
+ * dependency order and closes them in reverse. Holds no static state, so several workers can
+ * run in one JVM (tests do).
+ *
+ * <p>Threads, all named and bounded: three servers (rpc, push, fetch; faro.network.io.threads
+ * event loops each) so that paused push connections never stall control or fetch traffic;
+ * faro.worker.flush.threads.per.disk flushers per disk; one heartbeat thread; one memory relief
+ * thread; the event loops of the connection to the masters.
+ */
+public final class WorkerServer implements AutoCloseable {
+  private static final Logger LOG = LoggerFactory.getLogger(WorkerServer.class);
+
+  private final WorkerOptions.Settings settings;
+
+  // Set by start() and read after it; start() and close() are synchronized.
+  private Disks disks;
+  private ScheduledThreadPoolExecutor memoryThread;
+  private MemoryBudget budget;
+  private PartitionStore store;
+  private TransportServer rpcServer;
+  private TransportServer pushServer;
+  private TransportServer fetchServer;
+  private ClientPool masterConnections;
+  private MasterLink masterLink;
+  private volatile WorkerId workerId;
+  private volatile WorkerEndpoint endpoint;
+  private boolean started;
+  private boolean closed;
+
+  /** @throws io.faro.common.config.ConfigException naming the key at fault */
+  public WorkerServer(FaroConf conf) {
+    this(WorkerOptions.Settings.from(requireNonNull(conf, "conf is null")));
+  }
+
+  public WorkerServer(WorkerOptions.Settings settings) {
+    this.settings = requireNonNull(settings, "settings is null");
+  }
+
+  /**
+   * Opens the disks, binds the three servers and registers with the masters; returns once
+   * registered, then heartbeats in the background.
+   *
+   * @throws io.faro.common.error.FaroException when a directory cannot be created or no master
+   *     accepted the registration within faro.master.client.retry.timeout (everything started
+   *     is closed again)
+   */
+  public synchronized void start() {
+    if (started) {
+      throw new IllegalStateException("worker already started");
+    }
+    started = true;
+    try {
+      startStorage();
+      startServers();
+      startMasterLink();
+    } catch (RuntimeException e) {
+      close();
+      throw e;
+    }
+    LOG.info("Worker {} serving on {} (rpc {}, push {}, fetch {}) with disks {}", workerId, endpoint.host(),
+        endpoint.rpcPort(), endpoint.pushPort(), endpoint.fetchPort(), settings.dirs());
+  }
+
+  private void startStorage() {
+    disks = Disks.open(settings.dirs(), settings.flushThreadsPerDisk(), "faro-worker-flusher");
+    memoryThread = new ScheduledThreadPoolExecutor(1, new DefaultThreadFactory("faro-worker-memory", true));
+    // The relief reads the store field when it runs: only after pushes, so after it is set.
+    budget = new MemoryBudget(settings.memoryPauseBytes(), settings.memoryResumeBytes(),
+        () -> store.flushBuffered(), memoryThread);
+    store = new PartitionStore(disks, new WriterSettings(settings.flushBufferSize(), settings.chunkSize()), budget);
+  }
+
+  private void startServers() {
+    NetworkOptions.Settings network = settings.network();
+    rpcServer = new TransportServer("faro-worker-rpc", settings.bindHost(), settings.rpcPort(), network,
+        new ControlHandler(store), null);
+    pushServer = new TransportServer("faro-worker-push", settings.bindHost(), settings.pushPort(), network,
+        new PushHandler(store, budget), budget::register);
+    fetchServer = new TransportServer("faro-worker-fetch", settings.bindHost(), settings.fetchPort(), network,
+        new FetchHandler(store), null);
+    workerId = settings.id().orElseGet(() -> new WorkerId(settings.host() + ":" + rpcServer.port()));
+    endpoint = new WorkerEndpoint(settings.host(), rpcServer.port(), pushServer.port(), fetchServer.port());
+  }
+
+  private void startMasterLink() {
+    NetworkOptions.Settings network = settings.network();
+    // One event loop is plenty for a registration and a heartbeat every few seconds.
+    masterConnections = new ClientPool("faro-worker-master",
+        new NetworkOptions.Settings(1, network.connectTimeout(), network.requestTimeout(), network.maxFrameSize()));
+    MasterClient masters = new MasterClient(masterConnections, settings.masters(), settings.masterRetryTimeout());
+    masterLink = new MasterLink(masters, new WorkerReports(workerId, endpoint, disks, store), this::expire,
+        settings.heartbeatInterval(), "faro-worker-heartbeat");
+    masterLink.register();
+    masterLink.startHeartbeats();
+  }
+
+  private void expire(ShuffleId shuffle) {
+    store.expire(shuffle).whenComplete((done, error) -> {
+      if (error != null) {
+        LOG.warn("Deleting the files of expired shuffle {} failed", shuffle, error);
+      } else {
+        LOG.info("Deleted the files of expired shuffle {}", shuffle);
+      }
+    });
+  }
+
+  /** This worker's identity; known once {@link #start()} bound the RPC port. */
+  public WorkerId workerId() {
+    return requireStarted(workerId);
+  }
+
+  public WorkerEndpoint endpoint() {
+    return requireStarted(endpoint);
+  }
+
+  public int rpcPort() {
+    return endpoint().rpcPort();
+  }
+
+  public int pushPort() {
+    return endpoint().pushPort();
+  }
+
+  public int fetchPort() {
+    return endpoint().fetchPort();
+  }
+
+  public WorkerOptions.Settings settings() {
+    return settings;
+  }
+
+  MemoryBudget memoryBudget() {
+    return requireStarted(budget);
+  }
+
+  private static <T> T requireStarted(T value) {
+    if (value == null) {
+      throw new IllegalStateException("worker not started");
+    }
+    return value;
+  }
+
+  /**
+   * Stops heartbeats, closes the servers, releases buffered data and stops the flushers after
+   * their queued writes. Committed files stay on disk. Idempotent.
+   */
+  @Override
+  public synchronized void close() {
+    if (closed) {
+      return;
+    }
+    closed = true;
+    closeQuietly(masterLink);
+    closeQuietly(masterConnections);
+    closeQuietly(pushServer);
+    closeQuietly(fetchServer);
+    closeQuietly(rpcServer);
+    closeQuietly(store);
+    closeQuietly(disks);
+    if (memoryThread != null) {
+      memoryThread.shutdownNow();
+      try {
+        memoryThread.awaitTermination(5, TimeUnit.SECONDS);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+      }
+    }
+    LOG.info("Worker {} stopped", workerId);
+  }
+
+  private static void closeQuietly(AutoCloseable closeable) {
+    if (closeable == null) {
+      return;
+    }
+    try {
+      closeable.close();
+    } catch (Exception e) {
+      LOG.warn("Closing {} failed", closeable.getClass().getSimpleName(), e);
+    }
+  }
+}

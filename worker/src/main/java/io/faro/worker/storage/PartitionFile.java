@@ -1,0 +1,167 @@
+package io.faro.worker.storage;
+
+import static java.util.Objects.requireNonNull;
+
+import io.faro.common.id.PartitionKey;
+import io.netty.buffer.ByteBuf;
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
+import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+
+/**
+ * The file of one partition while it is written ({@link PartitionFileFormat}). Created on the
+ * first write, so that reserving tens of thousands of partitions costs no file handles.
+ *
+ * <p>Thread-safety: confined to the partition's flusher thread (see {@link DiskFlusher}); every
+ * method must run there. After the first failure every further write is skipped and {@link
+ * #finish} reports the failure, so one bad write never leaves a file with a hole in it.
+ */
+public final class PartitionFile {
+  private final PartitionKey key;
+  private final Path path;
+  private FileChannel channel;
+  private long written;
+  private IOException failure;
+
+  public PartitionFile(PartitionKey key, Path path) {
+    this.key = requireNonNull(key, "key is null");
+    this.path = requireNonNull(path, "path is null");
+  }
+
+  public Path path() {
+    return path;
+  }
+
+  public PartitionKey key() {
+    return key;
+  }
+
+  /** The first write error, if any. */
+  public Optional<IOException> failure() {
+    return Optional.ofNullable(failure);
+  }
+
+  /**
+   * Appends the readable bytes of {@code buffers}, in order, with gathering writes. Borrows the
+   * buffers: the caller releases them. A failure is remembered, not thrown.
+   */
+  public void write(List<ByteBuf> buffers) {
+    if (failure != null) {
+      return;
+    }
+    try {
+      ensureOpen();
+      ByteBuffer[] sources = nioBuffers(buffers);
+      long remaining = 0;
+      for (ByteBuffer source : sources) {
+        remaining += source.remaining();
+      }
+      int first = 0;
+      while (remaining > 0) {
+        long n = channel.write(sources, first, sources.length - first);
+        remaining -= n;
+        written += n;
+        while (first < sources.length && !sources[first].hasRemaining()) {
+          first++;
+        }
+      }
+    } catch (IOException e) {
+      fail(e);
+    }
+  }
+
+  /**
+   * Writes the index and trailer, forces the file to disk and closes it; then reads the index
+   * back so that what fetches serve is what the file says.
+   *
+   * @param chunks the chunk boundaries; must end at the number of bytes written
+   * @return the file's chunk index, or an empty optional when nothing was written (no file)
+   * @throws IOException the first write error, or the error of this step
+   */
+  public Optional<ChunkIndex> finish(ChunkIndex chunks) throws IOException {
+    if (failure != null) {
+      throw failure;
+    }
+    if (chunks.dataLength() != written) {
+      fail(new IOException("partition " + key + " wrote " + written
+          + " bytes but its chunk index ends at " + chunks.dataLength()));
+      throw failure;
+    }
+    if (written == 0) {
+      return Optional.empty();
+    }
+    try {
+      ByteBuffer footer = PartitionFileFormat.encodeFooter(chunks);
+      while (footer.hasRemaining()) {
+        channel.write(footer);
+      }
+      channel.force(true);
+      channel.close();
+      channel = null;
+    } catch (IOException e) {
+      fail(e);
+      throw failure;
+    }
+    return Optional.of(PartitionFileReader.readIndex(path));
+  }
+
+  /** Closes and deletes the file, if it was created. */
+  public void delete() throws IOException {
+    closeQuietly();
+    Files.deleteIfExists(path);
+  }
+
+  private void ensureOpen() throws IOException {
+    if (channel != null) {
+      return;
+    }
+    try {
+      channel = open();
+    } catch (NoSuchFileException e) {
+      // The app directory was removed by the expiry of another shuffle between our mkdir and
+      // our open: create the directories again, once.
+      channel = open();
+    }
+  }
+
+  private FileChannel open() throws IOException {
+    Files.createDirectories(path.getParent());
+    return FileChannel.open(path, StandardOpenOption.CREATE, StandardOpenOption.WRITE,
+        StandardOpenOption.TRUNCATE_EXISTING);
+  }
+
+  private void fail(IOException e) {
+    failure = new IOException("cannot write partition file " + path + " of " + key + ": " + e.getMessage(), e);
+    closeQuietly();
+  }
+
+  private void closeQuietly() {
+    if (channel != null) {
+      try {
+        channel.close();
+      } catch (IOException ignored) {
+        // The file is failed or being deleted: nothing useful to do with a close error.
+      }
+      channel = null;
+    }
+  }
+
+  private static ByteBuffer[] nioBuffers(List<ByteBuf> buffers) {
+    List<ByteBuffer> sources = new ArrayList<>(buffers.size());
+    for (ByteBuf buffer : buffers) {
+      if (buffer.isReadable()) {
+        for (ByteBuffer b : buffer.nioBuffers(buffer.readerIndex(), buffer.readableBytes())) {
+          sources.add(b);
+        }
+      }
+    }
+    return sources.toArray(new ByteBuffer[0]);
+  }
+}
