@@ -65,8 +65,17 @@ public final class FaroShuffleManager implements ShuffleManager {
   /** Maps {@code spark.faro.X} to {@code faro.X} and validates it, naming the Spark key on error. */
   static ClientOptions.Settings settings(SparkConf conf) {
     Map<String, String> values = new HashMap<>();
+    java.util.Set<String> known = new java.util.HashSet<>();
+    for (java.util.List<? extends io.faro.common.config.ConfigOption<?>> group : java.util.List.of(
+        ClientOptions.ALL, io.faro.common.network.NetworkOptions.ALL, io.faro.common.master.MasterOptions.ALL)) {
+      group.forEach(o -> known.add(o.key()));
+    }
     for (Tuple2<String, String> kv : conf.getAllWithPrefix(SPARK_PREFIX + "faro.")) {
-      values.put("faro." + kv._1(), kv._2());
+      String key = "faro." + kv._1();
+      if (!known.contains(key)) {
+        LOG.warn("Ignoring spark.{}: not a Faro client setting (see docs/configuration.md)", key);
+      }
+      values.put(key, kv._2());
     }
     try {
       return ClientOptions.Settings.from(FaroConf.of(values));

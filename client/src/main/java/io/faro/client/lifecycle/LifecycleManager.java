@@ -40,6 +40,8 @@ import io.faro.proto.UnregisterShuffleRequest;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.HashSet;
+import java.util.Set;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -63,6 +65,8 @@ import org.slf4j.LoggerFactory;
  */
 public final class LifecycleManager implements RequestHandler, AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(LifecycleManager.class);
+  /** Rounds of placement before a shuffle's registration fails; each excludes the workers that failed. */
+  private static final int PLACEMENT_ROUNDS = 3;
 
   private final AppId app;
   private final ClientOptions.Settings settings;
@@ -159,31 +163,68 @@ public final class LifecycleManager implements RequestHandler, AutoCloseable {
     });
   }
 
-  /** Asks the master for slots, then reserves them on every chosen worker. */
+  /**
+   * Asks the master for slots, then reserves them on every chosen worker. A worker that cannot
+   * reserve (unreachable, refusing) is replaced: its partitions are placed again, excluding every
+   * worker that failed so far, for at most {@link #PLACEMENT_ROUNDS} rounds.
+   */
   private CompletableFuture<List<PartitionLocation>> place(ShuffleLifecycle s) {
-    RequestSlotsRequest request = RequestSlotsRequest.newBuilder()
+    return placeRound(s, List.of(), new HashSet<>(), new ArrayList<>(), 1);
+  }
+
+  private CompletableFuture<List<PartitionLocation>> placeRound(ShuffleLifecycle s, List<Integer> partitions,
+      Set<WorkerId> excluded, List<PartitionLocation> placed, int round) {
+    RequestSlotsRequest.Builder request = RequestSlotsRequest.newBuilder()
         .setShuffle(ProtoMapper.toProto(s.id()))
         .setNumPartitions(s.numPartitions())
-        .build();
-    return master.call(request, RequestSlotsResponse.class).thenCompose(response -> {
+        .addAllPartitionIds(partitions);
+    excluded.forEach(w -> request.addExcludedWorkers(w.value()));
+    return master.call(request.build(), RequestSlotsResponse.class).thenCompose(response -> {
       List<PartitionLocation> locations =
           response.getLocationsList().stream().map(ProtoMapper::fromProto).toList();
       Map<WorkerId, List<PartitionLocation>> byWorker = groupByWorker(locations);
-      List<CompletableFuture<ReserveSlotsResponse>> reservations = new ArrayList<>();
-      byWorker.forEach((worker, locs) -> {
-        ReserveSlotsRequest.Builder b = ReserveSlotsRequest.newBuilder().setShuffle(ProtoMapper.toProto(s.id()));
-        locs.forEach(l -> b.addLocations(ProtoMapper.toProto(l)));
-        HostPort rpc = new HostPort(locs.get(0).endpoint().host(), locs.get(0).endpoint().rpcPort());
-        reservations.add(pool.call(rpc, b.build(), ReserveSlotsResponse.class).exceptionally(e -> {
-          throw new FaroException(ErrorCode.RESERVE_FAILED, "worker " + worker + " at " + rpc
-              + " did not reserve " + locs.size() + " partitions of shuffle " + s.id() + ": "
-              + Futures.unwrap(e).getMessage(), Futures.unwrap(e));
-        }));
-      });
-      return CompletableFuture.allOf(reservations.toArray(CompletableFuture[]::new)).thenApply(v -> {
-        LOG.info("Shuffle {} placed: {} partitions on {} workers", s.id(), locations.size(), byWorker.size());
-        return locations;
-      });
+      Map<WorkerId, CompletableFuture<ReserveSlotsResponse>> reservations = new LinkedHashMap<>();
+      byWorker.forEach((worker, locs) -> reservations.put(worker, reserve(s, worker, locs)));
+      return CompletableFuture.allOf(reservations.values().stream()
+              .map(f -> f.exceptionally(e -> null)).toArray(CompletableFuture[]::new))
+          .thenCompose(v -> {
+            List<Integer> retry = new ArrayList<>();
+            List<String> failures = new ArrayList<>();
+            reservations.forEach((worker, f) -> {
+              if (f.isCompletedExceptionally()) {
+                excluded.add(worker);
+                byWorker.get(worker).forEach(l -> retry.add(l.partition()));
+                failures.add(Futures.unwrap(f.handle((r, e) -> e).join()).getMessage());
+              } else {
+                placed.addAll(byWorker.get(worker));
+              }
+            });
+            if (retry.isEmpty()) {
+              LOG.info("Shuffle {} placed: {} partitions on {} workers", s.id(), placed.size(),
+                  groupByWorker(placed).size());
+              return CompletableFuture.completedFuture(List.copyOf(placed));
+            }
+            if (round >= PLACEMENT_ROUNDS) {
+              return CompletableFuture.failedFuture(new FaroException(ErrorCode.RESERVE_FAILED,
+                  "could not reserve " + retry.size() + " partitions of shuffle " + s.id() + " after "
+                      + round + " rounds; last failures: " + failures));
+            }
+            LOG.warn("Shuffle {}: placing {} partitions again without workers {}: {}",
+                s.id(), retry.size(), excluded, failures);
+            return placeRound(s, retry, excluded, placed, round + 1);
+          });
+    });
+  }
+
+  private CompletableFuture<ReserveSlotsResponse> reserve(ShuffleLifecycle s, WorkerId worker,
+      List<PartitionLocation> locs) {
+    ReserveSlotsRequest.Builder b = ReserveSlotsRequest.newBuilder().setShuffle(ProtoMapper.toProto(s.id()));
+    locs.forEach(l -> b.addLocations(ProtoMapper.toProto(l)));
+    HostPort rpc = new HostPort(locs.get(0).endpoint().host(), locs.get(0).endpoint().rpcPort());
+    return pool.call(rpc, b.build(), ReserveSlotsResponse.class).exceptionally(e -> {
+      throw new FaroException(ErrorCode.RESERVE_FAILED, "worker " + worker + " at " + rpc
+          + " did not reserve " + locs.size() + " partitions of shuffle " + s.id() + ": "
+          + Futures.unwrap(e).getMessage(), Futures.unwrap(e));
     });
   }
 

@@ -12,7 +12,7 @@ public final class ConfigDocs {
     StringBuilder out = new StringBuilder();
     out.append("# Configuration\n\n")
         .append("Generated from the option classes (`*Options.java`); a test fails when this file\n")
-        .append("and the code drift apart. Regenerate with `bin/faro docs --config > docs/configuration.md`.\n\n")
+        .append("and the code drift apart. Regenerate with `bin/faro docs > docs/configuration.md`.\n\n")
         .append("Every key can be set in `conf/faro-defaults.conf` (`key value` per line), with\n")
         .append("`--conf FILE` on any `bin/faro` command, or from Spark as `spark.faro.X` for Faro's `faro.X`.\n")
         .append("Sizes take a suffix `k`, `m`, `g` (powers of 1024); durations take `ms`, `s`, `m`, `h`.\n");

@@ -22,6 +22,7 @@ import java.nio.file.Files;
 import java.time.Duration;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicLong;
@@ -38,6 +39,7 @@ import org.apache.ratis.protocol.exceptions.AlreadyClosedException;
 import org.apache.ratis.protocol.exceptions.LeaderNotReadyException;
 import org.apache.ratis.protocol.exceptions.LeaderSteppingDownException;
 import org.apache.ratis.protocol.exceptions.RaftException;
+import org.apache.ratis.protocol.exceptions.ServerNotReadyException;
 import org.apache.ratis.server.DivisionInfo;
 import org.apache.ratis.server.RaftServer;
 import org.apache.ratis.server.storage.RaftStorage;
@@ -84,16 +86,17 @@ public final class RaftNode implements AutoCloseable {
         .map(p -> RaftPeer.newBuilder().setId(p.id()).setAddress(p.raftAddress().toString()).build())
         .toList());
     boolean existing = Files.isDirectory(config.ratisDir().resolve(GROUP_ID.getUuid().toString()));
-    RaftServer started = RaftServer.newBuilder()
+    RaftServer built = RaftServer.newBuilder()
         .setServerId(RaftPeerId.valueOf(config.masterId()))
         .setGroup(group)
         .setStateMachine(stateMachine)
         .setProperties(RaftSettings.properties(config))
         .setOption(existing ? RaftStorage.StartupOption.RECOVER : RaftStorage.StartupOption.FORMAT)
         .build();
-    started.start();
-    this.server = started;
-    this.division = started.getDivision(GROUP_ID);
+    // Kept before start, so that close() also stops a server whose start failed half-way.
+    this.server = built;
+    built.start();
+    this.division = built.getDivision(GROUP_ID);
     LOG.info("Master {} started Raft on port {} ({} storage in {}), group {}", config.masterId(),
         raftPort(), existing ? "recovered" : "new", config.ratisDir(), config.peers());
   }
@@ -113,7 +116,7 @@ public final class RaftNode implements AutoCloseable {
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
       return false;
-    } catch (java.util.concurrent.ExecutionException e) {
+    } catch (ExecutionException e) {
       throw new IllegalStateException("leader signal failed", e);
     }
   }
@@ -207,7 +210,7 @@ public final class RaftNode implements AutoCloseable {
 
   private CompletableFuture<RaftClientReply> send(byte[] data, RaftClientRequest.Type type, String what) {
     RaftServer s = server;
-    if (s == null) {
+    if (s == null || division == null) {
       return CompletableFuture.failedFuture(notLeader(what));
     }
     RaftClientRequest request = RaftClientRequest.newBuilder()
@@ -247,7 +250,8 @@ public final class RaftNode implements AutoCloseable {
     }
     if (error instanceof org.apache.ratis.protocol.exceptions.NotLeaderException
         || error instanceof LeaderNotReadyException
-        || error instanceof LeaderSteppingDownException) {
+        || error instanceof LeaderSteppingDownException
+        || error instanceof ServerNotReadyException) {
       return notLeader(what);
     }
     if (error instanceof AlreadyClosedException) {

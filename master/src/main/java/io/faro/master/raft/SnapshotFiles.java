@@ -83,7 +83,12 @@ final class SnapshotFiles {
       throw new IOException("snapshot " + path + " has no checksum file "
           + MD5FileUtil.getDigestFileForFile(path.toFile()) + "; refusing to load it");
     }
-    MD5FileUtil.verifySavedMD5(path.toFile(), expected);
+    // verifySavedMD5 only compares two stored digests; the data itself must be hashed again.
+    MD5Hash actual = MD5FileUtil.computeMd5ForFile(path.toFile());
+    if (!actual.equals(expected)) {
+      throw new IOException("snapshot " + path + " does not match its MD5 checksum (expected "
+          + expected + ", computed " + actual + "); refusing to load it");
+    }
     MasterSnapshot snapshot;
     try (InputStream in = Files.newInputStream(path)) {
       snapshot = MasterSnapshot.parseFrom(in);

@@ -4,6 +4,7 @@ import io.faro.common.id.AppId;
 import io.faro.common.id.ShuffleId;
 import io.faro.common.id.WorkerId;
 import java.util.Collections;
+import java.util.Comparator;
 import java.util.Map;
 import java.util.SortedMap;
 import java.util.TreeMap;
@@ -42,7 +43,7 @@ public record MasterStateView(
   }
 
   private static <K, V> SortedMap<K, V> copy(
-      Map<K, V> source, java.util.Comparator<? super K> order) {
+      Map<K, V> source, Comparator<? super K> order) {
     SortedMap<K, V> sorted = new TreeMap<>(order);
     sorted.putAll(source);
     return Collections.unmodifiableSortedMap(sorted);

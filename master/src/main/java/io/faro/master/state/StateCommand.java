@@ -24,6 +24,9 @@ public sealed interface StateCommand {
       requireNonNull(worker, "worker is null");
       requireNonNull(endpoint, "endpoint is null");
       disks = List.copyOf(disks);
+      if (disks.stream().map(DiskSpec::index).distinct().count() != disks.size()) {
+        throw new IllegalArgumentException("worker " + worker + " declares a disk index twice: " + disks);
+      }
     }
   }
 

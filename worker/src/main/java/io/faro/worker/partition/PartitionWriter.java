@@ -219,7 +219,7 @@ public final class PartitionWriter {
     return ChunkIndex.of(offsets);
   }
 
-  /** Runs on the flush thread; borrows nothing: releases {@code buffers} when written. */
+  /** Runs on the flush thread. Takes ownership of {@code buffers}: releases them once written. */
   private void flush(List<ByteBuf> buffers, long bytes) {
     try {
       file.write(buffers);

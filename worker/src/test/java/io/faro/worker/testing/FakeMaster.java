@@ -1,12 +1,12 @@
 package io.faro.worker.testing;
 
 import io.faro.common.config.FaroConf;
+import io.faro.common.error.ErrorCode;
 import io.faro.common.id.ShuffleId;
 import io.faro.common.network.NetworkOptions;
 import io.faro.common.network.Request;
 import io.faro.common.network.Responder;
 import io.faro.common.network.TransportServer;
-import io.faro.common.error.ErrorCode;
 import io.faro.proto.RegisterWorkerRequest;
 import io.faro.proto.RegisterWorkerResponse;
 import io.faro.proto.ShuffleKeyP;

@@ -1,0 +1,297 @@
+package io.faro.cli;
+
+import static java.util.Objects.requireNonNull;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * One master and N workers, each its own JVM process on loopback, started from this JVM's class
+ * path: for trying Faro, for tests that kill processes, and for benchmarks. Each process writes
+ * its log and a port file under the work directory; the cluster's description, with the Spark
+ * settings a job needs, goes to {@code <work-dir>/cluster.json}.
+ */
+public final class LocalCluster implements AutoCloseable {
+  public static final String CLUSTER_FILE = "cluster.json";
+  private static final String MAIN_CLASS = FaroCli.class.getName();
+  private static final String PROCESS_MARKER = "faro.launcher=local-cluster";
+  private static final Duration START_TIMEOUT = Duration.ofSeconds(90);
+  private static final Duration STOP_TIMEOUT = Duration.ofSeconds(20);
+
+  /** A started process and what it reported about itself. */
+  public record Member(String name, String role, Process process, String portFile, Path log) {
+    public long pid() {
+      return process.pid();
+    }
+  }
+
+  private final Path workDir;
+  private final List<Member> members;
+  private final String masterEndpoint;
+
+  private LocalCluster(Path workDir, List<Member> members, String masterEndpoint) {
+    this.workDir = workDir;
+    this.members = members;
+    this.masterEndpoint = masterEndpoint;
+  }
+
+  /**
+   * Starts the cluster and writes cluster.json.
+   *
+   * @param confFile a settings file every process reads first, or null
+   * @param masterPort the master's RPC port (0 picks a free one)
+   */
+  public static LocalCluster start(Path workDir, int workers, Path confFile, int masterPort) throws IOException {
+    requireNonNull(workDir, "workDir is null");
+    Path dir = Files.createDirectories(workDir.toAbsolutePath());
+    if (Files.exists(dir.resolve(CLUSTER_FILE))) {
+      if (anyAlive(dir)) {
+        throw new IllegalStateException("a local cluster is already running in " + dir
+            + "; stop it with: bin/faro local-cluster stop --work-dir " + dir);
+      }
+      // A new local cluster starts empty: the old master would remember workers that are gone.
+      removePreviousCluster(dir);
+    }
+    List<Member> members = new ArrayList<>();
+    try {
+      Member master = launch(dir, "master", "master", confFile, List.of(
+          "faro.master.host=127.0.0.1",
+          "faro.master.advertised.host=127.0.0.1",
+          "faro.master.port=" + masterPort,
+          "faro.master.raft.port=0",
+          "faro.master.ratis.dir=" + dir.resolve("master").resolve("ratis")));
+      members.add(master);
+      String masterPortFile = awaitPortFile(master);
+      master = new Member(master.name(), master.role(), master.process(), masterPortFile, master.log());
+      members.set(0, master);
+      String endpoint = "127.0.0.1:" + JsonText.number(masterPortFile, "rpcPort");
+      for (int i = 0; i < workers; i++) {
+        String name = "worker-" + i;
+        Path data = Files.createDirectories(dir.resolve(name).resolve("data"));
+        members.add(launch(dir, name, "worker", confFile, List.of(
+            "faro.worker.host=127.0.0.1",
+            "faro.worker.rpc.port=0",
+            "faro.worker.push.port=0",
+            "faro.worker.fetch.port=0",
+            "faro.worker.dirs=" + data + ":ssd",
+            "faro.master.endpoints=" + endpoint)));
+      }
+      for (int i = 1; i < members.size(); i++) {
+        Member w = members.get(i);
+        members.set(i, new Member(w.name(), w.role(), w.process(), awaitPortFile(w), w.log()));
+      }
+      LocalCluster cluster = new LocalCluster(dir, members, endpoint);
+      cluster.writeClusterFile();
+      return cluster;
+    } catch (IOException | RuntimeException e) {
+      members.forEach(m -> stopProcess(m.process().toHandle()));
+      throw e;
+    }
+  }
+
+  private static void removePreviousCluster(Path dir) throws IOException {
+    try (var entries = Files.list(dir)) {
+      for (Path p : entries.toList()) {
+        String name = p.getFileName().toString();
+        if (name.equals("master") || name.startsWith("worker-") || name.startsWith(CLUSTER_FILE)) {
+          deleteRecursively(p);
+        }
+      }
+    }
+  }
+
+  private static void deleteRecursively(Path root) throws IOException {
+    try (var walk = Files.walk(root)) {
+      for (Path p : walk.sorted(java.util.Comparator.reverseOrder()).toList()) {
+        Files.deleteIfExists(p);
+      }
+    }
+  }
+
+  private static Member launch(Path dir, String name, String role, Path confFile, List<String> settings)
+      throws IOException {
+    Path home = Files.createDirectories(dir.resolve(name));
+    Path portFile = home.resolve("ports.json");
+    Files.deleteIfExists(portFile);
+    Path log = home.resolve(role + ".log");
+    List<String> command = new ArrayList<>();
+    command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
+    // First, so that it survives the truncation of long command lines in /proc: `stop` uses it
+    // to tell our processes from others that reused a pid.
+    command.add("-D" + PROCESS_MARKER);
+    command.add("-Xmx1g");
+    command.add("-XX:+ExitOnOutOfMemoryError");
+    for (String property : List.of("faro.home", "log4j2.configurationFile", "io.netty.leakDetection.level")) {
+      String value = System.getProperty(property);
+      if (value != null) {
+        command.add("-D" + property + "=" + value);
+      }
+    }
+    command.add("-Dfaro.log.dir=" + home);
+    command.add("-cp");
+    command.add(System.getProperty("java.class.path"));
+    command.add(MAIN_CLASS);
+    command.add(role);
+    command.add("--port-file");
+    command.add(portFile.toString());
+    if (confFile != null) {
+      command.add("--conf");
+      command.add(confFile.toAbsolutePath().toString());
+    }
+    for (String s : settings) {
+      command.add("--set");
+      command.add(s);
+    }
+    Process process = new ProcessBuilder(command)
+        .redirectErrorStream(true)
+        .redirectOutput(ProcessBuilder.Redirect.appendTo(log.toFile()))
+        .start();
+    return new Member(name, role, process, portFile.toString(), log);
+  }
+
+  /** Waits until the process has written its port file; returns its text. */
+  private static String awaitPortFile(Member member) throws IOException {
+    Path file = Path.of(member.portFile());
+    long deadline = System.nanoTime() + START_TIMEOUT.toNanos();
+    while (System.nanoTime() < deadline) {
+      if (Files.exists(file)) {
+        return Files.readString(file);
+      }
+      if (!member.process().isAlive()) {
+        throw new IllegalStateException(member.name() + " exited with code " + member.process().exitValue()
+            + " during start; its log " + member.log() + " ends with:\n" + tail(member.log(), 30));
+      }
+      try {
+        // Polls a file another process writes: there is no event to wait on.
+        member.process().waitFor(100, TimeUnit.MILLISECONDS);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        throw new IllegalStateException("interrupted while starting " + member.name());
+      }
+    }
+    throw new IllegalStateException(member.name() + " did not start within " + START_TIMEOUT.toSeconds()
+        + "s; see " + member.log() + ":\n" + tail(member.log(), 30));
+  }
+
+  static String tail(Path log, int lines) {
+    try {
+      List<String> all = Files.readAllLines(log, StandardCharsets.UTF_8);
+      return String.join("\n", all.subList(Math.max(0, all.size() - lines), all.size()));
+    } catch (IOException e) {
+      return "(cannot read " + log + ": " + e + ")";
+    }
+  }
+
+  private void writeClusterFile() throws IOException {
+    Map<String, Object> doc = new LinkedHashMap<>();
+    doc.put("workDir", workDir.toString());
+    List<Object> masters = new ArrayList<>();
+    List<Object> workers = new ArrayList<>();
+    for (Member m : members) {
+      Map<String, Object> entry = new LinkedHashMap<>();
+      entry.put("name", m.name());
+      entry.put("role", m.role());
+      entry.put("pid", m.pid());
+      for (String key : List.of("rpcPort", "raftPort", "pushPort", "fetchPort")) {
+        long port = JsonText.number(m.portFile(), key);
+        if (port >= 0) {
+          entry.put(key, port);
+        }
+      }
+      String workerId = JsonText.string(m.portFile(), "workerId");
+      if (workerId != null) {
+        entry.put("workerId", workerId);
+      }
+      if (m.role().equals("worker")) {
+        entry.put("dirs", List.of(workDir.resolve(m.name()).resolve("data").toString()));
+      } else {
+        entry.put("dirs", List.of(workDir.resolve(m.name()).resolve("ratis").toString()));
+      }
+      entry.put("log", m.log().toString());
+      (m.role().equals("master") ? masters : workers).add(entry);
+    }
+    doc.put("masters", masters);
+    doc.put("workers", workers);
+    Map<String, Object> spark = new LinkedHashMap<>();
+    spark.put("spark.shuffle.manager", "io.faro.spark.FaroShuffleManager");
+    spark.put("spark.faro.master.endpoints", masterEndpoint);
+    spark.put("spark.shuffle.service.enabled", "false");
+    doc.put("spark", spark);
+    Path tmp = workDir.resolve(CLUSTER_FILE + ".tmp");
+    Files.writeString(tmp, JsonText.write(doc));
+    Files.move(tmp, workDir.resolve(CLUSTER_FILE), StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
+  }
+
+  public Path workDir() {
+    return workDir;
+  }
+
+  public List<Member> members() {
+    return members;
+  }
+
+  /** {@code host:port} of the master, for {@code faro.master.endpoints}. */
+  public String masterEndpoint() {
+    return masterEndpoint;
+  }
+
+  /** Stops every process: SIGTERM, then SIGKILL for those still alive after a grace period. */
+  @Override
+  public void close() {
+    for (int i = members.size() - 1; i >= 0; i--) {
+      stopProcess(members.get(i).process().toHandle());
+    }
+  }
+
+  /** Stops the cluster described by {@code <workDir>/cluster.json}; returns how many processes were stopped. */
+  public static int stop(Path workDir) throws IOException {
+    Path file = workDir.toAbsolutePath().resolve(CLUSTER_FILE);
+    if (!Files.exists(file)) {
+      throw new IllegalStateException("no " + CLUSTER_FILE + " in " + workDir.toAbsolutePath() + ": nothing to stop");
+    }
+    List<Long> pids = JsonText.numbers(Files.readString(file), "pid");
+    int stopped = 0;
+    for (int i = pids.size() - 1; i >= 0; i--) {
+      Optional<ProcessHandle> handle = faroProcess(pids.get(i));
+      if (handle.isPresent()) {
+        stopProcess(handle.get());
+        stopped++;
+      }
+    }
+    return stopped;
+  }
+
+  private static boolean anyAlive(Path dir) throws IOException {
+    return JsonText.numbers(Files.readString(dir.resolve(CLUSTER_FILE)), "pid").stream()
+        .anyMatch(pid -> faroProcess(pid).isPresent());
+  }
+
+  /** The process {@code pid} if it is alive and is a Faro process (pids get reused). */
+  private static Optional<ProcessHandle> faroProcess(long pid) {
+    return ProcessHandle.of(pid).filter(ProcessHandle::isAlive)
+        .filter(h -> h.info().commandLine().map(c -> c.contains(PROCESS_MARKER)).orElse(true));
+  }
+
+  private static void stopProcess(ProcessHandle handle) {
+    if (!handle.isAlive()) {
+      return;
+    }
+    handle.destroy();
+    try {
+      handle.onExit().get(STOP_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS);
+    } catch (Exception e) {
+      handle.destroyForcibly();
+      handle.onExit().orTimeout(10, TimeUnit.SECONDS).exceptionally(t -> null).join();
+    }
+  }
+}

@@ -1,0 +1,89 @@
+package io.faro.cli;
+
+import java.nio.file.Path;
+import java.util.concurrent.Callable;
+import java.util.concurrent.CountDownLatch;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+
+/** {@code faro local-cluster}: a master and N workers as separate processes on loopback. */
+@Command(
+    name = "local-cluster",
+    mixinStandardHelpOptions = true,
+    description = {
+      "Starts one master and N workers, each its own process on 127.0.0.1, and writes",
+      "(a new cluster: what a stopped cluster left in <work-dir> is removed first)",
+      "<work-dir>/cluster.json (role, pid, ports, data dirs of each process, and the",
+      "spark.* settings a job needs). Stops them on Ctrl-C, or with `local-cluster stop`."
+    },
+    subcommands = LocalClusterCommand.Stop.class)
+final class LocalClusterCommand implements Callable<Integer> {
+  @Option(names = "--workers", defaultValue = "2", description = "Number of workers (default: ${DEFAULT-VALUE}).")
+  int workers;
+
+  @Option(names = "--work-dir", required = true, description = "Directory for logs, data and cluster.json.")
+  Path workDir;
+
+  @Option(names = "--conf", description = "Settings file every process reads (e.g. conf/faro-defaults.conf).")
+  Path conf;
+
+  @Option(names = "--master-port", defaultValue = "9097",
+      description = "Master RPC port (default: ${DEFAULT-VALUE}; 0 picks a free one).")
+  int masterPort;
+
+  @Option(names = "--detach", description = "Start, write cluster.json and exit, leaving the processes running.")
+  boolean detach;
+
+  @Override
+  public Integer call() throws Exception {
+    if (workers < 1) {
+      System.err.println("--workers must be at least 1");
+      return 2;
+    }
+    LocalCluster cluster = LocalCluster.start(workDir, workers, conf, masterPort);
+    Path file = cluster.workDir().resolve(LocalCluster.CLUSTER_FILE);
+    System.out.println("Faro local cluster: 1 master and " + workers + " workers, master at " + cluster.masterEndpoint());
+    cluster.members().forEach(m -> System.out.println("  " + m.name() + " pid " + m.pid() + ", log " + m.log()));
+    System.out.println("Cluster description: " + file);
+    System.out.println("Spark settings:");
+    System.out.println("  --conf spark.shuffle.manager=io.faro.spark.FaroShuffleManager");
+    System.out.println("  --conf spark.faro.master.endpoints=" + cluster.masterEndpoint());
+    System.out.println("  --conf spark.shuffle.service.enabled=false");
+    if (detach) {
+      System.out.println("Stop with: bin/faro local-cluster stop --work-dir " + cluster.workDir());
+      return 0;
+    }
+    CountDownLatch stopped = new CountDownLatch(1);
+    Runtime.getRuntime().addShutdownHook(new Thread(() -> {
+      System.out.println("Stopping the local cluster...");
+      cluster.close();
+      stopped.countDown();
+    }, "faro-local-cluster-stop"));
+    System.out.println("Running; press Ctrl-C to stop.");
+    for (LocalCluster.Member m : cluster.members()) {
+      m.process().onExit().thenAccept(p -> {
+        if (stopped.getCount() > 0) {
+          System.err.println(m.name() + " (pid " + p.pid() + ") exited with code " + p.exitValue()
+              + "; see " + m.log());
+        }
+      });
+    }
+    stopped.await();
+    return 0;
+  }
+
+  /** {@code faro local-cluster stop --work-dir DIR}. */
+  @Command(name = "stop", mixinStandardHelpOptions = true,
+      description = "Stops the local cluster described by <work-dir>/cluster.json.")
+  static final class Stop implements Callable<Integer> {
+    @Option(names = "--work-dir", required = true, description = "The work directory of the cluster.")
+    Path workDir;
+
+    @Override
+    public Integer call() throws Exception {
+      int n = LocalCluster.stop(workDir);
+      System.out.println("Stopped " + n + " Faro process(es) of " + workDir.toAbsolutePath());
+      return 0;
+    }
+  }
+}

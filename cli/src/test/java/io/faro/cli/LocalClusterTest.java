@@ -1,0 +1,43 @@
+package io.faro.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.faro.common.config.FaroConf;
+import io.faro.common.master.MasterClient;
+import io.faro.common.network.ClientPool;
+import io.faro.common.network.HostPort;
+import io.faro.common.network.NetworkOptions;
+import io.faro.proto.ClusterStatusRequest;
+import io.faro.proto.ClusterStatusResponse;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** `faro local-cluster` with real processes: they start, register, are described, and stop. */
+class LocalClusterTest {
+  @Test
+  void startsDescribesAndStopsRealProcesses(@TempDir Path dir) throws Exception {
+    List<ProcessHandle> processes;
+    try (LocalCluster cluster = LocalCluster.start(dir, 2, null, 0)) {
+      String json = Files.readString(dir.resolve(LocalCluster.CLUSTER_FILE));
+      assertThat(JsonText.numbers(json, "pid")).hasSize(3);
+      assertThat(json).contains("\"spark.shuffle.manager\": \"io.faro.spark.FaroShuffleManager\"")
+          .contains("\"spark.faro.master.endpoints\": \"" + cluster.masterEndpoint() + "\"")
+          .contains("\"pushPort\"").contains("\"fetchPort\"").contains("\"dirs\"");
+      processes = cluster.members().stream().map(m -> m.process().toHandle()).toList();
+      assertThat(processes).allMatch(ProcessHandle::isAlive);
+
+      try (ClientPool pool = new ClientPool("test", NetworkOptions.Settings.from(FaroConf.empty()))) {
+        MasterClient master = new MasterClient(pool, List.of(HostPort.parse(cluster.masterEndpoint())), Duration.ofSeconds(30));
+        ClusterStatusResponse status = master.callBlocking(ClusterStatusRequest.getDefaultInstance(), ClusterStatusResponse.class);
+        assertThat(status.getWorkersList()).hasSize(2).allMatch(w -> w.getAlive());
+      }
+      // `local-cluster stop` finds the processes through cluster.json.
+      assertThat(LocalCluster.stop(dir)).isEqualTo(3);
+      assertThat(processes).noneMatch(ProcessHandle::isAlive);
+    }
+  }
+}

@@ -1,0 +1,149 @@
+package io.faro.spark;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.faro.client.testing.MiniFaroCluster;
+import java.nio.file.Path;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.function.Function;
+import org.apache.spark.SparkConf;
+import org.apache.spark.sql.SparkSession;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * Real Spark jobs in local mode: each job runs first with Spark's built-in shuffle, then
+ * through a real Faro cluster (one master, three workers), and the results must be equal.
+ */
+class FaroSparkTest {
+  private static final Map<String, Function<SparkSession, List<String>>> JOBS = Map.of(
+      "repartition", SparkJobs::repartition,
+      "reduceByKey", SparkJobs::reduceByKey,
+      "groupByKey", SparkJobs::groupByKey,
+      "sortByKey", SparkJobs::sortByKey,
+      "join", SparkJobs::join,
+      "sql", SparkJobs::sqlAggregationAndSkewJoin);
+
+  @TempDir static Path dir;
+  private static MiniFaroCluster cluster;
+  private static final Map<String, List<String>> builtIn = new HashMap<>();
+  private static SparkSession faro;
+
+  private static SparkConf baseConf(String name) {
+    return new SparkConf()
+        .setMaster("local[4]")
+        .setAppName(name)
+        .set("spark.ui.enabled", "false")
+        .set("spark.driver.host", "127.0.0.1")
+        .set("spark.shuffle.service.enabled", "false")
+        .set("spark.sql.shuffle.partitions", "40")
+        .set("spark.sql.autoBroadcastJoinThreshold", "-1")
+        .set("spark.sql.adaptive.enabled", "true")
+        .set("spark.sql.adaptive.coalescePartitions.enabled", "true")
+        .set("spark.sql.adaptive.advisoryPartitionSizeInBytes", "16k")
+        .set("spark.sql.adaptive.coalescePartitions.minPartitionSize", "1k")
+        .set("spark.sql.adaptive.skewJoin.enabled", "true")
+        .set("spark.sql.adaptive.skewJoin.skewedPartitionFactor", "2")
+        .set("spark.sql.adaptive.skewJoin.skewedPartitionThresholdInBytes", "64k");
+  }
+
+  @BeforeAll
+  static void runBuiltInThenStartFaro() throws Exception {
+    SparkSession spark = SparkSession.builder().config(baseConf("built-in")).getOrCreate();
+    try {
+      JOBS.forEach((name, job) -> builtIn.put(name, job.apply(spark)));
+    } finally {
+      spark.stop();
+    }
+    cluster = MiniFaroCluster.start(dir, 3, Map.of("faro.worker.chunk.size", "256k"));
+    faro = SparkSession.builder().config(baseConf("faro")
+        .set("spark.shuffle.manager", FaroShuffleManager.class.getName())
+        .set("spark.faro.master.endpoints", "127.0.0.1:" + cluster.masterPort())
+        // Small batches: many batches per map. The RDD jobs use Java serialization (the writer's
+        // stream-per-batch path), the SQL job UnsafeRow serialization (the concatenating path).
+        .set("spark.faro.client.push.batch.size", "8k")).getOrCreate();
+  }
+
+  @AfterAll
+  static void stop() {
+    if (faro != null) {
+      faro.stop();
+    }
+    if (cluster != null) {
+      cluster.close();
+    }
+  }
+
+  private static void assertSameAsBuiltIn(String job) {
+    List<String> expected = builtIn.get(job);
+    assertThat(expected).isNotEmpty();
+    assertThat(JOBS.get(job).apply(faro)).containsExactlyElementsOf(expected);
+  }
+
+  @Test
+  void repartition() {
+    assertSameAsBuiltIn("repartition");
+  }
+
+  @Test
+  void reduceByKey() {
+    assertSameAsBuiltIn("reduceByKey");
+  }
+
+  @Test
+  void groupByKey() {
+    assertSameAsBuiltIn("groupByKey");
+  }
+
+  @Test
+  void sortByKey() {
+    assertSameAsBuiltIn("sortByKey");
+  }
+
+  @Test
+  void join() {
+    assertSameAsBuiltIn("join");
+  }
+
+  @Test
+  void sqlAggregationAndSkewJoinWithAqe() {
+    // The test is only meaningful if AQE really coalesced and split: the built-in plan proves it.
+    assertThat(builtIn.get("sql")).contains("skewSplit=true", "coalesced=true");
+    assertSameAsBuiltIn("sql");
+  }
+
+  @Test
+  void shuffleDataReallyLandsOnFaroWorkers() throws Exception {
+    assertThat(org.apache.spark.SparkEnv.get().shuffleManager()).isInstanceOf(FaroShuffleManager.class);
+    String app = faro.sparkContext().applicationId();
+    org.apache.spark.api.java.JavaPairRDD<Integer, Integer> shuffled =
+        org.apache.spark.api.java.JavaSparkContext.fromSparkContext(faro.sparkContext())
+            .parallelize(java.util.stream.IntStream.range(0, 10_000).boxed().toList(), 4)
+            .mapToPair(i -> new scala.Tuple2<>(i % 100, i))
+            .reduceByKey(Integer::sum, 5);
+    assertThat(shuffled.count()).isEqualTo(100);
+    long files = 0;
+    for (Path workerDir : cluster.workerDirs()) {
+      Path appDir = workerDir.resolve(app);
+      if (java.nio.file.Files.isDirectory(appDir)) {
+        try (var walk = java.nio.file.Files.walk(appDir)) {
+          files += walk.filter(f -> f.toString().endsWith(".data")).count();
+        }
+      }
+    }
+    assertThat(files).as("partition files of app " + app + " on the Faro workers").isPositive();
+  }
+
+  @Test
+  void badFaroSettingNamesTheSparkKey() {
+    SparkConf conf = new SparkConf().set("spark.faro.client.push.batch.size", "huge");
+    assertThatThrownBy(() -> FaroShuffleManager.settings(conf))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("spark.faro.client.push.batch.size");
+  }
+}

@@ -1,0 +1,233 @@
+package io.faro.client.it;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.faro.client.ClientOptions;
+import io.faro.client.ShuffleClient;
+import io.faro.client.fetch.PartitionReader;
+import io.faro.client.lifecycle.LifecycleManager;
+import io.faro.client.push.MapPusher;
+import io.faro.client.testing.MiniFaroCluster;
+import io.faro.common.batch.Batch;
+import io.faro.common.config.FaroConf;
+import io.faro.common.error.ErrorCode;
+import io.faro.common.error.FaroException;
+import io.faro.common.id.AppId;
+import io.faro.common.id.ShuffleId;
+import io.faro.common.network.ClientPool;
+import java.io.IOException;
+import java.io.RandomAccessFile;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * The whole path of a shuffle through one master and three real workers on loopback: lazy
+ * placement, merged pushes, commit, chunked fetch with prefetch; every record read exactly once,
+ * also when batches arrive twice and losing attempts push data of their own.
+ */
+class ShuffleExactlyOnceTest {
+  private static final int MAPS = 50;
+  private static final int PARTITIONS = 200;
+
+  @TempDir static Path dir;
+  private static MiniFaroCluster cluster;
+  private static ClientPool pool;
+  private static ClientOptions.Settings settings;
+  private static ExecutorService tasks;
+
+  @BeforeAll
+  static void startCluster() throws IOException {
+    // Small chunks and batches so that every partition spans several of each.
+    cluster = MiniFaroCluster.start(dir, 3, Map.of("faro.worker.chunk.size", "16k"));
+    FaroConf conf = cluster.clientConf()
+        .with("faro.client.push.batch.size", "2k")
+        .with("faro.client.push.merge.size", "32k")
+        .with("faro.client.fetch.prefetch.chunks", "2");
+    settings = ClientOptions.Settings.from(conf);
+    pool = new ClientPool("test-client", settings.network());
+    tasks = Executors.newFixedThreadPool(4);
+  }
+
+  @AfterAll
+  static void stopCluster() {
+    tasks.shutdownNow();
+    pool.close();
+    cluster.close();
+  }
+
+  /** Pushed bytes of one map attempt, summed over partitions. */
+  private static long push(ShuffleClient client, LifecycleManager lifecycle, ShuffleId shuffle,
+      ShuffleWorkload workload, int mapId, int attemptId, int variant) {
+    try (MapPusher pusher = client.newMapPusher(lifecycle.endpoint(), shuffle, mapId, attemptId, MAPS, PARTITIONS)) {
+      workload.writeMap(pusher, mapId, variant);
+      pusher.finish();
+      long total = 0;
+      for (long l : pusher.partitionLengths()) {
+        total += l;
+      }
+      return total;
+    }
+  }
+
+  private static int[][] readAll(ShuffleClient client, LifecycleManager lifecycle, ShuffleId shuffle,
+      ShuffleWorkload workload, AtomicLong bytesRead) {
+    int[][] seen = new int[MAPS][workload.recordsPerMap];
+    for (int p = 0; p < PARTITIONS; p++) {
+      try (PartitionReader reader = client.newReader(lifecycle.endpoint(), shuffle, MAPS, p, p + 1, 0, Integer.MAX_VALUE)) {
+        Batch batch;
+        while ((batch = reader.next()) != null) {
+          workload.countBatch(batch, p, seen);
+        }
+        bytesRead.addAndGet(reader.bytesRead());
+      }
+    }
+    return seen;
+  }
+
+  private static void assertEveryRecordOnce(int[][] seen) {
+    for (int m = 0; m < seen.length; m++) {
+      for (int s = 0; s < seen[m].length; s++) {
+        if (seen[m][s] != 1) {
+          throw new AssertionError("record " + s + " of map " + m + " was read " + seen[m][s] + " times");
+        }
+      }
+    }
+  }
+
+  @Test
+  void everyRecordIsReadExactlyOnce() throws Exception {
+    ShuffleWorkload workload = new ShuffleWorkload(MAPS, PARTITIONS, 2000, 1L);
+    try (LifecycleManager lifecycle = new LifecycleManager(new AppId("exactly-once"), settings, pool, "127.0.0.1")) {
+      ShuffleClient client = new ShuffleClient(pool, settings);
+      ShuffleId shuffle = new ShuffleId(lifecycle.app(), 0);
+      List<Future<Long>> maps = new ArrayList<>();
+      for (int m = 0; m < MAPS; m++) {
+        int mapId = m;
+        maps.add(tasks.submit(() -> {
+          long bytes = push(client, lifecycle, shuffle, workload, mapId, 0, 0);
+          assertThat(client.mapperEnd(lifecycle.endpoint(), shuffle, mapId, 0, MAPS)).isZero();
+          return bytes;
+        }));
+      }
+      long pushed = 0;
+      for (Future<Long> f : maps) {
+        pushed += f.get();
+      }
+      AtomicLong read = new AtomicLong();
+      assertEveryRecordOnce(readAll(client, lifecycle, shuffle, workload, read));
+      assertThat(read.get()).isEqualTo(pushed);
+      // Every worker took part: placement spread the partitions.
+      assertThat(cluster.workerDirs()).allSatisfy(d -> assertThat(dataFiles(d, "exactly-once")).isNotEmpty());
+    }
+  }
+
+  @Test
+  void duplicatedBatchesAndLosingAttemptsAreFilteredOut() throws Exception {
+    ShuffleWorkload workload = new ShuffleWorkload(MAPS, PARTITIONS, 1000, 2L);
+    try (LifecycleManager lifecycle = new LifecycleManager(new AppId("duplicates"), settings, pool, "127.0.0.1")) {
+      ShuffleClient client = new ShuffleClient(pool, settings);
+      ShuffleId shuffle = new ShuffleId(lifecycle.app(), 0);
+      List<Future<long[]>> maps = new ArrayList<>();
+      for (int m = 0; m < MAPS; m++) {
+        int mapId = m;
+        maps.add(tasks.submit(() -> {
+          long extra = 0;
+          if (mapId % 5 == 0) {
+            // A speculative attempt that loses: different payloads, pushed before the winner ends.
+            extra += push(client, lifecycle, shuffle, workload, mapId, 1, 7);
+          }
+          long winner = push(client, lifecycle, shuffle, workload, mapId, 0, 0);
+          if (mapId % 7 == 0) {
+            // A retried push: the same batches (same ids) arrive a second time.
+            extra += push(client, lifecycle, shuffle, workload, mapId, 0, 0);
+          }
+          assertThat(client.mapperEnd(lifecycle.endpoint(), shuffle, mapId, 0, MAPS)).isZero();
+          if (mapId % 5 == 0) {
+            assertThat(client.mapperEnd(lifecycle.endpoint(), shuffle, mapId, 1, MAPS)).isZero();
+          }
+          return new long[] {winner, extra};
+        }));
+      }
+      long winners = 0;
+      long extra = 0;
+      for (Future<long[]> f : maps) {
+        winners += f.get()[0];
+        extra += f.get()[1];
+      }
+      AtomicLong read = new AtomicLong();
+      assertEveryRecordOnce(readAll(client, lifecycle, shuffle, workload, read));
+      // The duplicates really were stored and fetched; the reader dropped them.
+      assertThat(extra).isPositive();
+      assertThat(read.get()).isEqualTo(winners + extra);
+    }
+  }
+
+  @Test
+  void aCorruptedByteOnDiskIsDetectedByTheReader() throws Exception {
+    ShuffleWorkload workload = new ShuffleWorkload(4, PARTITIONS, 2000, 3L);
+    try (LifecycleManager lifecycle = new LifecycleManager(new AppId("corruption"), settings, pool, "127.0.0.1")) {
+      ShuffleClient client = new ShuffleClient(pool, settings);
+      ShuffleId shuffle = new ShuffleId(lifecycle.app(), 0);
+      for (int m = 0; m < 4; m++) {
+        try (MapPusher pusher = client.newMapPusher(lifecycle.endpoint(), shuffle, m, 0, 4, PARTITIONS)) {
+          workload.writeMap(pusher, m, 0);
+          pusher.finish();
+        }
+        client.mapperEnd(lifecycle.endpoint(), shuffle, m, 0, 4);
+      }
+      client.fileGroups(lifecycle.endpoint(), shuffle, 4); // waits for the commit
+      Path file = cluster.workerDirs().stream().flatMap(d -> dataFiles(d, "corruption").stream())
+          .max(Comparator.comparingLong(ShuffleExactlyOnceTest::size)).orElseThrow();
+      int partition = Integer.parseInt(file.getFileName().toString().split("-")[0]);
+      try (RandomAccessFile raf = new RandomAccessFile(file.toFile(), "rw")) {
+        raf.seek(100);
+        int b = raf.read();
+        raf.seek(100);
+        raf.write(b ^ 0x01);
+      }
+      assertThatThrownBy(() -> {
+        try (PartitionReader reader = client.newReader(lifecycle.endpoint(), shuffle, 4, partition, partition + 1, 0, 4)) {
+          while (reader.next() != null) {
+            // read until the damaged batch
+          }
+        }
+      }).isInstanceOf(FaroException.class)
+          .satisfies(e -> assertThat(((FaroException) e).code()).isEqualTo(ErrorCode.DATA_CORRUPTED))
+          .hasMessageContaining("partition " + partition);
+    }
+  }
+
+  private static long size(Path p) {
+    try {
+      return Files.size(p);
+    } catch (IOException e) {
+      throw new RuntimeException(e);
+    }
+  }
+
+  private static List<Path> dataFiles(Path workerDir, String app) {
+    Path appDir = workerDir.resolve(app);
+    if (!Files.isDirectory(appDir)) {
+      return List.of();
+    }
+    try (Stream<Path> files = Files.walk(appDir)) {
+      return files.filter(p -> p.toString().endsWith(".data")).toList();
+    } catch (IOException e) {
+      throw new RuntimeException(e);
+    }
+  }
+}

@@ -1,0 +1,68 @@
+package io.faro.client.it;
+
+import io.faro.client.push.MapPusher;
+import io.faro.common.batch.Batch;
+import java.nio.ByteBuffer;
+import java.util.Random;
+
+/**
+ * Seeded random records for shuffle tests. A record is {@code [int length][long mapId][long
+ * seq][long key][payload]}: it names its origin, so a reader can tell each record apart and
+ * count how often it arrived. Records concatenate, so any record end is a batch boundary.
+ */
+final class ShuffleWorkload {
+  final int maps;
+  final int partitions;
+  final int recordsPerMap;
+  final long seed;
+
+  ShuffleWorkload(int maps, int partitions, int recordsPerMap, long seed) {
+    this.maps = maps;
+    this.partitions = partitions;
+    this.recordsPerMap = recordsPerMap;
+    this.seed = seed;
+  }
+
+  /** Pushes map {@code mapId}'s records; {@code variant} != 0 changes every payload (a losing attempt's data). */
+  void writeMap(MapPusher pusher, int mapId, int variant) {
+    Random random = new Random(seed * 31 + mapId);
+    ByteBuffer record = ByteBuffer.allocate(4 + 24 + 256);
+    for (int seq = 0; seq < recordsPerMap; seq++) {
+      long key = random.nextLong();
+      int payload = random.nextInt(200);
+      record.clear();
+      record.putInt(24 + payload).putLong(mapId).putLong(seq).putLong(key);
+      for (int i = 0; i < payload; i++) {
+        record.put((byte) (key + i + variant));
+      }
+      int partition = Math.floorMod(key, partitions);
+      pusher.write(partition, record.array(), 0, record.position());
+      if (pusher.buffered(partition) >= pusher.batchSize()) {
+        pusher.cut(partition);
+      }
+      if (pusher.totalBuffered() >= pusher.bufferLimit()) {
+        pusher.cutAll();
+      }
+    }
+  }
+
+  /** Counts records of a batch into {@code seen[mapId][seq]}; checks partition and payload. */
+  void countBatch(Batch batch, int partition, int[][] seen) {
+    ByteBuffer in = ByteBuffer.wrap(batch.data(), 0, batch.length());
+    while (in.hasRemaining()) {
+      int length = in.getInt();
+      int mapId = (int) in.getLong();
+      int seq = (int) in.getLong();
+      long key = in.getLong();
+      if (Math.floorMod(key, partitions) != partition) {
+        throw new AssertionError("record of map " + mapId + " seq " + seq + " read from partition " + partition);
+      }
+      for (int i = 0; i < length - 24; i++) {
+        if (in.get() != (byte) (key + i)) {
+          throw new AssertionError("record of map " + mapId + " seq " + seq + " has a losing attempt's payload");
+        }
+      }
+      seen[mapId][seq]++;
+    }
+  }
+}

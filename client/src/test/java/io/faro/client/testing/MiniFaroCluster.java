@@ -1,0 +1,93 @@
+package io.faro.client.testing;
+
+import io.faro.common.config.FaroConf;
+import io.faro.master.server.MasterServer;
+import io.faro.worker.server.WorkerServer;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * A real Faro cluster in this JVM: one master (a Raft group of one) and N workers, each with its
+ * own data directory, on loopback ephemeral ports. For tests that need real servers but not
+ * separate processes.
+ */
+public final class MiniFaroCluster implements AutoCloseable {
+  private final MasterServer master;
+  private final List<WorkerServer> workers = new ArrayList<>();
+  private final List<Path> workerDirs = new ArrayList<>();
+
+  private MiniFaroCluster(MasterServer master) {
+    this.master = master;
+  }
+
+  public static MiniFaroCluster start(Path dir, int workerCount) throws IOException {
+    return start(dir, workerCount, Map.of());
+  }
+
+  /** {@code extra} settings apply to the master and every worker. */
+  public static MiniFaroCluster start(Path dir, int workerCount, Map<String, String> extra) throws IOException {
+    FaroConf masterConf = FaroConf.of(Map.of(
+            "faro.master.host", "127.0.0.1",
+            "faro.master.advertised.host", "127.0.0.1",
+            "faro.master.port", "0",
+            "faro.master.raft.port", "0",
+            "faro.master.ratis.dir", Files.createDirectories(dir.resolve("master")).toString()))
+        .withAll(FaroConf.of(extra));
+    MasterServer master = new MasterServer(masterConf);
+    master.start();
+    MiniFaroCluster cluster = new MiniFaroCluster(master);
+    try {
+      for (int i = 0; i < workerCount; i++) {
+        Path data = Files.createDirectories(dir.resolve("worker-" + i));
+        FaroConf workerConf = FaroConf.of(Map.of(
+                "faro.worker.host", "127.0.0.1",
+                "faro.worker.rpc.port", "0",
+                "faro.worker.push.port", "0",
+                "faro.worker.fetch.port", "0",
+                "faro.worker.dirs", data + ":ssd",
+                "faro.worker.heartbeat.interval", "1s",
+                "faro.master.endpoints", "127.0.0.1:" + master.rpcPort()))
+            .withAll(FaroConf.of(extra));
+        WorkerServer worker = new WorkerServer(workerConf);
+        cluster.workers.add(worker);
+        cluster.workerDirs.add(data);
+        worker.start();
+      }
+    } catch (RuntimeException e) {
+      cluster.close();
+      throw e;
+    }
+    return cluster;
+  }
+
+  public int masterPort() {
+    return master.rpcPort();
+  }
+
+  /** What a client needs to reach this cluster. */
+  public FaroConf clientConf() {
+    return FaroConf.of(Map.of(
+        "faro.master.endpoints", "127.0.0.1:" + master.rpcPort(),
+        "faro.client.lifecycle.host", "127.0.0.1"));
+  }
+
+  public List<WorkerServer> workers() {
+    return workers;
+  }
+
+  public List<Path> workerDirs() {
+    return workerDirs;
+  }
+
+  @Override
+  public void close() {
+    for (int i = workers.size() - 1; i >= 0; i--) {
+      workers.get(i).close();
+    }
+    master.close();
+  }
+}

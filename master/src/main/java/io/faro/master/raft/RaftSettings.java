@@ -1,0 +1,50 @@
+package io.faro.master.raft;
+
+import io.faro.master.MasterServerConfig;
+import java.util.List;
+import org.apache.ratis.RaftConfigKeys;
+import org.apache.ratis.conf.RaftProperties;
+import org.apache.ratis.grpc.GrpcConfigKeys;
+import org.apache.ratis.rpc.SupportedRpcType;
+import org.apache.ratis.server.RaftServerConfigKeys;
+import org.apache.ratis.util.SizeInBytes;
+
+/** Translates the master's config into Ratis properties; the one place Ratis is tuned. */
+final class RaftSettings {
+  /**
+   * Snapshots kept on disk. Recovery needs only the newest (the log behind it is purged); the
+   * one before stays for an operator investigating a snapshot that fails its checksum.
+   */
+  private static final int SNAPSHOTS_RETAINED = 2;
+  private static final long PREALLOCATED_SEGMENT_BYTES = 4L << 20;
+
+  private RaftSettings() {}
+
+  static RaftProperties properties(MasterServerConfig config) {
+    RaftProperties properties = new RaftProperties();
+    RaftServerConfigKeys.setStorageDir(properties, List.of(config.ratisDir().toFile()));
+    RaftServerConfigKeys.setRemovedGroupsDir(
+        properties, config.ratisDir().resolve("removed-groups").toFile());
+    RaftConfigKeys.Rpc.setType(properties, SupportedRpcType.GRPC);
+    GrpcConfigKeys.Server.setHost(properties, config.bindHost());
+    GrpcConfigKeys.Server.setPort(properties, config.raftPort());
+
+    long threshold = config.snapshotThreshold();
+    RaftServerConfigKeys.Snapshot.setAutoTriggerEnabled(properties, true);
+    RaftServerConfigKeys.Snapshot.setAutoTriggerThreshold(properties, threshold);
+    RaftServerConfigKeys.Snapshot.setCreationGap(properties, Math.min(threshold, 1024));
+    RaftServerConfigKeys.Snapshot.setRetentionFileNum(properties, SNAPSHOTS_RETAINED);
+    // Recovery is always "latest snapshot, then the log after it", also after a clean stop, so
+    // that one path is exercised everywhere; the threshold bounds the replay.
+    RaftServerConfigKeys.Snapshot.setTriggerWhenStopEnabled(properties, false);
+
+    // Purge every closed segment behind each new snapshot.
+    RaftServerConfigKeys.Log.setPurgeUptoSnapshotIndex(properties, true);
+    RaftServerConfigKeys.Log.setPurgeGap(properties, 1);
+    long segment = config.raftLogSegmentSize();
+    RaftServerConfigKeys.Log.setSegmentSizeMax(properties, SizeInBytes.valueOf(segment));
+    RaftServerConfigKeys.Log.setPreallocatedSize(
+        properties, SizeInBytes.valueOf(Math.min(segment, PREALLOCATED_SEGMENT_BYTES)));
+    return properties;
+  }
+}

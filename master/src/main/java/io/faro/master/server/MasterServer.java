@@ -1,0 +1,162 @@
+package io.faro.master.server;
+
+import static java.util.Objects.requireNonNull;
+
+import io.faro.common.config.FaroConf;
+import io.faro.common.error.ErrorCode;
+import io.faro.common.error.FaroException;
+import io.faro.common.network.TransportServer;
+import io.faro.master.MasterServerConfig;
+import io.faro.master.placement.RoundRobinPlacement;
+import io.faro.master.raft.RaftNode;
+import io.faro.master.service.LivenessMonitor;
+import io.faro.master.service.LoadView;
+import io.faro.master.service.MasterRequestHandler;
+import java.io.IOException;
+import java.net.InetAddress;
+import java.net.ServerSocket;
+import java.time.Clock;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The composition root of one master process: builds every part by constructor, starts them in
+ * order and closes them in reverse. Holds no static state, so several masters (a whole Raft
+ * group) can run in one JVM.
+ *
+ * <p>Threads, all named after the master id: the RPC server's event loops ({@code
+ * faro-master-<id>-rpc-*}), one liveness thread ({@code faro-master-<id>-liveness}), and the
+ * Ratis server's own threads.
+ */
+public final class MasterServer implements AutoCloseable {
+  private static final Logger LOG = LoggerFactory.getLogger(MasterServer.class);
+
+  private final MasterServerConfig config;
+  private final Clock clock;
+  private final LoadView loads = new LoadView();
+  // Written by start and close, which are synchronized; read by the accessors.
+  private volatile RaftNode raft;
+  private volatile TransportServer rpcServer;
+  private volatile LivenessMonitor liveness;
+  private boolean started;
+
+  /** Parses and validates the master's config; throws ConfigException naming a bad key. */
+  public MasterServer(FaroConf conf) {
+    this(MasterServerConfig.from(conf), Clock.systemUTC());
+  }
+
+  MasterServer(MasterServerConfig config, Clock clock) {
+    this.config = requireNonNull(config, "config is null");
+    this.clock = requireNonNull(clock, "clock is null");
+  }
+
+  /**
+   * Binds the RPC server, starts Raft (recovering the state from the storage directory), waits
+   * at most {@code faro.master.leader.wait.timeout} for a leader, and starts the liveness checks.
+   * Until this master leads, RPCs are answered NOT_LEADER.
+   */
+  public synchronized void start() {
+    if (started) {
+      throw new IllegalStateException("master " + config.masterId() + " already started");
+    }
+    started = true;
+    try {
+      MasterServerConfig resolved = config.withRaftPort(
+          config.raftPort() != 0 ? config.raftPort() : freePort(config.bindHost()));
+      raft = new RaftNode(resolved);
+      MasterRequestHandler handler = new MasterRequestHandler(
+          raft, loads, new RoundRobinPlacement(config.maxWorkersPerShuffle()), clock);
+      String name = "faro-master-" + config.masterId();
+      rpcServer = new TransportServer(
+          name + "-rpc", config.bindHost(), config.rpcPort(), config.network(), handler, null);
+      raft.start(rpcServer.port());
+      awaitLeader();
+      liveness = new LivenessMonitor(raft, loads, clock, config.workerTimeout(),
+          config.appTimeout(), name + "-liveness");
+      liveness.start();
+      LOG.info("Master {} serving RPCs on port {}, Raft on port {}, leader: {}",
+          config.masterId(), rpcPort(), raftPort(), raft.leaderId());
+    } catch (IOException e) {
+      close();
+      throw new FaroException(ErrorCode.INTERNAL, "master " + config.masterId()
+          + " cannot start Raft in " + config.ratisDir() + " (faro.master.ratis.dir): " + e, e);
+    } catch (RuntimeException e) {
+      close();
+      throw e;
+    }
+  }
+
+  private void awaitLeader() {
+    if (raft.awaitLeader(config.leaderWaitTimeout())) {
+      return;
+    }
+    String message = "no Raft leader within " + config.leaderWaitTimeout().toMillis()
+        + "ms (faro.master.leader.wait.timeout) among " + config.peers();
+    if (config.peers().size() == 1) {
+      throw new FaroException(ErrorCode.TIMEOUT, "master " + config.masterId() + ": " + message);
+    }
+    // In a group, the other masters may simply not be up yet; serve NOT_LEADER meanwhile.
+    LOG.warn("Master {}: {}; going on", config.masterId(), message);
+  }
+
+  private static int freePort(String host) throws IOException {
+    // Closed at once and handed to Ratis; the short race with another process is acceptable
+    // for the tests that ask for port 0.
+    try (ServerSocket socket = new ServerSocket(0, 1, InetAddress.getByName(host))) {
+      return socket.getLocalPort();
+    }
+  }
+
+  /** The bound RPC port (the actual one when configured as 0). */
+  public int rpcPort() {
+    TransportServer server = rpcServer;
+    if (server == null) {
+      throw new IllegalStateException("master " + config.masterId() + " is not started");
+    }
+    return server.port();
+  }
+
+  /** The bound Raft port (the actual one when configured as 0). */
+  public int raftPort() {
+    RaftNode node = raft;
+    if (node == null) {
+      throw new IllegalStateException("master " + config.masterId() + " is not started");
+    }
+    return node.raftPort();
+  }
+
+  public String masterId() {
+    return config.masterId();
+  }
+
+  /** True when this master is the Raft leader and ready to serve. */
+  public boolean isLeader() {
+    RaftNode node = raft;
+    return node != null && node.isLeaderReady();
+  }
+
+  /**
+   * Stops the liveness checks, Raft and the RPC server, in reverse order of start. Best effort:
+   * a part that fails to stop is logged and the others are still stopped.
+   */
+  @Override
+  public synchronized void close() {
+    try {
+      if (liveness != null) {
+        liveness.close();
+      }
+      if (raft != null) {
+        raft.close();
+      }
+    } catch (IOException | RuntimeException e) {
+      LOG.warn("Master {}: stopping Raft failed", config.masterId(), e);
+    } finally {
+      if (rpcServer != null) {
+        rpcServer.close();
+      }
+      liveness = null;
+      raft = null;
+      rpcServer = null;
+    }
+  }
+}

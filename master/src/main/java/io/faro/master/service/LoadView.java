@@ -1,0 +1,96 @@
+package io.faro.master.service;
+
+import io.faro.common.id.AppId;
+import io.faro.common.id.WorkerId;
+import io.faro.master.placement.DiskLoad;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ConcurrentMap;
+
+/**
+ * The leader's memory of heartbeats: when each worker and app was last heard of, and each
+ * worker's latest disk loads. Deliberately not replicated: heartbeats arrive every few seconds
+ * from every worker and app, and logging them would flood the Raft log with entries that
+ * matter only to the current leader. A new leader starts empty and gives every known worker and
+ * app "now" as its last heartbeat (a grace period of one timeout), see {@link #startTerm}.
+ *
+ * <p>Thread-safe: written by RPC handlers on the event loops and by the liveness monitor.
+ * Times are leader wall-clock milliseconds.
+ */
+public final class LoadView {
+  private record WorkerLoad(long lastHeartbeatMs, Map<Integer, DiskLoad> disks) {}
+
+  private final ConcurrentMap<WorkerId, WorkerLoad> workers = new ConcurrentHashMap<>();
+  private final ConcurrentMap<AppId, Long> apps = new ConcurrentHashMap<>();
+  private volatile long term = -1;
+
+  /** Forgets everything when the Raft term changed: what an older term saw may be stale. */
+  public synchronized void startTerm(long currentTerm) {
+    if (currentTerm != term) {
+      workers.clear();
+      apps.clear();
+      term = currentTerm;
+    }
+  }
+
+  /** Forgets everything: this master no longer leads. */
+  public synchronized void clear() {
+    workers.clear();
+    apps.clear();
+    term = -1;
+  }
+
+  public void workerHeartbeat(WorkerId worker, long nowMs, List<DiskLoad> disks) {
+    Map<Integer, DiskLoad> byIndex = new HashMap<>();
+    disks.forEach(d -> byIndex.put(d.index(), d));
+    workers.put(worker, new WorkerLoad(nowMs, Map.copyOf(byIndex)));
+  }
+
+  /** A fresh registration: alive now, disk loads unknown until the next heartbeat. */
+  public void workerRegistered(WorkerId worker, long nowMs) {
+    workers.put(worker, new WorkerLoad(nowMs, Map.of()));
+  }
+
+  /** The worker's last heartbeat; a worker never heard of in this term starts at {@code nowMs}. */
+  public long workerLastHeartbeat(WorkerId worker, long nowMs) {
+    return workers.computeIfAbsent(worker, w -> new WorkerLoad(nowMs, Map.of())).lastHeartbeatMs();
+  }
+
+  /** Latest disk loads by disk index; empty when none were reported. */
+  public Map<Integer, DiskLoad> diskLoads(WorkerId worker) {
+    WorkerLoad load = workers.get(worker);
+    return load == null ? Map.of() : load.disks();
+  }
+
+  public Map<WorkerId, Long> workerHeartbeats() {
+    Map<WorkerId, Long> times = new HashMap<>();
+    workers.forEach((worker, load) -> times.put(worker, load.lastHeartbeatMs()));
+    return times;
+  }
+
+  public void forgetWorker(WorkerId worker) {
+    workers.remove(worker);
+  }
+
+  public void appHeartbeat(AppId app, long nowMs) {
+    apps.put(app, nowMs);
+  }
+
+  /** The app's last heartbeat; an app never heard of in this term starts at {@code nowMs}. */
+  public long appLastHeartbeat(AppId app, long nowMs) {
+    return apps.computeIfAbsent(app, a -> nowMs);
+  }
+
+  public void forgetApp(AppId app) {
+    apps.remove(app);
+  }
+
+  /** Drops entries of workers and apps the state no longer holds as alive / registered. */
+  public void retain(Set<WorkerId> aliveWorkers, Set<AppId> registeredApps) {
+    workers.keySet().retainAll(aliveWorkers);
+    apps.keySet().retainAll(registeredApps);
+  }
+}

@@ -1,0 +1,258 @@
+package io.faro.master.service;
+
+import static java.util.Objects.requireNonNull;
+
+import com.google.protobuf.Message;
+import io.faro.common.error.ErrorCode;
+import io.faro.common.error.FaroException;
+import io.faro.common.id.AppId;
+import io.faro.common.id.PartitionLocation;
+import io.faro.common.id.ShuffleId;
+import io.faro.common.id.WorkerId;
+import io.faro.common.network.Futures;
+import io.faro.common.network.Request;
+import io.faro.common.network.RequestHandler;
+import io.faro.common.network.Responder;
+import io.faro.master.mapping.ProtoMapper;
+import io.faro.master.placement.DiskLoad;
+import io.faro.master.placement.PlacementRequest;
+import io.faro.master.placement.SlotPlacement;
+import io.faro.master.placement.WorkerCandidate;
+import io.faro.master.raft.NotLeaderException;
+import io.faro.master.raft.RaftNode;
+import io.faro.master.state.ApplyResult;
+import io.faro.master.state.RegisteredWorker;
+import io.faro.master.state.StampedCommand;
+import io.faro.master.state.StateCommand;
+import io.faro.proto.AppHeartbeatRequest;
+import io.faro.proto.EmptyResponse;
+import io.faro.proto.ErrorResponse;
+import io.faro.proto.RegisterAppRequest;
+import io.faro.proto.RegisterWorkerRequest;
+import io.faro.proto.RegisterWorkerResponse;
+import io.faro.proto.RequestSlotsRequest;
+import io.faro.proto.RequestSlotsResponse;
+import io.faro.proto.UnregisterAppRequest;
+import io.faro.proto.UnregisterShuffleRequest;
+import io.faro.proto.WorkerHeartbeatRequest;
+import io.faro.proto.WorkerHeartbeatResponse;
+import java.time.Clock;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.function.Supplier;
+import java.util.stream.IntStream;
+
+/**
+ * Serves every master RPC. Runs on the RPC server's Netty event loops, so it never blocks:
+ * changes are submitted to Raft and answered when the returned future completes (on a Ratis
+ * thread); reads of the state take the state machine's read lock, held by the apply thread only
+ * for the time of one command.
+ *
+ * <p>Heartbeats are not logged: they update the leader's {@link LoadView}. Only a change of
+ * membership (register, lost, removed) becomes a Raft entry.
+ */
+public final class MasterRequestHandler implements RequestHandler {
+  private static final EmptyResponse EMPTY = EmptyResponse.getDefaultInstance();
+
+  private final RaftNode raft;
+  private final LoadView loads;
+  private final SlotPlacement placement;
+  private final Clock clock;
+
+  public MasterRequestHandler(RaftNode raft, LoadView loads, SlotPlacement placement, Clock clock) {
+    this.raft = requireNonNull(raft, "raft is null");
+    this.loads = requireNonNull(loads, "loads is null");
+    this.placement = requireNonNull(placement, "placement is null");
+    this.clock = requireNonNull(clock, "clock is null");
+  }
+
+  @Override
+  public void handle(Request request, Responder responder) {
+    CompletableFuture<? extends Message> answer;
+    try {
+      answer = switch (request.type()) {
+        case REGISTER_WORKER_REQUEST -> registerWorker(request.meta(RegisterWorkerRequest.class));
+        case WORKER_HEARTBEAT_REQUEST -> workerHeartbeat(request.meta(WorkerHeartbeatRequest.class));
+        case REGISTER_APP_REQUEST -> registerApp(ProtoMapper.appId(
+            request.meta(RegisterAppRequest.class).getAppId()));
+        case APP_HEARTBEAT_REQUEST -> appHeartbeat(request.meta(AppHeartbeatRequest.class));
+        case UNREGISTER_APP_REQUEST -> unregisterApp(request.meta(UnregisterAppRequest.class));
+        case REQUEST_SLOTS_REQUEST -> requestSlots(request.meta(RequestSlotsRequest.class));
+        case UNREGISTER_SHUFFLE_REQUEST -> unregisterShuffle(request.meta(UnregisterShuffleRequest.class));
+        case CLUSTER_STATUS_REQUEST -> clusterStatus();
+        default -> CompletableFuture.failedFuture(new FaroException(ErrorCode.UNSUPPORTED_MESSAGE,
+            "master " + raft.masterId() + " does not serve " + request.type()));
+      };
+    } catch (RuntimeException e) {
+      fail(responder, e);
+      return;
+    }
+    answer.whenComplete((response, error) -> {
+      if (error != null) {
+        fail(responder, error);
+      } else {
+        responder.respond(response);
+      }
+    });
+  }
+
+  private static void fail(Responder responder, Throwable error) {
+    Throwable cause = Futures.unwrap(error);
+    if (cause instanceof NotLeaderException notLeader) {
+      responder.fail(ErrorResponse.newBuilder()
+          .setCode(ErrorCode.NOT_LEADER.toProto())
+          .setMessage(notLeader.getMessage())
+          .setRetryable(true)
+          .setLeaderHint(notLeader.leaderHint())
+          .build());
+    } else {
+      responder.fail(cause);
+    }
+  }
+
+  // ------------------------------------------------------------------ workers
+
+  private CompletableFuture<Message> registerWorker(RegisterWorkerRequest request) {
+    WorkerId worker = ProtoMapper.workerId(request.getWorkerId());
+    StateCommand command = parse(() -> new StateCommand.RegisterWorker(
+        worker, ProtoMapper.endpoint(request.getEndpoint()), ProtoMapper.disks(request.getDisksList())));
+    return submit(command).thenApply(applied -> {
+      loads.workerRegistered(worker, clock.millis());
+      return RegisterWorkerResponse.getDefaultInstance();
+    });
+  }
+
+  private CompletableFuture<Message> workerHeartbeat(WorkerHeartbeatRequest request) {
+    WorkerId worker = ProtoMapper.workerId(request.getWorkerId());
+    List<ShuffleId> reported = request.getShufflesList().stream().map(ProtoMapper::shuffleId).toList();
+    List<DiskLoad> disks = request.getDisksList().stream().map(ProtoMapper::diskLoad).toList();
+    requireLeader("a heartbeat of worker " + worker);
+    record Check(boolean alive, List<ShuffleId> expired) {}
+    Check check = raft.read(state -> new Check(
+        state.worker(worker).map(RegisteredWorker::alive).orElse(false),
+        reported.stream().filter(shuffle -> !state.hasShuffle(shuffle)).toList()));
+    if (check.alive()) {
+      loads.workerHeartbeat(worker, clock.millis(), disks);
+    }
+    return CompletableFuture.completedFuture(WorkerHeartbeatResponse.newBuilder()
+        .setRegisterAgain(!check.alive())
+        .addAllExpiredShuffles(check.expired().stream().map(ProtoMapper::toProto).toList())
+        .build());
+  }
+
+  // ------------------------------------------------------------------ apps
+
+  private CompletableFuture<Message> registerApp(AppId app) {
+    return submit(new StateCommand.RegisterApp(app)).thenApply(applied -> {
+      loads.appHeartbeat(app, clock.millis());
+      return EMPTY;
+    });
+  }
+
+  private CompletableFuture<Message> appHeartbeat(AppHeartbeatRequest request) {
+    AppId app = ProtoMapper.appId(request.getAppId());
+    requireLeader("a heartbeat of app " + app);
+    if (!raft.read(state -> state.hasApp(app))) {
+      // The app was removed (e.g. timed out during a long pause) or the master never saw it.
+      return registerApp(app);
+    }
+    loads.appHeartbeat(app, clock.millis());
+    return CompletableFuture.completedFuture(EMPTY);
+  }
+
+  private CompletableFuture<Message> unregisterApp(UnregisterAppRequest request) {
+    AppId app = ProtoMapper.appId(request.getAppId());
+    return submit(new StateCommand.RemoveApp(app, "unregistered by the application"))
+        .thenApply(applied -> {
+          loads.forgetApp(app);
+          return EMPTY;
+        });
+  }
+
+  // ------------------------------------------------------------------ shuffles
+
+  private CompletableFuture<Message> requestSlots(RequestSlotsRequest request) {
+    ShuffleId shuffle = ProtoMapper.shuffleId(request.getShuffle());
+    int numPartitions = request.getNumPartitions();
+    List<Integer> partitions = partitionsToPlace(shuffle, numPartitions, request.getPartitionIdsList());
+    PlacementRequest placementRequest = parse(
+        () -> new PlacementRequest(shuffle, partitions, request.getEpoch()));
+    requireLeader("slots for shuffle " + shuffle);
+
+    Optional<List<RegisteredWorker>> alive = raft.read(state ->
+        state.hasApp(shuffle.app()) ? Optional.of(state.aliveWorkers()) : Optional.empty());
+    if (alive.isEmpty()) {
+      throw new FaroException(ErrorCode.UNKNOWN_APP, "cannot place shuffle " + shuffle + ": app "
+          + shuffle.app() + " is not registered (never registered, unregistered, or removed after "
+          + "no heartbeat for faro.master.app.timeout)");
+    }
+    loads.appHeartbeat(shuffle.app(), clock.millis());
+    Set<String> excluded = new HashSet<>(request.getExcludedWorkersList());
+    List<WorkerCandidate> candidates = alive.get().stream()
+        .filter(w -> !excluded.contains(w.id().value()))
+        .map(w -> new WorkerCandidate(w.id(), w.endpoint(), w.disks(), loads.diskLoads(w.id())))
+        .toList();
+    List<PartitionLocation> locations = placement.place(placementRequest, candidates);
+    return submit(new StateCommand.AllocateSlots(shuffle, numPartitions, locations))
+        .thenApply(applied -> RequestSlotsResponse.newBuilder()
+            .addAllLocations(applied.locations().stream().map(ProtoMapper::toProto).toList())
+            .build());
+  }
+
+  private static List<Integer> partitionsToPlace(ShuffleId shuffle, int numPartitions, List<Integer> ids) {
+    if (numPartitions <= 0) {
+      throw new FaroException(ErrorCode.INVALID_REQUEST, "num_partitions of shuffle " + shuffle
+          + " must be positive, got " + numPartitions);
+    }
+    if (ids.isEmpty()) {
+      return IntStream.range(0, numPartitions).boxed().toList();
+    }
+    Set<Integer> seen = new HashSet<>();
+    for (int id : ids) {
+      if (id < 0 || id >= numPartitions || !seen.add(id)) {
+        throw new FaroException(ErrorCode.INVALID_REQUEST, "bad partition id " + id + " for shuffle "
+            + shuffle + ": ids must be distinct and in 0.." + (numPartitions - 1));
+      }
+    }
+    return List.copyOf(ids);
+  }
+
+  private CompletableFuture<Message> unregisterShuffle(UnregisterShuffleRequest request) {
+    ShuffleId shuffle = ProtoMapper.shuffleId(request.getShuffle());
+    return submit(new StateCommand.UnregisterShuffle(shuffle)).thenApply(applied -> EMPTY);
+  }
+
+  private CompletableFuture<Message> clusterStatus() {
+    return raft.queryState().thenApply(state -> ProtoMapper.clusterStatus(
+        state.view(), loads.workerHeartbeats(), raft.leaderId(), state.appliedIndex()));
+  }
+
+  // ------------------------------------------------------------------ helpers
+
+  private void requireLeader(String what) {
+    if (!raft.isLeaderReady()) {
+      throw raft.notLeader(what);
+    }
+  }
+
+  /** Stamps the leader's time, logs the command, and fails the future when it was refused. */
+  private CompletableFuture<ApplyResult.Applied> submit(StateCommand command) {
+    return raft.submit(new StampedCommand(clock.millis(), command)).thenApply(result -> {
+      if (result instanceof ApplyResult.Rejected rejected) {
+        throw new FaroException(rejected.code(), rejected.message());
+      }
+      return (ApplyResult.Applied) result;
+    });
+  }
+
+  private static <T> T parse(Supplier<T> constructor) {
+    try {
+      return constructor.get();
+    } catch (IllegalArgumentException e) {
+      throw new FaroException(ErrorCode.INVALID_REQUEST, e.getMessage());
+    }
+  }
+}

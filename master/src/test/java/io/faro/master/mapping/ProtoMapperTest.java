@@ -1,0 +1,102 @@
+package io.faro.master.mapping;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.faro.common.error.ErrorCode;
+import io.faro.common.error.FaroException;
+import io.faro.common.id.AppId;
+import io.faro.common.id.DiskTier;
+import io.faro.common.id.PartitionLocation;
+import io.faro.common.id.Role;
+import io.faro.common.id.ShuffleId;
+import io.faro.common.id.WorkerEndpoint;
+import io.faro.common.id.WorkerId;
+import io.faro.master.state.ApplyResult;
+import io.faro.master.state.DiskSpec;
+import io.faro.master.state.StampedCommand;
+import io.faro.master.state.StateCommand;
+import io.faro.proto.AllocateSlotsCommand;
+import io.faro.proto.DiskSpecP;
+import io.faro.proto.MasterCommand;
+import io.faro.proto.RegisterWorkerCommand;
+import io.faro.proto.ShuffleKeyP;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.MethodSource;
+
+class ProtoMapperTest {
+  private static final WorkerId WORKER = new WorkerId("w1");
+  private static final WorkerEndpoint ENDPOINT = new WorkerEndpoint("h", 1, 2, 3);
+  private static final ShuffleId SHUFFLE = new ShuffleId(new AppId("app"), 3);
+
+  static List<StateCommand> commands() {
+    return List.of(
+        new StateCommand.RegisterWorker(WORKER, ENDPOINT, List.of(
+            new DiskSpec(0, "/a", DiskTier.NVME, 10), new DiskSpec(1, "/b", DiskTier.HDD, 20))),
+        new StateCommand.WorkerLost(WORKER, "gone"),
+        new StateCommand.RegisterApp(new AppId("app")),
+        new StateCommand.RemoveApp(new AppId("app"), "done"),
+        new StateCommand.AllocateSlots(SHUFFLE, 2, List.of(
+            new PartitionLocation(0, 0, Role.PRIMARY, WORKER, ENDPOINT, 1),
+            new PartitionLocation(1, 4, Role.REPLICA, WORKER, ENDPOINT, 0))),
+        new StateCommand.UnregisterShuffle(SHUFFLE));
+  }
+
+  @ParameterizedTest
+  @MethodSource("commands")
+  void everyCommandRoundTripsThroughTheLogFormat(StateCommand command) throws Exception {
+    StampedCommand stamped = new StampedCommand(1234, command);
+    byte[] bytes = ProtoMapper.toProto(stamped).toByteArray();
+
+    assertThat(ProtoMapper.fromProto(MasterCommand.parseFrom(bytes))).isEqualTo(stamped);
+  }
+
+  @Test
+  void resultsRoundTrip() {
+    ApplyResult applied = new ApplyResult.Applied(List.of(
+        new PartitionLocation(0, 0, Role.PRIMARY, WORKER, ENDPOINT, 1)));
+    ApplyResult rejected = new ApplyResult.Rejected(ErrorCode.UNKNOWN_APP, "app x is gone");
+
+    assertThat(ProtoMapper.fromProto(ProtoMapper.toProto(applied))).isEqualTo(applied);
+    assertThat(ProtoMapper.fromProto(ProtoMapper.toProto(rejected))).isEqualTo(rejected);
+  }
+
+  @Test
+  void commandWithoutBodyOrTimestampIsInvalid() {
+    assertThatThrownBy(() -> ProtoMapper.fromProto(MasterCommand.newBuilder().setTimestampMs(5).build()))
+        .isInstanceOfSatisfying(FaroException.class,
+            e -> assertThat(e.code()).isEqualTo(ErrorCode.INVALID_REQUEST));
+    MasterCommand noTime = ProtoMapper.toProto(new StampedCommand(1, commands().get(2))).toBuilder()
+        .setTimestampMs(0).build();
+    assertThatThrownBy(() -> ProtoMapper.fromProto(noTime))
+        .isInstanceOfSatisfying(FaroException.class,
+            e -> assertThat(e.code()).isEqualTo(ErrorCode.INVALID_REQUEST));
+  }
+
+  @Test
+  void malformedFieldsAreInvalidRequestsNamingTheProblem() {
+    MasterCommand diskWithoutTier = MasterCommand.newBuilder().setTimestampMs(1)
+        .setRegisterWorker(RegisterWorkerCommand.newBuilder().setWorkerId("w1")
+            .setEndpoint(ProtoMapper.toProto(ENDPOINT))
+            .addDisks(DiskSpecP.newBuilder().setIndex(0).setPath("/data")))
+        .build();
+    assertThatThrownBy(() -> ProtoMapper.fromProto(diskWithoutTier))
+        .isInstanceOf(FaroException.class).hasMessageContaining("/data").hasMessageContaining("tier");
+
+    MasterCommand partitionOutOfRange = MasterCommand.newBuilder().setTimestampMs(1)
+        .setAllocateSlots(AllocateSlotsCommand.newBuilder()
+            .setShuffle(ShuffleKeyP.newBuilder().setAppId("app").setShuffleId(0))
+            .setNumPartitions(1)
+            .addLocations(ProtoMapper.toProto(new PartitionLocation(5, 0, Role.PRIMARY, WORKER, ENDPOINT, 0))))
+        .build();
+    assertThatThrownBy(() -> ProtoMapper.fromProto(partitionOutOfRange))
+        .isInstanceOfSatisfying(FaroException.class,
+            e -> assertThat(e.code()).isEqualTo(ErrorCode.INVALID_REQUEST))
+        .hasMessageContaining("partition 5");
+
+    assertThatThrownBy(() -> ProtoMapper.appId(" "))
+        .isInstanceOf(FaroException.class).hasMessageContaining("app_id");
+  }
+}

@@ -1,0 +1,61 @@
+package io.faro.master.server;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.faro.common.config.FaroConf;
+import io.faro.common.error.ErrorCode;
+import io.faro.common.network.ClientPool;
+import io.faro.common.network.Futures;
+import io.faro.common.network.HostPort;
+import io.faro.common.network.NetworkOptions;
+import io.faro.common.network.RemoteException;
+import io.faro.master.MasterServerOptions;
+import io.faro.master.testing.MasterFixture;
+import io.faro.master.testing.Requests;
+import io.faro.proto.EmptyResponse;
+import java.io.IOException;
+import java.net.ServerSocket;
+import java.nio.file.Path;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** A master that is not the leader says so instead of answering from its own state. */
+class NotLeaderTest {
+  @TempDir Path dir;
+
+  @Test
+  void masterWithoutQuorumAnswersNotLeader() throws IOException {
+    int raftPort = freePort();
+    int absentPeerPort = freePort();
+    // Two masters configured, only one started: no quorum, so no leader.
+    FaroConf conf = MasterFixture.conf(dir)
+        .with(MasterServerOptions.RAFT_PEERS,
+            "m1@127.0.0.1:" + raftPort + ",m2@127.0.0.1:" + absentPeerPort)
+        .with(MasterServerOptions.RAFT_PORT, Integer.toString(raftPort))
+        .with(MasterServerOptions.LEADER_WAIT_TIMEOUT, "200ms");
+    try (MasterServer server = new MasterServer(conf);
+        ClientPool pool = new ClientPool("test-client", NetworkOptions.Settings.from(FaroConf.empty()))) {
+      server.start();
+      assertThat(server.isLeader()).isFalse();
+
+      HostPort endpoint = new HostPort("127.0.0.1", server.rpcPort());
+      Throwable error = Futures.unwrap(pool.call(endpoint, Requests.registerApp("app-1"), EmptyResponse.class)
+          .handle((ok, e) -> e).join());
+
+      assertThat(error).isInstanceOfSatisfying(RemoteException.class, e -> {
+        assertThat(e.code()).isEqualTo(ErrorCode.NOT_LEADER);
+        assertThat(e.retryable()).isTrue();
+        assertThat(e).hasMessageContaining("m1");
+      });
+      RemoteException heartbeat = (RemoteException) Futures.unwrap(pool.call(endpoint,
+          Requests.appHeartbeat("app-1"), EmptyResponse.class).handle((ok, e) -> e).join());
+      assertThat(heartbeat.code()).isEqualTo(ErrorCode.NOT_LEADER);
+    }
+  }
+
+  private static int freePort() throws IOException {
+    try (ServerSocket socket = new ServerSocket(0)) {
+      return socket.getLocalPort();
+    }
+  }
+}

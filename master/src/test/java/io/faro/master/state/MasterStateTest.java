@@ -1,0 +1,232 @@
+package io.faro.master.state;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.faro.common.error.ErrorCode;
+import io.faro.common.id.AppId;
+import io.faro.common.id.DiskTier;
+import io.faro.common.id.PartitionLocation;
+import io.faro.common.id.Role;
+import io.faro.common.id.ShuffleId;
+import io.faro.common.id.WorkerEndpoint;
+import io.faro.common.id.WorkerId;
+import io.faro.master.mapping.ProtoMapper;
+import io.faro.master.state.ApplyResult.Applied;
+import io.faro.master.state.ApplyResult.Rejected;
+import io.faro.master.state.StateCommand.AllocateSlots;
+import io.faro.master.state.StateCommand.RegisterApp;
+import io.faro.master.state.StateCommand.RegisterWorker;
+import io.faro.master.state.StateCommand.RemoveApp;
+import io.faro.master.state.StateCommand.UnregisterShuffle;
+import io.faro.master.state.StateCommand.WorkerLost;
+import io.faro.proto.MasterSnapshot;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.stream.IntStream;
+import org.junit.jupiter.api.Test;
+
+class MasterStateTest {
+  private static final WorkerId W1 = new WorkerId("w1");
+  private static final WorkerId W2 = new WorkerId("w2");
+  private static final AppId APP = new AppId("app-1");
+  private static final ShuffleId SHUFFLE = new ShuffleId(APP, 0);
+
+  private final MasterState state = new MasterState();
+  private long clock = 1_000;
+
+  private ApplyResult apply(StateCommand command) {
+    return state.apply(new StampedCommand(clock++, command));
+  }
+
+  private static RegisterWorker register(WorkerId id, int disks) {
+    return new RegisterWorker(id, endpoint(id), IntStream.range(0, disks)
+        .mapToObj(i -> new DiskSpec(i, "/d" + i, DiskTier.HDD, 1L << 40)).toList());
+  }
+
+  private static WorkerEndpoint endpoint(WorkerId id) {
+    return new WorkerEndpoint("host-" + id, 1, 2, 3);
+  }
+
+  private static List<PartitionLocation> locations(int partitions, WorkerId... workers) {
+    List<PartitionLocation> result = new ArrayList<>();
+    for (int p = 0; p < partitions; p++) {
+      WorkerId worker = workers[p % workers.length];
+      result.add(new PartitionLocation(p, 0, Role.PRIMARY, worker, endpoint(worker), 0));
+    }
+    return result;
+  }
+
+  @Test
+  void registerWorkerAddsAliveWorkerWithLeaderTime() {
+    assertThat(apply(register(W1, 2))).isEqualTo(Applied.NOTHING);
+
+    RegisteredWorker worker = state.worker(W1).orElseThrow();
+    assertThat(worker.alive()).isTrue();
+    assertThat(worker.registeredAtMs()).isEqualTo(1_000);
+    assertThat(worker.disks()).hasSize(2);
+    assertThat(state.aliveWorkers()).containsExactly(worker);
+  }
+
+  @Test
+  void registeringTheSameWorkerAgainChangesNothing() {
+    apply(register(W1, 2));
+    MasterStateView before = state.view();
+
+    apply(register(W1, 2));
+
+    assertThat(state.view()).isEqualTo(before);
+  }
+
+  @Test
+  void workerLostMarksItAndRegisterRevivesIt() {
+    apply(register(W1, 1));
+    apply(new WorkerLost(W1, "test"));
+    assertThat(state.worker(W1).orElseThrow().alive()).isFalse();
+    assertThat(state.aliveWorkers()).isEmpty();
+
+    // Losing a lost or unknown worker is a no-op: the liveness check may repeat itself.
+    assertThat(apply(new WorkerLost(W1, "again"))).isEqualTo(Applied.NOTHING);
+    assertThat(apply(new WorkerLost(W2, "never seen"))).isEqualTo(Applied.NOTHING);
+    assertThat(state.worker(W2)).isEmpty();
+
+    apply(register(W1, 1));
+    RegisteredWorker revived = state.worker(W1).orElseThrow();
+    assertThat(revived.alive()).isTrue();
+    assertThat(revived.registeredAtMs()).isEqualTo(1_004);
+  }
+
+  @Test
+  void registerAppIsIdempotentAndKeepsFirstTime() {
+    apply(new RegisterApp(APP));
+    apply(new RegisterApp(APP));
+
+    assertThat(state.appIds()).containsExactly(APP);
+    assertThat(state.view().apps().get(APP).registeredAtMs()).isEqualTo(1_000);
+  }
+
+  @Test
+  void allocateSlotsRecordsShuffleAndReturnsLocations() {
+    apply(register(W1, 1));
+    apply(register(W2, 1));
+    apply(new RegisterApp(APP));
+    List<PartitionLocation> locations = locations(5, W1, W2);
+
+    ApplyResult result = apply(new AllocateSlots(SHUFFLE, 5, locations));
+
+    assertThat(result).isEqualTo(new Applied(locations));
+    RegisteredShuffle shuffle = state.view().shuffles().get(SHUFFLE);
+    assertThat(shuffle.numPartitions()).isEqualTo(5);
+    assertThat(shuffle.slotsPerWorker()).containsEntry(W1, 3).containsEntry(W2, 2);
+  }
+
+  @Test
+  void allocateSlotsForExistingShuffleAddsSlots() {
+    apply(register(W1, 1));
+    apply(new RegisterApp(APP));
+    apply(new AllocateSlots(SHUFFLE, 4, locations(4, W1)));
+
+    apply(new AllocateSlots(SHUFFLE, 4, locations(2, W1)));
+
+    RegisteredShuffle shuffle = state.view().shuffles().get(SHUFFLE);
+    assertThat(shuffle.slotsPerWorker()).containsEntry(W1, 6);
+    assertThat(shuffle.totalSlots()).isEqualTo(6);
+    assertThat(state.view().slotsPerWorker()).containsEntry(W1, 6);
+  }
+
+  @Test
+  void allocateSlotsForUnknownAppOrWorkerIsRejectedWithoutChange() {
+    apply(register(W1, 1));
+    MasterStateView before = state.view();
+
+    ApplyResult noApp = apply(new AllocateSlots(SHUFFLE, 2, locations(2, W1)));
+    assertThat(noApp).isInstanceOfSatisfying(Rejected.class, r -> {
+      assertThat(r.code()).isEqualTo(ErrorCode.UNKNOWN_APP);
+      assertThat(r.message()).contains("app-1");
+    });
+
+    apply(new RegisterApp(APP));
+    ApplyResult noWorker = apply(new AllocateSlots(SHUFFLE, 2, locations(2, W2)));
+    assertThat(noWorker).isInstanceOfSatisfying(Rejected.class, r -> {
+      assertThat(r.code()).isEqualTo(ErrorCode.INVALID_REQUEST);
+      assertThat(r.message()).contains("w2");
+    });
+    assertThat(state.hasShuffle(SHUFFLE)).isFalse();
+    assertThat(state.view().workers()).isEqualTo(before.workers());
+  }
+
+  @Test
+  void removeAppDropsItsShufflesOnly() {
+    AppId other = new AppId("app-2");
+    apply(register(W1, 1));
+    apply(new RegisterApp(APP));
+    apply(new RegisterApp(other));
+    apply(new AllocateSlots(SHUFFLE, 1, locations(1, W1)));
+    apply(new AllocateSlots(new ShuffleId(APP, 7), 1, locations(1, W1)));
+    apply(new AllocateSlots(new ShuffleId(other, 0), 1, locations(1, W1)));
+
+    apply(new RemoveApp(APP, "test"));
+
+    assertThat(state.appIds()).containsExactly(other);
+    assertThat(state.view().shuffles().keySet()).containsExactly(new ShuffleId(other, 0));
+    // Removing again is a no-op.
+    assertThat(apply(new RemoveApp(APP, "again"))).isEqualTo(Applied.NOTHING);
+  }
+
+  @Test
+  void unregisterShuffleRemovesItAndIsIdempotent() {
+    apply(register(W1, 1));
+    apply(new RegisterApp(APP));
+    apply(new AllocateSlots(SHUFFLE, 1, locations(1, W1)));
+
+    apply(new UnregisterShuffle(SHUFFLE));
+    apply(new UnregisterShuffle(SHUFFLE));
+
+    assertThat(state.hasShuffle(SHUFFLE)).isFalse();
+    assertThat(state.hasApp(APP)).isTrue();
+  }
+
+  @Test
+  void sameCommandsGiveSameStateOnEveryReplica() {
+    List<StampedCommand> log = List.of(
+        new StampedCommand(10, register(W2, 2)),
+        new StampedCommand(11, register(W1, 1)),
+        new StampedCommand(12, new RegisterApp(APP)),
+        new StampedCommand(13, new AllocateSlots(SHUFFLE, 3, locations(3, W1, W2))),
+        new StampedCommand(14, new WorkerLost(W2, "test")));
+    MasterState first = new MasterState();
+    MasterState second = new MasterState();
+    log.forEach(first::apply);
+    log.forEach(second::apply);
+
+    assertThat(first.view()).isEqualTo(second.view());
+    assertThat(ProtoMapper.toSnapshot(first.view(), 1, 5).toByteArray())
+        .isEqualTo(ProtoMapper.toSnapshot(second.view(), 1, 5).toByteArray());
+  }
+
+  @Test
+  void snapshotRoundTripRestoresEqualState() throws Exception {
+    apply(register(W1, 2));
+    apply(register(W2, 1));
+    apply(new WorkerLost(W2, "test"));
+    apply(new RegisterApp(APP));
+    apply(new RegisterApp(new AppId("app-2")));
+    apply(new AllocateSlots(SHUFFLE, 4, locations(4, W1, W2)));
+    apply(new AllocateSlots(new ShuffleId(APP, 1), 2, locations(2, W1)));
+
+    MasterSnapshot snapshot = ProtoMapper.toSnapshot(state.view(), 3, 42);
+    MasterSnapshot reread = MasterSnapshot.parseFrom(snapshot.toByteArray());
+    MasterState restored = new MasterState(ProtoMapper.fromSnapshot(reread));
+
+    assertThat(reread.getTerm()).isEqualTo(3);
+    assertThat(reread.getIndex()).isEqualTo(42);
+    assertThat(restored.view()).isEqualTo(state.view());
+    assertThat(restored.worker(W2).orElseThrow().alive()).isFalse();
+    assertThat(restored.worker(W1).orElseThrow().registeredAtMs()).isEqualTo(1_000);
+  }
+
+  @Test
+  void emptyStateSnapshotRoundTrips() {
+    MasterStateView view = ProtoMapper.fromSnapshot(ProtoMapper.toSnapshot(MasterStateView.EMPTY, 0, 0));
+    assertThat(view).isEqualTo(MasterStateView.EMPTY);
+  }
+}

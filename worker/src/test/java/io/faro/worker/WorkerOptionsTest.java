@@ -1,0 +1,93 @@
+package io.faro.worker;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.faro.common.config.ConfigException;
+import io.faro.common.config.ConfigOption;
+import io.faro.common.config.FaroConf;
+import io.faro.common.id.DiskTier;
+import io.faro.worker.storage.DiskDir;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
+import org.junit.jupiter.api.Test;
+
+class WorkerOptionsTest {
+  private static final FaroConf MINIMAL = FaroConf.empty().with("faro.worker.dirs", "/data1/faro:ssd, /data2/faro:hdd");
+
+  @Test
+  void everyKeyHasADefaultThatParsesAndADoc() {
+    Set<String> keys = new HashSet<>();
+    for (ConfigOption<?> option : WorkerOptions.ALL) {
+      assertThat(option.key()).startsWith("faro.worker.");
+      assertThat(keys.add(option.key())).as("unique key %s", option.key()).isTrue();
+      assertThat(option.doc()).as("doc of %s", option.key()).isNotBlank();
+      option.parse(option.defaultText());
+    }
+  }
+
+  @Test
+  void defaults() {
+    WorkerOptions.Settings settings = WorkerOptions.Settings.from(MINIMAL.with("faro.worker.host", "w1.example"));
+    assertThat(settings.host()).isEqualTo("w1.example");
+    assertThat(settings.id()).isEmpty();
+    assertThat(List.of(settings.rpcPort(), settings.pushPort(), settings.fetchPort())).containsExactly(9100, 9101, 9102);
+    assertThat(settings.dirs()).containsExactly(
+        new DiskDir(Path.of("/data1/faro"), DiskTier.SSD), new DiskDir(Path.of("/data2/faro"), DiskTier.HDD));
+    assertThat(settings.flushBufferSize()).isEqualTo(256 * 1024);
+    assertThat(settings.flushThreadsPerDisk()).isEqualTo(1);
+    assertThat(settings.chunkSize()).isEqualTo(8 << 20);
+    assertThat(settings.heartbeatInterval()).isEqualTo(Duration.ofSeconds(5));
+    assertThat(settings.memoryBudget()).isEqualTo(1L << 30);
+    assertThat(settings.memoryPauseBytes()).isGreaterThan(settings.memoryResumeBytes());
+    assertThat(WorkerOptions.Settings.from(MINIMAL).host()).isNotBlank();
+  }
+
+  @Test
+  void aBadTierNamesTheKeyAndTheTiers() {
+    assertThatThrownBy(() -> WorkerOptions.Settings.from(FaroConf.empty().with("faro.worker.dirs", "/data1:ssd,/data2:floppy")))
+        .isInstanceOf(ConfigException.class)
+        .hasMessageContaining("faro.worker.dirs")
+        .hasMessageContaining("floppy")
+        .hasMessageContaining("nvme, ssd, hdd");
+    assertThatThrownBy(() -> WorkerOptions.Settings.from(FaroConf.empty().with("faro.worker.dirs", "/data1")))
+        .isInstanceOf(ConfigException.class)
+        .hasMessageContaining("faro.worker.dirs")
+        .hasMessageContaining("path:tier");
+  }
+
+  @Test
+  void aBadSizeNamesTheKey() {
+    assertThatThrownBy(() -> WorkerOptions.Settings.from(MINIMAL.with("faro.worker.flush.buffer.size", "lots")))
+        .isInstanceOf(ConfigException.class)
+        .hasMessageContaining("faro.worker.flush.buffer.size");
+    assertThatThrownBy(() -> WorkerOptions.Settings.from(MINIMAL.with("faro.worker.chunk.size", "2g")))
+        .isInstanceOf(ConfigException.class)
+        .hasMessageContaining("faro.worker.chunk.size");
+  }
+
+  @Test
+  void crossKeyChecksNameBothKeys() {
+    assertThatThrownBy(() -> WorkerOptions.Settings.from(FaroConf.empty()))
+        .isInstanceOf(ConfigException.class).hasMessageContaining("faro.worker.dirs is not set");
+    assertThatThrownBy(() -> WorkerOptions.Settings.from(MINIMAL.with("faro.worker.dirs", "/a:ssd,/a/:hdd")))
+        .isInstanceOf(ConfigException.class).hasMessageContaining("twice");
+    assertThatThrownBy(() -> WorkerOptions.Settings.from(MINIMAL.with("faro.worker.memory.resume.percent", "95")))
+        .isInstanceOf(ConfigException.class)
+        .hasMessageContaining("faro.worker.memory.resume.percent")
+        .hasMessageContaining("faro.worker.memory.pause.percent");
+    assertThatThrownBy(() -> WorkerOptions.Settings.from(MINIMAL.with("faro.worker.chunk.size", "128m")))
+        .isInstanceOf(ConfigException.class)
+        .hasMessageContaining("faro.network.max.frame.size");
+    assertThatThrownBy(() -> WorkerOptions.Settings.from(MINIMAL.with("faro.worker.fetch.port", "9101")))
+        .isInstanceOf(ConfigException.class)
+        .hasMessageContaining("faro.worker.push.port")
+        .hasMessageContaining("faro.worker.fetch.port");
+    WorkerOptions.Settings ephemeral = WorkerOptions.Settings.from(MINIMAL
+        .with("faro.worker.rpc.port", "0").with("faro.worker.push.port", "0").with("faro.worker.fetch.port", "0"));
+    assertThat(ephemeral.rpcPort()).isZero();
+  }
+}

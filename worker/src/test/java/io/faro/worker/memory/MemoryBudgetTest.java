@@ -1,0 +1,70 @@
+package io.faro.worker.memory;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.faro.worker.testing.Eventually;
+import io.netty.channel.embedded.EmbeddedChannel;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+class MemoryBudgetTest {
+  private final ScheduledExecutorService reliefThread = Executors.newSingleThreadScheduledExecutor();
+
+  @AfterEach
+  void tearDown() throws InterruptedException {
+    reliefThread.shutdownNow();
+    reliefThread.awaitTermination(5, TimeUnit.SECONDS);
+  }
+
+  @Test
+  void pausesPushConnectionsAtTheHighMarkAndResumesAtTheLowMark() {
+    AtomicInteger reliefs = new AtomicInteger();
+    MemoryBudget budget = new MemoryBudget(900, 700, reliefs::incrementAndGet, reliefThread);
+    EmbeddedChannel before = new EmbeddedChannel();
+    budget.register(before);
+
+    budget.reserve(800);
+    assertThat(budget.isPaused()).isFalse();
+    assertThat(before.config().isAutoRead()).isTrue();
+
+    budget.reserve(100);
+    assertThat(budget.isPaused()).isTrue();
+    assertThat(before.config().isAutoRead()).isFalse();
+    Eventually.await("relief to run", () -> reliefs.get() >= 1);
+    // A connection opened while paused starts paused.
+    EmbeddedChannel during = new EmbeddedChannel();
+    budget.register(during);
+    assertThat(during.config().isAutoRead()).isFalse();
+
+    budget.release(150);
+    assertThat(budget.isPaused()).as("750 is above the resume mark").isTrue();
+    budget.release(50);
+    assertThat(budget.isPaused()).isFalse();
+    assertThat(before.config().isAutoRead()).isTrue();
+    assertThat(during.config().isAutoRead()).isTrue();
+    assertThat(budget.used()).isEqualTo(700);
+
+    // The relief loop stops once resumed.
+    int runs = reliefs.get();
+    Eventually.await("the relief loop to notice the resume", () -> !budget.isPaused());
+    budget.release(700);
+    assertThat(budget.used()).isZero();
+    before.finishAndReleaseAll();
+    during.finishAndReleaseAll();
+    assertThat(runs).isPositive();
+  }
+
+  @Test
+  void reliefRepeatsWhileStillPaused() {
+    AtomicInteger reliefs = new AtomicInteger();
+    MemoryBudget budget = new MemoryBudget(100, 50, reliefs::incrementAndGet, reliefThread);
+    budget.reserve(100);
+    Eventually.await("relief to run several times", () -> reliefs.get() >= 3);
+    budget.release(100);
+    assertThat(budget.isPaused()).isFalse();
+  }
+}

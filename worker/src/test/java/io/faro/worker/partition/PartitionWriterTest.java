@@ -1,0 +1,243 @@
+package io.faro.worker.partition;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.faro.common.batch.BatchDecoder;
+import io.faro.common.id.AppId;
+import io.faro.common.id.DiskTier;
+import io.faro.common.id.PartitionKey;
+import io.faro.common.id.ShuffleId;
+import io.faro.worker.memory.MemoryBudget;
+import io.faro.worker.storage.ChunkIndex;
+import io.faro.worker.storage.DiskDir;
+import io.faro.worker.storage.Disks;
+import io.faro.worker.storage.FileLayout;
+import io.faro.worker.storage.PartitionFileReader;
+import io.faro.worker.testing.Batches;
+import io.faro.worker.testing.Eventually;
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.PooledByteBufAllocator;
+import io.netty.buffer.Unpooled;
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Random;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** Partition writers and flushers on a real disk directory. */
+class PartitionWriterTest {
+  private static final ShuffleId SHUFFLE = new ShuffleId(new AppId("app-writer"), 1);
+  private static final long FLUSH = 4 * 1024;
+  private static final long CHUNK = 16 * 1024;
+
+  @TempDir Path root;
+  private Disks disks;
+  private ScheduledExecutorService memoryThread;
+  private MemoryBudget budget;
+  private PartitionStore store;
+
+  @BeforeEach
+  void setUp() {
+    disks = Disks.open(List.of(new DiskDir(root.resolve("d0"), DiskTier.SSD), new DiskDir(root.resolve("d1"), DiskTier.HDD)),
+        2, "test-flusher");
+    memoryThread = Executors.newSingleThreadScheduledExecutor();
+    budget = new MemoryBudget(1L << 30, 1L << 29, () -> store.flushBuffered(), memoryThread);
+    store = new PartitionStore(disks, new WriterSettings(FLUSH, CHUNK), budget);
+  }
+
+  @AfterEach
+  void tearDown() throws InterruptedException {
+    store.close();
+    disks.close();
+    memoryThread.shutdownNow();
+    memoryThread.awaitTermination(5, TimeUnit.SECONDS);
+  }
+
+  @Test
+  void manyAppendsKeepTheirOrderAndCutChunksAfterTheCrossingPart() throws IOException {
+    PartitionKey key = new PartitionKey(SHUFFLE, 0, 0);
+    store.reserve(SHUFFLE, List.of(new PartitionStore.Reservation(0, 0, 1)));
+    Random random = new Random(42);
+    ByteArrayOutputStream expected = new ByteArrayOutputStream();
+    List<ByteBuf> appended = new ArrayList<>();
+    List<Long> expectedOffsets = new ArrayList<>(List.of(0L));
+    long total = 0;
+    long chunkStart = 0;
+    for (int i = 0; i < 300; i++) {
+      byte[] bytes = new byte[1 + random.nextInt(3000)];
+      random.nextBytes(bytes);
+      expected.writeBytes(bytes);
+      ByteBuf part = PooledByteBufAllocator.DEFAULT.directBuffer(bytes.length).writeBytes(bytes);
+      appended.add(part);
+      assertThat(store.append(key, part)).isEqualTo(AppendStatus.ACCEPTED);
+      total += bytes.length;
+      if (total - chunkStart >= CHUNK) {
+        expectedOffsets.add(total);
+        chunkStart = total;
+      }
+    }
+    if (total > chunkStart) {
+      expectedOffsets.add(total);
+    }
+
+    ShuffleCommit commit = store.commit(SHUFFLE).join();
+
+    assertThat(commit.failed()).isEmpty();
+    PartitionCommit.Committed committed = commit.committed().get(0);
+    assertThat(committed.bytes()).isEqualTo(total);
+    assertThat(committed.chunks().asList()).isEqualTo(expectedOffsets);
+    assertThat(committed.chunks().chunkCount()).isGreaterThan(10);
+    Path file = committed.file().orElseThrow();
+    assertThat(file).isEqualTo(FileLayout.partitionFile(root.resolve("d1"), key));
+    assertThat(PartitionFileReader.readIndex(file)).isEqualTo(committed.chunks());
+    assertThat(Arrays.copyOf(Files.readAllBytes(file), (int) total)).isEqualTo(expected.toByteArray());
+    assertThat(appended).allSatisfy(b -> assertThat(b.refCnt()).isZero());
+    assertThat(budget.used()).isZero();
+  }
+
+  @Test
+  void concurrentAppendsToOnePartitionStayWholeAndInOrderPerAppender() throws Exception {
+    PartitionKey key = new PartitionKey(SHUFFLE, 5, 0);
+    store.reserve(SHUFFLE, List.of(new PartitionStore.Reservation(5, 0, 0)));
+    int appenders = 4;
+    int batchesEach = 200;
+    ExecutorService threads = Executors.newFixedThreadPool(appenders);
+    try {
+      List<CompletableFuture<Void>> done = new ArrayList<>();
+      for (int t = 0; t < appenders; t++) {
+        int mapId = t;
+        done.add(CompletableFuture.runAsync(() -> {
+          Batches batches = new Batches(mapId % 2 == 0, mapId);
+          for (int b = 0; b < batchesEach; b++) {
+            ByteBuf batch = batches.batch(mapId, 0, b, 1 + batches.random().nextInt(600));
+            assertThat(store.append(key, batch)).isEqualTo(AppendStatus.ACCEPTED);
+          }
+        }, threads));
+      }
+      CompletableFuture.allOf(done.toArray(CompletableFuture[]::new)).get(20, TimeUnit.SECONDS);
+    } finally {
+      threads.shutdownNow();
+    }
+    PartitionCommit.Committed committed = store.commit(SHUFFLE).join().committed().get(0);
+    byte[] data = Arrays.copyOf(Files.readAllBytes(committed.file().orElseThrow()), (int) committed.bytes());
+
+    Map<Integer, List<Integer>> batchIdsByMap = new HashMap<>();
+    ByteBuf wrapped = Unpooled.wrappedBuffer(data);
+    // Every chunk decodes on its own: a chunk boundary never splits a batch.
+    for (int c = 0; c < committed.chunks().chunkCount(); c++) {
+      ByteBuf chunk = wrapped.slice((int) committed.chunks().offset(c), (int) committed.chunks().chunkLength(c));
+      new BatchDecoder().decode(chunk, "chunk " + c, (m, a, b) -> true,
+          batch -> batchIdsByMap.computeIfAbsent(batch.mapId(), m -> new ArrayList<>()).add(batch.batchId()));
+    }
+    assertThat(batchIdsByMap).hasSize(appenders);
+    List<Integer> inOrder = new ArrayList<>();
+    for (int b = 0; b < batchesEach; b++) {
+      inOrder.add(b);
+    }
+    assertThat(batchIdsByMap.values()).allSatisfy(ids -> assertThat(ids).isEqualTo(inOrder));
+    assertThat(budget.used()).isZero();
+  }
+
+  @Test
+  void aCommittedPartitionAnswersStageEndedAndACommitIsIdempotent() {
+    PartitionKey key = new PartitionKey(SHUFFLE, 1, 0);
+    store.reserve(SHUFFLE, List.of(new PartitionStore.Reservation(1, 0, 0), new PartitionStore.Reservation(2, 0, 0)));
+    assertThat(store.append(key, Unpooled.wrappedBuffer(new byte[100]))).isEqualTo(AppendStatus.ACCEPTED);
+
+    ShuffleCommit first = store.commit(SHUFFLE).join();
+    ByteBuf late = PooledByteBufAllocator.DEFAULT.directBuffer(8).writeLong(1);
+    assertThat(store.append(key, late)).isEqualTo(AppendStatus.STAGE_ENDED);
+    assertThat(late.refCnt()).isZero();
+    ByteBuf unknown = PooledByteBufAllocator.DEFAULT.directBuffer(8).writeLong(1);
+    assertThat(store.append(new PartitionKey(SHUFFLE, 9, 0), unknown)).isEqualTo(AppendStatus.STAGE_ENDED);
+    assertThat(unknown.refCnt()).isZero();
+
+    assertThat(store.commit(SHUFFLE).join()).isEqualTo(first);
+    assertThat(first.committed()).extracting(c -> c.key().partition()).containsExactly(1, 2);
+    PartitionCommit.Committed empty = first.committed().get(1);
+    assertThat(empty.bytes()).isZero();
+    assertThat(empty.file()).isEmpty();
+    assertThat(empty.chunks()).isEqualTo(ChunkIndex.empty());
+  }
+
+  @Test
+  void aPartitionNobodyReservedIsNotHere() {
+    ByteBuf part = PooledByteBufAllocator.DEFAULT.directBuffer(8).writeLong(1);
+    assertThat(store.append(new PartitionKey(SHUFFLE, 3, 0), part)).isEqualTo(AppendStatus.NOT_HERE);
+    assertThat(part.refCnt()).isZero();
+  }
+
+  @Test
+  void aFailedWriteFailsThePartitionNotTheWorker() throws IOException {
+    // A regular file where the app directory should be: creating the partition file fails.
+    Files.createDirectories(root.resolve("d0"));
+    Files.writeString(FileLayout.appDir(root.resolve("d0"), SHUFFLE.app()), "in the way");
+    store.reserve(SHUFFLE, List.of(new PartitionStore.Reservation(0, 0, 0), new PartitionStore.Reservation(1, 0, 1)));
+    PartitionKey broken = new PartitionKey(SHUFFLE, 0, 0);
+    PartitionKey healthy = new PartitionKey(SHUFFLE, 1, 0);
+    assertThat(store.append(broken, Unpooled.wrappedBuffer(new byte[(int) FLUSH]))).isEqualTo(AppendStatus.ACCEPTED);
+    assertThat(store.append(healthy, Unpooled.wrappedBuffer(new byte[(int) FLUSH]))).isEqualTo(AppendStatus.ACCEPTED);
+
+    // Once the flusher has failed, the location sends clients elsewhere.
+    Eventually.await("appends to the broken partition to answer SPLIT",
+        () -> store.append(broken, Unpooled.wrappedBuffer(new byte[10])) == AppendStatus.SPLIT);
+
+    ShuffleCommit commit = store.commit(SHUFFLE).join();
+
+    assertThat(commit.failed()).extracting(f -> f.key()).containsExactly(broken);
+    assertThat(commit.failed().get(0).reason()).contains("0-0.data");
+    assertThat(commit.committed()).extracting(c -> c.key()).containsExactly(healthy);
+    assertThat(budget.used()).isZero();
+  }
+
+  @Test
+  void expiringAShuffleDeletesItsFilesAndDirectories() throws IOException {
+    ShuffleId other = new ShuffleId(SHUFFLE.app(), 2);
+    store.reserve(SHUFFLE, List.of(new PartitionStore.Reservation(0, 0, 0), new PartitionStore.Reservation(1, 0, 1)));
+    store.reserve(other, List.of(new PartitionStore.Reservation(0, 0, 0)));
+    store.append(new PartitionKey(SHUFFLE, 0, 0), Unpooled.wrappedBuffer(new byte[(int) FLUSH]));
+    store.append(new PartitionKey(SHUFFLE, 1, 0), Unpooled.wrappedBuffer(new byte[100]));
+    store.append(new PartitionKey(other, 0, 0), Unpooled.wrappedBuffer(new byte[100]));
+    store.commit(SHUFFLE).join();
+    store.commit(other).join();
+    assertThat(FileLayout.shuffleDir(root.resolve("d1"), SHUFFLE)).isDirectory();
+
+    store.expire(SHUFFLE).join();
+
+    assertThat(FileLayout.shuffleDir(root.resolve("d0"), SHUFFLE)).doesNotExist();
+    assertThat(FileLayout.appDir(root.resolve("d1"), SHUFFLE.app())).doesNotExist();
+    assertThat(FileLayout.partitionFile(root.resolve("d0"), new PartitionKey(other, 0, 0))).isRegularFile();
+    assertThat(store.shuffles()).containsExactly(other);
+
+    store.expire(other).join();
+    try (var left = Files.list(root.resolve("d0"))) {
+      assertThat(left).isEmpty();
+    }
+  }
+
+  @Test
+  void reliefFlushesBuffersBelowTheirFlushSize() {
+    PartitionKey key = new PartitionKey(SHUFFLE, 0, 0);
+    store.reserve(SHUFFLE, List.of(new PartitionStore.Reservation(0, 0, 0)));
+    store.append(key, Unpooled.wrappedBuffer(new byte[100]));
+    assertThat(budget.used()).isEqualTo(100);
+    store.flushBuffered();
+    Eventually.await("the small buffer to be flushed", () -> budget.used() == 0);
+    assertThat(store.openPartitions(0)).isEqualTo(1);
+    assertThat(store.openPartitions(1)).isZero();
+  }
+}
