@@ -3,7 +3,6 @@ package io.faro.cli;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
@@ -40,19 +39,8 @@ final class DemoCommand implements Callable<Integer> {
     try (LocalCluster cluster = LocalCluster.start(workDir, workers, null, 0)) {
       System.out.println("Started a local Faro cluster: master at " + cluster.masterEndpoint() + ", "
           + workers + " workers (" + cluster.workDir().resolve(LocalCluster.CLUSTER_FILE) + ")");
-      List<String> command = new ArrayList<>();
-      command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
-      command.add("-Xmx2g");
-      command.addAll(sparkJvmOptions());
-      command.add("-cp");
-      // Spark's own jars, plus the shaded Faro client jar and the job: what a user's application has.
-      command.add(Files.readString(sparkClasspath).trim() + java.io.File.pathSeparator + clientJar
-          + java.io.File.pathSeparator + examplesJar);
-      command.add("io.faro.examples.ShuffleDemo");
-      command.add("--master-endpoints");
-      command.add(cluster.masterEndpoint());
-      command.add("--records");
-      command.add(Long.toString(records));
+      List<String> command = DemoJob.command(sparkClasspath, clientJar, examplesJar,
+          cluster.masterEndpoint(), records);
       Process job = new ProcessBuilder(command).inheritIO().start();
       int code = job.waitFor();
       System.out.println(code == 0 ? "Demo finished." : "Demo job failed with exit code " + code
@@ -74,17 +62,5 @@ final class DemoCommand implements Callable<Integer> {
           .filter(f -> !f.getFileName().toString().contains("-tests"))
           .findFirst().orElse(null);
     }
-  }
-
-  /** The module openings Spark 3.5 needs on Java 17. */
-  static List<String> sparkJvmOptions() {
-    List<String> opts = new ArrayList<>();
-    for (String p : List.of("java.lang", "java.lang.invoke", "java.lang.reflect", "java.io", "java.net",
-        "java.nio", "java.util", "java.util.concurrent", "java.util.concurrent.atomic", "sun.nio.ch",
-        "sun.nio.cs", "sun.security.action", "sun.util.calendar")) {
-      opts.add("--add-opens=java.base/" + p + "=ALL-UNNAMED");
-    }
-    opts.add("-Djdk.reflect.useDirectMethodHandle=false");
-    return opts;
   }
 }

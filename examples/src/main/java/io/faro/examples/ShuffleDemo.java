@@ -67,7 +67,8 @@ public final class ShuffleDemo {
       }
       String summary = rows.size() + " groups, first " + rows.get(0) + ", last " + rows.get(rows.size() - 1)
           + ", checksum " + Long.toHexString(checksum);
-      System.out.println("With " + label + ": " + summary + " (" + millis + " ms)");
+      String manager = org.apache.spark.SparkEnv.get().shuffleManager().getClass().getName();
+      System.out.println("With " + label + " (" + manager + "): " + summary + " (" + millis + " ms)");
       return summary;
     } finally {
       spark.stop();
