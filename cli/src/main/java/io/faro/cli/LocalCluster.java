@@ -1,5 +1,7 @@
 package io.faro.cli;
 
+import io.faro.common.json.Json;
+
 import static java.util.Objects.requireNonNull;
 
 import java.io.IOException;
@@ -74,7 +76,7 @@ public final class LocalCluster implements AutoCloseable {
       String masterPortFile = awaitPortFile(master);
       master = new Member(master.name(), master.role(), master.process(), masterPortFile, master.log());
       members.set(0, master);
-      String endpoint = "127.0.0.1:" + JsonText.number(masterPortFile, "rpcPort");
+      String endpoint = "127.0.0.1:" + Json.number(masterPortFile, "rpcPort");
       for (int i = 0; i < workers; i++) {
         String name = "worker-" + i;
         Path data = Files.createDirectories(dir.resolve(name).resolve("data"));
@@ -203,12 +205,12 @@ public final class LocalCluster implements AutoCloseable {
       entry.put("role", m.role());
       entry.put("pid", m.pid());
       for (String key : List.of("rpcPort", "raftPort", "pushPort", "fetchPort")) {
-        long port = JsonText.number(m.portFile(), key);
+        long port = Json.number(m.portFile(), key);
         if (port >= 0) {
           entry.put(key, port);
         }
       }
-      String workerId = JsonText.string(m.portFile(), "workerId");
+      String workerId = Json.string(m.portFile(), "workerId");
       if (workerId != null) {
         entry.put("workerId", workerId);
       }
@@ -228,7 +230,7 @@ public final class LocalCluster implements AutoCloseable {
     spark.put("spark.shuffle.service.enabled", "false");
     doc.put("spark", spark);
     Path tmp = workDir.resolve(CLUSTER_FILE + ".tmp");
-    Files.writeString(tmp, JsonText.write(doc));
+    Files.writeString(tmp, Json.write(doc));
     Files.move(tmp, workDir.resolve(CLUSTER_FILE), StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
   }
 
@@ -259,7 +261,7 @@ public final class LocalCluster implements AutoCloseable {
     if (!Files.exists(file)) {
       throw new IllegalStateException("no " + CLUSTER_FILE + " in " + workDir.toAbsolutePath() + ": nothing to stop");
     }
-    List<Long> pids = JsonText.numbers(Files.readString(file), "pid");
+    List<Long> pids = Json.numbers(Files.readString(file), "pid");
     int stopped = 0;
     for (int i = pids.size() - 1; i >= 0; i--) {
       Optional<ProcessHandle> handle = faroProcess(pids.get(i));
@@ -272,7 +274,7 @@ public final class LocalCluster implements AutoCloseable {
   }
 
   private static boolean anyAlive(Path dir) throws IOException {
-    return JsonText.numbers(Files.readString(dir.resolve(CLUSTER_FILE)), "pid").stream()
+    return Json.numbers(Files.readString(dir.resolve(CLUSTER_FILE)), "pid").stream()
         .anyMatch(pid -> faroProcess(pid).isPresent());
   }
 

@@ -1,5 +1,7 @@
 package io.faro.cli;
 
+import io.faro.common.json.Json;
+
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.faro.common.config.FaroConf;
@@ -23,7 +25,7 @@ class LocalClusterTest {
     List<ProcessHandle> processes;
     try (LocalCluster cluster = LocalCluster.start(dir, 2, null, 0)) {
       String json = Files.readString(dir.resolve(LocalCluster.CLUSTER_FILE));
-      assertThat(JsonText.numbers(json, "pid")).hasSize(3);
+      assertThat(Json.numbers(json, "pid")).hasSize(3);
       assertThat(json).contains("\"spark.shuffle.manager\": \"io.faro.spark.FaroShuffleManager\"")
           .contains("\"spark.faro.master.endpoints\": \"" + cluster.masterEndpoint() + "\"")
           .contains("\"pushPort\"").contains("\"fetchPort\"").contains("\"dirs\"");

@@ -1,22 +1,16 @@
 package io.faro.master;
 
-import io.faro.common.config.ConfigException;
-import io.faro.common.config.FaroConf;
+import io.faro.common.process.ServerProcess;
 import io.faro.master.server.MasterServer;
-import java.io.IOException;
-import java.io.PrintWriter;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.StandardCopyOption;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.concurrent.Callable;
-import java.util.concurrent.CountDownLatch;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Spec;
+
 
 /**
  * {@code faro master}: runs one master until the process is asked to stop. Flags only become
@@ -29,8 +23,8 @@ import picocli.CommandLine.Spec;
     description = "Run a Faro master: worker membership, slot allocation, app and shuffle registry.",
     sortOptions = false)
 public final class MasterCommand implements Callable<Integer> {
-  static final int EXIT_BAD_CONFIG = 2;
-  static final int EXIT_FAILED = 1;
+  static final int EXIT_BAD_CONFIG = ServerProcess.EXIT_CONFIG_ERROR;
+  static final int EXIT_FAILED = ServerProcess.EXIT_START_FAILED;
 
   @Option(names = "--conf", paramLabel = "FILE",
       description = "Config file (key value per line), e.g. conf/faro-defaults.conf.")
@@ -51,7 +45,7 @@ public final class MasterCommand implements Callable<Integer> {
   @Spec
   CommandLine.Model.CommandSpec spec;
 
-  private final CountDownLatch stopped = new CountDownLatch(1);
+  private final ServerProcess process = new ServerProcess("master");
 
   public static void main(String[] args) {
     System.exit(new CommandLine(new MasterCommand()).execute(args));
@@ -59,62 +53,21 @@ public final class MasterCommand implements Callable<Integer> {
 
   @Override
   public Integer call() {
-    PrintWriter err = spec.commandLine().getErr();
-    MasterServer server;
-    try {
-      server = new MasterServer(conf());
-    } catch (ConfigException e) {
-      err.println("faro master: " + e.getMessage());
-      err.flush();
-      return EXIT_BAD_CONFIG;
-    }
-    Thread hook = new Thread(() -> {
-      server.close();
-      stopped.countDown();
-    }, "faro-master-shutdown");
-    try {
-      Runtime.getRuntime().addShutdownHook(hook);
-      server.start();
-      if (portFile != null) {
-        writePortFile(portFile, server);
-      }
-      stopped.await();
-      return 0;
-    } catch (InterruptedException e) {
-      // Interrupted by an embedding caller (a test, a launcher thread): stop like a shutdown.
-      Thread.currentThread().interrupt();
-      removeHook(hook);
-      server.close();
-      return 0;
-    } catch (IOException | RuntimeException e) {
-      err.println("faro master: cannot start: " + e.getMessage());
-      err.flush();
-      removeHook(hook);
-      server.close();
-      return EXIT_FAILED;
-    }
+    return process.run(
+        () -> new MasterServer(ServerProcess.configuration(confFile, overrides)),
+        MasterServer::start,
+        server -> {
+          Map<String, Object> fields = new LinkedHashMap<>();
+          fields.put("rpcPort", server.rpcPort());
+          fields.put("raftPort", server.raftPort());
+          return fields;
+        },
+        portFile,
+        spec.commandLine().getErr());
   }
 
-  private FaroConf conf() {
-    FaroConf conf = confFile == null ? FaroConf.empty() : FaroConf.load(confFile);
-    return conf.withAll(FaroConf.of(overrides));
-  }
-
-  private static void removeHook(Thread hook) {
-    try {
-      Runtime.getRuntime().removeShutdownHook(hook);
-    } catch (IllegalStateException e) {
-      // The JVM is already shutting down; the hook runs anyway.
-    }
-  }
-
-  /** Writes the file beside its target, then renames it, so a reader never sees half of it. */
-  static void writePortFile(Path file, MasterServer server) throws IOException {
-    String json = "{\"role\":\"master\",\"pid\":" + ProcessHandle.current().pid()
-        + ",\"rpcPort\":" + server.rpcPort() + ",\"raftPort\":" + server.raftPort() + "}\n";
-    Path absolute = file.toAbsolutePath();
-    Path tmp = absolute.resolveSibling(absolute.getFileName() + ".tmp");
-    Files.writeString(tmp, json, StandardCharsets.UTF_8);
-    Files.move(tmp, absolute, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
+  /** Asks a running {@link #call()} to close the master and return. Thread-safe. */
+  public void stop() {
+    process.stop();
   }
 }

@@ -1,5 +1,7 @@
 package io.faro.master;
 
+import io.faro.common.json.Json;
+
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.faro.common.config.FaroConf;
@@ -78,7 +80,8 @@ class MasterCommandTest {
     try {
       Eventually.await(Duration.ofSeconds(20), "the port file", () -> Files.exists(portFile));
       String json = Files.readString(portFile);
-      assertThat(json).contains("\"role\":\"master\"", "\"pid\":" + ProcessHandle.current().pid());
+      assertThat(Json.string(json, "role")).isEqualTo("master");
+      assertThat(Json.number(json, "pid")).isEqualTo(ProcessHandle.current().pid());
       int rpcPort = field(json, "rpcPort");
       assertThat(field(json, "raftPort")).isPositive();
 
@@ -96,11 +99,7 @@ class MasterCommandTest {
     assertThat(exit.get()).isZero();
   }
 
-  private static int field(String json, String name) throws IOException {
-    Matcher m = Pattern.compile("\"" + name + "\":(\\d+)").matcher(json);
-    if (!m.find()) {
-      throw new IOException("no " + name + " in " + json);
-    }
-    return Integer.parseInt(m.group(1));
+  private static int field(String json, String name) {
+    return (int) Json.number(json, name);
   }
 }

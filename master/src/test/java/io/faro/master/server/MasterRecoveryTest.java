@@ -23,7 +23,6 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
-import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -97,12 +96,31 @@ class MasterRecoveryTest {
     return b.build();
   }
 
+  /** Files named {@code namePrefix*}; Ratis purges log segments meanwhile, so some may vanish. */
   private List<Path> files(String namePrefix) {
-    try (Stream<Path> walk = Files.walk(dir)) {
-      return walk.filter(p -> p.getFileName().toString().startsWith(namePrefix)).toList();
+    List<Path> found = new java.util.ArrayList<>();
+    try {
+      Files.walkFileTree(dir, new java.nio.file.SimpleFileVisitor<>() {
+        @Override
+        public java.nio.file.FileVisitResult visitFile(Path file, java.nio.file.attribute.BasicFileAttributes attrs) {
+          if (file.getFileName().toString().startsWith(namePrefix)) {
+            found.add(file);
+          }
+          return java.nio.file.FileVisitResult.CONTINUE;
+        }
+
+        @Override
+        public java.nio.file.FileVisitResult visitFileFailed(Path file, IOException e) throws IOException {
+          if (e instanceof java.nio.file.NoSuchFileException) {
+            return java.nio.file.FileVisitResult.CONTINUE; // purged while we looked
+          }
+          throw e;
+        }
+      });
     } catch (IOException e) {
       throw new UncheckedIOException(e);
     }
+    return found;
   }
 
   private void corruptNewestSnapshot() throws IOException {

@@ -1,4 +1,4 @@
-package io.faro.cli;
+package io.faro.common.json;
 
 import java.util.ArrayList;
 import java.util.List;
@@ -7,14 +7,14 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
 /**
- * The little JSON the launcher writes and reads: cluster.json and the processes' port files.
- * Writing handles strings, numbers, booleans, lists and maps; reading only pulls named numbers
- * and strings out of a flat object, which is all a port file holds.
+ * The little JSON Faro writes and reads itself: port files, cluster.json, benchmark reports.
+ * Writing handles strings, numbers, booleans, lists and maps (in their iteration order); reading
+ * only pulls named numbers and strings out of text Faro wrote, which is all those files need.
  */
-final class JsonText {
-  private JsonText() {}
+public final class Json {
+  private Json() {}
 
-  static String write(Object value) {
+  public static String write(Object value) {
     StringBuilder out = new StringBuilder();
     write(value, out, 0);
     return out.append('\n').toString();
@@ -56,6 +56,7 @@ final class JsonText {
         case '"' -> out.append("\\\"");
         case '\\' -> out.append("\\\\");
         case '\n' -> out.append("\\n");
+        case '\r' -> out.append("\\r");
         case '\t' -> out.append("\\t");
         default -> {
           if (c < 0x20) {
@@ -70,19 +71,19 @@ final class JsonText {
   }
 
   /** The number under {@code key} in a flat object, or -1. */
-  static long number(String json, String key) {
+  public static long number(String json, String key) {
     Matcher m = Pattern.compile("\"" + Pattern.quote(key) + "\"\\s*:\\s*(-?\\d+)").matcher(json);
     return m.find() ? Long.parseLong(m.group(1)) : -1;
   }
 
   /** The string under {@code key} in a flat object, or null. */
-  static String string(String json, String key) {
+  public static String string(String json, String key) {
     Matcher m = Pattern.compile("\"" + Pattern.quote(key) + "\"\\s*:\\s*\"((?:[^\"\\\\]|\\\\.)*)\"").matcher(json);
     return m.find() ? m.group(1).replace("\\\"", "\"").replace("\\\\", "\\") : null;
   }
 
   /** Every number under {@code key} anywhere in {@code json}. */
-  static List<Long> numbers(String json, String key) {
+  public static List<Long> numbers(String json, String key) {
     Matcher m = Pattern.compile("\"" + Pattern.quote(key) + "\"\\s*:\\s*(-?\\d+)").matcher(json);
     List<Long> out = new ArrayList<>();
     while (m.find()) {
