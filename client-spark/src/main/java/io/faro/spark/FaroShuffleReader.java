@@ -71,7 +71,6 @@ final class FaroShuffleReader<K, C> implements ShuffleReader<K, C> {
         new AbstractFunction0<BoxedUnit>() {
           @Override
           public BoxedUnit apply() {
-            metrics.incRemoteBytesRead(reader.bytesRead());
             reader.close();
             return BoxedUnit.UNIT;
           }
@@ -109,10 +108,15 @@ final class FaroShuffleReader<K, C> implements ShuffleReader<K, C> {
       this.metrics = metrics;
     }
 
+    private long reportedBytes;
+    private long reportedChunks;
+    private long reportedWaitMillis;
+
     @Override
     public boolean hasNext() {
       while (current == null || !current.hasNext()) {
         Batch batch = reader.next();
+        reportProgress();
         if (batch == null) {
           return false;
         }
@@ -121,6 +125,17 @@ final class FaroShuffleReader<K, C> implements ShuffleReader<K, C> {
             .asKeyValueIterator();
       }
       return true;
+    }
+
+    /** Reports what was fetched since the last call, so a task that stops early still counts it. */
+    private void reportProgress() {
+      metrics.incRemoteBytesRead(reader.bytesRead() - reportedBytes);
+      metrics.incRemoteBlocksFetched(reader.chunksRead() - reportedChunks);
+      long waitMillis = reader.waitNanos() / 1_000_000;
+      metrics.incFetchWaitTime(waitMillis - reportedWaitMillis);
+      reportedBytes = reader.bytesRead();
+      reportedChunks = reader.chunksRead();
+      reportedWaitMillis = waitMillis;
     }
 
     @Override

@@ -60,7 +60,6 @@ final class FaroShuffleWriter<K, V> extends ShuffleWriter<K, V> {
   @Override
   @SuppressWarnings({"unchecked", "rawtypes"})
   public void write(Iterator<Product2<K, V>> records) {
-    long start = System.nanoTime();
     ShuffleDependency<K, V, ?> dep = handle.dependency();
     Iterator<? extends Product2<?, ?>> input = records;
     if (dep.mapSideCombine()) {
@@ -86,8 +85,10 @@ final class FaroShuffleWriter<K, V> extends ShuffleWriter<K, V> {
     lengths = pusher.partitionLengths();
     metrics.incRecordsWritten(count);
     metrics.incBytesWritten(Arrays.stream(lengths).sum());
+    long mapperEndStart = System.nanoTime();
     client.mapperEnd(handle.lifecycle(), handle.faroShuffleId(), mapId, attemptId(), handle.numMaps());
-    metrics.incWriteTime(System.nanoTime() - start);
+    // Like Spark's: time blocked on the shuffle (waiting for pushes), not computing records.
+    metrics.incWriteTime(pusher.blockedNanos() + System.nanoTime() - mapperEndStart);
     mapStatus = MapStatus$.MODULE$.apply(FARO_LOCATION, lengths, context.taskAttemptId());
   }
 

@@ -45,6 +45,8 @@ public final class PartitionReader implements AutoCloseable {
   private Frame current;
   private BatchDecoder.Cursor cursor;
   private long bytesRead;
+  private long chunksRead;
+  private long waitNanos;
 
   private record ChunkRef(CommittedFile file, int chunkIndex) {
     String describe(ShuffleId shuffle) {
@@ -91,7 +93,10 @@ public final class PartitionReader implements AutoCloseable {
         return null;
       }
       String where = head.ref().describe(shuffle);
+      long waitStart = System.nanoTime();
       current = Futures.await(head.answer(), settings.fetchTimeout(), "fetching " + where);
+      waitNanos += System.nanoTime() - waitStart;
+      chunksRead++;
       bytesRead += current.body().readableBytes();
       cursor = decoder.cursor(current.body(), where);
       requestAhead();
@@ -126,6 +131,16 @@ public final class PartitionReader implements AutoCloseable {
           ref.file().location().endpoint().fetchPort());
       inFlight.addLast(new InFlight(ref, pool.send(fetch, request, null, settings.fetchTimeout())));
     }
+  }
+
+  /** Chunks fetched so far. */
+  public long chunksRead() {
+    return chunksRead;
+  }
+
+  /** Time spent waiting for chunks to arrive. */
+  public long waitNanos() {
+    return waitNanos;
   }
 
   /** Bytes fetched so far (as stored: compressed, with batch headers). */

@@ -67,6 +67,8 @@ public final class LifecycleManager implements RequestHandler, AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(LifecycleManager.class);
   /** Rounds of placement before a shuffle's registration fails; each excludes the workers that failed. */
   private static final int PLACEMENT_ROUNDS = 3;
+  /** Commits of one shuffle before it fails; only retryable failures are tried again. */
+  private static final int COMMIT_ATTEMPTS = 3;
 
   private final AppId app;
   private final ClientOptions.Settings settings;
@@ -240,8 +242,33 @@ public final class LifecycleManager implements RequestHandler, AutoCloseable {
     responder.respond(MapperEndResponse.newBuilder().setWinningAttemptId(winner).build());
   }
 
-  /** Flushes and closes the shuffle's files on every worker that holds some. */
+  /**
+   * Flushes and closes the shuffle's files on every worker that holds some. Commit is
+   * idempotent on the workers, so a retryable failure (a connection reset, a timeout) commits
+   * again, up to {@link #COMMIT_ATTEMPTS} times.
+   */
   private CompletableFuture<GetReducerFileGroupsResponse> commit(ShuffleLifecycle s) {
+    return commitAttempt(s, 1);
+  }
+
+  private CompletableFuture<GetReducerFileGroupsResponse> commitAttempt(ShuffleLifecycle s, int attempt) {
+    return commitOnce(s).handle((groups, error) -> {
+      if (error == null) {
+        return CompletableFuture.completedFuture(groups);
+      }
+      Throwable cause = Futures.unwrap(error);
+      if (attempt >= COMMIT_ATTEMPTS || !(cause instanceof FaroException fe) || !fe.retryable()) {
+        return CompletableFuture.<GetReducerFileGroupsResponse>failedFuture(cause);
+      }
+      LOG.warn("Commit of shuffle {} failed (attempt {} of {}), retrying: {}", s.id(), attempt,
+          COMMIT_ATTEMPTS, cause.getMessage());
+      return CompletableFuture.supplyAsync(() -> null,
+              CompletableFuture.delayedExecutor(attempt, java.util.concurrent.TimeUnit.SECONDS))
+          .thenCompose(v -> commitAttempt(s, attempt + 1));
+    }).thenCompose(f -> f);
+  }
+
+  private CompletableFuture<GetReducerFileGroupsResponse> commitOnce(ShuffleLifecycle s) {
     return s.placementIfStarted().thenCompose(locations -> {
       Map<WorkerId, List<PartitionLocation>> byWorker = groupByWorker(locations);
       Map<WorkerId, CompletableFuture<CommitFilesResponse>> commits = new LinkedHashMap<>();
@@ -269,22 +296,33 @@ public final class LifecycleManager implements RequestHandler, AutoCloseable {
       try {
         response = e.getValue().join();
       } catch (RuntimeException ex) {
-        throw new FaroException(ErrorCode.COMMIT_FAILED, "commit of shuffle " + s.id() + " on worker "
-            + e.getKey() + " failed: " + Futures.unwrap(ex).getMessage(), Futures.unwrap(ex));
+        Throwable cause = Futures.unwrap(ex);
+        // Keep the cause's code: a timeout or a reset connection is worth another commit.
+        throw new FaroException(cause instanceof FaroException fe ? fe.code() : ErrorCode.COMMIT_FAILED,
+            "commit of shuffle " + s.id() + " on worker " + e.getKey() + " failed: " + cause.getMessage(), cause);
       }
       if (response.getFailedPartitionIdsCount() > 0) {
         throw new FaroException(ErrorCode.COMMIT_FAILED, "worker " + e.getKey() + " lost partitions "
             + response.getFailedPartitionIdsList() + " of shuffle " + s.id());
       }
-      Map<Long, PartitionLocation> byKey = new HashMap<>();
-      byWorker.get(e.getKey()).forEach(l -> byKey.put(key(l.partition(), l.epoch()), l));
+      Map<Long, PartitionLocation> placed = new HashMap<>();
+      byWorker.get(e.getKey()).forEach(l -> placed.put(key(l.partition(), l.epoch()), l));
       for (CommittedPartitionP c : response.getCommittedList()) {
-        PartitionLocation location = byKey.get(key(c.getPartitionId(), c.getEpoch()));
+        PartitionLocation location = placed.remove(key(c.getPartitionId(), c.getEpoch()));
         if (location != null && c.getBytes() > 0) {
           b.addFiles(CommittedFileP.newBuilder().setLocation(ProtoMapper.toProto(location))
               .setBytes(c.getBytes()).setChunks(c.getChunks()));
           bytes += c.getBytes();
         }
+      }
+      // Every placed location must come back committed: one the worker does not know any more
+      // (it restarted, or expired the shuffle) held data that is gone. Reading on would
+      // silently drop records.
+      if (!placed.isEmpty()) {
+        throw new FaroException(ErrorCode.COMMIT_FAILED, "worker " + e.getKey() + " did not commit "
+            + placed.size() + " partitions of shuffle " + s.id() + " (for example partition "
+            + placed.values().iterator().next().partition() + "): it no longer holds them, so their "
+            + "data is lost (did the worker restart?)");
       }
     }
     LOG.info("Shuffle {} committed: {} files, {} bytes", s.id(), b.getFilesCount(), bytes);

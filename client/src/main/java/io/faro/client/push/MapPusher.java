@@ -52,7 +52,9 @@ public final class MapPusher implements AutoCloseable {
   private final int[] buffered;
   private final long[] pushedBytes;
   private long totalBuffered;
+  private long retainedCapacity;
   private int nextBatchId;
+  private long blockedNanos;
 
   private final Map<WorkerId, PendingFrame> pending = new HashMap<>();
   private final Semaphore inFlight;
@@ -99,6 +101,21 @@ public final class MapPusher implements AutoCloseable {
 
   /** Appends record bytes to {@code partition}; the caller cuts batches only at record ends. */
   public void write(int partition, byte[] bytes, int offset, int length) {
+    byte[] buffer = reserve(partition, length);
+    System.arraycopy(bytes, offset, buffer, buffered[partition], length);
+    buffered[partition] += length;
+    totalBuffered += length;
+  }
+
+  /** Appends one byte to {@code partition}. */
+  public void write(int partition, int b) {
+    byte[] buffer = reserve(partition, 1);
+    buffer[buffered[partition]++] = (byte) b;
+    totalBuffered++;
+  }
+
+  /** The partition's buffer, grown to take {@code length} more bytes. */
+  private byte[] reserve(int partition, int length) {
     checkFailure();
     int size = buffered[partition];
     byte[] buffer = buffers[partition];
@@ -107,16 +124,12 @@ public final class MapPusher implements AutoCloseable {
       byte[] grown = new byte[capacity];
       if (buffer != null) {
         System.arraycopy(buffer, 0, grown, 0, size);
+        retainedCapacity -= buffer.length;
       }
+      retainedCapacity += capacity;
       buffers[partition] = buffer = grown;
     }
-    System.arraycopy(bytes, offset, buffer, size, length);
-    buffered[partition] = size + length;
-    totalBuffered += length;
-  }
-
-  public void write(int partition, int b) {
-    write(partition, new byte[] {(byte) b}, 0, 1);
+    return buffer;
   }
 
   public int buffered(int partition) {
@@ -148,8 +161,11 @@ public final class MapPusher implements AutoCloseable {
     ByteBuf batch = encoder.encode(mapId, attemptId, nextBatchId++, buffers[partition], 0, size);
     buffered[partition] = 0;
     totalBuffered -= size;
-    if (buffers[partition].length > 2 * settings.batchSize()) {
-      buffers[partition] = null; // a giant record grew it; don't keep that much per partition
+    if (retainedCapacity > settings.bufferSize() || buffers[partition].length > 2 * settings.batchSize()) {
+      // Keep arrays for reuse only while all of them fit in faro.client.push.buffer.size, and never
+      // one a giant record grew: memory must not grow with the number of partitions.
+      retainedCapacity -= buffers[partition].length;
+      buffers[partition] = null;
     }
     pushedBytes[partition] += batch.readableBytes();
     PartitionLocation target = targets[partition];
@@ -160,8 +176,7 @@ public final class MapPusher implements AutoCloseable {
     frame.batches.add(batch);
     frame.bytes += batch.readableBytes();
     if (frame.bytes >= settings.mergeSize()) {
-      pending.remove(target.worker());
-      send(frame);
+      send(target.worker());
     }
   }
 
@@ -172,8 +187,17 @@ public final class MapPusher implements AutoCloseable {
     }
   }
 
-  private void send(PendingFrame frame) {
+  /**
+   * Sends the frame gathered for {@code worker}. The frame stays in {@link #pending} (so that
+   * {@link #close()} releases it) until a permit is held: waiting for one may fail.
+   */
+  private void send(WorkerId worker) {
     acquire(1);
+    PendingFrame frame = pending.remove(worker);
+    if (frame == null) {
+      inFlight.release();
+      return;
+    }
     PushRequest meta = PushRequest.newBuilder().setShuffle(ProtoMapper.toProto(shuffle))
         .addAllParts(frame.parts).build();
     CompositeByteBuf body = allocator.compositeDirectBuffer(frame.batches.size());
@@ -207,15 +231,21 @@ public final class MapPusher implements AutoCloseable {
         default -> failure.compareAndSet(null, new FaroException(ErrorCode.UNKNOWN_PARTITION,
             "worker " + frame.address + " answered " + status + " for partition "
                 + frame.parts.get(i).getPartitionId() + " epoch " + frame.parts.get(i).getEpoch()
-                + " of shuffle " + shuffle + " (map " + mapId + " attempt " + attemptId
-                + "); moving a partition to a new location is not supported yet"));
+                + " of shuffle " + shuffle + " (map " + mapId + " attempt " + attemptId + "): "
+                + (status == PushStatusP.NOT_HERE
+                    ? "the worker does not hold that partition (it restarted, or the shuffle expired)"
+                    : "the partition's file on that worker failed")
+                + "; this version of Faro cannot move a partition to another worker, so the task fails"));
       }
     }
   }
 
   private void acquire(int permits) {
+    long start = System.nanoTime();
     try {
-      if (!inFlight.tryAcquire(permits, settings.network().requestTimeout().toMillis(), TimeUnit.MILLISECONDS)) {
+      boolean acquired = inFlight.tryAcquire(permits, settings.network().requestTimeout().toMillis(), TimeUnit.MILLISECONDS);
+      blockedNanos += System.nanoTime() - start;
+      if (!acquired) {
         throw new FaroException(ErrorCode.TIMEOUT, "pushes of map " + mapId + " attempt " + attemptId
             + " of shuffle " + shuffle + " got no answer within " + settings.network().requestTimeout().toMillis()
             + "ms (faro.network.request.timeout)");
@@ -224,7 +254,12 @@ public final class MapPusher implements AutoCloseable {
       Thread.currentThread().interrupt();
       throw new FaroException(ErrorCode.INTERNAL, "interrupted while pushing map " + mapId + " of " + shuffle, e);
     }
-    checkFailure();
+    try {
+      checkFailure();
+    } catch (RuntimeException e) {
+      inFlight.release(permits);
+      throw e;
+    }
   }
 
   private void checkFailure() {
@@ -240,14 +275,17 @@ public final class MapPusher implements AutoCloseable {
    */
   public void finish() {
     cutAll();
-    List<PendingFrame> last = new ArrayList<>(pending.values());
-    pending.clear();
-    for (PendingFrame frame : last) {
-      send(frame);
+    for (WorkerId worker : new ArrayList<>(pending.keySet())) {
+      send(worker);
     }
     acquire(settings.maxInFlight());
     inFlight.release(settings.maxInFlight());
     checkFailure();
+  }
+
+  /** Time this task spent waiting for pushes to be answered (Spark's shuffle write time). */
+  public long blockedNanos() {
+    return blockedNanos;
   }
 
   /** Pushed bytes per partition (as stored, with batch headers), for the engine's map status. */

@@ -96,18 +96,28 @@ public final class ClientPool implements AutoCloseable {
   private static final io.netty.util.AttributeKey<TransportClient> CLIENT =
       io.netty.util.AttributeKey.valueOf("faro.client");
 
-  /** Sends on the shared connection; takes ownership of {@code body}, also when connecting fails. */
+  /**
+   * Sends on the shared connection; takes ownership of {@code body}, also when connecting fails.
+   * The answer frame belongs to the caller; if the caller's future was cancelled or timed out
+   * meanwhile, the frame is released here.
+   */
   public CompletableFuture<Frame> send(HostPort address, Message meta, Object body, Duration timeout) {
-    return client(address)
-        .handle(
-            (client, error) -> {
-              if (error != null) {
-                ReferenceCountUtil.safeRelease(body);
-                return CompletableFuture.<Frame>failedFuture(Futures.unwrap(error));
-              }
-              return client.send(meta, body, timeout);
-            })
-        .thenCompose(f -> f);
+    CompletableFuture<Frame> result = new CompletableFuture<>();
+    client(address).whenComplete((client, error) -> {
+      if (error != null) {
+        ReferenceCountUtil.safeRelease(body);
+        result.completeExceptionally(Futures.unwrap(error));
+        return;
+      }
+      client.send(meta, body, timeout).whenComplete((frame, sendError) -> {
+        if (sendError != null) {
+          result.completeExceptionally(Futures.unwrap(sendError));
+        } else if (!result.complete(frame)) {
+          frame.release();
+        }
+      });
+    });
+    return result;
   }
 
   public <R extends Message> CompletableFuture<R> call(HostPort address, Message request, Class<R> responseType) {

@@ -10,11 +10,13 @@ import io.netty.channel.Channel;
 import io.netty.channel.ChannelFuture;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
+import io.netty.util.ReferenceCountUtil;
 import io.netty.util.concurrent.ScheduledFuture;
 import java.time.Duration;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import org.slf4j.Logger;
@@ -58,12 +60,21 @@ public final class TransportClient {
   public CompletableFuture<Frame> send(Message meta, Object body, Duration timeout) {
     long id = nextRequestId.getAndIncrement();
     CompletableFuture<Frame> future = new CompletableFuture<>();
-    ScheduledFuture<?> timer =
+    ScheduledFuture<?> timer;
+    try {
+      timer =
         channel.eventLoop().schedule(
             () -> fail(id, new FaroException(ErrorCode.TIMEOUT,
                 MessageCodecs.typeOf(meta) + " to " + remote + " got no answer within "
                     + timeout.toMillis() + "ms (faro.network.request.timeout)")),
             timeout.toMillis(), TimeUnit.MILLISECONDS);
+    } catch (RejectedExecutionException e) {
+      // The pool is closing: its event loops take no more work.
+      ReferenceCountUtil.safeRelease(body);
+      future.completeExceptionally(new FaroException(ErrorCode.CONNECTION_FAILED,
+          "connection to " + remote + " is closing", e));
+      return future;
+    }
     pending.put(id, new Pending(future, timer));
     ChannelFuture write = channel.writeAndFlush(new OutboundFrame(FrameKind.REQUEST, id, meta, body));
     write.addListener(
@@ -83,15 +94,23 @@ public final class TransportClient {
 
   public <R extends Message> CompletableFuture<R> call(
       Message request, Class<R> responseType, Duration timeout) {
-    return send(request, null, timeout)
-        .thenApply(
-            frame -> {
-              try {
-                return frame.meta(responseType);
-              } finally {
-                frame.release();
-              }
-            });
+    CompletableFuture<R> result = new CompletableFuture<>();
+    // Not thenApply: a cancelled result must still release the answer when it comes.
+    send(request, null, timeout).whenComplete((frame, error) -> {
+      if (error != null) {
+        result.completeExceptionally(error);
+        return;
+      }
+      try {
+        result.complete(frame.meta(responseType));
+      } catch (RuntimeException e) {
+        result.completeExceptionally(new FaroException(ErrorCode.INVALID_REQUEST,
+            remote + " answered " + frame.type() + " where " + responseType.getSimpleName() + " was expected"));
+      } finally {
+        frame.release();
+      }
+    });
+    return result;
   }
 
   private void fail(long id, Throwable cause) {
@@ -111,7 +130,9 @@ public final class TransportClient {
     }
     p.timeout.cancel(false);
     if (frame.kind() == FrameKind.ERROR) {
-      ErrorResponse error = frame.meta(ErrorResponse.class);
+      ErrorResponse error = frame.meta() instanceof ErrorResponse e ? e
+          : ErrorResponse.newBuilder().setCode(ErrorCode.INTERNAL.toProto())
+              .setMessage("error frame with a " + frame.type() + " body").build();
       frame.release();
       p.future.completeExceptionally(new RemoteException(remote, error));
     } else if (!p.future.complete(frame)) {

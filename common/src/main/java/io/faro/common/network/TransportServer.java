@@ -3,6 +3,7 @@ package io.faro.common.network;
 import static java.util.Objects.requireNonNull;
 
 import io.faro.common.error.ErrorCode;
+import io.faro.common.error.FaroException;
 import io.netty.bootstrap.ServerBootstrap;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelHandlerContext;
@@ -126,6 +127,9 @@ public final class TransportServer implements AutoCloseable {
           handler.handle(
               new Request(ctx.channel(), frame.type(), frame.requestId(), frame.meta(), frame.body()),
               responder);
+        } catch (FaroException e) {
+          // A refusal with a code (bad request, unknown shuffle...): the caller learns the code.
+          responder.fail(e.code(), e.getMessage());
         } catch (RuntimeException e) {
           LOG.warn("{}: {} from {} failed", serverName, frame.type(), ctx.channel().remoteAddress(), e);
           responder.fail(ErrorCode.INTERNAL, frame.type() + " failed: " + e);

@@ -16,6 +16,9 @@ import io.faro.worker.partition.PartitionCommit;
 import io.faro.worker.partition.PartitionStore;
 import io.faro.worker.protocol.ProtoMapper;
 import io.netty.channel.DefaultFileRegion;
+import java.io.IOException;
+import java.nio.channels.FileChannel;
+import java.nio.file.StandardOpenOption;
 
 /**
  * Serves the fetch port: a reducer opens a committed partition (gets its chunk offsets) and
@@ -60,8 +63,39 @@ public final class FetchHandler implements RequestHandler {
           "partition " + key + " has " + chunkCount + " chunks, no chunk " + chunk);
     }
     // A committed partition with chunks always has a file (see PartitionCommit.Committed).
-    DefaultFileRegion region = new DefaultFileRegion(committed.file().orElseThrow().toFile(),
-        committed.chunks().offset(chunk), committed.chunks().chunkLength(chunk));
-    responder.respond(FetchChunkResponse.newBuilder().setChunkIndex(chunk).build(), region);
+    java.nio.file.Path file = committed.file().orElseThrow();
+    long offset = committed.chunks().offset(chunk);
+    long length = committed.chunks().chunkLength(chunk);
+    // Open and check the file before answering: once the answer is being sent, a missing or
+    // short file can only close the connection, which every reducer of that executor shares.
+    FileChannel channel;
+    try {
+      channel = FileChannel.open(file, StandardOpenOption.READ);
+    } catch (IOException e) {
+      throw new FaroException(ErrorCode.STORAGE_FAILED,
+          "cannot open " + file + " of partition " + key + ": " + e);
+    }
+    try {
+      long size = channel.size();
+      if (size < offset + length) {
+        throw new FaroException(ErrorCode.STORAGE_FAILED, "file " + file + " of partition " + key
+            + " has " + size + " bytes, chunk " + chunk + " ends at " + (offset + length));
+      }
+    } catch (IOException | FaroException e) {
+      closeQuietly(channel);
+      throw e instanceof FaroException fe ? fe
+          : new FaroException(ErrorCode.STORAGE_FAILED, "cannot read " + file + ": " + e);
+    }
+    // The region owns the channel and closes it once sent (or dropped).
+    responder.respond(FetchChunkResponse.newBuilder().setChunkIndex(chunk).build(),
+        new DefaultFileRegion(channel, offset, length));
+  }
+
+  private static void closeQuietly(FileChannel channel) {
+    try {
+      channel.close();
+    } catch (IOException e) {
+      // Nothing was read from it.
+    }
   }
 }

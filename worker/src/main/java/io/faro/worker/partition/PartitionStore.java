@@ -6,7 +6,7 @@ import io.faro.common.error.ErrorCode;
 import io.faro.common.error.FaroException;
 import io.faro.common.id.PartitionKey;
 import io.faro.common.id.ShuffleId;
-import io.faro.worker.memory.MemoryBudget;
+import io.faro.worker.memory.FrameCharge;
 import io.faro.worker.storage.Disk;
 import io.faro.worker.storage.Disks;
 import io.netty.buffer.ByteBuf;
@@ -35,13 +35,11 @@ public final class PartitionStore implements AutoCloseable {
 
   private final Disks disks;
   private final WriterSettings settings;
-  private final MemoryBudget budget;
   private final Map<ShuffleId, ShuffleState> shuffles = new ConcurrentHashMap<>();
 
-  public PartitionStore(Disks disks, WriterSettings settings, MemoryBudget budget) {
+  public PartitionStore(Disks disks, WriterSettings settings) {
     this.disks = requireNonNull(disks, "disks is null");
     this.settings = requireNonNull(settings, "settings is null");
-    this.budget = requireNonNull(budget, "budget is null");
   }
 
   /**
@@ -90,18 +88,22 @@ public final class PartitionStore implements AutoCloseable {
   private PartitionWriter newWriter(PartitionKey key, int diskIndex) {
     Disk disk = disks.get(diskIndex);
     return new PartitionWriter(key, diskIndex, disk.newPartitionFile(key),
-        disk.flusher().threadFor(key), settings, budget);
+        disk.flusher().threadFor(key), settings);
   }
 
-  /** Appends one validated part. Takes ownership of {@code part}. */
-  public AppendStatus append(PartitionKey key, ByteBuf part) {
+  /**
+   * Appends one validated part. Takes ownership of {@code part}; {@code charge} hears when it is
+   * released.
+   */
+  public AppendStatus append(PartitionKey key, ByteBuf part, FrameCharge charge) {
     ShuffleState state = shuffles.get(key.shuffle());
     PartitionWriter writer = state == null ? null : state.writers.get(key);
     if (writer == null) {
       part.release();
+      charge.partReleased();
       return state != null && state.commitStarted ? AppendStatus.STAGE_ENDED : AppendStatus.NOT_HERE;
     }
-    return writer.append(part);
+    return writer.append(part, charge);
   }
 
   /**

@@ -3,7 +3,7 @@ package io.faro.worker.partition;
 import static java.util.Objects.requireNonNull;
 
 import io.faro.common.id.PartitionKey;
-import io.faro.worker.memory.MemoryBudget;
+import io.faro.worker.memory.FrameCharge;
 import io.faro.worker.storage.ChunkIndex;
 import io.faro.worker.storage.PartitionFile;
 import io.netty.buffer.ByteBuf;
@@ -44,11 +44,18 @@ public final class PartitionWriter {
   private final PartitionFile file;
   private final Executor flushThread;
   private final WriterSettings settings;
-  private final MemoryBudget budget;
+
+  /** A pushed part and the charge of the frame it came in; released together. */
+  private record Part(ByteBuf bytes, FrameCharge charge) {
+    void release() {
+      bytes.release();
+      charge.partReleased();
+    }
+  }
 
   // @GuardedBy("this") -----------------------------------------------------------------
   private State state = State.OPEN;
-  private List<ByteBuf> pending = new ArrayList<>();
+  private List<Part> pending = new ArrayList<>();
   private long pendingBytes;
   private long appendedBytes;
   private long chunkStart;
@@ -61,13 +68,12 @@ public final class PartitionWriter {
 
   public PartitionWriter(
       PartitionKey key, int diskIndex, PartitionFile file, Executor flushThread,
-      WriterSettings settings, MemoryBudget budget) {
+      WriterSettings settings) {
     this.key = requireNonNull(key, "key is null");
     this.diskIndex = diskIndex;
     this.file = requireNonNull(file, "file is null");
     this.flushThread = requireNonNull(flushThread, "flushThread is null");
     this.settings = requireNonNull(settings, "settings is null");
-    this.budget = requireNonNull(budget, "budget is null");
   }
 
   public PartitionKey key() {
@@ -85,15 +91,16 @@ public final class PartitionWriter {
 
   /**
    * Appends one part (whole batches, already validated). Takes ownership of {@code part}: it
-   * is kept until flushed, or released here when not appended.
+   * is kept until flushed, or released here when not appended; either way {@code charge}
+   * hears of its release.
    */
-  public AppendStatus append(ByteBuf part) {
+  public AppendStatus append(ByteBuf part, FrameCharge charge) {
     int length = part.readableBytes();
     AppendStatus status;
     synchronized (this) {
       status = admit();
       if (status == AppendStatus.ACCEPTED) {
-        pending.add(part);
+        pending.add(new Part(part, charge));
         pendingBytes += length;
         appendedBytes += length;
         if (appendedBytes - chunkStart >= settings.chunkSize()) {
@@ -105,12 +112,8 @@ public final class PartitionWriter {
         }
       }
     }
-    if (status == AppendStatus.ACCEPTED) {
-      // Counted after the lock: a flush may release these bytes first, which only makes the
-      // count briefly low.
-      budget.reserve(length);
-    } else {
-      part.release();
+    if (status != AppendStatus.ACCEPTED) {
+      new Part(part, charge).release();
     }
     return status;
   }
@@ -169,16 +172,14 @@ public final class PartitionWriter {
    * deleted on the flush thread (after any flush queued before); the future completes then.
    */
   public CompletableFuture<Void> discard(boolean deleteFile) {
-    List<ByteBuf> dropped;
-    long droppedBytes;
+    List<Part> dropped;
     synchronized (this) {
       state = State.DISCARDED;
       dropped = pending;
-      droppedBytes = pendingBytes;
       pending = new ArrayList<>();
       pendingBytes = 0;
     }
-    release(dropped, droppedBytes);
+    release(dropped);
     if (!deleteFile) {
       return CompletableFuture.completedFuture(null);
     }
@@ -191,18 +192,17 @@ public final class PartitionWriter {
 
   // @GuardedBy("this")
   private void handOverPending() {
-    List<ByteBuf> buffers = pending;
-    long bytes = pendingBytes;
+    List<Part> parts = pending;
     pending = new ArrayList<>();
     pendingBytes = 0;
-    if (buffers.isEmpty()) {
+    if (parts.isEmpty()) {
       return;
     }
     try {
-      flushThread.execute(() -> flush(buffers, bytes));
+      flushThread.execute(() -> flush(parts));
     } catch (RejectedExecutionException e) {
       writeFailed = true;
-      release(buffers, bytes);
+      release(parts);
     }
   }
 
@@ -219,16 +219,20 @@ public final class PartitionWriter {
     return ChunkIndex.of(offsets);
   }
 
-  /** Runs on the flush thread. Takes ownership of {@code buffers}: releases them once written. */
-  private void flush(List<ByteBuf> buffers, long bytes) {
+  /** Runs on the flush thread. Takes ownership of {@code parts}: releases them once written. */
+  private void flush(List<Part> parts) {
     try {
+      List<ByteBuf> buffers = new ArrayList<>(parts.size());
+      for (Part part : parts) {
+        buffers.add(part.bytes());
+      }
       file.write(buffers);
       if (file.failure().isPresent() && !writeFailed) {
         writeFailed = true;
         LOG.warn("Partition {} stops taking data: {}", key, file.failure().get().getMessage());
       }
     } finally {
-      release(buffers, bytes);
+      release(parts);
     }
   }
 
@@ -253,12 +257,9 @@ public final class PartitionWriter {
     }
   }
 
-  private void release(List<ByteBuf> buffers, long bytes) {
-    for (ByteBuf buffer : buffers) {
-      buffer.release();
-    }
-    if (bytes > 0) {
-      budget.release(bytes);
+  private static void release(List<Part> parts) {
+    for (Part part : parts) {
+      part.release();
     }
   }
 }

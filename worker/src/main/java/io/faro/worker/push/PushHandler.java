@@ -14,6 +14,7 @@ import io.faro.proto.MessageType;
 import io.faro.proto.PushPart;
 import io.faro.proto.PushRequest;
 import io.faro.proto.PushResponse;
+import io.faro.worker.memory.FrameCharge;
 import io.faro.worker.memory.MemoryBudget;
 import io.faro.worker.partition.AppendStatus;
 import io.faro.worker.partition.PartitionStore;
@@ -59,10 +60,12 @@ public final class PushHandler implements RequestHandler {
       return;
     }
     List<AppendStatus> statuses = new ArrayList<>(keys.size());
+    // The parts pin the whole frame until the last is written: charge the frame, not the parts.
+    FrameCharge charge = new FrameCharge(budget, body.readableBytes(), keys.size());
     int offset = body.readerIndex();
     for (int i = 0; i < keys.size(); i++) {
       int length = push.getParts(i).getLength();
-      statuses.add(store.append(keys.get(i), body.retainedSlice(offset, length)));
+      statuses.add(store.append(keys.get(i), body.retainedSlice(offset, length), charge));
       offset += length;
     }
     // Read once after appending: this frame's own bytes may be what crossed the mark.

@@ -96,7 +96,7 @@ public final class WorkerServer implements AutoCloseable {
     // The relief reads the store field when it runs: only after pushes, so after it is set.
     budget = new MemoryBudget(settings.memoryPauseBytes(), settings.memoryResumeBytes(),
         () -> store.flushBuffered(), memoryThread);
-    store = new PartitionStore(disks, new WriterSettings(settings.flushBufferSize(), settings.chunkSize()), budget);
+    store = new PartitionStore(disks, new WriterSettings(settings.flushBufferSize(), settings.chunkSize()));
   }
 
   private void startServers() {

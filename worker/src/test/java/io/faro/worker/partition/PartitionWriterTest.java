@@ -56,7 +56,7 @@ class PartitionWriterTest {
         2, "test-flusher");
     memoryThread = Executors.newSingleThreadScheduledExecutor();
     budget = new MemoryBudget(1L << 30, 1L << 29, () -> store.flushBuffered(), memoryThread);
-    store = new PartitionStore(disks, new WriterSettings(FLUSH, CHUNK), budget);
+    store = new PartitionStore(disks, new WriterSettings(FLUSH, CHUNK));
   }
 
   @AfterEach
@@ -83,7 +83,7 @@ class PartitionWriterTest {
       expected.writeBytes(bytes);
       ByteBuf part = PooledByteBufAllocator.DEFAULT.directBuffer(bytes.length).writeBytes(bytes);
       appended.add(part);
-      assertThat(store.append(key, part)).isEqualTo(AppendStatus.ACCEPTED);
+      assertThat(append(key, part)).isEqualTo(AppendStatus.ACCEPTED);
       total += bytes.length;
       if (total - chunkStart >= CHUNK) {
         expectedOffsets.add(total);
@@ -124,7 +124,7 @@ class PartitionWriterTest {
           Batches batches = new Batches(mapId % 2 == 0, mapId);
           for (int b = 0; b < batchesEach; b++) {
             ByteBuf batch = batches.batch(mapId, 0, b, 1 + batches.random().nextInt(600));
-            assertThat(store.append(key, batch)).isEqualTo(AppendStatus.ACCEPTED);
+            assertThat(append(key, batch)).isEqualTo(AppendStatus.ACCEPTED);
           }
         }, threads));
       }
@@ -156,14 +156,14 @@ class PartitionWriterTest {
   void aCommittedPartitionAnswersStageEndedAndACommitIsIdempotent() {
     PartitionKey key = new PartitionKey(SHUFFLE, 1, 0);
     store.reserve(SHUFFLE, List.of(new PartitionStore.Reservation(1, 0, 0), new PartitionStore.Reservation(2, 0, 0)));
-    assertThat(store.append(key, Unpooled.wrappedBuffer(new byte[100]))).isEqualTo(AppendStatus.ACCEPTED);
+    assertThat(append(key, Unpooled.wrappedBuffer(new byte[100]))).isEqualTo(AppendStatus.ACCEPTED);
 
     ShuffleCommit first = store.commit(SHUFFLE).join();
     ByteBuf late = PooledByteBufAllocator.DEFAULT.directBuffer(8).writeLong(1);
-    assertThat(store.append(key, late)).isEqualTo(AppendStatus.STAGE_ENDED);
+    assertThat(append(key, late)).isEqualTo(AppendStatus.STAGE_ENDED);
     assertThat(late.refCnt()).isZero();
     ByteBuf unknown = PooledByteBufAllocator.DEFAULT.directBuffer(8).writeLong(1);
-    assertThat(store.append(new PartitionKey(SHUFFLE, 9, 0), unknown)).isEqualTo(AppendStatus.STAGE_ENDED);
+    assertThat(append(new PartitionKey(SHUFFLE, 9, 0), unknown)).isEqualTo(AppendStatus.STAGE_ENDED);
     assertThat(unknown.refCnt()).isZero();
 
     assertThat(store.commit(SHUFFLE).join()).isEqualTo(first);
@@ -177,7 +177,7 @@ class PartitionWriterTest {
   @Test
   void aPartitionNobodyReservedIsNotHere() {
     ByteBuf part = PooledByteBufAllocator.DEFAULT.directBuffer(8).writeLong(1);
-    assertThat(store.append(new PartitionKey(SHUFFLE, 3, 0), part)).isEqualTo(AppendStatus.NOT_HERE);
+    assertThat(append(new PartitionKey(SHUFFLE, 3, 0), part)).isEqualTo(AppendStatus.NOT_HERE);
     assertThat(part.refCnt()).isZero();
   }
 
@@ -189,12 +189,12 @@ class PartitionWriterTest {
     store.reserve(SHUFFLE, List.of(new PartitionStore.Reservation(0, 0, 0), new PartitionStore.Reservation(1, 0, 1)));
     PartitionKey broken = new PartitionKey(SHUFFLE, 0, 0);
     PartitionKey healthy = new PartitionKey(SHUFFLE, 1, 0);
-    assertThat(store.append(broken, Unpooled.wrappedBuffer(new byte[(int) FLUSH]))).isEqualTo(AppendStatus.ACCEPTED);
-    assertThat(store.append(healthy, Unpooled.wrappedBuffer(new byte[(int) FLUSH]))).isEqualTo(AppendStatus.ACCEPTED);
+    assertThat(append(broken, Unpooled.wrappedBuffer(new byte[(int) FLUSH]))).isEqualTo(AppendStatus.ACCEPTED);
+    assertThat(append(healthy, Unpooled.wrappedBuffer(new byte[(int) FLUSH]))).isEqualTo(AppendStatus.ACCEPTED);
 
     // Once the flusher has failed, the location sends clients elsewhere.
     Eventually.await("appends to the broken partition to answer SPLIT",
-        () -> store.append(broken, Unpooled.wrappedBuffer(new byte[10])) == AppendStatus.SPLIT);
+        () -> append(broken, Unpooled.wrappedBuffer(new byte[10])) == AppendStatus.SPLIT);
 
     ShuffleCommit commit = store.commit(SHUFFLE).join();
 
@@ -209,9 +209,9 @@ class PartitionWriterTest {
     ShuffleId other = new ShuffleId(SHUFFLE.app(), 2);
     store.reserve(SHUFFLE, List.of(new PartitionStore.Reservation(0, 0, 0), new PartitionStore.Reservation(1, 0, 1)));
     store.reserve(other, List.of(new PartitionStore.Reservation(0, 0, 0)));
-    store.append(new PartitionKey(SHUFFLE, 0, 0), Unpooled.wrappedBuffer(new byte[(int) FLUSH]));
-    store.append(new PartitionKey(SHUFFLE, 1, 0), Unpooled.wrappedBuffer(new byte[100]));
-    store.append(new PartitionKey(other, 0, 0), Unpooled.wrappedBuffer(new byte[100]));
+    append(new PartitionKey(SHUFFLE, 0, 0), Unpooled.wrappedBuffer(new byte[(int) FLUSH]));
+    append(new PartitionKey(SHUFFLE, 1, 0), Unpooled.wrappedBuffer(new byte[100]));
+    append(new PartitionKey(other, 0, 0), Unpooled.wrappedBuffer(new byte[100]));
     store.commit(SHUFFLE).join();
     store.commit(other).join();
     assertThat(FileLayout.shuffleDir(root.resolve("d1"), SHUFFLE)).isDirectory();
@@ -233,11 +233,40 @@ class PartitionWriterTest {
   void reliefFlushesBuffersBelowTheirFlushSize() {
     PartitionKey key = new PartitionKey(SHUFFLE, 0, 0);
     store.reserve(SHUFFLE, List.of(new PartitionStore.Reservation(0, 0, 0)));
-    store.append(key, Unpooled.wrappedBuffer(new byte[100]));
+    append(key, Unpooled.wrappedBuffer(new byte[100]));
     assertThat(budget.used()).isEqualTo(100);
     store.flushBuffered();
     Eventually.await("the small buffer to be flushed", () -> budget.used() == 0);
     assertThat(store.openPartitions(0)).isEqualTo(1);
     assertThat(store.openPartitions(1)).isZero();
+  }
+
+  @Test
+  void aFrameStaysChargedInFullUntilItsLastPartIsWritten() {
+    store.reserve(SHUFFLE, List.of(new PartitionStore.Reservation(0, 0, 0), new PartitionStore.Reservation(1, 0, 0)));
+    // One frame: a full flush buffer for partition 0, a small part for partition 1, and a part
+    // for a partition this worker does not hold.
+    io.netty.buffer.ByteBuf frame = Unpooled.directBuffer((int) FLUSH + 200).writeZero((int) FLUSH + 200);
+    io.faro.worker.memory.FrameCharge charge =
+        new io.faro.worker.memory.FrameCharge(budget, frame.readableBytes(), 3);
+    assertThat(store.append(new PartitionKey(SHUFFLE, 0, 0), frame.retainedSlice(0, (int) FLUSH), charge))
+        .isEqualTo(AppendStatus.ACCEPTED);
+    assertThat(store.append(new PartitionKey(SHUFFLE, 1, 0), frame.retainedSlice((int) FLUSH, 100), charge))
+        .isEqualTo(AppendStatus.ACCEPTED);
+    assertThat(store.append(new PartitionKey(SHUFFLE, 7, 0), frame.retainedSlice((int) FLUSH + 100, 100), charge))
+        .isEqualTo(AppendStatus.NOT_HERE);
+    frame.release();
+    assertThat(budget.used()).isEqualTo(FLUSH + 200);
+    Eventually.await("partition 0's flush", () -> frame.refCnt() == 1);
+    // Partition 0 is written, but the small part still pins the whole frame.
+    assertThat(budget.used()).isEqualTo(FLUSH + 200);
+    store.flushBuffered();
+    Eventually.await("the frame's last part to be written", () -> budget.used() == 0);
+    assertThat(frame.refCnt()).isZero();
+  }
+
+  /** Appends {@code part} as if it came alone in a push frame. */
+  private AppendStatus append(PartitionKey key, io.netty.buffer.ByteBuf part) {
+    return store.append(key, part, new io.faro.worker.memory.FrameCharge(budget, part.readableBytes(), 1));
   }
 }

@@ -206,6 +206,26 @@ class WorkerServerTest {
   }
 
   @Test
+  void aMissingOrShortFileIsAnErrorAnswerAndTheConnectionGoesOn() throws Exception {
+    client.reserve(SHUFFLE, 0, 0, 0, 1);
+    byte[] batch = batches.batchBytes(1, 0, 0, 1000);
+    client.push(SHUFFLE, List.of(new Part(0, 0, batch), new Part(1, 0, batch)));
+    client.commit(SHUFFLE);
+    PartitionKey gone = new PartitionKey(SHUFFLE, 0, 0);
+    PartitionKey shortened = new PartitionKey(SHUFFLE, 1, 0);
+    Files.delete(FileLayout.partitionFile(tmp.resolve("disk0"), gone));
+    try (var channel = java.nio.channels.FileChannel.open(
+        FileLayout.partitionFile(tmp.resolve("disk0"), shortened), java.nio.file.StandardOpenOption.WRITE)) {
+      channel.truncate(10);
+    }
+
+    assertError(() -> client.fetchChunk(gone, 0), ErrorCode.STORAGE_FAILED, "cannot open");
+    assertError(() -> client.fetchChunk(shortened, 0), ErrorCode.STORAGE_FAILED, "has 10 bytes");
+    // The same connection still serves: other reducers sharing it are not hurt.
+    assertThat(client.openStream(gone)).hasSize(2);
+  }
+
+  @Test
   void aMalformedPartRejectsTheWholeFrameAndTheConnectionGoesOn() {
     client.reserve(SHUFFLE, 0, 0, 0, 1);
     byte[] good = batches.batchBytes(1, 0, 0, 300);

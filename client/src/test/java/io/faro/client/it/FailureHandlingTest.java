@@ -1,0 +1,190 @@
+package io.faro.client.it;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.faro.client.ClientOptions;
+import io.faro.client.ShuffleClient;
+import io.faro.client.lifecycle.LifecycleManager;
+import io.faro.client.push.MapPusher;
+import io.faro.client.testing.MiniFaroCluster;
+import io.faro.common.config.FaroConf;
+import io.faro.common.error.ErrorCode;
+import io.faro.common.error.FaroException;
+import io.faro.common.id.AppId;
+import io.faro.common.id.PartitionLocation;
+import io.faro.common.id.Role;
+import io.faro.common.id.ShuffleId;
+import io.faro.common.id.WorkerEndpoint;
+import io.faro.common.id.WorkerId;
+import io.faro.common.network.ClientPool;
+import io.faro.worker.server.WorkerServer;
+import io.netty.buffer.AbstractByteBufAllocator;
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.Unpooled;
+import java.net.ServerSocket;
+import java.net.Socket;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** Failures must end in a loud error or a recovery, never in lost records or leaked memory. */
+class FailureHandlingTest {
+  @TempDir Path dir;
+
+  @Test
+  void aWorkerThatRestartedBeforeCommitFailsTheReadInsteadOfLosingRecords() throws Exception {
+    try (MiniFaroCluster cluster = MiniFaroCluster.start(dir, 2)) {
+      ClientOptions.Settings settings = ClientOptions.Settings.from(cluster.clientConf());
+      WorkerServer restarted = null;
+      try (ClientPool pool = new ClientPool("test", settings.network());
+          LifecycleManager lifecycle = new LifecycleManager(new AppId("restart"), settings, pool, "127.0.0.1")) {
+        ShuffleClient client = new ShuffleClient(pool, settings);
+        ShuffleId shuffle = new ShuffleId(lifecycle.app(), 0);
+        ShuffleWorkload workload = new ShuffleWorkload(3, 10, 500, 9L);
+        for (int m = 0; m < 3; m++) {
+          try (MapPusher pusher = client.newMapPusher(lifecycle.endpoint(), shuffle, m, 0, 3, 10)) {
+            workload.writeMap(pusher, m, 0);
+            pusher.finish();
+          }
+          if (m < 2) {
+            client.mapperEnd(lifecycle.endpoint(), shuffle, m, 0, 3);
+          }
+        }
+        // Worker 0 restarts on the same id and ports: it no longer holds the pushed data.
+        WorkerServer old = cluster.workers().get(0);
+        WorkerEndpoint endpoint = old.endpoint();
+        String id = old.workerId().value();
+        old.close();
+        restarted = new WorkerServer(FaroConf.of(Map.of(
+            "faro.worker.host", "127.0.0.1",
+            "faro.worker.id", id,
+            "faro.worker.rpc.port", "" + endpoint.rpcPort(),
+            "faro.worker.push.port", "" + endpoint.pushPort(),
+            "faro.worker.fetch.port", "" + endpoint.fetchPort(),
+            "faro.worker.dirs", cluster.workerDirs().get(0) + ":ssd",
+            "faro.master.endpoints", "127.0.0.1:" + cluster.masterPort())));
+        restarted.start();
+        client.mapperEnd(lifecycle.endpoint(), shuffle, 2, 0, 3);
+
+        assertThatThrownBy(() -> client.newReader(lifecycle.endpoint(), shuffle, 3, 0, 10, 0, 3))
+            .isInstanceOf(FaroException.class)
+            .satisfies(e -> assertThat(((FaroException) e).code()).isEqualTo(ErrorCode.COMMIT_FAILED))
+            .hasMessageContaining("worker " + id + " did not commit")
+            .hasMessageContaining("data is lost");
+      } finally {
+        if (restarted != null) {
+          restarted.close();
+        }
+      }
+    }
+  }
+
+  /** Counts every buffer it hands out, so a test can check they all came back. */
+  private static final class TrackingAllocator extends AbstractByteBufAllocator {
+    final List<ByteBuf> made = Collections.synchronizedList(new ArrayList<>());
+
+    TrackingAllocator() {
+      super(true);
+    }
+
+    @Override
+    protected ByteBuf newHeapBuffer(int initial, int max) {
+      ByteBuf b = Unpooled.buffer(initial, max);
+      made.add(b);
+      return b;
+    }
+
+    @Override
+    protected ByteBuf newDirectBuffer(int initial, int max) {
+      ByteBuf b = Unpooled.directBuffer(initial, max);
+      made.add(b);
+      return b;
+    }
+
+    @Override
+    public boolean isDirectBufferPooled() {
+      return false;
+    }
+  }
+
+  @Test
+  void aPusherWhosePushesTimeOutReleasesEveryBatch() throws Exception {
+    // A worker that accepts connections and never answers.
+    List<Socket> accepted = Collections.synchronizedList(new ArrayList<>());
+    try (ServerSocket silent = new ServerSocket(0)) {
+      Thread acceptor = new Thread(() -> {
+        try {
+          while (true) {
+            accepted.add(silent.accept());
+          }
+        } catch (Exception e) {
+          // closed
+        }
+      }, "silent-worker");
+      acceptor.setDaemon(true);
+      acceptor.start();
+      ClientOptions.Settings settings = ClientOptions.Settings.from(FaroConf.of(Map.of(
+          "faro.client.push.batch.size", "1k",
+          "faro.client.push.merge.size", "1k",
+          "faro.client.push.max.in.flight", "1",
+          "faro.network.request.timeout", "300ms")));
+      TrackingAllocator allocator = new TrackingAllocator();
+      int port = silent.getLocalPort();
+      WorkerEndpoint endpoint = new WorkerEndpoint("127.0.0.1", port, port, port);
+      List<PartitionLocation> locations = List.of(
+          new PartitionLocation(0, 0, Role.PRIMARY, new WorkerId("silent"), endpoint, 0),
+          new PartitionLocation(1, 0, Role.PRIMARY, new WorkerId("silent-2"), endpoint, 0));
+      try (ClientPool pool = new ClientPool("test", settings.network())) {
+        MapPusher pusher = new MapPusher(new ShuffleId(new AppId("a"), 0), 0, 0, locations, 2, pool,
+            settings, allocator);
+        assertThatThrownBy(() -> {
+          try (pusher) {
+            for (int i = 0; i < 20; i++) {
+              pusher.write(i % 2, new byte[2048], 0, 2048);
+              pusher.cut(i % 2);
+            }
+            pusher.finish();
+          }
+        }).isInstanceOf(FaroException.class).hasMessageContaining("300ms");
+      }
+      // The pool is closed: every push frame was written or dropped by now.
+      assertThat(allocator.made).isNotEmpty().allSatisfy(b -> assertThat(b.refCnt()).isZero());
+      for (Socket s : accepted) {
+        s.close();
+      }
+    }
+  }
+
+  @Test
+  void aPlacementThatFailedIsTriedAgainByTheNextTask() throws Exception {
+    try (MiniFaroCluster cluster = MiniFaroCluster.start(dir, 1, Map.of("faro.master.client.retry.timeout", "1s"))) {
+      FaroConf conf = cluster.clientConf().with("faro.master.client.retry.timeout", "1s");
+      ClientOptions.Settings settings = ClientOptions.Settings.from(conf);
+      // The only worker is gone, but the master still counts it alive: placement fails.
+      cluster.workers().get(0).close();
+      try (ClientPool pool = new ClientPool("test", settings.network());
+          LifecycleManager lifecycle = new LifecycleManager(new AppId("retry"), settings, pool, "127.0.0.1")) {
+        ShuffleClient client = new ShuffleClient(pool, settings);
+        ShuffleId shuffle = new ShuffleId(lifecycle.app(), 0);
+        assertThatThrownBy(() -> client.pushLocations(lifecycle.endpoint(), shuffle, 1, 4))
+            .isInstanceOf(FaroException.class);
+
+        WorkerServer replacement = new WorkerServer(FaroConf.of(Map.of(
+            "faro.worker.host", "127.0.0.1",
+            "faro.worker.rpc.port", "0", "faro.worker.push.port", "0", "faro.worker.fetch.port", "0",
+            "faro.worker.dirs", dir.resolve("replacement") + ":ssd",
+            "faro.master.endpoints", "127.0.0.1:" + cluster.masterPort())));
+        try (replacement) {
+          replacement.start();
+          List<PartitionLocation> locations = client.pushLocations(lifecycle.endpoint(), shuffle, 1, 4);
+          assertThat(locations).hasSize(4).allMatch(l -> l.worker().equals(replacement.workerId()));
+        }
+      }
+    }
+  }
+}
