@@ -27,7 +27,27 @@ public final class FaroCli implements Runnable {
   }
 
   static int run(String... args) {
-    return new CommandLine(new FaroCli()).setCaseInsensitiveEnumValuesAllowed(true).execute(args);
+    CommandLine line = new CommandLine(new FaroCli()).setCaseInsensitiveEnumValuesAllowed(true)
+        .setExecutionExceptionHandler(FaroCli::reportFailure);
+    for (FaroSubcommand extra : java.util.ServiceLoader.load(FaroSubcommand.class)) {
+      line.addSubcommand(extra);
+    }
+    return line.execute(args);
+  }
+
+  /**
+   * Failures a user can act on (bad config, a cluster already running, an unreachable master)
+   * are one line naming the command; anything else keeps its stack trace for a bug report.
+   */
+  private static int reportFailure(Exception e, CommandLine line, CommandLine.ParseResult parsed)
+      throws Exception {
+    if (e instanceof IllegalArgumentException || e instanceof IllegalStateException
+        || e instanceof io.faro.common.error.FaroException || e instanceof java.io.IOException) {
+      line.getErr().println(line.getCommandSpec().qualifiedName() + ": " + e.getMessage());
+      line.getErr().flush();
+      return 1;
+    }
+    throw e;
   }
 
   @Override

@@ -132,6 +132,10 @@ public final class LocalCluster implements AutoCloseable {
     // to tell our processes from others that reused a pid.
     command.add("-D" + PROCESS_MARKER);
     command.add("-Xmx1g");
+    if (role.equals("worker")) {
+      // Pushed data waits in direct memory; the worker's budget is a share of this limit.
+      command.add("-XX:MaxDirectMemorySize=2g");
+    }
     command.add("-XX:+ExitOnOutOfMemoryError");
     for (String property : List.of("faro.home", "log4j2.configurationFile", "io.netty.leakDetection.level")) {
       String value = System.getProperty(property);

@@ -12,16 +12,17 @@ import picocli.CommandLine.Option;
     mixinStandardHelpOptions = true,
     description = {
       "Starts one master and N workers, each its own process on 127.0.0.1, and writes",
-      "(a new cluster: what a stopped cluster left in <work-dir> is removed first)",
       "<work-dir>/cluster.json (role, pid, ports, data dirs of each process, and the",
-      "spark.* settings a job needs). Stops them on Ctrl-C, or with `local-cluster stop`."
+      "spark.* settings a job needs). Stops them on Ctrl-C, or with `local-cluster stop`.",
+      "A new cluster starts empty: what a stopped one left in <work-dir> is removed first."
     },
     subcommands = LocalClusterCommand.Stop.class)
 final class LocalClusterCommand implements Callable<Integer> {
   @Option(names = "--workers", defaultValue = "2", description = "Number of workers (default: ${DEFAULT-VALUE}).")
   int workers;
 
-  @Option(names = "--work-dir", required = true, description = "Directory for logs, data and cluster.json.")
+  // Not `required`: picocli would then demand it before the `stop` subcommand too.
+  @Option(names = "--work-dir", description = "Directory for logs, data and cluster.json (required).")
   Path workDir;
 
   @Option(names = "--conf", description = "Settings file every process reads (e.g. conf/faro-defaults.conf).")
@@ -36,6 +37,10 @@ final class LocalClusterCommand implements Callable<Integer> {
 
   @Override
   public Integer call() throws Exception {
+    if (workDir == null) {
+      System.err.println("faro local-cluster: --work-dir is required");
+      return 2;
+    }
     if (workers < 1) {
       System.err.println("--workers must be at least 1");
       return 2;

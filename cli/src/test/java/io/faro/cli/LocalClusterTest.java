@@ -37,8 +37,22 @@ class LocalClusterTest {
         ClusterStatusResponse status = master.callBlocking(ClusterStatusRequest.getDefaultInstance(), ClusterStatusResponse.class);
         assertThat(status.getWorkersList()).hasSize(2).allMatch(w -> w.getAlive());
       }
-      // `local-cluster stop` finds the processes through cluster.json.
-      assertThat(LocalCluster.stop(dir)).isEqualTo(3);
+      // A second cluster in the same directory is refused with a one-line reason.
+      java.io.ByteArrayOutputStream err = new java.io.ByteArrayOutputStream();
+      java.io.PrintStream originalErr = System.err;
+      int refused;
+      try {
+        System.setErr(new java.io.PrintStream(err, true));
+        refused = FaroCli.run("local-cluster", "--work-dir", dir.toString(), "--master-port", "0");
+      } finally {
+        System.setErr(originalErr);
+      }
+      assertThat(refused).isEqualTo(1);
+      assertThat(err.toString()).startsWith("faro local-cluster: a local cluster is already running in")
+          .doesNotContain("\tat ");
+
+      // `bin/faro local-cluster stop` finds the processes through cluster.json.
+      assertThat(FaroCli.run("local-cluster", "stop", "--work-dir", dir.toString())).isZero();
       assertThat(processes).noneMatch(ProcessHandle::isAlive);
     }
   }

@@ -16,6 +16,7 @@ import io.faro.common.network.FrameCodec;
 import io.faro.common.network.HostPort;
 import io.faro.common.network.NetworkOptions;
 import io.faro.worker.storage.DiskDir;
+import io.netty.util.internal.PlatformDependent;
 import java.net.InetAddress;
 import java.net.UnknownHostException;
 import java.nio.file.Path;
@@ -72,10 +73,18 @@ public final class WorkerOptions {
   public static final ConfigOption<Duration> HEARTBEAT_INTERVAL =
       durationOption("faro.worker.heartbeat.interval", "5s", Duration.ofMillis(50),
           "How often the worker reports its disks and shuffles to the masters.");
+  /** The budget's share of the JVM's direct memory limit when none is configured. */
+  static final int AUTO_BUDGET_PERCENT = 60;
+  /** The largest budget accepted, as a share of the JVM's direct memory limit. */
+  static final int MAX_BUDGET_PERCENT = 90;
+
   public static final ConfigOption<Long> MEMORY_BUDGET =
-      sizeOption("faro.worker.memory.budget", "1g", 16 * 1024, 1L << 40,
-          "Direct memory that pushed data waiting for its flush may take. Above the pause "
-              + "mark the worker stops reading push connections and answers SLOW_DOWN.");
+      sizeOption("faro.worker.memory.budget", "0", 0, 1L << 40,
+          "Direct memory that pushed data waiting for its flush may take; 0 means "
+              + AUTO_BUDGET_PERCENT + "% of the JVM's direct memory limit (-XX:MaxDirectMemorySize). "
+              + "Above the pause mark the worker stops reading push connections and answers "
+              + "SLOW_DOWN. More than " + MAX_BUDGET_PERCENT + "% of the limit is refused: "
+              + "receive buffers and fetches need direct memory too.");
   public static final ConfigOption<Integer> MEMORY_PAUSE_PERCENT =
       intOption("faro.worker.memory.pause.percent", 90, 1, 100, "percent",
           "Share of faro.worker.memory.budget above which push connections are paused.");
@@ -90,6 +99,23 @@ public final class WorkerOptions {
           MEMORY_PAUSE_PERCENT, MEMORY_RESUME_PERCENT);
 
   private WorkerOptions() {}
+
+  /**
+   * The budget in bytes: a share of {@code maxDirect} (the JVM's direct memory limit) when not
+   * configured; a configured one that would leave the JVM no room for receive buffers is
+   * refused rather than left to end in OutOfMemoryError under load.
+   */
+  static long memoryBudget(long configured, long maxDirect) {
+    if (configured == 0) {
+      return maxDirect / 100 * AUTO_BUDGET_PERCENT;
+    }
+    if (configured > maxDirect / 100 * MAX_BUDGET_PERCENT) {
+      throw new ConfigException("faro.worker.memory.budget " + configured + " is more than "
+          + MAX_BUDGET_PERCENT + "% of the " + maxDirect + " bytes of direct memory this JVM may "
+          + "use: lower it, or raise -XX:MaxDirectMemorySize (FARO_JAVA_OPTS for bin/faro)");
+    }
+    return configured;
+  }
 
   /** The typed, validated settings of one worker process. Immutable. */
   public record Settings(
@@ -136,7 +162,7 @@ public final class WorkerOptions {
               conf.get(FLUSH_THREADS_PER_DISK),
               conf.get(CHUNK_SIZE),
               conf.get(HEARTBEAT_INTERVAL),
-              conf.get(MEMORY_BUDGET),
+              WorkerOptions.memoryBudget(conf.get(MEMORY_BUDGET), PlatformDependent.maxDirectMemory()),
               conf.get(MEMORY_PAUSE_PERCENT),
               conf.get(MEMORY_RESUME_PERCENT),
               NetworkOptions.Settings.from(conf),

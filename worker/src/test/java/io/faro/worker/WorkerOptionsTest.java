@@ -41,7 +41,8 @@ class WorkerOptionsTest {
     assertThat(settings.flushThreadsPerDisk()).isEqualTo(1);
     assertThat(settings.chunkSize()).isEqualTo(8 << 20);
     assertThat(settings.heartbeatInterval()).isEqualTo(Duration.ofSeconds(5));
-    assertThat(settings.memoryBudget()).isEqualTo(1L << 30);
+    assertThat(settings.memoryBudget())
+        .isEqualTo(io.netty.util.internal.PlatformDependent.maxDirectMemory() / 100 * 60);
     assertThat(settings.memoryPauseBytes()).isGreaterThan(settings.memoryResumeBytes());
     assertThat(WorkerOptions.Settings.from(MINIMAL).host()).isNotBlank();
   }
@@ -89,5 +90,16 @@ class WorkerOptionsTest {
     WorkerOptions.Settings ephemeral = WorkerOptions.Settings.from(MINIMAL
         .with("faro.worker.rpc.port", "0").with("faro.worker.push.port", "0").with("faro.worker.fetch.port", "0"));
     assertThat(ephemeral.rpcPort()).isZero();
+  }
+
+  @Test
+  void theMemoryBudgetFollowsTheJvmsDirectMemoryLimit() {
+    long limit = 1L << 30;
+    assertThat(WorkerOptions.memoryBudget(0, limit)).isEqualTo(limit / 100 * 60);
+    assertThat(WorkerOptions.memoryBudget(256L << 20, limit)).isEqualTo(256L << 20);
+    assertThatThrownBy(() -> WorkerOptions.memoryBudget(limit, limit))
+        .isInstanceOf(io.faro.common.config.ConfigException.class)
+        .hasMessageContaining("faro.worker.memory.budget")
+        .hasMessageContaining("-XX:MaxDirectMemorySize");
   }
 }
