@@ -112,6 +112,10 @@ public final class BatchDecoder {
     int n;
     if (chunk.hasArray()) {
       n = decompressor.decompress(chunk.array(), chunk.arrayOffset() + start, dataLength, scratch, 0, rawLength);
+    } else if (chunk.nioBufferCount() == 1) {
+      // Straight from the direct buffer: no copy of the compressed bytes.
+      n = decompressor.decompress(chunk.nioBuffer(start, dataLength), 0, dataLength,
+          java.nio.ByteBuffer.wrap(scratch), 0, rawLength);
     } else {
       if (compressed.length < dataLength) {
         compressed = new byte[Math.max(dataLength, compressed.length * 2)];

@@ -5,91 +5,223 @@ import com.google.protobuf.Message;
 import com.google.protobuf.Parser;
 import io.faro.proto.MessageType;
 import io.netty.buffer.ByteBuf;
+import io.netty.buffer.CompositeByteBuf;
+import io.netty.buffer.Unpooled;
 import io.netty.channel.ChannelHandlerContext;
-import io.netty.handler.codec.ByteToMessageDecoder;
+import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.netty.handler.codec.CorruptedFrameException;
+import io.netty.handler.codec.DecoderException;
 import io.netty.handler.codec.TooLongFrameException;
-import java.util.List;
+import java.util.ArrayDeque;
 
 /**
- * Splits the byte stream into {@link Frame}s (layout: {@link FrameCodec}). A frame that is too
- * long, truncated at the end of its declared length, or carries an unknown kind, an unknown
- * message type or unparsable meta raises {@link CorruptedFrameException} (or {@link
- * TooLongFrameException}); {@link TransportChannelHandler} then logs the reason and closes this
- * connection only. After a failure every further byte is discarded.
+ * Splits the byte stream into {@link Frame}s (layout: {@link FrameCodec}). A frame whose length
+ * is below the header or above the maximum, or that carries an unknown kind, an unknown message
+ * type or unparsable meta, raises {@link CorruptedFrameException} (or {@link
+ * TooLongFrameException}); {@link TransportServer} or {@link TransportClient} then logs the
+ * reason and closes this connection only. After a failure every further byte is discarded.
  *
- * <p>The frame body is a retained slice of the received bytes: no copy.
+ * <p>The length is checked as soon as its four bytes arrive, before anything is buffered for
+ * the frame. Received buffers are queued as they are, never merged, and a frame's body is built
+ * from them one of two ways ({@link Bodies}): as a composite of slices of the received buffers
+ * (no copy: the worker's push port, whose bodies go to disk with gathering writes), or copied
+ * once into one buffer of exactly the body's size (fetched chunks, which readers scan
+ * byte by byte). A body that lies in one received buffer is a slice either way.
+ *
+ * <p>Confined to the channel's event loop. The queue owns the received buffers; the frame owns
+ * its body.
  */
-public final class FrameDecoder extends ByteToMessageDecoder {
+public final class FrameDecoder extends ChannelInboundHandlerAdapter {
+  /** How a frame body spanning several received buffers is built. */
+  public enum Bodies {
+    /** Copied once into a buffer of the body's size: cheap random access for the reader. */
+    CONTIGUOUS,
+    /** A composite of slices of the received buffers: no copy at all. */
+    COMPOSITE
+  }
+
   private final int maxFrameLength;
+  private final Bodies bodies;
+  private final ArrayDeque<ByteBuf> received = new ArrayDeque<>();
+  private long receivedBytes;
+  /** Length (after the length field) of the frame being received, or -1 before its length. */
+  private int frameLength = -1;
   private boolean failed;
 
   public FrameDecoder(int maxFrameLength) {
+    this(maxFrameLength, Bodies.CONTIGUOUS);
+  }
+
+  public FrameDecoder(int maxFrameLength, Bodies bodies) {
     if (maxFrameLength <= FrameCodec.FIXED_AFTER_LENGTH) {
       throw new IllegalArgumentException("maxFrameLength too small: " + maxFrameLength);
     }
     this.maxFrameLength = maxFrameLength;
+    this.bodies = bodies;
   }
 
   @Override
-  protected void decode(ChannelHandlerContext ctx, ByteBuf in, List<Object> out) throws Exception {
-    if (failed) {
-      in.skipBytes(in.readableBytes());
+  public void channelRead(ChannelHandlerContext ctx, Object msg) {
+    ByteBuf in = (ByteBuf) msg;
+    if (failed || !in.isReadable()) {
+      in.release();
       return;
     }
-    while (in.readableBytes() >= FrameCodec.LENGTH_FIELD) {
-      int start = in.readerIndex();
-      int length = in.getInt(start);
-      if (length < FrameCodec.FIXED_AFTER_LENGTH) {
-        fail(in, new CorruptedFrameException("frame length " + length + " is below the header size"));
-      }
-      if (length > maxFrameLength) {
-        fail(in, new TooLongFrameException(
-            "frame length " + length + " exceeds the maximum " + maxFrameLength
-                + " (faro.network.max.frame.size)"));
-      }
-      if (in.readableBytes() < FrameCodec.LENGTH_FIELD + length) {
-        return;
-      }
-      out.add(decodeFrame(in, start, length));
-      in.readerIndex(start + FrameCodec.LENGTH_FIELD + length);
+    received.addLast(in);
+    receivedBytes += in.readableBytes();
+    try {
+      decodeAvailable(ctx);
+    } catch (DecoderException e) {
+      failed = true;
+      releaseReceived();
+      ctx.fireExceptionCaught(e);
     }
   }
 
-  private Frame decodeFrame(ByteBuf in, int start, int length) {
-    int pos = start + FrameCodec.LENGTH_FIELD;
-    FrameKind kind = FrameKind.fromWire(in.getByte(pos));
-    if (kind == null) {
-      fail(in, new CorruptedFrameException("unknown frame kind " + in.getByte(pos)));
+  private void decodeAvailable(ChannelHandlerContext ctx) {
+    while (!failed) {
+      if (frameLength < 0) {
+        if (receivedBytes < FrameCodec.LENGTH_FIELD) {
+          return;
+        }
+        int length = readInt();
+        if (length < FrameCodec.FIXED_AFTER_LENGTH) {
+          throw new CorruptedFrameException("frame length " + length + " is below the header size");
+        }
+        if (length > maxFrameLength) {
+          throw new TooLongFrameException("frame length " + length + " exceeds the maximum "
+              + maxFrameLength + " (faro.network.max.frame.size)");
+        }
+        frameLength = length;
+      }
+      if (receivedBytes < frameLength) {
+        return;
+      }
+      Frame frame = readFrame(ctx, frameLength);
+      frameLength = -1;
+      ctx.fireChannelRead(frame);
     }
-    int typeNumber = in.getShort(pos + 1);
+  }
+
+  private Frame readFrame(ChannelHandlerContext ctx, int length) {
+    byte kindByte = readByte();
+    FrameKind kind = FrameKind.fromWire(kindByte);
+    if (kind == null) {
+      throw new CorruptedFrameException("unknown frame kind " + kindByte);
+    }
+    int typeNumber = (readByte() << 8) | (readByte() & 0xff);
     MessageType type = MessageType.forNumber(typeNumber);
     Parser<? extends Message> parser = type == null ? null : MessageCodecs.parser(type);
     if (parser == null) {
-      fail(in, new CorruptedFrameException("unknown message type " + typeNumber));
+      throw new CorruptedFrameException("unknown message type " + typeNumber);
     }
-    long requestId = in.getLong(pos + 3);
-    int metaLength = in.getInt(pos + 11);
+    long requestId = ((long) readInt() << 32) | (readInt() & 0xffffffffL);
+    int metaLength = readInt();
     int bodyLength = length - FrameCodec.FIXED_AFTER_LENGTH - metaLength;
     if (metaLength < 0 || bodyLength < 0) {
-      fail(in, new CorruptedFrameException(
-          "meta length " + metaLength + " does not fit in frame length " + length));
+      throw new CorruptedFrameException("meta length " + metaLength + " does not fit in frame length " + length);
     }
-    int metaStart = start + FrameCodec.HEADER;
+    byte[] metaBytes = new byte[metaLength];
+    readBytes(metaBytes);
     Message meta;
     try {
-      meta = parser.parseFrom(in.nioBuffer(metaStart, metaLength));
+      meta = parser.parseFrom(metaBytes);
     } catch (InvalidProtocolBufferException e) {
-      fail(in, new CorruptedFrameException("unparsable " + type + " meta: " + e.getMessage()));
-      throw new AssertionError(); // unreachable: fail throws
+      throw new CorruptedFrameException("unparsable " + type + " meta: " + e.getMessage());
     }
-    ByteBuf body = in.retainedSlice(metaStart + metaLength, bodyLength);
-    return new Frame(kind, type, requestId, meta, body);
+    return new Frame(kind, type, requestId, meta, readBody(ctx, bodyLength));
   }
 
-  private void fail(ByteBuf in, RuntimeException reason) {
-    failed = true;
-    in.skipBytes(in.readableBytes());
-    throw reason;
+  /** The next {@code length} bytes as a buffer the caller owns. */
+  private ByteBuf readBody(ChannelHandlerContext ctx, int length) {
+    if (length == 0) {
+      return Unpooled.EMPTY_BUFFER;
+    }
+    ByteBuf head = received.peekFirst();
+    if (head.readableBytes() >= length) {
+      ByteBuf body = head.readRetainedSlice(length);
+      consumed(length);
+      return body;
+    }
+    if (bodies == Bodies.CONTIGUOUS) {
+      ByteBuf body = ctx.alloc().directBuffer(length, length);
+      int left = length;
+      while (left > 0) {
+        ByteBuf b = received.peekFirst();
+        int n = Math.min(left, b.readableBytes());
+        body.writeBytes(b, n);
+        left -= n;
+        consumed(n);
+      }
+      return body;
+    }
+    CompositeByteBuf body = ctx.alloc().compositeDirectBuffer(Integer.MAX_VALUE);
+    int left = length;
+    while (left > 0) {
+      ByteBuf b = received.peekFirst();
+      int n = Math.min(left, b.readableBytes());
+      body.addComponent(true, b.readRetainedSlice(n));
+      left -= n;
+      consumed(n);
+    }
+    return body;
+  }
+
+  private byte readByte() {
+    byte b = received.peekFirst().readByte();
+    consumed(1);
+    return b;
+  }
+
+  private int readInt() {
+    ByteBuf head = received.peekFirst();
+    if (head.readableBytes() >= Integer.BYTES) {
+      int v = head.readInt();
+      consumed(Integer.BYTES);
+      return v;
+    }
+    int v = 0;
+    for (int i = 0; i < Integer.BYTES; i++) {
+      v = (v << 8) | (readByte() & 0xff);
+    }
+    return v;
+  }
+
+  private void readBytes(byte[] into) {
+    int done = 0;
+    while (done < into.length) {
+      ByteBuf b = received.peekFirst();
+      int n = Math.min(into.length - done, b.readableBytes());
+      b.readBytes(into, done, n);
+      done += n;
+      consumed(n);
+    }
+  }
+
+  /** Accounts for {@code n} bytes read from the head buffers and drops the emptied ones. */
+  private void consumed(int n) {
+    receivedBytes -= n;
+    while (!received.isEmpty() && !received.peekFirst().isReadable()) {
+      received.pollFirst().release();
+    }
+  }
+
+  private void releaseReceived() {
+    ByteBuf b;
+    while ((b = received.pollFirst()) != null) {
+      b.release();
+    }
+    receivedBytes = 0;
+  }
+
+  @Override
+  public void channelInactive(ChannelHandlerContext ctx) throws Exception {
+    releaseReceived();
+    super.channelInactive(ctx);
+  }
+
+  @Override
+  public void handlerRemoved(ChannelHandlerContext ctx) {
+    releaseReceived();
   }
 }

@@ -49,6 +49,21 @@ public final class TransportServer implements AutoCloseable {
       NetworkOptions.Settings settings,
       RequestHandler handler,
       java.util.function.Consumer<SocketChannel> customizer) {
+    this(name, host, port, settings, handler, customizer, FrameDecoder.Bodies.CONTIGUOUS);
+  }
+
+  /**
+   * @param bodies how request bodies spanning several received buffers are built: {@code
+   *     COMPOSITE} for bodies that go to disk as they are (no copy), else {@code CONTIGUOUS}
+   */
+  public TransportServer(
+      String name,
+      String host,
+      int port,
+      NetworkOptions.Settings settings,
+      RequestHandler handler,
+      java.util.function.Consumer<SocketChannel> customizer,
+      FrameDecoder.Bodies bodies) {
     this.name = requireNonNull(name, "name is null");
     requireNonNull(handler, "handler is null");
     this.bossGroup = new NioEventLoopGroup(1, new DefaultThreadFactory(name + "-accept", true));
@@ -68,7 +83,7 @@ public final class TransportServer implements AutoCloseable {
                     channels.add(ch);
                     ch.pipeline()
                         .addLast("frameEncoder", FrameEncoder.INSTANCE)
-                        .addLast("frameDecoder", new FrameDecoder(settings.maxFrameSize()));
+                        .addLast("frameDecoder", new FrameDecoder(settings.maxFrameSize(), bodies));
                     if (customizer != null) {
                       customizer.accept(ch);
                     }

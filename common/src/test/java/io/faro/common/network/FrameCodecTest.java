@@ -14,6 +14,8 @@ import io.netty.handler.codec.CorruptedFrameException;
 import io.netty.handler.codec.DecoderException;
 import io.netty.handler.codec.TooLongFrameException;
 import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Random;
 import org.junit.jupiter.api.Test;
 
@@ -80,6 +82,39 @@ class FrameCodecTest {
     second.release();
     assertThat((Object) in.readInbound()).isNull();
     in.finishAndReleaseAll();
+  }
+
+  @Test
+  void compositeBodiesAreSlicesOfTheReceivedBuffersAndContiguousOnesAreCopies() {
+    byte[] payload = new byte[5000];
+    new Random(3).nextBytes(payload);
+    for (FrameDecoder.Bodies mode : FrameDecoder.Bodies.values()) {
+      ByteBuf bytes = encode(FrameKind.REQUEST, 11L, Unpooled.wrappedBuffer(payload));
+      EmbeddedChannel in = new EmbeddedChannel(new FrameDecoder(MAX, mode));
+      List<ByteBuf> pieces = new ArrayList<>();
+      while (bytes.isReadable()) {
+        ByteBuf piece = Unpooled.directBuffer(700).writeBytes(bytes, Math.min(700, bytes.readableBytes()));
+        pieces.add(piece.retain());
+        in.writeInbound(piece);
+      }
+      bytes.release();
+      Frame frame = in.readInbound();
+      byte[] body = new byte[frame.body().readableBytes()];
+      frame.body().getBytes(frame.body().readerIndex(), body);
+      assertThat(body).isEqualTo(payload);
+      // A composite body holds the received buffers; a contiguous one let them go.
+      long held = pieces.stream().filter(p -> p.refCnt() > 1).count();
+      if (mode == FrameDecoder.Bodies.COMPOSITE) {
+        assertThat(frame.body()).isInstanceOf(io.netty.buffer.CompositeByteBuf.class);
+        assertThat(held).isGreaterThan(1);
+      } else {
+        assertThat(held).isZero();
+      }
+      frame.release();
+      assertThat(pieces).allSatisfy(p -> assertThat(p.refCnt()).isEqualTo(1));
+      pieces.forEach(ByteBuf::release);
+      assertThat(in.finish()).isFalse();
+    }
   }
 
   @Test

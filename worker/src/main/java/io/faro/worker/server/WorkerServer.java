@@ -8,6 +8,7 @@ import io.faro.common.id.WorkerEndpoint;
 import io.faro.common.id.WorkerId;
 import io.faro.common.master.MasterClient;
 import io.faro.common.network.ClientPool;
+import io.faro.common.network.FrameDecoder;
 import io.faro.common.network.NetworkOptions;
 import io.faro.common.network.TransportServer;
 import io.faro.worker.WorkerOptions;
@@ -104,7 +105,7 @@ public final class WorkerServer implements AutoCloseable {
     rpcServer = new TransportServer("faro-worker-rpc", settings.bindHost(), settings.rpcPort(), network,
         new ControlHandler(store), null);
     pushServer = new TransportServer("faro-worker-push", settings.bindHost(), settings.pushPort(), network,
-        new PushHandler(store, budget), budget::register);
+        new PushHandler(store, budget), budget::register, FrameDecoder.Bodies.COMPOSITE);
     fetchServer = new TransportServer("faro-worker-fetch", settings.bindHost(), settings.fetchPort(), network,
         new FetchHandler(store), null);
     workerId = settings.id().orElseGet(() -> new WorkerId(settings.host() + ":" + rpcServer.port()));
