@@ -19,6 +19,13 @@ public final class DemoJob {
    */
   public static List<String> command(Path sparkClasspath, Path clientJar, Path examplesJar,
       String masterEndpoints, long records) throws IOException {
+    return command(sparkClasspath, clientJar, examplesJar, "io.faro.examples.ShuffleDemo",
+        List.of("--master-endpoints", masterEndpoints, "--records", Long.toString(records)));
+  }
+
+  /** The same class path and JVM options, running {@code mainClass} with {@code args}. */
+  public static List<String> command(Path sparkClasspath, Path clientJar, Path examplesJar,
+      String mainClass, List<String> args) throws IOException {
     List<String> command = new ArrayList<>();
     command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
     command.add("-Xmx2g");
@@ -32,11 +39,8 @@ public final class DemoJob {
     command.add("-cp");
     command.add(Files.readString(sparkClasspath).trim() + File.pathSeparator + clientJar
         + File.pathSeparator + examplesJar);
-    command.add("io.faro.examples.ShuffleDemo");
-    command.add("--master-endpoints");
-    command.add(masterEndpoints);
-    command.add("--records");
-    command.add(Long.toString(records));
+    command.add(mainClass);
+    command.addAll(args);
     return command;
   }
 }

@@ -72,6 +72,9 @@ final class FaroShuffleReader<K, C> implements ShuffleReader<K, C> {
           @Override
           public BoxedUnit apply() {
             reader.close();
+            // As Spark's own reader does: fold this read's metrics into the task's now, not at
+            // the next executor heartbeat.
+            context.taskMetrics().mergeShuffleReadMetrics();
             return BoxedUnit.UNIT;
           }
         });

@@ -28,6 +28,7 @@ import java.util.Map;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.LongConsumer;
 
 /**
  * Pushes the output of one map attempt. Record bytes gather per partition; {@link #cut} turns a
@@ -59,6 +60,7 @@ public final class MapPusher implements AutoCloseable {
   private final Map<WorkerId, PendingFrame> pending = new HashMap<>();
   private final Semaphore inFlight;
   private final AtomicReference<Throwable> failure = new AtomicReference<>();
+  private volatile LongConsumer pushAnswered = nanos -> { };
   private boolean closed;
 
   /** Batches gathered for one worker, not yet sent. Owns its buffers. */
@@ -204,9 +206,13 @@ public final class MapPusher implements AutoCloseable {
     for (ByteBuf b : frame.batches) {
       body.addComponent(true, b);
     }
+    long sentAt = System.nanoTime();
     pool.send(frame.address, meta, body, settings.network().requestTimeout())
         .whenComplete((answer, error) -> {
           try {
+            if (error == null) {
+              pushAnswered.accept(System.nanoTime() - sentAt);
+            }
             if (error != null) {
               failure.compareAndSet(null, new FaroException(ErrorCode.CONNECTION_FAILED,
                   "push of map " + mapId + " attempt " + attemptId + " of shuffle " + shuffle + " to "
@@ -281,6 +287,11 @@ public final class MapPusher implements AutoCloseable {
     acquire(settings.maxInFlight());
     inFlight.release(settings.maxInFlight());
     checkFailure();
+  }
+
+  /** Hears the latency of every answered push, on a network thread: keep it cheap. */
+  public void onPushAnswered(LongConsumer listener) {
+    pushAnswered = requireNonNull(listener, "listener is null");
   }
 
   /** Time this task spent waiting for pushes to be answered (Spark's shuffle write time). */

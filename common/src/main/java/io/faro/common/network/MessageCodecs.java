@@ -33,6 +33,8 @@ import io.faro.proto.UnregisterAppRequest;
 import io.faro.proto.UnregisterShuffleRequest;
 import io.faro.proto.WorkerHeartbeatRequest;
 import io.faro.proto.WorkerHeartbeatResponse;
+import io.faro.proto.WorkerStatusRequest;
+import io.faro.proto.WorkerStatusResponse;
 import java.util.EnumMap;
 import java.util.HashMap;
 import java.util.Map;
@@ -77,6 +79,8 @@ public final class MessageCodecs {
     add(MessageType.MAPPER_END_RESPONSE, MapperEndResponse.class, MapperEndResponse.parser());
     add(MessageType.GET_REDUCER_FILE_GROUPS_REQUEST, GetReducerFileGroupsRequest.class, GetReducerFileGroupsRequest.parser());
     add(MessageType.GET_REDUCER_FILE_GROUPS_RESPONSE, GetReducerFileGroupsResponse.class, GetReducerFileGroupsResponse.parser());
+    add(MessageType.WORKER_STATUS_REQUEST, WorkerStatusRequest.class, WorkerStatusRequest.parser());
+    add(MessageType.WORKER_STATUS_RESPONSE, WorkerStatusResponse.class, WorkerStatusResponse.parser());
   }
 
   private MessageCodecs() {}

@@ -13,17 +13,20 @@ import io.faro.proto.ReserveSlotsRequest;
 import io.faro.proto.ReserveSlotsResponse;
 import io.faro.worker.partition.PartitionStore;
 import io.faro.worker.protocol.ProtoMapper;
+import io.faro.worker.status.WorkerStatusSampler;
 
 /**
  * Serves the RPC port: the lifecycle manager reserves partition locations and commits
- * shuffles. A commit is answered from the flusher threads once every file is closed; the
- * event loop only starts it.
+ * shuffles; benchmarks and operators ask for the process's status. A commit is answered from
+ * the flusher threads once every file is closed; the event loop only starts it.
  */
 public final class ControlHandler implements RequestHandler {
   private final PartitionStore store;
+  private final WorkerStatusSampler status;
 
-  public ControlHandler(PartitionStore store) {
+  public ControlHandler(PartitionStore store, WorkerStatusSampler status) {
     this.store = requireNonNull(store, "store is null");
+    this.status = requireNonNull(status, "status is null");
   }
 
   @Override
@@ -32,6 +35,7 @@ public final class ControlHandler implements RequestHandler {
       switch (request.type()) {
         case RESERVE_SLOTS_REQUEST -> reserve(request.meta(ReserveSlotsRequest.class), responder);
         case COMMIT_FILES_REQUEST -> commit(request.meta(CommitFilesRequest.class), responder);
+        case WORKER_STATUS_REQUEST -> responder.respond(ProtoMapper.toProto(status.status()));
         default -> responder.fail(ErrorCode.UNSUPPORTED_MESSAGE, request.type() + " is not served on the RPC port");
       }
     } catch (FaroException e) {

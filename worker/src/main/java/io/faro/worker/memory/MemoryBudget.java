@@ -37,6 +37,8 @@ public final class MemoryBudget {
   private final Runnable relief;
   private final ScheduledExecutorService reliefExecutor;
   private final AtomicLong used = new AtomicLong();
+  // The highest `used` so far, for status reports: a plain read per reserve, a CAS only on a new high.
+  private final AtomicLong peak = new AtomicLong();
   private final Object lock = new Object();
   // At most one relief loop at a time.
   private final AtomicBoolean reliefRunning = new AtomicBoolean();
@@ -62,6 +64,9 @@ public final class MemoryBudget {
   /** Counts {@code bytes} more held; pauses push connections at the pause mark. */
   public void reserve(long bytes) {
     long now = used.addAndGet(bytes);
+    if (now > peak.get()) {
+      peak.accumulateAndGet(now, Math::max);
+    }
     if (now >= pauseAt && !paused) {
       pause();
     }
@@ -77,6 +82,16 @@ public final class MemoryBudget {
 
   public long used() {
     return used.get();
+  }
+
+  /** The most bytes held at once since this budget was created. */
+  public long peak() {
+    return peak.get();
+  }
+
+  /** The pause mark in bytes. */
+  public long pauseAt() {
+    return pauseAt;
   }
 
   /** Whether push connections are paused: pushes are answered SLOW_DOWN meanwhile. */

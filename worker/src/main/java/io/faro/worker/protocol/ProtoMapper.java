@@ -14,10 +14,12 @@ import io.faro.proto.PartitionLocationP;
 import io.faro.proto.PushStatusP;
 import io.faro.proto.ShuffleKeyP;
 import io.faro.proto.WorkerEndpointP;
+import io.faro.proto.WorkerStatusResponse;
 import io.faro.worker.partition.AppendStatus;
 import io.faro.worker.partition.PartitionCommit;
 import io.faro.worker.partition.PartitionStore;
 import io.faro.worker.partition.ShuffleCommit;
+import io.faro.worker.status.WorkerStatus;
 
 /**
  * The worker's one translation between protobuf messages and domain records. Malformed ids
@@ -93,5 +95,21 @@ public final class ProtoMapper {
       response.addFailedPartitionIds(f.key().partition());
     }
     return response.build();
+  }
+
+  public static WorkerStatusResponse toProto(WorkerStatus status) {
+    return WorkerStatusResponse.newBuilder()
+        .setProcessCpuNanos(status.processCpuNanos())
+        .setRssBytes(status.rssBytes())
+        .setPeakRssBytes(status.peakRssBytes())
+        .setDirectMemoryBytes(status.directMemoryBytes())
+        .setPeakDirectMemoryBytes(status.peakDirectMemoryBytes())
+        .setMemoryBudgetUsedBytes(status.memoryBudgetUsedBytes())
+        .setPeakMemoryBudgetUsedBytes(status.peakMemoryBudgetUsedBytes())
+        .setMemoryPauseBytes(status.memoryPauseBytes())
+        .setHeapUsedBytes(status.heapUsedBytes())
+        .setHeapMaxBytes(status.heapMaxBytes())
+        .setUptimeMs(status.uptimeMs())
+        .build();
   }
 }

@@ -20,6 +20,7 @@ import io.faro.worker.memory.MemoryBudget;
 import io.faro.worker.partition.PartitionStore;
 import io.faro.worker.partition.WriterSettings;
 import io.faro.worker.push.PushHandler;
+import io.faro.worker.status.WorkerStatusSampler;
 import io.faro.worker.storage.Disks;
 import io.netty.util.concurrent.DefaultThreadFactory;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
@@ -46,6 +47,7 @@ public final class WorkerServer implements AutoCloseable {
   private Disks disks;
   private ScheduledThreadPoolExecutor memoryThread;
   private MemoryBudget budget;
+  private WorkerStatusSampler status;
   private PartitionStore store;
   private TransportServer rpcServer;
   private TransportServer pushServer;
@@ -98,12 +100,14 @@ public final class WorkerServer implements AutoCloseable {
     budget = new MemoryBudget(settings.memoryPauseBytes(), settings.memoryResumeBytes(),
         () -> store.flushBuffered(), memoryThread);
     store = new PartitionStore(disks, new WriterSettings(settings.flushBufferSize(), settings.chunkSize()));
+    status = new WorkerStatusSampler(budget);
+    status.start(memoryThread);
   }
 
   private void startServers() {
     NetworkOptions.Settings network = settings.network();
     rpcServer = new TransportServer("faro-worker-rpc", settings.bindHost(), settings.rpcPort(), network,
-        new ControlHandler(store), null);
+        new ControlHandler(store, status), null);
     pushServer = new TransportServer("faro-worker-push", settings.bindHost(), settings.pushPort(), network,
         new PushHandler(store, budget), budget::register, FrameDecoder.Bodies.COMPOSITE);
     fetchServer = new TransportServer("faro-worker-fetch", settings.bindHost(), settings.fetchPort(), network,

@@ -53,6 +53,7 @@ class MemoryBudgetTest {
     Eventually.await("the relief loop to notice the resume", () -> !budget.isPaused());
     budget.release(700);
     assertThat(budget.used()).isZero();
+    assertThat(budget.peak()).as("the most held at once").isEqualTo(900);
     before.finishAndReleaseAll();
     during.finishAndReleaseAll();
     assertThat(runs).isPositive();

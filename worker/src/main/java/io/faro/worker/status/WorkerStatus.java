@@ -1,0 +1,31 @@
+package io.faro.worker.status;
+
+/**
+ * One reading of the worker process's own accounting. Sizes are bytes; a value the platform
+ * does not offer is 0. Peaks are since the process (or, for the memory budget, the worker)
+ * started; {@link WorkerStatusSampler} says how each is obtained.
+ *
+ * @param processCpuNanos CPU time of every thread of the process
+ * @param rssBytes resident set size now
+ * @param peakRssBytes the kernel's high-water mark of the resident set
+ * @param directMemoryBytes direct memory now: Netty's counter plus the JDK's "direct" pool
+ * @param peakDirectMemoryBytes the largest direct memory sampled
+ * @param memoryBudgetUsedBytes pushed data held now, as counted against faro.worker.memory.budget
+ * @param peakMemoryBudgetUsedBytes the most pushed data held at once
+ * @param memoryPauseBytes the count at which push connections pause
+ * @param heapUsedBytes heap in use now
+ * @param heapMaxBytes the heap's limit (-Xmx)
+ * @param uptimeMs time since the JVM started
+ */
+public record WorkerStatus(
+    long processCpuNanos,
+    long rssBytes,
+    long peakRssBytes,
+    long directMemoryBytes,
+    long peakDirectMemoryBytes,
+    long memoryBudgetUsedBytes,
+    long peakMemoryBudgetUsedBytes,
+    long memoryPauseBytes,
+    long heapUsedBytes,
+    long heapMaxBytes,
+    long uptimeMs) {}
