@@ -153,7 +153,7 @@ final class FaroShuffleWriter<K, V> extends ShuffleWriter<K, V> {
       if (pusher.buffered(partition) >= pusher.batchSize()) {
         pusher.cut(partition);
       }
-      if (pusher.totalBuffered() >= pusher.bufferLimit()) {
+      if (pusher.overBufferLimit()) {
         pusher.cutAll();
       }
     }
@@ -190,7 +190,7 @@ final class FaroShuffleWriter<K, V> extends ShuffleWriter<K, V> {
       if (pusher.buffered(partition) >= pusher.batchSize()) {
         closeAndCut(partition);
       }
-      if (pusher.totalBuffered() >= pusher.bufferLimit()) {
+      if (pusher.overBufferLimit()) {
         finish();
       }
     }

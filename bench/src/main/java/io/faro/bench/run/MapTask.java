@@ -75,7 +75,6 @@ final class MapTask implements Callable<MapTask.Result> {
         }
       });
       int batchSize = pusher.batchSize();
-      long bufferLimit = pusher.bufferLimit();
       for (long i = 1; i <= records; i++) {
         int partition = generator.next(record);
         written.add(partition, recordSize, RecordHash.of(record, 0, recordSize));
@@ -85,7 +84,7 @@ final class MapTask implements Callable<MapTask.Result> {
           pusher.cut(partition);
           cuts.record(System.nanoTime() - start);
         }
-        if (pusher.totalBuffered() >= bufferLimit) {
+        if (pusher.overBufferLimit()) {
           pusher.cutAll();
         }
         if (i % PROGRESS_RECORDS == 0) {

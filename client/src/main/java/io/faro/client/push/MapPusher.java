@@ -50,6 +50,7 @@ public final class MapPusher implements AutoCloseable {
   private final ByteBufAllocator allocator;
 
   private final byte[][] buffers;
+  private final int initialCapacity;
   private final int[] buffered;
   private final long[] pushedBytes;
   private long totalBuffered;
@@ -96,6 +97,8 @@ public final class MapPusher implements AutoCloseable {
     }
     this.encoder = new BatchEncoder(settings.compress(), allocator);
     this.buffers = new byte[numPartitions][];
+    // Small first arrays when there are many partitions: their sum must stay within the limit.
+    this.initialCapacity = (int) Math.max(256, Math.min(4096, settings.bufferSize() / Math.max(1, numPartitions)));
     this.buffered = new int[numPartitions];
     this.pushedBytes = new long[numPartitions];
     this.inFlight = new Semaphore(settings.maxInFlight());
@@ -122,7 +125,7 @@ public final class MapPusher implements AutoCloseable {
     int size = buffered[partition];
     byte[] buffer = buffers[partition];
     if (buffer == null || buffer.length - size < length) {
-      int capacity = Math.max(Math.max(size + length, 4096), buffer == null ? 0 : buffer.length * 2);
+      int capacity = Math.max(Math.max(size + length, initialCapacity), buffer == null ? 0 : buffer.length * 2);
       byte[] grown = new byte[capacity];
       if (buffer != null) {
         System.arraycopy(buffer, 0, grown, 0, size);
@@ -140,6 +143,15 @@ public final class MapPusher implements AutoCloseable {
 
   public long totalBuffered() {
     return totalBuffered;
+  }
+
+  /**
+   * Whether the task holds as much as {@code faro.client.push.buffer.size}, counting both the
+   * record bytes gathered and the arrays allocated for them; the caller then cuts every
+   * partition ({@link #cutAll}), which also frees arrays beyond the limit.
+   */
+  public boolean overBufferLimit() {
+    return totalBuffered >= settings.bufferSize() || retainedCapacity >= settings.bufferSize();
   }
 
   public int batchSize() {
@@ -163,9 +175,10 @@ public final class MapPusher implements AutoCloseable {
     ByteBuf batch = encoder.encode(mapId, attemptId, nextBatchId++, buffers[partition], 0, size);
     buffered[partition] = 0;
     totalBuffered -= size;
-    if (retainedCapacity > settings.bufferSize() || buffers[partition].length > 2 * settings.batchSize()) {
-      // Keep arrays for reuse only while all of them fit in faro.client.push.buffer.size, and never
-      // one a giant record grew: memory must not grow with the number of partitions.
+    if (retainedCapacity > settings.bufferSize() / 2 || buffers[partition].length > 2 * settings.batchSize()) {
+      // Keep arrays for reuse only while all of them fit in half of faro.client.push.buffer.size
+      // (the other half is room to gather before overBufferLimit() asks for the next cutAll), and
+      // never one a giant record grew: memory must not grow with the number of partitions.
       retainedCapacity -= buffers[partition].length;
       buffers[partition] = null;
     }
@@ -210,16 +223,17 @@ public final class MapPusher implements AutoCloseable {
     pool.send(frame.address, meta, body, settings.network().requestTimeout())
         .whenComplete((answer, error) -> {
           try {
-            if (error == null) {
-              pushAnswered.accept(System.nanoTime() - sentAt);
-            }
             if (error != null) {
               failure.compareAndSet(null, new FaroException(ErrorCode.CONNECTION_FAILED,
                   "push of map " + mapId + " attempt " + attemptId + " of shuffle " + shuffle + " to "
                       + frame.address + " failed: " + Futures.unwrap(error).getMessage(), Futures.unwrap(error)));
             } else {
               checkStatuses(frame, answer.meta(PushResponse.class));
+              reportLatency(System.nanoTime() - sentAt);
             }
+          } catch (RuntimeException e) {
+            // Nobody reads this future: an unexpected answer must fail the task, not vanish.
+            failure.compareAndSet(null, e);
           } finally {
             if (answer != null) {
               answer.release();
@@ -287,6 +301,14 @@ public final class MapPusher implements AutoCloseable {
     acquire(settings.maxInFlight());
     inFlight.release(settings.maxInFlight());
     checkFailure();
+  }
+
+  private void reportLatency(long nanos) {
+    try {
+      pushAnswered.accept(nanos);
+    } catch (RuntimeException e) {
+      // A listener's failure says nothing about the push, which succeeded.
+    }
   }
 
   /** Hears the latency of every answered push, on a network thread: keep it cheap. */

@@ -40,7 +40,7 @@ final class ShuffleWorkload {
       if (pusher.buffered(partition) >= pusher.batchSize()) {
         pusher.cut(partition);
       }
-      if (pusher.totalBuffered() >= pusher.bufferLimit()) {
+      if (pusher.overBufferLimit()) {
         pusher.cutAll();
       }
     }

@@ -10,7 +10,6 @@ import io.netty.buffer.Unpooled;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.netty.handler.codec.CorruptedFrameException;
-import io.netty.handler.codec.DecoderException;
 import io.netty.handler.codec.TooLongFrameException;
 import java.util.ArrayDeque;
 
@@ -40,6 +39,10 @@ public final class FrameDecoder extends ChannelInboundHandlerAdapter {
     COMPOSITE
   }
 
+  /** Reads smaller than this are copied together rather than queued one by one. */
+  private static final int SMALL_READ = 4096;
+  private static final int MERGE_BUFFER = 64 * 1024;
+
   private final int maxFrameLength;
   private final Bodies bodies;
   private final ArrayDeque<ByteBuf> received = new ArrayDeque<>();
@@ -67,15 +70,37 @@ public final class FrameDecoder extends ChannelInboundHandlerAdapter {
       in.release();
       return;
     }
-    received.addLast(in);
-    receivedBytes += in.readableBytes();
     try {
+      enqueue(ctx, in);
       decodeAvailable(ctx);
-    } catch (DecoderException e) {
+    } catch (Throwable t) {
+      // Corrupt input, or no memory for a body: either way this connection's stream is lost.
       failed = true;
       releaseReceived();
-      ctx.fireExceptionCaught(e);
+      ctx.fireExceptionCaught(t);
     }
+  }
+
+  /**
+   * Queues {@code in}, which it takes ownership of. A small read is copied into the free space
+   * of the last queued buffer (or a fresh one of {@link #MERGE_BUFFER} bytes) instead: a peer
+   * that trickles a frame byte by byte would otherwise make the queue hold a whole receive
+   * buffer's capacity per byte, far beyond faro.network.max.frame.size.
+   */
+  private void enqueue(ChannelHandlerContext ctx, ByteBuf in) {
+    int n = in.readableBytes();
+    if (n < SMALL_READ) {
+      ByteBuf last = received.peekLast();
+      if (last == null || last.writableBytes() < n) {
+        last = ctx.alloc().directBuffer(MERGE_BUFFER);
+        received.addLast(last);
+      }
+      last.writeBytes(in);
+      in.release();
+    } else {
+      received.addLast(in);
+    }
+    receivedBytes += n;
   }
 
   private void decodeAvailable(ChannelHandlerContext ctx) {
@@ -143,28 +168,27 @@ public final class FrameDecoder extends ChannelInboundHandlerAdapter {
       consumed(length);
       return body;
     }
-    if (bodies == Bodies.CONTIGUOUS) {
-      ByteBuf body = ctx.alloc().directBuffer(length, length);
+    ByteBuf body = bodies == Bodies.CONTIGUOUS
+        ? ctx.alloc().directBuffer(length, length)
+        : ctx.alloc().compositeDirectBuffer(Integer.MAX_VALUE);
+    try {
       int left = length;
       while (left > 0) {
         ByteBuf b = received.peekFirst();
         int n = Math.min(left, b.readableBytes());
-        body.writeBytes(b, n);
+        if (body instanceof CompositeByteBuf composite) {
+          composite.addComponent(true, b.readRetainedSlice(n));
+        } else {
+          body.writeBytes(b, n);
+        }
         left -= n;
         consumed(n);
       }
       return body;
+    } catch (RuntimeException | Error e) {
+      body.release();
+      throw e;
     }
-    CompositeByteBuf body = ctx.alloc().compositeDirectBuffer(Integer.MAX_VALUE);
-    int left = length;
-    while (left > 0) {
-      ByteBuf b = received.peekFirst();
-      int n = Math.min(left, b.readableBytes());
-      body.addComponent(true, b.readRetainedSlice(n));
-      left -= n;
-      consumed(n);
-    }
-    return body;
   }
 
   private byte readByte() {

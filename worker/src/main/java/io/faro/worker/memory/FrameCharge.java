@@ -5,8 +5,9 @@ import static java.util.Objects.requireNonNull;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
- * The memory one push frame holds. A frame's parts are slices of one received buffer, so the
- * whole buffer stays in memory while any part of it waits for its partition's flush. The
+ * The memory one push frame holds. A frame's parts are slices of the buffers it was received in
+ * (see io.faro.common.network.FrameDecoder), so those buffers stay in memory while any part of
+ * the frame waits for its partition's flush. The
  * budget is therefore charged the frame's full size when it arrives and credited when its last
  * part is released, not part by part: many small parts of one frame, going to partitions that
  * flush at different times, would otherwise look far smaller than what they pin.

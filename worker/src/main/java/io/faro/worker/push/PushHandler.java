@@ -87,7 +87,8 @@ public final class PushHandler implements RequestHandler {
   private static void validate(ShuffleId shuffle, PushRequest push, ByteBuf body) {
     long declared = 0;
     for (PushPart part : push.getPartsList()) {
-      if (part.getLength() < 0) {
+      // An empty part carries nothing but would pin its frame's memory until its partition flushes.
+      if (part.getLength() <= 0) {
         throw corrupt(shuffle, "part for partition " + part.getPartitionId() + " declares length " + part.getLength());
       }
       declared += part.getLength();

@@ -241,6 +241,9 @@ class WorkerServerTest {
         ErrorCode.DATA_CORRUPTED, "frame body has " + good.length);
     assertError(() -> client.push(new ShuffleId(SHUFFLE.app(), 0), List.of(new Part(-1, 0, good))),
         ErrorCode.INVALID_REQUEST, "bad partition -1");
+    // An empty part would pin its frame's memory until its partition flushed: refused too.
+    assertError(() -> client.push(SHUFFLE, List.of(new Part(0, 0, good), new Part(1, 0, new byte[0]))),
+        ErrorCode.DATA_CORRUPTED, "declares length 0");
 
     assertThat(client.push(SHUFFLE, List.of(new Part(0, 0, good)))).containsExactly(PushStatusP.OK);
     CommitFilesResponse commit = client.commit(SHUFFLE);
