@@ -4,6 +4,7 @@ import static java.util.Objects.requireNonNull;
 
 import io.faro.client.fetch.PartitionReader;
 import io.faro.client.lifecycle.ReducerFileGroups;
+import io.faro.common.id.IdMapper;
 import io.faro.client.push.MapPusher;
 import io.faro.common.id.PartitionLocation;
 import io.faro.common.id.ShuffleId;
@@ -48,7 +49,7 @@ public final class ShuffleClient {
     CompletableFuture<List<PartitionLocation>> f = pushLocations.computeIfAbsent(shuffle, s ->
         pool.call(lifecycle, GetPushLocationsRequest.newBuilder().setShuffleId(s.shuffle())
                 .setNumMaps(numMaps).setNumPartitions(numPartitions).build(), GetPushLocationsResponse.class)
-            .thenApply(r -> r.getLocationsList().stream().map(ProtoMapper::fromProto).toList()));
+            .thenApply(r -> r.getLocationsList().stream().map(IdMapper::location).toList()));
     return awaitCached(pushLocations, shuffle, f, "push locations of shuffle " + shuffle + " from " + lifecycle);
   }
 

@@ -3,7 +3,7 @@ package io.faro.client.fetch;
 import static java.util.Objects.requireNonNull;
 
 import io.faro.client.ClientOptions;
-import io.faro.client.ProtoMapper;
+import io.faro.common.id.IdMapper;
 import io.faro.client.lifecycle.ReducerFileGroups;
 import io.faro.client.lifecycle.ReducerFileGroups.CommittedFile;
 import io.faro.common.batch.Batch;
@@ -122,7 +122,7 @@ public final class PartitionReader implements AutoCloseable {
     while (inFlight.size() < settings.prefetchChunks() && nextToRequest < chunks.size()) {
       ChunkRef ref = chunks.get(nextToRequest++);
       FetchChunkRequest request = FetchChunkRequest.newBuilder()
-          .setShuffle(ProtoMapper.toProto(shuffle))
+          .setShuffle(IdMapper.toProto(shuffle))
           .setPartitionId(ref.file().location().partition())
           .setEpoch(ref.file().location().epoch())
           .setChunkIndex(ref.chunkIndex())

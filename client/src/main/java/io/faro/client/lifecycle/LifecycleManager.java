@@ -3,7 +3,7 @@ package io.faro.client.lifecycle;
 import static java.util.Objects.requireNonNull;
 
 import io.faro.client.ClientOptions;
-import io.faro.client.ProtoMapper;
+import io.faro.common.id.IdMapper;
 import io.faro.common.error.ErrorCode;
 import io.faro.common.error.FaroException;
 import io.faro.common.id.AppId;
@@ -160,7 +160,7 @@ public final class LifecycleManager implements RequestHandler, AutoCloseable {
         return;
       }
       GetPushLocationsResponse.Builder b = GetPushLocationsResponse.newBuilder();
-      locations.forEach(l -> b.addLocations(ProtoMapper.toProto(l)));
+      locations.forEach(l -> b.addLocations(IdMapper.toProto(l)));
       responder.respond(b.build());
     });
   }
@@ -177,13 +177,13 @@ public final class LifecycleManager implements RequestHandler, AutoCloseable {
   private CompletableFuture<List<PartitionLocation>> placeRound(ShuffleLifecycle s, List<Integer> partitions,
       Set<WorkerId> excluded, List<PartitionLocation> placed, int round) {
     RequestSlotsRequest.Builder request = RequestSlotsRequest.newBuilder()
-        .setShuffle(ProtoMapper.toProto(s.id()))
+        .setShuffle(IdMapper.toProto(s.id()))
         .setNumPartitions(s.numPartitions())
         .addAllPartitionIds(partitions);
     excluded.forEach(w -> request.addExcludedWorkers(w.value()));
     return master.call(request.build(), RequestSlotsResponse.class).thenCompose(response -> {
       List<PartitionLocation> locations =
-          response.getLocationsList().stream().map(ProtoMapper::fromProto).toList();
+          response.getLocationsList().stream().map(IdMapper::location).toList();
       Map<WorkerId, List<PartitionLocation>> byWorker = groupByWorker(locations);
       Map<WorkerId, CompletableFuture<ReserveSlotsResponse>> reservations = new LinkedHashMap<>();
       byWorker.forEach((worker, locs) -> reservations.put(worker, reserve(s, worker, locs)));
@@ -220,8 +220,8 @@ public final class LifecycleManager implements RequestHandler, AutoCloseable {
 
   private CompletableFuture<ReserveSlotsResponse> reserve(ShuffleLifecycle s, WorkerId worker,
       List<PartitionLocation> locs) {
-    ReserveSlotsRequest.Builder b = ReserveSlotsRequest.newBuilder().setShuffle(ProtoMapper.toProto(s.id()));
-    locs.forEach(l -> b.addLocations(ProtoMapper.toProto(l)));
+    ReserveSlotsRequest.Builder b = ReserveSlotsRequest.newBuilder().setShuffle(IdMapper.toProto(s.id()));
+    locs.forEach(l -> b.addLocations(IdMapper.toProto(l)));
     HostPort rpc = new HostPort(locs.get(0).endpoint().host(), locs.get(0).endpoint().rpcPort());
     return pool.call(rpc, b.build(), ReserveSlotsResponse.class).exceptionally(e -> {
       throw new FaroException(ErrorCode.RESERVE_FAILED, "worker " + worker + " at " + rpc
@@ -275,7 +275,7 @@ public final class LifecycleManager implements RequestHandler, AutoCloseable {
       byWorker.forEach((worker, locs) -> {
         HostPort rpc = new HostPort(locs.get(0).endpoint().host(), locs.get(0).endpoint().rpcPort());
         commits.put(worker, pool.call(rpc,
-            CommitFilesRequest.newBuilder().setShuffle(ProtoMapper.toProto(s.id())).build(),
+            CommitFilesRequest.newBuilder().setShuffle(IdMapper.toProto(s.id())).build(),
             CommitFilesResponse.class, settings.commitTimeout()));
       });
       return CompletableFuture.allOf(commits.values().toArray(CompletableFuture[]::new))
@@ -310,7 +310,7 @@ public final class LifecycleManager implements RequestHandler, AutoCloseable {
       for (CommittedPartitionP c : response.getCommittedList()) {
         PartitionLocation location = placed.remove(key(c.getPartitionId(), c.getEpoch()));
         if (location != null && c.getBytes() > 0) {
-          b.addFiles(CommittedFileP.newBuilder().setLocation(ProtoMapper.toProto(location))
+          b.addFiles(CommittedFileP.newBuilder().setLocation(IdMapper.toProto(location))
               .setBytes(c.getBytes()).setChunks(c.getChunks()));
           bytes += c.getBytes();
         }
@@ -361,7 +361,7 @@ public final class LifecycleManager implements RequestHandler, AutoCloseable {
     if (s == null) {
       return;
     }
-    master.call(UnregisterShuffleRequest.newBuilder().setShuffle(ProtoMapper.toProto(s.id())).build(),
+    master.call(UnregisterShuffleRequest.newBuilder().setShuffle(IdMapper.toProto(s.id())).build(),
         EmptyResponse.class).whenComplete((r, e) -> {
           if (e != null) {
             LOG.warn("Unregistering shuffle {} failed; the master frees it with the app: {}",

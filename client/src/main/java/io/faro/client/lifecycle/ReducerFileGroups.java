@@ -1,6 +1,6 @@
 package io.faro.client.lifecycle;
 
-import io.faro.client.ProtoMapper;
+import io.faro.common.id.IdMapper;
 import io.faro.common.id.PartitionLocation;
 import io.faro.proto.CommittedFileP;
 import io.faro.proto.GetReducerFileGroupsResponse;
@@ -30,7 +30,7 @@ public final class ReducerFileGroups {
     int[] winners = response.getWinningAttemptsList().stream().mapToInt(Integer::intValue).toArray();
     Map<Integer, List<CommittedFile>> files = new HashMap<>();
     for (CommittedFileP f : response.getFilesList()) {
-      PartitionLocation location = ProtoMapper.fromProto(f.getLocation());
+      PartitionLocation location = IdMapper.location(f.getLocation());
       files.computeIfAbsent(location.partition(), p -> new ArrayList<>())
           .add(new CommittedFile(location, f.getBytes(), f.getChunks()));
     }

@@ -3,7 +3,7 @@ package io.faro.client.push;
 import static java.util.Objects.requireNonNull;
 
 import io.faro.client.ClientOptions;
-import io.faro.client.ProtoMapper;
+import io.faro.common.id.IdMapper;
 import io.faro.common.batch.BatchEncoder;
 import io.faro.common.error.ErrorCode;
 import io.faro.common.error.FaroException;
@@ -11,7 +11,6 @@ import io.faro.common.id.PartitionLocation;
 import io.faro.common.id.ShuffleId;
 import io.faro.common.id.WorkerId;
 import io.faro.common.network.ClientPool;
-import io.faro.common.network.Frame;
 import io.faro.common.network.Futures;
 import io.faro.common.network.HostPort;
 import io.faro.proto.PushPart;
@@ -213,7 +212,7 @@ public final class MapPusher implements AutoCloseable {
       inFlight.release();
       return;
     }
-    PushRequest meta = PushRequest.newBuilder().setShuffle(ProtoMapper.toProto(shuffle))
+    PushRequest meta = PushRequest.newBuilder().setShuffle(IdMapper.toProto(shuffle))
         .addAllParts(frame.parts).build();
     CompositeByteBuf body = allocator.compositeDirectBuffer(frame.batches.size());
     for (ByteBuf b : frame.batches) {

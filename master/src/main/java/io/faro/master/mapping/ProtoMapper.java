@@ -2,12 +2,17 @@ package io.faro.master.mapping;
 
 import io.faro.common.error.ErrorCode;
 import io.faro.common.error.FaroException;
+import static io.faro.common.id.IdMapper.endpoint;
+import static io.faro.common.id.IdMapper.invalid;
+import static io.faro.common.id.IdMapper.location;
+import static io.faro.common.id.IdMapper.parse;
+import static io.faro.common.id.IdMapper.shuffleId;
+
 import io.faro.common.id.AppId;
 import io.faro.common.id.DiskTier;
+import io.faro.common.id.IdMapper;
 import io.faro.common.id.PartitionLocation;
-import io.faro.common.id.Role;
 import io.faro.common.id.ShuffleId;
-import io.faro.common.id.WorkerEndpoint;
 import io.faro.common.id.WorkerId;
 import io.faro.master.placement.DiskLoad;
 import io.faro.master.placement.DiskStatus;
@@ -15,10 +20,6 @@ import io.faro.master.state.DiskSpec;
 import io.faro.proto.DiskLoadP;
 import io.faro.proto.DiskSpecP;
 import io.faro.proto.DiskTierP;
-import io.faro.proto.PartitionLocationP;
-import io.faro.proto.RoleP;
-import io.faro.proto.ShuffleKeyP;
-import io.faro.proto.WorkerEndpointP;
 import io.faro.master.state.ApplyResult;
 import io.faro.master.state.ApplyResult.Applied;
 import io.faro.master.state.ApplyResult.Rejected;
@@ -51,7 +52,6 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
-import java.util.function.Supplier;
 
 /**
  * The master's one protobuf edge: ids, endpoints, disks and locations, log commands and their
@@ -68,30 +68,6 @@ public final class ProtoMapper {
 
   public static WorkerId workerId(String value) {
     return parse(() -> new WorkerId(value), "worker_id");
-  }
-
-  public static ShuffleId shuffleId(ShuffleKeyP key) {
-    return parse(() -> new ShuffleId(new AppId(key.getAppId()), key.getShuffleId()), "shuffle");
-  }
-
-  public static ShuffleKeyP toProto(ShuffleId id) {
-    return ShuffleKeyP.newBuilder().setAppId(id.app().value()).setShuffleId(id.shuffle()).build();
-  }
-
-  public static WorkerEndpoint endpoint(WorkerEndpointP p) {
-    if (p.getHost().isBlank()) {
-      throw invalid("endpoint has no host");
-    }
-    return new WorkerEndpoint(p.getHost(), p.getRpcPort(), p.getPushPort(), p.getFetchPort());
-  }
-
-  public static WorkerEndpointP toProto(WorkerEndpoint e) {
-    return WorkerEndpointP.newBuilder()
-        .setHost(e.host())
-        .setRpcPort(e.rpcPort())
-        .setPushPort(e.pushPort())
-        .setFetchPort(e.fetchPort())
-        .build();
   }
 
   public static DiskSpec disk(DiskSpecP p) {
@@ -132,27 +108,6 @@ public final class ProtoMapper {
     return new DiskLoad(p.getIndex(), p.getUsableBytes(), status, p.getActivePartitions());
   }
 
-  public static PartitionLocation location(PartitionLocationP p) {
-    Role role = switch (p.getRole()) {
-      case PRIMARY -> Role.PRIMARY;
-      case REPLICA -> Role.REPLICA;
-      default -> throw invalid("location of partition " + p.getPartitionId() + " has no role");
-    };
-    return parse(() -> new PartitionLocation(p.getPartitionId(), p.getEpoch(), role,
-        new WorkerId(p.getWorkerId()), endpoint(p.getEndpoint()), p.getDiskIndex()), "locations");
-  }
-
-  public static PartitionLocationP toProto(PartitionLocation l) {
-    return PartitionLocationP.newBuilder()
-        .setPartitionId(l.partition())
-        .setEpoch(l.epoch())
-        .setRole(l.role() == Role.PRIMARY ? RoleP.PRIMARY : RoleP.REPLICA)
-        .setWorkerId(l.worker().value())
-        .setEndpoint(toProto(l.endpoint()))
-        .setDiskIndex(l.diskIndex())
-        .build();
-  }
-
   // ------------------------------------------------------------------ log commands
 
   public static MasterCommand toProto(StampedCommand stamped) {
@@ -169,11 +124,11 @@ public final class ProtoMapper {
       b.setRemoveApp(RemoveAppCommand.newBuilder().setAppId(c.app().value()).setReason(c.reason()));
     } else if (command instanceof AllocateSlots c) {
       b.setAllocateSlots(AllocateSlotsCommand.newBuilder()
-          .setShuffle(toProto(c.shuffle()))
+          .setShuffle(IdMapper.toProto(c.shuffle()))
           .setNumPartitions(c.numPartitions())
-          .addAllLocations(c.locations().stream().map(ProtoMapper::toProto).toList()));
+          .addAllLocations(c.locations().stream().map(IdMapper::toProto).toList()));
     } else if (command instanceof UnregisterShuffle c) {
-      b.setUnregisterShuffle(UnregisterShuffleCommand.newBuilder().setShuffle(toProto(c.shuffle())));
+      b.setUnregisterShuffle(UnregisterShuffleCommand.newBuilder().setShuffle(IdMapper.toProto(c.shuffle())));
     } else {
       throw new IllegalArgumentException("unknown command " + command);
     }
@@ -199,7 +154,7 @@ public final class ProtoMapper {
   private static RegisterWorkerCommand registration(RegisterWorker c) {
     return RegisterWorkerCommand.newBuilder()
         .setWorkerId(c.worker().value())
-        .setEndpoint(toProto(c.endpoint()))
+        .setEndpoint(IdMapper.toProto(c.endpoint()))
         .addAllDisks(c.disks().stream().map(ProtoMapper::toProto).toList())
         .build();
   }
@@ -209,7 +164,7 @@ public final class ProtoMapper {
   }
 
   private static AllocateSlots allocation(AllocateSlotsCommand p) {
-    List<PartitionLocation> locations = p.getLocationsList().stream().map(ProtoMapper::location).toList();
+    List<PartitionLocation> locations = p.getLocationsList().stream().map(IdMapper::location).toList();
     return parse(() -> new AllocateSlots(shuffleId(p.getShuffle()), p.getNumPartitions(), locations),
         "allocate_slots");
   }
@@ -225,7 +180,7 @@ public final class ProtoMapper {
     Applied applied = (Applied) result;
     return MasterCommandResult.newBuilder()
         .setApplied(true)
-        .addAllLocations(applied.locations().stream().map(ProtoMapper::toProto).toList())
+        .addAllLocations(applied.locations().stream().map(IdMapper::toProto).toList())
         .build();
   }
 
@@ -233,7 +188,7 @@ public final class ProtoMapper {
     if (!p.getApplied()) {
       return new Rejected(ErrorCode.fromProto(p.getErrorCode()), p.getErrorMessage());
     }
-    return new Applied(p.getLocationsList().stream().map(ProtoMapper::location).toList());
+    return new Applied(p.getLocationsList().stream().map(IdMapper::location).toList());
   }
 
   // ------------------------------------------------------------------ snapshots and status
@@ -252,7 +207,7 @@ public final class ProtoMapper {
     }
     for (RegisteredShuffle s : view.shuffles().values()) {
       ShuffleStateP.Builder shuffle = ShuffleStateP.newBuilder()
-          .setShuffle(toProto(s.id()))
+          .setShuffle(IdMapper.toProto(s.id()))
           .setNumPartitions(s.numPartitions());
       s.slotsPerWorker().forEach((worker, slots) -> shuffle.putSlotsPerWorker(worker.value(), slots));
       b.addShuffles(shuffle);
@@ -297,7 +252,7 @@ public final class ProtoMapper {
     for (RegisteredWorker w : view.workers().values()) {
       b.addWorkers(WorkerStatusP.newBuilder()
           .setWorkerId(w.id().value())
-          .setEndpoint(toProto(w.endpoint()))
+          .setEndpoint(IdMapper.toProto(w.endpoint()))
           .addAllDisks(w.disks().stream().map(ProtoMapper::toProto).toList())
           .setAlive(w.alive())
           .setRegisteredAtMs(w.registeredAtMs())
@@ -305,20 +260,7 @@ public final class ProtoMapper {
           .setAllocatedSlots(slots.getOrDefault(w.id(), 0)));
     }
     view.apps().keySet().forEach(app -> b.addApps(app.value()));
-    view.shuffles().keySet().forEach(shuffle -> b.addShuffles(toProto(shuffle)));
+    view.shuffles().keySet().forEach(shuffle -> b.addShuffles(IdMapper.toProto(shuffle)));
     return b.build();
-  }
-
-  static FaroException invalid(String message) {
-    return new FaroException(ErrorCode.INVALID_REQUEST, message);
-  }
-
-  /** Runs a record constructor; its IllegalArgumentException becomes INVALID_REQUEST. */
-  static <T> T parse(Supplier<T> constructor, String field) {
-    try {
-      return constructor.get();
-    } catch (IllegalArgumentException | NullPointerException e) {
-      throw invalid("bad " + field + ": " + e.getMessage());
-    }
   }
 }

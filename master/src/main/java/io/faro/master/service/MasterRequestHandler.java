@@ -3,6 +3,7 @@ package io.faro.master.service;
 import static java.util.Objects.requireNonNull;
 
 import com.google.protobuf.Message;
+import io.faro.common.id.IdMapper;
 import io.faro.common.error.ErrorCode;
 import io.faro.common.error.FaroException;
 import io.faro.common.id.AppId;
@@ -118,7 +119,7 @@ public final class MasterRequestHandler implements RequestHandler {
   private CompletableFuture<Message> registerWorker(RegisterWorkerRequest request) {
     WorkerId worker = ProtoMapper.workerId(request.getWorkerId());
     StateCommand command = parse(() -> new StateCommand.RegisterWorker(
-        worker, ProtoMapper.endpoint(request.getEndpoint()), ProtoMapper.disks(request.getDisksList())));
+        worker, IdMapper.endpoint(request.getEndpoint()), ProtoMapper.disks(request.getDisksList())));
     return submit(command).thenApply(applied -> {
       loads.workerRegistered(worker, clock.millis());
       return RegisterWorkerResponse.getDefaultInstance();
@@ -127,7 +128,7 @@ public final class MasterRequestHandler implements RequestHandler {
 
   private CompletableFuture<Message> workerHeartbeat(WorkerHeartbeatRequest request) {
     WorkerId worker = ProtoMapper.workerId(request.getWorkerId());
-    List<ShuffleId> reported = request.getShufflesList().stream().map(ProtoMapper::shuffleId).toList();
+    List<ShuffleId> reported = request.getShufflesList().stream().map(IdMapper::shuffleId).toList();
     List<DiskLoad> disks = request.getDisksList().stream().map(ProtoMapper::diskLoad).toList();
     requireLeader("a heartbeat of worker " + worker);
     record Check(boolean alive, List<ShuffleId> expired) {}
@@ -139,7 +140,7 @@ public final class MasterRequestHandler implements RequestHandler {
     }
     return CompletableFuture.completedFuture(WorkerHeartbeatResponse.newBuilder()
         .setRegisterAgain(!check.alive())
-        .addAllExpiredShuffles(check.expired().stream().map(ProtoMapper::toProto).toList())
+        .addAllExpiredShuffles(check.expired().stream().map(IdMapper::toProto).toList())
         .build());
   }
 
@@ -175,7 +176,7 @@ public final class MasterRequestHandler implements RequestHandler {
   // ------------------------------------------------------------------ shuffles
 
   private CompletableFuture<Message> requestSlots(RequestSlotsRequest request) {
-    ShuffleId shuffle = ProtoMapper.shuffleId(request.getShuffle());
+    ShuffleId shuffle = IdMapper.shuffleId(request.getShuffle());
     int numPartitions = request.getNumPartitions();
     List<Integer> partitions = partitionsToPlace(shuffle, numPartitions, request.getPartitionIdsList());
     PlacementRequest placementRequest = parse(
@@ -198,7 +199,7 @@ public final class MasterRequestHandler implements RequestHandler {
     List<PartitionLocation> locations = placement.place(placementRequest, candidates);
     return submit(new StateCommand.AllocateSlots(shuffle, numPartitions, locations))
         .thenApply(applied -> RequestSlotsResponse.newBuilder()
-            .addAllLocations(applied.locations().stream().map(ProtoMapper::toProto).toList())
+            .addAllLocations(applied.locations().stream().map(IdMapper::toProto).toList())
             .build());
   }
 
@@ -221,7 +222,7 @@ public final class MasterRequestHandler implements RequestHandler {
   }
 
   private CompletableFuture<Message> unregisterShuffle(UnregisterShuffleRequest request) {
-    ShuffleId shuffle = ProtoMapper.shuffleId(request.getShuffle());
+    ShuffleId shuffle = IdMapper.shuffleId(request.getShuffle());
     return submit(new StateCommand.UnregisterShuffle(shuffle)).thenApply(applied -> EMPTY);
   }
 

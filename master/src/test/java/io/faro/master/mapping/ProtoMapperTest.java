@@ -3,6 +3,7 @@ package io.faro.master.mapping;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.faro.common.id.IdMapper;
 import io.faro.common.error.ErrorCode;
 import io.faro.common.error.FaroException;
 import io.faro.common.id.AppId;
@@ -79,7 +80,7 @@ class ProtoMapperTest {
   void malformedFieldsAreInvalidRequestsNamingTheProblem() {
     MasterCommand diskWithoutTier = MasterCommand.newBuilder().setTimestampMs(1)
         .setRegisterWorker(RegisterWorkerCommand.newBuilder().setWorkerId("w1")
-            .setEndpoint(ProtoMapper.toProto(ENDPOINT))
+            .setEndpoint(IdMapper.toProto(ENDPOINT))
             .addDisks(DiskSpecP.newBuilder().setIndex(0).setPath("/data")))
         .build();
     assertThatThrownBy(() -> ProtoMapper.fromProto(diskWithoutTier))
@@ -89,7 +90,7 @@ class ProtoMapperTest {
         .setAllocateSlots(AllocateSlotsCommand.newBuilder()
             .setShuffle(ShuffleKeyP.newBuilder().setAppId("app").setShuffleId(0))
             .setNumPartitions(1)
-            .addLocations(ProtoMapper.toProto(new PartitionLocation(5, 0, Role.PRIMARY, WORKER, ENDPOINT, 0))))
+            .addLocations(IdMapper.toProto(new PartitionLocation(5, 0, Role.PRIMARY, WORKER, ENDPOINT, 0))))
         .build();
     assertThatThrownBy(() -> ProtoMapper.fromProto(partitionOutOfRange))
         .isInstanceOfSatisfying(FaroException.class,

@@ -2,6 +2,7 @@ package io.faro.worker.control;
 
 import static java.util.Objects.requireNonNull;
 
+import io.faro.common.id.IdMapper;
 import io.faro.common.error.ErrorCode;
 import io.faro.common.error.FaroException;
 import io.faro.common.id.ShuffleId;
@@ -44,13 +45,13 @@ public final class ControlHandler implements RequestHandler {
   }
 
   private void reserve(ReserveSlotsRequest reserve, Responder responder) {
-    ShuffleId shuffle = ProtoMapper.shuffleId(reserve.getShuffle());
+    ShuffleId shuffle = IdMapper.shuffleId(reserve.getShuffle());
     store.reserve(shuffle, reserve.getLocationsList().stream().map(ProtoMapper::reservation).toList());
     responder.respond(ReserveSlotsResponse.getDefaultInstance());
   }
 
   private void commit(CommitFilesRequest commit, Responder responder) {
-    ShuffleId shuffle = ProtoMapper.shuffleId(commit.getShuffle());
+    ShuffleId shuffle = IdMapper.shuffleId(commit.getShuffle());
     store.commit(shuffle).whenComplete((result, error) -> {
       if (error != null) {
         responder.fail(new FaroException(ErrorCode.COMMIT_FAILED, "commit of shuffle " + shuffle + " failed: " + error, error));

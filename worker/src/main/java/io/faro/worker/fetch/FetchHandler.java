@@ -2,6 +2,7 @@ package io.faro.worker.fetch;
 
 import static java.util.Objects.requireNonNull;
 
+import io.faro.common.id.IdMapper;
 import io.faro.common.error.ErrorCode;
 import io.faro.common.error.FaroException;
 import io.faro.common.id.PartitionKey;
@@ -47,14 +48,14 @@ public final class FetchHandler implements RequestHandler {
 
   private void openStream(OpenStreamRequest open, Responder responder) {
     PartitionKey key = ProtoMapper.partitionKey(
-        ProtoMapper.shuffleId(open.getShuffle()), open.getPartitionId(), open.getEpoch());
+        IdMapper.shuffleId(open.getShuffle()), open.getPartitionId(), open.getEpoch());
     PartitionCommit.Committed committed = store.committed(key);
     responder.respond(OpenStreamResponse.newBuilder().addAllChunkOffsets(committed.chunks().asList()).build());
   }
 
   private void fetchChunk(FetchChunkRequest fetch, Responder responder) {
     PartitionKey key = ProtoMapper.partitionKey(
-        ProtoMapper.shuffleId(fetch.getShuffle()), fetch.getPartitionId(), fetch.getEpoch());
+        IdMapper.shuffleId(fetch.getShuffle()), fetch.getPartitionId(), fetch.getEpoch());
     PartitionCommit.Committed committed = store.committed(key);
     int chunk = fetch.getChunkIndex();
     int chunkCount = committed.chunks().chunkCount();

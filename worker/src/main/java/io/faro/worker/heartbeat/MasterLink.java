@@ -2,13 +2,13 @@ package io.faro.worker.heartbeat;
 
 import static java.util.Objects.requireNonNull;
 
+import io.faro.common.id.IdMapper;
 import io.faro.common.error.FaroException;
 import io.faro.common.id.ShuffleId;
 import io.faro.common.master.MasterClient;
 import io.faro.proto.RegisterWorkerResponse;
 import io.faro.proto.ShuffleKeyP;
 import io.faro.proto.WorkerHeartbeatResponse;
-import io.faro.worker.protocol.ProtoMapper;
 import io.netty.util.concurrent.DefaultThreadFactory;
 import java.time.Duration;
 import java.util.concurrent.ScheduledExecutorService;
@@ -78,7 +78,7 @@ public final class MasterLink implements AutoCloseable {
     for (ShuffleKeyP key : response.getExpiredShufflesList()) {
       ShuffleId shuffle;
       try {
-        shuffle = ProtoMapper.shuffleId(key);
+        shuffle = IdMapper.shuffleId(key);
       } catch (FaroException e) {
         LOG.warn("Ignoring an expired shuffle the masters sent: {}", e.getMessage());
         continue;

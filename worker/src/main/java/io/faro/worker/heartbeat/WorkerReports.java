@@ -2,6 +2,7 @@ package io.faro.worker.heartbeat;
 
 import static java.util.Objects.requireNonNull;
 
+import io.faro.common.id.IdMapper;
 import io.faro.common.id.WorkerEndpoint;
 import io.faro.common.id.WorkerId;
 import io.faro.proto.DiskLoadP;
@@ -43,7 +44,7 @@ public final class WorkerReports {
   public RegisterWorkerRequest registration() {
     RegisterWorkerRequest.Builder request = RegisterWorkerRequest.newBuilder()
         .setWorkerId(workerId.value())
-        .setEndpoint(ProtoMapper.toProto(endpoint));
+        .setEndpoint(IdMapper.toProto(endpoint));
     for (Disk disk : disks.all()) {
       long capacity;
       try {
@@ -75,7 +76,7 @@ public final class WorkerReports {
       }
       request.addDisks(load);
     }
-    store.shuffles().forEach(s -> request.addShuffles(ProtoMapper.toProto(s)));
+    store.shuffles().forEach(s -> request.addShuffles(IdMapper.toProto(s)));
     return request.build();
   }
 }

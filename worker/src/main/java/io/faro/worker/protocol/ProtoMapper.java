@@ -2,18 +2,14 @@ package io.faro.worker.protocol;
 
 import io.faro.common.error.ErrorCode;
 import io.faro.common.error.FaroException;
-import io.faro.common.id.AppId;
 import io.faro.common.id.DiskTier;
 import io.faro.common.id.PartitionKey;
 import io.faro.common.id.ShuffleId;
-import io.faro.common.id.WorkerEndpoint;
 import io.faro.proto.CommitFilesResponse;
 import io.faro.proto.CommittedPartitionP;
 import io.faro.proto.DiskTierP;
 import io.faro.proto.PartitionLocationP;
 import io.faro.proto.PushStatusP;
-import io.faro.proto.ShuffleKeyP;
-import io.faro.proto.WorkerEndpointP;
 import io.faro.proto.WorkerStatusResponse;
 import io.faro.worker.partition.AppendStatus;
 import io.faro.worker.partition.PartitionCommit;
@@ -28,16 +24,6 @@ import io.faro.worker.status.WorkerStatus;
 public final class ProtoMapper {
   private ProtoMapper() {}
 
-  /** @throws FaroException INVALID_REQUEST for a blank app id or a negative shuffle id */
-  public static ShuffleId shuffleId(ShuffleKeyP key) {
-    try {
-      return new ShuffleId(new AppId(key.getAppId()), key.getShuffleId());
-    } catch (IllegalArgumentException | NullPointerException e) {
-      throw new FaroException(ErrorCode.INVALID_REQUEST,
-          "bad shuffle key (app '" + key.getAppId() + "', shuffle " + key.getShuffleId() + "): " + e.getMessage());
-    }
-  }
-
   /** @throws FaroException INVALID_REQUEST for a negative partition or epoch */
   public static PartitionKey partitionKey(ShuffleId shuffle, int partition, int epoch) {
     if (partition < 0 || epoch < 0) {
@@ -47,21 +33,8 @@ public final class ProtoMapper {
     return new PartitionKey(shuffle, partition, epoch);
   }
 
-  public static ShuffleKeyP toProto(ShuffleId shuffle) {
-    return ShuffleKeyP.newBuilder().setAppId(shuffle.app().value()).setShuffleId(shuffle.shuffle()).build();
-  }
-
   public static PartitionStore.Reservation reservation(PartitionLocationP location) {
     return new PartitionStore.Reservation(location.getPartitionId(), location.getEpoch(), location.getDiskIndex());
-  }
-
-  public static WorkerEndpointP toProto(WorkerEndpoint endpoint) {
-    return WorkerEndpointP.newBuilder()
-        .setHost(endpoint.host())
-        .setRpcPort(endpoint.rpcPort())
-        .setPushPort(endpoint.pushPort())
-        .setFetchPort(endpoint.fetchPort())
-        .build();
   }
 
   public static DiskTierP toProto(DiskTier tier) {

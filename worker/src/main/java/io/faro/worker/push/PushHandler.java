@@ -2,6 +2,7 @@ package io.faro.worker.push;
 
 import static java.util.Objects.requireNonNull;
 
+import io.faro.common.id.IdMapper;
 import io.faro.common.batch.BatchFormat;
 import io.faro.common.error.ErrorCode;
 import io.faro.common.error.FaroException;
@@ -52,7 +53,7 @@ public final class PushHandler implements RequestHandler {
     ByteBuf body = request.body();
     List<PartitionKey> keys;
     try {
-      ShuffleId shuffle = ProtoMapper.shuffleId(push.getShuffle());
+      ShuffleId shuffle = IdMapper.shuffleId(push.getShuffle());
       keys = partitionKeys(shuffle, push);
       validate(shuffle, push, body);
     } catch (FaroException e) {
