@@ -30,10 +30,17 @@ public final class LocalCluster implements AutoCloseable {
   private static final Duration START_TIMEOUT = Duration.ofSeconds(90);
   private static final Duration STOP_TIMEOUT = Duration.ofSeconds(20);
 
-  /** A started process and what it reported about itself. */
-  public record Member(String name, String role, Process process, String portFile, Path log) {
+  /**
+   * A launched process: where it writes its port file, its log, and what the port file said
+   * once it started ({@code ports}, empty before).
+   */
+  public record Member(String name, String role, Process process, Path portFile, Path log, String ports) {
     public long pid() {
       return process.pid();
+    }
+
+    Member started(String reported) {
+      return new Member(name, role, process, portFile, log, reported);
     }
   }
 
@@ -73,10 +80,9 @@ public final class LocalCluster implements AutoCloseable {
           "faro.master.raft.port=0",
           "faro.master.ratis.dir=" + dir.resolve("master").resolve("ratis")));
       members.add(master);
-      String masterPortFile = awaitPortFile(master);
-      master = new Member(master.name(), master.role(), master.process(), masterPortFile, master.log());
+      master = master.started(awaitPortFile(master));
       members.set(0, master);
-      String endpoint = "127.0.0.1:" + Json.number(masterPortFile, "rpcPort");
+      String endpoint = "127.0.0.1:" + Json.number(master.ports(), "rpcPort");
       for (int i = 0; i < workers; i++) {
         String name = "worker-" + i;
         Path data = Files.createDirectories(dir.resolve(name).resolve("data"));
@@ -90,7 +96,7 @@ public final class LocalCluster implements AutoCloseable {
       }
       for (int i = 1; i < members.size(); i++) {
         Member w = members.get(i);
-        members.set(i, new Member(w.name(), w.role(), w.process(), awaitPortFile(w), w.log()));
+        members.set(i, w.started(awaitPortFile(w)));
       }
       LocalCluster cluster = new LocalCluster(dir, members, endpoint);
       cluster.writeClusterFile();
@@ -162,12 +168,12 @@ public final class LocalCluster implements AutoCloseable {
         .redirectErrorStream(true)
         .redirectOutput(ProcessBuilder.Redirect.appendTo(log.toFile()))
         .start();
-    return new Member(name, role, process, portFile.toString(), log);
+    return new Member(name, role, process, portFile, log, "");
   }
 
   /** Waits until the process has written its port file; returns its text. */
   private static String awaitPortFile(Member member) throws IOException {
-    Path file = Path.of(member.portFile());
+    Path file = member.portFile();
     long deadline = System.nanoTime() + START_TIMEOUT.toNanos();
     while (System.nanoTime() < deadline) {
       if (Files.exists(file)) {
@@ -209,12 +215,12 @@ public final class LocalCluster implements AutoCloseable {
       entry.put("role", m.role());
       entry.put("pid", m.pid());
       for (String key : List.of("rpcPort", "raftPort", "pushPort", "fetchPort")) {
-        long port = Json.number(m.portFile(), key);
+        long port = Json.number(m.ports(), key);
         if (port >= 0) {
           entry.put(key, port);
         }
       }
-      String workerId = Json.string(m.portFile(), "workerId");
+      String workerId = Json.string(m.ports(), "workerId");
       if (workerId != null) {
         entry.put("workerId", workerId);
       }
