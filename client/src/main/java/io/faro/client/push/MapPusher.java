@@ -120,7 +120,6 @@ public final class MapPusher implements AutoCloseable {
 
   /** The partition's buffer, grown to take {@code length} more bytes. */
   private byte[] reserve(int partition, int length) {
-    checkFailure();
     int size = buffered[partition];
     byte[] buffer = buffers[partition];
     if (buffer == null || buffer.length - size < length) {
@@ -167,6 +166,8 @@ public final class MapPusher implements AutoCloseable {
 
   /** Makes one batch of {@code partition}'s gathered bytes and queues it for its worker. */
   public void cut(int partition) {
+    // Checked per batch, not per record: a failed push only matters once there is more to send.
+    checkFailure();
     int size = buffered[partition];
     if (size == 0) {
       return;
