@@ -1,6 +1,7 @@
 package io.faro.worker;
 
 import static io.faro.common.config.ConfigOption.durationOption;
+import static io.faro.common.config.ConfigOption.enumOption;
 import static io.faro.common.config.ConfigOption.intOption;
 import static io.faro.common.config.ConfigOption.listOption;
 import static io.faro.common.config.ConfigOption.sizeOption;
@@ -16,6 +17,8 @@ import io.faro.common.network.FrameCodec;
 import io.faro.common.network.HostPort;
 import io.faro.common.network.NetworkOptions;
 import io.faro.worker.storage.DiskDir;
+import io.faro.worker.storage.Disks;
+import io.faro.worker.storage.IoMode;
 import io.netty.util.internal.PlatformDependent;
 import java.net.InetAddress;
 import java.net.UnknownHostException;
@@ -70,6 +73,24 @@ public final class WorkerOptions {
       sizeOption("faro.worker.chunk.size", "8m", 1024, 1L << 30,
           "Target size of the chunks a partition file is cut into; reducers fetch one chunk "
               + "per request. A chunk ends after the pushed part that makes it reach this size.");
+  public static final ConfigOption<IoMode> IO_MODE =
+      enumOption("faro.worker.io.mode", IoMode.AUTO, IoMode.class,
+          "How partition files are written and read. direct: O_DIRECT writes from aligned "
+              + "staging buffers and direct reads on per-disk reader threads, bypassing the page "
+              + "cache (less CPU and no page cache pressure on the host; nothing is cached for "
+              + "reads); a directory whose file system refuses O_DIRECT stops the worker. "
+              + "buffered: through the page cache, fetches served with sendfile (fast re-reads "
+              + "while the data fits in memory). auto: direct where the file system takes it "
+              + "(ext4, xfs, and tmpfs since Linux 6.6), buffered elsewhere.");
+  public static final ConfigOption<Integer> IO_READ_THREADS_PER_DISK =
+      intOption("faro.worker.io.read.threads.per.disk", 2, 1, 64, "threads",
+          "Threads per disk that read chunks for fetches when the disk does direct I/O. Two "
+              + "keep an HDD or SATA SSD busy; an NVMe disk may take more.");
+  public static final ConfigOption<Long> IO_READ_BUFFER_PER_DISK =
+      sizeOption("faro.worker.io.read.buffer.per.disk", "64m", 2L << 20, 1L << 40,
+          "Direct memory per disk with direct I/O that holds chunks read for fetches until they "
+              + "are sent. When it is all lent out, reads wait for answers to drain. Must hold "
+              + "at least two chunks (2 x faro.worker.chunk.size + 2m).");
   public static final ConfigOption<Duration> HEARTBEAT_INTERVAL =
       durationOption("faro.worker.heartbeat.interval", "5s", Duration.ofMillis(50),
           "How often the worker reports its disks and shuffles to the masters.");
@@ -95,7 +116,8 @@ public final class WorkerOptions {
 
   public static final List<ConfigOption<?>> ALL =
       List.of(HOST, BIND_HOST, ID, RPC_PORT, PUSH_PORT, FETCH_PORT, DIRS, FLUSH_BUFFER_SIZE,
-          FLUSH_THREADS_PER_DISK, CHUNK_SIZE, HEARTBEAT_INTERVAL, MEMORY_BUDGET,
+          FLUSH_THREADS_PER_DISK, CHUNK_SIZE, IO_MODE, IO_READ_THREADS_PER_DISK,
+          IO_READ_BUFFER_PER_DISK, HEARTBEAT_INTERVAL, MEMORY_BUDGET,
           MEMORY_PAUSE_PERCENT, MEMORY_RESUME_PERCENT);
 
   private WorkerOptions() {}
@@ -129,6 +151,9 @@ public final class WorkerOptions {
       long flushBufferSize,
       int flushThreadsPerDisk,
       long chunkSize,
+      IoMode ioMode,
+      int ioReadThreadsPerDisk,
+      long ioReadBufferPerDisk,
       Duration heartbeatInterval,
       long memoryBudget,
       int memoryPausePercent,
@@ -161,6 +186,9 @@ public final class WorkerOptions {
               conf.get(FLUSH_BUFFER_SIZE),
               conf.get(FLUSH_THREADS_PER_DISK),
               conf.get(CHUNK_SIZE),
+              conf.get(IO_MODE),
+              conf.get(IO_READ_THREADS_PER_DISK),
+              conf.get(IO_READ_BUFFER_PER_DISK),
               conf.get(HEARTBEAT_INTERVAL),
               WorkerOptions.memoryBudget(conf.get(MEMORY_BUDGET), PlatformDependent.maxDirectMemory()),
               conf.get(MEMORY_PAUSE_PERCENT),
@@ -192,6 +220,11 @@ public final class WorkerOptions {
             + NetworkOptions.MAX_FRAME_SIZE.key() + " (" + network.maxFrameSize()
             + "): a fetched chunk travels in one frame");
       }
+      if (ioReadBufferPerDisk < 2 * chunkSize + (2L << 20)) {
+        throw new ConfigException(IO_READ_BUFFER_PER_DISK.key() + " (" + ioReadBufferPerDisk
+            + ") must hold at least two chunks: 2 x " + CHUNK_SIZE.key() + " (" + chunkSize
+            + ") + 2m = " + (2 * chunkSize + (2L << 20)));
+      }
       checkDistinct(RPC_PORT, rpcPort, PUSH_PORT, pushPort);
       checkDistinct(RPC_PORT, rpcPort, FETCH_PORT, fetchPort);
       checkDistinct(PUSH_PORT, pushPort, FETCH_PORT, fetchPort);
@@ -203,6 +236,12 @@ public final class WorkerOptions {
         throw new ConfigException(a.key() + " and " + b.key() + " are both " + portA
             + ": each server needs its own port");
       }
+    }
+
+    /** How {@link io.faro.worker.storage.Disks} should do its I/O. */
+    public Disks.Options diskOptions() {
+      return new Disks.Options(flushThreadsPerDisk, ioMode, ioReadThreadsPerDisk, ioReadBufferPerDisk,
+          network.requestTimeout().toMillis());
     }
 
     /** Bytes in partition buffers above which push connections pause. */

@@ -8,6 +8,7 @@ import io.faro.common.config.ConfigOption;
 import io.faro.common.config.FaroConf;
 import io.faro.common.id.DiskTier;
 import io.faro.worker.storage.DiskDir;
+import io.faro.worker.storage.IoMode;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.HashSet;
@@ -41,10 +42,26 @@ class WorkerOptionsTest {
     assertThat(settings.flushThreadsPerDisk()).isEqualTo(1);
     assertThat(settings.chunkSize()).isEqualTo(8 << 20);
     assertThat(settings.heartbeatInterval()).isEqualTo(Duration.ofSeconds(5));
+    assertThat(settings.ioMode()).isEqualTo(IoMode.AUTO);
+    assertThat(settings.diskOptions().readBufferPerDisk()).isEqualTo(64L << 20);
     assertThat(settings.memoryBudget())
         .isEqualTo(io.netty.util.internal.PlatformDependent.maxDirectMemory() / 100 * 60);
     assertThat(settings.memoryPauseBytes()).isGreaterThan(settings.memoryResumeBytes());
     assertThat(WorkerOptions.Settings.from(MINIMAL).host()).isNotBlank();
+  }
+
+  @Test
+  void aBadIoModeOrTooSmallReadBufferNamesTheKeyAndWhatIsAllowed() {
+    assertThatThrownBy(() -> WorkerOptions.Settings.from(MINIMAL.with("faro.worker.io.mode", "mmap")))
+        .isInstanceOf(ConfigException.class)
+        .hasMessageContaining("faro.worker.io.mode")
+        .hasMessageContaining("auto, direct, buffered");
+    assertThat(WorkerOptions.Settings.from(MINIMAL.with("faro.worker.io.mode", "Direct")).ioMode())
+        .isEqualTo(IoMode.DIRECT);
+    assertThatThrownBy(() -> WorkerOptions.Settings.from(MINIMAL.with("faro.worker.io.read.buffer.per.disk", "16m")))
+        .isInstanceOf(ConfigException.class)
+        .hasMessageContaining("faro.worker.io.read.buffer.per.disk")
+        .hasMessageContaining("faro.worker.chunk.size");
   }
 
   @Test

@@ -93,7 +93,8 @@ public final class WorkerProbe {
       WorkerStatusResponse s = Futures.await(answers.get(i), timeout, "status of worker " + w.id() + " at " + w.rpc());
       readings.add(new WorkerReading(w.id(), s.getProcessCpuNanos(), s.getRssBytes(), s.getPeakRssBytes(),
           s.getDirectMemoryBytes(), s.getPeakDirectMemoryBytes(), s.getMemoryBudgetUsedBytes(),
-          s.getPeakMemoryBudgetUsedBytes(), s.getMemoryPauseBytes(), s.getHeapUsedBytes()));
+          s.getPeakMemoryBudgetUsedBytes(), s.getMemoryPauseBytes(), s.getHeapUsedBytes(),
+          s.getDiskIoModesList()));
     }
     return readings;
   }

@@ -2,9 +2,12 @@ package io.faro.bench.cluster;
 
 import static java.util.Objects.requireNonNull;
 
+import java.util.List;
+
 /**
  * One worker's own accounting at one moment (its {@code WorkerStatusResponse}). Bytes and
- * nanoseconds; peaks are since the worker process started.
+ * nanoseconds; peaks are since the worker process started. {@code diskIoModes}: "direct" or
+ * "buffered" per disk.
  */
 public record WorkerReading(
     String workerId,
@@ -16,8 +19,10 @@ public record WorkerReading(
     long budgetUsedBytes,
     long peakBudgetBytes,
     long pauseBytes,
-    long heapUsedBytes) {
+    long heapUsedBytes,
+    List<String> diskIoModes) {
   public WorkerReading {
     requireNonNull(workerId, "workerId is null");
+    diskIoModes = List.copyOf(diskIoModes);
   }
 }

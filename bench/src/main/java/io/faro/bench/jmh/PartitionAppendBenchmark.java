@@ -7,6 +7,7 @@ import io.faro.common.id.ShuffleId;
 import io.faro.worker.memory.FrameCharge;
 import io.faro.worker.partition.AppendStatus;
 import io.faro.worker.partition.PartitionStore;
+import io.faro.worker.storage.IoMode;
 import io.netty.buffer.ByteBuf;
 import java.util.ArrayList;
 import java.util.List;
@@ -42,6 +43,9 @@ public class PartitionAppendBenchmark {
   @Param({"64"})
   public int partitions;
 
+  @Param({"BUFFERED", "DIRECT"})
+  public IoMode ioMode;
+
   /** Bytes of one pushed part: one batch of a merged push frame. */
   @Param({"65536"})
   public int partSize;
@@ -58,7 +62,7 @@ public class PartitionAppendBenchmark {
 
   @Setup(Level.Trial)
   public void setUp() {
-    files = new WorkerFiles(flushBufferSize, 8L << 20);
+    files = new WorkerFiles(flushBufferSize, 8L << 20, ioMode);
     part = SampleRecords.batches(1, partSize, DataKind.RANDOM, false);
   }
 

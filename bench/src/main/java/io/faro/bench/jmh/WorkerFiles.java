@@ -6,6 +6,7 @@ import io.faro.worker.partition.PartitionStore;
 import io.faro.worker.partition.WriterSettings;
 import io.faro.worker.storage.DiskDir;
 import io.faro.worker.storage.Disks;
+import io.faro.worker.storage.IoMode;
 import io.netty.util.concurrent.DefaultThreadFactory;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -19,7 +20,7 @@ import java.util.stream.Stream;
 
 /**
  * A worker's storage without its servers, for benchmarks: one disk in a temporary directory
- * with one flusher thread, a partition store and a memory budget, wired as {@code WorkerServer}
+ * (direct or buffered I/O) with one flusher thread, a partition store and a memory budget, wired as {@code WorkerServer}
  * wires them. Closing removes the directory.
  */
 final class WorkerFiles implements AutoCloseable {
@@ -30,12 +31,17 @@ final class WorkerFiles implements AutoCloseable {
   private final ScheduledThreadPoolExecutor memoryThread;
 
   WorkerFiles(long flushBufferSize, long chunkSize) {
+    this(flushBufferSize, chunkSize, IoMode.BUFFERED);
+  }
+
+  WorkerFiles(long flushBufferSize, long chunkSize, IoMode ioMode) {
     try {
       dir = Files.createTempDirectory("faro-jmh-");
     } catch (IOException e) {
       throw new UncheckedIOException(e);
     }
-    disks = Disks.open(List.of(new DiskDir(dir, DiskTier.SSD)), 1, "faro-jmh-flusher");
+    disks = Disks.open(List.of(new DiskDir(dir, DiskTier.SSD)),
+        new Disks.Options(1, ioMode, 1, 64L << 20, 10_000), "faro-jmh");
     store = new PartitionStore(disks, new WriterSettings(flushBufferSize, chunkSize));
     memoryThread = new ScheduledThreadPoolExecutor(1, new DefaultThreadFactory("faro-jmh-memory", true));
     // Marks far above what the benchmarks hold: they bound their memory themselves.

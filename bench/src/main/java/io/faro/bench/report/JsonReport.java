@@ -115,6 +115,7 @@ public final class JsonReport {
     for (WorkerUsage w : workers) {
       Map<String, Object> entry = new LinkedHashMap<>();
       entry.put("worker_id", w.workerId());
+      entry.put("disk_io_modes", w.end().diskIoModes());
       entry.put("ingest_cpu_s", round(w.ingestCpuNanos() / 1e9));
       entry.put("fetch_cpu_s", round(w.fetchCpuNanos() / 1e9));
       entry.put("rss_mb", round(w.end().rssBytes() / BenchReport.MB));

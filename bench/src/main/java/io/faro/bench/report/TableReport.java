@@ -40,6 +40,9 @@ public final class TableReport {
     rows.add(row("worker peak direct", report.workerPeakDirectMb(), "MB", "sampled every 100 ms"));
     rows.add(row("worker peak budget", report.workerPeakBudgetMb(), "MB", "pause mark " + format(report.workerPauseMb())
         + " MB"));
+    rows.add(new String[] {"worker disk I/O", String.join(", ", r.workers().stream()
+        .flatMap(w -> w.end().diskIoModes().stream()).distinct().toList()), "",
+        "faro.worker.io.mode: direct (O_DIRECT) or buffered (page cache)"});
     rows.add(row("compression", report.compressionRatio(), "x", size(r.storedBytes()) + " stored"));
     rows.add(new String[] {"verified", r.verification().verified() ? "yes" : "NO",
         "", r.verification().verified() ? "records, bytes and checksum of every partition match"

@@ -40,7 +40,7 @@ class JsonReportTest {
   }
 
   private static WorkerReading reading(String id, long peakRssMb) {
-    return new WorkerReading(id, 0, 100L << 20, peakRssMb << 20, 10L << 20, 64L << 20, 0, 32L << 20, 900L << 20, 1);
+    return new WorkerReading(id, 0, 100L << 20, peakRssMb << 20, 10L << 20, 64L << 20, 0, 32L << 20, 900L << 20, 1, java.util.List.of("direct"));
   }
 
   @Test

@@ -16,15 +16,20 @@ import io.faro.proto.OpenStreamResponse;
 import io.faro.worker.partition.PartitionCommit;
 import io.faro.worker.partition.PartitionStore;
 import io.faro.worker.protocol.ProtoMapper;
+import io.faro.worker.storage.DiskReader;
 import io.netty.channel.DefaultFileRegion;
 import java.io.IOException;
 import java.nio.channels.FileChannel;
+import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
+import java.util.Optional;
 
 /**
  * Serves the fetch port: a reducer opens a committed partition (gets its chunk offsets) and
- * fetches chunks by index. A chunk is sent from the file with {@link DefaultFileRegion}
- * (sendfile: file to socket without passing through user space).
+ * fetches chunks by index. On a disk with direct I/O the chunk is read by the disk's {@link
+ * DiskReader} and sent from its buffers; on a buffered disk it is sent from the file with
+ * {@link DefaultFileRegion} (sendfile: from the page cache to the socket, without passing
+ * through user space).
  */
 public final class FetchHandler implements RequestHandler {
   private final PartitionStore store;
@@ -64,9 +69,21 @@ public final class FetchHandler implements RequestHandler {
           "partition " + key + " has " + chunkCount + " chunks, no chunk " + chunk);
     }
     // A committed partition with chunks always has a file (see PartitionCommit.Committed).
-    java.nio.file.Path file = committed.file().orElseThrow();
+    Path file = committed.file().orElseThrow();
     long offset = committed.chunks().offset(chunk);
     long length = committed.chunks().chunkLength(chunk);
+    FetchChunkResponse answer = FetchChunkResponse.newBuilder().setChunkIndex(chunk).build();
+    Optional<DiskReader> reader = store.disk(key).reader();
+    if (reader.isPresent()) {
+      reader.get().read(file, offset, Math.toIntExact(length)).whenComplete((bytes, error) -> {
+        if (error != null) {
+          responder.fail(error);
+        } else {
+          responder.respond(answer, bytes);
+        }
+      });
+      return;
+    }
     // Open and check the file before answering: once the answer is being sent, a missing or
     // short file can only close the connection, which every reducer of that executor shares.
     FileChannel channel;
@@ -88,8 +105,7 @@ public final class FetchHandler implements RequestHandler {
           : new FaroException(ErrorCode.STORAGE_FAILED, "cannot read " + file + ": " + e);
     }
     // The region owns the channel and closes it once sent (or dropped).
-    responder.respond(FetchChunkResponse.newBuilder().setChunkIndex(chunk).build(),
-        new DefaultFileRegion(channel, offset, length));
+    responder.respond(answer, new DefaultFileRegion(channel, offset, length));
   }
 
   private static void closeQuietly(FileChannel channel) {

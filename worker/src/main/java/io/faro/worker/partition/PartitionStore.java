@@ -145,6 +145,16 @@ public final class PartitionStore implements AutoCloseable {
     return new ShuffleCommit(committed, failed);
   }
 
+  /** The disk that {@code key}'s file is on; call after {@link #committed} found the partition. */
+  public Disk disk(PartitionKey key) {
+    ShuffleState state = shuffles.get(key.shuffle());
+    PartitionWriter writer = state == null ? null : state.writers.get(key);
+    if (writer == null) {
+      throw new FaroException(ErrorCode.UNKNOWN_PARTITION, "this worker holds no partition " + key);
+    }
+    return disks.get(writer.diskIndex());
+  }
+
   /**
    * The committed file of {@code key}, for fetches.
    *

@@ -16,6 +16,7 @@ import io.faro.worker.partition.PartitionCommit;
 import io.faro.worker.partition.PartitionStore;
 import io.faro.worker.partition.ShuffleCommit;
 import io.faro.worker.status.WorkerStatus;
+import java.util.Locale;
 
 /**
  * The worker's one translation between protobuf messages and domain records. Malformed ids
@@ -83,6 +84,7 @@ public final class ProtoMapper {
         .setHeapUsedBytes(status.heapUsedBytes())
         .setHeapMaxBytes(status.heapMaxBytes())
         .setUptimeMs(status.uptimeMs())
+        .addAllDiskIoModes(status.diskIoModes().stream().map(m -> m.name().toLowerCase(Locale.ROOT)).toList())
         .build();
   }
 }

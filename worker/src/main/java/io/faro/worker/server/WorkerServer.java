@@ -21,8 +21,11 @@ import io.faro.worker.partition.PartitionStore;
 import io.faro.worker.partition.WriterSettings;
 import io.faro.worker.push.PushHandler;
 import io.faro.worker.status.WorkerStatusSampler;
+import io.faro.worker.storage.Disk;
 import io.faro.worker.storage.Disks;
+import io.faro.worker.storage.IoMode;
 import io.netty.util.concurrent.DefaultThreadFactory;
+import java.util.List;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import org.slf4j.Logger;
@@ -90,17 +93,17 @@ public final class WorkerServer implements AutoCloseable {
       throw e;
     }
     LOG.info("Worker {} serving on {} (rpc {}, push {}, fetch {}) with disks {}", workerId, endpoint.host(),
-        endpoint.rpcPort(), endpoint.pushPort(), endpoint.fetchPort(), settings.dirs());
+        endpoint.rpcPort(), endpoint.pushPort(), endpoint.fetchPort(), disks.all());
   }
 
   private void startStorage() {
-    disks = Disks.open(settings.dirs(), settings.flushThreadsPerDisk(), "faro-worker-flusher");
+    disks = Disks.open(settings.dirs(), settings.diskOptions(), "faro-worker");
     memoryThread = new ScheduledThreadPoolExecutor(1, new DefaultThreadFactory("faro-worker-memory", true));
     // The relief reads the store field when it runs: only after pushes, so after it is set.
     budget = new MemoryBudget(settings.memoryPauseBytes(), settings.memoryResumeBytes(),
         () -> store.flushBuffered(), memoryThread);
     store = new PartitionStore(disks, new WriterSettings(settings.flushBufferSize(), settings.chunkSize()));
-    status = new WorkerStatusSampler(budget);
+    status = new WorkerStatusSampler(budget, disks.all().stream().map(Disk::ioMode).toList());
     status.start(memoryThread);
   }
 
@@ -165,6 +168,11 @@ public final class WorkerServer implements AutoCloseable {
 
   MemoryBudget memoryBudget() {
     return requireStarted(budget);
+  }
+
+  /** Whether each disk, in faro.worker.dirs order, does direct or buffered I/O. */
+  public List<IoMode> diskIoModes() {
+    return requireStarted(disks).all().stream().map(Disk::ioMode).toList();
   }
 
   private static <T> T requireStarted(T value) {

@@ -1,5 +1,8 @@
 package io.faro.worker.status;
 
+import io.faro.worker.storage.IoMode;
+import java.util.List;
+
 /**
  * One reading of the worker process's own accounting. Sizes are bytes; a value the platform
  * does not offer is 0. Peaks are since the process (or, for the memory budget, the worker)
@@ -16,6 +19,7 @@ package io.faro.worker.status;
  * @param heapUsedBytes heap in use now
  * @param heapMaxBytes the heap's limit (-Xmx)
  * @param uptimeMs time since the JVM started
+ * @param diskIoModes how each disk does its I/O, in faro.worker.dirs order
  */
 public record WorkerStatus(
     long processCpuNanos,
@@ -28,4 +32,9 @@ public record WorkerStatus(
     long memoryPauseBytes,
     long heapUsedBytes,
     long heapMaxBytes,
-    long uptimeMs) {}
+    long uptimeMs,
+    List<IoMode> diskIoModes) {
+  public WorkerStatus {
+    diskIoModes = List.copyOf(diskIoModes);
+  }
+}

@@ -3,6 +3,7 @@ package io.faro.worker.status;
 import static java.util.Objects.requireNonNull;
 
 import io.faro.worker.memory.MemoryBudget;
+import io.faro.worker.storage.IoMode;
 import io.netty.util.internal.PlatformDependent;
 import java.io.IOException;
 import java.lang.management.BufferPoolMXBean;
@@ -56,6 +57,7 @@ public final class WorkerStatusSampler {
   }
 
   private final MemoryBudget budget;
+  private final List<IoMode> diskIoModes;
   private final Path procStatus;
   private final com.sun.management.OperatingSystemMXBean os;
   private final MemoryMXBean memory = ManagementFactory.getMemoryMXBean();
@@ -64,12 +66,14 @@ public final class WorkerStatusSampler {
   // Written by the memory thread, read by event loops.
   private volatile ResidentMemory resident = ResidentMemory.UNKNOWN;
 
-  public WorkerStatusSampler(MemoryBudget budget) {
-    this(budget, PROC_STATUS);
+  /** Reads {@code budget} and reports {@code diskIoModes} (faro.worker.dirs order) as they are. */
+  public WorkerStatusSampler(MemoryBudget budget, List<IoMode> diskIoModes) {
+    this(budget, diskIoModes, PROC_STATUS);
   }
 
-  WorkerStatusSampler(MemoryBudget budget, Path procStatus) {
+  WorkerStatusSampler(MemoryBudget budget, List<IoMode> diskIoModes, Path procStatus) {
     this.budget = requireNonNull(budget, "budget is null");
+    this.diskIoModes = List.copyOf(diskIoModes);
     this.procStatus = requireNonNull(procStatus, "procStatus is null");
     this.os = (com.sun.management.OperatingSystemMXBean) ManagementFactory.getOperatingSystemMXBean();
     this.directPool = ManagementFactory.getPlatformMXBeans(BufferPoolMXBean.class).stream()
@@ -114,7 +118,8 @@ public final class WorkerStatusSampler {
         budget.pauseAt(),
         heap.getUsed(),
         Math.max(0, heap.getMax()),
-        ManagementFactory.getRuntimeMXBean().getUptime());
+        ManagementFactory.getRuntimeMXBean().getUptime(),
+        diskIoModes);
   }
 
   private long directMemory() {

@@ -16,7 +16,7 @@ import java.util.stream.Stream;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
-/** The worker's disks, in {@code faro.worker.dirs} order, and their flushers. Owns the flushers. */
+/** The worker's disks, in {@code faro.worker.dirs} order. Owns their flushers and readers. */
 public final class Disks implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(Disks.class);
 
@@ -27,25 +27,75 @@ public final class Disks implements AutoCloseable {
   }
 
   /**
-   * Creates every directory and starts {@code threadsPerDisk} flusher threads per disk, named
-   * {@code <threadPrefix>-d<index>-N}.
+   * How the disks do their I/O.
    *
-   * @throws FaroException STORAGE_FAILED naming the directory that cannot be created
+   * @param flushThreadsPerDisk flusher threads of each disk
+   * @param ioMode direct or buffered I/O, or direct where the file system takes it
+   * @param readThreadsPerDisk reader threads of each disk with direct I/O
+   * @param readBufferPerDisk read buffer bytes each disk with direct I/O may lend to fetches
+   * @param readBufferWaitMillis how long a read waits for a read buffer before it fails
    */
-  public static Disks open(List<DiskDir> dirs, int threadsPerDisk, String threadPrefix) {
+  public record Options(int flushThreadsPerDisk, IoMode ioMode, int readThreadsPerDisk,
+      long readBufferPerDisk, long readBufferWaitMillis) {
+    /** Buffered I/O with {@code flushThreadsPerDisk} flushers: what tests of the write path use. */
+    public static Options buffered(int flushThreadsPerDisk) {
+      return new Options(flushThreadsPerDisk, IoMode.BUFFERED, 1, DiskReader.SEGMENT_BYTES, 1000);
+    }
+  }
+
+  /**
+   * Creates every directory, finds out whether it takes direct I/O (when {@code options} asks
+   * for it), and starts each disk's flusher threads, named {@code <threadPrefix>-flusher-d<index>-N},
+   * and reader threads, {@code <threadPrefix>-reader-d<index>-N}.
+   *
+   * @throws FaroException STORAGE_FAILED naming the directory that cannot be created, or that
+   *     cannot do direct I/O when faro.worker.io.mode is direct
+   */
+  public static Disks open(List<DiskDir> dirs, Options options, String threadPrefix) {
     List<Disk> disks = new ArrayList<>();
-    for (DiskDir dir : dirs) {
-      try {
-        Files.createDirectories(dir.path());
-      } catch (IOException e) {
-        disks.forEach(d -> d.flusher().close());
-        throw new FaroException(ErrorCode.STORAGE_FAILED,
-            "cannot create worker directory " + dir.path() + " (faro.worker.dirs): " + e, e);
+    try {
+      for (DiskDir dir : dirs) {
+        try {
+          Files.createDirectories(dir.path());
+        } catch (IOException e) {
+          throw new FaroException(ErrorCode.STORAGE_FAILED,
+              "cannot create worker directory " + dir.path() + " (faro.worker.dirs): " + e, e);
+        }
+        int index = disks.size();
+        DirectIo direct = directIo(dir, options.ioMode());
+        DiskReader reader = direct == null ? null
+            : new DiskReader(threadPrefix + "-reader-d" + index, direct, options.readThreadsPerDisk(),
+                options.readBufferPerDisk(), options.readBufferWaitMillis());
+        disks.add(new Disk(index, dir,
+            new DiskFlusher(threadPrefix + "-flusher-d" + index, options.flushThreadsPerDisk()), direct, reader));
       }
-      int index = disks.size();
-      disks.add(new Disk(index, dir, new DiskFlusher(threadPrefix + "-d" + index, threadsPerDisk)));
+    } catch (RuntimeException e) {
+      new Disks(disks).close();
+      throw e;
     }
     return new Disks(disks);
+  }
+
+  private static DirectIo directIo(DiskDir dir, IoMode mode) {
+    return mode == IoMode.BUFFERED ? null : directIo(dir, mode, DirectIo.probe(dir.path()));
+  }
+
+  /** Direct I/O for {@code dir} in {@code mode}, given what probing it found. */
+  static DirectIo directIo(DiskDir dir, IoMode mode, DirectIo.Probe probe) {
+    if (mode == IoMode.BUFFERED) {
+      return null;
+    }
+    if (probe.supported()) {
+      return probe.io();
+    }
+    if (mode == IoMode.DIRECT) {
+      throw new FaroException(ErrorCode.STORAGE_FAILED, "worker directory " + dir.path()
+          + " cannot do direct I/O (faro.worker.io.mode is direct): " + probe.unsupportedReason()
+          + "; set faro.worker.io.mode to auto or buffered, or move the directory to a file system "
+          + "that supports O_DIRECT");
+    }
+    LOG.info("Worker directory {} is written through the page cache: {}", dir.path(), probe.unsupportedReason());
+    return null;
   }
 
   public List<Disk> all() {
@@ -101,9 +151,10 @@ public final class Disks implements AutoCloseable {
     }
   }
 
-  /** Stops every flusher after it ran its queued tasks. */
+  /** Stops every flusher after it ran its queued tasks, and every reader. */
   @Override
   public void close() {
     disks.forEach(d -> d.flusher().close());
+    disks.forEach(d -> d.reader().ifPresent(DiskReader::close));
   }
 }

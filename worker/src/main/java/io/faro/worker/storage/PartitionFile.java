@@ -19,6 +19,12 @@ import java.util.Optional;
  * The file of one partition while it is written ({@link PartitionFileFormat}). Created on the
  * first write, so that reserving tens of thousands of partitions costs no file handles.
  *
+ * <p>With direct I/O ({@link DirectIo}) every write goes through the flusher thread's aligned
+ * staging buffer and only whole blocks reach the disk; the last partial block of the data (fewer
+ * than {@link DirectIo#alignment()} bytes) waits on the heap for the next write. {@link #finish}
+ * writes that tail, the index and the trailer through the page cache, so a file written either
+ * way has the same bytes.
+ *
  * <p>Thread-safety: confined to the partition's flusher thread (see {@link DiskFlusher}); every
  * method must run there. After the first failure every further write is skipped and {@link
  * #finish} reports the failure, so one bad write never leaves a file with a hole in it.
@@ -26,13 +32,24 @@ import java.util.Optional;
 public final class PartitionFile {
   private final PartitionKey key;
   private final Path path;
+  private final DirectIo direct;
   private FileChannel channel;
+  /** Data bytes written, including a direct write's {@link #tail}. */
   private long written;
+  /** Direct I/O only: bytes after the last whole block, not yet on disk. */
+  private byte[] tail = new byte[0];
   private IOException failure;
 
+  /** A file written through the page cache. */
   public PartitionFile(PartitionKey key, Path path) {
+    this(key, path, null);
+  }
+
+  /** A file written with {@code direct} I/O, or through the page cache when it is null. */
+  public PartitionFile(PartitionKey key, Path path, DirectIo direct) {
     this.key = requireNonNull(key, "key is null");
     this.path = requireNonNull(path, "path is null");
+    this.direct = direct;
   }
 
   public Path path() {
@@ -59,6 +76,10 @@ public final class PartitionFile {
     try {
       ensureOpen();
       ByteBuffer[] sources = nioBuffers(buffers);
+      if (direct != null) {
+        writeDirect(sources);
+        return;
+      }
       long remaining = 0;
       for (ByteBuffer source : sources) {
         remaining += source.remaining();
@@ -75,6 +96,37 @@ public final class PartitionFile {
     } catch (IOException e) {
       fail(e);
     }
+  }
+
+  /**
+   * Copies the tail and {@code sources} into the staging buffer and writes every whole block of
+   * it; what is left after the last whole block becomes the new tail.
+   */
+  private void writeDirect(ByteBuffer[] sources) throws IOException {
+    ByteBuffer staging = direct.staging();
+    long onDisk = written - tail.length;
+    staging.put(tail);
+    for (ByteBuffer source : sources) {
+      written += source.remaining();
+      while (source.hasRemaining()) {
+        int n = Math.min(source.remaining(), staging.remaining());
+        staging.put(staging.position(), source, source.position(), n);
+        staging.position(staging.position() + n);
+        source.position(source.position() + n);
+        if (!staging.hasRemaining()) {
+          DirectIo.writeFully(channel, staging.flip(), onDisk);
+          onDisk += staging.limit();
+          staging.clear();
+        }
+      }
+    }
+    int staged = staging.position();
+    int whole = (int) direct.alignDown(staged);
+    if (whole > 0) {
+      DirectIo.writeFully(channel, staging.duplicate().position(0).limit(whole), onDisk);
+    }
+    tail = new byte[staged - whole];
+    staging.get(whole, tail);
   }
 
   /**
@@ -99,8 +151,18 @@ public final class PartitionFile {
     }
     try {
       ByteBuffer footer = PartitionFileFormat.encodeFooter(chunks);
-      while (footer.hasRemaining()) {
-        channel.write(footer);
+      if (direct != null) {
+        // The rest is not a whole block: write it through the page cache, after the blocks.
+        channel.close();
+        channel = FileChannel.open(path, StandardOpenOption.WRITE);
+        long onDisk = written - tail.length;
+        DirectIo.writeFully(channel, ByteBuffer.wrap(tail), onDisk);
+        DirectIo.writeFully(channel, footer, written);
+        tail = new byte[0];
+      } else {
+        while (footer.hasRemaining()) {
+          channel.write(footer);
+        }
       }
       channel.force(true);
       channel.close();
@@ -133,6 +195,9 @@ public final class PartitionFile {
 
   private FileChannel open() throws IOException {
     Files.createDirectories(path.getParent());
+    if (direct != null) {
+      return direct.openForWrite(path);
+    }
     return FileChannel.open(path, StandardOpenOption.CREATE, StandardOpenOption.WRITE,
         StandardOpenOption.TRUNCATE_EXISTING);
   }
@@ -143,6 +208,7 @@ public final class PartitionFile {
   }
 
   private void closeQuietly() {
+    tail = new byte[0];
     if (channel != null) {
       try {
         channel.close();

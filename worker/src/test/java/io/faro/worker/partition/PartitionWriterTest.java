@@ -53,7 +53,7 @@ class PartitionWriterTest {
   @BeforeEach
   void setUp() {
     disks = Disks.open(List.of(new DiskDir(root.resolve("d0"), DiskTier.SSD), new DiskDir(root.resolve("d1"), DiskTier.HDD)),
-        2, "test-flusher");
+        Disks.Options.buffered(2), "test");
     memoryThread = Executors.newSingleThreadScheduledExecutor();
     budget = new MemoryBudget(1L << 30, 1L << 29, () -> store.flushBuffered(), memoryThread);
     store = new PartitionStore(disks, new WriterSettings(FLUSH, CHUNK));

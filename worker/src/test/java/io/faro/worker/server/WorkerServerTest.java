@@ -16,7 +16,10 @@ import io.faro.proto.CommittedPartitionP;
 import io.faro.proto.PushPart;
 import io.faro.proto.PushRequest;
 import io.faro.proto.PushStatusP;
+import io.faro.worker.WorkerOptions;
+import io.faro.worker.storage.DirectIo;
 import io.faro.worker.storage.FileLayout;
+import io.faro.worker.storage.IoMode;
 import io.faro.worker.testing.Batches;
 import io.faro.worker.testing.Eventually;
 import io.faro.worker.testing.FakeMaster;
@@ -40,7 +43,11 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
-/** A real worker on loopback ports with a fake master, driven the way the client will drive it. */
+/**
+ * A real worker on loopback ports with a fake master, driven the way the client will drive it.
+ * Its disks do direct I/O where the file system takes it ({@code auto}); {@link
+ * WorkerServerBufferedIoTest} runs the same tests through the page cache.
+ */
 class WorkerServerTest {
   private static final ShuffleId SHUFFLE = new ShuffleId(new AppId("app-e2e"), 4);
 
@@ -53,10 +60,26 @@ class WorkerServerTest {
   @BeforeEach
   void setUp() {
     master = new FakeMaster();
-    worker = new WorkerServer(TestWorkers.conf(master.endpoint(), tmp.resolve("disk0"), tmp.resolve("disk1")));
+    worker = new WorkerServer(TestWorkers.conf(master.endpoint(), tmp.resolve("disk0"), tmp.resolve("disk1"))
+        .with(WorkerOptions.IO_MODE, ioMode()));
     worker.start();
     client = new WorkerClient("client-a", worker.endpoint());
     batches = new Batches(true, 7);
+  }
+
+  /** faro.worker.io.mode of the worker under test. */
+  String ioMode() {
+    return "auto";
+  }
+
+  /** What the worker's disks should do with {@link #ioMode()}: direct where the probe says so. */
+  IoMode expectedIoMode() {
+    return DirectIo.probe(tmp).supported() ? IoMode.DIRECT : IoMode.BUFFERED;
+  }
+
+  @Test
+  void itsDisksDoTheConfiguredIo() {
+    assertThat(worker.diskIoModes()).containsExactly(expectedIoMode(), expectedIoMode());
   }
 
   @AfterEach

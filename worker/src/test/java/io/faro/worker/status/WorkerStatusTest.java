@@ -55,6 +55,8 @@ class WorkerStatusTest {
       assertThat(after.getHeapMaxBytes()).isGreaterThanOrEqualTo(after.getHeapUsedBytes());
       assertThat(after.getPeakDirectMemoryBytes()).isGreaterThanOrEqualTo(after.getDirectMemoryBytes());
       assertThat(after.getUptimeMs()).isPositive();
+      assertThat(after.getDiskIoModesList()).containsExactlyElementsOf(
+          worker.diskIoModes().stream().map(m -> m.name().toLowerCase(java.util.Locale.ROOT)).toList());
       if (Files.exists(Path.of("/proc/self/status"))) {
         assertThat(after.getRssBytes()).isPositive();
         assertThat(after.getPeakRssBytes()).isGreaterThanOrEqualTo(after.getRssBytes());
