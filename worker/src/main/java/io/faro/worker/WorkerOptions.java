@@ -81,7 +81,8 @@ public final class WorkerOptions {
               + "reads); a directory whose file system refuses O_DIRECT stops the worker. "
               + "buffered: through the page cache, fetches served with sendfile (fast re-reads "
               + "while the data fits in memory). auto: direct where the file system takes it "
-              + "(ext4, xfs, and tmpfs since Linux 6.6), buffered elsewhere.");
+              + "(ext4, xfs; tmpfs since Linux 6.6, where the data is in memory anyway), buffered "
+              + "elsewhere.");
   public static final ConfigOption<Integer> IO_READ_THREADS_PER_DISK =
       intOption("faro.worker.io.read.threads.per.disk", 2, 1, 64, "threads",
           "Threads per disk that read chunks for fetches when the disk does direct I/O. Two "
@@ -89,8 +90,11 @@ public final class WorkerOptions {
   public static final ConfigOption<Long> IO_READ_BUFFER_PER_DISK =
       sizeOption("faro.worker.io.read.buffer.per.disk", "64m", 2L << 20, 1L << 40,
           "Direct memory per disk with direct I/O that holds chunks read for fetches until they "
-              + "are sent. When it is all lent out, reads wait for answers to drain. Must hold "
-              + "at least two chunks (2 x faro.worker.chunk.size + 2m).");
+              + "are sent. A read reserves all it needs at once; when the buffers are all lent "
+              + "out, reads wait for answers to drain (up to a quarter of "
+              + "faro.network.request.timeout, then the fetch fails with a retryable TIMEOUT). Must hold at least two "
+              + "chunks (2 x faro.worker.chunk.size + 2m). Counted with faro.worker.memory.budget "
+              + "against the 90% limit of the JVM's direct memory.");
   public static final ConfigOption<Duration> HEARTBEAT_INTERVAL =
       durationOption("faro.worker.heartbeat.interval", "5s", Duration.ofMillis(50),
           "How often the worker reports its disks and shuffles to the masters.");
@@ -197,6 +201,7 @@ public final class WorkerOptions {
               conf.get(MasterOptions.ENDPOINTS),
               conf.get(MasterOptions.RETRY_TIMEOUT));
       settings.check();
+      settings.checkDirectMemory(PlatformDependent.maxDirectMemory());
       return settings;
     }
 
@@ -220,7 +225,7 @@ public final class WorkerOptions {
             + NetworkOptions.MAX_FRAME_SIZE.key() + " (" + network.maxFrameSize()
             + "): a fetched chunk travels in one frame");
       }
-      if (ioReadBufferPerDisk < 2 * chunkSize + (2L << 20)) {
+      if (ioMode != IoMode.BUFFERED && ioReadBufferPerDisk < 2 * chunkSize + (2L << 20)) {
         throw new ConfigException(IO_READ_BUFFER_PER_DISK.key() + " (" + ioReadBufferPerDisk
             + ") must hold at least two chunks: 2 x " + CHUNK_SIZE.key() + " (" + chunkSize
             + ") + 2m = " + (2 * chunkSize + (2L << 20)));
@@ -238,10 +243,39 @@ public final class WorkerOptions {
       }
     }
 
+    /**
+     * Direct memory that direct I/O may take besides the memory budget, at most: every disk's
+     * read buffers and every flusher's staging buffer. None when every disk is buffered.
+     */
+    public long directIoMemoryBytes() {
+      if (ioMode == IoMode.BUFFERED) {
+        return 0;
+      }
+      return dirs.size() * (ioReadBufferPerDisk + (long) flushThreadsPerDisk * Disks.STAGING_BYTES);
+    }
+
+    /**
+     * Refuses settings whose memory budget and direct I/O buffers together leave the JVM too
+     * little direct memory for network buffers ({@code maxDirect}: its limit).
+     */
+    void checkDirectMemory(long maxDirect) {
+      long limit = maxDirect / 100 * MAX_BUDGET_PERCENT;
+      if (memoryBudget + directIoMemoryBytes() > limit) {
+        throw new ConfigException(MEMORY_BUDGET.key() + " (" + memoryBudget + ") plus the read buffers of "
+            + dirs.size() + " disks (" + IO_READ_BUFFER_PER_DISK.key() + " " + ioReadBufferPerDisk
+            + ") and the flushers' staging buffers come to " + (memoryBudget + directIoMemoryBytes())
+            + " bytes, more than " + MAX_BUDGET_PERCENT + "% of the " + maxDirect + " bytes of direct memory "
+            + "this JVM may use: lower them, set " + IO_MODE.key() + " to buffered, or raise "
+            + "-XX:MaxDirectMemorySize (FARO_JAVA_OPTS for bin/faro)");
+      }
+    }
+
     /** How {@link io.faro.worker.storage.Disks} should do its I/O. */
     public Disks.Options diskOptions() {
+      // A quarter of the request timeout: a read that waits longer for buffers would answer a
+      // client that has given up on it.
       return new Disks.Options(flushThreadsPerDisk, ioMode, ioReadThreadsPerDisk, ioReadBufferPerDisk,
-          network.requestTimeout().toMillis());
+          Math.max(1, network.requestTimeout().toMillis() / 4));
     }
 
     /** Bytes in partition buffers above which push connections pause. */

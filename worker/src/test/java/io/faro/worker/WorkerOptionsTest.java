@@ -65,6 +65,25 @@ class WorkerOptionsTest {
   }
 
   @Test
+  void theBudgetAndDirectIoBuffersMustLeaveRoomInDirectMemory() {
+    WorkerOptions.Settings settings = WorkerOptions.Settings.from(MINIMAL.with("faro.worker.memory.budget", "100m"));
+    // Two disks: 2 x (64m read buffers + 1m staging) = 130m besides the 100m budget.
+    assertThat(settings.directIoMemoryBytes()).isEqualTo(130L << 20);
+    settings.checkDirectMemory(256L << 20);
+    assertThatThrownBy(() -> settings.checkDirectMemory(250L << 20))
+        .isInstanceOf(ConfigException.class)
+        .hasMessageContaining("faro.worker.memory.budget")
+        .hasMessageContaining("faro.worker.io.read.buffer.per.disk")
+        .hasMessageContaining("MaxDirectMemorySize");
+    WorkerOptions.Settings buffered = WorkerOptions.Settings.from(
+        MINIMAL.with("faro.worker.memory.budget", "100m").with("faro.worker.io.mode", "buffered"));
+    assertThat(buffered.directIoMemoryBytes()).isZero();
+    buffered.checkDirectMemory(120L << 20);
+    // The read buffers' minimum only matters where they are used.
+    WorkerOptions.Settings.from(MINIMAL.with("faro.worker.io.mode", "buffered").with("faro.worker.io.read.buffer.per.disk", "16m"));
+  }
+
+  @Test
   void aBadTierNamesTheKeyAndTheTiers() {
     assertThatThrownBy(() -> WorkerOptions.Settings.from(FaroConf.empty().with("faro.worker.dirs", "/data1:ssd,/data2:floppy")))
         .isInstanceOf(ConfigException.class)

@@ -23,6 +23,11 @@ public final class Responder {
     this.requestId = requestId;
   }
 
+  /** Whether the connection the answer would go to is still open. */
+  public boolean connected() {
+    return channel.isActive();
+  }
+
   public void respond(Message meta) {
     respond(meta, null);
   }

@@ -27,9 +27,9 @@ import java.util.Optional;
 /**
  * Serves the fetch port: a reducer opens a committed partition (gets its chunk offsets) and
  * fetches chunks by index. On a disk with direct I/O the chunk is read by the disk's {@link
- * DiskReader} and sent from its buffers; on a buffered disk it is sent from the file with
- * {@link DefaultFileRegion} (sendfile: from the page cache to the socket, without passing
- * through user space).
+ * DiskReader} and sent from its buffers; on a buffered disk (and for a chunk larger than the
+ * reader's buffers) it is sent from the file with {@link DefaultFileRegion} (sendfile: from the
+ * page cache to the socket, without passing through user space).
  */
 public final class FetchHandler implements RequestHandler {
   private final PartitionStore store;
@@ -74,8 +74,9 @@ public final class FetchHandler implements RequestHandler {
     long length = committed.chunks().chunkLength(chunk);
     FetchChunkResponse answer = FetchChunkResponse.newBuilder().setChunkIndex(chunk).build();
     Optional<DiskReader> reader = store.disk(key).reader();
-    if (reader.isPresent()) {
-      reader.get().read(file, offset, Math.toIntExact(length)).whenComplete((bytes, error) -> {
+    // A chunk larger than the disk's read buffers (one huge pushed part) is sent with sendfile.
+    if (reader.isPresent() && length <= reader.get().maxReadBytes()) {
+      reader.get().read(file, offset, (int) length, responder::connected).whenComplete((bytes, error) -> {
         if (error != null) {
           responder.fail(error);
         } else {

@@ -87,7 +87,7 @@ public final class DirectIo {
       try {
         Files.deleteIfExists(scratch);
       } catch (IOException ignored) {
-        // A leftover scratch file is harmless and is overwritten by the next probe's name.
+        // A leftover scratch file (a hidden name, a few KiB) is harmless.
       }
     }
   }

@@ -16,14 +16,15 @@ import java.nio.channels.FileChannel;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.Semaphore;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.BooleanSupplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -34,9 +35,10 @@ import org.slf4j.LoggerFactory;
  * <p>Memory: a chunk is read into segments from a fixed pool ({@code bufferBytes} in all, in
  * {@link #SEGMENT_BYTES} pieces, allocated on first use and reused). The bytes handed out are a
  * composite of segments that go back to the pool when the answer carrying them is written or
- * dropped. When the pool is empty a read waits for segments to come back, at most {@code
- * waitForBuffers}, then fails with a retryable error: what the worker holds for fetches never
- * grows past the pool, however many reducers ask at once.
+ * dropped. A read reserves every segment it needs at once, before it reads (so reads never hold
+ * part of the pool while waiting for the rest, and cannot starve each other into a standstill),
+ * waiting at most {@code waitForBuffers}, then fails with a retryable error: what the worker
+ * holds for fetches never grows past the pool, however many reducers ask at once.
  */
 public final class DiskReader implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(DiskReader.class);
@@ -46,15 +48,17 @@ public final class DiskReader implements AutoCloseable {
   private final String name;
   private final DirectIo io;
   private final ExecutorService threads;
-  private final ArrayBlockingQueue<ByteBuffer> free;
+  /** Segments not reserved by any read; fair, so that a large read is not overtaken forever. */
+  private final Semaphore unreserved;
+  private final ConcurrentLinkedQueue<ByteBuffer> free = new ConcurrentLinkedQueue<>();
   private final int maxSegments;
-  private final AtomicInteger allocated = new AtomicInteger();
   private final long waitMillis;
 
   /**
    * Starts {@code threadCount} reader threads named {@code <name>-N}.
    *
    * @param bufferBytes bytes of read buffers this disk may hold at once; at least one segment
+   * @param waitForBuffersMillis how long a read waits for its buffers before it fails
    */
   public DiskReader(String name, DirectIo io, int threadCount, long bufferBytes, long waitForBuffersMillis) {
     this.name = requireNonNull(name, "name is null");
@@ -63,48 +67,55 @@ public final class DiskReader implements AutoCloseable {
       throw new IllegalArgumentException("threadCount must be positive: " + threadCount);
     }
     this.maxSegments = (int) Math.max(1, Math.min(Integer.MAX_VALUE, bufferBytes / SEGMENT_BYTES));
-    this.free = new ArrayBlockingQueue<>(maxSegments);
+    this.unreserved = new Semaphore(maxSegments, true);
     this.waitMillis = waitForBuffersMillis;
     this.threads = new ThreadPoolExecutor(threadCount, threadCount, 0, TimeUnit.MILLISECONDS,
         new LinkedBlockingQueue<>(), new DefaultThreadFactory(name, true));
   }
 
-  /** The most bytes one read can take: a larger chunk can never be read. */
+  /** The most bytes one read can take; a larger chunk must be served another way. */
   public long maxReadBytes() {
     // Alignment can add a segment at each end.
     return (long) maxSegments * SEGMENT_BYTES - 2L * io.alignment();
   }
 
-  /** Segments currently lent out (in answers being sent) or being read into. */
+  /** Segments reserved by reads in progress or lent out in answers being sent. */
   public int segmentsInUse() {
-    return allocated.get() - free.size();
+    return maxSegments - unreserved.availablePermits();
   }
 
   /**
    * Reads {@code length} bytes of {@code file} at {@code offset}, on a reader thread. The future
    * completes with bytes the caller owns (and must release), or fails with a {@link
    * FaroException}: STORAGE_FAILED when the file cannot be read or is shorter than asked,
-   * TIMEOUT (retryable) when no read buffer came free in time, SHUTTING_DOWN when closed.
+   * TIMEOUT (retryable) when no read buffers came free in time, SHUTTING_DOWN when closed,
+   * CONNECTION_FAILED when {@code stillWanted} says no when the read's turn comes (the asker
+   * went away: its read is skipped).
+   *
+   * @throws IllegalArgumentException for a negative offset, an empty read or one larger than
+   *     {@link #maxReadBytes()}
    */
-  public CompletableFuture<ByteBuf> read(Path file, long offset, int length) {
-    if (length <= 0 || offset < 0) {
-      throw new IllegalArgumentException("cannot read " + length + " bytes at " + offset);
-    }
-    if (length > maxReadBytes()) {
-      return CompletableFuture.failedFuture(new FaroException(ErrorCode.STORAGE_FAILED,
-          "a chunk of " + length + " bytes of " + file + " is larger than the " + maxReadBytes()
-              + " bytes of read buffers of " + name + ": raise faro.worker.io.read.buffer.per.disk"));
+  public CompletableFuture<ByteBuf> read(Path file, long offset, int length, BooleanSupplier stillWanted) {
+    if (length <= 0 || offset < 0 || length > maxReadBytes()) {
+      throw new IllegalArgumentException("cannot read " + length + " bytes at " + offset + " of " + file
+          + " with " + name + " (at most " + maxReadBytes() + " bytes per read)");
     }
     CompletableFuture<ByteBuf> result = new CompletableFuture<>();
     try {
       threads.execute(() -> {
         try {
+          if (!stillWanted.getAsBoolean()) {
+            result.completeExceptionally(new FaroException(ErrorCode.CONNECTION_FAILED,
+                "the read of " + file + " is no longer wanted"));
+            return;
+          }
           result.complete(readNow(file, offset, length));
         } catch (FaroException e) {
           result.completeExceptionally(e);
-        } catch (RuntimeException e) {
+        } catch (Throwable t) {
+          // Errors too (e.g. out of direct memory): the fetch must get an answer.
           result.completeExceptionally(new FaroException(ErrorCode.STORAGE_FAILED,
-              "cannot read " + file + ": " + e, e));
+              "cannot read " + file + ": " + t, t));
         }
       });
     } catch (RejectedExecutionException e) {
@@ -116,7 +127,27 @@ public final class DiskReader implements AutoCloseable {
   private ByteBuf readNow(Path file, long offset, int length) {
     long start = io.alignDown(offset);
     long end = io.alignUp(offset + length);
-    List<ByteBuf> segments = new ArrayList<>();
+    int needed = (int) ((end - start + SEGMENT_BYTES - 1) / SEGMENT_BYTES);
+    reserve(needed, file);
+    // From here every segment is either in `segments` (released on failure, or handed out in
+    // the answer) or still reserved and given back below.
+    List<ByteBuf> segments = new ArrayList<>(needed);
+    try {
+      read(file, offset, length, start, end, segments);
+    } catch (Throwable t) {
+      segments.forEach(ByteBuf::release);
+      unreserved.release(needed - segments.size());
+      throw t;
+    }
+    // A read that ended early (it cannot, past the size check, but a file may shrink) leaves
+    // reserved segments unused.
+    unreserved.release(needed - segments.size());
+    CompositeByteBuf chunk = ByteBufAllocator.DEFAULT.compositeDirectBuffer(Math.max(2, segments.size()));
+    chunk.addComponents(true, segments);
+    return chunk.setIndex((int) (offset - start), (int) (offset - start) + length);
+  }
+
+  private void read(Path file, long offset, int length, long start, long end, List<ByteBuf> segments) {
     FileChannel opened;
     try {
       opened = io.openForRead(file);
@@ -133,66 +164,49 @@ public final class DiskReader implements AutoCloseable {
       // Everything up to offset + length must arrive; the read of the last block may stop at the
       // end of the file.
       while (position < offset + length) {
-        ByteBuffer segment = acquire(file).clear();
-        segments.add(new Segment(segment));
-        segment.limit((int) Math.min(segment.capacity(), end - position));
-        while (segment.hasRemaining()) {
-          int n = channel.read(segment, position + segment.position());
+        ByteBuffer memory = take().clear();
+        Segment segment = new Segment(memory);
+        segments.add(segment);
+        memory.limit((int) Math.min(memory.capacity(), end - position));
+        while (memory.hasRemaining()) {
+          int n = channel.read(memory, position + memory.position());
           // A read that ends off a block boundary reached the end of the file.
-          if (n <= 0 || segment.position() % io.alignment() != 0) {
+          if (n <= 0 || memory.position() % io.alignment() != 0) {
             break;
           }
         }
-        int got = segment.position();
-        segments.get(segments.size() - 1).writerIndex(got);
+        int got = memory.position();
+        segment.writerIndex(got);
         position += got;
-        if (got < segment.limit() && position < offset + length) {
+        if (got < memory.limit() && position < offset + length) {
           throw new FaroException(ErrorCode.STORAGE_FAILED, "file " + file + " ended at " + position
               + " while reading a chunk that ends at " + (offset + length));
         }
       }
     } catch (IOException e) {
-      release(segments);
       throw new FaroException(ErrorCode.STORAGE_FAILED, "cannot read " + file + ": " + e, e);
-    } catch (RuntimeException e) {
-      release(segments);
-      throw e;
     }
-    CompositeByteBuf chunk = ByteBufAllocator.DEFAULT.compositeDirectBuffer(Math.max(2, segments.size()));
-    chunk.addComponents(true, segments);
-    return chunk.setIndex((int) (offset - start), (int) (offset - start) + length);
   }
 
-  private ByteBuffer acquire(Path file) {
-    ByteBuffer segment = free.poll();
-    if (segment != null) {
-      return segment;
-    }
-    while (true) {
-      int count = allocated.get();
-      if (count >= maxSegments) {
-        break;
-      }
-      if (allocated.compareAndSet(count, count + 1)) {
-        return DirectIo.allocateAligned(SEGMENT_BYTES, io.alignment());
-      }
-    }
+  private void reserve(int segments, Path file) {
+    boolean reserved;
     try {
-      segment = free.poll(waitMillis, TimeUnit.MILLISECONDS);
+      reserved = unreserved.tryAcquire(segments, waitMillis, TimeUnit.MILLISECONDS);
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
       throw new FaroException(ErrorCode.SHUTTING_DOWN, "worker is shutting down");
     }
-    if (segment == null) {
-      throw new FaroException(ErrorCode.TIMEOUT, "no read buffer of " + name + " came free within "
+    if (!reserved) {
+      throw new FaroException(ErrorCode.TIMEOUT, "no read buffers of " + name + " came free within "
           + waitMillis + " ms to read " + file + ": the worker is sending as much as "
           + "faro.worker.io.read.buffer.per.disk allows; retry later");
     }
-    return segment;
   }
 
-  private static void release(List<ByteBuf> segments) {
-    segments.forEach(ByteBuf::release);
+  /** A reserved segment's memory: a pooled one, or a new one while the pool is not full grown. */
+  private ByteBuffer take() {
+    ByteBuffer memory = free.poll();
+    return memory != null ? memory : DirectIo.allocateAligned(SEGMENT_BYTES, io.alignment());
   }
 
   /** Stops the reader threads once the queued reads ran. Lent segments come back as usual. */
@@ -208,11 +222,12 @@ public final class DiskReader implements AutoCloseable {
     }
   }
 
-  /** A pooled segment: back into the pool when released. */
+  /** A reserved segment: its memory goes back to the pool, and its reservation ends, on release. */
   private final class Segment extends UnpooledDirectByteBuf {
     private final ByteBuffer memory;
 
     Segment(ByteBuffer memory) {
+      // Netty slices the buffer and never frees it (doNotFree): deallocate hands it back here.
       super(UnpooledByteBufAllocator.DEFAULT, memory, memory.capacity());
       this.memory = memory;
       writerIndex(0);
@@ -221,10 +236,8 @@ public final class DiskReader implements AutoCloseable {
     @Override
     protected void deallocate() {
       super.deallocate();
-      if (!free.offer(memory)) {
-        // Cannot happen: the pool holds every segment ever allocated. Let the GC free it.
-        allocated.decrementAndGet();
-      }
+      free.offer(memory);
+      unreserved.release();
     }
   }
 }

@@ -20,6 +20,9 @@ import org.slf4j.LoggerFactory;
 public final class Disks implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(Disks.class);
 
+  /** Direct memory of one flusher thread's staging buffer on a disk with direct I/O. */
+  public static final int STAGING_BYTES = DirectIo.STAGING_BYTES;
+
   private final List<Disk> disks;
 
   private Disks(List<Disk> disks) {

@@ -17,7 +17,6 @@ import io.faro.proto.PushPart;
 import io.faro.proto.PushRequest;
 import io.faro.proto.PushStatusP;
 import io.faro.worker.WorkerOptions;
-import io.faro.worker.storage.DirectIo;
 import io.faro.worker.storage.FileLayout;
 import io.faro.worker.storage.IoMode;
 import io.faro.worker.testing.Batches;
@@ -45,8 +44,8 @@ import org.junit.jupiter.api.io.TempDir;
 
 /**
  * A real worker on loopback ports with a fake master, driven the way the client will drive it.
- * Its disks do direct I/O where the file system takes it ({@code auto}); {@link
- * WorkerServerBufferedIoTest} runs the same tests through the page cache.
+ * Its disks do direct I/O; {@link WorkerServerBufferedIoTest} runs the same tests through the
+ * page cache.
  */
 class WorkerServerTest {
   private static final ShuffleId SHUFFLE = new ShuffleId(new AppId("app-e2e"), 4);
@@ -69,12 +68,12 @@ class WorkerServerTest {
 
   /** faro.worker.io.mode of the worker under test. */
   String ioMode() {
-    return "auto";
+    return "direct";
   }
 
-  /** What the worker's disks should do with {@link #ioMode()}: direct where the probe says so. */
+  /** What the worker's disks should do with {@link #ioMode()}. */
   IoMode expectedIoMode() {
-    return DirectIo.probe(tmp).supported() ? IoMode.DIRECT : IoMode.BUFFERED;
+    return IoMode.DIRECT;
   }
 
   @Test
@@ -226,6 +225,32 @@ class WorkerServerTest {
     assertError(() -> client.fetchChunk(key, 1), ErrorCode.INVALID_REQUEST, "no chunk 1");
     assertError(() -> client.fetchChunk(key, -1), ErrorCode.INVALID_REQUEST, "no chunk -1");
     assertThat(client.fetchChunk(key, 0)).hasSize(BatchFormat.HEADER + 100);
+  }
+
+  @Test
+  void aChunkLargerThanTheReadBuffersIsStillServed() {
+    // 3m of read buffers per disk serve chunks up to 3m - 8k; one pushed part of 4m makes a
+    // chunk of its own that size (chunks end at part boundaries).
+    try (WorkerServer small = new WorkerServer(TestWorkers.conf(master.endpoint(), tmp.resolve("small0"))
+            .with(WorkerOptions.IO_MODE, ioMode())
+            .with(WorkerOptions.IO_READ_BUFFER_PER_DISK, "3m"));
+        WorkerClient smallClient = startAndConnect(small)) {
+      smallClient.reserve(SHUFFLE, 0, 0, 0);
+      byte[] big = batches.batchBytes(1, 0, 0, 4 << 20);
+      byte[] little = batches.batchBytes(1, 0, 1, 100);
+      smallClient.push(SHUFFLE, List.of(new Part(0, 0, big)));
+      smallClient.push(SHUFFLE, List.of(new Part(0, 0, little)));
+      smallClient.commit(SHUFFLE);
+      PartitionKey key = new PartitionKey(SHUFFLE, 0, 0);
+
+      assertThat(smallClient.fetchChunk(key, 0)).isEqualTo(big);
+      assertThat(smallClient.fetchChunk(key, 1)).isEqualTo(little);
+    }
+  }
+
+  private static WorkerClient startAndConnect(WorkerServer server) {
+    server.start();
+    return new WorkerClient("client-small", server.endpoint());
   }
 
   @Test
