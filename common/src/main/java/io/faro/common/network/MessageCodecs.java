@@ -17,6 +17,8 @@ import io.faro.proto.GetReducerFileGroupsRequest;
 import io.faro.proto.GetReducerFileGroupsResponse;
 import io.faro.proto.MapperEndRequest;
 import io.faro.proto.MapperEndResponse;
+import io.faro.proto.MasterStatusRequest;
+import io.faro.proto.MasterStatusResponse;
 import io.faro.proto.MessageType;
 import io.faro.proto.OpenStreamRequest;
 import io.faro.proto.OpenStreamResponse;
@@ -29,6 +31,7 @@ import io.faro.proto.RequestSlotsRequest;
 import io.faro.proto.RequestSlotsResponse;
 import io.faro.proto.ReserveSlotsRequest;
 import io.faro.proto.ReserveSlotsResponse;
+import io.faro.proto.TransferLeaderRequest;
 import io.faro.proto.UnregisterAppRequest;
 import io.faro.proto.UnregisterShuffleRequest;
 import io.faro.proto.WorkerHeartbeatRequest;
@@ -81,6 +84,9 @@ public final class MessageCodecs {
     add(MessageType.GET_REDUCER_FILE_GROUPS_RESPONSE, GetReducerFileGroupsResponse.class, GetReducerFileGroupsResponse.parser());
     add(MessageType.WORKER_STATUS_REQUEST, WorkerStatusRequest.class, WorkerStatusRequest.parser());
     add(MessageType.WORKER_STATUS_RESPONSE, WorkerStatusResponse.class, WorkerStatusResponse.parser());
+    add(MessageType.MASTER_STATUS_REQUEST, MasterStatusRequest.class, MasterStatusRequest.parser());
+    add(MessageType.MASTER_STATUS_RESPONSE, MasterStatusResponse.class, MasterStatusResponse.parser());
+    add(MessageType.TRANSFER_LEADER_REQUEST, TransferLeaderRequest.class, TransferLeaderRequest.parser());
   }
 
   private MessageCodecs() {}

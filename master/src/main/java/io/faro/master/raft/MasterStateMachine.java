@@ -30,6 +30,7 @@ import org.apache.ratis.statemachine.impl.BaseStateMachine;
 import org.apache.ratis.statemachine.impl.SingleFileSnapshotInfo;
 import org.apache.ratis.thirdparty.com.google.protobuf.ByteString;
 import org.apache.ratis.thirdparty.com.google.protobuf.UnsafeByteOperations;
+import org.apache.ratis.util.LifeCycle;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -72,13 +73,28 @@ public final class MasterStateMachine extends BaseStateMachine {
       throws IOException {
     super.initialize(server, groupId, raftStorage);
     snapshots.init(raftStorage);
-    loadLatestSnapshot();
+    getLifeCycle().startAndTransition(this::loadLatestSnapshot);
   }
 
-  /** Called after the leader installed a snapshot on this master (apply is paused meanwhile). */
+  /**
+   * Ratis pauses the state machine before it installs a snapshot sent by the leader (this
+   * master fell behind a purged log, or its storage was wiped), and checks that it is paused
+   * before it calls {@link #reinitialize}. Nothing is applied meanwhile.
+   */
+  @Override
+  public void pause() {
+    getLifeCycle().transition(LifeCycle.State.PAUSING);
+    getLifeCycle().transition(LifeCycle.State.PAUSED);
+  }
+
+  /** Called after the leader installed a snapshot on this master: load it and run again. */
   @Override
   public void reinitialize() throws IOException {
     loadLatestSnapshot();
+    if (getLifeCycleState() == LifeCycle.State.PAUSED) {
+      getLifeCycle().transition(LifeCycle.State.STARTING);
+      getLifeCycle().transition(LifeCycle.State.RUNNING);
+    }
   }
 
   @Override

@@ -20,6 +20,8 @@ import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.time.Duration;
+import java.util.List;
+import java.util.Locale;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
@@ -35,6 +37,7 @@ import org.apache.ratis.protocol.RaftGroup;
 import org.apache.ratis.protocol.RaftGroupId;
 import org.apache.ratis.protocol.RaftPeer;
 import org.apache.ratis.protocol.RaftPeerId;
+import org.apache.ratis.protocol.TransferLeadershipRequest;
 import org.apache.ratis.protocol.exceptions.AlreadyClosedException;
 import org.apache.ratis.protocol.exceptions.LeaderNotReadyException;
 import org.apache.ratis.protocol.exceptions.LeaderSteppingDownException;
@@ -181,6 +184,80 @@ public final class RaftNode implements AutoCloseable {
   private DivisionInfo info() {
     RaftServer.Division d = division;
     return d == null ? null : d.getInfo();
+  }
+
+  /**
+   * This master's own view of the group, from its local Raft server (no network, no log entry).
+   *
+   * @param role leader, follower, candidate, listener, or stopped
+   */
+  public record NodeStatus(String role, long term, long appliedIndex, long commitIndex, String leaderId,
+      boolean leaderReady, long snapshotIndex, long logStartIndex) {}
+
+  public NodeStatus status() {
+    RaftServer.Division d = division;
+    if (d == null) {
+      return new NodeStatus("stopped", -1, -1, -1, "", false, -1, -1);
+    }
+    DivisionInfo info = d.getInfo();
+    var snapshot = stateMachine.getLatestSnapshot();
+    return new NodeStatus(
+        info.getCurrentRole().name().toLowerCase(Locale.ROOT),
+        info.getCurrentTerm(),
+        info.getLastAppliedIndex(),
+        d.getRaftLog().getLastCommittedIndex(),
+        leaderId(),
+        info.isLeader() && info.isLeaderReady(),
+        snapshot == null ? -1 : snapshot.getIndex(),
+        d.getRaftLog().getStartIndex());
+  }
+
+  /** This master's RPC endpoint as it advertises it, or empty before start. */
+  public String rpcEndpoint() {
+    return rpcPort == 0 ? "" : new HostPort(config.advertisedHost(), rpcPort).toString();
+  }
+
+  /** The group as configured: {@code id@host:raftPort[/rpcPort]} of every master. */
+  public List<String> peers() {
+    return config.peers().stream().map(RaftPeerSpec::toString).toList();
+  }
+
+  /**
+   * Asks this master, which must be the leader, to hand leadership to {@code to}; completes when
+   * {@code to} leads. Fails with NOT_LEADER on a follower, INVALID_REQUEST for an id that is not
+   * in the group, TIMEOUT when the transfer did not finish within {@code timeout}.
+   */
+  public CompletableFuture<Void> transferLeadership(String to, Duration timeout) {
+    if (config.peers().stream().noneMatch(p -> p.id().equals(to))) {
+      return CompletableFuture.failedFuture(new FaroException(ErrorCode.INVALID_REQUEST,
+          "no master " + to + " in the group " + peers()));
+    }
+    RaftServer s = server;
+    if (s == null || division == null || !isLeaderReady()) {
+      return CompletableFuture.failedFuture(notLeader("a leader transfer"));
+    }
+    if (to.equals(config.masterId())) {
+      return CompletableFuture.completedFuture(null);
+    }
+    TransferLeadershipRequest request = new TransferLeadershipRequest(clientId, s.getId(), GROUP_ID,
+        callIds.incrementAndGet(), RaftPeerId.valueOf(to), timeout.toMillis());
+    CompletableFuture<RaftClientReply> reply;
+    try {
+      reply = s.transferLeadershipAsync(request);
+    } catch (IOException e) {
+      return CompletableFuture.failedFuture(failure(e, "a leader transfer"));
+    }
+    return reply.handle((r, error) -> {
+      Throwable cause = error != null ? Futures.unwrap(error) : r.isSuccess() ? null : r.getException();
+      if (cause == null) {
+        return null;
+      }
+      if (cause instanceof org.apache.ratis.protocol.exceptions.TransferLeadershipException) {
+        throw new FaroException(ErrorCode.TIMEOUT, "leadership did not move from " + config.masterId()
+            + " to " + to + " within " + timeout.toMillis() + "ms: " + cause.getMessage(), cause);
+      }
+      throw failure(cause, "a leader transfer");
+    });
   }
 
   /** Reads the local state under the state machine's read lock (see MasterStateMachine#read). */

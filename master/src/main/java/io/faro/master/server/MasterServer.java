@@ -12,6 +12,8 @@ import io.faro.master.raft.RaftNode;
 import io.faro.master.service.LivenessMonitor;
 import io.faro.master.service.LoadView;
 import io.faro.master.service.MasterRequestHandler;
+import io.faro.master.state.MasterStateView;
+import io.faro.master.state.StateReader;
 import java.io.IOException;
 import java.net.InetAddress;
 import java.net.ServerSocket;
@@ -127,6 +129,21 @@ public final class MasterServer implements AutoCloseable {
 
   public String masterId() {
     return config.masterId();
+  }
+
+  /** This master's copy of the state (tests compare the copies of a group). */
+  MasterStateView stateView() {
+    RaftNode node = raft;
+    if (node == null) {
+      throw new IllegalStateException("master " + config.masterId() + " is not started");
+    }
+    return node.read(StateReader::view);
+  }
+
+  /** This master's own view of its Raft group. */
+  public RaftNode.NodeStatus raftStatus() {
+    RaftNode node = raft;
+    return node == null ? new RaftNode.NodeStatus("stopped", -1, -1, -1, "", false, -1, -1) : node.status();
   }
 
   /** True when this master is the Raft leader and ready to serve. */

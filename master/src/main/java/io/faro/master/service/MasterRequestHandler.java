@@ -22,22 +22,26 @@ import io.faro.master.placement.WorkerCandidate;
 import io.faro.master.raft.NotLeaderException;
 import io.faro.master.raft.RaftNode;
 import io.faro.master.state.ApplyResult;
+import io.faro.master.state.MasterStateView;
 import io.faro.master.state.RegisteredWorker;
 import io.faro.master.state.StampedCommand;
 import io.faro.master.state.StateCommand;
 import io.faro.proto.AppHeartbeatRequest;
 import io.faro.proto.EmptyResponse;
 import io.faro.proto.ErrorResponse;
+import io.faro.proto.MasterStatusResponse;
 import io.faro.proto.RegisterAppRequest;
 import io.faro.proto.RegisterWorkerRequest;
 import io.faro.proto.RegisterWorkerResponse;
 import io.faro.proto.RequestSlotsRequest;
 import io.faro.proto.RequestSlotsResponse;
+import io.faro.proto.TransferLeaderRequest;
 import io.faro.proto.UnregisterAppRequest;
 import io.faro.proto.UnregisterShuffleRequest;
 import io.faro.proto.WorkerHeartbeatRequest;
 import io.faro.proto.WorkerHeartbeatResponse;
 import java.time.Clock;
+import java.time.Duration;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Optional;
@@ -57,6 +61,8 @@ import java.util.stream.IntStream;
  */
 public final class MasterRequestHandler implements RequestHandler {
   private static final EmptyResponse EMPTY = EmptyResponse.getDefaultInstance();
+  /** How long a leader transfer may take: an election or two, plus catching up. */
+  private static final Duration TRANSFER_TIMEOUT = Duration.ofSeconds(20);
 
   private final RaftNode raft;
   private final LoadView loads;
@@ -84,6 +90,8 @@ public final class MasterRequestHandler implements RequestHandler {
         case REQUEST_SLOTS_REQUEST -> requestSlots(request.meta(RequestSlotsRequest.class));
         case UNREGISTER_SHUFFLE_REQUEST -> unregisterShuffle(request.meta(UnregisterShuffleRequest.class));
         case CLUSTER_STATUS_REQUEST -> clusterStatus();
+        case MASTER_STATUS_REQUEST -> CompletableFuture.completedFuture(masterStatus());
+        case TRANSFER_LEADER_REQUEST -> transferLeader(request.meta(TransferLeaderRequest.class));
         default -> CompletableFuture.failedFuture(new FaroException(ErrorCode.UNSUPPORTED_MESSAGE,
             "master " + raft.masterId() + " does not serve " + request.type()));
       };
@@ -229,6 +237,43 @@ public final class MasterRequestHandler implements RequestHandler {
   private CompletableFuture<Message> clusterStatus() {
     return raft.queryState().thenApply(state -> ProtoMapper.clusterStatus(
         state.view(), loads.workerHeartbeats(), raft.leaderId(), state.appliedIndex()));
+  }
+
+  // ------------------------------------------------------------------ admin
+
+  /** This master's own view: served by every master, from local state only. */
+  private Message masterStatus() {
+    RaftNode.NodeStatus node = raft.status();
+    MasterStatusResponse.Builder b = MasterStatusResponse.newBuilder()
+        .setMasterId(raft.masterId())
+        .setRole(node.role())
+        .setTerm(node.term())
+        .setAppliedIndex(node.appliedIndex())
+        .setCommitIndex(node.commitIndex())
+        .setLeaderId(node.leaderId())
+        .setLeaderReady(node.leaderReady())
+        .setPid(ProcessHandle.current().pid())
+        .setSnapshotIndex(node.snapshotIndex())
+        .setLogStartIndex(node.logStartIndex())
+        .addAllPeers(raft.peers())
+        .setRpcEndpoint(raft.rpcEndpoint());
+    raft.read(state -> {
+      MasterStateView view = state.view();
+      b.setWorkers(view.workers().size())
+          .setAliveWorkers(state.aliveWorkers().size())
+          .setApps(view.apps().size())
+          .setShuffles(view.shuffles().size());
+      return null;
+    });
+    return b.build();
+  }
+
+  private CompletableFuture<Message> transferLeader(TransferLeaderRequest request) {
+    String to = request.getTo().trim();
+    if (to.isEmpty()) {
+      throw new FaroException(ErrorCode.INVALID_REQUEST, "a leader transfer needs the id of the new leader");
+    }
+    return raft.transferLeadership(to, TRANSFER_TIMEOUT).thenApply(done -> EMPTY);
   }
 
   // ------------------------------------------------------------------ helpers

@@ -17,74 +17,230 @@ import io.faro.master.testing.Requests;
 import io.faro.proto.ClusterStatusRequest;
 import io.faro.proto.ClusterStatusResponse;
 import io.faro.proto.EmptyResponse;
+import io.faro.proto.MasterStatusRequest;
+import io.faro.proto.MasterStatusResponse;
 import io.faro.proto.RegisterWorkerResponse;
+import io.faro.proto.TransferLeaderRequest;
 import java.io.IOException;
 import java.net.ServerSocket;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
-/** Three masters run the same code as one: followers point at the leader, and failover keeps the state. */
+/**
+ * Three masters in one JVM run the same code as one: followers point at the leader, a new
+ * leader keeps the state, every master reports its own view, leadership moves on request, and a
+ * follower that missed purged log entries (down, or its storage wiped) catches up from a
+ * snapshot installed by the leader.
+ */
 class ThreeMasterTest {
-  @TempDir Path dir;
+  /** Small, so that a few hundred entries make several snapshots and purge the log behind them. */
+  private static final String SNAPSHOT_EVERY = "20";
 
-  @Test
-  void followersRedirectToTheLeaderAndANewLeaderKeepsTheState() throws Exception {
-    int[] rpcPorts = {freePort(), freePort(), freePort()};
-    int[] raftPorts = {freePort(), freePort(), freePort()};
-    List<String> peers = new ArrayList<>();
-    List<HostPort> endpoints = new ArrayList<>();
+  @TempDir Path dir;
+  private final int[] rpcPorts = new int[3];
+  private final int[] raftPorts = new int[3];
+  private final List<String> peers = new ArrayList<>();
+  private final List<HostPort> endpoints = new ArrayList<>();
+  private final MasterServer[] masters = new MasterServer[3];
+  private ClientPool pool;
+  private MasterClient client;
+
+  @BeforeEach
+  void startGroup() throws IOException {
+    int[] ports = freePorts(6);
     for (int i = 0; i < 3; i++) {
+      rpcPorts[i] = ports[i];
+      raftPorts[i] = ports[3 + i];
       peers.add("m" + (i + 1) + "@127.0.0.1:" + raftPorts[i] + "/" + rpcPorts[i]);
       endpoints.add(new HostPort("127.0.0.1", rpcPorts[i]));
     }
-    List<MasterServer> masters = new ArrayList<>();
-    for (int i = 0; i < 3; i++) {
-      FaroConf conf = MasterFixture.conf(dir.resolve("m" + (i + 1)))
-          .with(MasterServerOptions.ID, "m" + (i + 1))
-          .with(MasterServerOptions.PORT, Integer.toString(rpcPorts[i]))
-          .with(MasterServerOptions.RAFT_PEERS, String.join(",", peers))
-          .with(MasterServerOptions.RAFT_PORT, Integer.toString(raftPorts[i]));
-      masters.add(new MasterServer(conf));
+    pool = new ClientPool("test-client", NetworkOptions.Settings.from(FaroConf.empty()));
+    client = new MasterClient(pool, endpoints, Duration.ofSeconds(30));
+    CompletableFuture.allOf(Stream.of(0, 1, 2)
+        .map(i -> CompletableFuture.runAsync(() -> start(i))).toArray(CompletableFuture[]::new)).join();
+    Eventually.await(Duration.ofSeconds(20), "a leader", () -> leaderIndex() >= 0);
+  }
+
+  @AfterEach
+  void stopGroup() {
+    for (MasterServer m : masters) {
+      if (m != null) {
+        m.close();
+      }
     }
-    try (ClientPool pool = new ClientPool("test-client", NetworkOptions.Settings.from(FaroConf.empty()))) {
-      CompletableFuture.allOf(masters.stream()
-          .map(m -> CompletableFuture.runAsync(m::start)).toArray(CompletableFuture[]::new)).join();
-      Eventually.await(Duration.ofSeconds(15), "a leader", () -> masters.stream().anyMatch(MasterServer::isLeader));
-      MasterServer leader = masters.stream().filter(MasterServer::isLeader).findFirst().orElseThrow();
-      MasterServer follower = masters.stream().filter(m -> m != leader).findFirst().orElseThrow();
+    pool.close();
+  }
 
-      RemoteException redirect = (RemoteException) Futures.unwrap(pool.call(
-          new HostPort("127.0.0.1", follower.rpcPort()), Requests.registerApp("app-1"), EmptyResponse.class)
-          .handle((ok, e) -> e).join());
-      assertThat(redirect.code()).isEqualTo(ErrorCode.NOT_LEADER);
-      assertThat(redirect.leaderHint()).isEqualTo("127.0.0.1:" + leader.rpcPort());
+  @Test
+  void followersRedirectToTheLeaderAndANewLeaderKeepsTheState() {
+    MasterServer leader = masters[leaderIndex()];
+    MasterServer follower = masters[(leaderIndex() + 1) % 3];
 
-      MasterClient client = new MasterClient(pool, endpoints, Duration.ofSeconds(20));
-      client.callBlocking(Requests.registerWorker("w1", 1), RegisterWorkerResponse.class);
-      client.callBlocking(Requests.registerApp("app-1"), EmptyResponse.class);
+    RemoteException redirect = (RemoteException) Futures.unwrap(pool.call(
+        new HostPort("127.0.0.1", follower.rpcPort()), Requests.registerApp("app-1"), EmptyResponse.class)
+        .handle((ok, e) -> e).join());
+    assertThat(redirect.code()).isEqualTo(ErrorCode.NOT_LEADER);
+    assertThat(redirect.leaderHint()).isEqualTo("127.0.0.1:" + leader.rpcPort());
 
-      leader.close();
-      Eventually.await(Duration.ofSeconds(20), "a new leader",
-          () -> masters.stream().anyMatch(m -> m != leader && m.isLeader()));
-      ClusterStatusResponse status = client.callBlocking(
-          ClusterStatusRequest.getDefaultInstance(), ClusterStatusResponse.class);
-      assertThat(status.getLeaderId()).isNotEqualTo(leader.masterId());
-      assertThat(status.getAppsList()).containsExactly("app-1");
-      assertThat(status.getWorkersList()).singleElement()
-          .satisfies(w -> assertThat(w.getWorkerId()).isEqualTo("w1"));
-    } finally {
-      masters.forEach(MasterServer::close);
+    client.callBlocking(Requests.registerWorker("w1", 1), RegisterWorkerResponse.class);
+    client.callBlocking(Requests.registerApp("app-1"), EmptyResponse.class);
+
+    leader.close();
+    Eventually.await(Duration.ofSeconds(20), "a new leader",
+        () -> Stream.of(masters).anyMatch(m -> m != leader && m.isLeader()));
+    ClusterStatusResponse status = client.callBlocking(
+        ClusterStatusRequest.getDefaultInstance(), ClusterStatusResponse.class);
+    assertThat(status.getLeaderId()).isNotEqualTo(leader.masterId());
+    assertThat(status.getAppsList()).containsExactly("app-1");
+    assertThat(status.getWorkersList()).singleElement()
+        .satisfies(w -> assertThat(w.getWorkerId()).isEqualTo("w1"));
+  }
+
+  @Test
+  void everyMasterReportsItsOwnViewAndLeadershipMovesOnRequest() {
+    client.callBlocking(Requests.registerApp("app-1"), EmptyResponse.class);
+    int leader = leaderIndex();
+    Eventually.await(Duration.ofSeconds(10), "every master applied the app",
+        () -> Stream.of(0, 1, 2).allMatch(i -> status(i).getApps() == 1));
+    for (int i = 0; i < 3; i++) {
+      MasterStatusResponse s = status(i);
+      assertThat(s.getMasterId()).isEqualTo("m" + (i + 1));
+      assertThat(s.getRole()).isEqualTo(i == leader ? "leader" : "follower");
+      assertThat(s.getLeaderReady()).isEqualTo(i == leader);
+      assertThat(s.getLeaderId()).isEqualTo("m" + (leader + 1));
+      assertThat(s.getTerm()).isEqualTo(status(leader).getTerm());
+      assertThat(s.getPid()).isEqualTo(ProcessHandle.current().pid());
+      assertThat(s.getPeersList()).containsExactlyElementsOf(peers);
+      assertThat(s.getRpcEndpoint()).isEqualTo("127.0.0.1:" + rpcPorts[i]);
+    }
+
+    int target = (leader + 1) % 3;
+    long termBefore = status(leader).getTerm();
+    // Sent to a follower, the transfer is redirected to the leader by the client.
+    client.callBlocking(TransferLeaderRequest.newBuilder().setTo("m" + (target + 1)).build(), EmptyResponse.class);
+
+    Eventually.await(Duration.ofSeconds(10), "m" + (target + 1) + " leads", () -> masters[target].isLeader());
+    assertThat(status(target).getTerm()).isGreaterThan(termBefore);
+    client.callBlocking(Requests.registerApp("app-2"), EmptyResponse.class);
+    assertThat(masters[target].stateView().apps()).hasSize(2);
+    RemoteException unknown = (RemoteException) Futures.unwrap(pool.call(endpoints.get(target),
+        TransferLeaderRequest.newBuilder().setTo("m9").build(), EmptyResponse.class).handle((ok, e) -> e).join());
+    assertThat(unknown.code()).isEqualTo(ErrorCode.INVALID_REQUEST);
+    assertThat(unknown.getMessage()).contains("m9");
+  }
+
+  @Test
+  void aFollowerThatMissedPurgedEntriesCatchesUpFromASnapshot() throws IOException {
+    registerApps("before-", 5);
+    int down = (leaderIndex() + 1) % 3;
+    Eventually.await(Duration.ofSeconds(10), "the follower applied the first apps",
+        () -> status(down).getApps() == 5);
+    long missedFrom = status(down).getAppliedIndex();
+    masters[down].close();
+
+    registerApps("while-down-", 500);
+
+    MasterStatusResponse leader = status(leaderIndex());
+    assertThat(leader.getSnapshotIndex()).as("the leader took snapshots").isPositive();
+    assertThat(leader.getLogStartIndex()).as("and purged the log behind them").isGreaterThan(missedFrom + 1);
+
+    start(down);
+    awaitSameState(down);
+    assertThat(status(down).getSnapshotIndex()).as("installed from the leader").isPositive();
+    assertThat(masters[down].stateView().apps()).hasSize(505);
+  }
+
+  @Test
+  void aMasterWhoseStorageWasWipedRejoinsAsANewFollower() throws IOException {
+    registerApps("before-", 60);
+    int wiped = (leaderIndex() + 2) % 3;
+    masters[wiped].close();
+    deleteRecursively(dir.resolve("m" + (wiped + 1)));
+    registerApps("after-", 60);
+
+    start(wiped);
+    awaitSameState(wiped);
+    assertThat(masters[wiped].stateView().apps()).hasSize(120);
+    assertThat(status(wiped).getRole()).isEqualTo("follower");
+  }
+
+  private void registerApps(String prefix, int count) {
+    for (int i = 0; i < count; i++) {
+      client.callBlocking(Requests.registerApp(prefix + i), EmptyResponse.class);
     }
   }
 
-  private static int freePort() throws IOException {
-    try (ServerSocket socket = new ServerSocket(0)) {
-      return socket.getLocalPort();
+  /** Waits until master {@code i} applied what the leader applied, then compares their state. */
+  private void awaitSameState(int i) {
+    Eventually.await(Duration.ofSeconds(30), "m" + (i + 1) + " caught up with the leader", () -> {
+      int leader = leaderIndex();
+      return leader >= 0 && leader != i
+          && status(i).getAppliedIndex() >= status(leader).getAppliedIndex();
+    });
+    assertThat(masters[i].stateView()).isEqualTo(masters[leaderIndex()].stateView());
+  }
+
+  private void start(int i) {
+    FaroConf conf = MasterFixture.conf(dir.resolve("m" + (i + 1)))
+        .with(MasterServerOptions.ID, "m" + (i + 1))
+        .with(MasterServerOptions.PORT, Integer.toString(rpcPorts[i]))
+        .with(MasterServerOptions.RAFT_PEERS, String.join(",", peers))
+        .with(MasterServerOptions.RAFT_PORT, Integer.toString(raftPorts[i]))
+        .with(MasterServerOptions.SNAPSHOT_THRESHOLD, SNAPSHOT_EVERY)
+        .with(MasterServerOptions.RAFT_LOG_SEGMENT_SIZE, "16k");
+    MasterServer master = new MasterServer(conf);
+    masters[i] = master;
+    master.start();
+  }
+
+  private int leaderIndex() {
+    for (int i = 0; i < 3; i++) {
+      try {
+        if (masters[i] != null && masters[i].isLeader()) {
+          return i;
+        }
+      } catch (IllegalStateException stopped) {
+        // Closed: not the leader.
+      }
+    }
+    return -1;
+  }
+
+  private MasterStatusResponse status(int i) {
+    return Futures.await(pool.call(endpoints.get(i), MasterStatusRequest.getDefaultInstance(),
+        MasterStatusResponse.class), Duration.ofSeconds(10), "status of m" + (i + 1));
+  }
+
+  private static void deleteRecursively(Path root) throws IOException {
+    try (Stream<Path> walk = Files.walk(root)) {
+      for (Path p : walk.sorted(Comparator.reverseOrder()).toList()) {
+        Files.delete(p);
+      }
+    }
+  }
+
+  /** {@code n} distinct free ports: all held open until all are chosen. */
+  private static int[] freePorts(int n) throws IOException {
+    List<ServerSocket> sockets = new ArrayList<>();
+    try {
+      for (int i = 0; i < n; i++) {
+        sockets.add(new ServerSocket(0));
+      }
+      return sockets.stream().mapToInt(ServerSocket::getLocalPort).toArray();
+    } finally {
+      for (ServerSocket socket : sockets) {
+        socket.close();
+      }
     }
   }
 }
