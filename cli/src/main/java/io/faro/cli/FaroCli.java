@@ -17,6 +17,7 @@ import picocli.CommandLine.Command;
       LocalClusterCommand.class,
       DemoCommand.class,
       DocsCommand.class,
+      AdminCommand.class,
       CommandLine.HelpCommand.class
     })
 public final class FaroCli implements Runnable {
@@ -27,8 +28,19 @@ public final class FaroCli implements Runnable {
   }
 
   static int run(String... args) {
+    return run(null, null, args);
+  }
+
+  /** Runs with the given output and error writers (null: the standard streams). */
+  static int run(java.io.PrintWriter out, java.io.PrintWriter err, String... args) {
     CommandLine line = new CommandLine(new FaroCli()).setCaseInsensitiveEnumValuesAllowed(true)
         .setExecutionExceptionHandler(FaroCli::reportFailure);
+    if (out != null) {
+      line.setOut(out);
+    }
+    if (err != null) {
+      line.setErr(err);
+    }
     for (FaroSubcommand extra : java.util.ServiceLoader.load(FaroSubcommand.class)) {
       line.addSubcommand(extra);
     }

@@ -18,7 +18,7 @@ import java.util.Optional;
 import java.util.concurrent.TimeUnit;
 
 /**
- * One master and N workers, each its own JVM process on loopback, started from this JVM's class
+ * One master (or a Raft group of several) and N workers, each its own JVM process on loopback, started from this JVM's class
  * path: for trying Faro, for tests that kill processes, and for benchmarks. Each process writes
  * its log and a port file under the work directory; the cluster's description, with the Spark
  * settings a job needs, goes to {@code <work-dir>/cluster.json}.
@@ -46,22 +46,33 @@ public final class LocalCluster implements AutoCloseable {
 
   private final Path workDir;
   private final List<Member> members;
-  private final String masterEndpoint;
+  private final List<String> masterEndpoints;
 
-  private LocalCluster(Path workDir, List<Member> members, String masterEndpoint) {
+  private LocalCluster(Path workDir, List<Member> members, List<String> masterEndpoints) {
     this.workDir = workDir;
     this.members = members;
-    this.masterEndpoint = masterEndpoint;
+    this.masterEndpoints = List.copyOf(masterEndpoints);
+  }
+
+  /** Starts one master and {@code workers} workers; see {@link #start(Path, int, int, Path, int)}. */
+  public static LocalCluster start(Path workDir, int workers, Path confFile, int masterPort) throws IOException {
+    return start(workDir, 1, workers, confFile, masterPort);
   }
 
   /**
-   * Starts the cluster and writes cluster.json.
+   * Starts the cluster and writes cluster.json. With several masters they form one Raft group
+   * (ids m1..mN, Raft ports picked free), each in its own process and directory.
    *
+   * @param masters masters of the group, at least 1
    * @param confFile a settings file every process reads first, or null
-   * @param masterPort the master's RPC port (0 picks a free one)
+   * @param masterPort the first master's RPC port, the others on the next ports (0 picks free ones)
    */
-  public static LocalCluster start(Path workDir, int workers, Path confFile, int masterPort) throws IOException {
+  public static LocalCluster start(Path workDir, int masters, int workers, Path confFile, int masterPort)
+      throws IOException {
     requireNonNull(workDir, "workDir is null");
+    if (masters < 1) {
+      throw new IllegalArgumentException("a cluster needs at least one master, not " + masters);
+    }
     Path dir = Files.createDirectories(workDir.toAbsolutePath());
     if (Files.exists(dir.resolve(CLUSTER_FILE))) {
       if (anyAlive(dir)) {
@@ -73,16 +84,8 @@ public final class LocalCluster implements AutoCloseable {
     }
     List<Member> members = new ArrayList<>();
     try {
-      Member master = launch(dir, "master", "master", confFile, List.of(
-          "faro.master.host=127.0.0.1",
-          "faro.master.advertised.host=127.0.0.1",
-          "faro.master.port=" + masterPort,
-          "faro.master.raft.port=0",
-          "faro.master.ratis.dir=" + dir.resolve("master").resolve("ratis")));
-      members.add(master);
-      master = master.started(awaitPortFile(master));
-      members.set(0, master);
-      String endpoint = "127.0.0.1:" + Json.number(master.ports(), "rpcPort");
+      List<String> endpoints = startMasters(dir, masters, confFile, masterPort, members);
+      String endpoint = String.join(",", endpoints);
       for (int i = 0; i < workers; i++) {
         String name = "worker-" + i;
         Path data = Files.createDirectories(dir.resolve(name).resolve("data"));
@@ -94,11 +97,11 @@ public final class LocalCluster implements AutoCloseable {
             "faro.worker.dirs=" + data + ":ssd",
             "faro.master.endpoints=" + endpoint)));
       }
-      for (int i = 1; i < members.size(); i++) {
+      for (int i = masters; i < members.size(); i++) {
         Member w = members.get(i);
         members.set(i, w.started(awaitPortFile(w)));
       }
-      LocalCluster cluster = new LocalCluster(dir, members, endpoint);
+      LocalCluster cluster = new LocalCluster(dir, members, endpoints);
       cluster.writeClusterFile();
       return cluster;
     } catch (IOException | RuntimeException e) {
@@ -107,11 +110,73 @@ public final class LocalCluster implements AutoCloseable {
     }
   }
 
+  /**
+   * Launches the masters (all at once: a group elects its leader once a majority runs), waits
+   * for their port files, and returns their RPC endpoints. One master keeps the name and layout
+   * "master"; a group's are "master-1".."master-N" with ids m1..mN.
+   */
+  private static List<String> startMasters(Path dir, int count, Path confFile, int firstPort, List<Member> members)
+      throws IOException {
+    if (count == 1) {
+      Member master = launch(dir, "master", "master", confFile, List.of(
+          "faro.master.host=127.0.0.1",
+          "faro.master.advertised.host=127.0.0.1",
+          "faro.master.port=" + firstPort,
+          "faro.master.raft.port=0",
+          "faro.master.ratis.dir=" + dir.resolve("master").resolve("ratis")));
+      members.add(master);
+      master = master.started(awaitPortFile(master));
+      members.set(0, master);
+      return List.of("127.0.0.1:" + Json.number(master.ports(), "rpcPort"));
+    }
+    // Every master must know every peer's ports before any starts: pick them now.
+    int[] free = freePorts(firstPort == 0 ? 2 * count : count);
+    List<String> peers = new ArrayList<>();
+    List<String> endpoints = new ArrayList<>();
+    for (int i = 0; i < count; i++) {
+      int rpc = firstPort == 0 ? free[count + i] : firstPort + i;
+      peers.add("m" + (i + 1) + "@127.0.0.1:" + free[i] + "/" + rpc);
+      endpoints.add("127.0.0.1:" + rpc);
+    }
+    for (int i = 0; i < count; i++) {
+      String name = "master-" + (i + 1);
+      members.add(launch(dir, name, "master", confFile, List.of(
+          "faro.master.host=127.0.0.1",
+          "faro.master.advertised.host=127.0.0.1",
+          "faro.master.id=m" + (i + 1),
+          "faro.master.port=" + endpoints.get(i).substring(endpoints.get(i).indexOf(':') + 1),
+          "faro.master.raft.port=" + free[i],
+          "faro.master.raft.peers=" + String.join(",", peers),
+          "faro.master.endpoints=" + String.join(",", endpoints),
+          "faro.master.ratis.dir=" + dir.resolve(name).resolve("ratis"))));
+    }
+    for (int i = 0; i < count; i++) {
+      members.set(i, members.get(i).started(awaitPortFile(members.get(i))));
+    }
+    return endpoints;
+  }
+
+  /** {@code n} distinct free loopback ports, all held open until all are chosen. */
+  private static int[] freePorts(int n) throws IOException {
+    List<java.net.ServerSocket> sockets = new ArrayList<>();
+    try {
+      for (int i = 0; i < n; i++) {
+        sockets.add(new java.net.ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress()));
+      }
+      return sockets.stream().mapToInt(java.net.ServerSocket::getLocalPort).toArray();
+    } finally {
+      for (java.net.ServerSocket socket : sockets) {
+        socket.close();
+      }
+    }
+  }
+
   private static void removePreviousCluster(Path dir) throws IOException {
     try (var entries = Files.list(dir)) {
       for (Path p : entries.toList()) {
         String name = p.getFileName().toString();
-        if (name.equals("master") || name.startsWith("worker-") || name.startsWith(CLUSTER_FILE)) {
+        if (name.equals("master") || name.startsWith("master-") || name.startsWith("worker-")
+            || name.startsWith(CLUSTER_FILE)) {
           deleteRecursively(p);
         }
       }
@@ -220,6 +285,10 @@ public final class LocalCluster implements AutoCloseable {
           entry.put(key, port);
         }
       }
+      String masterId = Json.string(m.ports(), "masterId");
+      if (masterId != null) {
+        entry.put("masterId", masterId);
+      }
       String workerId = Json.string(m.ports(), "workerId");
       if (workerId != null) {
         entry.put("workerId", workerId);
@@ -236,7 +305,7 @@ public final class LocalCluster implements AutoCloseable {
     doc.put("workers", workers);
     Map<String, Object> spark = new LinkedHashMap<>();
     spark.put("spark.shuffle.manager", "io.faro.spark.FaroShuffleManager");
-    spark.put("spark.faro.master.endpoints", masterEndpoint);
+    spark.put("spark.faro.master.endpoints", masterEndpoint());
     spark.put("spark.shuffle.service.enabled", "false");
     doc.put("spark", spark);
     Path tmp = workDir.resolve(CLUSTER_FILE + ".tmp");
@@ -252,9 +321,14 @@ public final class LocalCluster implements AutoCloseable {
     return members;
   }
 
-  /** {@code host:port} of the master, for {@code faro.master.endpoints}. */
+  /** {@code host:port,...} of every master, for {@code faro.master.endpoints}. */
   public String masterEndpoint() {
-    return masterEndpoint;
+    return String.join(",", masterEndpoints);
+  }
+
+  /** {@code host:port} of every master, in order (master-1 first). */
+  public List<String> masterEndpoints() {
+    return masterEndpoints;
   }
 
   /** Stops every process: SIGTERM, then SIGKILL for those still alive after a grace period. */

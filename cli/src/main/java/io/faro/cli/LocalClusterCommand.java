@@ -21,6 +21,10 @@ final class LocalClusterCommand implements Callable<Integer> {
   @Option(names = "--workers", defaultValue = "2", description = "Number of workers (default: ${DEFAULT-VALUE}).")
   int workers;
 
+  @Option(names = "--masters", defaultValue = "1",
+      description = "Number of masters (default: ${DEFAULT-VALUE}); 3 or 5 run a Raft group, one process each.")
+  int masters;
+
   // Not `required`: picocli would then demand it before the `stop` subcommand too.
   @Option(names = "--work-dir", description = "Directory for logs, data and cluster.json (required).")
   Path workDir;
@@ -29,7 +33,8 @@ final class LocalClusterCommand implements Callable<Integer> {
   Path conf;
 
   @Option(names = "--master-port", defaultValue = "9097",
-      description = "Master RPC port (default: ${DEFAULT-VALUE}; 0 picks a free one).")
+      description = "RPC port of the (first) master, the others on the next ports "
+          + "(default: ${DEFAULT-VALUE}; 0 picks free ones).")
   int masterPort;
 
   @Option(names = "--detach", description = "Start, write cluster.json and exit, leaving the processes running.")
@@ -45,9 +50,14 @@ final class LocalClusterCommand implements Callable<Integer> {
       System.err.println("--workers must be at least 1");
       return 2;
     }
-    LocalCluster cluster = LocalCluster.start(workDir, workers, conf, masterPort);
+    if (masters < 1) {
+      System.err.println("--masters must be at least 1 (3 or 5 for a Raft group that survives losing a master)");
+      return 2;
+    }
+    LocalCluster cluster = LocalCluster.start(workDir, masters, workers, conf, masterPort);
     Path file = cluster.workDir().resolve(LocalCluster.CLUSTER_FILE);
-    System.out.println("Faro local cluster: 1 master and " + workers + " workers, master at " + cluster.masterEndpoint());
+    System.out.println("Faro local cluster: " + masters + (masters == 1 ? " master" : " masters") + " and "
+        + workers + " workers, " + (masters == 1 ? "master at " : "masters at ") + cluster.masterEndpoint());
     cluster.members().forEach(m -> System.out.println("  " + m.name() + " pid " + m.pid() + ", log " + m.log()));
     System.out.println("Cluster description: " + file);
     System.out.println("Spark settings:");

@@ -60,6 +60,7 @@ public final class MasterCommand implements Callable<Integer> {
           Map<String, Object> fields = new LinkedHashMap<>();
           fields.put("rpcPort", server.rpcPort());
           fields.put("raftPort", server.raftPort());
+          fields.put("masterId", server.masterId());
           return fields;
         },
         portFile,

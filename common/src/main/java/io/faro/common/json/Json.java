@@ -91,4 +91,14 @@ public final class Json {
     }
     return out;
   }
+
+  /** Every string under {@code key} anywhere in {@code json}, in order. */
+  public static List<String> strings(String json, String key) {
+    Matcher m = Pattern.compile("\"" + Pattern.quote(key) + "\"\\s*:\\s*\"((?:[^\"\\\\]|\\\\.)*)\"").matcher(json);
+    List<String> out = new ArrayList<>();
+    while (m.find()) {
+      out.add(m.group(1).replace("\\\"", "\"").replace("\\\\", "\\"));
+    }
+    return out;
+  }
 }

@@ -1,0 +1,193 @@
+package io.faro.cli;
+
+import io.faro.common.config.FaroConf;
+import io.faro.common.json.Json;
+import io.faro.common.master.MasterClient;
+import io.faro.common.master.MasterOptions;
+import io.faro.common.network.ClientPool;
+import io.faro.common.network.Futures;
+import io.faro.common.network.HostPort;
+import io.faro.common.network.NetworkOptions;
+import io.faro.common.process.ServerProcess;
+import io.faro.proto.EmptyResponse;
+import io.faro.proto.MasterStatusRequest;
+import io.faro.proto.MasterStatusResponse;
+import io.faro.proto.TransferLeaderRequest;
+import java.io.PrintWriter;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.concurrent.Callable;
+import java.util.concurrent.CompletableFuture;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Option;
+
+/** {@code bin/faro admin}: operators' view of, and actions on, a running cluster. */
+@Command(name = "admin", mixinStandardHelpOptions = true,
+    description = "Operate a running Faro cluster.",
+    subcommands = {AdminCommand.Masters.class, AdminCommand.TransferLeader.class})
+final class AdminCommand implements Runnable {
+  @CommandLine.Spec CommandLine.Model.CommandSpec spec;
+
+  @Override
+  public void run() {
+    spec.commandLine().usage(spec.commandLine().getOut());
+  }
+
+  /** Where the masters are: --endpoints, else faro.master.endpoints from --conf / --set. */
+  static final class Endpoints {
+    @Option(names = "--endpoints", split = ",", paramLabel = "HOST:PORT",
+        description = "Every master's RPC endpoint (default: faro.master.endpoints of --conf).")
+    List<String> endpoints = new ArrayList<>();
+
+    @Option(names = "--conf", paramLabel = "FILE", description = "Settings file, e.g. conf/faro-defaults.conf.")
+    Path confFile;
+
+    @Option(names = "--set", paramLabel = "KEY=VALUE", description = "A faro.* setting; repeatable.")
+    Map<String, String> overrides = new LinkedHashMap<>();
+
+    @Option(names = "--timeout", defaultValue = "10s", paramLabel = "DURATION",
+        description = "How long to wait for each master (default: ${DEFAULT-VALUE}).")
+    String timeout;
+
+    FaroConf conf() {
+      return ServerProcess.configuration(confFile, overrides);
+    }
+
+    List<HostPort> resolve() {
+      if (!endpoints.isEmpty()) {
+        return endpoints.stream().map(String::trim).filter(s -> !s.isEmpty()).map(HostPort::parse).toList();
+      }
+      FaroConf conf = conf();
+      if (conf.raw(MasterOptions.ENDPOINTS.key()).isEmpty()) {
+        throw new IllegalArgumentException("name the masters with --endpoints host:port,... or with "
+            + MasterOptions.ENDPOINTS.key() + " in --conf FILE");
+      }
+      return conf.get(MasterOptions.ENDPOINTS);
+    }
+
+    Duration timeout() {
+      return io.faro.common.config.ConfigOption.parseDuration(timeout);
+    }
+
+    ClientPool pool() {
+      return new ClientPool("faro-admin",
+          NetworkOptions.Settings.from(conf().with(NetworkOptions.IO_THREADS, "1")));
+    }
+  }
+
+  @Command(name = "masters", mixinStandardHelpOptions = true,
+      description = {"Asks every master for its own view: role (leader, follower, candidate, or "
+          + "unreachable), term, applied and committed log index, the leader it knows, pid, "
+          + "snapshot and the size of its copy of the state.",
+          "Exit code: 0 when exactly one master leads and every master answered, 3 otherwise."})
+  static final class Masters implements Callable<Integer> {
+    @Mixin Endpoints where = new Endpoints();
+
+    @Option(names = "--json", description = "Print one JSON object instead of a table.")
+    boolean json;
+
+    @CommandLine.Spec CommandLine.Model.CommandSpec spec;
+
+    @Override
+    public Integer call() {
+      List<HostPort> masters = where.resolve();
+      List<Map<String, Object>> rows = new ArrayList<>();
+      try (ClientPool pool = where.pool()) {
+        List<CompletableFuture<MasterStatusResponse>> answers = new ArrayList<>();
+        for (HostPort master : masters) {
+          answers.add(pool.call(master, MasterStatusRequest.getDefaultInstance(), MasterStatusResponse.class));
+        }
+        for (int i = 0; i < masters.size(); i++) {
+          rows.add(row(masters.get(i), answers.get(i), where.timeout()));
+        }
+      }
+      long leaders = rows.stream().filter(r -> "leader".equals(r.get("role"))).count();
+      boolean allAnswered = rows.stream().noneMatch(r -> r.containsKey("error"));
+      PrintWriter out = spec.commandLine().getOut();
+      if (json) {
+        Map<String, Object> report = new LinkedHashMap<>();
+        report.put("masters", rows);
+        report.put("leaders", leaders);
+        out.println(Json.write(report));
+      } else {
+        printTable(out, rows);
+      }
+      out.flush();
+      return leaders == 1 && allAnswered ? 0 : 3;
+    }
+
+    private static Map<String, Object> row(HostPort endpoint, CompletableFuture<MasterStatusResponse> answer,
+        Duration timeout) {
+      Map<String, Object> row = new LinkedHashMap<>();
+      row.put("endpoint", endpoint.toString());
+      try {
+        MasterStatusResponse s = Futures.await(answer, timeout, "status of master " + endpoint);
+        row.put("id", s.getMasterId());
+        row.put("role", s.getRole());
+        row.put("term", s.getTerm());
+        row.put("applied_index", s.getAppliedIndex());
+        row.put("commit_index", s.getCommitIndex());
+        row.put("leader_id", s.getLeaderId());
+        row.put("leader_ready", s.getLeaderReady());
+        row.put("pid", s.getPid());
+        row.put("snapshot_index", s.getSnapshotIndex());
+        row.put("log_start_index", s.getLogStartIndex());
+        row.put("workers", s.getWorkers());
+        row.put("alive_workers", s.getAliveWorkers());
+        row.put("apps", s.getApps());
+        row.put("shuffles", s.getShuffles());
+      } catch (RuntimeException e) {
+        row.put("role", "unreachable");
+        row.put("error", String.valueOf(Futures.unwrap(e).getMessage()));
+      }
+      return row;
+    }
+
+    private static void printTable(PrintWriter out, List<Map<String, Object>> rows) {
+      String format = "%-6s %-22s %-11s %6s %9s %9s %-7s %8s %8s %7s %5s %8s%n";
+      out.printf(Locale.ROOT, format, "ID", "ENDPOINT", "ROLE", "TERM", "APPLIED", "COMMITTED", "LEADER",
+          "PID", "SNAPSHOT", "WORKERS", "APPS", "SHUFFLES");
+      for (Map<String, Object> r : rows) {
+        if (r.containsKey("error")) {
+          out.printf(Locale.ROOT, "%-6s %-22s %-11s %s%n", "?", r.get("endpoint"), r.get("role"), r.get("error"));
+          continue;
+        }
+        out.printf(Locale.ROOT, format, r.get("id"), r.get("endpoint"), r.get("role"), r.get("term"),
+            r.get("applied_index"), r.get("commit_index"), r.get("leader_id"), r.get("pid"),
+            r.get("snapshot_index"), r.get("alive_workers") + "/" + r.get("workers"), r.get("apps"),
+            r.get("shuffles"));
+      }
+    }
+  }
+
+  @Command(name = "transfer-leader", mixinStandardHelpOptions = true,
+      description = "Moves leadership to master ID (e.g. before restarting the leader for an upgrade); "
+          + "returns once ID leads.")
+  static final class TransferLeader implements Callable<Integer> {
+    @Mixin Endpoints where = new Endpoints();
+
+    @Option(names = "--to", required = true, paramLabel = "ID", description = "Id of the master that should lead.")
+    String to;
+
+    @CommandLine.Spec CommandLine.Model.CommandSpec spec;
+
+    @Override
+    public Integer call() {
+      List<HostPort> masters = where.resolve();
+      try (ClientPool pool = where.pool()) {
+        MasterClient client = new MasterClient(pool, masters, where.timeout().plusSeconds(20));
+        client.callBlocking(TransferLeaderRequest.newBuilder().setTo(to).build(), EmptyResponse.class);
+      }
+      spec.commandLine().getOut().println("master " + to + " leads");
+      spec.commandLine().getOut().flush();
+      return 0;
+    }
+  }
+}
