@@ -119,11 +119,15 @@ public final class LifecycleManager implements RequestHandler, AutoCloseable {
     return endpoint;
   }
 
+  /** Heartbeats every master: each keeps the time, so a new leader knows the app is alive. */
   private void sendHeartbeat() {
-    master.call(AppHeartbeatRequest.newBuilder().setAppId(app.value()).build(), EmptyResponse.class)
-        .whenComplete((r, e) -> {
-          if (e != null) {
-            LOG.warn("App heartbeat for {} failed: {}", app, Futures.unwrap(e).toString());
+    List<CompletableFuture<EmptyResponse>> answers =
+        master.callEach(AppHeartbeatRequest.newBuilder().setAppId(app.value()).build(), EmptyResponse.class);
+    CompletableFuture.allOf(answers.stream().map(a -> a.handle((r, e) -> e == null))
+        .toArray(CompletableFuture[]::new)).thenRun(() -> {
+          if (answers.stream().allMatch(CompletableFuture::isCompletedExceptionally)) {
+            LOG.warn("App heartbeat for {} reached no master: {}", app,
+                Futures.unwrap(answers.get(0).handle((r, e) -> e).join()).toString());
           }
         });
   }

@@ -52,6 +52,14 @@ public final class MasterClient {
     return result;
   }
 
+  /**
+   * Sends {@code request} once to every master, in {@link #endpoints()} order, without retries
+   * or redirects: for heartbeats, which every master keeps so that a new leader has fresh ones.
+   */
+  public <R extends Message> List<CompletableFuture<R>> callEach(Message request, Class<R> responseType) {
+    return endpoints.stream().map(endpoint -> pool.call(endpoint, request, responseType)).toList();
+  }
+
   /** Blocking form, for threads that may wait. */
   public <R extends Message> R callBlocking(Message request, Class<R> responseType) {
     return Futures.await(call(request, responseType), retryTimeout.plusSeconds(5),

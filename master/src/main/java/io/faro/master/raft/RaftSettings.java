@@ -45,6 +45,11 @@ final class RaftSettings {
     RaftServerConfigKeys.Log.setSegmentSizeMax(properties, SizeInBytes.valueOf(segment));
     RaftServerConfigKeys.Log.setPreallocatedSize(
         properties, SizeInBytes.valueOf(Math.min(segment, PREALLOCATED_SEGMENT_BYTES)));
+
+    // Raft reads (cluster status, and the check before a leader tells a worker to delete the
+    // files of an expired shuffle) confirm with a majority that this master still leads: a
+    // leader cut off from the others must not answer from a state the group has moved past.
+    RaftServerConfigKeys.Read.setOption(properties, RaftServerConfigKeys.Read.Option.LINEARIZABLE);
     return properties;
   }
 }

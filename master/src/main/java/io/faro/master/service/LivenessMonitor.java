@@ -23,8 +23,8 @@ import org.slf4j.LoggerFactory;
  * On the leader, declares workers lost and removes apps whose heartbeats stopped, by submitting
  * WorkerLost and RemoveApp commands. Runs on one named scheduled thread; checks a few times per
  * timeout, so a worker is declared lost between one timeout and 1.25 timeouts after its last
- * heartbeat. On a follower it does nothing but forget the load view, so that a master that
- * becomes leader starts with a full grace period for everyone.
+ * heartbeat. On a follower it does nothing; a master that becomes leader gives everyone a full
+ * grace period (see {@link LoadView#startTerm}).
  */
 public final class LivenessMonitor implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(LivenessMonitor.class);
@@ -79,10 +79,9 @@ public final class LivenessMonitor implements AutoCloseable {
 
   private void check() {
     if (!raft.isLeaderReady()) {
-      loads.clear();
       return;
     }
-    loads.startTerm(raft.currentTerm());
+    loads.startTerm(raft.currentTerm(), clock.millis());
     record Members(List<WorkerId> workers, List<AppId> apps) {}
     Members members = raft.read(state -> new Members(
         state.aliveWorkers().stream().map(RegisteredWorker::id).toList(), state.appIds()));

@@ -11,11 +11,13 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentMap;
 
 /**
- * The leader's memory of heartbeats: when each worker and app was last heard of, and each
+ * This master's memory of heartbeats: when each worker and app was last heard of, and each
  * worker's latest disk loads. Deliberately not replicated: heartbeats arrive every few seconds
- * from every worker and app, and logging them would flood the Raft log with entries that
- * matter only to the current leader. A new leader starts empty and gives every known worker and
- * app "now" as its last heartbeat (a grace period of one timeout), see {@link #startTerm}.
+ * from every worker and app, and logging them would flood the Raft log. Instead workers and apps
+ * send them to every master, and every master, leader or follower, keeps what it received, so a
+ * new leader places slots on fresh disk loads at once. For liveness a new leader still gives
+ * every worker and app a grace period of one timeout (see {@link #startTerm}): it may have been
+ * cut off from them before it was elected.
  *
  * <p>Thread-safe: written by RPC handlers on the event loops and by the liveness monitor.
  * Times are leader wall-clock milliseconds.
@@ -27,20 +29,16 @@ public final class LoadView {
   private final ConcurrentMap<AppId, Long> apps = new ConcurrentHashMap<>();
   private volatile long term = -1;
 
-  /** Forgets everything when the Raft term changed: what an older term saw may be stale. */
-  public synchronized void startTerm(long currentTerm) {
+  /**
+   * When this master starts leading a new term: every last-heartbeat time becomes at least
+   * {@code nowMs} (a grace period), disk loads are kept.
+   */
+  public synchronized void startTerm(long currentTerm, long nowMs) {
     if (currentTerm != term) {
-      workers.clear();
-      apps.clear();
+      workers.replaceAll((w, load) -> new WorkerLoad(Math.max(load.lastHeartbeatMs(), nowMs), load.disks()));
+      apps.replaceAll((a, last) -> Math.max(last, nowMs));
       term = currentTerm;
     }
-  }
-
-  /** Forgets everything: this master no longer leads. */
-  public synchronized void clear() {
-    workers.clear();
-    apps.clear();
-    term = -1;
   }
 
   public void workerHeartbeat(WorkerId worker, long nowMs, List<DiskLoad> disks) {

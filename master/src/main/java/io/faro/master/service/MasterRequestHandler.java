@@ -138,18 +138,33 @@ public final class MasterRequestHandler implements RequestHandler {
     WorkerId worker = ProtoMapper.workerId(request.getWorkerId());
     List<ShuffleId> reported = request.getShufflesList().stream().map(IdMapper::shuffleId).toList();
     List<DiskLoad> disks = request.getDisksList().stream().map(ProtoMapper::diskLoad).toList();
-    requireLeader("a heartbeat of worker " + worker);
     record Check(boolean alive, List<ShuffleId> expired) {}
     Check check = raft.read(state -> new Check(
         state.worker(worker).map(RegisteredWorker::alive).orElse(false),
         reported.stream().filter(shuffle -> !state.hasShuffle(shuffle)).toList()));
-    if (check.alive()) {
-      loads.workerHeartbeat(worker, clock.millis(), disks);
+    // Every master keeps the loads it hears (a follower may lag behind a fresh registration: it
+    // records the worker anyway, the leader's state decides who is alive).
+    loads.workerHeartbeat(worker, clock.millis(), disks);
+    if (!raft.isLeaderReady()) {
+      return CompletableFuture.completedFuture(WorkerHeartbeatResponse.newBuilder().setLeader(false).build());
     }
-    return CompletableFuture.completedFuture(WorkerHeartbeatResponse.newBuilder()
-        .setRegisterAgain(!check.alive())
-        .addAllExpiredShuffles(check.expired().stream().map(IdMapper::toProto).toList())
-        .build());
+    if (check.expired().isEmpty()) {
+      return CompletableFuture.completedFuture(WorkerHeartbeatResponse.newBuilder()
+          .setLeader(true)
+          .setRegisterAgain(!check.alive())
+          .build());
+    }
+    // Telling a worker to delete files is the one answer a deposed leader that does not know it
+    // yet must never give: confirm leadership and the state with a linearizable read first.
+    return raft.queryState().thenApply(fresh -> {
+      List<ShuffleId> expired = reported.stream().filter(s -> !fresh.view().shuffles().containsKey(s)).toList();
+      boolean alive = Optional.ofNullable(fresh.view().workers().get(worker)).map(RegisteredWorker::alive).orElse(false);
+      return WorkerHeartbeatResponse.newBuilder()
+          .setLeader(true)
+          .setRegisterAgain(!alive)
+          .addAllExpiredShuffles(expired.stream().map(IdMapper::toProto).toList())
+          .build();
+    });
   }
 
   // ------------------------------------------------------------------ apps
@@ -163,7 +178,11 @@ public final class MasterRequestHandler implements RequestHandler {
 
   private CompletableFuture<Message> appHeartbeat(AppHeartbeatRequest request) {
     AppId app = ProtoMapper.appId(request.getAppId());
-    requireLeader("a heartbeat of app " + app);
+    if (!raft.isLeaderReady()) {
+      // Apps heartbeat every master; a follower keeps the time for when it leads.
+      loads.appHeartbeat(app, clock.millis());
+      return CompletableFuture.completedFuture(EMPTY);
+    }
     if (!raft.read(state -> state.hasApp(app))) {
       // The app was removed (e.g. timed out during a long pause) or the master never saw it.
       return registerApp(app);

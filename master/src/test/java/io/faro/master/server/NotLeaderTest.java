@@ -13,9 +13,11 @@ import io.faro.master.MasterServerOptions;
 import io.faro.master.testing.MasterFixture;
 import io.faro.master.testing.Requests;
 import io.faro.proto.EmptyResponse;
+import io.faro.proto.WorkerHeartbeatResponse;
 import java.io.IOException;
 import java.net.ServerSocket;
 import java.nio.file.Path;
+import java.util.List;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -47,9 +49,15 @@ class NotLeaderTest {
         assertThat(e.retryable()).isTrue();
         assertThat(e).hasMessageContaining("m1");
       });
-      RemoteException heartbeat = (RemoteException) Futures.unwrap(pool.call(endpoint,
-          Requests.appHeartbeat("app-1"), EmptyResponse.class).handle((ok, e) -> e).join());
-      assertThat(heartbeat.code()).isEqualTo(ErrorCode.NOT_LEADER);
+      // Every master keeps the heartbeats it hears, but only the leader gives instructions: a
+      // master without a quorum never tells a worker to delete files or to register again.
+      WorkerHeartbeatResponse beat = pool.call(endpoint,
+          Requests.heartbeat("w1", List.of(Requests.shuffle("app-1", 3))), WorkerHeartbeatResponse.class).join();
+      assertThat(beat.getLeader()).isFalse();
+      assertThat(beat.getExpiredShufflesList()).isEmpty();
+      assertThat(beat.getRegisterAgain()).isFalse();
+      assertThat(pool.call(endpoint, Requests.appHeartbeat("app-1"), EmptyResponse.class).join())
+          .isEqualTo(EmptyResponse.getDefaultInstance());
     }
   }
 

@@ -16,11 +16,14 @@ import io.faro.master.testing.MasterFixture;
 import io.faro.master.testing.Requests;
 import io.faro.proto.ClusterStatusRequest;
 import io.faro.proto.ClusterStatusResponse;
+import io.faro.proto.DiskStatusP;
 import io.faro.proto.EmptyResponse;
 import io.faro.proto.MasterStatusRequest;
 import io.faro.proto.MasterStatusResponse;
 import io.faro.proto.RegisterWorkerResponse;
+import io.faro.proto.RequestSlotsResponse;
 import io.faro.proto.TransferLeaderRequest;
+import io.faro.proto.WorkerHeartbeatResponse;
 import java.io.IOException;
 import java.net.ServerSocket;
 import java.nio.file.Files;
@@ -137,6 +140,33 @@ class ThreeMasterTest {
         TransferLeaderRequest.newBuilder().setTo("m9").build(), EmptyResponse.class).handle((ok, e) -> e).join());
     assertThat(unknown.code()).isEqualTo(ErrorCode.INVALID_REQUEST);
     assertThat(unknown.getMessage()).contains("m9");
+  }
+
+  @Test
+  void aNewLeaderPlacesOnTheDiskLoadsItHeardAsAFollower() {
+    client.callBlocking(Requests.registerWorker("w1", 1), RegisterWorkerResponse.class);
+    client.callBlocking(Requests.registerWorker("w2", 1), RegisterWorkerResponse.class);
+    client.callBlocking(Requests.registerApp("app-1"), EmptyResponse.class);
+    Eventually.await(Duration.ofSeconds(10), "every master knows both workers",
+        () -> Stream.of(0, 1, 2).allMatch(i -> status(i).getAliveWorkers() == 2));
+    // Workers heartbeat every master: w1's only disk is broken, w2's healthy.
+    for (var answer : client.callEach(Requests.heartbeat("w1", 0, DiskStatusP.BROKEN), WorkerHeartbeatResponse.class)) {
+      answer.join();
+    }
+    for (var answer : client.callEach(Requests.heartbeat("w2", 0, DiskStatusP.HEALTHY), WorkerHeartbeatResponse.class)) {
+      assertThat(answer.join().getRegisterAgain()).isFalse();
+    }
+
+    MasterServer old = masters[leaderIndex()];
+    old.close();
+    Eventually.await(Duration.ofSeconds(20), "a new leader",
+        () -> Stream.of(masters).anyMatch(m -> m != old && m.isLeader()));
+
+    // No heartbeat reached the new leader since it was elected: it places on what it heard.
+    RequestSlotsResponse slots = client.callBlocking(
+        Requests.requestSlots(Requests.shuffle("app-1", 0), 8), RequestSlotsResponse.class);
+    assertThat(slots.getLocationsList()).hasSize(8)
+        .allSatisfy(l -> assertThat(l.getWorkerId()).isEqualTo("w2"));
   }
 
   @Test

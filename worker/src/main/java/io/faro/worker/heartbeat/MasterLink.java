@@ -6,21 +6,26 @@ import io.faro.common.id.IdMapper;
 import io.faro.common.error.FaroException;
 import io.faro.common.id.ShuffleId;
 import io.faro.common.master.MasterClient;
+import io.faro.common.network.Futures;
 import io.faro.proto.RegisterWorkerResponse;
 import io.faro.proto.ShuffleKeyP;
 import io.faro.proto.WorkerHeartbeatResponse;
 import io.netty.util.concurrent.DefaultThreadFactory;
 import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.function.Consumer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The worker's side of membership: registers with the masters, then heartbeats at a fixed
- * delay on one named thread, registers again when a master asks, and hands expired shuffles
+ * The worker's side of membership: registers with the masters, then heartbeats every master at
+ * a fixed delay on one named thread, registers again when a master asks, and hands expired shuffles
  * to {@code expire} (which must not block: deletion runs on the disk threads).
  */
 public final class MasterLink implements AutoCloseable {
@@ -69,8 +74,41 @@ public final class MasterLink implements AutoCloseable {
     }
   }
 
+  /**
+   * Sends the heartbeat to every master (each keeps the loads for when it leads) and follows
+   * only the leader's answer. When no master answers as leader (an election), nothing is done.
+   */
   private void heartbeat() {
-    WorkerHeartbeatResponse response = masters.callBlocking(reports.heartbeat(), WorkerHeartbeatResponse.class);
+    List<CompletableFuture<WorkerHeartbeatResponse>> answers =
+        masters.callEach(reports.heartbeat(), WorkerHeartbeatResponse.class);
+    // One deadline for all: a master that hangs (e.g. a stopped process) must not delay the
+    // next heartbeat to the others.
+    long deadline = System.nanoTime() + Math.max(interval.toNanos(), TimeUnit.SECONDS.toNanos(1));
+    WorkerHeartbeatResponse response = null;
+    Throwable lastError = null;
+    for (CompletableFuture<WorkerHeartbeatResponse> answer : answers) {
+      try {
+        long left = Math.max(1, deadline - System.nanoTime());
+        WorkerHeartbeatResponse r = answer.get(left, TimeUnit.NANOSECONDS);
+        if (r.getLeader()) {
+          response = r;
+        }
+      } catch (ExecutionException e) {
+        lastError = e.getCause();
+      } catch (TimeoutException e) {
+        lastError = e;
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        return;
+      }
+    }
+    if (response == null) {
+      if (lastError != null && !closed) {
+        LOG.warn("Heartbeat of worker {}: no master answered as leader; last error: {}",
+            reports.workerId(), String.valueOf(Futures.unwrap(lastError)));
+      }
+      return;
+    }
     if (response.getRegisterAgain()) {
       LOG.info("Masters do not know worker {}: registering again", reports.workerId());
       register();

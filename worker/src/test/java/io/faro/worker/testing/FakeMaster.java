@@ -46,6 +46,7 @@ public final class FakeMaster implements AutoCloseable {
       case WORKER_HEARTBEAT_REQUEST -> {
         heartbeats.add(request.meta(WorkerHeartbeatRequest.class));
         WorkerHeartbeatResponse.Builder response = WorkerHeartbeatResponse.newBuilder()
+            .setLeader(true)
             .setRegisterAgain(registerAgain.getAndSet(false));
         for (ShuffleKeyP key; (key = toExpire.poll()) != null; ) {
           response.addExpiredShuffles(key);
