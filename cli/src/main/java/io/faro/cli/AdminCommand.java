@@ -182,7 +182,9 @@ final class AdminCommand implements Runnable {
     public Integer call() {
       List<HostPort> masters = where.resolve();
       try (ClientPool pool = where.pool()) {
-        MasterClient client = new MasterClient(pool, masters, where.timeout().plusSeconds(20));
+        // A transfer takes an election: give the leader longer than a usual call to answer.
+        MasterClient client = new MasterClient(pool, masters, where.timeout().plusSeconds(30),
+            where.timeout().plusSeconds(25));
         client.callBlocking(TransferLeaderRequest.newBuilder().setTo(to).build(), EmptyResponse.class);
       }
       spec.commandLine().getOut().println("master " + to + " leads");

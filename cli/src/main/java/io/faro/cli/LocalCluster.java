@@ -34,17 +34,19 @@ public final class LocalCluster implements AutoCloseable {
    * A launched process: where it writes its port file, its log, and what the port file said
    * once it started ({@code ports}, empty before).
    */
-  public record Member(String name, String role, Process process, Path portFile, Path log, String ports) {
+  public record Member(String name, String role, Process process, Path portFile, Path log, String ports,
+      List<String> command) {
     public long pid() {
       return process.pid();
     }
 
     Member started(String reported) {
-      return new Member(name, role, process, portFile, log, reported);
+      return new Member(name, role, process, portFile, log, reported, command);
     }
   }
 
   private final Path workDir;
+  /** Guarded by {@code this} once started ({@link #restart} replaces members). */
   private final List<Member> members;
   private final List<String> masterEndpoints;
 
@@ -229,11 +231,14 @@ public final class LocalCluster implements AutoCloseable {
       command.add("--set");
       command.add(s);
     }
-    Process process = new ProcessBuilder(command)
+    return new Member(name, role, startProcess(command, log), portFile, log, "", List.copyOf(command));
+  }
+
+  private static Process startProcess(List<String> command, Path log) throws IOException {
+    return new ProcessBuilder(command)
         .redirectErrorStream(true)
         .redirectOutput(ProcessBuilder.Redirect.appendTo(log.toFile()))
         .start();
-    return new Member(name, role, process, portFile, log, "");
   }
 
   /** Waits until the process has written its port file; returns its text. */
@@ -317,8 +322,8 @@ public final class LocalCluster implements AutoCloseable {
     return workDir;
   }
 
-  public List<Member> members() {
-    return members;
+  public synchronized List<Member> members() {
+    return List.copyOf(members);
   }
 
   /** {@code host:port,...} of every master, for {@code faro.master.endpoints}. */
@@ -331,9 +336,78 @@ public final class LocalCluster implements AutoCloseable {
     return masterEndpoints;
   }
 
+  /**
+   * Starts member {@code name} again with the same command line, storage and ports (stopping it
+   * first with SIGTERM if it still runs), waits until it is up and rewrites cluster.json.
+   * Returns the new member. For rolling restarts and for restarting a killed process.
+   */
+  public synchronized Member restart(String name) throws IOException {
+    int index = -1;
+    for (int i = 0; i < members.size(); i++) {
+      if (members.get(i).name().equals(name)) {
+        index = i;
+      }
+    }
+    if (index < 0) {
+      throw new IllegalArgumentException("no member " + name + " in the local cluster in " + workDir);
+    }
+    Member old = members.get(index);
+    stopProcess(old.process().toHandle());
+    Files.deleteIfExists(old.portFile());
+    Member fresh = new Member(old.name(), old.role(), startProcess(old.command(), old.log()), old.portFile(),
+        old.log(), "", old.command());
+    members.set(index, fresh);
+    fresh = fresh.started(awaitPortFile(fresh));
+    members.set(index, fresh);
+    writeClusterFile();
+    return fresh;
+  }
+
+  /**
+   * Runs {@code bin/faro ARGS} (e.g. {@code admin masters --json --endpoints ...}) in a new JVM
+   * with the class path the cluster's processes use; returns its exit code and output. For tests
+   * that drive a cluster the way an operator does.
+   */
+  public static CommandResult faro(Duration timeout, String... args) throws IOException {
+    List<String> command = new ArrayList<>();
+    command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
+    command.add("-XX:TieredStopAtLevel=1");
+    command.add("-Xshare:auto");
+    String log4j = System.getProperty("log4j2.configurationFile");
+    if (log4j != null) {
+      command.add("-Dlog4j2.configurationFile=" + log4j);
+    }
+    command.add("-cp");
+    command.add(System.getProperty("java.class.path"));
+    command.add(MAIN_CLASS);
+    command.addAll(List.of(args));
+    Process process = new ProcessBuilder(command).redirectErrorStream(true).start();
+    try {
+      byte[] output = process.getInputStream().readAllBytes();
+      if (!process.waitFor(timeout.toMillis(), TimeUnit.MILLISECONDS)) {
+        process.destroyForcibly();
+        throw new IllegalStateException("faro " + String.join(" ", args) + " did not finish within " + timeout);
+      }
+      return new CommandResult(process.exitValue(), new String(output, StandardCharsets.UTF_8));
+    } catch (InterruptedException e) {
+      process.destroyForcibly();
+      Thread.currentThread().interrupt();
+      throw new IllegalStateException("interrupted while running faro " + String.join(" ", args));
+    }
+  }
+
+  /** What a {@link #faro} command returned. */
+  public record CommandResult(int exitCode, String output) {}
+
+  /** The member named {@code name} as it runs now. */
+  public synchronized Member member(String name) {
+    return members.stream().filter(m -> m.name().equals(name)).findFirst()
+        .orElseThrow(() -> new IllegalArgumentException("no member " + name + " in the local cluster in " + workDir));
+  }
+
   /** Stops every process: SIGTERM, then SIGKILL for those still alive after a grace period. */
   @Override
-  public void close() {
+  public synchronized void close() {
     for (int i = members.size() - 1; i >= 0; i--) {
       stopProcess(members.get(i).process().toHandle());
     }

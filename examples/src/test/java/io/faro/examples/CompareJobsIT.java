@@ -2,14 +2,10 @@ package io.faro.examples;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.faro.cli.DemoJob;
 import io.faro.cli.LocalCluster;
 import io.faro.common.json.Json;
-import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.io.TempDir;
@@ -63,36 +59,7 @@ class CompareJobsIT {
         .isEqualTo(Json.string(builtin, "checksum"));
   }
 
-  /** Runs the job in a fresh JVM built as the demo's is; returns its JSON line. */
   private static String run(String job, String mode) throws Exception {
-    Path output = dir.resolve(job + "-" + mode + ".out");
-    List<String> command = command(job, mode);
-    Process process = new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(output.toFile()).start();
-    assertThat(process.waitFor(3, TimeUnit.MINUTES)).as("finished; output in " + output).isTrue();
-    String out = Files.readString(output);
-    assertThat(process.exitValue()).as(out).isZero();
-    List<String> lines = out.lines().filter(l -> l.startsWith("{\"job\"")).toList();
-    assertThat(lines).as(out).hasSize(1);
-    return lines.get(0);
-  }
-
-  /** The demo's class path and JVM options (Spark's jars, the shaded client jar, the examples jar) running CompareJobs. */
-  private static List<String> command(String job, String mode) throws Exception {
-    List<String> args = new ArrayList<>(List.of("--job", job, "--mode", mode, "--scale", SCALE,
-        "--local-dir", dir.resolve("spark-local").toString()));
-    if (mode.equals("faro")) {
-      args.addAll(List.of("--master-endpoints", cluster.masterEndpoint()));
-    }
-    List<String> command = new ArrayList<>(DemoJob.command(property("faro.demo.sparkClasspath"),
-        property("faro.demo.clientJar"), property("faro.demo.examplesJar"), CompareJobs.class.getName(), args));
-    // C1 only: these runs are too short for C2 to pay back its compile time (about 20% faster).
-    command.add(1, "-XX:TieredStopAtLevel=1");
-    return command;
-  }
-
-  private static Path property(String name) {
-    Path p = Path.of(System.getProperty(name));
-    assertThat(p).as(name).exists();
-    return p;
+    return new SparkJobRunner(dir).run(job, mode, SCALE, cluster.masterEndpoint(), job + "-" + mode);
   }
 }

@@ -164,7 +164,8 @@ public final class WorkerOptions {
       int memoryResumePercent,
       NetworkOptions.Settings network,
       List<HostPort> masters,
-      Duration masterRetryTimeout) {
+      Duration masterRetryTimeout,
+      Duration masterAttemptTimeout) {
 
     public Settings {
       dirs = List.copyOf(dirs);
@@ -199,7 +200,8 @@ public final class WorkerOptions {
               conf.get(MEMORY_RESUME_PERCENT),
               NetworkOptions.Settings.from(conf),
               conf.get(MasterOptions.ENDPOINTS),
-              conf.get(MasterOptions.RETRY_TIMEOUT));
+              conf.get(MasterOptions.RETRY_TIMEOUT),
+              conf.get(MasterOptions.ATTEMPT_TIMEOUT));
       settings.check();
       settings.checkDirectMemory(PlatformDependent.maxDirectMemory());
       return settings;

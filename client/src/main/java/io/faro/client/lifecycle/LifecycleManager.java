@@ -89,7 +89,8 @@ public final class LifecycleManager implements RequestHandler, AutoCloseable {
     this.app = requireNonNull(app, "app is null");
     this.settings = requireNonNull(settings, "settings is null");
     this.pool = requireNonNull(pool, "pool is null");
-    this.master = new MasterClient(pool, settings.masters(), settings.masterRetryTimeout());
+    this.master = new MasterClient(pool, settings.masters(), settings.masterRetryTimeout(),
+        settings.masterAttemptTimeout());
     try {
       master.callBlocking(RegisterAppRequest.newBuilder().setAppId(app.value()).build(), EmptyResponse.class);
     } catch (FaroException e) {

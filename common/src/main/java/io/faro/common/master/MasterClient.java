@@ -11,6 +11,7 @@ import io.faro.common.network.HostPort;
 import io.faro.common.network.RemoteException;
 import java.time.Duration;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executor;
 import java.util.concurrent.TimeUnit;
@@ -31,12 +32,23 @@ public final class MasterClient {
   private final ClientPool pool;
   private final List<HostPort> endpoints;
   private final Duration retryTimeout;
+  private final Duration attemptTimeout;
   private final AtomicInteger leaderGuess = new AtomicInteger();
 
+  /** With the default per-master attempt timeout (faro.master.client.attempt.timeout). */
   public MasterClient(ClientPool pool, List<HostPort> endpoints, Duration retryTimeout) {
+    this(pool, endpoints, retryTimeout, MasterOptions.ATTEMPT_TIMEOUT.parse(MasterOptions.ATTEMPT_TIMEOUT.defaultText()));
+  }
+
+  /**
+   * @param retryTimeout how long a call keeps trying, across masters and elections
+   * @param attemptTimeout how long one master has to answer before the next one is tried
+   */
+  public MasterClient(ClientPool pool, List<HostPort> endpoints, Duration retryTimeout, Duration attemptTimeout) {
     this.pool = requireNonNull(pool, "pool is null");
     this.endpoints = List.copyOf(endpoints);
     this.retryTimeout = requireNonNull(retryTimeout, "retryTimeout is null");
+    this.attemptTimeout = requireNonNull(attemptTimeout, "attemptTimeout is null");
     if (endpoints.isEmpty()) {
       throw new IllegalArgumentException("no master endpoints (faro.master.endpoints)");
     }
@@ -48,7 +60,8 @@ public final class MasterClient {
 
   public <R extends Message> CompletableFuture<R> call(Message request, Class<R> responseType) {
     CompletableFuture<R> result = new CompletableFuture<>();
-    attempt(request, responseType, System.nanoTime() + retryTimeout.toNanos(), 0, result);
+    attempt(request, responseType, System.nanoTime() + retryTimeout.toNanos(), 0, result,
+        new java.util.concurrent.ConcurrentHashMap<>());
     return result;
   }
 
@@ -57,7 +70,7 @@ public final class MasterClient {
    * or redirects: for heartbeats, which every master keeps so that a new leader has fresh ones.
    */
   public <R extends Message> List<CompletableFuture<R>> callEach(Message request, Class<R> responseType) {
-    return endpoints.stream().map(endpoint -> pool.call(endpoint, request, responseType)).toList();
+    return endpoints.stream().map(endpoint -> pool.call(endpoint, request, responseType, attemptTimeout)).toList();
   }
 
   /** Blocking form, for threads that may wait. */
@@ -66,11 +79,13 @@ public final class MasterClient {
         request.getClass().getSimpleName() + " to masters " + endpoints);
   }
 
-  private <R extends Message> void attempt(
-      Message request, Class<R> responseType, long deadline, int tries, CompletableFuture<R> result) {
-    int index = Math.floorMod(leaderGuess.get(), endpoints.size());
+  /** @param lastErrors the last failure of each master tried, for the final error message */
+  private <R extends Message> void attempt(Message request, Class<R> responseType, long deadline, int tries,
+      CompletableFuture<R> result, Map<HostPort, String> lastErrors) {
+    int guess = leaderGuess.get();
+    int index = Math.floorMod(guess, endpoints.size());
     HostPort target = endpoints.get(index);
-    pool.call(target, request, responseType)
+    pool.call(target, request, responseType, attemptTimeout)
         .whenComplete(
             (response, error) -> {
               if (error == null) {
@@ -83,14 +98,16 @@ public final class MasterClient {
                 result.completeExceptionally(cause);
                 return;
               }
-              moveOn(index, cause);
+              lastErrors.put(target, cause.getMessage() + (cause instanceof RemoteException re
+                  && !re.leaderHint().isEmpty() ? " [leader hint " + re.leaderHint() + "]" : ""));
+              moveOn(guess, index, cause);
               long now = System.nanoTime();
               if (now >= deadline) {
                 result.completeExceptionally(new FaroException(
                     cause instanceof FaroException fe ? fe.code() : ErrorCode.CONNECTION_FAILED,
                     "no master of " + endpoints + " answered " + request.getClass().getSimpleName()
-                        + " within " + retryTimeout.toMillis() + "ms (faro.master.client.retry.timeout); last error: "
-                        + cause.getMessage(), cause));
+                        + " within " + retryTimeout.toMillis() + "ms (faro.master.client.retry.timeout) after "
+                        + (tries + 1) + " attempts; last error of each master: " + lastErrors, cause));
                 return;
               }
               // Try the next master at once; back off only once every master has been tried.
@@ -101,11 +118,15 @@ public final class MasterClient {
                     request.getClass().getSimpleName(), target, cause.toString());
               }
               Executor later = CompletableFuture.delayedExecutor(backoff, TimeUnit.MILLISECONDS);
-              later.execute(() -> attempt(request, responseType, deadline, tries + 1, result));
+              later.execute(() -> attempt(request, responseType, deadline, tries + 1, result, lastErrors));
             });
   }
 
-  private void moveOn(int failedIndex, Throwable cause) {
+  /**
+   * After master {@code failedIndex} (tried as {@code guess}) failed: follow its leader hint, or
+   * try the next master. Only the first of concurrent failures of one guess moves it on.
+   */
+  private void moveOn(int guess, int failedIndex, Throwable cause) {
     if (cause instanceof RemoteException re && !re.leaderHint().isEmpty()) {
       HostPort hint = HostPort.parse(re.leaderHint());
       int hinted = endpoints.indexOf(hint);
@@ -114,6 +135,6 @@ public final class MasterClient {
         return;
       }
     }
-    leaderGuess.compareAndSet(failedIndex, failedIndex + 1);
+    leaderGuess.compareAndSet(guess, (failedIndex + 1) % endpoints.size());
   }
 }

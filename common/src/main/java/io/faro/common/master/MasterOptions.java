@@ -18,7 +18,13 @@ public final class MasterOptions {
           "How long a call to the masters keeps retrying (unreachable master, leader election) "
               + "before it fails.");
 
-  public static final List<ConfigOption<?>> ALL = List.of(ENDPOINTS, RETRY_TIMEOUT);
+  public static final ConfigOption<Duration> ATTEMPT_TIMEOUT =
+      durationOption("faro.master.client.attempt.timeout", "10s", Duration.ofMillis(100),
+          "How long one master has to answer one call before the caller tries the next master. "
+              + "A healthy master answers in milliseconds; this bounds the stall when a master "
+              + "hangs (a stopped process, a machine that stopped answering) instead of dying.");
+
+  public static final List<ConfigOption<?>> ALL = List.of(ENDPOINTS, RETRY_TIMEOUT, ATTEMPT_TIMEOUT);
 
   private MasterOptions() {}
 }

@@ -42,6 +42,7 @@ import org.apache.ratis.protocol.exceptions.AlreadyClosedException;
 import org.apache.ratis.protocol.exceptions.LeaderNotReadyException;
 import org.apache.ratis.protocol.exceptions.LeaderSteppingDownException;
 import org.apache.ratis.protocol.exceptions.RaftException;
+import org.apache.ratis.protocol.exceptions.ReadIndexException;
 import org.apache.ratis.protocol.exceptions.ServerNotReadyException;
 import org.apache.ratis.server.DivisionInfo;
 import org.apache.ratis.server.RaftServer;
@@ -328,7 +329,9 @@ public final class RaftNode implements AutoCloseable {
     if (error instanceof org.apache.ratis.protocol.exceptions.NotLeaderException
         || error instanceof LeaderNotReadyException
         || error instanceof LeaderSteppingDownException
-        || error instanceof ServerNotReadyException) {
+        || error instanceof ServerNotReadyException
+        // A linearizable read needs a known leader to confirm the read index (an election).
+        || error instanceof ReadIndexException) {
       return notLeader(what);
     }
     if (error instanceof AlreadyClosedException) {

@@ -124,7 +124,8 @@ public final class WorkerServer implements AutoCloseable {
     // One event loop is plenty for a registration and a heartbeat every few seconds.
     masterConnections = new ClientPool("faro-worker-master",
         new NetworkOptions.Settings(1, network.connectTimeout(), network.requestTimeout(), network.maxFrameSize()));
-    MasterClient masters = new MasterClient(masterConnections, settings.masters(), settings.masterRetryTimeout());
+    MasterClient masters = new MasterClient(masterConnections, settings.masters(), settings.masterRetryTimeout(),
+        settings.masterAttemptTimeout());
     masterLink = new MasterLink(masters, new WorkerReports(workerId, endpoint, disks, store), this::expire,
         settings.heartbeatInterval(), "faro-worker-heartbeat");
     masterLink.register();

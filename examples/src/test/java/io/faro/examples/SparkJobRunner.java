@@ -1,0 +1,63 @@
+package io.faro.examples;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.faro.cli.DemoJob;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * Runs one {@link CompareJobs} job in a fresh JVM built as the demo's is (Spark's jars, the
+ * shaded client jar, the examples jar), for the tests that compare Faro with Spark's built-in
+ * shuffle through real processes.
+ */
+final class SparkJobRunner {
+  private final Path dir;
+
+  SparkJobRunner(Path dir) {
+    this.dir = dir;
+  }
+
+  /** Starts {@code job} in {@code mode} ("builtin" or "faro"); its output goes to a file in the work dir. */
+  Started start(String job, String mode, String scale, String masterEndpoints, String name) throws Exception {
+    Path output = dir.resolve(name + ".out");
+    List<String> args = new ArrayList<>(List.of("--job", job, "--mode", mode, "--scale", scale,
+        "--local-dir", dir.resolve("spark-local-" + name).toString()));
+    if (mode.equals("faro")) {
+      args.addAll(List.of("--master-endpoints", masterEndpoints));
+    }
+    List<String> command = new ArrayList<>(DemoJob.command(property("faro.demo.sparkClasspath"),
+        property("faro.demo.clientJar"), property("faro.demo.examplesJar"), CompareJobs.class.getName(), args));
+    // C1 only: these runs are too short for C2 to pay back its compile time (about 20% faster).
+    command.add(1, "-XX:TieredStopAtLevel=1");
+    Process process = new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(output.toFile()).start();
+    return new Started(process, output);
+  }
+
+  /** Runs {@code job} to the end; returns its JSON line. */
+  String run(String job, String mode, String scale, String masterEndpoints, String name) throws Exception {
+    return start(job, mode, scale, masterEndpoints, name).awaitResult();
+  }
+
+  /** A job's JVM and the file its output goes to. */
+  record Started(Process process, Path output) {
+    /** Waits for the job (at most 3 minutes), checks it succeeded, returns its JSON line. */
+    String awaitResult() throws Exception {
+      assertThat(process.waitFor(3, TimeUnit.MINUTES)).as("finished; output in " + output).isTrue();
+      String out = Files.readString(output);
+      assertThat(process.exitValue()).as(out).isZero();
+      List<String> lines = out.lines().filter(l -> l.startsWith("{\"job\"")).toList();
+      assertThat(lines).as(out).hasSize(1);
+      return lines.get(0);
+    }
+  }
+
+  private static Path property(String name) {
+    Path p = Path.of(System.getProperty(name));
+    assertThat(p).as(name).exists();
+    return p;
+  }
+}
