@@ -125,6 +125,7 @@ public final class LocalCluster implements AutoCloseable {
           "faro.master.advertised.host=127.0.0.1",
           "faro.master.port=" + firstPort,
           "faro.master.raft.port=0",
+          "faro.master.http.port=0",
           "faro.master.ratis.dir=" + dir.resolve("master").resolve("ratis")));
       members.add(master);
       master = master.started(awaitPortFile(master));
@@ -148,6 +149,7 @@ public final class LocalCluster implements AutoCloseable {
           "faro.master.id=m" + (i + 1),
           "faro.master.port=" + endpoints.get(i).substring(endpoints.get(i).indexOf(':') + 1),
           "faro.master.raft.port=" + free[i],
+          "faro.master.http.port=0",
           "faro.master.raft.peers=" + String.join(",", peers),
           "faro.master.endpoints=" + String.join(",", endpoints),
           "faro.master.ratis.dir=" + dir.resolve(name).resolve("ratis"))));
@@ -284,7 +286,7 @@ public final class LocalCluster implements AutoCloseable {
       entry.put("name", m.name());
       entry.put("role", m.role());
       entry.put("pid", m.pid());
-      for (String key : List.of("rpcPort", "raftPort", "pushPort", "fetchPort")) {
+      for (String key : List.of("rpcPort", "raftPort", "httpPort", "pushPort", "fetchPort")) {
         long port = Json.number(m.ports(), key);
         if (port >= 0) {
           entry.put(key, port);

@@ -61,6 +61,7 @@ public final class MasterCommand implements Callable<Integer> {
           fields.put("rpcPort", server.rpcPort());
           fields.put("raftPort", server.raftPort());
           fields.put("masterId", server.masterId());
+          fields.put("httpPort", server.httpPort());
           return fields;
         },
         portFile,

@@ -8,6 +8,8 @@ import io.faro.common.network.HostPort;
 import io.faro.common.network.NetworkOptions;
 import io.faro.master.raft.RaftPeerSpec;
 import java.net.InetAddress;
+import java.net.NetworkInterface;
+import java.net.SocketException;
 import java.net.UnknownHostException;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -26,6 +28,7 @@ public record MasterServerConfig(
     String bindHost,
     String advertisedHost,
     int rpcPort,
+    int httpPort,
     int raftPort,
     String masterId,
     List<RaftPeerSpec> peers,
@@ -52,7 +55,7 @@ public record MasterServerConfig(
 
   /** Parses and validates every master key; a bad value throws a ConfigException naming it. */
   public static MasterServerConfig from(FaroConf conf) {
-    String id = conf.get(MasterServerOptions.ID);
+    String id = masterId(conf);
     String advertised = conf.get(MasterServerOptions.ADVERTISED_HOST);
     if (advertised.isBlank()) {
       advertised = localHostName();
@@ -63,6 +66,7 @@ public record MasterServerConfig(
         conf.get(MasterServerOptions.HOST),
         advertised,
         conf.get(MasterServerOptions.PORT),
+        conf.get(MasterServerOptions.HTTP_PORT),
         self.raftAddress().port(),
         id,
         peers,
@@ -89,9 +93,50 @@ public record MasterServerConfig(
                 ? new RaftPeerSpec(p.id(), new HostPort(p.raftAddress().host(), port), p.rpcPort())
                 : p)
             .toList();
-    return new MasterServerConfig(bindHost, advertisedHost, rpcPort, port, masterId, updated,
+    return new MasterServerConfig(bindHost, advertisedHost, rpcPort, httpPort, port, masterId, updated,
         ratisDir, workerTimeout, appTimeout, snapshotThreshold, raftLogSegmentSize,
         leaderWaitTimeout, maxWorkersPerShuffle, network);
+  }
+
+  /** The configured id, or the one found among the peers by this machine's addresses. */
+  static String masterId(FaroConf conf) {
+    String configured = conf.get(MasterServerOptions.ID).trim();
+    if (!configured.isEmpty()) {
+      return configured;
+    }
+    List<RaftPeerSpec> peers = conf.get(MasterServerOptions.RAFT_PEERS);
+    if (peers.isEmpty()) {
+      return "m1";
+    }
+    boolean portSet = conf.raw(MasterServerOptions.RAFT_PORT.key()).isPresent();
+    int raftPort = conf.get(MasterServerOptions.RAFT_PORT);
+    List<RaftPeerSpec> local = peers.stream()
+        .filter(p -> isLocal(p.raftAddress().host()))
+        .filter(p -> !portSet || p.raftAddress().port() == raftPort)
+        .toList();
+    if (local.size() == 1) {
+      return local.get(0).id();
+    }
+    throw new ConfigException(MasterServerOptions.ID.key() + " is not set and "
+        + (local.isEmpty() ? "no entry" : "several entries " + local) + " of "
+        + MasterServerOptions.RAFT_PEERS.key() + " " + peers + " " + (local.isEmpty()
+            ? "has a host that is an address of this machine" : "are on this machine")
+        + ": set " + MasterServerOptions.ID.key() + (local.isEmpty() ? "" : " or "
+            + MasterServerOptions.RAFT_PORT.key()) + " on this master");
+  }
+
+  private static boolean isLocal(String host) {
+    try {
+      for (InetAddress address : InetAddress.getAllByName(host)) {
+        if (address.isLoopbackAddress() || address.isAnyLocalAddress()
+            || NetworkInterface.getByInetAddress(address) != null) {
+          return true;
+        }
+      }
+      return false;
+    } catch (UnknownHostException | SocketException e) {
+      return false;
+    }
   }
 
   private static List<RaftPeerSpec> resolvePeers(FaroConf conf, String id, String advertised) {

@@ -34,10 +34,18 @@ public final class MasterServerOptions {
       intOption("faro.master.raft.port", 9872, 0, 65535, "port",
           "Port of the Raft server that replicates the master state. 0 picks a free port, for "
               + "tests. With faro.master.raft.peers set, this master's entry there gives the port.");
+  public static final ConfigOption<Integer> HTTP_PORT =
+      intOption("faro.master.http.port", 9096, -1, 65535, "port",
+          "Port of the master's HTTP status page: / (text) and /status (JSON) show this master's "
+              + "role, term, applied index, leader and pid, as `bin/faro admin masters` does. "
+              + "0 picks a free port; -1 turns the page off.");
   public static final ConfigOption<String> ID =
-      nonEmptyStringOption("faro.master.id", "m1",
-          "Id of this master in the Raft group; must be listed in faro.master.raft.peers when "
-              + "that is set, and must never change for a given faro.master.ratis.dir.");
+      stringOption("faro.master.id", "",
+          "Id of this master in the Raft group; must never change for a given "
+              + "faro.master.ratis.dir. Empty: m1 for a single master; in a group, the entry of "
+              + "faro.master.raft.peers whose host is an address of this machine (and, if several "
+              + "are, whose Raft port is faro.master.raft.port), so that every master can read "
+              + "the same faro-defaults.conf.");
   public static final ConfigOption<List<RaftPeerSpec>> RAFT_PEERS =
       listOption("faro.master.raft.peers", "", RaftPeerSpec::parse, true,
           "id@host:raftPort[/rpcPort]",
@@ -76,7 +84,7 @@ public final class MasterServerOptions {
               + "every map task opens.");
 
   public static final List<ConfigOption<?>> ALL =
-      List.of(HOST, ADVERTISED_HOST, PORT, RAFT_PORT, ID, RAFT_PEERS, RATIS_DIR, WORKER_TIMEOUT,
+      List.of(HOST, ADVERTISED_HOST, PORT, RAFT_PORT, HTTP_PORT, ID, RAFT_PEERS, RATIS_DIR, WORKER_TIMEOUT,
           APP_TIMEOUT, SNAPSHOT_THRESHOLD, RAFT_LOG_SEGMENT_SIZE, LEADER_WAIT_TIMEOUT,
           MAX_WORKERS_PER_SHUFFLE);
 

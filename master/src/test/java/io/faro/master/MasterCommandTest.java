@@ -74,7 +74,7 @@ class MasterCommandTest {
     Files.createDirectories(portFile.getParent());
     AtomicInteger exit = new AtomicInteger(-1);
     Thread runner = new Thread(() -> exit.set(command().execute("--conf", conf.toString(),
-        "--set", "faro.master.port=0", "--set", "faro.master.raft.port=0",
+        "--set", "faro.master.port=0", "--set", "faro.master.raft.port=0", "--set", "faro.master.http.port=0",
         "--port-file", portFile.toString())), "master-command-test");
     runner.start();
     try {

@@ -65,7 +65,6 @@ class MasterServerConfigTest {
       "faro.master.slots.max.workers.per.shuffle; 0; an integer in [1",
       "faro.master.snapshot.auto.trigger.threshold; many; an integer",
       "faro.master.raft.log.segment.size; 1k; a size",
-      "faro.master.id; ''; a non-empty string",
       "faro.master.raft.peers; m1-localhost-9872; id@host:raftPort",
   })
   void badValueNamesTheKeyAndWhatIsAllowed(String key, String value, String allowed) {
@@ -78,8 +77,31 @@ class MasterServerConfigTest {
   }
 
   @Test
+  void withoutAnIdEachMasterFindsItselfAmongThePeersBySharedConfig() {
+    // One faro-defaults.conf for every master: the entry on this machine is this master.
+    String peers = "m1@10.255.255.1:9872,m2@127.0.0.1:9872/9098,m3@10.255.255.3:9872";
+    assertThat(MasterServerConfig.from(FaroConf.empty().with(MasterServerOptions.RAFT_PEERS, peers)).masterId())
+        .isEqualTo("m2");
+    // Several on this machine (a local test group): the Raft port tells them apart.
+    String local = "m1@127.0.0.1:9872,m2@127.0.0.1:9873,m3@127.0.0.1:9874";
+    assertThat(MasterServerConfig.from(FaroConf.empty().with(MasterServerOptions.RAFT_PEERS, local)
+        .with(MasterServerOptions.RAFT_PORT, "9874")).masterId()).isEqualTo("m3");
+    assertThatThrownBy(() -> MasterServerConfig.from(FaroConf.empty().with(MasterServerOptions.RAFT_PEERS, local)))
+        .isInstanceOf(ConfigException.class)
+        .hasMessageContaining("several entries")
+        .hasMessageContaining("faro.master.id")
+        .hasMessageContaining("faro.master.raft.port");
+    assertThatThrownBy(() -> MasterServerConfig.from(FaroConf.empty()
+        .with(MasterServerOptions.RAFT_PEERS, "m1@10.255.255.1:9872,m2@10.255.255.2:9872")))
+        .isInstanceOf(ConfigException.class)
+        .hasMessageContaining("no entry")
+        .hasMessageContaining("faro.master.id");
+  }
+
+  @Test
   void peersThatDoNotListThisMasterAreRefused() {
-    FaroConf conf = FaroConf.empty().with(MasterServerOptions.RAFT_PEERS, "m2@h2:9872,m3@h3:9872");
+    FaroConf conf = FaroConf.empty().with(MasterServerOptions.ID, "m1")
+        .with(MasterServerOptions.RAFT_PEERS, "m2@h2:9872,m3@h3:9872");
 
     assertThatThrownBy(() -> MasterServerConfig.from(conf))
         .isInstanceOf(ConfigException.class)
@@ -89,10 +111,10 @@ class MasterServerConfigTest {
 
   @Test
   void duplicatePeersAndConflictingPortsAreRefused() {
-    assertThatThrownBy(() -> MasterServerConfig.from(FaroConf.empty()
+    assertThatThrownBy(() -> MasterServerConfig.from(FaroConf.empty().with(MasterServerOptions.ID, "m1")
         .with(MasterServerOptions.RAFT_PEERS, "m1@h1:9872,m1@h2:9872")))
         .isInstanceOf(ConfigException.class).hasMessageContaining("listed twice");
-    assertThatThrownBy(() -> MasterServerConfig.from(FaroConf.empty()
+    assertThatThrownBy(() -> MasterServerConfig.from(FaroConf.empty().with(MasterServerOptions.ID, "m1")
         .with(MasterServerOptions.RAFT_PEERS, "m1@h1:9872")
         .with(MasterServerOptions.RAFT_PORT, "9999")))
         .isInstanceOf(ConfigException.class)

@@ -35,6 +35,7 @@ public final class MiniFaroCluster implements AutoCloseable {
             "faro.master.advertised.host", "127.0.0.1",
             "faro.master.port", "0",
             "faro.master.raft.port", "0",
+            "faro.master.http.port", "0",
             "faro.master.ratis.dir", Files.createDirectories(dir.resolve("master")).toString()))
         .withAll(FaroConf.of(extra));
     MasterServer master = new MasterServer(masterConf);

@@ -39,6 +39,7 @@ public final class MasterServer implements AutoCloseable {
   // Written by start and close, which are synchronized; read by the accessors.
   private volatile RaftNode raft;
   private volatile TransportServer rpcServer;
+  private volatile MasterHttpServer httpServer;
   private volatile LivenessMonitor liveness;
   private boolean started;
 
@@ -72,12 +73,15 @@ public final class MasterServer implements AutoCloseable {
       rpcServer = new TransportServer(
           name + "-rpc", config.bindHost(), config.rpcPort(), config.network(), handler, null);
       raft.start(rpcServer.port());
+      if (config.httpPort() >= 0) {
+        httpServer = new MasterHttpServer(config.bindHost(), config.httpPort(), name + "-http", handler::masterStatus);
+      }
       awaitLeader();
       liveness = new LivenessMonitor(raft, loads, clock, config.workerTimeout(),
           config.appTimeout(), name + "-liveness");
       liveness.start();
-      LOG.info("Master {} serving RPCs on port {}, Raft on port {}, leader: {}",
-          config.masterId(), rpcPort(), raftPort(), raft.leaderId());
+      LOG.info("Master {} serving RPCs on port {}, Raft on port {}, HTTP status on port {}, leader: {}",
+          config.masterId(), rpcPort(), raftPort(), httpPort(), raft.leaderId());
     } catch (IOException e) {
       close();
       throw new FaroException(ErrorCode.INTERNAL, "master " + config.masterId()
@@ -116,6 +120,12 @@ public final class MasterServer implements AutoCloseable {
       throw new IllegalStateException("master " + config.masterId() + " is not started");
     }
     return server.port();
+  }
+
+  /** The bound port of the HTTP status page, or -1 when it is off. */
+  public int httpPort() {
+    MasterHttpServer http = httpServer;
+    return http == null ? -1 : http.port();
   }
 
   /** The bound Raft port (the actual one when configured as 0). */
@@ -168,9 +178,13 @@ public final class MasterServer implements AutoCloseable {
     } catch (IOException | RuntimeException e) {
       LOG.warn("Master {}: stopping Raft failed", config.masterId(), e);
     } finally {
+      if (httpServer != null) {
+        httpServer.close();
+      }
       if (rpcServer != null) {
         rpcServer.close();
       }
+      httpServer = null;
       liveness = null;
       raft = null;
       rpcServer = null;

@@ -90,7 +90,7 @@ public final class MasterRequestHandler implements RequestHandler {
         case REQUEST_SLOTS_REQUEST -> requestSlots(request.meta(RequestSlotsRequest.class));
         case UNREGISTER_SHUFFLE_REQUEST -> unregisterShuffle(request.meta(UnregisterShuffleRequest.class));
         case CLUSTER_STATUS_REQUEST -> clusterStatus();
-        case MASTER_STATUS_REQUEST -> CompletableFuture.completedFuture(masterStatus());
+        case MASTER_STATUS_REQUEST -> CompletableFuture.<Message>completedFuture(masterStatus());
         case TRANSFER_LEADER_REQUEST -> transferLeader(request.meta(TransferLeaderRequest.class));
         default -> CompletableFuture.failedFuture(new FaroException(ErrorCode.UNSUPPORTED_MESSAGE,
             "master " + raft.masterId() + " does not serve " + request.type()));
@@ -260,8 +260,8 @@ public final class MasterRequestHandler implements RequestHandler {
 
   // ------------------------------------------------------------------ admin
 
-  /** This master's own view: served by every master, from local state only. */
-  private Message masterStatus() {
+  /** This master's own view: served by every master, from local state only (also for its HTTP page). */
+  public MasterStatusResponse masterStatus() {
     RaftNode.NodeStatus node = raft.status();
     MasterStatusResponse.Builder b = MasterStatusResponse.newBuilder()
         .setMasterId(raft.masterId())

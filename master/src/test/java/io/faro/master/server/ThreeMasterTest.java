@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.faro.common.config.FaroConf;
 import io.faro.common.error.ErrorCode;
+import io.faro.common.json.Json;
 import io.faro.common.master.MasterClient;
 import io.faro.common.network.ClientPool;
 import io.faro.common.network.Futures;
@@ -26,6 +27,10 @@ import io.faro.proto.TransferLeaderRequest;
 import io.faro.proto.WorkerHeartbeatResponse;
 import java.io.IOException;
 import java.net.ServerSocket;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -125,6 +130,13 @@ class ThreeMasterTest {
       assertThat(s.getPid()).isEqualTo(ProcessHandle.current().pid());
       assertThat(s.getPeersList()).containsExactlyElementsOf(peers);
       assertThat(s.getRpcEndpoint()).isEqualTo("127.0.0.1:" + rpcPorts[i]);
+      // The HTTP status page tells the same.
+      String page = httpGet(masters[i].httpPort(), "/status");
+      assertThat(Json.string(page, "id")).isEqualTo("m" + (i + 1));
+      assertThat(Json.string(page, "role")).isEqualTo(s.getRole());
+      assertThat(Json.number(page, "term")).isEqualTo(s.getTerm());
+      assertThat(Json.number(page, "pid")).isEqualTo(s.getPid());
+      assertThat(httpGet(masters[i].httpPort(), "/")).contains("Faro master m" + (i + 1)).contains("role");
     }
 
     int target = (leader + 1) % 3;
@@ -231,6 +243,21 @@ class ThreeMasterTest {
     MasterServer master = new MasterServer(conf);
     masters[i] = master;
     master.start();
+  }
+
+  private static String httpGet(int port, String path) {
+    try {
+      HttpResponse<String> response = HttpClient.newHttpClient().send(
+          HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + path)).timeout(Duration.ofSeconds(10)).build(),
+          HttpResponse.BodyHandlers.ofString());
+      assertThat(response.statusCode()).isEqualTo(200);
+      return response.body();
+    } catch (IOException e) {
+      throw new java.io.UncheckedIOException(e);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new IllegalStateException(e);
+    }
   }
 
   private int leaderIndex() {

@@ -45,6 +45,7 @@ public final class MasterFixture implements AutoCloseable {
         .with(MasterServerOptions.ADVERTISED_HOST, "127.0.0.1")
         .with(MasterServerOptions.PORT, "0")
         .with(MasterServerOptions.RAFT_PORT, "0")
+        .with(MasterServerOptions.HTTP_PORT, "0")
         .with(MasterServerOptions.RATIS_DIR, dir.toString())
         .with(NetworkOptions.IO_THREADS, "2");
   }
