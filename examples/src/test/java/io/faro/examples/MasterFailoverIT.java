@@ -94,6 +94,19 @@ class MasterFailoverIT {
   }
 
   @Test
+  void leaderKilledWhenALaterStageStarts() throws Exception {
+    // The second shuffle is registered when its stage starts: the first shuffle's maps have
+    // ended and its files were committed, and its reducers read them while the leader dies.
+    SparkJobRunner.Started job = runner.start(JOB, "faro", SCALE, cluster.masterEndpoint(), "kill-later-stage");
+    int leader = awaitLeaderWith("the job's second shuffle registered", s -> s.apps() >= 1 && s.shuffles() >= 2);
+    assertThat(job.process().isAlive()).as("the job still runs when its leader dies").isTrue();
+
+    kill(leader);
+
+    assertThat(Json.string(job.awaitResult(), "checksum")).isEqualTo(expectedChecksum);
+  }
+
+  @Test
   void mastersRestartedOneByOneDuringTheJob() throws Exception {
     SparkJobRunner.Started job = runner.start(JOB, "faro", SCALE, cluster.masterEndpoint(), "rolling-restart");
     awaitLeaderWith("the job's app registered", s -> s.apps() >= 1);
