@@ -12,7 +12,9 @@ import io.faro.common.process.ServerProcess;
 import io.faro.proto.EmptyResponse;
 import io.faro.proto.MasterStatusRequest;
 import io.faro.proto.MasterStatusResponse;
+import io.faro.proto.SetWorkerAdmissionRequest;
 import io.faro.proto.TransferLeaderRequest;
+import io.faro.proto.WorkerAdmissionP;
 import java.io.PrintWriter;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -31,7 +33,8 @@ import picocli.CommandLine.Option;
 /** {@code bin/faro admin}: operators' view of, and actions on, a running cluster. */
 @Command(name = "admin", mixinStandardHelpOptions = true,
     description = "Operate a running Faro cluster.",
-    subcommands = {AdminCommand.Masters.class, AdminCommand.TransferLeader.class})
+    subcommands = {AdminCommand.Masters.class, AdminCommand.TransferLeader.class,
+        AdminCommand.ExcludeWorker.class, AdminCommand.DecommissionWorker.class, AdminCommand.IncludeWorker.class})
 final class AdminCommand implements Runnable {
   @CommandLine.Spec CommandLine.Model.CommandSpec spec;
 
@@ -190,6 +193,77 @@ final class AdminCommand implements Runnable {
       spec.commandLine().getOut().println("master " + to + " leads");
       spec.commandLine().getOut().flush();
       return 0;
+    }
+  }
+
+  /** Sets a worker's admission through the leader (replicated, survives failovers and restarts). */
+  abstract static class WorkerAdmissionCommand implements Callable<Integer> {
+    @Mixin Endpoints where = new Endpoints();
+
+    @Option(names = "--id", required = true, paramLabel = "WORKER", description = "The worker's id (see admin masters / cluster status).")
+    String worker;
+
+    @Option(names = "--reason", defaultValue = "", paramLabel = "TEXT", description = "Why, for the next operator.")
+    String reason;
+
+    @CommandLine.Spec CommandLine.Model.CommandSpec spec;
+
+    abstract WorkerAdmissionP admission();
+
+    abstract String done();
+
+    @Override
+    public Integer call() {
+      try (ClientPool pool = where.pool()) {
+        MasterClient client = new MasterClient(pool, where.resolve(), where.timeout().plusSeconds(20), where.timeout());
+        client.callBlocking(SetWorkerAdmissionRequest.newBuilder().setWorkerId(worker).setAdmission(admission())
+            .setReason(reason).build(), EmptyResponse.class);
+      }
+      spec.commandLine().getOut().println("worker " + worker + " " + done());
+      spec.commandLine().getOut().flush();
+      return 0;
+    }
+  }
+
+  @Command(name = "exclude-worker", mixinStandardHelpOptions = true,
+      description = "Stops placing new partitions on a worker (a suspect machine); it still serves its data.")
+  static final class ExcludeWorker extends WorkerAdmissionCommand {
+    @Override
+    WorkerAdmissionP admission() {
+      return WorkerAdmissionP.ADMISSION_EXCLUDED;
+    }
+
+    @Override
+    String done() {
+      return "is excluded: no new slots";
+    }
+  }
+
+  @Command(name = "decommission-worker", mixinStandardHelpOptions = true,
+      description = "Stops placing new partitions on a worker before it is upgraded or removed; it still serves its data.")
+  static final class DecommissionWorker extends WorkerAdmissionCommand {
+    @Override
+    WorkerAdmissionP admission() {
+      return WorkerAdmissionP.ADMISSION_DECOMMISSIONING;
+    }
+
+    @Override
+    String done() {
+      return "is decommissioning: no new slots";
+    }
+  }
+
+  @Command(name = "include-worker", mixinStandardHelpOptions = true,
+      description = "Lets an excluded or decommissioning worker take new partitions again.")
+  static final class IncludeWorker extends WorkerAdmissionCommand {
+    @Override
+    WorkerAdmissionP admission() {
+      return WorkerAdmissionP.ADMISSION_ACTIVE;
+    }
+
+    @Override
+    String done() {
+      return "takes new slots again";
     }
   }
 }

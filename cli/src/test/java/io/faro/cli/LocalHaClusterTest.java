@@ -49,6 +49,17 @@ class LocalHaClusterTest {
       assertThat(transfer.exitCode()).as(transfer.output()).isZero();
       assertThat(awaitOneLeader(endpoints, 3).leaderId()).isEqualTo(target);
 
+      // An operator takes the worker out of placement and puts it back, by its id from cluster.json.
+      String worker = Json.string(clusterJson, "workerId");
+      Admin exclude = admin("admin", "exclude-worker", "--id", worker, "--reason", "test", "--endpoints", endpoints);
+      assertThat(exclude.exitCode()).as(exclude.output()).isZero();
+      assertThat(exclude.output()).contains("worker " + worker + " is excluded");
+      Admin include = admin("admin", "include-worker", "--id", worker, "--endpoints", endpoints);
+      assertThat(include.exitCode()).as(include.output()).isZero();
+      Admin unknown = admin("admin", "decommission-worker", "--id", "no-such-worker", "--endpoints", endpoints);
+      assertThat(unknown.exitCode()).isEqualTo(1);
+      assertThat(unknown.output()).contains("no worker no-such-worker is registered");
+
       // SIGKILL the leader's process: the two others elect a new one; the worker follows it.
       LocalCluster.Member killed = cluster.members().stream()
           .filter(m -> m.name().equals("master-" + target.substring(1))).findFirst().orElseThrow();

@@ -37,6 +37,7 @@ public record MasterServerConfig(
     Duration appTimeout,
     long snapshotThreshold,
     long raftLogSegmentSize,
+    Duration electionTimeout,
     Duration leaderWaitTimeout,
     int maxWorkersPerShuffle,
     NetworkOptions.Settings network) {
@@ -75,6 +76,7 @@ public record MasterServerConfig(
         conf.get(MasterServerOptions.APP_TIMEOUT),
         conf.get(MasterServerOptions.SNAPSHOT_THRESHOLD),
         conf.get(MasterServerOptions.RAFT_LOG_SEGMENT_SIZE),
+        conf.get(MasterServerOptions.ELECTION_TIMEOUT),
         conf.get(MasterServerOptions.LEADER_WAIT_TIMEOUT),
         conf.get(MasterServerOptions.MAX_WORKERS_PER_SHUFFLE),
         NetworkOptions.Settings.from(conf));
@@ -95,7 +97,7 @@ public record MasterServerConfig(
             .toList();
     return new MasterServerConfig(bindHost, advertisedHost, rpcPort, httpPort, port, masterId, updated,
         ratisDir, workerTimeout, appTimeout, snapshotThreshold, raftLogSegmentSize,
-        leaderWaitTimeout, maxWorkersPerShuffle, network);
+        electionTimeout, leaderWaitTimeout, maxWorkersPerShuffle, network);
   }
 
   /** The configured id, or the one found among the peers by this machine's addresses. */

@@ -73,6 +73,12 @@ public final class MasterServerOptions {
   public static final ConfigOption<Long> RAFT_LOG_SEGMENT_SIZE =
       sizeOption("faro.master.raft.log.segment.size", "8m", 16 * 1024, 1L << 30,
           "Size of one Raft log segment file. Only whole segments behind a snapshot are purged.");
+  public static final ConfigOption<Duration> ELECTION_TIMEOUT =
+      durationOption("faro.master.raft.election.timeout", "500ms", Duration.ofMillis(100),
+          "A follower that hears nothing from the leader for a random time between this and twice "
+              + "this starts an election. Lower fails over faster; too low starts needless elections "
+              + "when a busy host delays the leader's heartbeats (Ratis's own default, 150ms, did "
+              + "on a loaded 2-core machine).");
   public static final ConfigOption<Duration> LEADER_WAIT_TIMEOUT =
       durationOption("faro.master.leader.wait.timeout", "30s", Duration.ofMillis(100),
           "How long startup waits for a Raft leader to be elected. A single master that is not "
@@ -85,7 +91,7 @@ public final class MasterServerOptions {
 
   public static final List<ConfigOption<?>> ALL =
       List.of(HOST, ADVERTISED_HOST, PORT, RAFT_PORT, HTTP_PORT, ID, RAFT_PEERS, RATIS_DIR, WORKER_TIMEOUT,
-          APP_TIMEOUT, SNAPSHOT_THRESHOLD, RAFT_LOG_SEGMENT_SIZE, LEADER_WAIT_TIMEOUT,
+          APP_TIMEOUT, SNAPSHOT_THRESHOLD, RAFT_LOG_SEGMENT_SIZE, ELECTION_TIMEOUT, LEADER_WAIT_TIMEOUT,
           MAX_WORKERS_PER_SHUFFLE);
 
   private MasterServerOptions() {}

@@ -31,6 +31,7 @@ import io.faro.proto.RequestSlotsRequest;
 import io.faro.proto.RequestSlotsResponse;
 import io.faro.proto.ReserveSlotsRequest;
 import io.faro.proto.ReserveSlotsResponse;
+import io.faro.proto.SetWorkerAdmissionRequest;
 import io.faro.proto.TransferLeaderRequest;
 import io.faro.proto.UnregisterAppRequest;
 import io.faro.proto.UnregisterShuffleRequest;
@@ -87,6 +88,7 @@ public final class MessageCodecs {
     add(MessageType.MASTER_STATUS_REQUEST, MasterStatusRequest.class, MasterStatusRequest.parser());
     add(MessageType.MASTER_STATUS_RESPONSE, MasterStatusResponse.class, MasterStatusResponse.parser());
     add(MessageType.TRANSFER_LEADER_REQUEST, TransferLeaderRequest.class, TransferLeaderRequest.parser());
+    add(MessageType.SET_WORKER_ADMISSION_REQUEST, SetWorkerAdmissionRequest.class, SetWorkerAdmissionRequest.parser());
   }
 
   private MessageCodecs() {}

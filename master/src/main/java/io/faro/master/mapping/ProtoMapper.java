@@ -1,13 +1,13 @@
 package io.faro.master.mapping;
 
-import io.faro.common.error.ErrorCode;
-import io.faro.common.error.FaroException;
 import static io.faro.common.id.IdMapper.endpoint;
 import static io.faro.common.id.IdMapper.invalid;
 import static io.faro.common.id.IdMapper.location;
 import static io.faro.common.id.IdMapper.parse;
 import static io.faro.common.id.IdMapper.shuffleId;
 
+import io.faro.common.error.ErrorCode;
+import io.faro.common.error.FaroException;
 import io.faro.common.id.AppId;
 import io.faro.common.id.DiskTier;
 import io.faro.common.id.IdMapper;
@@ -16,36 +16,40 @@ import io.faro.common.id.ShuffleId;
 import io.faro.common.id.WorkerId;
 import io.faro.master.placement.DiskLoad;
 import io.faro.master.placement.DiskStatus;
-import io.faro.master.state.DiskSpec;
-import io.faro.proto.DiskLoadP;
-import io.faro.proto.DiskSpecP;
-import io.faro.proto.DiskTierP;
-import io.faro.master.state.ApplyResult;
 import io.faro.master.state.ApplyResult.Applied;
 import io.faro.master.state.ApplyResult.Rejected;
+import io.faro.master.state.ApplyResult;
+import io.faro.master.state.DiskSpec;
 import io.faro.master.state.MasterStateView;
 import io.faro.master.state.RegisteredApp;
 import io.faro.master.state.RegisteredShuffle;
 import io.faro.master.state.RegisteredWorker;
 import io.faro.master.state.StampedCommand;
-import io.faro.master.state.StateCommand;
 import io.faro.master.state.StateCommand.AllocateSlots;
 import io.faro.master.state.StateCommand.RegisterApp;
 import io.faro.master.state.StateCommand.RegisterWorker;
 import io.faro.master.state.StateCommand.RemoveApp;
+import io.faro.master.state.StateCommand.SetWorkerAdmission;
 import io.faro.master.state.StateCommand.UnregisterShuffle;
 import io.faro.master.state.StateCommand.WorkerLost;
+import io.faro.master.state.StateCommand;
+import io.faro.master.state.WorkerAdmission;
 import io.faro.proto.AllocateSlotsCommand;
 import io.faro.proto.AppStateP;
 import io.faro.proto.ClusterStatusResponse;
+import io.faro.proto.DiskLoadP;
+import io.faro.proto.DiskSpecP;
+import io.faro.proto.DiskTierP;
 import io.faro.proto.MasterCommand;
 import io.faro.proto.MasterCommandResult;
 import io.faro.proto.MasterSnapshot;
 import io.faro.proto.RegisterAppCommand;
 import io.faro.proto.RegisterWorkerCommand;
 import io.faro.proto.RemoveAppCommand;
+import io.faro.proto.SetWorkerAdmissionCommand;
 import io.faro.proto.ShuffleStateP;
 import io.faro.proto.UnregisterShuffleCommand;
+import io.faro.proto.WorkerAdmissionP;
 import io.faro.proto.WorkerLostCommand;
 import io.faro.proto.WorkerStatusP;
 import java.util.HashMap;
@@ -129,6 +133,8 @@ public final class ProtoMapper {
           .addAllLocations(c.locations().stream().map(IdMapper::toProto).toList()));
     } else if (command instanceof UnregisterShuffle c) {
       b.setUnregisterShuffle(UnregisterShuffleCommand.newBuilder().setShuffle(IdMapper.toProto(c.shuffle())));
+    } else if (command instanceof SetWorkerAdmission c) {
+      b.setSetWorkerAdmission(admission(c.worker().value(), c.admission(), c.reason()));
     } else {
       throw new IllegalArgumentException("unknown command " + command);
     }
@@ -146,9 +152,34 @@ public final class ProtoMapper {
           appId(p.getRemoveApp().getAppId()), p.getRemoveApp().getReason());
       case ALLOCATE_SLOTS -> allocation(p.getAllocateSlots());
       case UNREGISTER_SHUFFLE -> new UnregisterShuffle(shuffleId(p.getUnregisterShuffle().getShuffle()));
+      case SET_WORKER_ADMISSION -> new SetWorkerAdmission(workerId(p.getSetWorkerAdmission().getWorkerId()),
+          admission(p.getSetWorkerAdmission().getAdmission()), p.getSetWorkerAdmission().getReason());
       case COMMAND_NOT_SET -> throw invalid("master command has no command set");
     };
     return parse(() -> new StampedCommand(p.getTimestampMs(), command), "timestamp_ms");
+  }
+
+  public static SetWorkerAdmissionCommand admission(String worker, WorkerAdmission admission, String reason) {
+    return SetWorkerAdmissionCommand.newBuilder().setWorkerId(worker).setAdmission(toProto(admission))
+        .setReason(reason).build();
+  }
+
+  public static WorkerAdmissionP toProto(WorkerAdmission admission) {
+    return switch (admission) {
+      case ACTIVE -> WorkerAdmissionP.ADMISSION_ACTIVE;
+      case EXCLUDED -> WorkerAdmissionP.ADMISSION_EXCLUDED;
+      case DECOMMISSIONING -> WorkerAdmissionP.ADMISSION_DECOMMISSIONING;
+    };
+  }
+
+  /** INVALID_REQUEST for a value this master does not know. */
+  public static WorkerAdmission admission(WorkerAdmissionP p) {
+    return switch (p) {
+      case ADMISSION_ACTIVE -> WorkerAdmission.ACTIVE;
+      case ADMISSION_EXCLUDED -> WorkerAdmission.EXCLUDED;
+      case ADMISSION_DECOMMISSIONING -> WorkerAdmission.DECOMMISSIONING;
+      case UNRECOGNIZED -> throw invalid("unknown worker admission");
+    };
   }
 
   private static RegisterWorkerCommand registration(RegisterWorker c) {
@@ -201,6 +232,9 @@ public final class ProtoMapper {
       if (!w.alive()) {
         b.addLostWorkers(w.id().value());
       }
+      if (w.admission() != WorkerAdmission.ACTIVE) {
+        b.addWorkerAdmissions(admission(w.id().value(), w.admission(), w.admissionReason()));
+      }
     }
     for (RegisteredApp a : view.apps().values()) {
       b.addApps(AppStateP.newBuilder().setAppId(a.id().value()).setRegisteredAtMs(a.registeredAtMs()));
@@ -217,12 +251,19 @@ public final class ProtoMapper {
 
   public static MasterStateView fromSnapshot(MasterSnapshot p) {
     Set<String> lost = Set.copyOf(p.getLostWorkersList());
+    Map<String, SetWorkerAdmissionCommand> admissions = new HashMap<>();
+    p.getWorkerAdmissionsList().forEach(a -> admissions.put(a.getWorkerId(), a));
     Map<WorkerId, RegisteredWorker> workers = new HashMap<>();
     for (RegisterWorkerCommand w : p.getWorkersList()) {
       RegisterWorker r = registration(w);
       long registeredAt = p.getWorkerRegisteredAtMsOrDefault(w.getWorkerId(), 0L);
-      workers.put(r.worker(), new RegisteredWorker(
-          r.worker(), r.endpoint(), r.disks(), registeredAt, !lost.contains(w.getWorkerId())));
+      RegisteredWorker worker = new RegisteredWorker(
+          r.worker(), r.endpoint(), r.disks(), registeredAt, !lost.contains(w.getWorkerId()));
+      SetWorkerAdmissionCommand admission = admissions.get(w.getWorkerId());
+      if (admission != null) {
+        worker = worker.withAdmission(admission(admission.getAdmission()), admission.getReason());
+      }
+      workers.put(r.worker(), worker);
     }
     Map<AppId, RegisteredApp> apps = new HashMap<>();
     for (AppStateP a : p.getAppsList()) {
@@ -255,6 +296,8 @@ public final class ProtoMapper {
           .setEndpoint(IdMapper.toProto(w.endpoint()))
           .addAllDisks(w.disks().stream().map(ProtoMapper::toProto).toList())
           .setAlive(w.alive())
+          .setAdmission(toProto(w.admission()))
+          .setAdmissionReason(w.admissionReason())
           .setRegisteredAtMs(w.registeredAtMs())
           .setLastHeartbeatMs(lastHeartbeatMs.getOrDefault(w.id(), 0L))
           .setAllocatedSlots(slots.getOrDefault(w.id(), 0)));

@@ -2,12 +2,14 @@ package io.faro.master.raft;
 
 import io.faro.master.MasterServerConfig;
 import java.util.List;
+import java.util.concurrent.TimeUnit;
 import org.apache.ratis.RaftConfigKeys;
 import org.apache.ratis.conf.RaftProperties;
 import org.apache.ratis.grpc.GrpcConfigKeys;
 import org.apache.ratis.rpc.SupportedRpcType;
 import org.apache.ratis.server.RaftServerConfigKeys;
 import org.apache.ratis.util.SizeInBytes;
+import org.apache.ratis.util.TimeDuration;
 
 /** Translates the master's config into Ratis properties; the one place Ratis is tuned. */
 final class RaftSettings {
@@ -28,6 +30,14 @@ final class RaftSettings {
     RaftConfigKeys.Rpc.setType(properties, SupportedRpcType.GRPC);
     GrpcConfigKeys.Server.setHost(properties, config.bindHost());
     GrpcConfigKeys.Server.setPort(properties, config.raftPort());
+
+    long election = config.electionTimeout().toMillis();
+    RaftServerConfigKeys.Rpc.setTimeoutMin(properties, TimeDuration.valueOf(election, TimeUnit.MILLISECONDS));
+    RaftServerConfigKeys.Rpc.setTimeoutMax(properties, TimeDuration.valueOf(2 * election, TimeUnit.MILLISECONDS));
+    // The first election after start need not wait: no leader can exist yet to be disturbed.
+    long first = Math.min(150, election);
+    RaftServerConfigKeys.Rpc.setFirstElectionTimeoutMin(properties, TimeDuration.valueOf(first, TimeUnit.MILLISECONDS));
+    RaftServerConfigKeys.Rpc.setFirstElectionTimeoutMax(properties, TimeDuration.valueOf(2 * first, TimeUnit.MILLISECONDS));
 
     long threshold = config.snapshotThreshold();
     RaftServerConfigKeys.Snapshot.setAutoTriggerEnabled(properties, true);

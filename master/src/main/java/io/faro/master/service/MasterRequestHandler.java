@@ -26,6 +26,7 @@ import io.faro.master.state.MasterStateView;
 import io.faro.master.state.RegisteredWorker;
 import io.faro.master.state.StampedCommand;
 import io.faro.master.state.StateCommand;
+import io.faro.master.state.WorkerAdmission;
 import io.faro.proto.AppHeartbeatRequest;
 import io.faro.proto.EmptyResponse;
 import io.faro.proto.ErrorResponse;
@@ -35,6 +36,7 @@ import io.faro.proto.RegisterWorkerRequest;
 import io.faro.proto.RegisterWorkerResponse;
 import io.faro.proto.RequestSlotsRequest;
 import io.faro.proto.RequestSlotsResponse;
+import io.faro.proto.SetWorkerAdmissionRequest;
 import io.faro.proto.TransferLeaderRequest;
 import io.faro.proto.UnregisterAppRequest;
 import io.faro.proto.UnregisterShuffleRequest;
@@ -60,6 +62,7 @@ import java.util.stream.IntStream;
  * membership (register, lost, removed) becomes a Raft entry.
  */
 public final class MasterRequestHandler implements RequestHandler {
+  private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(MasterRequestHandler.class);
   private static final EmptyResponse EMPTY = EmptyResponse.getDefaultInstance();
   /** How long a leader transfer may take: an election or two, plus catching up. */
   private static final Duration TRANSFER_TIMEOUT = Duration.ofSeconds(20);
@@ -92,6 +95,7 @@ public final class MasterRequestHandler implements RequestHandler {
         case CLUSTER_STATUS_REQUEST -> clusterStatus();
         case MASTER_STATUS_REQUEST -> CompletableFuture.<Message>completedFuture(masterStatus());
         case TRANSFER_LEADER_REQUEST -> transferLeader(request.meta(TransferLeaderRequest.class));
+        case SET_WORKER_ADMISSION_REQUEST -> setWorkerAdmission(request.meta(SetWorkerAdmissionRequest.class));
         default -> CompletableFuture.failedFuture(new FaroException(ErrorCode.UNSUPPORTED_MESSAGE,
             "master " + raft.masterId() + " does not serve " + request.type()));
       };
@@ -219,7 +223,9 @@ public final class MasterRequestHandler implements RequestHandler {
     }
     loads.appHeartbeat(shuffle.app(), clock.millis());
     Set<String> excluded = new HashSet<>(request.getExcludedWorkersList());
+    // Workers an operator excluded or is decommissioning get no new slots.
     List<WorkerCandidate> candidates = alive.get().stream()
+        .filter(RegisteredWorker::takesSlots)
         .filter(w -> !excluded.contains(w.id().value()))
         .map(w -> new WorkerCandidate(w.id(), w.endpoint(), w.disks(), loads.diskLoads(w.id())))
         .toList();
@@ -285,6 +291,17 @@ public final class MasterRequestHandler implements RequestHandler {
       return null;
     });
     return b.build();
+  }
+
+  private CompletableFuture<Message> setWorkerAdmission(SetWorkerAdmissionRequest request) {
+    WorkerId worker = ProtoMapper.workerId(request.getWorkerId());
+    WorkerAdmission admission = ProtoMapper.admission(request.getAdmission());
+    return submit(new StateCommand.SetWorkerAdmission(worker, admission, request.getReason()))
+        .thenApply(applied -> {
+          LOG.info("Worker {} is now {}{}", worker, admission.name().toLowerCase(java.util.Locale.ROOT),
+              request.getReason().isEmpty() ? "" : ": " + request.getReason());
+          return EMPTY;
+        });
   }
 
   private CompletableFuture<Message> transferLeader(TransferLeaderRequest request) {

@@ -12,6 +12,7 @@ import io.faro.master.state.StateCommand.RegisterApp;
 import io.faro.master.state.StateCommand.RegisterWorker;
 import io.faro.master.state.StateCommand.RemoveApp;
 import io.faro.master.state.StateCommand.UnregisterShuffle;
+import io.faro.master.state.StateCommand.SetWorkerAdmission;
 import io.faro.master.state.StateCommand.WorkerLost;
 import java.util.Comparator;
 import java.util.List;
@@ -69,6 +70,8 @@ public final class MasterState implements StateReader {
       return registerWorker(c, time);
     } else if (command instanceof WorkerLost c) {
       return workerLost(c);
+    } else if (command instanceof SetWorkerAdmission c) {
+      return setWorkerAdmission(c);
     } else if (command instanceof RegisterApp c) {
       return registerApp(c, time);
     } else if (command instanceof RemoveApp c) {
@@ -87,9 +90,19 @@ public final class MasterState implements StateReader {
         && known.endpoint().equals(command.endpoint()) && known.disks().equals(command.disks());
     if (!unchanged) {
       // A repeat of the same registration keeps the first time; a revival or a change is new.
-      workers.put(command.worker(), new RegisteredWorker(
-          command.worker(), command.endpoint(), command.disks(), time, true));
+      // An operator's exclusion or decommission outlives the worker's restarts.
+      WorkerAdmission admission = known == null ? WorkerAdmission.ACTIVE : known.admission();
+      workers.put(command.worker(), new RegisteredWorker(command.worker(), command.endpoint(), command.disks(),
+          time, true, admission, known == null ? "" : known.admissionReason()));
     }
+    return Applied.NOTHING;
+  }
+
+  private ApplyResult setWorkerAdmission(SetWorkerAdmission command) {
+    if (!workers.containsKey(command.worker())) {
+      return new Rejected(ErrorCode.INVALID_REQUEST, "no worker " + command.worker() + " is registered");
+    }
+    workers.computeIfPresent(command.worker(), (id, w) -> w.withAdmission(command.admission(), command.reason()));
     return Applied.NOTHING;
   }
 

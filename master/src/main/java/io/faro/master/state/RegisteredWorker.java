@@ -14,12 +14,17 @@ import java.util.Set;
  *
  * @param registeredAtMs leader time of the registration that last changed or revived it
  * @param alive false once the worker was declared lost
+ * @param admission whether placement may give it new slots; kept across re-registrations
+ * @param admissionReason why an operator set the admission; empty for ACTIVE
  */
 public record RegisteredWorker(
-    WorkerId id, WorkerEndpoint endpoint, List<DiskSpec> disks, long registeredAtMs, boolean alive) {
+    WorkerId id, WorkerEndpoint endpoint, List<DiskSpec> disks, long registeredAtMs, boolean alive,
+    WorkerAdmission admission, String admissionReason) {
   public RegisteredWorker {
     requireNonNull(id, "id is null");
     requireNonNull(endpoint, "endpoint is null");
+    requireNonNull(admission, "admission is null");
+    requireNonNull(admissionReason, "admissionReason is null");
     disks = List.copyOf(disks);
     Set<Integer> indexes = new HashSet<>();
     for (DiskSpec disk : disks) {
@@ -30,7 +35,23 @@ public record RegisteredWorker(
     }
   }
 
+  /** An active worker. */
+  public RegisteredWorker(WorkerId id, WorkerEndpoint endpoint, List<DiskSpec> disks, long registeredAtMs,
+      boolean alive) {
+    this(id, endpoint, disks, registeredAtMs, alive, WorkerAdmission.ACTIVE, "");
+  }
+
   public RegisteredWorker lost() {
-    return new RegisteredWorker(id, endpoint, disks, registeredAtMs, false);
+    return new RegisteredWorker(id, endpoint, disks, registeredAtMs, false, admission, admissionReason);
+  }
+
+  public RegisteredWorker withAdmission(WorkerAdmission newAdmission, String reason) {
+    return new RegisteredWorker(id, endpoint, disks, registeredAtMs, alive, newAdmission,
+        newAdmission == WorkerAdmission.ACTIVE ? "" : reason);
+  }
+
+  /** Alive and admitted: placement may give it new slots. */
+  public boolean takesSlots() {
+    return alive && admission == WorkerAdmission.ACTIVE;
   }
 }

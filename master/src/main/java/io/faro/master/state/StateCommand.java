@@ -31,6 +31,15 @@ public sealed interface StateCommand {
   }
 
   /** Declares a worker lost (no heartbeat within faro.master.worker.timeout). */
+  /** An operator's decision whether {@code worker} takes new slots. */
+  record SetWorkerAdmission(WorkerId worker, WorkerAdmission admission, String reason) implements StateCommand {
+    public SetWorkerAdmission {
+      requireNonNull(worker, "worker is null");
+      requireNonNull(admission, "admission is null");
+      requireNonNull(reason, "reason is null");
+    }
+  }
+
   record WorkerLost(WorkerId worker, String reason) implements StateCommand {
     public WorkerLost {
       requireNonNull(worker, "worker is null");

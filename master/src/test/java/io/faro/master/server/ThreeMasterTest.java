@@ -23,7 +23,9 @@ import io.faro.proto.MasterStatusRequest;
 import io.faro.proto.MasterStatusResponse;
 import io.faro.proto.RegisterWorkerResponse;
 import io.faro.proto.RequestSlotsResponse;
+import io.faro.proto.SetWorkerAdmissionRequest;
 import io.faro.proto.TransferLeaderRequest;
+import io.faro.proto.WorkerAdmissionP;
 import io.faro.proto.WorkerHeartbeatResponse;
 import java.io.IOException;
 import java.net.ServerSocket;
@@ -179,6 +181,36 @@ class ThreeMasterTest {
         Requests.requestSlots(Requests.shuffle("app-1", 0), 8), RequestSlotsResponse.class);
     assertThat(slots.getLocationsList()).hasSize(8)
         .allSatisfy(l -> assertThat(l.getWorkerId()).isEqualTo("w2"));
+  }
+
+  @Test
+  void anExcludedWorkerGetsNoSlotsFromANewLeaderEither() {
+    client.callBlocking(Requests.registerWorker("w1", 1), RegisterWorkerResponse.class);
+    client.callBlocking(Requests.registerWorker("w2", 1), RegisterWorkerResponse.class);
+    client.callBlocking(Requests.registerApp("app-1"), EmptyResponse.class);
+    client.callBlocking(SetWorkerAdmissionRequest.newBuilder().setWorkerId("w1")
+        .setAdmission(WorkerAdmissionP.ADMISSION_EXCLUDED).setReason("suspect NIC").build(), EmptyResponse.class);
+
+    MasterServer old = masters[leaderIndex()];
+    old.close();
+    Eventually.await(Duration.ofSeconds(20), "a new leader",
+        () -> Stream.of(masters).anyMatch(m -> m != old && m.isLeader()));
+
+    RequestSlotsResponse slots = client.callBlocking(
+        Requests.requestSlots(Requests.shuffle("app-1", 0), 8), RequestSlotsResponse.class);
+    assertThat(slots.getLocationsList()).hasSize(8).allSatisfy(l -> assertThat(l.getWorkerId()).isEqualTo("w2"));
+    ClusterStatusResponse status = client.callBlocking(ClusterStatusRequest.getDefaultInstance(), ClusterStatusResponse.class);
+    assertThat(status.getWorkersList()).filteredOn(w -> w.getWorkerId().equals("w1")).singleElement()
+        .satisfies(w -> {
+          assertThat(w.getAdmission()).isEqualTo(WorkerAdmissionP.ADMISSION_EXCLUDED);
+          assertThat(w.getAdmissionReason()).isEqualTo("suspect NIC");
+        });
+
+    client.callBlocking(SetWorkerAdmissionRequest.newBuilder().setWorkerId("w1")
+        .setAdmission(WorkerAdmissionP.ADMISSION_ACTIVE).build(), EmptyResponse.class);
+    RequestSlotsResponse again = client.callBlocking(
+        Requests.requestSlots(Requests.shuffle("app-1", 1), 8), RequestSlotsResponse.class);
+    assertThat(again.getLocationsList()).extracting(l -> l.getWorkerId()).contains("w1", "w2");
   }
 
   @Test

@@ -57,6 +57,35 @@ class MasterStateTest {
   }
 
   @Test
+  void anOperatorsAdmissionOutlivesRestartsAndSnapshots() {
+    assertThat(apply(new StateCommand.SetWorkerAdmission(W1, WorkerAdmission.EXCLUDED, "flaky disk")))
+        .isInstanceOfSatisfying(ApplyResult.Rejected.class, r -> assertThat(r.message()).contains("w1"));
+    apply(register(W1, 1));
+    apply(register(W2, 1));
+    apply(new StateCommand.SetWorkerAdmission(W1, WorkerAdmission.EXCLUDED, "flaky disk"));
+    apply(new StateCommand.SetWorkerAdmission(W2, WorkerAdmission.DECOMMISSIONING, "upgrade"));
+
+    // The worker restarts (lost, then registers again, with a new disk): still excluded.
+    apply(new StateCommand.WorkerLost(W1, "no heartbeat"));
+    apply(new RegisterWorker(W1, endpoint(W1), List.of(new DiskSpec(0, "/d0", DiskTier.SSD, 1L << 40))));
+    RegisteredWorker w1 = state.worker(W1).orElseThrow();
+    assertThat(w1.alive()).isTrue();
+    assertThat(w1.admission()).isEqualTo(WorkerAdmission.EXCLUDED);
+    assertThat(w1.admissionReason()).isEqualTo("flaky disk");
+    assertThat(w1.takesSlots()).isFalse();
+
+    // A snapshot keeps it; a follower that loads the snapshot agrees.
+    MasterStateView loaded = io.faro.master.mapping.ProtoMapper.fromSnapshot(
+        io.faro.master.mapping.ProtoMapper.toSnapshot(state.view(), 3, 42));
+    assertThat(loaded).isEqualTo(state.view());
+    assertThat(loaded.workers().get(W2).admission()).isEqualTo(WorkerAdmission.DECOMMISSIONING);
+
+    apply(new StateCommand.SetWorkerAdmission(W1, WorkerAdmission.ACTIVE, "fixed"));
+    assertThat(state.worker(W1).orElseThrow().takesSlots()).isTrue();
+    assertThat(state.worker(W1).orElseThrow().admissionReason()).isEmpty();
+  }
+
+  @Test
   void registerWorkerAddsAliveWorkerWithLeaderTime() {
     assertThat(apply(register(W1, 2))).isEqualTo(Applied.NOTHING);
 
