@@ -1,6 +1,7 @@
 package io.faro.cli;
 
 import io.faro.common.json.Json;
+import io.faro.common.network.FreePorts;
 
 import static java.util.Objects.requireNonNull;
 
@@ -133,7 +134,7 @@ public final class LocalCluster implements AutoCloseable {
       return List.of("127.0.0.1:" + Json.number(master.ports(), "rpcPort"));
     }
     // Every master must know every peer's ports before any starts: pick them now.
-    int[] free = freePorts(firstPort == 0 ? 2 * count : count);
+    int[] free = FreePorts.loopback(firstPort == 0 ? 2 * count : count);
     List<String> peers = new ArrayList<>();
     List<String> endpoints = new ArrayList<>();
     for (int i = 0; i < count; i++) {
@@ -158,21 +159,6 @@ public final class LocalCluster implements AutoCloseable {
       members.set(i, members.get(i).started(awaitPortFile(members.get(i))));
     }
     return endpoints;
-  }
-
-  /** {@code n} distinct free loopback ports, all held open until all are chosen. */
-  private static int[] freePorts(int n) throws IOException {
-    List<java.net.ServerSocket> sockets = new ArrayList<>();
-    try {
-      for (int i = 0; i < n; i++) {
-        sockets.add(new java.net.ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress()));
-      }
-      return sockets.stream().mapToInt(java.net.ServerSocket::getLocalPort).toArray();
-    } finally {
-      for (java.net.ServerSocket socket : sockets) {
-        socket.close();
-      }
-    }
   }
 
   private static void removePreviousCluster(Path dir) throws IOException {

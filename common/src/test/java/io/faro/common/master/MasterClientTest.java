@@ -4,13 +4,13 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.faro.common.config.FaroConf;
 import io.faro.common.network.ClientPool;
+import io.faro.common.network.FreePorts;
 import io.faro.common.network.HostPort;
 import io.faro.common.network.NetworkOptions;
 import io.faro.common.network.TransportServer;
 import io.faro.proto.EmptyResponse;
 import io.faro.proto.RegisterAppRequest;
 import java.io.IOException;
-import java.net.ServerSocket;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -27,7 +27,7 @@ class MasterClientTest {
 
   @Test
   void findsTheAnsweringMasterEachTimeItMoves() throws IOException {
-    int[] ports = freePorts(3);
+    int[] ports = FreePorts.loopback(3);
     List<HostPort> endpoints = new ArrayList<>();
     for (int port : ports) {
       endpoints.add(new HostPort("127.0.0.1", port));
@@ -42,20 +42,6 @@ class MasterClientTest {
           assertThat(client.callBlocking(REQUEST, EmptyResponse.class)).as("answered by master %d", answering)
               .isEqualTo(EmptyResponse.getDefaultInstance());
         }
-      }
-    }
-  }
-
-  private static int[] freePorts(int n) throws IOException {
-    List<ServerSocket> sockets = new ArrayList<>();
-    try {
-      for (int i = 0; i < n; i++) {
-        sockets.add(new ServerSocket(0));
-      }
-      return sockets.stream().mapToInt(ServerSocket::getLocalPort).toArray();
-    } finally {
-      for (ServerSocket socket : sockets) {
-        socket.close();
       }
     }
   }

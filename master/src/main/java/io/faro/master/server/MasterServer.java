@@ -5,6 +5,7 @@ import static java.util.Objects.requireNonNull;
 import io.faro.common.config.FaroConf;
 import io.faro.common.error.ErrorCode;
 import io.faro.common.error.FaroException;
+import io.faro.common.network.FreePorts;
 import io.faro.common.network.TransportServer;
 import io.faro.master.MasterServerConfig;
 import io.faro.master.placement.RoundRobinPlacement;
@@ -15,8 +16,6 @@ import io.faro.master.service.MasterRequestHandler;
 import io.faro.master.state.MasterStateView;
 import io.faro.master.state.StateReader;
 import java.io.IOException;
-import java.net.InetAddress;
-import java.net.ServerSocket;
 import java.time.Clock;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -65,7 +64,7 @@ public final class MasterServer implements AutoCloseable {
     started = true;
     try {
       MasterServerConfig resolved = config.withRaftPort(
-          config.raftPort() != 0 ? config.raftPort() : freePort(config.bindHost()));
+          config.raftPort() != 0 ? config.raftPort() : FreePorts.pick(config.bindHost(), 1)[0]);
       raft = new RaftNode(resolved);
       MasterRequestHandler handler = new MasterRequestHandler(
           raft, loads, new RoundRobinPlacement(config.maxWorkersPerShuffle()), clock);
@@ -103,14 +102,6 @@ public final class MasterServer implements AutoCloseable {
     }
     // In a group, the other masters may simply not be up yet; serve NOT_LEADER meanwhile.
     LOG.warn("Master {}: {}; going on", config.masterId(), message);
-  }
-
-  private static int freePort(String host) throws IOException {
-    // Closed at once and handed to Ratis; the short race with another process is acceptable
-    // for the tests that ask for port 0.
-    try (ServerSocket socket = new ServerSocket(0, 1, InetAddress.getByName(host))) {
-      return socket.getLocalPort();
-    }
   }
 
   /** The bound RPC port (the actual one when configured as 0). */

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.faro.common.config.FaroConf;
 import io.faro.common.error.ErrorCode;
 import io.faro.common.network.ClientPool;
+import io.faro.common.network.FreePorts;
 import io.faro.common.network.Futures;
 import io.faro.common.network.HostPort;
 import io.faro.common.network.NetworkOptions;
@@ -15,7 +16,6 @@ import io.faro.master.testing.Requests;
 import io.faro.proto.EmptyResponse;
 import io.faro.proto.WorkerHeartbeatResponse;
 import java.io.IOException;
-import java.net.ServerSocket;
 import java.nio.file.Path;
 import java.util.List;
 import org.junit.jupiter.api.Test;
@@ -27,8 +27,9 @@ class NotLeaderTest {
 
   @Test
   void masterWithoutQuorumAnswersNotLeader() throws IOException {
-    int raftPort = freePort();
-    int absentPeerPort = freePort();
+    int[] ports = FreePorts.loopback(2);
+    int raftPort = ports[0];
+    int absentPeerPort = ports[1];
     // Two masters configured, only one started: no quorum, so no leader.
     FaroConf conf = MasterFixture.conf(dir)
         .with(MasterServerOptions.RAFT_PEERS,
@@ -58,12 +59,6 @@ class NotLeaderTest {
       assertThat(beat.getRegisterAgain()).isFalse();
       assertThat(pool.call(endpoint, Requests.appHeartbeat("app-1"), EmptyResponse.class).join())
           .isEqualTo(EmptyResponse.getDefaultInstance());
-    }
-  }
-
-  private static int freePort() throws IOException {
-    try (ServerSocket socket = new ServerSocket(0)) {
-      return socket.getLocalPort();
     }
   }
 }

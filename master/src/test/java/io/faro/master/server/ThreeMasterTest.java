@@ -7,6 +7,7 @@ import io.faro.common.error.ErrorCode;
 import io.faro.common.json.Json;
 import io.faro.common.master.MasterClient;
 import io.faro.common.network.ClientPool;
+import io.faro.common.network.FreePorts;
 import io.faro.common.network.Futures;
 import io.faro.common.network.HostPort;
 import io.faro.common.network.NetworkOptions;
@@ -28,7 +29,6 @@ import io.faro.proto.TransferLeaderRequest;
 import io.faro.proto.WorkerAdmissionP;
 import io.faro.proto.WorkerHeartbeatResponse;
 import java.io.IOException;
-import java.net.ServerSocket;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -67,7 +67,7 @@ class ThreeMasterTest {
 
   @BeforeEach
   void startGroup() throws IOException {
-    int[] ports = freePorts(6);
+    int[] ports = FreePorts.loopback(6);
     for (int i = 0; i < 3; i++) {
       rpcPorts[i] = ports[i];
       raftPorts[i] = ports[3 + i];
@@ -158,9 +158,7 @@ class ThreeMasterTest {
 
   @Test
   void aNewLeaderPlacesOnTheDiskLoadsItHeardAsAFollower() {
-    client.callBlocking(Requests.registerWorker("w1", 1), RegisterWorkerResponse.class);
-    client.callBlocking(Requests.registerWorker("w2", 1), RegisterWorkerResponse.class);
-    client.callBlocking(Requests.registerApp("app-1"), EmptyResponse.class);
+    registerTwoWorkersAndAnApp();
     Eventually.await(Duration.ofSeconds(10), "every master knows both workers",
         () -> Stream.of(0, 1, 2).allMatch(i -> status(i).getAliveWorkers() == 2));
     // Workers heartbeat every master: w1's only disk is broken, w2's healthy.
@@ -171,10 +169,7 @@ class ThreeMasterTest {
       assertThat(answer.join().getRegisterAgain()).isFalse();
     }
 
-    MasterServer old = masters[leaderIndex()];
-    old.close();
-    Eventually.await(Duration.ofSeconds(20), "a new leader",
-        () -> Stream.of(masters).anyMatch(m -> m != old && m.isLeader()));
+    closeTheLeaderAndAwaitANewOne();
 
     // No heartbeat reached the new leader since it was elected: it places on what it heard.
     RequestSlotsResponse slots = client.callBlocking(
@@ -185,16 +180,11 @@ class ThreeMasterTest {
 
   @Test
   void anExcludedWorkerGetsNoSlotsFromANewLeaderEither() {
-    client.callBlocking(Requests.registerWorker("w1", 1), RegisterWorkerResponse.class);
-    client.callBlocking(Requests.registerWorker("w2", 1), RegisterWorkerResponse.class);
-    client.callBlocking(Requests.registerApp("app-1"), EmptyResponse.class);
+    registerTwoWorkersAndAnApp();
     client.callBlocking(SetWorkerAdmissionRequest.newBuilder().setWorkerId("w1")
         .setAdmission(WorkerAdmissionP.ADMISSION_EXCLUDED).setReason("suspect NIC").build(), EmptyResponse.class);
 
-    MasterServer old = masters[leaderIndex()];
-    old.close();
-    Eventually.await(Duration.ofSeconds(20), "a new leader",
-        () -> Stream.of(masters).anyMatch(m -> m != old && m.isLeader()));
+    closeTheLeaderAndAwaitANewOne();
 
     RequestSlotsResponse slots = client.callBlocking(
         Requests.requestSlots(Requests.shuffle("app-1", 0), 8), RequestSlotsResponse.class);
@@ -246,6 +236,19 @@ class ThreeMasterTest {
     awaitSameState(wiped);
     assertThat(masters[wiped].stateView().apps()).hasSize(120);
     assertThat(status(wiped).getRole()).isEqualTo("follower");
+  }
+
+  private void registerTwoWorkersAndAnApp() {
+    client.callBlocking(Requests.registerWorker("w1", 1), RegisterWorkerResponse.class);
+    client.callBlocking(Requests.registerWorker("w2", 1), RegisterWorkerResponse.class);
+    client.callBlocking(Requests.registerApp("app-1"), EmptyResponse.class);
+  }
+
+  private void closeTheLeaderAndAwaitANewOne() {
+    MasterServer old = masters[leaderIndex()];
+    old.close();
+    Eventually.await(Duration.ofSeconds(20), "a new leader",
+        () -> Stream.of(masters).anyMatch(m -> m != old && m.isLeader()));
   }
 
   private void registerApps(String prefix, int count) {
@@ -314,21 +317,6 @@ class ThreeMasterTest {
     try (Stream<Path> walk = Files.walk(root)) {
       for (Path p : walk.sorted(Comparator.reverseOrder()).toList()) {
         Files.delete(p);
-      }
-    }
-  }
-
-  /** {@code n} distinct free ports: all held open until all are chosen. */
-  private static int[] freePorts(int n) throws IOException {
-    List<ServerSocket> sockets = new ArrayList<>();
-    try {
-      for (int i = 0; i < n; i++) {
-        sockets.add(new ServerSocket(0));
-      }
-      return sockets.stream().mapToInt(ServerSocket::getLocalPort).toArray();
-    } finally {
-      for (ServerSocket socket : sockets) {
-        socket.close();
       }
     }
   }
