@@ -9,6 +9,7 @@ import io.faro.common.network.Futures;
 import io.faro.common.network.HostPort;
 import io.faro.common.network.NetworkOptions;
 import io.faro.common.process.ServerProcess;
+import io.faro.master.mapping.ProtoMapper;
 import io.faro.proto.EmptyResponse;
 import io.faro.proto.MasterStatusRequest;
 import io.faro.proto.MasterStatusResponse;
@@ -132,20 +133,12 @@ final class AdminCommand implements Runnable {
       row.put("endpoint", endpoint.toString());
       try {
         MasterStatusResponse s = Futures.await(answer, timeout, "status of master " + endpoint);
-        row.put("id", s.getMasterId());
-        row.put("role", s.getRole());
-        row.put("term", s.getTerm());
-        row.put("applied_index", s.getAppliedIndex());
-        row.put("commit_index", s.getCommitIndex());
-        row.put("leader_id", s.getLeaderId());
-        row.put("leader_ready", s.getLeaderReady());
-        row.put("pid", s.getPid());
-        row.put("snapshot_index", s.getSnapshotIndex());
-        row.put("log_start_index", s.getLogStartIndex());
-        row.put("workers", s.getWorkers());
-        row.put("alive_workers", s.getAliveWorkers());
-        row.put("apps", s.getApps());
-        row.put("shuffles", s.getShuffles());
+        // The endpoint asked stays first; the master's own fields follow, as on its status page.
+        ProtoMapper.statusFields(s).forEach((key, value) -> {
+          if (!key.equals("endpoint")) {
+            row.put(key, value);
+          }
+        });
       } catch (RuntimeException e) {
         row.put("role", "unreachable");
         row.put("error", String.valueOf(Futures.unwrap(e).getMessage()));
@@ -198,6 +191,9 @@ final class AdminCommand implements Runnable {
 
   /** Sets a worker's admission through the leader (replicated, survives failovers and restarts). */
   abstract static class WorkerAdmissionCommand implements Callable<Integer> {
+    private final WorkerAdmissionP admission;
+    private final String done;
+
     @Mixin Endpoints where = new Endpoints();
 
     @Option(names = "--id", required = true, paramLabel = "WORKER", description = "The worker's id (see admin masters / cluster status).")
@@ -208,18 +204,19 @@ final class AdminCommand implements Runnable {
 
     @CommandLine.Spec CommandLine.Model.CommandSpec spec;
 
-    abstract WorkerAdmissionP admission();
-
-    abstract String done();
+    WorkerAdmissionCommand(WorkerAdmissionP admission, String done) {
+      this.admission = admission;
+      this.done = done;
+    }
 
     @Override
     public Integer call() {
       try (ClientPool pool = where.pool()) {
         MasterClient client = new MasterClient(pool, where.resolve(), where.timeout().plusSeconds(20), where.timeout());
-        client.callBlocking(SetWorkerAdmissionRequest.newBuilder().setWorkerId(worker).setAdmission(admission())
+        client.callBlocking(SetWorkerAdmissionRequest.newBuilder().setWorkerId(worker).setAdmission(admission)
             .setReason(reason).build(), EmptyResponse.class);
       }
-      spec.commandLine().getOut().println("worker " + worker + " " + done());
+      spec.commandLine().getOut().println("worker " + worker + " " + done);
       spec.commandLine().getOut().flush();
       return 0;
     }
@@ -228,42 +225,24 @@ final class AdminCommand implements Runnable {
   @Command(name = "exclude-worker", mixinStandardHelpOptions = true,
       description = "Stops placing new partitions on a worker (a suspect machine); it still serves its data.")
   static final class ExcludeWorker extends WorkerAdmissionCommand {
-    @Override
-    WorkerAdmissionP admission() {
-      return WorkerAdmissionP.ADMISSION_EXCLUDED;
-    }
-
-    @Override
-    String done() {
-      return "is excluded: no new slots";
+    ExcludeWorker() {
+      super(WorkerAdmissionP.ADMISSION_EXCLUDED, "is excluded: no new slots");
     }
   }
 
   @Command(name = "decommission-worker", mixinStandardHelpOptions = true,
       description = "Stops placing new partitions on a worker before it is upgraded or removed; it still serves its data.")
   static final class DecommissionWorker extends WorkerAdmissionCommand {
-    @Override
-    WorkerAdmissionP admission() {
-      return WorkerAdmissionP.ADMISSION_DECOMMISSIONING;
-    }
-
-    @Override
-    String done() {
-      return "is decommissioning: no new slots";
+    DecommissionWorker() {
+      super(WorkerAdmissionP.ADMISSION_DECOMMISSIONING, "is decommissioning: no new slots");
     }
   }
 
   @Command(name = "include-worker", mixinStandardHelpOptions = true,
       description = "Lets an excluded or decommissioning worker take new partitions again.")
   static final class IncludeWorker extends WorkerAdmissionCommand {
-    @Override
-    WorkerAdmissionP admission() {
-      return WorkerAdmissionP.ADMISSION_ACTIVE;
-    }
-
-    @Override
-    String done() {
-      return "takes new slots again";
+    IncludeWorker() {
+      super(WorkerAdmissionP.ADMISSION_ACTIVE, "takes new slots again");
     }
   }
 }

@@ -43,6 +43,7 @@ import io.faro.proto.DiskTierP;
 import io.faro.proto.MasterCommand;
 import io.faro.proto.MasterCommandResult;
 import io.faro.proto.MasterSnapshot;
+import io.faro.proto.MasterStatusResponse;
 import io.faro.proto.RegisterAppCommand;
 import io.faro.proto.RegisterWorkerCommand;
 import io.faro.proto.RemoveAppCommand;
@@ -157,6 +158,31 @@ public final class ProtoMapper {
       case COMMAND_NOT_SET -> throw invalid("master command has no command set");
     };
     return parse(() -> new StampedCommand(p.getTimestampMs(), command), "timestamp_ms");
+  }
+
+  /**
+   * A master's own view as report fields (JSON keys), in one order for every report: the HTTP
+   * status page and {@code bin/faro admin masters}.
+   */
+  public static Map<String, Object> statusFields(MasterStatusResponse s) {
+    Map<String, Object> out = new java.util.LinkedHashMap<>();
+    out.put("endpoint", s.getRpcEndpoint());
+    out.put("id", s.getMasterId());
+    out.put("role", s.getRole());
+    out.put("term", s.getTerm());
+    out.put("applied_index", s.getAppliedIndex());
+    out.put("commit_index", s.getCommitIndex());
+    out.put("leader_id", s.getLeaderId());
+    out.put("leader_ready", s.getLeaderReady());
+    out.put("pid", s.getPid());
+    out.put("snapshot_index", s.getSnapshotIndex());
+    out.put("log_start_index", s.getLogStartIndex());
+    out.put("workers", s.getWorkers());
+    out.put("alive_workers", s.getAliveWorkers());
+    out.put("apps", s.getApps());
+    out.put("shuffles", s.getShuffles());
+    out.put("peers", s.getPeersList());
+    return out;
   }
 
   public static SetWorkerAdmissionCommand admission(String worker, WorkerAdmission admission, String reason) {

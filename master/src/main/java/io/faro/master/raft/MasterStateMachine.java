@@ -60,6 +60,12 @@ public final class MasterStateMachine extends BaseStateMachine {
   private final SnapshotFiles snapshots = new SnapshotFiles();
   private final ReentrantReadWriteLock lock = new ReentrantReadWriteLock();
 
+  /**
+   * Index of the newest snapshot taken or loaded here, -1 before any: kept in memory so that a
+   * status request on an event loop never lists the snapshot directory.
+   */
+  private volatile long latestSnapshotIndex = -1;
+
   /** Guarded by {@code lock}; written only on the Ratis apply thread. */
   private final MasterState state = new MasterState();
 
@@ -108,6 +114,11 @@ public final class MasterStateMachine extends BaseStateMachine {
   public void notifyLeaderReady() {
     leaderKnown.complete(null);
     leaderReady.complete(null);
+  }
+
+  /** Index of the newest snapshot taken or loaded by this master, -1 when none. Cheap. */
+  long latestSnapshotIndex() {
+    return latestSnapshotIndex;
   }
 
   /** Completes once some master of the group is known to lead. */
@@ -221,6 +232,7 @@ public final class MasterStateMachine extends BaseStateMachine {
       return RaftLog.INVALID_LOG_INDEX;
     }
     snapshots.write(ProtoMapper.toSnapshot(view, applied.getTerm(), applied.getIndex()), applied);
+    latestSnapshotIndex = applied.getIndex();
     return applied.getIndex();
   }
 
@@ -235,6 +247,7 @@ public final class MasterStateMachine extends BaseStateMachine {
     try {
       state.replaceWith(view);
       setLastAppliedTermIndex(latest.getTermIndex());
+      latestSnapshotIndex = latest.getIndex();
     } finally {
       lock.writeLock().unlock();
     }

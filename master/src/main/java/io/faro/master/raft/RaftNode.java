@@ -201,7 +201,6 @@ public final class RaftNode implements AutoCloseable {
       return new NodeStatus("stopped", -1, -1, -1, "", false, -1, -1);
     }
     DivisionInfo info = d.getInfo();
-    var snapshot = stateMachine.getLatestSnapshot();
     return new NodeStatus(
         info.getCurrentRole().name().toLowerCase(Locale.ROOT),
         info.getCurrentTerm(),
@@ -209,7 +208,7 @@ public final class RaftNode implements AutoCloseable {
         d.getRaftLog().getLastCommittedIndex(),
         leaderId(),
         info.isLeader() && info.isLeaderReady(),
-        snapshot == null ? -1 : snapshot.getIndex(),
+        stateMachine.latestSnapshotIndex(),
         d.getRaftLog().getStartIndex());
   }
 

@@ -5,13 +5,12 @@ import static java.util.Objects.requireNonNull;
 import com.sun.net.httpserver.HttpExchange;
 import com.sun.net.httpserver.HttpServer;
 import io.faro.common.json.Json;
+import io.faro.master.mapping.ProtoMapper;
 import io.faro.proto.MasterStatusResponse;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
-import java.util.LinkedHashMap;
-import java.util.Map;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.function.Supplier;
@@ -41,7 +40,7 @@ final class MasterHttpServer implements AutoCloseable {
       return t;
     });
     server.setExecutor(thread);
-    server.createContext("/status", exchange -> answer(exchange, "application/json", Json.write(fields(status.get()))));
+    server.createContext("/status", exchange -> answer(exchange, "application/json", Json.write(ProtoMapper.statusFields(status.get()))));
     server.createContext("/", exchange -> answer(exchange, "text/plain; charset=utf-8", text(status.get())));
     server.start();
   }
@@ -50,30 +49,9 @@ final class MasterHttpServer implements AutoCloseable {
     return server.getAddress().getPort();
   }
 
-  static Map<String, Object> fields(MasterStatusResponse s) {
-    Map<String, Object> out = new LinkedHashMap<>();
-    out.put("id", s.getMasterId());
-    out.put("endpoint", s.getRpcEndpoint());
-    out.put("role", s.getRole());
-    out.put("term", s.getTerm());
-    out.put("applied_index", s.getAppliedIndex());
-    out.put("commit_index", s.getCommitIndex());
-    out.put("leader_id", s.getLeaderId());
-    out.put("leader_ready", s.getLeaderReady());
-    out.put("pid", s.getPid());
-    out.put("snapshot_index", s.getSnapshotIndex());
-    out.put("log_start_index", s.getLogStartIndex());
-    out.put("workers", s.getWorkers());
-    out.put("alive_workers", s.getAliveWorkers());
-    out.put("apps", s.getApps());
-    out.put("shuffles", s.getShuffles());
-    out.put("peers", s.getPeersList());
-    return out;
-  }
-
   private static String text(MasterStatusResponse s) {
     StringBuilder out = new StringBuilder("Faro master ").append(s.getMasterId()).append('\n');
-    fields(s).forEach((key, value) -> out.append(String.format("%-16s %s%n", key, value)));
+    ProtoMapper.statusFields(s).forEach((key, value) -> out.append(String.format("%-16s %s%n", key, value)));
     return out.toString();
   }
 
