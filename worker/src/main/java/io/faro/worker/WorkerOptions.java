@@ -16,6 +16,7 @@ import io.faro.common.master.MasterOptions;
 import io.faro.common.network.FrameCodec;
 import io.faro.common.network.HostPort;
 import io.faro.common.network.NetworkOptions;
+import io.faro.worker.storage.DirectIo;
 import io.faro.worker.storage.DiskDir;
 import io.faro.worker.storage.Disks;
 import io.faro.worker.storage.IoMode;
@@ -253,7 +254,7 @@ public final class WorkerOptions {
       if (ioMode == IoMode.BUFFERED) {
         return 0;
       }
-      return dirs.size() * (ioReadBufferPerDisk + (long) flushThreadsPerDisk * Disks.STAGING_BYTES);
+      return dirs.size() * (ioReadBufferPerDisk + (long) flushThreadsPerDisk * DirectIo.STAGING_BYTES);
     }
 
     /**

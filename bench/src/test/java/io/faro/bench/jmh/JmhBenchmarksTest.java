@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.faro.bench.workload.DataKind;
 import io.faro.worker.partition.AppendStatus;
+import io.faro.worker.storage.IoMode;
 import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
 import org.junit.jupiter.api.Test;
@@ -60,19 +61,22 @@ class JmhBenchmarksTest {
 
   @Test
   void partitionAppend() {
-    PartitionAppendBenchmark benchmark = new PartitionAppendBenchmark();
-    benchmark.partitions = 4;
-    benchmark.partSize = 65536;
-    benchmark.flushBufferSize = 262144;
-    benchmark.setUp();
-    try {
-      benchmark.newShuffle();
-      for (int i = 0; i < 64; i++) {
-        assertThat(benchmark.appendAndFlush()).isEqualTo(AppendStatus.ACCEPTED);
+    for (IoMode mode : new IoMode[] {IoMode.BUFFERED, IoMode.DIRECT}) {
+      PartitionAppendBenchmark benchmark = new PartitionAppendBenchmark();
+      benchmark.partitions = 4;
+      benchmark.partSize = 65536;
+      benchmark.flushBufferSize = 262144;
+      benchmark.ioMode = mode;
+      benchmark.setUp();
+      try {
+        benchmark.newShuffle();
+        for (int i = 0; i < 64; i++) {
+          assertThat(benchmark.appendAndFlush()).as("%s I/O", mode).isEqualTo(AppendStatus.ACCEPTED);
+        }
+        benchmark.dropShuffle();
+      } finally {
+        benchmark.tearDown();
       }
-      benchmark.dropShuffle();
-    } finally {
-      benchmark.tearDown();
     }
   }
 

@@ -24,8 +24,11 @@ import java.util.concurrent.ThreadLocalRandom;
  * <p>Thread-safety: immutable apart from the staging buffers, one per thread.
  */
 public final class DirectIo {
-  /** Size of a flusher thread's staging buffer: one write per flush of a 256 KiB buffer. */
-  static final int STAGING_BYTES = 1 << 20;
+  /**
+   * Size of a flusher thread's staging buffer (direct memory): one write per flush of a 256 KiB
+   * buffer.
+   */
+  public static final int STAGING_BYTES = 1 << 20;
   private static final int MAX_ALIGNMENT = 64 * 1024;
 
   private final int alignment;

@@ -20,9 +20,6 @@ import org.slf4j.LoggerFactory;
 public final class Disks implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(Disks.class);
 
-  /** Direct memory of one flusher thread's staging buffer on a disk with direct I/O. */
-  public static final int STAGING_BYTES = DirectIo.STAGING_BYTES;
-
   private final List<Disk> disks;
 
   private Disks(List<Disk> disks) {
@@ -40,6 +37,10 @@ public final class Disks implements AutoCloseable {
    */
   public record Options(int flushThreadsPerDisk, IoMode ioMode, int readThreadsPerDisk,
       long readBufferPerDisk, long readBufferWaitMillis) {
+    public Options {
+      java.util.Objects.requireNonNull(ioMode, "ioMode is null");
+    }
+
     /** Buffered I/O with {@code flushThreadsPerDisk} flushers: what tests of the write path use. */
     public static Options buffered(int flushThreadsPerDisk) {
       return new Options(flushThreadsPerDisk, IoMode.BUFFERED, 1, DiskReader.SEGMENT_BYTES, 1000);
