@@ -104,6 +104,7 @@ class LocalHaClusterTest {
           && Json.strings(last.output(), "leader_id").stream().distinct().count() == 1) {
         return last;
       }
+      // The masters are other processes: their status, polled, is the only signal.
       Thread.sleep(200);
     }
     throw new AssertionError("no single leader among " + answering + " masters within 30s; last answer: "

@@ -176,6 +176,7 @@ class MasterFailoverIT {
       if (condition.test(statuses())) {
         return;
       }
+      // The masters are other processes: their status, polled, is the only signal.
       Thread.sleep(100);
     }
     throw new AssertionError("timed out waiting for " + what + "; statuses: " + statuses());

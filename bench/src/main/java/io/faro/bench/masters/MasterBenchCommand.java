@@ -140,6 +140,7 @@ public final class MasterBenchCommand implements Callable<Integer>, FaroSubcomma
         if (System.nanoTime() > deadline) {
           throw e;
         }
+        // The workers register in their own processes: nothing to wait on but another try.
         Thread.sleep(200);
       }
     }
@@ -208,6 +209,7 @@ public final class MasterBenchCommand implements Callable<Integer>, FaroSubcomma
           return i;
         }
       }
+      // Election happens in other processes; polling their status is the only signal here.
       Thread.sleep(50);
     }
     throw new IllegalStateException("no master leads after 60 s");
@@ -222,6 +224,7 @@ public final class MasterBenchCommand implements Callable<Integer>, FaroSubcomma
           && all.stream().map(MasterStatusResponse::getAppliedIndex).distinct().count() == 1) {
         return;
       }
+      // Catching up happens in other processes; polling their status is the only signal here.
       Thread.sleep(100);
     }
     throw new IllegalStateException("the restarted master did not catch up within 60 s");
