@@ -11,7 +11,10 @@ import java.net.InetAddress;
 import java.net.UnknownHostException;
 import java.util.HashMap;
 import java.util.Map;
+import org.apache.spark.MapOutputTracker;
+import org.apache.spark.MapOutputTrackerMaster;
 import org.apache.spark.ShuffleDependency;
+import org.apache.spark.SparkEnv;
 import org.apache.spark.SparkConf;
 import org.apache.spark.TaskContext;
 import org.apache.spark.shuffle.ShuffleBlockResolver;
@@ -101,6 +104,16 @@ public final class FaroShuffleManager implements ShuffleManager {
         String attempt = sparkConf.get("spark.app.attempt.id", "");
         lifecycle = new LifecycleManager(new AppId(attempt.isEmpty() ? appId : appId + "_" + attempt),
             settings, pool(), lifecycleHost());
+        // Lost data: Spark forgets every map output of the shuffle, so that the fetch failure the
+        // reducer throws next re-runs the whole map stage (into a new generation).
+        lifecycle.onShuffleLost(shuffleId -> {
+          MapOutputTracker tracker = SparkEnv.get().mapOutputTracker();
+          if (tracker instanceof MapOutputTrackerMaster master) {
+            master.unregisterAllMapAndMergeOutput(shuffleId);
+            LOG.warn("Faro lost data of shuffle {}: its map outputs are unregistered and its map stage runs again",
+                shuffleId);
+          }
+        });
       }
       return lifecycle;
     }

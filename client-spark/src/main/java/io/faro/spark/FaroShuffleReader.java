@@ -3,6 +3,10 @@ package io.faro.spark;
 import io.faro.client.ShuffleClient;
 import io.faro.client.fetch.PartitionReader;
 import io.faro.common.batch.Batch;
+import io.faro.common.error.ErrorCode;
+import io.faro.common.error.FaroException;
+import io.faro.common.id.ShuffleId;
+import org.apache.spark.shuffle.FetchFailedException;
 import java.io.ByteArrayInputStream;
 import java.util.NoSuchElementException;
 import org.apache.spark.Aggregator;
@@ -56,8 +60,15 @@ final class FaroShuffleReader<K, C> implements ShuffleReader<K, C> {
   @SuppressWarnings({"unchecked", "rawtypes"})
   public Iterator<Product2<K, C>> read() {
     long waitStart = System.nanoTime();
-    PartitionReader reader = client.newReader(handle.lifecycle(), handle.faroShuffleId(), handle.numMaps(),
-        startPartition, endPartition, startMapIndex, endMapIndex);
+    // A stage re-run after lost data asks again, and reads the shuffle's new generation.
+    long readerStage = ((long) context.stageId() << 32) | (context.stageAttemptNumber() & 0xffffffffL);
+    PartitionReader reader;
+    try {
+      reader = client.newReader(handle.lifecycle(), handle.faroShuffleId(), handle.numMaps(),
+          startPartition, endPartition, startMapIndex, endMapIndex, readerStage);
+    } catch (FaroException e) {
+      throw fetchFailed(e, null, startPartition);
+    }
     metrics.incFetchWaitTime((System.nanoTime() - waitStart) / 1_000_000);
     context.addTaskCompletionListener(new TaskCompletionListener() {
       @Override
@@ -67,7 +78,7 @@ final class FaroShuffleReader<K, C> implements ShuffleReader<K, C> {
     });
     ShuffleDependency<K, ?, C> dep = handle.dependency();
     Iterator records = CompletionIterator$.MODULE$.apply(
-        new RecordIterator(reader, dep.serializer().newInstance(), metrics),
+        new RecordIterator(reader, dep.serializer().newInstance(), metrics, this),
         new AbstractFunction0<BoxedUnit>() {
           @Override
           public BoxedUnit apply() {
@@ -96,6 +107,29 @@ final class FaroShuffleReader<K, C> implements ShuffleReader<K, C> {
   }
 
   /**
+   * Turns lost data into Spark's fetch failure, after the driver had Spark forget the shuffle's
+   * map outputs: Spark then re-runs the map stage, which writes a new generation. Any other error
+   * is returned as it is (the task fails and Spark retries it).
+   */
+  RuntimeException fetchFailed(FaroException e, PartitionReader reader, int partition) {
+    if (e.code() != ErrorCode.DATA_LOST) {
+      return e;
+    }
+    int lostPartition = reader != null && reader.currentPartition() >= 0 ? reader.currentPartition() : partition;
+    try {
+      ShuffleId generation = reader != null ? reader.shuffle()
+          : client.fileGroups(handle.lifecycle(), handle.faroShuffleId(), handle.numMaps(),
+              ((long) context.stageId() << 32) | (context.stageAttemptNumber() & 0xffffffffL)).faroShuffle();
+      client.reportLost(handle.lifecycle(), generation, lostPartition, e.getMessage());
+    } catch (RuntimeException report) {
+      e.addSuppressed(report);
+      return e; // without the driver's help, a fetch failure would re-run nothing useful
+    }
+    return Sneaky.rethrow(new FetchFailedException(null, handle.shuffleId(), -1L, -1, lostPartition,
+        "Faro: " + e.getMessage(), e));
+  }
+
+  /**
    * The records of the kept batches, one batch at a time: a batch's array is valid until the
    * next batch is fetched, which happens only once its records are exhausted.
    */
@@ -103,12 +137,15 @@ final class FaroShuffleReader<K, C> implements ShuffleReader<K, C> {
     private final PartitionReader reader;
     private final SerializerInstance serializer;
     private final ShuffleReadMetricsReporter metrics;
+    private final FaroShuffleReader<?, ?> owner;
     private Iterator<Tuple2<Object, Object>> current;
 
-    RecordIterator(PartitionReader reader, SerializerInstance serializer, ShuffleReadMetricsReporter metrics) {
+    RecordIterator(PartitionReader reader, SerializerInstance serializer, ShuffleReadMetricsReporter metrics,
+        FaroShuffleReader<?, ?> owner) {
       this.reader = reader;
       this.serializer = serializer;
       this.metrics = metrics;
+      this.owner = owner;
     }
 
     private long reportedBytes;
@@ -118,7 +155,12 @@ final class FaroShuffleReader<K, C> implements ShuffleReader<K, C> {
     @Override
     public boolean hasNext() {
       while (current == null || !current.hasNext()) {
-        Batch batch = reader.next();
+        Batch batch;
+        try {
+          batch = reader.next();
+        } catch (FaroException e) {
+          throw owner.fetchFailed(e, reader, owner.startPartition);
+        }
         reportProgress();
         if (batch == null) {
           return false;

@@ -67,8 +67,8 @@ final class FaroShuffleWriter<K, V> extends ShuffleWriter<K, V> {
       input = aggregator.combineValuesByKey(records, context);
     }
     int mapId = context.partitionId();
-    pusher = client.newMapPusher(handle.lifecycle(), handle.faroShuffleId(), mapId, attemptId(),
-        handle.numMaps(), handle.numPartitions());
+    pusher = client.newMapPusher(handle.lifecycle(), handle.faroShuffleId(), context.stageAttemptNumber(), mapId,
+        attemptId(), handle.numMaps(), handle.numPartitions());
     SerializerInstance serializer = dep.serializer().newInstance();
     RecordSink sink = dep.serializer().supportsRelocationOfSerializedObjects()
         ? new ConcatenatingSink(serializer, pusher)
@@ -86,7 +86,8 @@ final class FaroShuffleWriter<K, V> extends ShuffleWriter<K, V> {
     metrics.incRecordsWritten(count);
     metrics.incBytesWritten(Arrays.stream(lengths).sum());
     long mapperEndStart = System.nanoTime();
-    client.mapperEnd(handle.lifecycle(), handle.faroShuffleId(), mapId, attemptId(), handle.numMaps());
+    client.mapperEnd(handle.lifecycle(), handle.faroShuffleId(), context.stageAttemptNumber(), mapId, attemptId(),
+        handle.numMaps());
     // Like Spark's: time blocked on the shuffle (waiting for pushes), not computing records.
     metrics.incWriteTime(pusher.blockedNanos() + System.nanoTime() - mapperEndStart);
     mapStatus = MapStatus$.MODULE$.apply(FARO_LOCATION, lengths, context.taskAttemptId());

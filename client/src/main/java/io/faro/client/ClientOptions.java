@@ -53,9 +53,28 @@ public final class ClientOptions {
       durationOption("faro.client.commit.timeout", "600s", Duration.ofSeconds(1),
           "How long committing a shuffle's files on the workers may take.");
 
+  public static final ConfigOption<Boolean> REPLICATE =
+      booleanOption("faro.client.push.replicate.enabled", false,
+          "Keep two copies of every pushed batch, on two workers (on two hosts when there are): a "
+              + "batch is acknowledged once both hold it, and a reducer reads either copy. A "
+              + "worker lost then costs nothing; without replication its data is written again "
+              + "by a re-run of the map stage. See docs/architecture.md, \"Replication\".");
+  public static final ConfigOption<Integer> REVIVE_MAX_ATTEMPTS =
+      intOption("faro.client.push.revive.max.attempts", 5, 1, 100, "attempts",
+          "Times one batch is pushed again to a new location (after a worker was lost, a "
+              + "connection dropped, or a split refused it) before the map task fails.");
+  public static final ConfigOption<Integer> FETCH_RETRIES =
+      intOption("faro.client.fetch.retries", 3, 0, 100, "retries",
+          "Times a reducer asks again for a chunk whose fetch failed, on each copy (the replica "
+              + "too, with replication) before it declares the data lost.");
+  public static final ConfigOption<Duration> FETCH_RETRY_WAIT =
+      durationOption("faro.client.fetch.retry.wait", "1s", Duration.ofMillis(1),
+          "Wait before asking the same copy again for a chunk; doubles with each retry.");
+
   public static final List<ConfigOption<?>> ALL =
       List.of(BATCH_SIZE, BUFFER_SIZE, MERGE_SIZE, MAX_IN_FLIGHT, COMPRESS, PREFETCH_CHUNKS,
-          FETCH_TIMEOUT, LIFECYCLE_HOST, LIFECYCLE_PORT, APP_HEARTBEAT_INTERVAL, COMMIT_TIMEOUT);
+          FETCH_TIMEOUT, LIFECYCLE_HOST, LIFECYCLE_PORT, APP_HEARTBEAT_INTERVAL, COMMIT_TIMEOUT,
+          REPLICATE, REVIVE_MAX_ATTEMPTS, FETCH_RETRIES, FETCH_RETRY_WAIT);
 
   private ClientOptions() {}
 
@@ -75,7 +94,11 @@ public final class ClientOptions {
       String lifecycleHost,
       int lifecyclePort,
       Duration appHeartbeatInterval,
-      Duration commitTimeout) {
+      Duration commitTimeout,
+      boolean replicate,
+      int reviveMaxAttempts,
+      int fetchRetries,
+      Duration fetchRetryWait) {
 
     public static Settings from(FaroConf conf) {
       return new Settings(
@@ -93,7 +116,11 @@ public final class ClientOptions {
           conf.get(LIFECYCLE_HOST),
           conf.get(LIFECYCLE_PORT),
           conf.get(APP_HEARTBEAT_INTERVAL),
-          conf.get(COMMIT_TIMEOUT));
+          conf.get(COMMIT_TIMEOUT),
+          conf.get(REPLICATE),
+          conf.get(REVIVE_MAX_ATTEMPTS),
+          conf.get(FETCH_RETRIES),
+          conf.get(FETCH_RETRY_WAIT));
     }
   }
 }

@@ -4,36 +4,59 @@ import static java.util.Objects.requireNonNull;
 
 import io.faro.client.fetch.PartitionReader;
 import io.faro.client.lifecycle.ReducerFileGroups;
-import io.faro.common.id.IdMapper;
 import io.faro.client.push.MapPusher;
+import io.faro.common.id.IdMapper;
 import io.faro.common.id.PartitionLocation;
 import io.faro.common.id.ShuffleId;
 import io.faro.common.network.ClientPool;
 import io.faro.common.network.Futures;
 import io.faro.common.network.HostPort;
+import io.faro.proto.EmptyResponse;
 import io.faro.proto.GetPushLocationsRequest;
 import io.faro.proto.GetPushLocationsResponse;
 import io.faro.proto.GetReducerFileGroupsRequest;
 import io.faro.proto.GetReducerFileGroupsResponse;
 import io.faro.proto.MapperEndRequest;
 import io.faro.proto.MapperEndResponse;
+import io.faro.proto.ReportShuffleLostRequest;
+import io.faro.proto.RevivePartitionP;
+import io.faro.proto.ReviveRequest;
+import io.faro.proto.ReviveResponse;
 import io.netty.buffer.PooledByteBufAllocator;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicReferenceArray;
 
 /**
  * The executor side of Faro, one per executor process and shared by every task and shuffle: it
- * asks the driver's lifecycle manager where to push and what to read (caching both per
- * shuffle), and creates the per-task {@link MapPusher}s and {@link PartitionReader}s. Uses the
- * process's shared {@link ClientPool}, which it borrows. Thread-safe.
+ * asks the driver's lifecycle manager where to push, where to push next when a push fails, and
+ * what to read (caching locations per shuffle generation and file groups per reading stage), and
+ * creates the per-task {@link MapPusher}s and {@link PartitionReader}s. Uses the process's shared
+ * {@link ClientPool}, which it borrows. Thread-safe.
+ *
+ * <p>Shuffle ids: callers name the engine's shuffle ({@code ShuffleId(app, engine id)}); the
+ * lifecycle manager answers with the Faro id of the generation to write or read, which is what
+ * workers see (see {@link io.faro.client.lifecycle.LifecycleManager}).
  */
 public final class ShuffleClient {
+  /** Where the partitions of one generation take pushes; shared by this executor's tasks. */
+  public record PushTargets(ShuffleId faroShuffle, AtomicReferenceArray<PartitionLocation> locations) {}
+
+  private record WriterKey(ShuffleId engineShuffle, int stageAttempt) {}
+
+  private record ReaderKey(ShuffleId engineShuffle, long readerStage) {}
+
   private final ClientPool pool;
   private final ClientOptions.Settings settings;
-  private final Map<ShuffleId, CompletableFuture<List<PartitionLocation>>> pushLocations = new ConcurrentHashMap<>();
-  private final Map<ShuffleId, CompletableFuture<ReducerFileGroups>> fileGroups = new ConcurrentHashMap<>();
+  private final Map<WriterKey, CompletableFuture<PushTargets>> pushTargets = new ConcurrentHashMap<>();
+  private final Map<ReaderKey, CompletableFuture<ReducerFileGroups>> fileGroups = new ConcurrentHashMap<>();
+
+  public ClientPool pool() {
+    return pool;
+  }
 
   public ShuffleClient(ClientPool pool, ClientOptions.Settings settings) {
     this.pool = requireNonNull(pool, "pool is null");
@@ -44,60 +67,130 @@ public final class ShuffleClient {
     return settings;
   }
 
-  /** Where each partition of {@code shuffle} takes pushes; asks the driver once per shuffle. */
+  /**
+   * Where each partition of the generation that map stage attempt {@code stageAttempt} writes
+   * takes pushes; asks the driver once per shuffle and stage attempt.
+   */
+  public PushTargets pushTargets(HostPort lifecycle, ShuffleId shuffle, int stageAttempt, int numMaps,
+      int numPartitions) {
+    WriterKey key = new WriterKey(shuffle, stageAttempt);
+    CompletableFuture<PushTargets> f = pushTargets.computeIfAbsent(key, k ->
+        pool.call(lifecycle, GetPushLocationsRequest.newBuilder().setShuffleId(shuffle.shuffle())
+                .setNumMaps(numMaps).setNumPartitions(numPartitions).setStageAttempt(stageAttempt).build(),
+                GetPushLocationsResponse.class)
+            .thenApply(r -> {
+              ShuffleId faro = new ShuffleId(shuffle.app(), r.getFaroShuffleId());
+              List<PartitionLocation> locations = r.getLocationsList().stream().map(IdMapper::location).toList();
+              return new PushTargets(faro, MapPusher.targets(faro, locations, numPartitions));
+            }));
+    return awaitCached(pushTargets, key, f, "push locations of shuffle " + shuffle + " from " + lifecycle);
+  }
+
+  /** The current push location of every partition (stage attempt 0). */
   public List<PartitionLocation> pushLocations(HostPort lifecycle, ShuffleId shuffle, int numMaps, int numPartitions) {
-    CompletableFuture<List<PartitionLocation>> f = pushLocations.computeIfAbsent(shuffle, s ->
-        pool.call(lifecycle, GetPushLocationsRequest.newBuilder().setShuffleId(s.shuffle())
-                .setNumMaps(numMaps).setNumPartitions(numPartitions).build(), GetPushLocationsResponse.class)
-            .thenApply(r -> r.getLocationsList().stream().map(IdMapper::location).toList()));
-    return awaitCached(pushLocations, shuffle, f, "push locations of shuffle " + shuffle + " from " + lifecycle);
+    AtomicReferenceArray<PartitionLocation> targets =
+        pushTargets(lifecycle, shuffle, 0, numMaps, numPartitions).locations();
+    List<PartitionLocation> result = new ArrayList<>(targets.length());
+    for (int p = 0; p < targets.length(); p++) {
+      result.add(targets.get(p));
+    }
+    return result;
   }
 
   public MapPusher newMapPusher(HostPort lifecycle, ShuffleId shuffle, int mapId, int attemptId,
       int numMaps, int numPartitions) {
-    List<PartitionLocation> locations = pushLocations(lifecycle, shuffle, numMaps, numPartitions);
-    return new MapPusher(shuffle, mapId, attemptId, locations, numPartitions, pool, settings,
-        PooledByteBufAllocator.DEFAULT);
+    return newMapPusher(lifecycle, shuffle, 0, mapId, attemptId, numMaps, numPartitions);
   }
 
-  /** Reports a successful map attempt; returns the attempt that won the map. */
+  /** A pusher for one attempt of map {@code mapId}, of map stage attempt {@code stageAttempt}. */
+  public MapPusher newMapPusher(HostPort lifecycle, ShuffleId shuffle, int stageAttempt, int mapId, int attemptId,
+      int numMaps, int numPartitions) {
+    PushTargets targets = pushTargets(lifecycle, shuffle, stageAttempt, numMaps, numPartitions);
+    return new MapPusher(targets.faroShuffle(), mapId, attemptId, targets.locations(),
+        failed -> revive(lifecycle, targets.faroShuffle(), failed), pool, settings, PooledByteBufAllocator.DEFAULT);
+  }
+
+  /** Asks the lifecycle manager where the failed partitions go on; blocks. */
+  private List<PartitionLocation> revive(HostPort lifecycle, ShuffleId faroShuffle, List<MapPusher.Failed> failed) {
+    ReviveRequest.Builder request = ReviveRequest.newBuilder().setShuffleId(faroShuffle.shuffle());
+    for (MapPusher.Failed f : failed) {
+      RevivePartitionP.Builder p = RevivePartitionP.newBuilder().setPartitionId(f.partition()).setEpoch(f.epoch());
+      f.worker().ifPresent(w -> p.setFailedWorker(w.value()));
+      request.addPartitions(p);
+    }
+    ReviveResponse response = Futures.await(pool.call(lifecycle, request.build(), ReviveResponse.class),
+        settings.network().requestTimeout().multipliedBy(2), "revive of " + failed.size() + " partitions of " + faroShuffle);
+    return response.getLocationsList().stream().map(IdMapper::location).toList();
+  }
+
   public int mapperEnd(HostPort lifecycle, ShuffleId shuffle, int mapId, int attemptId, int numMaps) {
-    MapperEndRequest request = MapperEndRequest.newBuilder().setShuffleId(shuffle.shuffle())
+    return mapperEnd(lifecycle, shuffle, 0, mapId, attemptId, numMaps);
+  }
+
+  /**
+   * Reports a successful map attempt of map stage attempt {@code stageAttempt} (whose pusher this
+   * executor created); returns the attempt that won the map.
+   */
+  public int mapperEnd(HostPort lifecycle, ShuffleId shuffle, int stageAttempt, int mapId, int attemptId, int numMaps) {
+    ShuffleId faro = pushTargets(lifecycle, shuffle, stageAttempt, numMaps, -1).faroShuffle();
+    MapperEndRequest request = MapperEndRequest.newBuilder().setShuffleId(faro.shuffle())
         .setMapId(mapId).setAttemptId(attemptId).setNumMaps(numMaps).build();
     return Futures.await(pool.call(lifecycle, request, MapperEndResponse.class),
-        settings.network().requestTimeout(), "map end of map " + mapId + " of shuffle " + shuffle)
+        settings.network().requestTimeout(), "map end of map " + mapId + " of shuffle " + faro)
         .getWinningAttemptId();
   }
 
-  /** The committed files of {@code shuffle}; waits for the commit, asks the driver once. */
-  public ReducerFileGroups fileGroups(HostPort lifecycle, ShuffleId shuffle, int numMaps) {
-    CompletableFuture<ReducerFileGroups> f = fileGroups.computeIfAbsent(shuffle, s ->
-        pool.call(lifecycle, GetReducerFileGroupsRequest.newBuilder().setShuffleId(s.shuffle())
+  /**
+   * The committed files of the latest generation of {@code shuffle}; waits for the commit. Asks
+   * the driver once per reading stage attempt ({@code readerStage}): a stage re-run after lost
+   * data asks again and gets the new generation.
+   */
+  public ReducerFileGroups fileGroups(HostPort lifecycle, ShuffleId shuffle, int numMaps, long readerStage) {
+    ReaderKey key = new ReaderKey(shuffle, readerStage);
+    CompletableFuture<ReducerFileGroups> f = fileGroups.computeIfAbsent(key, k ->
+        pool.call(lifecycle, GetReducerFileGroupsRequest.newBuilder().setShuffleId(shuffle.shuffle())
                 .setNumMaps(numMaps).build(), GetReducerFileGroupsResponse.class, settings.commitTimeout())
-            .thenApply(ReducerFileGroups::fromProto));
-    return awaitCached(fileGroups, shuffle, f, "committed files of shuffle " + shuffle + " from " + lifecycle);
+            .thenApply(r -> ReducerFileGroups.fromProto(shuffle.app(), r)));
+    return awaitCached(fileGroups, key, f, "committed files of shuffle " + shuffle + " from " + lifecycle);
   }
 
   public PartitionReader newReader(HostPort lifecycle, ShuffleId shuffle, int numMaps,
       int startPartition, int endPartition, int startMap, int endMap) {
-    ReducerFileGroups groups = fileGroups(lifecycle, shuffle, numMaps);
-    return new PartitionReader(shuffle, groups, startPartition, endPartition, startMap, endMap, pool, settings);
+    return newReader(lifecycle, shuffle, numMaps, startPartition, endPartition, startMap, endMap, 0);
   }
 
-  /** Drops what this executor cached about shuffle number {@code shuffle} of any app. */
+  public PartitionReader newReader(HostPort lifecycle, ShuffleId shuffle, int numMaps,
+      int startPartition, int endPartition, int startMap, int endMap, long readerStage) {
+    ReducerFileGroups groups = fileGroups(lifecycle, shuffle, numMaps, readerStage);
+    return new PartitionReader(groups, startPartition, endPartition, startMap, endMap, pool, settings);
+  }
+
+  /**
+   * Tells the driver that data of generation {@code faroShuffle} is lost; returns once the
+   * driver had the engine forget the shuffle's map outputs.
+   */
+  public void reportLost(HostPort lifecycle, ShuffleId faroShuffle, int partition, String reason) {
+    ReportShuffleLostRequest request = ReportShuffleLostRequest.newBuilder()
+        .setFaroShuffleId(faroShuffle.shuffle()).setPartitionId(partition).setReason(reason).build();
+    Futures.await(pool.call(lifecycle, request, EmptyResponse.class), settings.network().requestTimeout(),
+        "reporting lost data of shuffle " + faroShuffle);
+    fileGroups.entrySet().removeIf(e -> e.getValue().isDone() && !e.getValue().isCompletedExceptionally()
+        && e.getValue().join().faroShuffle().equals(faroShuffle));
+  }
+
+  /** Drops what this executor cached about engine shuffle number {@code shuffle} of any app. */
   public void forget(int shuffle) {
-    pushLocations.keySet().removeIf(id -> id.shuffle() == shuffle);
-    fileGroups.keySet().removeIf(id -> id.shuffle() == shuffle);
+    pushTargets.keySet().removeIf(k -> k.engineShuffle().shuffle() == shuffle);
+    fileGroups.keySet().removeIf(k -> k.engineShuffle().shuffle() == shuffle);
   }
 
-  private <T> T awaitCached(Map<ShuffleId, CompletableFuture<T>> cache, ShuffleId shuffle,
-      CompletableFuture<T> f, String what) {
+  private <K, T> T awaitCached(Map<K, CompletableFuture<T>> cache, K key, CompletableFuture<T> f, String what) {
     java.time.Duration backstop = settings.commitTimeout().plus(settings.network().requestTimeout());
     try {
       // The call itself carries its timeout; this bound only guards against a lost completion.
       return Futures.await(f, backstop, what);
     } catch (RuntimeException e) {
-      cache.remove(shuffle, f); // let the next task ask again
+      cache.remove(key, f); // let the next task ask again
       throw e;
     }
   }

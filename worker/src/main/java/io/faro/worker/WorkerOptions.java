@@ -119,11 +119,34 @@ public final class WorkerOptions {
           "Share of faro.worker.memory.budget below which paused push connections resume. "
               + "Must be below faro.worker.memory.pause.percent.");
 
+  /** What a partition location does once its file passes the split threshold. */
+  public enum SplitMode {
+    /** Keep appending, and answer SOFT_SPLIT so that clients move on after the batches in flight. */
+    SOFT,
+    /** Refuse with SPLIT: clients push the refused batches to a new location. */
+    HARD
+  }
+
+  public static final ConfigOption<Long> SPLIT_THRESHOLD =
+      sizeOption("faro.worker.partition.split.threshold", "1g", 64 * 1024, 1L << 50,
+          "Size of a partition file after which the worker tells clients to continue the partition "
+              + "at a new location (a split, possibly on another worker). Bounds one file and spreads "
+              + "a huge reducer partition over workers; a reducer reads all splits in order.");
+  public static final ConfigOption<SplitMode> SPLIT_MODE =
+      enumOption("faro.worker.partition.split.mode", SplitMode.SOFT, SplitMode.class,
+          "soft: past the threshold, keep appending and answer SOFT_SPLIT, so clients move without "
+              + "resending anything; hard: refuse with SPLIT, clients resend the refused batches.");
+  public static final ConfigOption<Integer> TESTING_DROP_PER_MILLE =
+      intOption("faro.worker.testing.drop.connections.per.mille", 0, 0, 1000, "per mille",
+          "For fault tests only: of every 1000 requests on the push and fetch ports, close the "
+              + "connection on about this many, half before handling the request and half after "
+              + "(its answer lost). 0 (the default) injects nothing.");
+
   public static final List<ConfigOption<?>> ALL =
       List.of(HOST, BIND_HOST, ID, RPC_PORT, PUSH_PORT, FETCH_PORT, DIRS, FLUSH_BUFFER_SIZE,
           FLUSH_THREADS_PER_DISK, CHUNK_SIZE, IO_MODE, IO_READ_THREADS_PER_DISK,
           IO_READ_BUFFER_PER_DISK, HEARTBEAT_INTERVAL, MEMORY_BUDGET,
-          MEMORY_PAUSE_PERCENT, MEMORY_RESUME_PERCENT);
+          MEMORY_PAUSE_PERCENT, MEMORY_RESUME_PERCENT, SPLIT_THRESHOLD, SPLIT_MODE, TESTING_DROP_PER_MILLE);
 
   private WorkerOptions() {}
 
@@ -163,6 +186,9 @@ public final class WorkerOptions {
       long memoryBudget,
       int memoryPausePercent,
       int memoryResumePercent,
+      long splitThreshold,
+      SplitMode splitMode,
+      int testingDropPerMille,
       NetworkOptions.Settings network,
       List<HostPort> masters,
       Duration masterRetryTimeout,
@@ -199,6 +225,9 @@ public final class WorkerOptions {
               WorkerOptions.memoryBudget(conf.get(MEMORY_BUDGET), PlatformDependent.maxDirectMemory()),
               conf.get(MEMORY_PAUSE_PERCENT),
               conf.get(MEMORY_RESUME_PERCENT),
+              conf.get(SPLIT_THRESHOLD),
+              conf.get(SPLIT_MODE),
+              conf.get(TESTING_DROP_PER_MILLE),
               NetworkOptions.Settings.from(conf),
               conf.get(MasterOptions.ENDPOINTS),
               conf.get(MasterOptions.RETRY_TIMEOUT),

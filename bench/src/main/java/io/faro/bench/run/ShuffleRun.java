@@ -114,7 +114,7 @@ public final class ShuffleRun {
 
     progress.phase("commit", 0);
     TaskRunner.runOne("commit", () -> target.shuffles().fileGroups(target.lifecycle(), target.shuffle(),
-        settings.maps()), deadline); // waits for the commit
+        settings.maps(), 0), deadline); // waits for the commit
     long commitEnd = System.nanoTime();
     return new Ingest(maps, placementNanos, pushEnd - pushStart, commitEnd - commitStart);
   }

@@ -3,11 +3,13 @@ package io.faro.client.fetch;
 import static java.util.Objects.requireNonNull;
 
 import io.faro.client.ClientOptions;
-import io.faro.common.id.IdMapper;
 import io.faro.client.lifecycle.ReducerFileGroups;
 import io.faro.client.lifecycle.ReducerFileGroups.CommittedFile;
 import io.faro.common.batch.Batch;
 import io.faro.common.batch.BatchDecoder;
+import io.faro.common.error.ErrorCode;
+import io.faro.common.error.FaroException;
+import io.faro.common.id.IdMapper;
 import io.faro.common.id.ShuffleId;
 import io.faro.common.network.ClientPool;
 import io.faro.common.network.Frame;
@@ -19,17 +21,29 @@ import java.util.ArrayList;
 import java.util.BitSet;
 import java.util.Deque;
 import java.util.List;
+import java.util.TreeMap;
 import java.util.concurrent.CompletableFuture;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
- * Reads partitions {@code [startPartition, endPartition)} of a committed shuffle, keeping only
- * maps {@code [startMap, endMap)}: fetches each file chunk by chunk in order, with up to {@code
- * faro.client.fetch.prefetch.chunks} requests ahead, verifies every batch's checksum, and
- * returns exactly the batches of each map's winning attempt, each batchId once.
+ * Reads partitions {@code [startPartition, endPartition)} of a committed shuffle generation,
+ * keeping only maps {@code [startMap, endMap)}: fetches every epoch of each partition chunk by
+ * chunk in order, with up to {@code faro.client.fetch.prefetch.chunks} requests ahead, verifies
+ * every batch's checksum, and returns exactly the batches of each map's winning attempt, each
+ * batchId once.
+ *
+ * <p>Failures: a chunk that cannot be fetched (connection lost, timeout, worker error) or fails
+ * its checksum is asked again, {@code faro.client.fetch.retries} times per copy with a growing
+ * wait, then from the epoch's other copy (the replica, which cuts the same chunks) at the same
+ * chunk. When no copy serves it, or a partition was lost at commit, the reader throws DATA_LOST:
+ * the engine re-runs the map stage. Batches read before a failure are not returned twice.
  *
  * <p>Confined to the reducer's thread. Each returned batch is valid until the next call.
  */
 public final class PartitionReader implements AutoCloseable {
+  private static final Logger LOG = LoggerFactory.getLogger(PartitionReader.class);
+
   private final ShuffleId shuffle;
   private final ReducerFileGroups groups;
   private final int startMap;
@@ -39,53 +53,108 @@ public final class PartitionReader implements AutoCloseable {
   private final BatchDecoder decoder = new BatchDecoder();
   private final BitSet[] seenBatches;
 
-  private final List<ChunkRef> chunks = new ArrayList<>();
-  private int nextToRequest;
-  private final Deque<InFlight> inFlight = new ArrayDeque<>();
-  private Frame current;
-  private BatchDecoder.Cursor cursor;
-  private long bytesRead;
-  private long chunksRead;
-  private long waitNanos;
+  /** One epoch of one partition: its committed copies (primary first) and the one being read. */
+  private static final class EpochGroup {
+    final int partition;
+    final List<CommittedFile> copies;
+    int copy;
 
-  private record ChunkRef(CommittedFile file, int chunkIndex) {
+    EpochGroup(int partition, List<CommittedFile> copies) {
+      this.partition = partition;
+      this.copies = copies;
+    }
+
+    CommittedFile file() {
+      return copies.get(copy);
+    }
+  }
+
+  private record ChunkRef(EpochGroup group, CommittedFile file, int chunkIndex) {
     String describe(ShuffleId shuffle) {
       return "chunk " + chunkIndex + "/" + file.chunks() + " of partition " + file.location().partition()
-          + " epoch " + file.location().epoch() + " of shuffle " + shuffle + " on worker " + file.location().worker();
+          + " epoch " + file.location().epoch() + " (" + file.location().role().name().toLowerCase(java.util.Locale.ROOT)
+          + ") of shuffle " + shuffle + " on worker " + file.location().worker();
     }
   }
 
   private record InFlight(ChunkRef ref, CompletableFuture<Frame> answer) {}
 
-  public PartitionReader(ShuffleId shuffle, ReducerFileGroups groups, int startPartition, int endPartition,
+  private final List<EpochGroup> epochGroups = new ArrayList<>();
+  // The next chunk to request: group index and chunk index within it.
+  private int nextGroup;
+  private int nextChunk;
+  private final Deque<InFlight> inFlight = new ArrayDeque<>();
+  private Frame current;
+  private ChunkRef currentRef;
+  private BatchDecoder.Cursor cursor;
+  // Consecutive failures of the chunk at the head of the stream.
+  private int failures;
+  private long bytesRead;
+  private long chunksRead;
+  private long waitNanos;
+  private long fetchRetries;
+
+  /**
+   * @throws FaroException DATA_LOST if one of the partitions was lost on every copy at commit
+   */
+  public PartitionReader(ReducerFileGroups groups, int startPartition, int endPartition,
       int startMap, int endMap, ClientPool pool, ClientOptions.Settings settings) {
-    this.shuffle = requireNonNull(shuffle, "shuffle is null");
     this.groups = requireNonNull(groups, "groups is null");
+    this.shuffle = groups.faroShuffle();
     this.pool = requireNonNull(pool, "pool is null");
     this.settings = requireNonNull(settings, "settings is null");
     this.startMap = Math.max(0, startMap);
     this.endMap = Math.min(groups.numMaps(), endMap);
     this.seenBatches = new BitSet[groups.numMaps()];
     for (int p = startPartition; p < endPartition; p++) {
+      if (groups.lost(p)) {
+        throw lost(p, "its data was on no committed copy when the shuffle was committed (a worker was lost)", null);
+      }
+      TreeMap<Integer, List<CommittedFile>> byEpoch = new TreeMap<>();
       for (CommittedFile f : groups.files(p)) {
-        for (int c = 0; c < f.chunks(); c++) {
-          chunks.add(new ChunkRef(f, c));
-        }
+        byEpoch.computeIfAbsent(f.location().epoch(), e -> new ArrayList<>()).add(f);
+      }
+      for (List<CommittedFile> copies : byEpoch.values()) {
+        epochGroups.add(new EpochGroup(p, List.copyOf(copies)));
       }
     }
+  }
+
+  private FaroException lost(int partition, String why, Throwable cause) {
+    return new FaroException(ErrorCode.DATA_LOST, "partition " + partition + " of shuffle " + shuffle
+        + " cannot be read: " + why, cause);
+  }
+
+  /** The partition a {@link ErrorCode#DATA_LOST} failure was about, for the engine's fetch failure. */
+  public int currentPartition() {
+    if (currentRef != null) {
+      return currentRef.group().partition;
+    }
+    InFlight head = inFlight.peekFirst();
+    return head != null ? head.ref().group().partition : -1;
   }
 
   /** The next kept batch, or null when every chunk has been read. */
   public Batch next() {
     while (true) {
       if (cursor != null) {
-        Batch batch = cursor.next(this::keep);
+        Batch batch;
+        try {
+          batch = cursor.next(this::keep);
+        } catch (FaroException e) {
+          if (e.code() != ErrorCode.DATA_CORRUPTED) {
+            throw e;
+          }
+          ChunkRef failed = currentRef;
+          releaseCurrent();
+          recover(failed, e);
+          continue;
+        }
         if (batch != null) {
           return batch;
         }
-        current.release();
-        current = null;
-        cursor = null;
+        releaseCurrent();
+        failures = 0;
       }
       requestAhead();
       InFlight head = inFlight.pollFirst();
@@ -94,12 +163,68 @@ public final class PartitionReader implements AutoCloseable {
       }
       String where = head.ref().describe(shuffle);
       long waitStart = System.nanoTime();
-      current = Futures.await(head.answer(), settings.fetchTimeout(), "fetching " + where);
+      try {
+        current = Futures.await(head.answer(), settings.fetchTimeout(), "fetching " + where);
+      } catch (FaroException e) {
+        waitNanos += System.nanoTime() - waitStart;
+        recover(head.ref(), e);
+        continue;
+      }
       waitNanos += System.nanoTime() - waitStart;
+      currentRef = head.ref();
       chunksRead++;
       bytesRead += current.body().readableBytes();
       cursor = decoder.cursor(current.body(), where);
       requestAhead();
+    }
+  }
+
+  private void releaseCurrent() {
+    if (current != null) {
+      current.release();
+    }
+    current = null;
+    cursor = null;
+    currentRef = null;
+  }
+
+  /**
+   * Restarts the stream at {@code failed}: after a wait on the same copy, or at once on the
+   * epoch's other copy, or throws DATA_LOST when every copy failed its retries.
+   */
+  private void recover(ChunkRef failed, FaroException error) {
+    dropInFlight();
+    failures++;
+    fetchRetries++;
+    EpochGroup group = failed.group();
+    int perCopy = settings.fetchRetries() + 1;
+    if (failures >= perCopy * group.copies.size()) {
+      throw lost(group.partition, "every copy failed " + perCopy + " times; last: " + failed.describe(shuffle)
+          + ": " + error.getMessage(), error);
+    }
+    int copy = (failures / perCopy) % group.copies.size();
+    int attemptOnCopy = failures % perCopy;
+    LOG.warn("Fetching {} failed ({}); {}", failed.describe(shuffle), error.getMessage(),
+        copy != group.copy ? "switching to the other copy" : "asking again (retry " + attemptOnCopy + ")");
+    if (copy == group.copy) {
+      sleep(settings.fetchRetryWait().toMillis() << Math.min(attemptOnCopy - 1, 4));
+    }
+    group.copy = copy;
+    nextGroup = epochGroups.indexOf(group);
+    nextChunk = failed.chunkIndex();
+    // A replica may hold fewer chunks than its primary: only parts never acknowledged are missing.
+    if (nextChunk >= group.file().chunks()) {
+      nextGroup++;
+      nextChunk = 0;
+    }
+  }
+
+  private static void sleep(long millis) {
+    try {
+      Thread.sleep(millis);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new FaroException(ErrorCode.INTERNAL, "interrupted while waiting to fetch again", e);
     }
   }
 
@@ -119,8 +244,14 @@ public final class PartitionReader implements AutoCloseable {
   }
 
   private void requestAhead() {
-    while (inFlight.size() < settings.prefetchChunks() && nextToRequest < chunks.size()) {
-      ChunkRef ref = chunks.get(nextToRequest++);
+    while (inFlight.size() < settings.prefetchChunks() && nextGroup < epochGroups.size()) {
+      EpochGroup group = epochGroups.get(nextGroup);
+      if (nextChunk >= group.file().chunks()) {
+        nextGroup++;
+        nextChunk = 0;
+        continue;
+      }
+      ChunkRef ref = new ChunkRef(group, group.file(), nextChunk++);
       FetchChunkRequest request = FetchChunkRequest.newBuilder()
           .setShuffle(IdMapper.toProto(shuffle))
           .setPartitionId(ref.file().location().partition())
@@ -133,9 +264,26 @@ public final class PartitionReader implements AutoCloseable {
     }
   }
 
+  /** Forgets the requests ahead; their answers are released when they come. */
+  private void dropInFlight() {
+    for (InFlight f : inFlight) {
+      f.answer().whenComplete((frame, error) -> {
+        if (frame != null) {
+          frame.release();
+        }
+      });
+    }
+    inFlight.clear();
+  }
+
   /** Chunks fetched so far. */
   public long chunksRead() {
     return chunksRead;
+  }
+
+  /** Fetches that failed and were tried again (on the same copy or the other). */
+  public long fetchRetries() {
+    return fetchRetries;
   }
 
   /** Time spent waiting for chunks to arrive. */
@@ -148,22 +296,16 @@ public final class PartitionReader implements AutoCloseable {
     return bytesRead;
   }
 
+  /** Faro's id of the generation being read. */
+  public ShuffleId shuffle() {
+    return shuffle;
+  }
+
   /** Releases the chunk being read and any prefetched ones. Idempotent. */
   @Override
   public void close() {
-    if (current != null) {
-      current.release();
-      current = null;
-      cursor = null;
-    }
-    for (InFlight f : inFlight) {
-      f.answer().whenComplete((frame, error) -> {
-        if (frame != null) {
-          frame.release();
-        }
-      });
-    }
-    inFlight.clear();
-    nextToRequest = chunks.size();
+    releaseCurrent();
+    dropInFlight();
+    nextGroup = epochGroups.size();
   }
 }

@@ -31,6 +31,9 @@ import io.faro.proto.GetReducerFileGroupsResponse;
 import io.faro.proto.MapperEndRequest;
 import io.faro.proto.MapperEndResponse;
 import io.faro.proto.RegisterAppRequest;
+import io.faro.proto.ReportShuffleLostRequest;
+import io.faro.proto.ReviveRequest;
+import io.faro.proto.ReviveResponse;
 import io.faro.proto.RequestSlotsRequest;
 import io.faro.proto.RequestSlotsResponse;
 import io.faro.proto.ReserveSlotsRequest;
@@ -74,7 +77,14 @@ public final class LifecycleManager implements RequestHandler, AutoCloseable {
   private final ClientOptions.Settings settings;
   private final ClientPool pool;
   private final MasterClient master;
+  /** Generations of each engine shuffle, oldest first; guarded by itself. */
+  private final Map<Integer, List<ShuffleLifecycle>> generations = new HashMap<>();
+  /** Every generation by Faro's shuffle id. */
   private final Map<Integer, ShuffleLifecycle> shuffles = new ConcurrentHashMap<>();
+  private final java.util.concurrent.atomic.AtomicInteger nextShuffleId = new java.util.concurrent.atomic.AtomicInteger();
+  /** Workers that failed a push recently, with the time: revives avoid them for a while. */
+  private final Map<WorkerId, Long> recentlyFailed = new ConcurrentHashMap<>();
+  private volatile java.util.function.IntConsumer onShuffleLost = id -> { };
   private final TransportServer server;
   private final HostPort endpoint;
   private final ScheduledExecutorService heartbeat;
@@ -142,75 +152,140 @@ public final class LifecycleManager implements RequestHandler, AutoCloseable {
       case MAPPER_END_REQUEST -> mapperEnd(request.meta(MapperEndRequest.class), responder);
       case GET_REDUCER_FILE_GROUPS_REQUEST ->
           reducerFileGroups(request.meta(GetReducerFileGroupsRequest.class), responder);
+      case REVIVE_REQUEST -> revive(request.meta(ReviveRequest.class), responder);
+      case REPORT_SHUFFLE_LOST_REQUEST -> reportLost(request.meta(ReportShuffleLostRequest.class), responder);
       default -> responder.fail(ErrorCode.UNSUPPORTED_MESSAGE,
           "the lifecycle manager does not serve " + request.type());
     }
   }
 
-  private ShuffleLifecycle shuffle(int shuffleId, int numMaps, int numPartitions) {
-    ShuffleLifecycle s = shuffles.computeIfAbsent(shuffleId,
-        id -> new ShuffleLifecycle(new ShuffleId(app, id), numMaps, numPartitions));
+  /**
+   * The generation a map task of {@code stageAttempt} writes. The first task creates generation
+   * 0. A stage attempt newer than a lost generation's gets a new generation (new Faro shuffle id),
+   * so that the re-run's data never mixes with the old; older attempts (zombie tasks of a stage
+   * that was retried) keep writing the generation of their attempt, which nobody reads.
+   */
+  private ShuffleLifecycle writerGeneration(int engineShuffle, int stageAttempt, int numMaps, int numPartitions) {
+    ShuffleLifecycle s;
+    synchronized (generations) {
+      List<ShuffleLifecycle> list = generations.computeIfAbsent(engineShuffle, id -> new ArrayList<>());
+      ShuffleLifecycle latest = list.isEmpty() ? null : list.get(list.size() - 1);
+      if (latest == null || (latest.lost() && stageAttempt > latest.stageAttempt())) {
+        s = new ShuffleLifecycle(engineShuffle, new ShuffleId(app, nextShuffleId.getAndIncrement()), stageAttempt,
+            numMaps, numPartitions);
+        list.add(s);
+        shuffles.put(s.id().shuffle(), s);
+        LOG.info("Shuffle {} of {} is written as Faro shuffle {} (generation {}, stage attempt {})",
+            engineShuffle, app, s.id(), list.size() - 1, stageAttempt);
+      } else {
+        s = latest;
+        for (int i = list.size() - 1; i >= 0; i--) {
+          if (list.get(i).stageAttempt() <= stageAttempt) {
+            s = list.get(i);
+            break;
+          }
+        }
+      }
+    }
+    checkShape(s, numMaps, numPartitions);
+    return s;
+  }
+
+  private static void checkShape(ShuffleLifecycle s, int numMaps, int numPartitions) {
     if (s.numMaps() != numMaps || (numPartitions >= 0 && s.numPartitions() != numPartitions)) {
       throw new FaroException(ErrorCode.INVALID_REQUEST, "shuffle " + s.id() + " has " + s.numMaps()
           + " maps and " + s.numPartitions() + " partitions, request says " + numMaps + " and " + numPartitions);
     }
+  }
+
+  /** The generation with Faro id {@code shuffleId}. */
+  private ShuffleLifecycle generation(int shuffleId) {
+    ShuffleLifecycle s = shuffles.get(shuffleId);
+    if (s == null) {
+      throw new FaroException(ErrorCode.UNKNOWN_SHUFFLE, "Faro shuffle " + shuffleId + " of " + app
+          + " is not known to this lifecycle manager (never written, or unregistered)");
+    }
     return s;
   }
 
+  /** The newest generation of an engine shuffle, the one readers read. */
+  private ShuffleLifecycle latestGeneration(int engineShuffle) {
+    synchronized (generations) {
+      List<ShuffleLifecycle> list = generations.get(engineShuffle);
+      return list == null || list.isEmpty() ? null : list.get(list.size() - 1);
+    }
+  }
+
   private void pushLocations(GetPushLocationsRequest r, Responder responder) {
-    ShuffleLifecycle s = shuffle(r.getShuffleId(), r.getNumMaps(), r.getNumPartitions());
-    s.placement(() -> place(s)).whenComplete((locations, error) -> {
+    ShuffleLifecycle s = writerGeneration(r.getShuffleId(), r.getStageAttempt(), r.getNumMaps(), r.getNumPartitions());
+    s.placement(() -> place(s)).whenComplete((placed, error) -> {
       if (error != null) {
         responder.fail(error);
         return;
       }
-      GetPushLocationsResponse.Builder b = GetPushLocationsResponse.newBuilder();
-      locations.forEach(l -> b.addLocations(IdMapper.toProto(l)));
+      GetPushLocationsResponse.Builder b = GetPushLocationsResponse.newBuilder().setFaroShuffleId(s.id().shuffle());
+      s.currentLocations().forEach(l -> b.addLocations(IdMapper.toProto(l)));
       responder.respond(b.build());
     });
   }
 
   /**
    * Asks the master for slots, then reserves them on every chosen worker. A worker that cannot
-   * reserve (unreachable, refusing) is replaced: its partitions are placed again, excluding every
-   * worker that failed so far, for at most {@link #PLACEMENT_ROUNDS} rounds.
+   * reserve (unreachable, refusing) is replaced: its partitions are placed again, under a new
+   * epoch and excluding every worker that failed so far, for at most {@link #PLACEMENT_ROUNDS}
+   * rounds.
    */
   private CompletableFuture<List<PartitionLocation>> place(ShuffleLifecycle s) {
-    return placeRound(s, List.of(), new HashSet<>(), new ArrayList<>(), 1);
+    return placeRound(s, List.of(), new HashSet<>(), Set.of(), new ArrayList<>(), 1, 0);
   }
 
+  /**
+   * One round of placement: {@code excluded} workers get nothing (they failed to reserve);
+   * {@code avoided} ones get partitions only when the others cannot take them.
+   */
   private CompletableFuture<List<PartitionLocation>> placeRound(ShuffleLifecycle s, List<Integer> partitions,
-      Set<WorkerId> excluded, List<PartitionLocation> placed, int round) {
+      Set<WorkerId> excluded, Set<WorkerId> avoided, List<PartitionLocation> placed, int round, int epoch) {
     RequestSlotsRequest.Builder request = RequestSlotsRequest.newBuilder()
         .setShuffle(IdMapper.toProto(s.id()))
         .setNumPartitions(s.numPartitions())
-        .addAllPartitionIds(partitions);
+        .addAllPartitionIds(partitions)
+        .setEpoch(epoch)
+        .setReplicate(settings.replicate());
     excluded.forEach(w -> request.addExcludedWorkers(w.value()));
+    avoided.forEach(w -> request.addAvoidedWorkers(w.value()));
     return master.call(request.build(), RequestSlotsResponse.class).thenCompose(response -> {
       List<PartitionLocation> locations =
           response.getLocationsList().stream().map(IdMapper::location).toList();
-      Map<WorkerId, List<PartitionLocation>> byWorker = groupByWorker(locations);
+      // Primaries and replicas alike: a location is placed only once every copy is reserved.
+      Map<WorkerId, List<PartitionLocation>> byWorker = groupCopiesByWorker(locations);
       Map<WorkerId, CompletableFuture<ReserveSlotsResponse>> reservations = new LinkedHashMap<>();
       byWorker.forEach((worker, locs) -> reservations.put(worker, reserve(s, worker, locs)));
       return CompletableFuture.allOf(reservations.values().stream()
               .map(f -> f.exceptionally(e -> null)).toArray(CompletableFuture[]::new))
           .thenCompose(v -> {
-            List<Integer> retry = new ArrayList<>();
+            Set<WorkerId> failed = new HashSet<>();
             List<String> failures = new ArrayList<>();
             reservations.forEach((worker, f) -> {
               if (f.isCompletedExceptionally()) {
-                excluded.add(worker);
-                byWorker.get(worker).forEach(l -> retry.add(l.partition()));
+                failed.add(worker);
                 failures.add(Futures.unwrap(f.handle((r, e) -> e).join()).getMessage());
-              } else {
-                placed.addAll(byWorker.get(worker));
               }
             });
+            List<Integer> retry = new ArrayList<>();
+            for (PartitionLocation l : locations) {
+              if (l.copies().stream().anyMatch(c -> failed.contains(c.worker()))) {
+                retry.add(l.partition());
+              } else {
+                placed.add(l);
+              }
+            }
             if (retry.isEmpty()) {
-              LOG.info("Shuffle {} placed: {} partitions on {} workers", s.id(), placed.size(),
-                  groupByWorker(placed).size());
+              LOG.info("Shuffle {} placed: {} partitions (epoch {}) on {} workers{}", s.id(), placed.size(), epoch,
+                  groupCopiesByWorker(placed).size(), settings.replicate() ? ", replicated" : "");
               return CompletableFuture.completedFuture(List.copyOf(placed));
             }
+            excluded.addAll(failed);
+            failed.forEach(s::workerFailed);
             if (round >= PLACEMENT_ROUNDS) {
               return CompletableFuture.failedFuture(new FaroException(ErrorCode.RESERVE_FAILED,
                   "could not reserve " + retry.size() + " partitions of shuffle " + s.id() + " after "
@@ -218,7 +293,8 @@ public final class LifecycleManager implements RequestHandler, AutoCloseable {
             }
             LOG.warn("Shuffle {}: placing {} partitions again without workers {}: {}",
                 s.id(), retry.size(), excluded, failures);
-            return placeRound(s, retry, excluded, placed, round + 1);
+            // A new epoch: a worker that did reserve keeps its (now unused, empty) location.
+            return placeRound(s, retry, excluded, avoided, placed, round + 1, s.newEpoch());
           });
     });
   }
@@ -235,100 +311,203 @@ public final class LifecycleManager implements RequestHandler, AutoCloseable {
     });
   }
 
-  private static Map<WorkerId, List<PartitionLocation>> groupByWorker(List<PartitionLocation> locations) {
+  /** Every copy (primaries with their replica, replicas on their own) by the worker that holds it. */
+  private static Map<WorkerId, List<PartitionLocation>> groupCopiesByWorker(List<PartitionLocation> locations) {
     Map<WorkerId, List<PartitionLocation>> byWorker = new LinkedHashMap<>();
-    locations.forEach(l -> byWorker.computeIfAbsent(l.worker(), w -> new ArrayList<>()).add(l));
+    for (PartitionLocation l : locations) {
+      for (PartitionLocation copy : l.copies()) {
+        byWorker.computeIfAbsent(copy.worker(), w -> new ArrayList<>()).add(copy);
+      }
+    }
     return byWorker;
   }
 
+  // ------------------------------------------------------------------ revive
+
+  /** How long a worker that failed a push is left out of revives of the app's shuffles. */
+  private static final long FAILED_WORKER_MILLIS = 60_000;
+
+  /**
+   * New locations for partitions whose push failed. A partition already moved past the failed
+   * epoch gets its current location; one being revived by another task shares that revive; the
+   * rest are placed together, under one new epoch, avoiding the workers that failed recently.
+   */
+  private void revive(ReviveRequest r, Responder responder) {
+    ShuffleLifecycle s = generation(r.getShuffleId());
+    if (s.commitStarted()) {
+      responder.fail(ErrorCode.INVALID_REQUEST, "every map of shuffle " + s.id() + " has ended and its "
+          + "files are committed: this task is a losing attempt and its data is not needed");
+      return;
+    }
+    long now = System.currentTimeMillis();
+    for (io.faro.proto.RevivePartitionP p : r.getPartitionsList()) {
+      if (!p.getFailedWorker().isEmpty()) {
+        recentlyFailed.put(new WorkerId(p.getFailedWorker()), now);
+      }
+    }
+    recentlyFailed.values().removeIf(t -> now - t > FAILED_WORKER_MILLIS);
+    List<Integer> toPlace = new ArrayList<>();
+    Map<Integer, CompletableFuture<PartitionLocation>> created = new HashMap<>();
+    List<CompletableFuture<PartitionLocation>> answers = new ArrayList<>();
+    for (io.faro.proto.RevivePartitionP p : r.getPartitionsList()) {
+      answers.add(s.revive(p.getPartitionId(), p.getEpoch(), toPlace,
+          partition -> created.computeIfAbsent(partition, x -> new CompletableFuture<>())));
+    }
+    // Partitions leave the worker they are on (it failed, or their file there is full enough):
+    // one placement per current worker, which that placement avoids.
+    Map<WorkerId, List<Integer>> byCurrentWorker = new LinkedHashMap<>();
+    for (int partition : toPlace) {
+      PartitionLocation at = s.currentLocation(partition);
+      WorkerId worker = at == null ? new WorkerId("-") : at.worker();
+      byCurrentWorker.computeIfAbsent(worker, w -> new ArrayList<>()).add(partition);
+    }
+    byCurrentWorker.forEach((worker, partitions) -> {
+      int epoch = s.newEpoch();
+      Set<WorkerId> avoid = new HashSet<>(recentlyFailed.keySet());
+      avoid.add(worker);
+      LOG.info("Shuffle {}: moving {} partitions off worker {} to epoch {}, avoiding {}", s.id(), partitions.size(),
+          worker, epoch, avoid);
+      placeRound(s, partitions, new HashSet<>(), avoid, new ArrayList<>(), 1, epoch)
+          .whenComplete((placed, error) ->
+              s.revived(partitions, placed, error == null ? null : Futures.unwrap(error), created));
+    });
+    CompletableFuture.allOf(answers.toArray(CompletableFuture[]::new)).whenComplete((v, error) -> {
+      if (error != null) {
+        responder.fail(Futures.unwrap(error));
+        return;
+      }
+      ReviveResponse.Builder b = ReviveResponse.newBuilder();
+      answers.forEach(a -> b.addLocations(IdMapper.toProto(a.join())));
+      responder.respond(b.build());
+    });
+  }
+
   private void mapperEnd(MapperEndRequest r, Responder responder) {
-    ShuffleLifecycle s = shuffle(r.getShuffleId(), r.getNumMaps(), -1);
+    ShuffleLifecycle s = generation(r.getShuffleId());
+    checkShape(s, r.getNumMaps(), -1);
     int winner = s.mapperEnd(r.getMapId(), r.getAttemptId(), this::commit);
     responder.respond(MapperEndResponse.newBuilder().setWinningAttemptId(winner).build());
   }
 
   /**
-   * Flushes and closes the shuffle's files on every worker that holds some. Commit is
-   * idempotent on the workers, so a retryable failure (a connection reset, a timeout) commits
-   * again, up to {@link #COMMIT_ATTEMPTS} times.
+   * A reducer found data of a generation lost on every copy: the engine forgets the map outputs of
+   * the shuffle (so its next stage attempt writes a new generation) before the reducer is answered
+   * and fails its task.
+   */
+  private void reportLost(ReportShuffleLostRequest r, Responder responder) {
+    ShuffleLifecycle s = generation(r.getFaroShuffleId());
+    if (s.markLost()) {
+      LOG.warn("Shuffle {} (generation of shuffle {}) lost data of partition {}: {}; its map stage runs again",
+          s.id(), s.engineShuffleId(), r.getPartitionId(), r.getReason());
+      try {
+        onShuffleLost.accept(s.engineShuffleId());
+      } catch (RuntimeException e) {
+        LOG.error("The engine could not forget the map outputs of shuffle {}", s.engineShuffleId(), e);
+        responder.fail(e);
+        return;
+      }
+    }
+    responder.respond(EmptyResponse.getDefaultInstance());
+  }
+
+  /** Hears the engine shuffle id of every generation reported lost (the engine re-runs its maps). */
+  public void onShuffleLost(java.util.function.IntConsumer listener) {
+    this.onShuffleLost = requireNonNull(listener, "listener is null");
+  }
+
+  /**
+   * Flushes and closes the shuffle's files on every worker that holds a copy of some location.
+   * Commit is idempotent on the workers, so a retryable failure (a connection reset, a timeout) is
+   * tried again on that worker, up to {@link #COMMIT_ATTEMPTS} times. A worker that still fails
+   * loses only its copies: a partition is lost when some epoch of it has no committed copy, and
+   * its reducers then fail with DATA_LOST (the engine re-runs the map stage); the others read.
    */
   private CompletableFuture<GetReducerFileGroupsResponse> commit(ShuffleLifecycle s) {
-    return commitAttempt(s, 1);
-  }
-
-  private CompletableFuture<GetReducerFileGroupsResponse> commitAttempt(ShuffleLifecycle s, int attempt) {
-    return commitOnce(s).handle((groups, error) -> {
-      if (error == null) {
-        return CompletableFuture.completedFuture(groups);
-      }
-      Throwable cause = Futures.unwrap(error);
-      if (attempt >= COMMIT_ATTEMPTS || !(cause instanceof FaroException fe) || !fe.retryable()) {
-        return CompletableFuture.<GetReducerFileGroupsResponse>failedFuture(cause);
-      }
-      LOG.warn("Commit of shuffle {} failed (attempt {} of {}), retrying: {}", s.id(), attempt,
-          COMMIT_ATTEMPTS, cause.getMessage());
-      return CompletableFuture.supplyAsync(() -> null,
-              CompletableFuture.delayedExecutor(attempt, java.util.concurrent.TimeUnit.SECONDS))
-          .thenCompose(v -> commitAttempt(s, attempt + 1));
-    }).thenCompose(f -> f);
-  }
-
-  private CompletableFuture<GetReducerFileGroupsResponse> commitOnce(ShuffleLifecycle s) {
-    return s.placementIfStarted().thenCompose(locations -> {
-      Map<WorkerId, List<PartitionLocation>> byWorker = groupByWorker(locations);
+    return s.placementIfStarted().handle((placed, error) -> null).thenCompose(v -> {
+      List<PartitionLocation> locations = s.allLocations();
+      Map<WorkerId, List<PartitionLocation>> byWorker = groupCopiesByWorker(locations);
       Map<WorkerId, CompletableFuture<CommitFilesResponse>> commits = new LinkedHashMap<>();
       byWorker.forEach((worker, locs) -> {
         HostPort rpc = new HostPort(locs.get(0).endpoint().host(), locs.get(0).endpoint().rpcPort());
-        commits.put(worker, pool.call(rpc,
-            CommitFilesRequest.newBuilder().setShuffle(IdMapper.toProto(s.id())).build(),
-            CommitFilesResponse.class, settings.commitTimeout()));
+        commits.put(worker, commitOn(s, worker, rpc, 1));
       });
-      return CompletableFuture.allOf(commits.values().toArray(CompletableFuture[]::new))
-          .handle((v, error) -> fileGroups(s, byWorker, commits));
+      return CompletableFuture.allOf(commits.values().stream().map(f -> f.exceptionally(e -> null))
+              .toArray(CompletableFuture[]::new))
+          .thenApply(done -> fileGroups(s, locations, commits));
     });
   }
 
-  private GetReducerFileGroupsResponse fileGroups(ShuffleLifecycle s,
-      Map<WorkerId, List<PartitionLocation>> byWorker,
+  private CompletableFuture<CommitFilesResponse> commitOn(ShuffleLifecycle s, WorkerId worker, HostPort rpc,
+      int attempt) {
+    return pool.call(rpc, CommitFilesRequest.newBuilder().setShuffle(IdMapper.toProto(s.id())).build(),
+            CommitFilesResponse.class, settings.commitTimeout())
+        .handle((response, error) -> {
+          if (error == null) {
+            return CompletableFuture.completedFuture(response);
+          }
+          Throwable cause = Futures.unwrap(error);
+          if (attempt >= COMMIT_ATTEMPTS || !(cause instanceof FaroException fe) || !fe.retryable()) {
+            LOG.warn("Commit of shuffle {} on worker {} failed ({} attempts): {}", s.id(), worker, attempt,
+                cause.getMessage());
+            return CompletableFuture.<CommitFilesResponse>failedFuture(cause);
+          }
+          LOG.warn("Commit of shuffle {} on worker {} failed (attempt {} of {}), retrying: {}", s.id(), worker,
+              attempt, COMMIT_ATTEMPTS, cause.getMessage());
+          return CompletableFuture.supplyAsync(() -> null,
+                  CompletableFuture.delayedExecutor(attempt, java.util.concurrent.TimeUnit.SECONDS))
+              .thenCompose(x -> commitOn(s, worker, rpc, attempt + 1));
+        }).thenCompose(f -> f);
+  }
+
+  private GetReducerFileGroupsResponse fileGroups(ShuffleLifecycle s, List<PartitionLocation> locations,
       Map<WorkerId, CompletableFuture<CommitFilesResponse>> commits) {
-    GetReducerFileGroupsResponse.Builder b = GetReducerFileGroupsResponse.newBuilder();
+    GetReducerFileGroupsResponse.Builder b = GetReducerFileGroupsResponse.newBuilder()
+        .setFaroShuffleId(s.id().shuffle());
     for (int w : s.winners()) {
       b.addWinningAttempts(w);
     }
-    long bytes = 0;
-    for (Map.Entry<WorkerId, CompletableFuture<CommitFilesResponse>> e : commits.entrySet()) {
-      CommitFilesResponse response;
-      try {
-        response = e.getValue().join();
-      } catch (RuntimeException ex) {
-        Throwable cause = Futures.unwrap(ex);
-        // Keep the cause's code: a timeout or a reset connection is worth another commit.
-        throw new FaroException(cause instanceof FaroException fe ? fe.code() : ErrorCode.COMMIT_FAILED,
-            "commit of shuffle " + s.id() + " on worker " + e.getKey() + " failed: " + cause.getMessage(), cause);
-      }
-      if (response.getFailedPartitionIdsCount() > 0) {
-        throw new FaroException(ErrorCode.COMMIT_FAILED, "worker " + e.getKey() + " lost partitions "
-            + response.getFailedPartitionIdsList() + " of shuffle " + s.id());
-      }
-      Map<Long, PartitionLocation> placed = new HashMap<>();
-      byWorker.get(e.getKey()).forEach(l -> placed.put(key(l.partition(), l.epoch()), l));
-      for (CommittedPartitionP c : response.getCommittedList()) {
-        PartitionLocation location = placed.remove(key(c.getPartitionId(), c.getEpoch()));
-        if (location != null && c.getBytes() > 0) {
-          b.addFiles(CommittedFileP.newBuilder().setLocation(IdMapper.toProto(location))
-              .setBytes(c.getBytes()).setChunks(c.getChunks()));
-          bytes += c.getBytes();
+    // What each worker committed, by (partition, epoch); a worker whose commit failed has nothing.
+    Map<WorkerId, Map<Long, CommittedPartitionP>> committed = new HashMap<>();
+    commits.forEach((worker, f) -> {
+      Map<Long, CommittedPartitionP> files = new HashMap<>();
+      if (!f.isCompletedExceptionally()) {
+        CommitFilesResponse response = f.join();
+        response.getCommittedList().forEach(c -> files.put(key(c.getPartitionId(), c.getEpoch()), c));
+        for (int i = 0; i < response.getFailedPartitionIdsCount(); i++) {
+          int epoch = i < response.getFailedEpochsCount() ? response.getFailedEpochs(i) : -1;
+          LOG.warn("Worker {} lost partition {} epoch {} of shuffle {} (its file failed)", worker,
+              response.getFailedPartitionIds(i), epoch, s.id());
         }
       }
-      // Every placed location must come back committed: one the worker does not know any more
-      // (it restarted, or expired the shuffle) held data that is gone. Reading on would
-      // silently drop records.
-      if (!placed.isEmpty()) {
-        throw new FaroException(ErrorCode.COMMIT_FAILED, "worker " + e.getKey() + " did not commit "
-            + placed.size() + " partitions of shuffle " + s.id() + " (for example partition "
-            + placed.values().iterator().next().partition() + "): it no longer holds them, so their "
-            + "data is lost (did the worker restart?)");
+      committed.put(worker, files);
+    });
+    long bytes = 0;
+    java.util.SortedSet<Integer> lost = new java.util.TreeSet<>();
+    for (PartitionLocation location : locations) {
+      boolean anyCopy = false;
+      for (PartitionLocation copy : location.copies()) {
+        // A location the worker does not report (it restarted, or expired the shuffle) held data
+        // that is gone, like one on a worker that did not answer.
+        CommittedPartitionP c = committed.getOrDefault(copy.worker(), Map.of())
+            .get(key(copy.partition(), copy.epoch()));
+        if (c == null) {
+          continue;
+        }
+        anyCopy = true;
+        if (c.getBytes() > 0) {
+          b.addFiles(CommittedFileP.newBuilder().setLocation(IdMapper.toProto(copy))
+              .setBytes(c.getBytes()).setChunks(c.getChunks()));
+          bytes += copy.role() == io.faro.common.id.Role.PRIMARY || location.replica().isEmpty() ? c.getBytes() : 0;
+        }
       }
+      if (!anyCopy) {
+        lost.add(location.partition());
+      }
+    }
+    b.addAllLostPartitionIds(lost);
+    if (!lost.isEmpty()) {
+      LOG.warn("Shuffle {} committed with {} partitions lost on every copy (for example {}): their reducers "
+          + "fail and the map stage runs again", s.id(), lost.size(), lost.first());
     }
     LOG.info("Shuffle {} committed: {} files, {} bytes", s.id(), b.getFilesCount(), bytes);
     return b.build();
@@ -343,7 +522,7 @@ public final class LifecycleManager implements RequestHandler, AutoCloseable {
       responder.respond(GetReducerFileGroupsResponse.getDefaultInstance());
       return;
     }
-    ShuffleLifecycle s = shuffles.get(r.getShuffleId());
+    ShuffleLifecycle s = latestGeneration(r.getShuffleId());
     if (s == null) {
       responder.fail(ErrorCode.UNKNOWN_SHUFFLE, "shuffle " + r.getShuffleId() + " of " + app
           + " was never written through this lifecycle manager (or was unregistered)");
@@ -362,10 +541,20 @@ public final class LifecycleManager implements RequestHandler, AutoCloseable {
 
   /** Forgets the shuffle; the master frees its slots and the workers delete its files. */
   public void unregisterShuffle(int shuffleId) {
-    ShuffleLifecycle s = shuffles.remove(shuffleId);
-    if (s == null) {
+    List<ShuffleLifecycle> list;
+    synchronized (generations) {
+      list = generations.remove(shuffleId);
+    }
+    if (list == null) {
       return;
     }
+    for (ShuffleLifecycle s : list) {
+      shuffles.remove(s.id().shuffle());
+      unregister(s);
+    }
+  }
+
+  private void unregister(ShuffleLifecycle s) {
     master.call(UnregisterShuffleRequest.newBuilder().setShuffle(IdMapper.toProto(s.id())).build(),
         EmptyResponse.class).whenComplete((r, e) -> {
           if (e != null) {
@@ -386,5 +575,8 @@ public final class LifecycleManager implements RequestHandler, AutoCloseable {
     }
     server.close();
     shuffles.clear();
+    synchronized (generations) {
+      generations.clear();
+    }
   }
 }

@@ -1,7 +1,9 @@
 package io.faro.client.lifecycle;
 
+import io.faro.common.id.AppId;
 import io.faro.common.id.IdMapper;
 import io.faro.common.id.PartitionLocation;
+import io.faro.common.id.ShuffleId;
 import io.faro.proto.CommittedFileP;
 import io.faro.proto.GetReducerFileGroupsResponse;
 import java.util.ArrayList;
@@ -9,24 +11,31 @@ import java.util.Comparator;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 
 /**
- * What reducers of one committed shuffle need: the winning attempt of every map and the
- * committed files of every partition (all epochs, in epoch order). Immutable.
+ * What reducers of one committed shuffle generation need: its Faro id, the winning attempt of
+ * every map, the committed files of every partition (all epochs in epoch order, each epoch's
+ * copies primary first), and the partitions lost on every copy. Immutable.
  */
 public final class ReducerFileGroups {
-  /** One committed partition file. */
+  /** One committed partition file (one copy of one epoch). */
   public record CommittedFile(PartitionLocation location, long bytes, int chunks) {}
 
+  private final ShuffleId faroShuffle;
   private final int[] winningAttempts;
   private final Map<Integer, List<CommittedFile>> filesByPartition;
+  private final Set<Integer> lost;
 
-  private ReducerFileGroups(int[] winningAttempts, Map<Integer, List<CommittedFile>> filesByPartition) {
+  private ReducerFileGroups(ShuffleId faroShuffle, int[] winningAttempts,
+      Map<Integer, List<CommittedFile>> filesByPartition, Set<Integer> lost) {
+    this.faroShuffle = faroShuffle;
     this.winningAttempts = winningAttempts;
     this.filesByPartition = filesByPartition;
+    this.lost = lost;
   }
 
-  public static ReducerFileGroups fromProto(GetReducerFileGroupsResponse response) {
+  public static ReducerFileGroups fromProto(AppId app, GetReducerFileGroupsResponse response) {
     int[] winners = response.getWinningAttemptsList().stream().mapToInt(Integer::intValue).toArray();
     Map<Integer, List<CommittedFile>> files = new HashMap<>();
     for (CommittedFileP f : response.getFilesList()) {
@@ -34,9 +43,16 @@ public final class ReducerFileGroups {
       files.computeIfAbsent(location.partition(), p -> new ArrayList<>())
           .add(new CommittedFile(location, f.getBytes(), f.getChunks()));
     }
-    files.values().forEach(l -> l.sort(Comparator.comparingInt(c -> c.location().epoch())));
+    files.values().forEach(l -> l.sort(Comparator.<CommittedFile>comparingInt(c -> c.location().epoch())
+        .thenComparing(c -> c.location().role())));
     files.replaceAll((p, l) -> List.copyOf(l));
-    return new ReducerFileGroups(winners, Map.copyOf(files));
+    return new ReducerFileGroups(new ShuffleId(app, response.getFaroShuffleId()), winners, Map.copyOf(files),
+        Set.copyOf(response.getLostPartitionIdsList()));
+  }
+
+  /** Faro's id of the generation these files belong to. */
+  public ShuffleId faroShuffle() {
+    return faroShuffle;
   }
 
   public int numMaps() {
@@ -48,7 +64,13 @@ public final class ReducerFileGroups {
     return mapId >= 0 && mapId < winningAttempts.length ? winningAttempts[mapId] : -1;
   }
 
+  /** Every committed copy of every epoch of {@code partition}: epoch order, primary before replica. */
   public List<CommittedFile> files(int partition) {
     return filesByPartition.getOrDefault(partition, List.of());
+  }
+
+  /** Whether some of {@code partition}'s data is on no committed copy. */
+  public boolean lost(int partition) {
+    return lost.contains(partition);
   }
 }

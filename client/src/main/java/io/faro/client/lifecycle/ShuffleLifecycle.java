@@ -2,13 +2,19 @@ package io.faro.client.lifecycle;
 
 import static java.util.Objects.requireNonNull;
 
-import io.faro.common.id.PartitionLocation;
 import io.faro.common.error.ErrorCode;
 import io.faro.common.error.FaroException;
+import io.faro.common.id.PartitionLocation;
 import io.faro.common.id.ShuffleId;
+import io.faro.common.id.WorkerId;
 import io.faro.proto.GetReducerFileGroupsResponse;
+import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicIntegerArray;
 import java.util.concurrent.atomic.AtomicReference;
@@ -16,13 +22,22 @@ import java.util.function.Function;
 import java.util.function.Supplier;
 
 /**
- * The driver's view of one shuffle: its placement (requested once, when the first map task
- * asks, again after a failed attempt), which attempt won each map (the first to report
- * success), and its commit, started when the last map reports. Thread-safe without locks:
- * every field is set once or atomic.
+ * The driver's view of one generation of one shuffle: its placement (requested once, when the
+ * first map task asks, again after a failed attempt), every location any partition ever had
+ * (revives and splits add epochs), which attempt won each map (the first to report success),
+ * and its commit, started when the last map reports.
+ *
+ * <p>A generation is Faro's shuffle {@link #id()}; the engine's shuffle {@link #engineShuffleId()}
+ * gets a new generation when a stage attempt re-runs its maps after data was lost (see {@link
+ * LifecycleManager}).
+ *
+ * <p>Thread-safe: the location registry is guarded by {@code this}; everything else is set once
+ * or atomic.
  */
 final class ShuffleLifecycle {
+  private final int engineShuffleId;
   private final ShuffleId id;
+  private final int stageAttempt;
   private final int numMaps;
   private final int numPartitions;
   private final AtomicIntegerArray winners;
@@ -30,9 +45,22 @@ final class ShuffleLifecycle {
   // The latest placement attempt; a failed one is replaced by the next request.
   private final AtomicReference<CompletableFuture<List<PartitionLocation>>> placement = new AtomicReference<>();
   private final CompletableFuture<GetReducerFileGroupsResponse> committed = new CompletableFuture<>();
+  private final AtomicInteger nextEpoch = new AtomicInteger(1);
+  /** Workers that failed a push or a reservation of this shuffle: revives avoid them. */
+  private final Set<WorkerId> failedWorkers = ConcurrentHashMap.newKeySet();
+  private volatile boolean commitStarted;
+  private volatile boolean lost;
 
-  ShuffleLifecycle(ShuffleId id, int numMaps, int numPartitions) {
+  // @GuardedBy("this") ------------------------------------------------------------------
+  private final PartitionLocation[] current;
+  private final List<PartitionLocation> all = new ArrayList<>();
+  private final Map<Integer, CompletableFuture<PartitionLocation>> reviving = new HashMap<>();
+  // -------------------------------------------------------------------------------------
+
+  ShuffleLifecycle(int engineShuffleId, ShuffleId id, int stageAttempt, int numMaps, int numPartitions) {
+    this.engineShuffleId = engineShuffleId;
     this.id = requireNonNull(id, "id is null");
+    this.stageAttempt = stageAttempt;
     this.numMaps = numMaps;
     this.numPartitions = numPartitions;
     this.winners = new AtomicIntegerArray(numMaps);
@@ -40,10 +68,21 @@ final class ShuffleLifecycle {
       winners.set(m, -1);
     }
     this.remainingMaps = new AtomicInteger(numMaps);
+    this.current = new PartitionLocation[Math.max(0, numPartitions)];
   }
 
+  int engineShuffleId() {
+    return engineShuffleId;
+  }
+
+  /** Faro's id of this generation: what workers know. */
   ShuffleId id() {
     return id;
+  }
+
+  /** The map stage attempt this generation was created for. */
+  int stageAttempt() {
+    return stageAttempt;
   }
 
   int numMaps() {
@@ -55,7 +94,7 @@ final class ShuffleLifecycle {
   }
 
   /**
-   * The shuffle's locations. The first caller starts {@code place} and the others share its
+   * The shuffle's first locations. The first caller starts {@code place} and the others share its
    * result; after a failure (master election, workers refusing), the next caller places again.
    */
   CompletableFuture<List<PartitionLocation>> placement(
@@ -71,11 +110,101 @@ final class ShuffleLifecycle {
           if (error != null) {
             next.completeExceptionally(error);
           } else {
+            placed(locations);
             next.complete(locations);
           }
         });
         return next;
       }
+    }
+  }
+
+  /** Records reserved locations; a partition's current location is its highest epoch. */
+  synchronized void placed(List<PartitionLocation> locations) {
+    for (PartitionLocation l : locations) {
+      all.add(l);
+      PartitionLocation known = current[l.partition()];
+      if (known == null || known.epoch() < l.epoch()) {
+        current[l.partition()] = l;
+      }
+    }
+  }
+
+  /** The latest location of every placed partition. */
+  synchronized List<PartitionLocation> currentLocations() {
+    List<PartitionLocation> result = new ArrayList<>(current.length);
+    for (PartitionLocation l : current) {
+      if (l != null) {
+        result.add(l);
+      }
+    }
+    return result;
+  }
+
+  /** The latest location of {@code partition}, or null before placement. */
+  synchronized PartitionLocation currentLocation(int partition) {
+    return current[partition];
+  }
+
+  /** Every location ever reserved (all epochs), for the commit. */
+  synchronized List<PartitionLocation> allLocations() {
+    return List.copyOf(all);
+  }
+
+  /** A fresh epoch, higher than any this shuffle used. */
+  int newEpoch() {
+    return nextEpoch.getAndIncrement();
+  }
+
+  void workerFailed(WorkerId worker) {
+    failedWorkers.add(worker);
+  }
+
+  Set<WorkerId> failedWorkers() {
+    return Set.copyOf(failedWorkers);
+  }
+
+  /**
+   * The answer to a revive of {@code partition} whose push to {@code failedEpoch} failed: its
+   * current location if that is newer already, the revive in progress if another task asked
+   * first, or a new future that {@code start} (called at most once per call, with the
+   * partitions that need a new location) must complete.
+   */
+  synchronized CompletableFuture<PartitionLocation> revive(int partition, int failedEpoch,
+      List<Integer> toPlace, Function<Integer, CompletableFuture<PartitionLocation>> newFuture) {
+    if (partition < 0 || partition >= current.length) {
+      throw new FaroException(ErrorCode.INVALID_REQUEST,
+          "partition " + partition + " outside 0.." + (current.length - 1) + " of shuffle " + id);
+    }
+    PartitionLocation known = current[partition];
+    if (known != null && known.epoch() > failedEpoch) {
+      return CompletableFuture.completedFuture(known);
+    }
+    CompletableFuture<PartitionLocation> inProgress = reviving.get(partition);
+    if (inProgress != null) {
+      return inProgress;
+    }
+    CompletableFuture<PartitionLocation> f = newFuture.apply(partition);
+    reviving.put(partition, f);
+    toPlace.add(partition);
+    return f;
+  }
+
+  /** Ends the revives of {@code partitions}: the placed ones are current now, the others failed. */
+  void revived(List<Integer> partitions, List<PartitionLocation> placed, Throwable error,
+      Map<Integer, CompletableFuture<PartitionLocation>> futures) {
+    if (error == null) {
+      placed(placed);
+    }
+    synchronized (this) {
+      partitions.forEach(reviving::remove);
+    }
+    if (error != null) {
+      partitions.forEach(p -> futures.get(p).completeExceptionally(error));
+      return;
+    }
+    for (PartitionLocation l : placed) {
+      futures.get(l.partition()).complete(l);
     }
   }
 
@@ -90,6 +219,7 @@ final class ShuffleLifecycle {
           "map " + mapId + " outside 0.." + (numMaps - 1) + " of shuffle " + id);
     }
     if (winners.compareAndSet(mapId, -1, attemptId) && remainingMaps.decrementAndGet() == 0) {
+      commitStarted = true;
       commit.apply(this).whenComplete((files, error) -> {
         if (error != null) {
           committed.completeExceptionally(error);
@@ -99,6 +229,11 @@ final class ShuffleLifecycle {
       });
     }
     return winners.get(mapId);
+  }
+
+  /** Whether every map ended and the commit began: no new locations from then on. */
+  boolean commitStarted() {
+    return commitStarted;
   }
 
   /** Placement if it was ever requested; a shuffle whose maps all wrote nothing may have none. */
@@ -117,5 +252,18 @@ final class ShuffleLifecycle {
 
   CompletableFuture<GetReducerFileGroupsResponse> committed() {
     return committed;
+  }
+
+  /** Marks the generation lost; true for the first caller only. */
+  synchronized boolean markLost() {
+    if (lost) {
+      return false;
+    }
+    lost = true;
+    return true;
+  }
+
+  boolean lost() {
+    return lost;
   }
 }

@@ -20,11 +20,17 @@ import io.faro.proto.PushStatusP;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufAllocator;
 import io.netty.buffer.CompositeByteBuf;
+import io.faro.common.network.RemoteException;
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
+import java.util.Queue;
+import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.Semaphore;
+import java.util.concurrent.atomic.AtomicReferenceArray;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.LongConsumer;
@@ -35,14 +41,37 @@ import java.util.function.LongConsumer;
  * same worker gather into one merged frame, and frames are pushed asynchronously with at most
  * {@code faro.client.push.max.in.flight} unanswered.
  *
+ * <p>Revive: a batch is kept until its worker acknowledged it. A batch whose push failed (the
+ * connection was lost or timed out, the location refused it with SPLIT, its replica did not
+ * confirm it) is pushed again, as the same batch, to the partition's new location, which the
+ * {@link Reviver} gets from the lifecycle manager; a SOFT_SPLIT moves only the partition's later
+ * batches. The reader keeps each batch once, wherever it landed.
+ *
  * <p>Threads: confined to the map task's thread, except the answer callbacks, which touch only
- * the in-flight semaphore and the first failure.
+ * the in-flight semaphore, the queues of batches to push again and the first failure.
  */
 public final class MapPusher implements AutoCloseable {
+  /** Gets new locations for partitions whose push failed; a blocking call on the task's thread. */
+  @FunctionalInterface
+  public interface Reviver {
+    /** The new (or already newer) location of each partition, in request order. */
+    List<PartitionLocation> revive(List<Failed> failed);
+  }
+
+  /** A partition whose push to {@code epoch} failed; {@code worker} is set when the worker failed. */
+  public record Failed(int partition, int epoch, Optional<WorkerId> worker) {}
+
+  /** A pushed batch, kept until acknowledged. */
+  private record Pushed(int partition, PartitionLocation target, ByteBuf batch, int attempts) {}
+
+  /** A batch to push again: {@code cause} says why, {@code worker} the worker that failed, if it did. */
+  private record Retry(Pushed pushed, String cause, Optional<WorkerId> worker) {}
+
   private final ShuffleId shuffle;
   private final int mapId;
   private final int attemptId;
-  private final PartitionLocation[] targets;
+  private final AtomicReferenceArray<PartitionLocation> targets;
+  private final Reviver reviver;
   private final ClientPool pool;
   private final ClientOptions.Settings settings;
   private final BatchEncoder encoder;
@@ -56,18 +85,20 @@ public final class MapPusher implements AutoCloseable {
   private long retainedCapacity;
   private int nextBatchId;
   private long blockedNanos;
+  private long revives;
 
   private final Map<WorkerId, PendingFrame> pending = new HashMap<>();
   private final Semaphore inFlight;
   private final AtomicReference<Throwable> failure = new AtomicReference<>();
+  private final Queue<Retry> retries = new ConcurrentLinkedQueue<>();
+  private final Queue<PartitionLocation> softSplits = new ConcurrentLinkedQueue<>();
   private volatile LongConsumer pushAnswered = nanos -> { };
-  private boolean closed;
+  private volatile boolean closed;
 
-  /** Batches gathered for one worker, not yet sent. Owns its buffers. */
+  /** Batches gathered for one worker, not yet sent. Owns its batches. */
   private static final class PendingFrame {
     final HostPort address;
-    final List<PushPart> parts = new ArrayList<>();
-    final List<ByteBuf> batches = new ArrayList<>();
+    final List<Pushed> parts = new ArrayList<>();
     long bytes;
 
     PendingFrame(HostPort address) {
@@ -75,22 +106,31 @@ public final class MapPusher implements AutoCloseable {
     }
   }
 
+  /** A pusher that cannot revive: a failed push fails the task (tests, tools). */
   public MapPusher(ShuffleId shuffle, int mapId, int attemptId, List<PartitionLocation> locations,
       int numPartitions, ClientPool pool, ClientOptions.Settings settings, ByteBufAllocator allocator) {
+    this(shuffle, mapId, attemptId, targets(shuffle, locations, numPartitions), failed -> {
+      throw new FaroException(ErrorCode.CONNECTION_FAILED, "this pusher cannot move partitions " + failed);
+    }, pool, settings, allocator);
+  }
+
+  /**
+   * @param targets the current location of every partition, shared with the executor's other
+   *     tasks of this shuffle: a revive by one task moves them all
+   */
+  public MapPusher(ShuffleId shuffle, int mapId, int attemptId, AtomicReferenceArray<PartitionLocation> targets,
+      Reviver reviver, ClientPool pool, ClientOptions.Settings settings, ByteBufAllocator allocator) {
     this.shuffle = requireNonNull(shuffle, "shuffle is null");
     this.mapId = mapId;
     this.attemptId = attemptId;
+    this.targets = requireNonNull(targets, "targets is null");
+    this.reviver = requireNonNull(reviver, "reviver is null");
     this.pool = requireNonNull(pool, "pool is null");
     this.settings = requireNonNull(settings, "settings is null");
     this.allocator = requireNonNull(allocator, "allocator is null");
-    this.targets = new PartitionLocation[numPartitions];
-    for (PartitionLocation l : locations) {
-      if (l.partition() < numPartitions) {
-        targets[l.partition()] = l;
-      }
-    }
+    int numPartitions = targets.length();
     for (int p = 0; p < numPartitions; p++) {
-      if (targets[p] == null) {
+      if (targets.get(p) == null) {
         throw new FaroException(ErrorCode.INTERNAL, "shuffle " + shuffle + " has no location for partition " + p);
       }
     }
@@ -101,6 +141,18 @@ public final class MapPusher implements AutoCloseable {
     this.buffered = new int[numPartitions];
     this.pushedBytes = new long[numPartitions];
     this.inFlight = new Semaphore(settings.maxInFlight());
+  }
+
+  /** The locations as a target array of {@code numPartitions} (extra ones ignored). */
+  public static AtomicReferenceArray<PartitionLocation> targets(ShuffleId shuffle, List<PartitionLocation> locations,
+      int numPartitions) {
+    AtomicReferenceArray<PartitionLocation> targets = new AtomicReferenceArray<>(numPartitions);
+    for (PartitionLocation l : locations) {
+      if (l.partition() < numPartitions) {
+        targets.set(l.partition(), l);
+      }
+    }
+    return targets;
   }
 
   /** Appends record bytes to {@code partition}; the caller cuts batches only at record ends. */
@@ -161,13 +213,16 @@ public final class MapPusher implements AutoCloseable {
   }
 
   public int numPartitions() {
-    return targets.length;
+    return targets.length();
   }
 
   /** Makes one batch of {@code partition}'s gathered bytes and queues it for its worker. */
   public void cut(int partition) {
     // Checked per batch, not per record: a failed push only matters once there is more to send.
     checkFailure();
+    if (!retries.isEmpty() || !softSplits.isEmpty()) {
+      reviveAndRequeue();
+    }
     int size = buffered[partition];
     if (size == 0) {
       return;
@@ -183,12 +238,15 @@ public final class MapPusher implements AutoCloseable {
       buffers[partition] = null;
     }
     pushedBytes[partition] += batch.readableBytes();
-    PartitionLocation target = targets[partition];
+    queue(partition, batch, 0);
+  }
+
+  /** Queues {@code batch} for the partition's current location; sends the frame once it is full. */
+  private void queue(int partition, ByteBuf batch, int attempts) {
+    PartitionLocation target = targets.get(partition);
     PendingFrame frame = pending.computeIfAbsent(target.worker(),
         w -> new PendingFrame(new HostPort(target.endpoint().host(), target.endpoint().pushPort())));
-    frame.parts.add(PushPart.newBuilder().setPartitionId(partition).setEpoch(target.epoch())
-        .setLength(batch.readableBytes()).build());
-    frame.batches.add(batch);
+    frame.parts.add(new Pushed(partition, target, batch, attempts));
     frame.bytes += batch.readableBytes();
     if (frame.bytes >= settings.mergeSize()) {
       send(target.worker());
@@ -204,7 +262,8 @@ public final class MapPusher implements AutoCloseable {
 
   /**
    * Sends the frame gathered for {@code worker}. The frame stays in {@link #pending} (so that
-   * {@link #close()} releases it) until a permit is held: waiting for one may fail.
+   * {@link #close()} releases it) until a permit is held: waiting for one may fail. Its batches
+   * stay held until the worker acknowledges them.
    */
   private void send(WorkerId worker) {
     acquire(1);
@@ -213,22 +272,25 @@ public final class MapPusher implements AutoCloseable {
       inFlight.release();
       return;
     }
-    PushRequest meta = PushRequest.newBuilder().setShuffle(IdMapper.toProto(shuffle))
-        .addAllParts(frame.parts).build();
-    CompositeByteBuf body = allocator.compositeDirectBuffer(frame.batches.size());
-    for (ByteBuf b : frame.batches) {
-      body.addComponent(true, b);
+    PushRequest.Builder meta = PushRequest.newBuilder().setShuffle(IdMapper.toProto(shuffle));
+    CompositeByteBuf body = allocator.compositeDirectBuffer(frame.parts.size());
+    for (Pushed p : frame.parts) {
+      meta.addParts(PushPart.newBuilder().setPartitionId(p.partition()).setEpoch(p.target().epoch())
+          .setLength(p.batch().readableBytes()));
+      body.addComponent(true, p.batch().retainedDuplicate());
     }
     long sentAt = System.nanoTime();
-    pool.send(frame.address, meta, body, settings.network().requestTimeout())
+    pool.send(frame.address, meta.build(), body, settings.network().requestTimeout())
         .whenComplete((answer, error) -> {
           try {
             if (error != null) {
-              failure.compareAndSet(null, new FaroException(ErrorCode.CONNECTION_FAILED,
-                  "push of map " + mapId + " attempt " + attemptId + " of shuffle " + shuffle + " to "
-                      + frame.address + " failed: " + Futures.unwrap(error).getMessage(), Futures.unwrap(error)));
+              Throwable cause = Futures.unwrap(error);
+              String why = "push to " + frame.address + " failed: " + cause.getMessage();
+              // A worker that answered with an error is alive; one that did not answer is suspect.
+              Optional<WorkerId> failed = cause instanceof RemoteException ? Optional.empty() : Optional.of(worker);
+              frame.parts.forEach(p -> retries.add(new Retry(p, why, failed)));
             } else {
-              checkStatuses(frame, answer.meta(PushResponse.class));
+              handleStatuses(frame, answer.meta(PushResponse.class));
               reportLatency(System.nanoTime() - sentAt);
             }
           } catch (RuntimeException e) {
@@ -238,26 +300,94 @@ public final class MapPusher implements AutoCloseable {
             if (answer != null) {
               answer.release();
             }
+            if (closed) {
+              releaseRetries(); // the task is gone: nothing will push these again
+            }
             inFlight.release();
           }
         });
   }
 
-  private void checkStatuses(PendingFrame frame, PushResponse response) {
+  private void releaseRetries() {
+    for (Retry r; (r = retries.poll()) != null; ) {
+      r.pushed().batch().release();
+    }
+  }
+
+  /** Releases acknowledged batches; queues the others to be pushed again after a revive. */
+  private void handleStatuses(PendingFrame frame, PushResponse response) {
     for (int i = 0; i < frame.parts.size(); i++) {
+      Pushed p = frame.parts.get(i);
       PushStatusP status = i < response.getStatusesCount() ? response.getStatuses(i) : PushStatusP.PUSH_STATUS_UNSPECIFIED;
       switch (status) {
-        case OK, SLOW_DOWN, STAGE_ENDED -> { } // STAGE_ENDED: another attempt already won this map
-        default -> failure.compareAndSet(null, new FaroException(ErrorCode.UNKNOWN_PARTITION,
-            "worker " + frame.address + " answered " + status + " for partition "
-                + frame.parts.get(i).getPartitionId() + " epoch " + frame.parts.get(i).getEpoch()
-                + " of shuffle " + shuffle + " (map " + mapId + " attempt " + attemptId + "): "
-                + (status == PushStatusP.NOT_HERE
-                    ? "the worker does not hold that partition (it restarted, or the shuffle expired)"
-                    : "the partition's file on that worker failed")
-                + "; this version of Faro cannot move a partition to another worker, so the task fails"));
+        // STAGE_ENDED: another attempt already won this map, nothing of this one counts.
+        case OK, SLOW_DOWN, STAGE_ENDED -> p.batch().release();
+        case SOFT_SPLIT -> {
+          p.batch().release();
+          softSplits.add(p.target());
+        }
+        default -> retries.add(new Retry(p, "worker " + frame.address + " answered " + status
+            + " for partition " + p.partition() + " epoch " + p.target().epoch(), Optional.empty()));
       }
     }
+  }
+
+  /**
+   * Asks for new locations of the partitions that failed or split, then queues every failed
+   * batch again, to its partition's new location. On the task's thread.
+   */
+  private void reviveAndRequeue() {
+    List<Retry> failed = new ArrayList<>();
+    for (Retry r; (r = retries.poll()) != null; ) {
+      failed.add(r);
+    }
+    List<PartitionLocation> split = new ArrayList<>();
+    for (PartitionLocation l; (l = softSplits.poll()) != null; ) {
+      split.add(l);
+    }
+    // One request per partition, for the newest epoch that failed; none when another task of
+    // this executor already moved the partition past it.
+    Map<Integer, Failed> ask = new LinkedHashMap<>();
+    for (Retry r : failed) {
+      if (r.pushed().attempts() + 1 > settings.reviveMaxAttempts()) {
+        failed.forEach(x -> x.pushed().batch().release());
+        throw new FaroException(ErrorCode.CONNECTION_FAILED, "batch of partition " + r.pushed().partition()
+            + " of map " + mapId + " attempt " + attemptId + " of shuffle " + shuffle + " was pushed "
+            + (r.pushed().attempts() + 1) + " times without success (faro.client.push.revive.max.attempts "
+            + settings.reviveMaxAttempts() + "); last: " + r.cause());
+      }
+      need(ask, r.pushed().target(), r.worker());
+    }
+    split.forEach(l -> need(ask, l, Optional.empty()));
+    if (!ask.isEmpty()) {
+      List<Failed> request = List.copyOf(ask.values());
+      List<PartitionLocation> moved;
+      try {
+        moved = reviver.revive(request);
+      } catch (RuntimeException e) {
+        failed.forEach(x -> x.pushed().batch().release());
+        String cause = failed.isEmpty() ? "" : " after: " + failed.get(0).cause();
+        throw new FaroException(e instanceof FaroException fe ? fe.code() : ErrorCode.INTERNAL,
+            "cannot move partitions of map " + mapId + " attempt " + attemptId + " of shuffle " + shuffle
+                + " to new locations" + cause + ": " + e.getMessage(), e);
+      }
+      revives += request.size();
+      for (PartitionLocation l : moved) {
+        targets.accumulateAndGet(l.partition(), l, (old, next) -> old == null || old.epoch() < next.epoch() ? next : old);
+      }
+    }
+    for (Retry r : failed) {
+      queue(r.pushed().partition(), r.pushed().batch(), r.pushed().attempts() + 1);
+    }
+  }
+
+  private void need(Map<Integer, Failed> ask, PartitionLocation failedAt, Optional<WorkerId> worker) {
+    PartitionLocation now = targets.get(failedAt.partition());
+    if (now.epoch() > failedAt.epoch()) {
+      return; // already moved on
+    }
+    ask.merge(failedAt.partition(), new Failed(failedAt.partition(), failedAt.epoch(), worker),
+        (a, b) -> a.worker().isPresent() ? a : b);
   }
 
   private void acquire(int permits) {
@@ -295,12 +425,25 @@ public final class MapPusher implements AutoCloseable {
    */
   public void finish() {
     cutAll();
-    for (WorkerId worker : new ArrayList<>(pending.keySet())) {
-      send(worker);
+    while (true) {
+      for (WorkerId worker : new ArrayList<>(pending.keySet())) {
+        send(worker);
+      }
+      acquire(settings.maxInFlight());
+      inFlight.release(settings.maxInFlight());
+      checkFailure();
+      if (retries.isEmpty()) {
+        // Soft splits only move later batches: there are none.
+        softSplits.clear();
+        return;
+      }
+      reviveAndRequeue();
     }
-    acquire(settings.maxInFlight());
-    inFlight.release(settings.maxInFlight());
-    checkFailure();
+  }
+
+  /** Partitions this pusher asked new locations for (revives and splits). */
+  public long revives() {
+    return revives;
   }
 
   private void reportLatency(long nanos) {
@@ -334,8 +477,10 @@ public final class MapPusher implements AutoCloseable {
     }
     closed = true;
     for (PendingFrame frame : pending.values()) {
-      frame.batches.forEach(ByteBuf::release);
+      frame.parts.forEach(p -> p.batch().release());
     }
     pending.clear();
+    // Batches still in flight are released by their answers; failed ones wait here.
+    releaseRetries();
   }
 }

@@ -5,7 +5,10 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.faro.client.ClientOptions;
 import io.faro.client.ShuffleClient;
+import io.faro.client.fetch.PartitionReader;
 import io.faro.client.lifecycle.LifecycleManager;
+import io.faro.client.lifecycle.ReducerFileGroups;
+import io.faro.common.batch.Batch;
 import io.faro.client.push.MapPusher;
 import io.faro.client.testing.MiniFaroCluster;
 import io.faro.common.config.FaroConf;
@@ -37,7 +40,7 @@ class FailureHandlingTest {
   @TempDir Path dir;
 
   @Test
-  void aWorkerThatRestartedBeforeCommitFailsTheReadInsteadOfLosingRecords() throws Exception {
+  void aWorkerThatRestartedBeforeCommitLosesOnlyItsPartitionsAndTheirReadersFailLoudly() throws Exception {
     try (MiniFaroCluster cluster = MiniFaroCluster.start(dir, 2)) {
       ClientOptions.Settings settings = ClientOptions.Settings.from(cluster.clientConf());
       WorkerServer restarted = null;
@@ -71,11 +74,36 @@ class FailureHandlingTest {
         restarted.start();
         client.mapperEnd(lifecycle.endpoint(), shuffle, 2, 0, 3);
 
-        assertThatThrownBy(() -> client.newReader(lifecycle.endpoint(), shuffle, 3, 0, 10, 0, 3))
+        // Its partitions are lost (the engine re-runs the map stage); the other worker's are read.
+        ReducerFileGroups groups = client.fileGroups(lifecycle.endpoint(), shuffle, 3, 0);
+        List<Integer> lostPartitions = new ArrayList<>();
+        List<Integer> readable = new ArrayList<>();
+        for (int p = 0; p < 10; p++) {
+          (groups.lost(p) ? lostPartitions : readable).add(p);
+        }
+        assertThat(lostPartitions).isNotEmpty();
+        assertThat(readable).isNotEmpty();
+        int lostOne = lostPartitions.get(0);
+        assertThatThrownBy(() -> client.newReader(lifecycle.endpoint(), shuffle, 3, lostOne, lostOne + 1, 0, 3))
             .isInstanceOf(FaroException.class)
-            .satisfies(e -> assertThat(((FaroException) e).code()).isEqualTo(ErrorCode.COMMIT_FAILED))
-            .hasMessageContaining("worker " + id + " did not commit")
-            .hasMessageContaining("data is lost");
+            .satisfies(e -> assertThat(((FaroException) e).code()).isEqualTo(ErrorCode.DATA_LOST))
+            .hasMessageContaining("partition " + lostOne)
+            .hasMessageContaining("no committed copy");
+        int[][] seen = new int[3][500];
+        for (int p : readable) {
+          try (PartitionReader reader = client.newReader(lifecycle.endpoint(), shuffle, 3, p, p + 1, 0, 3)) {
+            for (Batch b; (b = reader.next()) != null; ) {
+              workload.countBatch(b, p, seen);
+            }
+          }
+        }
+        for (int m = 0; m < 3; m++) {
+          int[] partitionOf = workload.partitionsOf(m);
+          for (int seq = 0; seq < 500; seq++) {
+            assertThat(seen[m][seq]).as("record %d of map %d (partition %d)", seq, m, partitionOf[seq])
+                .isEqualTo(readable.contains(partitionOf[seq]) ? 1 : 0);
+          }
+        }
       } finally {
         if (restarted != null) {
           restarted.close();

@@ -46,6 +46,18 @@ final class ShuffleWorkload {
     }
   }
 
+  /** The partition of each record of map {@code mapId}, by seq (the same draws as {@link #writeMap}). */
+  int[] partitionsOf(int mapId) {
+    Random random = new Random(seed * 31 + mapId);
+    int[] result = new int[recordsPerMap];
+    for (int seq = 0; seq < recordsPerMap; seq++) {
+      long key = random.nextLong();
+      random.nextInt(200);
+      result[seq] = Math.floorMod(key, partitions);
+    }
+    return result;
+  }
+
   /** Counts records of a batch into {@code seen[mapId][seq]}; checks partition and payload. */
   void countBatch(Batch batch, int partition, int[][] seen) {
     ByteBuffer in = ByteBuffer.wrap(batch.data(), 0, batch.length());

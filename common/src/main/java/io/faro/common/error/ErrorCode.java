@@ -22,7 +22,9 @@ public enum ErrorCode {
   DATA_CORRUPTED(ErrorCodeP.DATA_CORRUPTED, false),
   STORAGE_FAILED(ErrorCodeP.STORAGE_FAILED, false),
   UNSUPPORTED_MESSAGE(ErrorCodeP.UNSUPPORTED_MESSAGE, false),
-  SHUFFLE_NOT_COMMITTED(ErrorCodeP.SHUFFLE_NOT_COMMITTED, true);
+  SHUFFLE_NOT_COMMITTED(ErrorCodeP.SHUFFLE_NOT_COMMITTED, true),
+  /** Data is gone on every copy; retrying cannot help, re-running the producing stage can. */
+  DATA_LOST(ErrorCodeP.DATA_LOST, false);
 
   private final ErrorCodeP wire;
   private final boolean retryable;

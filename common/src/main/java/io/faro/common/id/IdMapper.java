@@ -47,19 +47,22 @@ public final class IdMapper {
       case REPLICA -> Role.REPLICA;
       default -> throw invalid("location of partition " + p.getPartitionId() + " has no role");
     };
+    java.util.Optional<PartitionLocation> replica =
+        p.hasReplica() ? java.util.Optional.of(location(p.getReplica())) : java.util.Optional.empty();
     return parse(() -> new PartitionLocation(p.getPartitionId(), p.getEpoch(), role,
-        new WorkerId(p.getWorkerId()), endpoint(p.getEndpoint()), p.getDiskIndex()), "locations");
+        new WorkerId(p.getWorkerId()), endpoint(p.getEndpoint()), p.getDiskIndex(), replica), "locations");
   }
 
   public static PartitionLocationP toProto(PartitionLocation l) {
-    return PartitionLocationP.newBuilder()
+    PartitionLocationP.Builder b = PartitionLocationP.newBuilder()
         .setPartitionId(l.partition())
         .setEpoch(l.epoch())
         .setRole(l.role() == Role.PRIMARY ? RoleP.PRIMARY : RoleP.REPLICA)
         .setWorkerId(l.worker().value())
         .setEndpoint(toProto(l.endpoint()))
-        .setDiskIndex(l.diskIndex())
-        .build();
+        .setDiskIndex(l.diskIndex());
+    l.replica().ifPresent(r -> b.setReplica(toProto(r)));
+    return b.build();
   }
 
   public static FaroException invalid(String message) {

@@ -83,6 +83,10 @@ public final class MessageCodecs {
     add(MessageType.MAPPER_END_RESPONSE, MapperEndResponse.class, MapperEndResponse.parser());
     add(MessageType.GET_REDUCER_FILE_GROUPS_REQUEST, GetReducerFileGroupsRequest.class, GetReducerFileGroupsRequest.parser());
     add(MessageType.GET_REDUCER_FILE_GROUPS_RESPONSE, GetReducerFileGroupsResponse.class, GetReducerFileGroupsResponse.parser());
+    add(MessageType.REVIVE_REQUEST, io.faro.proto.ReviveRequest.class, io.faro.proto.ReviveRequest.parser());
+    add(MessageType.REVIVE_RESPONSE, io.faro.proto.ReviveResponse.class, io.faro.proto.ReviveResponse.parser());
+    add(MessageType.REPORT_SHUFFLE_LOST_REQUEST, io.faro.proto.ReportShuffleLostRequest.class,
+        io.faro.proto.ReportShuffleLostRequest.parser());
     add(MessageType.WORKER_STATUS_REQUEST, WorkerStatusRequest.class, WorkerStatusRequest.parser());
     add(MessageType.WORKER_STATUS_RESPONSE, WorkerStatusResponse.class, WorkerStatusResponse.parser());
     add(MessageType.MASTER_STATUS_REQUEST, MasterStatusRequest.class, MasterStatusRequest.parser());

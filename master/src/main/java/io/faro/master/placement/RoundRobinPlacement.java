@@ -15,6 +15,10 @@ import java.util.concurrent.atomic.AtomicLong;
  * shuffle spreads over at most {@code maxWorkersPerShuffle} workers (seed 000: one huge shuffle
  * must not open a connection from every map task to every worker).
  *
+ * <p>With replication, each worker's replicas go to the next chosen worker on another host (the
+ * next chosen worker when every worker shares one host), so that one primary forwards to one
+ * peer and losing one machine never loses both copies.
+ *
  * <p>A cursor shared by all requests rotates the first worker and disk, so that many small
  * requests (single-partition revives, tiny shuffles) do not all land on the first worker.
  * Thread-safe.
@@ -39,7 +43,15 @@ public final class RoundRobinPlacement implements SlotPlacement {
           + request.shuffle() + ": " + candidates.size() + " alive workers, none with a healthy "
           + "disk; start workers or wait until they register (retry later)");
     }
+    if (request.replicate() && usable.size() < 2) {
+      throw new FaroException(ErrorCode.NO_AVAILABLE_WORKERS, "cannot place shuffle " + request.shuffle()
+          + " with replication (faro.client.push.replicate.enabled): it needs two workers with a "
+          + "healthy disk, " + usable.size() + " available; start workers or wait until they register");
+    }
     int workers = Math.min(maxWorkersPerShuffle, usable.size());
+    if (request.replicate()) {
+      workers = Math.max(2, workers);
+    }
     long start = cursor.getAndAdd(request.partitions().size());
     int first = (int) Math.floorMod(start, (long) usable.size());
     int diskOffset = (int) Math.floorMod(start / usable.size(), (long) Integer.MAX_VALUE);
@@ -58,9 +70,33 @@ public final class RoundRobinPlacement implements SlotPlacement {
       WorkerCandidate worker = chosen.get(w);
       List<DiskSpec> workerDisks = disks.get(w);
       DiskSpec disk = workerDisks.get((int) ((dealt[w]++ + (long) diskOffset) % workerDisks.size()));
-      locations.add(new PartitionLocation(request.partitions().get(i), request.epoch(),
-          Role.PRIMARY, worker.id(), worker.endpoint(), disk.index()));
+      PartitionLocation primary = new PartitionLocation(request.partitions().get(i), request.epoch(),
+          Role.PRIMARY, worker.id(), worker.endpoint(), disk.index());
+      if (request.replicate()) {
+        int r = replicaOf(chosen, w);
+        WorkerCandidate peer = chosen.get(r);
+        List<DiskSpec> peerDisks = disks.get(r);
+        DiskSpec peerDisk = peerDisks.get((int) ((dealt[r]++ + (long) diskOffset) % peerDisks.size()));
+        primary = primary.withReplica(new PartitionLocation(primary.partition(), primary.epoch(),
+            Role.REPLICA, peer.id(), peer.endpoint(), peerDisk.index()));
+      }
+      locations.add(primary);
     }
     return locations;
+  }
+
+  /**
+   * The worker that holds the replicas of worker {@code w}'s primaries: the next chosen worker on
+   * another host, or the next chosen worker when all share one host (a single machine).
+   */
+  private static int replicaOf(List<WorkerCandidate> chosen, int w) {
+    String host = chosen.get(w).endpoint().host();
+    for (int k = 1; k < chosen.size(); k++) {
+      int candidate = (w + k) % chosen.size();
+      if (!chosen.get(candidate).endpoint().host().equals(host)) {
+        return candidate;
+      }
+    }
+    return (w + 1) % chosen.size();
   }
 }

@@ -211,7 +211,7 @@ public final class MasterRequestHandler implements RequestHandler {
     int numPartitions = request.getNumPartitions();
     List<Integer> partitions = partitionsToPlace(shuffle, numPartitions, request.getPartitionIdsList());
     PlacementRequest placementRequest = parse(
-        () -> new PlacementRequest(shuffle, partitions, request.getEpoch()));
+        () -> new PlacementRequest(shuffle, partitions, request.getEpoch(), request.getReplicate()));
     requireLeader("slots for shuffle " + shuffle);
 
     Optional<List<RegisteredWorker>> alive = raft.read(state ->
@@ -229,7 +229,22 @@ public final class MasterRequestHandler implements RequestHandler {
         .filter(w -> !excluded.contains(w.id().value()))
         .map(w -> new WorkerCandidate(w.id(), w.endpoint(), w.disks(), loads.diskLoads(w.id())))
         .toList();
-    List<PartitionLocation> locations = placement.place(placementRequest, candidates);
+    Set<String> avoided = new HashSet<>(request.getAvoidedWorkersList());
+    List<WorkerCandidate> preferred = candidates.stream().filter(c -> !avoided.contains(c.id().value())).toList();
+    List<PartitionLocation> locations;
+    if (avoided.isEmpty() || preferred.size() == candidates.size()) {
+      locations = placement.place(placementRequest, candidates);
+    } else {
+      try {
+        locations = placement.place(placementRequest, preferred);
+      } catch (FaroException e) {
+        if (e.code() != ErrorCode.NO_AVAILABLE_WORKERS) {
+          throw e;
+        }
+        // Too few workers besides the avoided ones: they are better than none.
+        locations = placement.place(placementRequest, candidates);
+      }
+    }
     return submit(new StateCommand.AllocateSlots(shuffle, numPartitions, locations))
         .thenApply(applied -> RequestSlotsResponse.newBuilder()
             .addAllLocations(applied.locations().stream().map(IdMapper::toProto).toList())

@@ -130,10 +130,12 @@ public final class MasterState implements StateReader {
       return new Rejected(ErrorCode.UNKNOWN_APP, "cannot allocate slots for shuffle " + shuffle
           + ": app " + shuffle.app() + " is not registered");
     }
-    for (PartitionLocation location : command.locations()) {
-      if (!workers.containsKey(location.worker())) {
-        return new Rejected(ErrorCode.INVALID_REQUEST, "cannot allocate slots for shuffle "
-            + shuffle + ": worker " + location.worker() + " was never registered");
+    for (PartitionLocation primary : command.locations()) {
+      for (PartitionLocation location : primary.copies()) {
+        if (!workers.containsKey(location.worker())) {
+          return new Rejected(ErrorCode.INVALID_REQUEST, "cannot allocate slots for shuffle "
+              + shuffle + ": worker " + location.worker() + " was never registered");
+        }
       }
     }
     RegisteredShuffle known = shuffles.get(shuffle);

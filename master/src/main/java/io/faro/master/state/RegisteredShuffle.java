@@ -34,11 +34,13 @@ public record RegisteredShuffle(ShuffleId id, int numPartitions, SortedMap<Worke
     return new RegisteredShuffle(id, numPartitions, sorted);
   }
 
-  /** This shuffle with {@code locations} added; the partition count only grows. */
+  /** This shuffle with {@code locations} (and their replicas) added; the partition count only grows. */
   public RegisteredShuffle withSlots(int partitions, List<PartitionLocation> locations) {
     SortedMap<WorkerId, Integer> slots = new TreeMap<>(slotsPerWorker);
-    for (PartitionLocation location : locations) {
-      slots.merge(location.worker(), 1, Integer::sum);
+    for (PartitionLocation primary : locations) {
+      for (PartitionLocation copy : primary.copies()) {
+        slots.merge(copy.worker(), 1, Integer::sum);
+      }
     }
     return new RegisteredShuffle(id, Math.max(numPartitions, partitions), slots);
   }

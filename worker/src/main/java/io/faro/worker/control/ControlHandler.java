@@ -36,7 +36,11 @@ public final class ControlHandler implements RequestHandler {
       switch (request.type()) {
         case RESERVE_SLOTS_REQUEST -> reserve(request.meta(ReserveSlotsRequest.class), responder);
         case COMMIT_FILES_REQUEST -> commit(request.meta(CommitFilesRequest.class), responder);
-        case WORKER_STATUS_REQUEST -> responder.respond(ProtoMapper.toProto(status.status()));
+        case WORKER_STATUS_REQUEST -> responder.respond(ProtoMapper.toProto(status.status()).toBuilder()
+            .setAppendedBytes(store.appendedBytes())
+            .setReplicatedBytes(store.forwardedBytes())
+            .setSplitAnswers(store.splitAnswers())
+            .build());
         default -> responder.fail(ErrorCode.UNSUPPORTED_MESSAGE, request.type() + " is not served on the RPC port");
       }
     } catch (FaroException e) {

@@ -7,7 +7,12 @@ package io.faro.worker.partition;
 public enum AppendStatus {
   /** Appended to the partition's buffer. */
   ACCEPTED,
-  /** Not appended: this location takes no more data (its file failed); push elsewhere. */
+  /** Appended, but the file passed its split threshold: the client moves on for later batches. */
+  SOFT_SPLIT,
+  /**
+   * Not appended: this location takes no more data (its file failed, its disk is unhealthy, it
+   * passed a hard split threshold, or its replica was lost); push elsewhere.
+   */
   SPLIT,
   /** Not appended: the shuffle was committed; the data is from a losing attempt. */
   STAGE_ENDED,

@@ -14,7 +14,12 @@ import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
+import java.util.concurrent.atomic.LongAdder;
+import java.util.function.Function;
+import io.faro.common.network.HostPort;
+import io.faro.worker.replicate.ReplicaLink;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import org.slf4j.Logger;
@@ -30,16 +35,39 @@ public final class PartitionStore implements AutoCloseable {
   private static final Comparator<PartitionKey> KEY_ORDER =
       Comparator.comparingInt(PartitionKey::partition).thenComparingInt(PartitionKey::epoch);
 
-  /** One partition location to reserve, on the disk at {@code diskIndex} of faro.worker.dirs. */
-  public record Reservation(int partition, int epoch, int diskIndex) {}
+  /**
+   * One partition location to reserve, on the disk at {@code diskIndex} of faro.worker.dirs; a
+   * primary with replication names its replica's push address.
+   */
+  public record Reservation(int partition, int epoch, int diskIndex, Optional<HostPort> replica) {
+    public Reservation {
+      requireNonNull(replica, "replica is null");
+    }
+
+    public Reservation(int partition, int epoch, int diskIndex) {
+      this(partition, epoch, diskIndex, Optional.empty());
+    }
+  }
 
   private final Disks disks;
   private final WriterSettings settings;
+  private final Function<HostPort, ReplicaLink> replicaLinks;
   private final Map<ShuffleId, ShuffleState> shuffles = new ConcurrentHashMap<>();
+  private final LongAdder appendedBytes = new LongAdder();
+  private final LongAdder splitAnswers = new LongAdder();
+  private final LongAdder forwardedBytes = new LongAdder();
 
   public PartitionStore(Disks disks, WriterSettings settings) {
+    this(disks, settings, peer -> {
+      throw new FaroException(ErrorCode.INVALID_REQUEST, "this store does not replicate (to " + peer + ")");
+    });
+  }
+
+  /** @param replicaLinks the live link to a replica peer, by its push address */
+  public PartitionStore(Disks disks, WriterSettings settings, Function<HostPort, ReplicaLink> replicaLinks) {
     this.disks = requireNonNull(disks, "disks is null");
     this.settings = requireNonNull(settings, "settings is null");
+    this.replicaLinks = requireNonNull(replicaLinks, "replicaLinks is null");
   }
 
   /**
@@ -77,18 +105,25 @@ public final class PartitionStore implements AutoCloseable {
           added.add(key);
         }
         for (int i = 0; i < added.size(); i++) {
-          int diskIndex = reservations.get(i).diskIndex();
-          state.writers.computeIfAbsent(added.get(i), k -> newWriter(k, diskIndex));
+          Reservation r = reservations.get(i);
+          state.writers.computeIfAbsent(added.get(i), k -> newWriter(k, r));
         }
         return;
       }
     }
   }
 
-  private PartitionWriter newWriter(PartitionKey key, int diskIndex) {
-    Disk disk = disks.get(diskIndex);
-    return new PartitionWriter(key, diskIndex, disk.newPartitionFile(key),
-        disk.flusher().threadFor(key), settings);
+  private PartitionWriter newWriter(PartitionKey key, Reservation r) {
+    Disk disk = disks.get(r.diskIndex());
+    ReplicaLink link = r.replica().map(replicaLinks).orElse(null);
+    return new PartitionWriter(key, r.diskIndex(), disk.newPartitionFile(key),
+        disk.flusher().threadFor(key), settings, link);
+  }
+
+  /** The writer of {@code key}, if this worker holds that location. */
+  public Optional<PartitionWriter> writer(PartitionKey key) {
+    ShuffleState state = shuffles.get(key.shuffle());
+    return Optional.ofNullable(state == null ? null : state.writers.get(key));
   }
 
   /**
@@ -96,14 +131,46 @@ public final class PartitionStore implements AutoCloseable {
    * released.
    */
   public AppendStatus append(PartitionKey key, ByteBuf part, FrameCharge charge) {
-    ShuffleState state = shuffles.get(key.shuffle());
-    PartitionWriter writer = state == null ? null : state.writers.get(key);
+    return append(key, writer(key).orElse(null), part, charge);
+  }
+
+  /** Appends one validated part to {@code writer} (null: the location is not here), as {@link #append}. */
+  public AppendStatus append(PartitionKey key, PartitionWriter writer, ByteBuf part, FrameCharge charge) {
     if (writer == null) {
+      ShuffleState state = shuffles.get(key.shuffle());
       part.release();
       charge.partReleased();
       return state != null && state.commitStarted ? AppendStatus.STAGE_ENDED : AppendStatus.NOT_HERE;
     }
-    return writer.append(part, charge);
+    int length = part.readableBytes();
+    AppendStatus status = writer.append(part, charge);
+    if (status == AppendStatus.ACCEPTED || status == AppendStatus.SOFT_SPLIT) {
+      appendedBytes.add(length);
+    }
+    if (status == AppendStatus.SOFT_SPLIT || status == AppendStatus.SPLIT) {
+      splitAnswers.increment();
+    }
+    return status;
+  }
+
+  /** Bytes appended since start. */
+  public long appendedBytes() {
+    return appendedBytes.sum();
+  }
+
+  /** Counts bytes forwarded to replicas. */
+  public void forwarded(long bytes) {
+    forwardedBytes.add(bytes);
+  }
+
+  /** Bytes forwarded to replicas since start. */
+  public long forwardedBytes() {
+    return forwardedBytes.sum();
+  }
+
+  /** Parts answered SOFT_SPLIT or SPLIT since start. */
+  public long splitAnswers() {
+    return splitAnswers.sum();
   }
 
   /**

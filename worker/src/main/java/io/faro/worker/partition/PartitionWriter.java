@@ -3,6 +3,7 @@ package io.faro.worker.partition;
 import static java.util.Objects.requireNonNull;
 
 import io.faro.common.id.PartitionKey;
+import io.faro.worker.replicate.ReplicaLink;
 import io.faro.worker.memory.FrameCharge;
 import io.faro.worker.storage.ChunkIndex;
 import io.faro.worker.storage.PartitionFile;
@@ -44,6 +45,8 @@ public final class PartitionWriter {
   private final PartitionFile file;
   private final Executor flushThread;
   private final WriterSettings settings;
+  // The link to this primary's replica; null for a replica or without replication.
+  private final ReplicaLink replica;
 
   /** A pushed part and the charge of the frame it came in; released together. */
   private record Part(ByteBuf bytes, FrameCharge charge) {
@@ -65,15 +68,39 @@ public final class PartitionWriter {
 
   // Set on the flush thread when a write fails; read by appends to answer SPLIT.
   private volatile boolean writeFailed;
+  // Set when the replica did not confirm a part: later parts are refused, so that the replica
+  // file stays a prefix of this one.
+  private volatile boolean replicaLost;
 
   public PartitionWriter(
       PartitionKey key, int diskIndex, PartitionFile file, Executor flushThread,
       WriterSettings settings) {
+    this(key, diskIndex, file, flushThread, settings, null);
+  }
+
+  /** @param replica the link to this primary's replica, or null */
+  public PartitionWriter(
+      PartitionKey key, int diskIndex, PartitionFile file, Executor flushThread,
+      WriterSettings settings, ReplicaLink replica) {
     this.key = requireNonNull(key, "key is null");
     this.diskIndex = diskIndex;
     this.file = requireNonNull(file, "file is null");
     this.flushThread = requireNonNull(flushThread, "flushThread is null");
     this.settings = requireNonNull(settings, "settings is null");
+    this.replica = replica;
+  }
+
+  /** The link parts of this primary are forwarded on, if it has a replica. */
+  public Optional<ReplicaLink> replica() {
+    return Optional.ofNullable(replica);
+  }
+
+  /** The replica did not confirm a part: take no more data here. */
+  public void replicaLost(String reason) {
+    if (!replicaLost) {
+      replicaLost = true;
+      LOG.warn("Partition {} stops taking data: its replica did not confirm a part: {}", key, reason);
+    }
   }
 
   public PartitionKey key() {
@@ -99,7 +126,7 @@ public final class PartitionWriter {
     AppendStatus status;
     synchronized (this) {
       status = admit();
-      if (status == AppendStatus.ACCEPTED) {
+      if (status == AppendStatus.ACCEPTED || status == AppendStatus.SOFT_SPLIT) {
         pending.add(new Part(part, charge));
         pendingBytes += length;
         appendedBytes += length;
@@ -112,7 +139,7 @@ public final class PartitionWriter {
         }
       }
     }
-    if (status != AppendStatus.ACCEPTED) {
+    if (status != AppendStatus.ACCEPTED && status != AppendStatus.SOFT_SPLIT) {
       new Part(part, charge).release();
     }
     return status;
@@ -123,8 +150,17 @@ public final class PartitionWriter {
     return switch (state) {
       case COMMITTED -> AppendStatus.STAGE_ENDED;
       case DISCARDED -> AppendStatus.NOT_HERE;
-      // A failed file would have a hole: move the client to a new location instead.
-      case OPEN -> writeFailed ? AppendStatus.SPLIT : AppendStatus.ACCEPTED;
+      case OPEN -> {
+        // A failed file would have a hole, a replica that missed a part too: move the client to
+        // a new location instead.
+        if (writeFailed || replicaLost || (replica != null && replica.failed())) {
+          yield AppendStatus.SPLIT;
+        }
+        if (appendedBytes >= settings.splitThreshold()) {
+          yield settings.hardSplit() ? AppendStatus.SPLIT : AppendStatus.SOFT_SPLIT;
+        }
+        yield AppendStatus.ACCEPTED;
+      }
     };
   }
 

@@ -35,7 +35,12 @@ public final class ProtoMapper {
   }
 
   public static PartitionStore.Reservation reservation(PartitionLocationP location) {
-    return new PartitionStore.Reservation(location.getPartitionId(), location.getEpoch(), location.getDiskIndex());
+    java.util.Optional<io.faro.common.network.HostPort> replica = location.hasReplica()
+        ? java.util.Optional.of(new io.faro.common.network.HostPort(location.getReplica().getEndpoint().getHost(),
+            location.getReplica().getEndpoint().getPushPort()))
+        : java.util.Optional.empty();
+    return new PartitionStore.Reservation(location.getPartitionId(), location.getEpoch(), location.getDiskIndex(),
+        replica);
   }
 
   public static DiskTierP toProto(DiskTier tier) {
@@ -50,6 +55,7 @@ public final class ProtoMapper {
   public static PushStatusP toProto(AppendStatus status, boolean slowDown) {
     return switch (status) {
       case ACCEPTED -> slowDown ? PushStatusP.SLOW_DOWN : PushStatusP.OK;
+      case SOFT_SPLIT -> PushStatusP.SOFT_SPLIT;
       case SPLIT -> PushStatusP.SPLIT;
       case STAGE_ENDED -> PushStatusP.STAGE_ENDED;
       case NOT_HERE -> PushStatusP.NOT_HERE;
@@ -67,6 +73,7 @@ public final class ProtoMapper {
     }
     for (PartitionCommit.Failed f : commit.failed()) {
       response.addFailedPartitionIds(f.key().partition());
+      response.addFailedEpochs(f.key().epoch());
     }
     return response.build();
   }

@@ -21,13 +21,26 @@ import io.faro.worker.partition.AppendStatus;
 import io.faro.worker.partition.PartitionStore;
 import io.faro.worker.protocol.ProtoMapper;
 import io.netty.buffer.ByteBuf;
+import io.faro.common.network.Frame;
+import io.faro.common.network.Futures;
+import io.faro.proto.PushStatusP;
+import io.faro.worker.partition.PartitionWriter;
+import io.faro.worker.replicate.ReplicaLink;
+import io.netty.buffer.CompositeByteBuf;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
 
 /**
  * Serves the push port. Runs on the push event loops: validates a whole frame, appends each
  * part to its partition's buffer as a retained slice of the frame (no copy, no decompression),
  * and answers one status per part. No disk IO and no waiting here.
+ *
+ * <p>Replication: a part for a primary with a replica is appended here and forwarded to the
+ * replica's worker, and answered once the replica confirmed it (REPLICA_FAILED otherwise). A
+ * frame forwarded by a primary (marked replica) is only appended.
  *
  * <p>A frame whose parts do not add up to its body, or with a part that is not a sequence of
  * well-formed batches, is refused as a whole with DATA_CORRUPTED: nothing of it is appended,
@@ -60,20 +73,110 @@ public final class PushHandler implements RequestHandler {
       responder.fail(e.code(), e.getMessage());
       return;
     }
-    List<AppendStatus> statuses = new ArrayList<>(keys.size());
-    // The parts pin the whole frame until the last is written: charge the frame, not the parts.
-    FrameCharge charge = new FrameCharge(budget, body.readableBytes(), keys.size());
+    int n = keys.size();
+    PartitionWriter[] writers = new PartitionWriter[n];
+    int[] offsets = new int[n];
+    // Parts whose primary has a replica are appended and forwarded together, per link, under the
+    // link's lock: the replica then receives each partition's parts in this worker's append order.
+    Map<ReplicaLink, List<Integer>> forwarded = new LinkedHashMap<>();
     int offset = body.readerIndex();
-    for (int i = 0; i < keys.size(); i++) {
-      int length = push.getParts(i).getLength();
-      statuses.add(store.append(keys.get(i), body.retainedSlice(offset, length), charge));
-      offset += length;
+    for (int i = 0; i < n; i++) {
+      writers[i] = store.writer(keys.get(i)).orElse(null);
+      offsets[i] = offset;
+      offset += push.getParts(i).getLength();
+      if (writers[i] != null && !push.getReplica() && writers[i].replica().isPresent()) {
+        forwarded.computeIfAbsent(writers[i].replica().get(), l -> new ArrayList<>()).add(i);
+      }
     }
+    int forwardCount = forwarded.values().stream().mapToInt(List::size).sum();
+    // The parts pin the whole frame until the last is written, and so do the slices forwarded to
+    // replicas until their peer answers: charge the frame once, released by all of them.
+    FrameCharge charge = new FrameCharge(budget, body.readableBytes(), n + forwardCount);
+    AppendStatus[] statuses = new AppendStatus[n];
+    List<CompletableFuture<Void>> confirmations = new ArrayList<>();
+    for (int i = 0; i < n; i++) {
+      if (writers[i] == null || push.getReplica() || writers[i].replica().isEmpty()) {
+        statuses[i] = store.append(keys.get(i), writers[i], body.retainedSlice(offsets[i], push.getParts(i).getLength()), charge);
+      }
+    }
+    forwarded.forEach((link, parts) -> confirmations.add(
+        appendAndForward(link, push, body, keys, writers, offsets, parts, statuses, charge)));
     // Read once after appending: this frame's own bytes may be what crossed the mark.
     boolean slowDown = budget.isPaused();
-    PushResponse.Builder response = PushResponse.newBuilder();
-    statuses.forEach(s -> response.addStatuses(ProtoMapper.toProto(s, slowDown)));
-    responder.respond(response.build());
+    Runnable answer = () -> {
+      PushResponse.Builder response = PushResponse.newBuilder();
+      for (AppendStatus s : statuses) {
+        response.addStatuses(s == null ? PushStatusP.REPLICA_FAILED : ProtoMapper.toProto(s, slowDown));
+      }
+      responder.respond(response.build());
+    };
+    if (confirmations.isEmpty()) {
+      answer.run();
+    } else {
+      CompletableFuture.allOf(confirmations.toArray(CompletableFuture[]::new)).whenComplete((v, e) -> answer.run());
+    }
+  }
+
+  /**
+   * Appends {@code parts} (indexes into the frame) and forwards the appended ones to the replica
+   * on {@code link}, both under the link's lock. Completes once the replica answered; a part the
+   * replica did not confirm gets a null status (answered REPLICA_FAILED) and its writer takes no
+   * more data.
+   */
+  private CompletableFuture<Void> appendAndForward(ReplicaLink link, PushRequest push, ByteBuf body,
+      List<PartitionKey> keys, PartitionWriter[] writers, int[] offsets, List<Integer> parts,
+      AppendStatus[] statuses, FrameCharge charge) {
+    List<Integer> sent = new ArrayList<>(parts.size());
+    List<AppendStatus> own = new ArrayList<>(parts.size());
+    CompletableFuture<Frame> answer;
+    synchronized (link.lock()) {
+      PushRequest.Builder meta = PushRequest.newBuilder().setShuffle(push.getShuffle()).setReplica(true);
+      CompositeByteBuf copy = body.alloc().compositeDirectBuffer(parts.size());
+      for (int i : parts) {
+        int length = push.getParts(i).getLength();
+        AppendStatus status = store.append(keys.get(i), writers[i], body.retainedSlice(offsets[i], length), charge);
+        if (status == AppendStatus.ACCEPTED || status == AppendStatus.SOFT_SPLIT) {
+          sent.add(i);
+          own.add(status);
+          meta.addParts(push.getParts(i));
+          copy.addComponent(true, body.retainedSlice(offsets[i], length));
+          statuses[i] = null; // answered once the replica confirms
+        } else {
+          statuses[i] = status;
+          charge.partReleased(); // no forwarded slice for this part
+        }
+      }
+      if (sent.isEmpty()) {
+        copy.release();
+        return CompletableFuture.completedFuture(null);
+      }
+      store.forwarded(copy.readableBytes());
+      answer = link.forward(meta.build(), copy);
+    }
+    return answer.handle((frame, error) -> {
+      try {
+        List<PushStatusP> replicaStatuses = frame == null ? List.of()
+            : frame.meta(PushResponse.class).getStatusesList();
+        for (int k = 0; k < sent.size(); k++) {
+          int i = sent.get(k);
+          PushStatusP r = k < replicaStatuses.size() ? replicaStatuses.get(k) : PushStatusP.PUSH_STATUS_UNSPECIFIED;
+          boolean confirmed = r == PushStatusP.OK || r == PushStatusP.SLOW_DOWN || r == PushStatusP.SOFT_SPLIT;
+          if (confirmed) {
+            statuses[i] = own.get(k);
+          } else {
+            writers[i].replicaLost(error != null ? String.valueOf(Futures.unwrap(error).getMessage())
+                : "replica answered " + r);
+          }
+        }
+      } finally {
+        if (frame != null) {
+          frame.release();
+        }
+        // The forwarded slices were written (or dropped) by now: their share of the charge goes.
+        sent.forEach(i -> charge.partReleased());
+      }
+      return null;
+    });
   }
 
   private static List<PartitionKey> partitionKeys(ShuffleId shuffle, PushRequest push) {

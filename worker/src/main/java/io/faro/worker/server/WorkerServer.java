@@ -20,6 +20,7 @@ import io.faro.worker.memory.MemoryBudget;
 import io.faro.worker.partition.PartitionStore;
 import io.faro.worker.partition.WriterSettings;
 import io.faro.worker.push.PushHandler;
+import io.faro.worker.replicate.ReplicaLinks;
 import io.faro.worker.status.WorkerStatusSampler;
 import io.faro.worker.storage.Disk;
 import io.faro.worker.storage.Disks;
@@ -56,6 +57,7 @@ public final class WorkerServer implements AutoCloseable {
   private TransportServer pushServer;
   private TransportServer fetchServer;
   private ClientPool masterConnections;
+  private ClientPool replicaConnections;
   private MasterLink masterLink;
   private volatile WorkerId workerId;
   private volatile WorkerEndpoint endpoint;
@@ -102,7 +104,12 @@ public final class WorkerServer implements AutoCloseable {
     // The relief reads the store field when it runs: only after pushes, so after it is set.
     budget = new MemoryBudget(settings.memoryPauseBytes(), settings.memoryResumeBytes(),
         () -> store.flushBuffered(), memoryThread);
-    store = new PartitionStore(disks, new WriterSettings(settings.flushBufferSize(), settings.chunkSize()));
+    // Forwards to replicas use their own connections and event loops: never a push event loop,
+    // which keeps the forwarding order (see ReplicaLink).
+    replicaConnections = new ClientPool("faro-worker-replicate", settings.network());
+    ReplicaLinks links = new ReplicaLinks(replicaConnections, settings.network().requestTimeout());
+    store = new PartitionStore(disks, new WriterSettings(settings.flushBufferSize(), settings.chunkSize(),
+        settings.splitThreshold(), settings.splitMode() == WorkerOptions.SplitMode.HARD), links::link);
     status = new WorkerStatusSampler(budget, disks.all().stream().map(Disk::ioMode).toList());
     status.start(memoryThread);
   }
@@ -198,6 +205,7 @@ public final class WorkerServer implements AutoCloseable {
     closeQuietly(pushServer);
     closeQuietly(fetchServer);
     closeQuietly(rpcServer);
+    closeQuietly(replicaConnections);
     closeQuietly(store);
     closeQuietly(disks);
     if (memoryThread != null) {

@@ -1,0 +1,219 @@
+package io.faro.client.it;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.faro.client.ClientOptions;
+import io.faro.client.ShuffleClient;
+import io.faro.client.fetch.PartitionReader;
+import io.faro.client.lifecycle.LifecycleManager;
+import io.faro.client.lifecycle.ReducerFileGroups;
+import io.faro.client.push.MapPusher;
+import io.faro.client.testing.MiniFaroCluster;
+import io.faro.common.batch.Batch;
+import io.faro.common.config.FaroConf;
+import io.faro.common.id.AppId;
+import io.faro.common.id.PartitionLocation;
+import io.faro.common.id.Role;
+import io.faro.common.id.ShuffleId;
+import io.faro.common.id.WorkerId;
+import io.faro.common.network.ClientPool;
+import io.faro.worker.server.WorkerServer;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.stream.Collectors;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * Revive, split and replication through real workers on loopback: a worker lost while maps push
+ * or after the commit, partitions that pass their split threshold, and every record read exactly
+ * once afterwards.
+ */
+class ReviveSplitReplicationTest {
+  private static final int MAPS = 6;
+  private static final int PARTITIONS = 8;
+
+  @TempDir Path dir;
+  private ExecutorService tasks;
+
+  @BeforeEach
+  void startTasks() {
+    tasks = Executors.newFixedThreadPool(3);
+  }
+
+  @AfterEach
+  void stopTasks() {
+    tasks.shutdownNow();
+  }
+
+  private static ClientOptions.Settings settings(MiniFaroCluster cluster, boolean replicate) {
+    return settings(cluster, replicate, true);
+  }
+
+  private static ClientOptions.Settings settings(MiniFaroCluster cluster, boolean replicate, boolean compress) {
+    FaroConf conf = cluster.clientConf()
+        .with("faro.client.push.compress", Boolean.toString(compress))
+        .with("faro.client.push.batch.size", "2k")
+        .with("faro.client.push.merge.size", "16k")
+        .with("faro.client.push.max.in.flight", "2")
+        .with("faro.client.fetch.retry.wait", "10ms")
+        .with("faro.client.push.replicate.enabled", Boolean.toString(replicate));
+    return ClientOptions.Settings.from(conf);
+  }
+
+  /** Runs maps [from, to) concurrently, each ending with mapper end. */
+  private void runMaps(ShuffleClient client, LifecycleManager lifecycle, ShuffleId shuffle, ShuffleWorkload workload,
+      int from, int to, List<Long> revives) throws Exception {
+    List<Future<Long>> maps = new ArrayList<>();
+    for (int m = from; m < to; m++) {
+      int mapId = m;
+      maps.add(tasks.submit(() -> {
+        try (MapPusher pusher = client.newMapPusher(lifecycle.endpoint(), shuffle, mapId, 0, MAPS, PARTITIONS)) {
+          workload.writeMap(pusher, mapId, 0);
+          pusher.finish();
+          client.mapperEnd(lifecycle.endpoint(), shuffle, mapId, 0, MAPS);
+          return pusher.revives();
+        }
+      }));
+    }
+    for (Future<Long> f : maps) {
+      revives.add(f.get());
+    }
+  }
+
+  private static int[][] readAll(ShuffleClient client, LifecycleManager lifecycle, ShuffleId shuffle,
+      ShuffleWorkload workload, List<Long> fetchRetries) {
+    int[][] seen = new int[MAPS][workload.recordsPerMap];
+    for (int p = 0; p < PARTITIONS; p++) {
+      try (PartitionReader reader = client.newReader(lifecycle.endpoint(), shuffle, MAPS, p, p + 1, 0, MAPS)) {
+        for (Batch b; (b = reader.next()) != null; ) {
+          workload.countBatch(b, p, seen);
+        }
+        fetchRetries.add(reader.fetchRetries());
+      }
+    }
+    return seen;
+  }
+
+  private static void assertEveryRecordOnce(int[][] seen) {
+    for (int m = 0; m < seen.length; m++) {
+      for (int s = 0; s < seen[m].length; s++) {
+        if (seen[m][s] != 1) {
+          throw new AssertionError("record " + s + " of map " + m + " was read " + seen[m][s] + " times");
+        }
+      }
+    }
+  }
+
+  @Test
+  void withReplicationAWorkerLostWhileMapsPushLosesNothing() throws Exception {
+    try (MiniFaroCluster cluster = MiniFaroCluster.start(dir, 3, Map.of("faro.worker.chunk.size", "16k"))) {
+      ClientOptions.Settings settings = settings(cluster, true);
+      ShuffleWorkload workload = new ShuffleWorkload(MAPS, PARTITIONS, 3000, 11L);
+      try (ClientPool pool = new ClientPool("test", settings.network());
+          LifecycleManager lifecycle = new LifecycleManager(new AppId("replicated"), settings, pool, "127.0.0.1")) {
+        ShuffleClient client = new ShuffleClient(pool, settings);
+        ShuffleId shuffle = new ShuffleId(lifecycle.app(), 0);
+        List<PartitionLocation> placed = client.pushLocations(lifecycle.endpoint(), shuffle, MAPS, PARTITIONS);
+        assertThat(placed).allSatisfy(l -> {
+          assertThat(l.replica()).isPresent();
+          assertThat(l.replica().get().worker()).isNotEqualTo(l.worker());
+        });
+        List<Long> revives = new ArrayList<>();
+        runMaps(client, lifecycle, shuffle, workload, 0, 3, revives);
+
+        // The worker holding the first partition's primary dies (its connections with it).
+        WorkerServer victim = worker(cluster, placed.get(0).worker());
+        victim.close();
+        runMaps(client, lifecycle, shuffle, workload, 3, MAPS, revives);
+
+        List<Long> fetchRetries = new ArrayList<>();
+        assertEveryRecordOnce(readAll(client, lifecycle, shuffle, workload, fetchRetries));
+        assertThat(revives.stream().mapToLong(Long::longValue).sum())
+            .as("pushes moved off the lost worker").isPositive();
+        ReducerFileGroups groups = client.fileGroups(lifecycle.endpoint(), shuffle, MAPS, 0);
+        for (int p = 0; p < PARTITIONS; p++) {
+          assertThat(groups.lost(p)).isFalse();
+          assertThat(groups.files(p)).noneMatch(f -> f.location().worker().equals(victim.workerId()));
+        }
+        // Partition 0's first epoch survives only as its replica.
+        assertThat(groups.files(0)).anyMatch(f -> f.location().epoch() == 0 && f.location().role() == Role.REPLICA);
+      }
+    }
+  }
+
+  @Test
+  void withReplicationReadersFallBackToTheReplicaWhenAWorkerDiesAfterTheCommit() throws Exception {
+    try (MiniFaroCluster cluster = MiniFaroCluster.start(dir, 3, Map.of("faro.worker.chunk.size", "16k"))) {
+      ClientOptions.Settings settings = settings(cluster, true);
+      ShuffleWorkload workload = new ShuffleWorkload(MAPS, PARTITIONS, 3000, 12L);
+      try (ClientPool pool = new ClientPool("test", settings.network());
+          LifecycleManager lifecycle = new LifecycleManager(new AppId("failover"), settings, pool, "127.0.0.1")) {
+        ShuffleClient client = new ShuffleClient(pool, settings);
+        ShuffleId shuffle = new ShuffleId(lifecycle.app(), 0);
+        runMaps(client, lifecycle, shuffle, workload, 0, MAPS, new ArrayList<>());
+        ReducerFileGroups groups = client.fileGroups(lifecycle.endpoint(), shuffle, MAPS, 0);
+        // Primary and replica of the same epoch cut the same chunks.
+        for (int p = 0; p < PARTITIONS; p++) {
+          Map<Integer, Set<Integer>> chunksByEpoch = groups.files(p).stream().collect(Collectors.groupingBy(
+              f -> f.location().epoch(), Collectors.mapping(ReducerFileGroups.CommittedFile::chunks, Collectors.toSet())));
+          assertThat(chunksByEpoch.values()).allSatisfy(counts -> assertThat(counts).hasSize(1));
+          assertThat(groups.files(p)).extracting(f -> f.location().role()).contains(Role.PRIMARY, Role.REPLICA);
+        }
+        WorkerId primaryOf0 = groups.files(0).stream().filter(f -> f.location().role() == Role.PRIMARY)
+            .findFirst().orElseThrow().location().worker();
+        worker(cluster, primaryOf0).close();
+
+        List<Long> fetchRetries = new ArrayList<>();
+        assertEveryRecordOnce(readAll(client, lifecycle, shuffle, workload, fetchRetries));
+        assertThat(fetchRetries.get(0)).as("partition 0 switched to its replica").isPositive();
+      }
+    }
+  }
+
+  @Test
+  void aPartitionPastItsSplitThresholdContinuesOnOtherLocations() throws Exception {
+    for (String mode : List.of("soft", "hard")) {
+      Path clusterDir = dir.resolve(mode);
+      try (MiniFaroCluster cluster = MiniFaroCluster.start(clusterDir, 3, Map.of(
+          "faro.worker.chunk.size", "16k",
+          "faro.worker.partition.split.threshold", "64k",
+          "faro.worker.partition.split.mode", mode))) {
+        // Uncompressed, so that file sizes follow record sizes.
+        ClientOptions.Settings settings = settings(cluster, false, false);
+        // 6 maps x 3000 records x ~130 bytes over 8 partitions: about 290k per partition, 4x the threshold.
+        ShuffleWorkload workload = new ShuffleWorkload(MAPS, PARTITIONS, 3000, 13L);
+        try (ClientPool pool = new ClientPool("test", settings.network());
+            LifecycleManager lifecycle = new LifecycleManager(new AppId("split-" + mode), settings, pool, "127.0.0.1")) {
+          ShuffleClient client = new ShuffleClient(pool, settings);
+          ShuffleId shuffle = new ShuffleId(lifecycle.app(), 0);
+          runMaps(client, lifecycle, shuffle, workload, 0, MAPS, new ArrayList<>());
+          assertEveryRecordOnce(readAll(client, lifecycle, shuffle, workload, new ArrayList<>()));
+          ReducerFileGroups groups = client.fileGroups(lifecycle.endpoint(), shuffle, MAPS, 0);
+          for (int p = 0; p < PARTITIONS; p++) {
+            List<ReducerFileGroups.CommittedFile> files = groups.files(p);
+            assertThat(files.size()).as("%s split: files of partition %d", mode, p).isGreaterThanOrEqualTo(3);
+            Set<WorkerId> workers = new HashSet<>();
+            files.forEach(f -> workers.add(f.location().worker()));
+            assertThat(workers).as("%s split: workers of partition %d", mode, p).hasSizeGreaterThanOrEqualTo(2);
+            // A split lets a file grow past the threshold by what was in flight, not without bound.
+            assertThat(files).allSatisfy(f -> assertThat(f.bytes()).isLessThan(4 * 64 * 1024));
+          }
+        }
+      }
+    }
+  }
+
+  private static WorkerServer worker(MiniFaroCluster cluster, WorkerId id) {
+    return cluster.workers().stream().filter(w -> w.workerId().equals(id)).findFirst().orElseThrow();
+  }
+}
