@@ -35,7 +35,8 @@ import picocli.CommandLine.Option;
 @Command(name = "admin", mixinStandardHelpOptions = true,
     description = "Operate a running Faro cluster.",
     subcommands = {AdminCommand.Masters.class, AdminCommand.TransferLeader.class,
-        AdminCommand.ExcludeWorker.class, AdminCommand.DecommissionWorker.class, AdminCommand.IncludeWorker.class})
+        AdminCommand.ExcludeWorker.class, AdminCommand.DecommissionWorker.class, AdminCommand.IncludeWorker.class,
+        AdminCommand.WorkerStatus.class})
 final class AdminCommand implements Runnable {
   @CommandLine.Spec CommandLine.Model.CommandSpec spec;
 
@@ -184,6 +185,37 @@ final class AdminCommand implements Runnable {
         client.callBlocking(TransferLeaderRequest.newBuilder().setTo(to).build(), EmptyResponse.class);
       }
       spec.commandLine().getOut().println("master " + to + " leads");
+      spec.commandLine().getOut().flush();
+      return 0;
+    }
+  }
+
+  @Command(name = "worker-status", mixinStandardHelpOptions = true,
+      description = "One worker's own accounting (memory, CPU, appended, replicated and split counts), as JSON.")
+  static final class WorkerStatus implements Callable<Integer> {
+    @Option(names = "--worker", required = true, paramLabel = "HOST:RPC_PORT", description = "The worker's RPC endpoint.")
+    String worker;
+
+    @Option(names = "--timeout", defaultValue = "10s", paramLabel = "DURATION",
+        description = "How long to wait for the answer (default: ${DEFAULT-VALUE}).")
+    String timeout;
+
+    @CommandLine.Spec CommandLine.Model.CommandSpec spec;
+
+    @Override
+    public Integer call() {
+      io.faro.proto.WorkerStatusResponse status;
+      try (ClientPool pool = new ClientPool("faro-admin", NetworkOptions.Settings.from(
+          FaroConf.of(Map.of(NetworkOptions.IO_THREADS.key(), "1"))))) {
+        status = Futures.await(pool.call(HostPort.parse(worker), io.faro.proto.WorkerStatusRequest.getDefaultInstance(),
+            io.faro.proto.WorkerStatusResponse.class), io.faro.common.config.ConfigOption.parseDuration(timeout),
+            "status of worker " + worker);
+      }
+      Map<String, Object> fields = new LinkedHashMap<>();
+      fields.put("worker", worker);
+      // Every field, zeros too: a script reads counters without knowing proto3 defaults.
+      status.getDescriptorForType().getFields().forEach(f -> fields.put(f.getName(), status.getField(f)));
+      spec.commandLine().getOut().println(Json.write(fields));
       spec.commandLine().getOut().flush();
       return 0;
     }

@@ -27,7 +27,7 @@ import org.apache.spark.sql.SparkSession;
  * that no run inherits another's JIT, caches or shuffle files. Like {@link ShuffleDemo} it knows
  * nothing of Faro's classes: mode {@code faro} only adds the settings a user would add.
  *
- * <p>Arguments: {@code --job large|small-blocks|sql}, {@code --mode builtin|faro},
+ * <p>Arguments: {@code --job large|small-blocks|sql|skew|flaky}, {@code --mode builtin|faro},
  * {@code --master-endpoints host:port[,...]} (mode faro), {@code --scale X} (default 1) and
  * {@code --local-dir DIR} (Spark's {@code spark.local.dir}, where the built-in shuffle writes) and
  * {@code --conf key=value}, repeatable, for any further Spark setting.
@@ -35,7 +35,8 @@ import org.apache.spark.sql.SparkSession;
  * <p>The output: {@code job}, {@code mode}, {@code scale}, {@code millis} (the action alone, after
  * the SparkContext has started), {@code records} (rows of the job's result), {@code checksum},
  * {@code shuffle_write_bytes}, {@code shuffle_write_records}, {@code shuffle_read_bytes} (as the
- * tasks reported them to Spark), {@code shuffle_manager} (the class that really ran) and
+ * tasks reported them to Spark), {@code stage_retries} (stage attempts after the first),
+ * {@code failed_tasks}, {@code shuffle_manager} (the class that really ran) and
  * {@code spark_version}. The checksum is the sum of a 64-bit hash of every row, modulo 2^64, and
  * the row count ({@code "<16 hex digits>:<count>"}): it does not depend on the order of the rows,
  * which no job here defines.
@@ -102,7 +103,7 @@ public final class CompareJobs {
     try {
       options = Options.parse(args);
     } catch (IllegalArgumentException e) {
-      System.err.println("CompareJobs: " + e.getMessage() + "\nusage: CompareJobs --job large|small-blocks|sql"
+      System.err.println("CompareJobs: " + e.getMessage() + "\nusage: CompareJobs --job large|small-blocks|sql|skew|flaky"
           + " --mode builtin|faro [--master-endpoints host:port] [--scale X] [--local-dir DIR] [--conf k=v]...");
       System.exit(2);
       return;
@@ -144,6 +145,8 @@ public final class CompareJobs {
       line.put("shuffle_write_bytes", totals.writeBytes());
       line.put("shuffle_write_records", totals.writeRecords());
       line.put("shuffle_read_bytes", totals.readBytes());
+      line.put("stage_retries", totals.stageRetries());
+      line.put("failed_tasks", totals.failedTasks());
       line.put("shuffle_manager", manager);
       line.put("spark_version", spark.version());
       System.out.println(toJson(line));

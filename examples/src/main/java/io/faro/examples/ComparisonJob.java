@@ -95,7 +95,70 @@ enum ComparisonJob {
       conf.set("spark.sql.autoBroadcastJoinThreshold", "-1")
           .set("spark.sql.shuffle.partitions", Integer.toString(tasks(200, scale)));
     }
+  },
+
+  /**
+   * One huge reducer: 4 million rows of about 100 bytes (a 64-character random token) from 8 map
+   * tasks into 16 reducers, a quarter of them with the same key: one reducer receives over a
+   * quarter of the data (seed 000's GlobalLimit over a huge scan, in small). With a small
+   * faro.worker.partition.split.threshold its partition splits over every worker.
+   */
+  SKEW("skew") {
+    @Override
+    Dataset<Row> result(SparkSession spark, double scale) {
+      return spark.range(0, records(4_000_000L, scale), 1, tasks(8, scale))
+          .selectExpr(
+              "id",
+              "CASE WHEN pmod(id, 4) = 0 THEN 0 ELSE xxhash64(id) END AS k",
+              "concat(hex(xxhash64(id, 1)), hex(xxhash64(id, 2)), hex(xxhash64(id, 3)), hex(xxhash64(id, 4)))"
+                  + " AS token")
+          .repartition(tasks(16, scale), col("k"));
+    }
+  },
+
+  /**
+   * Retried map tasks: the large job's rows from 12 map tasks into 40 reducers, where the first
+   * attempt of every third map task fails after it has pushed all its rows; the second attempt
+   * pushes them again. Needs task retries ({@code spark.master=local[2,4]}). The reader must keep
+   * only the winning attempt's data.
+   */
+  FLAKY("flaky") {
+    @Override
+    Dataset<Row> result(SparkSession spark, double scale) {
+      Dataset<Row> rows = spark.range(0, records(2_000_000L, scale), 1, tasks(12, scale))
+          .selectExpr("id", "xxhash64(id) AS k", "concat(hex(xxhash64(id, 1)), hex(xxhash64(id, 2))) AS token");
+      return rows.mapPartitions((org.apache.spark.api.java.function.MapPartitionsFunction<Row, Row>) input ->
+              new FailAtEndOfFirstAttempt(input), rows.encoder())
+          .repartition(tasks(40, scale), col("k"));
+    }
   };
+
+  /** Passes rows through; on the first attempt of every third task, fails once they are all read. */
+  static final class FailAtEndOfFirstAttempt implements java.util.Iterator<Row> {
+    private final java.util.Iterator<Row> input;
+    private final boolean fail;
+
+    FailAtEndOfFirstAttempt(java.util.Iterator<Row> input) {
+      this.input = input;
+      org.apache.spark.TaskContext context = org.apache.spark.TaskContext.get();
+      this.fail = context.attemptNumber() == 0 && context.stageAttemptNumber() == 0
+          && context.partitionId() % 3 == 0;
+    }
+
+    @Override
+    public boolean hasNext() {
+      boolean more = input.hasNext();
+      if (!more && fail) {
+        throw new IllegalStateException("flaky job: the first attempt of this map task fails after its last row");
+      }
+      return more;
+    }
+
+    @Override
+    public Row next() {
+      return input.next();
+    }
+  }
 
   private final String cliName;
 
@@ -120,7 +183,7 @@ enum ComparisonJob {
         return job;
       }
     }
-    throw new IllegalArgumentException("unknown job '" + name + "'; one of large, small-blocks, sql");
+    throw new IllegalArgumentException("unknown job '" + name + "'; one of large, small-blocks, sql, skew, flaky");
   }
 
   static long records(long base, double scale) {

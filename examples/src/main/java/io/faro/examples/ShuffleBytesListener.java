@@ -23,7 +23,7 @@ import org.apache.spark.scheduler.SparkListenerTaskEnd;
  */
 final class ShuffleBytesListener extends SparkListener {
   /** What the tasks of the finished jobs reported. */
-  record Totals(long writeBytes, long writeRecords, long readBytes) {}
+  record Totals(long writeBytes, long writeRecords, long readBytes, int stageRetries, int failedTasks) {}
 
   private final Object lock = new Object();
   private final Set<Integer> started = new HashSet<>();
@@ -31,6 +31,17 @@ final class ShuffleBytesListener extends SparkListener {
   private long writeBytes;
   private long writeRecords;
   private long readBytes;
+  private int stageRetries;
+  private int failedTasks;
+
+  @Override
+  public void onStageSubmitted(org.apache.spark.scheduler.SparkListenerStageSubmitted event) {
+    synchronized (lock) {
+      if (event.stageInfo().attemptNumber() > 0) {
+        stageRetries++;
+      }
+    }
+  }
 
   @Override
   public void onJobStart(SparkListenerJobStart event) {
@@ -41,6 +52,11 @@ final class ShuffleBytesListener extends SparkListener {
 
   @Override
   public void onTaskEnd(SparkListenerTaskEnd event) {
+    if (!(event.reason() instanceof org.apache.spark.Success$)) {
+      synchronized (lock) {
+        failedTasks++;
+      }
+    }
     TaskMetrics metrics = event.taskMetrics();
     if (metrics == null) {
       return;
@@ -75,7 +91,7 @@ final class ShuffleBytesListener extends SparkListener {
         }
         TimeUnit.NANOSECONDS.timedWait(lock, left);
       }
-      return new Totals(writeBytes, writeRecords, readBytes);
+      return new Totals(writeBytes, writeRecords, readBytes, stageRetries, failedTasks);
     }
   }
 }

@@ -23,9 +23,16 @@ final class SparkJobRunner {
 
   /** Starts {@code job} in {@code mode} ("builtin" or "faro"); its output goes to a file in the work dir. */
   Started start(String job, String mode, String scale, String masterEndpoints, String name) throws Exception {
+    return start(job, mode, scale, masterEndpoints, name, List.of());
+  }
+
+  /** As {@link #start}, with Spark settings {@code key=value} (e.g. spark.faro.* client settings). */
+  Started start(String job, String mode, String scale, String masterEndpoints, String name, List<String> conf)
+      throws Exception {
     Path output = dir.resolve(name + ".out");
     List<String> args = new ArrayList<>(List.of("--job", job, "--mode", mode, "--scale", scale,
         "--local-dir", dir.resolve("spark-local-" + name).toString()));
+    conf.forEach(c -> args.addAll(List.of("--conf", c)));
     if (mode.equals("faro")) {
       args.addAll(List.of("--master-endpoints", masterEndpoints));
     }

@@ -60,6 +60,16 @@ public final class Responder {
     }
   }
 
+  /**
+   * Closes the connection instead of answering (this and every other request pending on it fail
+   * on the client's side). For fault injection in tests of real processes.
+   */
+  public void dropConnection(String reason) {
+    answered.set(true);
+    LOG.warn("Closing the connection from {} on request #{}: {}", channel.remoteAddress(), requestId, reason);
+    channel.close();
+  }
+
   /** Answers with the code of a {@link FaroException}, or INTERNAL for anything else. */
   public void fail(Throwable t) {
     Throwable cause = Futures.unwrap(t);

@@ -40,6 +40,7 @@ public final class ControlHandler implements RequestHandler {
             .setAppendedBytes(store.appendedBytes())
             .setReplicatedBytes(store.forwardedBytes())
             .setSplitAnswers(store.splitAnswers())
+            .setFetchedChunks(store.fetchedChunks())
             .build());
         default -> responder.fail(ErrorCode.UNSUPPORTED_MESSAGE, request.type() + " is not served on the RPC port");
       }

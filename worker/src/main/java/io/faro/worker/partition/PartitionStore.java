@@ -56,6 +56,7 @@ public final class PartitionStore implements AutoCloseable {
   private final LongAdder appendedBytes = new LongAdder();
   private final LongAdder splitAnswers = new LongAdder();
   private final LongAdder forwardedBytes = new LongAdder();
+  private final LongAdder fetchedChunks = new LongAdder();
 
   public PartitionStore(Disks disks, WriterSettings settings) {
     this(disks, settings, peer -> {
@@ -156,6 +157,16 @@ public final class PartitionStore implements AutoCloseable {
   /** Bytes appended since start. */
   public long appendedBytes() {
     return appendedBytes.sum();
+  }
+
+  /** Counts one chunk served to a reducer. */
+  public void chunkFetched() {
+    fetchedChunks.increment();
+  }
+
+  /** Chunks served to reducers since start. */
+  public long fetchedChunks() {
+    return fetchedChunks.sum();
   }
 
   /** Counts bytes forwarded to replicas. */

@@ -13,6 +13,7 @@ import io.faro.common.network.NetworkOptions;
 import io.faro.common.network.TransportServer;
 import io.faro.worker.WorkerOptions;
 import io.faro.worker.control.ControlHandler;
+import io.faro.worker.fault.ConnectionDropper;
 import io.faro.worker.fetch.FetchHandler;
 import io.faro.worker.heartbeat.MasterLink;
 import io.faro.worker.heartbeat.WorkerReports;
@@ -119,9 +120,14 @@ public final class WorkerServer implements AutoCloseable {
     rpcServer = new TransportServer("faro-worker-rpc", settings.bindHost(), settings.rpcPort(), network,
         new ControlHandler(store, status), null);
     pushServer = new TransportServer("faro-worker-push", settings.bindHost(), settings.pushPort(), network,
-        new PushHandler(store, budget), budget::register, FrameDecoder.Bodies.COMPOSITE);
+        ConnectionDropper.wrap(new PushHandler(store, budget), settings.testingDropPerMille()), budget::register,
+        FrameDecoder.Bodies.COMPOSITE);
     fetchServer = new TransportServer("faro-worker-fetch", settings.bindHost(), settings.fetchPort(), network,
-        new FetchHandler(store), null);
+        ConnectionDropper.wrap(new FetchHandler(store), settings.testingDropPerMille()), null);
+    if (settings.testingDropPerMille() > 0) {
+      LOG.warn("Fault injection on: {} of every 1000 push and fetch requests close their connection "
+          + "(faro.worker.testing.drop.connections.per.mille)", settings.testingDropPerMille());
+    }
     workerId = settings.id().orElseGet(() -> new WorkerId(settings.host() + ":" + rpcServer.port()));
     endpoint = new WorkerEndpoint(settings.host(), rpcServer.port(), pushServer.port(), fetchServer.port());
   }

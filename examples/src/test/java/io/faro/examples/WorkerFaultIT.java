@@ -1,0 +1,184 @@
+package io.faro.examples;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.faro.cli.LocalCluster;
+import io.faro.common.json.Json;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import java.util.function.LongPredicate;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * Workers fail under real Spark jobs (each in its own JVM) on a local cluster of real processes:
+ * a worker killed with SIGKILL while maps push or while reducers fetch, with and without
+ * replication; connections dropped at random; map tasks whose first attempt fails after pushing
+ * everything; one reducer many times larger than the split threshold. Every job must give the
+ * built-in shuffle's checksum.
+ */
+class WorkerFaultIT {
+  private static final String SCALE = "0.02";
+  private static final Duration ADMIN_TIMEOUT = Duration.ofSeconds(30);
+  private static final String REPLICATE = "spark.faro.client.push.replicate.enabled=true";
+
+  @TempDir static Path dir;
+  private static SparkJobRunner runner;
+  private static String expectedLarge;
+
+  @BeforeAll
+  static void builtinResults() throws Exception {
+    runner = new SparkJobRunner(dir);
+    expectedLarge = Json.string(runner.run("large", "builtin", SCALE, "", "builtin-large"), "checksum");
+    assertThat(expectedLarge).isNotBlank();
+  }
+
+  private static LocalCluster cluster(String name, String... settings) throws IOException {
+    Path conf = dir.resolve(name + ".conf");
+    // Small chunks: reducers fetch many, so a worker killed while they read is caught mid-read.
+    Files.writeString(conf, "faro.worker.chunk.size=256k\n" + String.join("\n", settings) + "\n");
+    return LocalCluster.start(dir.resolve(name), 1, 3, conf, 0);
+  }
+
+  @Test
+  void withReplicationAWorkerKilledWhileMapsPushCostsNoStageRetry() throws Exception {
+    try (LocalCluster cluster = cluster("replicated-push")) {
+      SparkJobRunner.Started job = runner.start("large", "faro", SCALE, cluster.masterEndpoint(), "replicated-push",
+          List.of(REPLICATE, "spark.faro.client.push.batch.size=16k"));
+      LocalCluster.Member victim = cluster.member("worker-1");
+      awaitWorker(victim, "appended_bytes", v -> v > 0, job);
+
+      kill(victim);
+
+      String result = job.awaitResult();
+      assertThat(Json.string(result, "checksum")).isEqualTo(expectedLarge);
+      assertThat(Json.number(result, "stage_retries")).as("stage retries").isZero();
+    }
+  }
+
+  @Test
+  void withReplicationAWorkerKilledWhileReducersFetchCostsNoStageRetry() throws Exception {
+    try (LocalCluster cluster = cluster("replicated-fetch")) {
+      SparkJobRunner.Started job = runner.start("large", "faro", SCALE, cluster.masterEndpoint(), "replicated-fetch",
+          List.of(REPLICATE, "spark.faro.client.fetch.prefetch.chunks=1"));
+      LocalCluster.Member victim = cluster.member("worker-2");
+      awaitWorker(victim, "fetched_chunks", v -> v > 0, job);
+
+      kill(victim);
+
+      String result = job.awaitResult();
+      assertThat(Json.string(result, "checksum")).isEqualTo(expectedLarge);
+      assertThat(Json.number(result, "stage_retries")).as("stage retries").isZero();
+    }
+  }
+
+  @Test
+  void withoutReplicationAWorkerKilledWhileMapsPushIsRepairedByAStageRetry() throws Exception {
+    try (LocalCluster cluster = cluster("plain-push")) {
+      SparkJobRunner.Started job = runner.start("large", "faro", SCALE, cluster.masterEndpoint(), "plain-push",
+          List.of("spark.faro.client.push.batch.size=16k"));
+      LocalCluster.Member victim = cluster.member("worker-0");
+      awaitWorker(victim, "appended_bytes", v -> v > 0, job);
+
+      kill(victim);
+
+      String result = job.awaitResult();
+      assertThat(Json.string(result, "checksum")).isEqualTo(expectedLarge);
+      // The victim held acknowledged data of the first generation: lost, and written again.
+      assertThat(Json.number(result, "stage_retries")).as("stage retries").isPositive();
+      assertThat(Files.readString(job.output())).contains("runs again");
+    }
+  }
+
+  @Test
+  void connectionsDroppedAtRandomLoseAndDoubleNothing() throws Exception {
+    try (LocalCluster cluster = cluster("drops", "faro.worker.testing.drop.connections.per.mille=5")) {
+      // Small batches and frames: thousands of pushes, of which a few dozen lose their connection.
+      String result = runner.start("large", "faro", SCALE, cluster.masterEndpoint(), "drops",
+          List.of("spark.faro.client.push.batch.size=4k", "spark.faro.client.push.merge.size=16k",
+              "spark.faro.client.fetch.retry.wait=100ms")).awaitResult();
+      assertThat(Json.string(result, "checksum")).isEqualTo(expectedLarge);
+      long drops = 0;
+      for (LocalCluster.Member m : cluster.members()) {
+        if (m.role().equals("worker")) {
+          drops += Files.readString(m.log()).lines().filter(l -> l.contains("fault injection")).count();
+        }
+      }
+      assertThat(drops).as("connections the workers dropped").isGreaterThan(5);
+    }
+  }
+
+  @Test
+  void retriedMapAttemptsAreReadOnce() throws Exception {
+    List<String> retries = List.of("spark.master=local[2,4]");
+    String expected = Json.string(runner.start("flaky", "builtin", SCALE, "", "flaky-builtin", retries).awaitResult(),
+        "checksum");
+    try (LocalCluster cluster = cluster("flaky")) {
+      String result = runner.start("flaky", "faro", SCALE, cluster.masterEndpoint(), "flaky-faro", retries)
+          .awaitResult();
+      assertThat(Json.string(result, "checksum")).isEqualTo(expected);
+      assertThat(Json.number(result, "failed_tasks")).as("map attempts that failed after pushing").isPositive();
+    }
+  }
+
+  @Test
+  void aReducerFarLargerThanTheSplitThresholdSpreadsOverEveryWorker() throws Exception {
+    String expected = Json.string(runner.run("skew", "builtin", "0.25", "", "skew-builtin"), "checksum");
+    long budget = 32L << 20;
+    try (LocalCluster cluster = cluster("skew", "faro.worker.partition.split.threshold=2m",
+        "faro.worker.memory.budget=" + budget)) {
+      String result = runner.start("skew", "faro", "0.25", cluster.masterEndpoint(), "skew-faro", List.of())
+          .awaitResult();
+      assertThat(Json.string(result, "checksum")).isEqualTo(expected);
+      // A quarter of 1 million rows of ~100 bytes go to one reducer: over 10 times the threshold.
+      long splits = 0;
+      for (LocalCluster.Member m : cluster.members()) {
+        if (!m.role().equals("worker")) {
+          continue;
+        }
+        String status = workerStatus(m);
+        assertThat(Json.number(status, "appended_bytes")).as("bytes on %s", m.name()).isGreaterThan(2L << 20);
+        assertThat(Json.number(status, "peak_memory_budget_used_bytes")).as("peak budget on %s", m.name())
+            .isLessThanOrEqualTo(budget);
+        splits += Json.number(status, "split_answers");
+      }
+      assertThat(splits).as("pushes answered with a split").isPositive();
+    }
+  }
+
+  // ------------------------------------------------------------------ helpers
+
+  private static void kill(LocalCluster.Member member) throws InterruptedException {
+    member.process().destroyForcibly(); // SIGKILL
+    assertThat(member.process().waitFor(10, TimeUnit.SECONDS)).isTrue();
+  }
+
+  private static String workerStatus(LocalCluster.Member worker) throws IOException {
+    long rpcPort = Json.number(worker.ports(), "rpcPort");
+    LocalCluster.CommandResult r = LocalCluster.faro(ADMIN_TIMEOUT, "admin", "worker-status",
+        "--worker", "127.0.0.1:" + rpcPort, "--timeout", "5s");
+    assertThat(r.exitCode()).as(r.output()).isZero();
+    return r.output();
+  }
+
+  /** Waits until a counter of the worker's status satisfies {@code condition}, while the job runs. */
+  private static void awaitWorker(LocalCluster.Member worker, String counter, LongPredicate condition,
+      SparkJobRunner.Started job) throws Exception {
+    long deadline = System.nanoTime() + TimeUnit.MINUTES.toNanos(2);
+    while (System.nanoTime() < deadline) {
+      assertThat(job.process().isAlive()).as("the job still runs; output in " + job.output()).isTrue();
+      String status = workerStatus(worker);
+      if (status.contains("\"" + counter + "\"") && condition.test(Json.number(status, counter))) {
+        return;
+      }
+      // The worker is another process: its status, polled, is the only signal.
+      Thread.sleep(200);
+    }
+    throw new AssertionError("worker " + worker.name() + " never reached the awaited " + counter);
+  }
+}

@@ -1,0 +1,45 @@
+package io.faro.worker.fault;
+
+import static java.util.Objects.requireNonNull;
+
+import io.faro.common.network.Request;
+import io.faro.common.network.RequestHandler;
+import io.faro.common.network.Responder;
+import java.util.concurrent.ThreadLocalRandom;
+
+/**
+ * Fault injection for tests of real processes (faro.worker.testing.drop.connections.per.mille):
+ * closes the connection on about {@code perMille} of every 1000 requests, half of them before the
+ * request is handled and half after (the work done, the answer lost), so that clients see both
+ * kinds of failure. Never enabled by default.
+ */
+public final class ConnectionDropper implements RequestHandler {
+  private final RequestHandler delegate;
+  private final int perMille;
+
+  public ConnectionDropper(RequestHandler delegate, int perMille) {
+    this.delegate = requireNonNull(delegate, "delegate is null");
+    if (perMille < 0 || perMille > 1000) {
+      throw new IllegalArgumentException("perMille must be in 0..1000: " + perMille);
+    }
+    this.perMille = perMille;
+  }
+
+  /** {@code handler} itself when {@code perMille} is 0, else a dropper around it. */
+  public static RequestHandler wrap(RequestHandler handler, int perMille) {
+    return perMille == 0 ? handler : new ConnectionDropper(handler, perMille);
+  }
+
+  @Override
+  public void handle(Request request, Responder responder) {
+    int draw = ThreadLocalRandom.current().nextInt(2000);
+    if (draw < perMille) {
+      responder.dropConnection("fault injection: " + request.type() + " dropped before it was handled");
+      return;
+    }
+    delegate.handle(request, responder);
+    if (draw < 2 * perMille) {
+      responder.dropConnection("fault injection: " + request.type() + " handled, its answer lost");
+    }
+  }
+}
