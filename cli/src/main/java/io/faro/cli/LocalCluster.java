@@ -51,10 +51,43 @@ public final class LocalCluster implements AutoCloseable {
   private final List<Member> members;
   private final List<String> masterEndpoints;
 
-  private LocalCluster(Path workDir, List<Member> members, List<String> masterEndpoints) {
+  private final Map<String, String> clientSettings;
+
+  private LocalCluster(Path workDir, List<Member> members, List<String> masterEndpoints,
+      Map<String, String> clientSettings) {
     this.workDir = workDir;
     this.members = members;
     this.masterEndpoints = List.copyOf(masterEndpoints);
+    this.clientSettings = Map.copyOf(clientSettings);
+  }
+
+  /** The faro.client.* settings of a settings file, which Spark jobs take as spark.faro.client.*. */
+  private static Map<String, String> clientSettings(Path confFile) throws IOException {
+    Map<String, String> client = new java.util.TreeMap<>();
+    if (confFile == null) {
+      return client;
+    }
+    java.util.Properties p = new java.util.Properties();
+    try (java.io.Reader r = Files.newBufferedReader(confFile)) {
+      p.load(r);
+    }
+    p.stringPropertyNames().stream().filter(k -> k.startsWith("faro.client."))
+        .forEach(k -> client.put(k, p.getProperty(k).trim()));
+    return client;
+  }
+
+  /**
+   * What a Spark job needs to use this cluster: the shuffle manager, the masters, and the
+   * faro.client.* settings of the cluster's settings file (replication, for example) as
+   * spark.faro.client.*, so that jobs run with the settings the cluster was started with.
+   */
+  public Map<String, String> sparkSettings() {
+    Map<String, String> spark = new LinkedHashMap<>();
+    spark.put("spark.shuffle.manager", "io.faro.spark.FaroShuffleManager");
+    spark.put("spark.faro.master.endpoints", masterEndpoint());
+    spark.put("spark.shuffle.service.enabled", "false");
+    clientSettings.forEach((k, v) -> spark.put("spark." + k, v));
+    return spark;
   }
 
   /** Starts one master and {@code workers} workers; see {@link #start(Path, int, int, Path, int)}. */
@@ -104,7 +137,7 @@ public final class LocalCluster implements AutoCloseable {
         Member w = members.get(i);
         members.set(i, w.started(awaitPortFile(w)));
       }
-      LocalCluster cluster = new LocalCluster(dir, members, endpoints);
+      LocalCluster cluster = new LocalCluster(dir, members, endpoints, clientSettings(confFile));
       cluster.writeClusterFile();
       return cluster;
     } catch (IOException | RuntimeException e) {
@@ -296,11 +329,7 @@ public final class LocalCluster implements AutoCloseable {
     }
     doc.put("masters", masters);
     doc.put("workers", workers);
-    Map<String, Object> spark = new LinkedHashMap<>();
-    spark.put("spark.shuffle.manager", "io.faro.spark.FaroShuffleManager");
-    spark.put("spark.faro.master.endpoints", masterEndpoint());
-    spark.put("spark.shuffle.service.enabled", "false");
-    doc.put("spark", spark);
+    doc.put("spark", new LinkedHashMap<String, Object>(sparkSettings()));
     Path tmp = workDir.resolve(CLUSTER_FILE + ".tmp");
     Files.writeString(tmp, Json.write(doc));
     Files.move(tmp, workDir.resolve(CLUSTER_FILE), StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);

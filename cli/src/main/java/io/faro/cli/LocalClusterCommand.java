@@ -61,9 +61,7 @@ final class LocalClusterCommand implements Callable<Integer> {
     cluster.members().forEach(m -> System.out.println("  " + m.name() + " pid " + m.pid() + ", log " + m.log()));
     System.out.println("Cluster description: " + file);
     System.out.println("Spark settings:");
-    System.out.println("  --conf spark.shuffle.manager=io.faro.spark.FaroShuffleManager");
-    System.out.println("  --conf spark.faro.master.endpoints=" + cluster.masterEndpoint());
-    System.out.println("  --conf spark.shuffle.service.enabled=false");
+    cluster.sparkSettings().forEach((k, v) -> System.out.println("  --conf " + k + "=" + v));
     if (detach) {
       System.out.println("Stop with: bin/faro local-cluster stop --work-dir " + cluster.workDir());
       return 0;
