@@ -61,7 +61,7 @@ final class FaroShuffleReader<K, C> implements ShuffleReader<K, C> {
   public Iterator<Product2<K, C>> read() {
     long waitStart = System.nanoTime();
     // A stage re-run after lost data asks again, and reads the shuffle's new generation.
-    long readerStage = ((long) context.stageId() << 32) | (context.stageAttemptNumber() & 0xffffffffL);
+    long readerStage = ShuffleClient.stageKey(context.stageId(), context.stageAttemptNumber());
     PartitionReader reader;
     try {
       reader = client.newReader(handle.lifecycle(), handle.faroShuffleId(), handle.numMaps(),
@@ -119,7 +119,7 @@ final class FaroShuffleReader<K, C> implements ShuffleReader<K, C> {
     try {
       ShuffleId generation = reader != null ? reader.shuffle()
           : client.fileGroups(handle.lifecycle(), handle.faroShuffleId(), handle.numMaps(),
-              ((long) context.stageId() << 32) | (context.stageAttemptNumber() & 0xffffffffL)).faroShuffle();
+              ShuffleClient.stageKey(context.stageId(), context.stageAttemptNumber())).faroShuffle();
       client.reportLost(handle.lifecycle(), generation, lostPartition, e.getMessage());
     } catch (RuntimeException report) {
       e.addSuppressed(report);

@@ -57,6 +57,11 @@ final class FaroShuffleWriter<K, V> extends ShuffleWriter<K, V> {
     return (context.stageAttemptNumber() << 16) | (context.attemptNumber() & 0xffff);
   }
 
+  /** This task's map stage attempt, which picks the shuffle generation it writes. */
+  private long stage() {
+    return ShuffleClient.stageKey(context.stageId(), context.stageAttemptNumber());
+  }
+
   @Override
   @SuppressWarnings({"unchecked", "rawtypes"})
   public void write(Iterator<Product2<K, V>> records) {
@@ -67,7 +72,7 @@ final class FaroShuffleWriter<K, V> extends ShuffleWriter<K, V> {
       input = aggregator.combineValuesByKey(records, context);
     }
     int mapId = context.partitionId();
-    pusher = client.newMapPusher(handle.lifecycle(), handle.faroShuffleId(), context.stageAttemptNumber(), mapId,
+    pusher = client.newMapPusher(handle.lifecycle(), handle.faroShuffleId(), stage(), mapId,
         attemptId(), handle.numMaps(), handle.numPartitions());
     SerializerInstance serializer = dep.serializer().newInstance();
     RecordSink sink = dep.serializer().supportsRelocationOfSerializedObjects()
@@ -86,7 +91,7 @@ final class FaroShuffleWriter<K, V> extends ShuffleWriter<K, V> {
     metrics.incRecordsWritten(count);
     metrics.incBytesWritten(Arrays.stream(lengths).sum());
     long mapperEndStart = System.nanoTime();
-    client.mapperEnd(handle.lifecycle(), handle.faroShuffleId(), context.stageAttemptNumber(), mapId, attemptId(),
+    client.mapperEnd(handle.lifecycle(), handle.faroShuffleId(), stage(), mapId, attemptId(),
         handle.numMaps());
     // Like Spark's: time blocked on the shuffle (waiting for pushes), not computing records.
     metrics.incWriteTime(pusher.blockedNanos() + System.nanoTime() - mapperEndStart);

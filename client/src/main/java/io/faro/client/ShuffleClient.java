@@ -5,6 +5,8 @@ import static java.util.Objects.requireNonNull;
 import io.faro.client.fetch.PartitionReader;
 import io.faro.client.lifecycle.ReducerFileGroups;
 import io.faro.client.push.MapPusher;
+import io.faro.common.error.ErrorCode;
+import io.faro.common.error.FaroException;
 import io.faro.common.id.IdMapper;
 import io.faro.common.id.PartitionLocation;
 import io.faro.common.id.ShuffleId;
@@ -45,7 +47,7 @@ public final class ShuffleClient {
   /** Where the partitions of one generation take pushes; shared by this executor's tasks. */
   public record PushTargets(ShuffleId faroShuffle, AtomicReferenceArray<PartitionLocation> locations) {}
 
-  private record WriterKey(ShuffleId engineShuffle, int stageAttempt) {}
+  private record WriterKey(ShuffleId engineShuffle, long stage) {}
 
   private record ReaderKey(ShuffleId engineShuffle, long readerStage) {}
 
@@ -67,16 +69,22 @@ public final class ShuffleClient {
     return settings;
   }
 
+  /** The key of a stage attempt: stage id in the high 32 bits, attempt number in the low. */
+  public static long stageKey(int stageId, int stageAttempt) {
+    return ((long) stageId << 32) | (stageAttempt & 0xffffffffL);
+  }
+
   /**
-   * Where each partition of the generation that map stage attempt {@code stageAttempt} writes
-   * takes pushes; asks the driver once per shuffle and stage attempt.
+   * Where each partition of the generation that map stage attempt {@code stage} ({@link
+   * #stageKey}) writes takes pushes; asks the driver once per shuffle and stage attempt.
    */
-  public PushTargets pushTargets(HostPort lifecycle, ShuffleId shuffle, int stageAttempt, int numMaps,
+  public PushTargets pushTargets(HostPort lifecycle, ShuffleId shuffle, long stage, int numMaps,
       int numPartitions) {
-    WriterKey key = new WriterKey(shuffle, stageAttempt);
+    WriterKey key = new WriterKey(shuffle, stage);
     CompletableFuture<PushTargets> f = pushTargets.computeIfAbsent(key, k ->
         pool.call(lifecycle, GetPushLocationsRequest.newBuilder().setShuffleId(shuffle.shuffle())
-                .setNumMaps(numMaps).setNumPartitions(numPartitions).setStageAttempt(stageAttempt).build(),
+                .setNumMaps(numMaps).setNumPartitions(numPartitions).setStageId((int) (stage >>> 32))
+                .setStageAttempt((int) stage).build(),
                 GetPushLocationsResponse.class)
             .thenApply(r -> {
               ShuffleId faro = new ShuffleId(shuffle.app(), r.getFaroShuffleId());
@@ -102,10 +110,10 @@ public final class ShuffleClient {
     return newMapPusher(lifecycle, shuffle, 0, mapId, attemptId, numMaps, numPartitions);
   }
 
-  /** A pusher for one attempt of map {@code mapId}, of map stage attempt {@code stageAttempt}. */
-  public MapPusher newMapPusher(HostPort lifecycle, ShuffleId shuffle, int stageAttempt, int mapId, int attemptId,
+  /** A pusher for one attempt of map {@code mapId}, of map stage attempt {@code stage} ({@link #stageKey}). */
+  public MapPusher newMapPusher(HostPort lifecycle, ShuffleId shuffle, long stage, int mapId, int attemptId,
       int numMaps, int numPartitions) {
-    PushTargets targets = pushTargets(lifecycle, shuffle, stageAttempt, numMaps, numPartitions);
+    PushTargets targets = pushTargets(lifecycle, shuffle, stage, numMaps, numPartitions);
     return new MapPusher(targets.faroShuffle(), mapId, attemptId, targets.locations(),
         failed -> revive(lifecycle, targets.faroShuffle(), failed), pool, settings, PooledByteBufAllocator.DEFAULT);
   }
@@ -118,8 +126,10 @@ public final class ShuffleClient {
       f.worker().ifPresent(w -> p.setFailedWorker(w.value()));
       request.addPartitions(p);
     }
-    ReviveResponse response = Futures.await(pool.call(lifecycle, request.build(), ReviveResponse.class),
-        settings.network().requestTimeout().multipliedBy(2), "revive of " + failed.size() + " partitions of " + faroShuffle);
+    // A revive asks the master for slots and reserves them: give it longer than one call.
+    java.time.Duration timeout = settings.network().requestTimeout().multipliedBy(3);
+    ReviveResponse response = Futures.await(pool.call(lifecycle, request.build(), ReviveResponse.class, timeout),
+        timeout.plusSeconds(1), "revive of " + failed.size() + " partitions of " + faroShuffle);
     return response.getLocationsList().stream().map(IdMapper::location).toList();
   }
 
@@ -128,16 +138,23 @@ public final class ShuffleClient {
   }
 
   /**
-   * Reports a successful map attempt of map stage attempt {@code stageAttempt} (whose pusher this
+   * Reports a successful map attempt of map stage attempt {@code stage} (whose pusher this
    * executor created); returns the attempt that won the map.
+   *
+   * @throws FaroException DATA_LOST when the generation it wrote was lost meanwhile: the task
+   *     must fail, not report output that no reader will read
    */
-  public int mapperEnd(HostPort lifecycle, ShuffleId shuffle, int stageAttempt, int mapId, int attemptId, int numMaps) {
-    ShuffleId faro = pushTargets(lifecycle, shuffle, stageAttempt, numMaps, -1).faroShuffle();
+  public int mapperEnd(HostPort lifecycle, ShuffleId shuffle, long stage, int mapId, int attemptId, int numMaps) {
+    ShuffleId faro = pushTargets(lifecycle, shuffle, stage, numMaps, -1).faroShuffle();
     MapperEndRequest request = MapperEndRequest.newBuilder().setShuffleId(faro.shuffle())
         .setMapId(mapId).setAttemptId(attemptId).setNumMaps(numMaps).build();
-    return Futures.await(pool.call(lifecycle, request, MapperEndResponse.class),
-        settings.network().requestTimeout(), "map end of map " + mapId + " of shuffle " + faro)
-        .getWinningAttemptId();
+    MapperEndResponse response = Futures.await(pool.call(lifecycle, request, MapperEndResponse.class),
+        settings.network().requestTimeout(), "map end of map " + mapId + " of shuffle " + faro);
+    if (response.getGenerationLost()) {
+      throw new FaroException(ErrorCode.DATA_LOST, "map " + mapId + " attempt " + attemptId + " wrote Faro shuffle "
+          + faro + ", whose data was lost meanwhile: its stage runs again into a new generation");
+    }
+    return response.getWinningAttemptId();
   }
 
   /**

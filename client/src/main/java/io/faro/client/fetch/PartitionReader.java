@@ -87,8 +87,9 @@ public final class PartitionReader implements AutoCloseable {
   private Frame current;
   private ChunkRef currentRef;
   private BatchDecoder.Cursor cursor;
-  // Consecutive failures of the chunk at the head of the stream.
-  private int failures;
+  // Failures of the chunk at the head of the stream: on the copy being read, and copies given up.
+  private int failuresOnCopy;
+  private int copiesGivenUp;
   private long bytesRead;
   private long chunksRead;
   private long waitNanos;
@@ -154,7 +155,8 @@ public final class PartitionReader implements AutoCloseable {
           return batch;
         }
         releaseCurrent();
-        failures = 0;
+        failuresOnCopy = 0;
+        copiesGivenUp = 0;
       }
       requestAhead();
       InFlight head = inFlight.pollFirst();
@@ -194,28 +196,31 @@ public final class PartitionReader implements AutoCloseable {
    */
   private void recover(ChunkRef failed, FaroException error) {
     dropInFlight();
-    failures++;
     fetchRetries++;
     EpochGroup group = failed.group();
     int perCopy = settings.fetchRetries() + 1;
-    if (failures >= perCopy * group.copies.size()) {
-      throw lost(group.partition, "every copy failed " + perCopy + " times; last: " + failed.describe(shuffle)
-          + ": " + error.getMessage(), error);
+    boolean switchCopy = ++failuresOnCopy >= perCopy;
+    if (switchCopy) {
+      if (++copiesGivenUp >= group.copies.size()) {
+        throw lost(group.partition, "every copy failed " + perCopy + " times; last: " + failed.describe(shuffle)
+            + ": " + error.getMessage(), error);
+      }
+      failuresOnCopy = 0;
+      group.copy = (group.copy + 1) % group.copies.size();
     }
-    int copy = (failures / perCopy) % group.copies.size();
-    int attemptOnCopy = failures % perCopy;
     LOG.warn("Fetching {} failed ({}); {}", failed.describe(shuffle), error.getMessage(),
-        copy != group.copy ? "switching to the other copy" : "asking again (retry " + attemptOnCopy + ")");
-    if (copy == group.copy) {
-      sleep(settings.fetchRetryWait().toMillis() << Math.min(attemptOnCopy - 1, 4));
+        switchCopy ? "switching to the other copy" : "asking again (retry " + failuresOnCopy + ")");
+    if (!switchCopy) {
+      sleep(settings.fetchRetryWait().toMillis() << Math.min(failuresOnCopy - 1, 4));
     }
-    group.copy = copy;
     nextGroup = epochGroups.indexOf(group);
     nextChunk = failed.chunkIndex();
     // A replica may hold fewer chunks than its primary: only parts never acknowledged are missing.
     if (nextChunk >= group.file().chunks()) {
       nextGroup++;
       nextChunk = 0;
+      failuresOnCopy = 0;
+      copiesGivenUp = 0;
     }
   }
 

@@ -160,32 +160,38 @@ public final class LifecycleManager implements RequestHandler, AutoCloseable {
   }
 
   /**
-   * The generation a map task of {@code stageAttempt} writes. The first task creates generation
-   * 0. A stage attempt newer than a lost generation's gets a new generation (new Faro shuffle id),
-   * so that the re-run's data never mixes with the old; older attempts (zombie tasks of a stage
-   * that was retried) keep writing the generation of their attempt, which nobody reads.
+   * The generation a map task of stage {@code stageId} attempt {@code stageAttempt} writes. A
+   * stage attempt always writes the generation it wrote first (zombie tasks of a retried stage
+   * keep writing theirs, which nobody reads). A stage attempt new to this shuffle writes the
+   * latest generation, unless that one is lost: then it gets a new generation (a new Faro
+   * shuffle id), so that a re-run's data never mixes with the old. Stages are told apart by id
+   * and attempt: a later job's new stage object re-running a skipped stage numbers its attempts
+   * from 0 again.
    */
-  private ShuffleLifecycle writerGeneration(int engineShuffle, int stageAttempt, int numMaps, int numPartitions) {
-    ShuffleLifecycle s;
+  private ShuffleLifecycle writerGeneration(int engineShuffle, int stageId, int stageAttempt, int numMaps,
+      int numPartitions) {
+    long stageKey = ((long) stageId << 32) | (stageAttempt & 0xffffffffL);
+    ShuffleLifecycle s = null;
     synchronized (generations) {
       List<ShuffleLifecycle> list = generations.computeIfAbsent(engineShuffle, id -> new ArrayList<>());
+      for (int i = list.size() - 1; i >= 0 && s == null; i--) {
+        if (list.get(i).writtenBy(stageKey)) {
+          s = list.get(i);
+        }
+      }
       ShuffleLifecycle latest = list.isEmpty() ? null : list.get(list.size() - 1);
-      if (latest == null || (latest.lost() && stageAttempt > latest.stageAttempt())) {
+      if (s == null && latest != null && !latest.lost()) {
+        s = latest;
+      }
+      if (s == null) {
         s = new ShuffleLifecycle(engineShuffle, new ShuffleId(app, nextShuffleId.getAndIncrement()), stageAttempt,
             numMaps, numPartitions);
         list.add(s);
         shuffles.put(s.id().shuffle(), s);
-        LOG.info("Shuffle {} of {} is written as Faro shuffle {} (generation {}, stage attempt {})",
-            engineShuffle, app, s.id(), list.size() - 1, stageAttempt);
-      } else {
-        s = latest;
-        for (int i = list.size() - 1; i >= 0; i--) {
-          if (list.get(i).stageAttempt() <= stageAttempt) {
-            s = list.get(i);
-            break;
-          }
-        }
+        LOG.info("Shuffle {} of {} is written as Faro shuffle {} (generation {}, stage {} attempt {})",
+            engineShuffle, app, s.id(), list.size() - 1, stageId, stageAttempt);
       }
+      s.addWriter(stageKey);
     }
     checkShape(s, numMaps, numPartitions);
     return s;
@@ -217,7 +223,8 @@ public final class LifecycleManager implements RequestHandler, AutoCloseable {
   }
 
   private void pushLocations(GetPushLocationsRequest r, Responder responder) {
-    ShuffleLifecycle s = writerGeneration(r.getShuffleId(), r.getStageAttempt(), r.getNumMaps(), r.getNumPartitions());
+    ShuffleLifecycle s = writerGeneration(r.getShuffleId(), r.getStageId(), r.getStageAttempt(), r.getNumMaps(),
+        r.getNumPartitions());
     s.placement(() -> place(s)).whenComplete((placed, error) -> {
       if (error != null) {
         responder.fail(error);
@@ -386,7 +393,7 @@ public final class LifecycleManager implements RequestHandler, AutoCloseable {
     ShuffleLifecycle s = generation(r.getShuffleId());
     checkShape(s, r.getNumMaps(), -1);
     int winner = s.mapperEnd(r.getMapId(), r.getAttemptId(), this::commit);
-    responder.respond(MapperEndResponse.newBuilder().setWinningAttemptId(winner).build());
+    responder.respond(MapperEndResponse.newBuilder().setWinningAttemptId(winner).setGenerationLost(s.lost()).build());
   }
 
   /**

@@ -50,6 +50,8 @@ final class ShuffleLifecycle {
   private final Set<WorkerId> failedWorkers = ConcurrentHashMap.newKeySet();
   private volatile boolean commitStarted;
   private volatile boolean lost;
+  /** The (stage id, stage attempt) pairs whose tasks write this generation. */
+  private final Set<Long> writerStages = ConcurrentHashMap.newKeySet();
 
   // @GuardedBy("this") ------------------------------------------------------------------
   private final PartitionLocation[] current;
@@ -83,6 +85,15 @@ final class ShuffleLifecycle {
   /** The map stage attempt this generation was created for. */
   int stageAttempt() {
     return stageAttempt;
+  }
+
+  /** Whether tasks of stage attempt {@code stageKey} write this generation. */
+  boolean writtenBy(long stageKey) {
+    return writerStages.contains(stageKey);
+  }
+
+  void addWriter(long stageKey) {
+    writerStages.add(stageKey);
   }
 
   int numMaps() {

@@ -290,7 +290,16 @@ public final class MapPusher implements AutoCloseable {
               Optional<WorkerId> failed = cause instanceof RemoteException ? Optional.empty() : Optional.of(worker);
               frame.parts.forEach(p -> retries.add(new Retry(p, why, failed)));
             } else {
-              handleStatuses(frame, answer.meta(PushResponse.class));
+              PushResponse response;
+              try {
+                response = answer.meta(PushResponse.class);
+              } catch (RuntimeException e) {
+                // Not an answer to a push: nothing is known to be kept, push it all again.
+                String why = "push to " + frame.address + " got an unexpected answer: " + e.getMessage();
+                frame.parts.forEach(p -> retries.add(new Retry(p, why, Optional.empty())));
+                return;
+              }
+              handleStatuses(frame, response);
               reportLatency(System.nanoTime() - sentAt);
             }
           } catch (RuntimeException e) {
@@ -376,8 +385,15 @@ public final class MapPusher implements AutoCloseable {
         targets.accumulateAndGet(l.partition(), l, (old, next) -> old == null || old.epoch() < next.epoch() ? next : old);
       }
     }
-    for (Retry r : failed) {
-      queue(r.pushed().partition(), r.pushed().batch(), r.pushed().attempts() + 1);
+    for (int i = 0; i < failed.size(); i++) {
+      Retry r = failed.get(i);
+      try {
+        queue(r.pushed().partition(), r.pushed().batch(), r.pushed().attempts() + 1);
+      } catch (RuntimeException e) {
+        // Sending a full frame failed (no answer in time): the batches not queued yet are ours.
+        failed.subList(i + 1, failed.size()).forEach(x -> x.pushed().batch().release());
+        throw e;
+      }
     }
   }
 

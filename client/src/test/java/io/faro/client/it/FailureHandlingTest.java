@@ -215,4 +215,42 @@ class FailureHandlingTest {
       }
     }
   }
+
+  @Test
+  void aLostGenerationIsNeverWrittenAgainByANewStageAttempt() throws Exception {
+    try (MiniFaroCluster cluster = MiniFaroCluster.start(dir, 1)) {
+      ClientOptions.Settings settings = ClientOptions.Settings.from(cluster.clientConf());
+      try (ClientPool pool = new ClientPool("test", settings.network());
+          LifecycleManager lifecycle = new LifecycleManager(new AppId("generations"), settings, pool, "127.0.0.1")) {
+        List<Integer> lostShuffles = Collections.synchronizedList(new ArrayList<>());
+        lifecycle.onShuffleLost(lostShuffles::add);
+        ShuffleClient client = new ShuffleClient(pool, settings);
+        ShuffleId shuffle = new ShuffleId(lifecycle.app(), 7);
+        long stage3 = ShuffleClient.stageKey(3, 0);
+        ShuffleId first = client.pushTargets(lifecycle.endpoint(), shuffle, stage3, 1, 2).faroShuffle();
+        // Another stage object of a later job, attempt 0 too, shares the generation while it is fine.
+        assertThat(client.pushTargets(lifecycle.endpoint(), shuffle, ShuffleClient.stageKey(4, 0), 1, 2)
+            .faroShuffle()).isEqualTo(first);
+
+        client.reportLost(lifecycle.endpoint(), first, 0, "test");
+        assertThat(lostShuffles).containsExactly(7);
+
+        // The re-run, whether attempt 1 of stage 3 or attempt 0 of a new stage 5, writes a new generation.
+        ShuffleId rerun = client.pushTargets(lifecycle.endpoint(), shuffle, ShuffleClient.stageKey(3, 1), 1, 2)
+            .faroShuffle();
+        assertThat(rerun).isNotEqualTo(first);
+        ShuffleId newStage = client.pushTargets(lifecycle.endpoint(), shuffle, ShuffleClient.stageKey(5, 0), 1, 2)
+            .faroShuffle();
+        assertThat(newStage).isEqualTo(rerun);
+        // A zombie task of the lost attempt keeps its generation, and may not report success.
+        try (MapPusher pusher = client.newMapPusher(lifecycle.endpoint(), shuffle, stage3, 0, 0, 1, 2)) {
+          pusher.write(0, new byte[100], 0, 100);
+          pusher.finish();
+        }
+        assertThatThrownBy(() -> client.mapperEnd(lifecycle.endpoint(), shuffle, stage3, 0, 0, 1))
+            .isInstanceOf(FaroException.class)
+            .satisfies(e -> assertThat(((FaroException) e).code()).isEqualTo(ErrorCode.DATA_LOST));
+      }
+    }
+  }
 }

@@ -108,7 +108,9 @@ public final class WorkerServer implements AutoCloseable {
     // Forwards to replicas use their own connections and event loops: never a push event loop,
     // which keeps the forwarding order (see ReplicaLink).
     replicaConnections = new ClientPool("faro-worker-replicate", settings.network());
-    ReplicaLinks links = new ReplicaLinks(replicaConnections, settings.network().requestTimeout());
+    // Half the request timeout: the primary must hear of a slow replica, and answer
+    // REPLICA_FAILED, before its own client gives up on the push and suspects the primary.
+    ReplicaLinks links = new ReplicaLinks(replicaConnections, settings.network().requestTimeout().dividedBy(2));
     store = new PartitionStore(disks, new WriterSettings(settings.flushBufferSize(), settings.chunkSize(),
         settings.splitThreshold(), settings.splitMode() == WorkerOptions.SplitMode.HARD), links::link);
     status = new WorkerStatusSampler(budget, disks.all().stream().map(Disk::ioMode).toList());
