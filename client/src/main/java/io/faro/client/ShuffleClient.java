@@ -56,10 +56,6 @@ public final class ShuffleClient {
   private final Map<WriterKey, CompletableFuture<PushTargets>> pushTargets = new ConcurrentHashMap<>();
   private final Map<ReaderKey, CompletableFuture<ReducerFileGroups>> fileGroups = new ConcurrentHashMap<>();
 
-  public ClientPool pool() {
-    return pool;
-  }
-
   public ShuffleClient(ClientPool pool, ClientOptions.Settings settings) {
     this.pool = requireNonNull(pool, "pool is null");
     this.settings = requireNonNull(settings, "settings is null");

@@ -47,51 +47,44 @@ class WorkerFaultIT {
 
   @Test
   void withReplicationAWorkerKilledWhileMapsPushCostsNoStageRetry() throws Exception {
-    try (LocalCluster cluster = cluster("replicated-push")) {
-      SparkJobRunner.Started job = runner.start("large", "faro", SCALE, cluster.masterEndpoint(), "replicated-push",
-          List.of(REPLICATE, "spark.faro.client.push.batch.size=16k"));
-      LocalCluster.Member victim = cluster.member("worker-1");
-      awaitWorker(victim, "appended_bytes", v -> v > 0, job);
-
-      kill(victim);
-
-      String result = job.awaitResult();
-      assertThat(Json.string(result, "checksum")).isEqualTo(expectedLarge);
-      assertThat(Json.number(result, "stage_retries")).as("stage retries").isZero();
-    }
+    String result = largeJobWithAWorkerKilled("replicated-push", "worker-1", "appended_bytes",
+        List.of(REPLICATE, "spark.faro.client.push.batch.size=16k"));
+    assertThat(Json.number(result, "stage_retries")).as("stage retries").isZero();
   }
 
   @Test
   void withReplicationAWorkerKilledWhileReducersFetchCostsNoStageRetry() throws Exception {
-    try (LocalCluster cluster = cluster("replicated-fetch")) {
-      SparkJobRunner.Started job = runner.start("large", "faro", SCALE, cluster.masterEndpoint(), "replicated-fetch",
-          List.of(REPLICATE, "spark.faro.client.fetch.prefetch.chunks=1"));
-      LocalCluster.Member victim = cluster.member("worker-2");
-      awaitWorker(victim, "fetched_chunks", v -> v > 0, job);
-
-      kill(victim);
-
-      String result = job.awaitResult();
-      assertThat(Json.string(result, "checksum")).isEqualTo(expectedLarge);
-      assertThat(Json.number(result, "stage_retries")).as("stage retries").isZero();
-    }
+    String result = largeJobWithAWorkerKilled("replicated-fetch", "worker-2", "fetched_chunks",
+        List.of(REPLICATE, "spark.faro.client.fetch.prefetch.chunks=1"));
+    assertThat(Json.number(result, "stage_retries")).as("stage retries").isZero();
   }
 
   @Test
   void withoutReplicationAWorkerKilledWhileMapsPushIsRepairedByAStageRetry() throws Exception {
-    try (LocalCluster cluster = cluster("plain-push")) {
-      SparkJobRunner.Started job = runner.start("large", "faro", SCALE, cluster.masterEndpoint(), "plain-push",
-          List.of("spark.faro.client.push.batch.size=16k"));
-      LocalCluster.Member victim = cluster.member("worker-0");
-      awaitWorker(victim, "appended_bytes", v -> v > 0, job);
+    String result = largeJobWithAWorkerKilled("plain-push", "worker-0", "appended_bytes",
+        List.of("spark.faro.client.push.batch.size=16k"));
+    // The victim held acknowledged data of the first generation: lost, and written again.
+    assertThat(Json.number(result, "stage_retries")).as("stage retries").isPositive();
+    assertThat(Files.readString(dir.resolve("plain-push.out"))).contains("runs again");
+  }
 
-      kill(victim);
+  /**
+   * Runs the large job on a fresh cluster and SIGKILLs worker {@code victim} once its status
+   * counter {@code counter} is positive (it holds pushed data, or has served a chunk); checks the
+   * job's checksum and returns its JSON line.
+   */
+  private static String largeJobWithAWorkerKilled(String name, String victim, String counter, List<String> conf)
+      throws Exception {
+    try (LocalCluster cluster = cluster(name)) {
+      SparkJobRunner.Started job = runner.start("large", "faro", SCALE, cluster.masterEndpoint(), name, conf);
+      LocalCluster.Member member = cluster.member(victim);
+      awaitWorker(member, counter, v -> v > 0, job);
+
+      kill(member);
 
       String result = job.awaitResult();
       assertThat(Json.string(result, "checksum")).isEqualTo(expectedLarge);
-      // The victim held acknowledged data of the first generation: lost, and written again.
-      assertThat(Json.number(result, "stage_retries")).as("stage retries").isPositive();
-      assertThat(Files.readString(job.output())).contains("runs again");
+      return result;
     }
   }
 

@@ -224,6 +224,7 @@ public final class PartitionReader implements AutoCloseable {
     }
   }
 
+  /** The backoff before asking the same copy again: a worker that dropped a connection may be busy. */
   private static void sleep(long millis) {
     try {
       Thread.sleep(millis);

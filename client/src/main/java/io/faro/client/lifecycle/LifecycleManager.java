@@ -8,6 +8,7 @@ import io.faro.common.error.ErrorCode;
 import io.faro.common.error.FaroException;
 import io.faro.common.id.AppId;
 import io.faro.common.id.PartitionLocation;
+import io.faro.common.id.Role;
 import io.faro.common.id.ShuffleId;
 import io.faro.common.id.WorkerId;
 import io.faro.common.master.MasterClient;
@@ -32,6 +33,7 @@ import io.faro.proto.MapperEndRequest;
 import io.faro.proto.MapperEndResponse;
 import io.faro.proto.RegisterAppRequest;
 import io.faro.proto.ReportShuffleLostRequest;
+import io.faro.proto.RevivePartitionP;
 import io.faro.proto.ReviveRequest;
 import io.faro.proto.ReviveResponse;
 import io.faro.proto.RequestSlotsRequest;
@@ -45,6 +47,10 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.Set;
+import java.util.SortedSet;
+import java.util.TreeSet;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.IntConsumer;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -81,10 +87,10 @@ public final class LifecycleManager implements RequestHandler, AutoCloseable {
   private final Map<Integer, List<ShuffleLifecycle>> generations = new HashMap<>();
   /** Every generation by Faro's shuffle id. */
   private final Map<Integer, ShuffleLifecycle> shuffles = new ConcurrentHashMap<>();
-  private final java.util.concurrent.atomic.AtomicInteger nextShuffleId = new java.util.concurrent.atomic.AtomicInteger();
-  /** Workers that failed a push recently, with the time: revives avoid them for a while. */
+  private final AtomicInteger nextShuffleId = new AtomicInteger();
+  /** Workers that failed a push or a reservation recently, with the time: revives avoid them for a while. */
   private final Map<WorkerId, Long> recentlyFailed = new ConcurrentHashMap<>();
-  private volatile java.util.function.IntConsumer onShuffleLost = id -> { };
+  private volatile IntConsumer onShuffleLost = id -> { };
   private final TransportServer server;
   private final HostPort endpoint;
   private final ScheduledExecutorService heartbeat;
@@ -184,8 +190,8 @@ public final class LifecycleManager implements RequestHandler, AutoCloseable {
         s = latest;
       }
       if (s == null) {
-        s = new ShuffleLifecycle(engineShuffle, new ShuffleId(app, nextShuffleId.getAndIncrement()), stageAttempt,
-            numMaps, numPartitions);
+        s = new ShuffleLifecycle(engineShuffle, new ShuffleId(app, nextShuffleId.getAndIncrement()), numMaps,
+            numPartitions);
         list.add(s);
         shuffles.put(s.id().shuffle(), s);
         LOG.info("Shuffle {} of {} is written as Faro shuffle {} (generation {}, stage {} attempt {})",
@@ -292,7 +298,8 @@ public final class LifecycleManager implements RequestHandler, AutoCloseable {
               return CompletableFuture.completedFuture(List.copyOf(placed));
             }
             excluded.addAll(failed);
-            failed.forEach(s::workerFailed);
+            long now = System.currentTimeMillis();
+            failed.forEach(w -> recentlyFailed.put(w, now));
             if (round >= PLACEMENT_ROUNDS) {
               return CompletableFuture.failedFuture(new FaroException(ErrorCode.RESERVE_FAILED,
                   "could not reserve " + retry.size() + " partitions of shuffle " + s.id() + " after "
@@ -347,7 +354,7 @@ public final class LifecycleManager implements RequestHandler, AutoCloseable {
       return;
     }
     long now = System.currentTimeMillis();
-    for (io.faro.proto.RevivePartitionP p : r.getPartitionsList()) {
+    for (RevivePartitionP p : r.getPartitionsList()) {
       if (!p.getFailedWorker().isEmpty()) {
         recentlyFailed.put(new WorkerId(p.getFailedWorker()), now);
       }
@@ -356,7 +363,7 @@ public final class LifecycleManager implements RequestHandler, AutoCloseable {
     List<Integer> toPlace = new ArrayList<>();
     Map<Integer, CompletableFuture<PartitionLocation>> created = new HashMap<>();
     List<CompletableFuture<PartitionLocation>> answers = new ArrayList<>();
-    for (io.faro.proto.RevivePartitionP p : r.getPartitionsList()) {
+    for (RevivePartitionP p : r.getPartitionsList()) {
       answers.add(s.revive(p.getPartitionId(), p.getEpoch(), toPlace,
           partition -> created.computeIfAbsent(partition, x -> new CompletableFuture<>())));
     }
@@ -418,7 +425,7 @@ public final class LifecycleManager implements RequestHandler, AutoCloseable {
   }
 
   /** Hears the engine shuffle id of every generation reported lost (the engine re-runs its maps). */
-  public void onShuffleLost(java.util.function.IntConsumer listener) {
+  public void onShuffleLost(IntConsumer listener) {
     this.onShuffleLost = requireNonNull(listener, "listener is null");
   }
 
@@ -461,7 +468,7 @@ public final class LifecycleManager implements RequestHandler, AutoCloseable {
           LOG.warn("Commit of shuffle {} on worker {} failed (attempt {} of {}), retrying: {}", s.id(), worker,
               attempt, COMMIT_ATTEMPTS, cause.getMessage());
           return CompletableFuture.supplyAsync(() -> null,
-                  CompletableFuture.delayedExecutor(attempt, java.util.concurrent.TimeUnit.SECONDS))
+                  CompletableFuture.delayedExecutor(attempt, TimeUnit.SECONDS))
               .thenCompose(x -> commitOn(s, worker, rpc, attempt + 1));
         }).thenCompose(f -> f);
   }
@@ -489,7 +496,7 @@ public final class LifecycleManager implements RequestHandler, AutoCloseable {
       committed.put(worker, files);
     });
     long bytes = 0;
-    java.util.SortedSet<Integer> lost = new java.util.TreeSet<>();
+    SortedSet<Integer> lost = new TreeSet<>();
     for (PartitionLocation location : locations) {
       boolean anyCopy = false;
       for (PartitionLocation copy : location.copies()) {
@@ -504,7 +511,7 @@ public final class LifecycleManager implements RequestHandler, AutoCloseable {
         if (c.getBytes() > 0) {
           b.addFiles(CommittedFileP.newBuilder().setLocation(IdMapper.toProto(copy))
               .setBytes(c.getBytes()).setChunks(c.getChunks()));
-          bytes += copy.role() == io.faro.common.id.Role.PRIMARY || location.replica().isEmpty() ? c.getBytes() : 0;
+          bytes += copy.role() == Role.PRIMARY ? c.getBytes() : 0; // the shuffle's bytes, not its copies'
         }
       }
       if (!anyCopy) {

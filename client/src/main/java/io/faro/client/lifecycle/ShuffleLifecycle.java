@@ -6,7 +6,6 @@ import io.faro.common.error.ErrorCode;
 import io.faro.common.error.FaroException;
 import io.faro.common.id.PartitionLocation;
 import io.faro.common.id.ShuffleId;
-import io.faro.common.id.WorkerId;
 import io.faro.proto.GetReducerFileGroupsResponse;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -37,7 +36,6 @@ import java.util.function.Supplier;
 final class ShuffleLifecycle {
   private final int engineShuffleId;
   private final ShuffleId id;
-  private final int stageAttempt;
   private final int numMaps;
   private final int numPartitions;
   private final AtomicIntegerArray winners;
@@ -46,8 +44,6 @@ final class ShuffleLifecycle {
   private final AtomicReference<CompletableFuture<List<PartitionLocation>>> placement = new AtomicReference<>();
   private final CompletableFuture<GetReducerFileGroupsResponse> committed = new CompletableFuture<>();
   private final AtomicInteger nextEpoch = new AtomicInteger(1);
-  /** Workers that failed a push or a reservation of this shuffle: revives avoid them. */
-  private final Set<WorkerId> failedWorkers = ConcurrentHashMap.newKeySet();
   private volatile boolean commitStarted;
   private volatile boolean lost;
   /** The (stage id, stage attempt) pairs whose tasks write this generation. */
@@ -59,10 +55,9 @@ final class ShuffleLifecycle {
   private final Map<Integer, CompletableFuture<PartitionLocation>> reviving = new HashMap<>();
   // -------------------------------------------------------------------------------------
 
-  ShuffleLifecycle(int engineShuffleId, ShuffleId id, int stageAttempt, int numMaps, int numPartitions) {
+  ShuffleLifecycle(int engineShuffleId, ShuffleId id, int numMaps, int numPartitions) {
     this.engineShuffleId = engineShuffleId;
     this.id = requireNonNull(id, "id is null");
-    this.stageAttempt = stageAttempt;
     this.numMaps = numMaps;
     this.numPartitions = numPartitions;
     this.winners = new AtomicIntegerArray(numMaps);
@@ -80,11 +75,6 @@ final class ShuffleLifecycle {
   /** Faro's id of this generation: what workers know. */
   ShuffleId id() {
     return id;
-  }
-
-  /** The map stage attempt this generation was created for. */
-  int stageAttempt() {
-    return stageAttempt;
   }
 
   /** Whether tasks of stage attempt {@code stageKey} write this generation. */
@@ -165,14 +155,6 @@ final class ShuffleLifecycle {
   /** A fresh epoch, higher than any this shuffle used. */
   int newEpoch() {
     return nextEpoch.getAndIncrement();
-  }
-
-  void workerFailed(WorkerId worker) {
-    failedWorkers.add(worker);
-  }
-
-  Set<WorkerId> failedWorkers() {
-    return Set.copyOf(failedWorkers);
   }
 
   /**

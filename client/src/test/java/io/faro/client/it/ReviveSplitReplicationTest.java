@@ -90,30 +90,6 @@ class ReviveSplitReplicationTest {
     }
   }
 
-  private static int[][] readAll(ShuffleClient client, LifecycleManager lifecycle, ShuffleId shuffle,
-      ShuffleWorkload workload, List<Long> fetchRetries) {
-    int[][] seen = new int[MAPS][workload.recordsPerMap];
-    for (int p = 0; p < PARTITIONS; p++) {
-      try (PartitionReader reader = client.newReader(lifecycle.endpoint(), shuffle, MAPS, p, p + 1, 0, MAPS)) {
-        for (Batch b; (b = reader.next()) != null; ) {
-          workload.countBatch(b, p, seen);
-        }
-        fetchRetries.add(reader.fetchRetries());
-      }
-    }
-    return seen;
-  }
-
-  private static void assertEveryRecordOnce(int[][] seen) {
-    for (int m = 0; m < seen.length; m++) {
-      for (int s = 0; s < seen[m].length; s++) {
-        if (seen[m][s] != 1) {
-          throw new AssertionError("record " + s + " of map " + m + " was read " + seen[m][s] + " times");
-        }
-      }
-    }
-  }
-
   @Test
   void withReplicationAWorkerLostWhileMapsPushLosesNothing() throws Exception {
     try (MiniFaroCluster cluster = MiniFaroCluster.start(dir, 3, Map.of("faro.worker.chunk.size", "16k"))) {
@@ -137,7 +113,8 @@ class ReviveSplitReplicationTest {
         runMaps(client, lifecycle, shuffle, workload, 3, MAPS, revives);
 
         List<Long> fetchRetries = new ArrayList<>();
-        assertEveryRecordOnce(readAll(client, lifecycle, shuffle, workload, fetchRetries));
+        ShuffleWorkload.assertEveryRecordOnce(
+            workload.readAll(client, lifecycle.endpoint(), shuffle, r -> fetchRetries.add(r.fetchRetries())));
         assertThat(revives.stream().mapToLong(Long::longValue).sum())
             .as("pushes moved off the lost worker").isPositive();
         ReducerFileGroups groups = client.fileGroups(lifecycle.endpoint(), shuffle, MAPS, 0);
@@ -174,7 +151,8 @@ class ReviveSplitReplicationTest {
         worker(cluster, primaryOf0).close();
 
         List<Long> fetchRetries = new ArrayList<>();
-        assertEveryRecordOnce(readAll(client, lifecycle, shuffle, workload, fetchRetries));
+        ShuffleWorkload.assertEveryRecordOnce(
+            workload.readAll(client, lifecycle.endpoint(), shuffle, r -> fetchRetries.add(r.fetchRetries())));
         assertThat(fetchRetries.get(0)).as("partition 0 switched to its replica").isPositive();
       }
     }
@@ -197,7 +175,7 @@ class ReviveSplitReplicationTest {
           ShuffleClient client = new ShuffleClient(pool, settings);
           ShuffleId shuffle = new ShuffleId(lifecycle.app(), 0);
           runMaps(client, lifecycle, shuffle, workload, 0, MAPS, new ArrayList<>());
-          assertEveryRecordOnce(readAll(client, lifecycle, shuffle, workload, new ArrayList<>()));
+          ShuffleWorkload.assertEveryRecordOnce(workload.readAll(client, lifecycle.endpoint(), shuffle, r -> { }));
           ReducerFileGroups groups = client.fileGroups(lifecycle.endpoint(), shuffle, MAPS, 0);
           for (int p = 0; p < PARTITIONS; p++) {
             List<ReducerFileGroups.CommittedFile> files = groups.files(p);

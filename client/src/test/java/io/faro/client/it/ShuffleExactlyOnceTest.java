@@ -84,31 +84,6 @@ class ShuffleExactlyOnceTest {
     }
   }
 
-  private static int[][] readAll(ShuffleClient client, LifecycleManager lifecycle, ShuffleId shuffle,
-      ShuffleWorkload workload, AtomicLong bytesRead) {
-    int[][] seen = new int[MAPS][workload.recordsPerMap];
-    for (int p = 0; p < PARTITIONS; p++) {
-      try (PartitionReader reader = client.newReader(lifecycle.endpoint(), shuffle, MAPS, p, p + 1, 0, Integer.MAX_VALUE)) {
-        Batch batch;
-        while ((batch = reader.next()) != null) {
-          workload.countBatch(batch, p, seen);
-        }
-        bytesRead.addAndGet(reader.bytesRead());
-      }
-    }
-    return seen;
-  }
-
-  private static void assertEveryRecordOnce(int[][] seen) {
-    for (int m = 0; m < seen.length; m++) {
-      for (int s = 0; s < seen[m].length; s++) {
-        if (seen[m][s] != 1) {
-          throw new AssertionError("record " + s + " of map " + m + " was read " + seen[m][s] + " times");
-        }
-      }
-    }
-  }
-
   @Test
   void everyRecordIsReadExactlyOnce() throws Exception {
     ShuffleWorkload workload = new ShuffleWorkload(MAPS, PARTITIONS, 2000, 1L);
@@ -129,7 +104,8 @@ class ShuffleExactlyOnceTest {
         pushed += f.get();
       }
       AtomicLong read = new AtomicLong();
-      assertEveryRecordOnce(readAll(client, lifecycle, shuffle, workload, read));
+      ShuffleWorkload.assertEveryRecordOnce(
+          workload.readAll(client, lifecycle.endpoint(), shuffle, r -> read.addAndGet(r.bytesRead())));
       assertThat(read.get()).isEqualTo(pushed);
       // Every worker took part: placement spread the partitions.
       assertThat(cluster.workerDirs()).allSatisfy(d -> assertThat(dataFiles(d, "exactly-once")).isNotEmpty());
@@ -170,7 +146,8 @@ class ShuffleExactlyOnceTest {
         extra += f.get()[1];
       }
       AtomicLong read = new AtomicLong();
-      assertEveryRecordOnce(readAll(client, lifecycle, shuffle, workload, read));
+      ShuffleWorkload.assertEveryRecordOnce(
+          workload.readAll(client, lifecycle.endpoint(), shuffle, r -> read.addAndGet(r.bytesRead())));
       // The duplicates really were stored and fetched; the reader dropped them.
       assertThat(extra).isPositive();
       assertThat(read.get()).isEqualTo(winners + extra);

@@ -1,6 +1,11 @@
 package io.faro.client.it;
 
+import io.faro.client.ShuffleClient;
+import io.faro.client.fetch.PartitionReader;
 import io.faro.client.push.MapPusher;
+import io.faro.common.id.ShuffleId;
+import io.faro.common.network.HostPort;
+import java.util.function.Consumer;
 import io.faro.common.batch.Batch;
 import java.nio.ByteBuffer;
 import java.util.Random;
@@ -75,6 +80,34 @@ final class ShuffleWorkload {
         }
       }
       seen[mapId][seq]++;
+    }
+  }
+
+  /**
+   * Reads every partition of {@code shuffle} through {@code client}, one reader per partition
+   * ({@code afterEach} hears each before it closes); returns how often each record was read.
+   */
+  int[][] readAll(ShuffleClient client, HostPort lifecycle, ShuffleId shuffle, Consumer<PartitionReader> afterEach) {
+    int[][] seen = new int[maps][recordsPerMap];
+    for (int p = 0; p < partitions; p++) {
+      try (PartitionReader reader = client.newReader(lifecycle, shuffle, maps, p, p + 1, 0, maps)) {
+        for (Batch b; (b = reader.next()) != null; ) {
+          countBatch(b, p, seen);
+        }
+        afterEach.accept(reader);
+      }
+    }
+    return seen;
+  }
+
+  /** Fails unless every record was read exactly once. */
+  static void assertEveryRecordOnce(int[][] seen) {
+    for (int m = 0; m < seen.length; m++) {
+      for (int s = 0; s < seen[m].length; s++) {
+        if (seen[m][s] != 1) {
+          throw new AssertionError("record " + s + " of map " + m + " was read " + seen[m][s] + " times");
+        }
+      }
     }
   }
 }

@@ -6,6 +6,7 @@ import io.faro.proto.PartitionLocationP;
 import io.faro.proto.RoleP;
 import io.faro.proto.ShuffleKeyP;
 import io.faro.proto.WorkerEndpointP;
+import java.util.Optional;
 import java.util.function.Supplier;
 
 /**
@@ -47,8 +48,7 @@ public final class IdMapper {
       case REPLICA -> Role.REPLICA;
       default -> throw invalid("location of partition " + p.getPartitionId() + " has no role");
     };
-    java.util.Optional<PartitionLocation> replica =
-        p.hasReplica() ? java.util.Optional.of(location(p.getReplica())) : java.util.Optional.empty();
+    Optional<PartitionLocation> replica = p.hasReplica() ? Optional.of(location(p.getReplica())) : Optional.empty();
     return parse(() -> new PartitionLocation(p.getPartitionId(), p.getEpoch(), role,
         new WorkerId(p.getWorkerId()), endpoint(p.getEndpoint()), p.getDiskIndex(), replica), "locations");
   }

@@ -2,6 +2,7 @@ package io.faro.common.id;
 
 import static java.util.Objects.requireNonNull;
 
+import java.util.List;
 import java.util.Optional;
 
 /**
@@ -43,7 +44,7 @@ public record PartitionLocation(
   }
 
   /** The copies of this location's data: itself, then its replica if any. */
-  public java.util.List<PartitionLocation> copies() {
-    return replica.map(r -> java.util.List.of(this, r)).orElseGet(() -> java.util.List.of(this));
+  public List<PartitionLocation> copies() {
+    return replica.map(r -> List.of(this, r)).orElseGet(() -> List.of(this));
   }
 }

@@ -5,6 +5,7 @@ import io.faro.common.error.FaroException;
 import io.faro.common.id.DiskTier;
 import io.faro.common.id.PartitionKey;
 import io.faro.common.id.ShuffleId;
+import io.faro.common.network.HostPort;
 import io.faro.proto.CommitFilesResponse;
 import io.faro.proto.CommittedPartitionP;
 import io.faro.proto.DiskTierP;
@@ -17,6 +18,7 @@ import io.faro.worker.partition.PartitionStore;
 import io.faro.worker.partition.ShuffleCommit;
 import io.faro.worker.status.WorkerStatus;
 import java.util.Locale;
+import java.util.Optional;
 
 /**
  * The worker's one translation between protobuf messages and domain records. Malformed ids
@@ -35,10 +37,11 @@ public final class ProtoMapper {
   }
 
   public static PartitionStore.Reservation reservation(PartitionLocationP location) {
-    java.util.Optional<io.faro.common.network.HostPort> replica = location.hasReplica()
-        ? java.util.Optional.of(new io.faro.common.network.HostPort(location.getReplica().getEndpoint().getHost(),
+    // A primary's writer forwards to its replica's push port.
+    Optional<HostPort> replica = location.hasReplica()
+        ? Optional.of(new HostPort(location.getReplica().getEndpoint().getHost(),
             location.getReplica().getEndpoint().getPushPort()))
-        : java.util.Optional.empty();
+        : Optional.empty();
     return new PartitionStore.Reservation(location.getPartitionId(), location.getEpoch(), location.getDiskIndex(),
         replica);
   }

@@ -75,27 +75,30 @@ public final class PushHandler implements RequestHandler {
     }
     int n = keys.size();
     PartitionWriter[] writers = new PartitionWriter[n];
+    ReplicaLink[] links = new ReplicaLink[n];
     int[] offsets = new int[n];
     // Parts whose primary has a replica are appended and forwarded together, per link, under the
     // link's lock: the replica then receives each partition's parts in this worker's append order.
     Map<ReplicaLink, List<Integer>> forwarded = new LinkedHashMap<>();
+    int forwardCount = 0;
     int offset = body.readerIndex();
     for (int i = 0; i < n; i++) {
       writers[i] = store.writer(keys.get(i)).orElse(null);
+      links[i] = writers[i] == null || push.getReplica() ? null : writers[i].replica().orElse(null);
       offsets[i] = offset;
       offset += push.getParts(i).getLength();
-      if (writers[i] != null && !push.getReplica() && writers[i].replica().isPresent()) {
-        forwarded.computeIfAbsent(writers[i].replica().get(), l -> new ArrayList<>()).add(i);
+      if (links[i] != null) {
+        forwarded.computeIfAbsent(links[i], l -> new ArrayList<>()).add(i);
+        forwardCount++;
       }
     }
-    int forwardCount = forwarded.values().stream().mapToInt(List::size).sum();
     // The parts pin the whole frame until the last is written, and so do the slices forwarded to
     // replicas until their peer answers: charge the frame once, released by all of them.
     FrameCharge charge = new FrameCharge(budget, body.readableBytes(), n + forwardCount);
     AppendStatus[] statuses = new AppendStatus[n];
-    List<CompletableFuture<Void>> confirmations = new ArrayList<>();
+    List<CompletableFuture<Void>> confirmations = new ArrayList<>(forwarded.size());
     for (int i = 0; i < n; i++) {
-      if (writers[i] == null || push.getReplica() || writers[i].replica().isEmpty()) {
+      if (links[i] == null) {
         statuses[i] = store.append(keys.get(i), writers[i], body.retainedSlice(offsets[i], push.getParts(i).getLength()), charge);
       }
     }
