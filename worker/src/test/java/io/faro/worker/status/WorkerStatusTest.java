@@ -16,6 +16,8 @@ import io.faro.worker.testing.Batches;
 import io.faro.worker.testing.FakeMaster;
 import io.faro.worker.testing.TestWorkers;
 import io.faro.worker.testing.WorkerClient;
+import java.lang.management.ManagementFactory;
+import java.lang.management.ThreadMXBean;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
@@ -45,9 +47,12 @@ class WorkerStatusTest {
         assertThat(client.push(SHUFFLE, List.of(new WorkerClient.Part(0, 0, batch))))
             .containsExactly(PushStatusP.OK);
       }
+      // The OS counts process CPU in clock ticks (10 ms here), so a short push alone may not move it.
+      burnCpu(50_000_000L);
       WorkerStatusResponse after = status(pool, rpc);
 
-      assertThat(after.getProcessCpuNanos()).isGreaterThan(before.getProcessCpuNanos());
+      assertThat(after.getProcessCpuNanos()).as("process CPU follows the 50 ms this thread burned")
+          .isGreaterThan(before.getProcessCpuNanos());
       assertThat(after.getPeakMemoryBudgetUsedBytes()).as("the pushed frame was counted")
           .isGreaterThanOrEqualTo(32 * 1024);
       assertThat(after.getMemoryPauseBytes())
@@ -73,6 +78,23 @@ class WorkerStatusTest {
         .isEqualTo(new WorkerStatusSampler.ResidentMemory(100L << 20, 200L << 20));
     assertThat(WorkerStatusSampler.readResident(tmp.resolve("missing")))
         .isEqualTo(WorkerStatusSampler.ResidentMemory.UNKNOWN);
+  }
+
+  /** Written so that the JIT keeps the spinning loop. */
+  private static volatile long burned;
+
+  /** Spins this thread until it has used {@code nanos} of CPU, or ten seconds have passed. */
+  private static void burnCpu(long nanos) {
+    ThreadMXBean threads = ManagementFactory.getThreadMXBean();
+    long start = threads.getCurrentThreadCpuTime();
+    long deadline = System.nanoTime() + 10_000_000_000L;
+    long sink = 0;
+    while (threads.getCurrentThreadCpuTime() - start < nanos && System.nanoTime() < deadline) {
+      for (int i = 0; i < 100_000; i++) {
+        sink += i * 31L ^ sink;
+      }
+    }
+    burned = sink;
   }
 
   private static WorkerStatusResponse status(ClientPool pool, HostPort rpc) {
