@@ -27,7 +27,7 @@ import org.apache.spark.sql.SparkSession;
  * that no run inherits another's JIT, caches or shuffle files. Like {@link ShuffleDemo} it knows
  * nothing of Faro's classes: mode {@code faro} only adds the settings a user would add.
  *
- * <p>Arguments: {@code --job large|small-blocks|sql|skew|flaky}, {@code --mode builtin|faro},
+ * <p>Arguments: {@code --job large|small-blocks|sql|skew|flaky|slow}, {@code --mode builtin|faro},
  * {@code --master-endpoints host:port[,...]} (mode faro), {@code --scale X} (default 1) and
  * {@code --local-dir DIR} (Spark's {@code spark.local.dir}, where the built-in shuffle writes) and
  * {@code --conf key=value}, repeatable, for any further Spark setting.
@@ -36,7 +36,8 @@ import org.apache.spark.sql.SparkSession;
  * the SparkContext has started), {@code records} (rows of the job's result), {@code checksum},
  * {@code shuffle_write_bytes}, {@code shuffle_write_records}, {@code shuffle_read_bytes} (as the
  * tasks reported them to Spark), {@code stage_retries} (stage attempts after the first),
- * {@code failed_tasks}, {@code shuffle_manager} (the class that really ran) and
+ * {@code failed_tasks} (attempts that ended otherwise than in success, killed ones included),
+ * {@code speculative_tasks} (speculative copies Spark started), {@code shuffle_manager} (the class that really ran) and
  * {@code spark_version}. The checksum is the sum of a 64-bit hash of every row, modulo 2^64, and
  * the row count ({@code "<16 hex digits>:<count>"}): it does not depend on the order of the rows,
  * which no job here defines.
@@ -103,7 +104,7 @@ public final class CompareJobs {
     try {
       options = Options.parse(args);
     } catch (IllegalArgumentException e) {
-      System.err.println("CompareJobs: " + e.getMessage() + "\nusage: CompareJobs --job large|small-blocks|sql|skew|flaky"
+      System.err.println("CompareJobs: " + e.getMessage() + "\nusage: CompareJobs --job large|small-blocks|sql|skew|flaky|slow"
           + " --mode builtin|faro [--master-endpoints host:port] [--scale X] [--local-dir DIR] [--conf k=v]...");
       System.exit(2);
       return;
@@ -147,6 +148,7 @@ public final class CompareJobs {
       line.put("shuffle_read_bytes", totals.readBytes());
       line.put("stage_retries", totals.stageRetries());
       line.put("failed_tasks", totals.failedTasks());
+      line.put("speculative_tasks", totals.speculativeTasks());
       line.put("shuffle_manager", manager);
       line.put("spark_version", spark.version());
       System.out.println(toJson(line));

@@ -131,7 +131,67 @@ enum ComparisonJob {
               new FailAtEndOfFirstAttempt(input), rows.encoder())
           .repartition(tasks(40, scale), col("k"));
     }
+  },
+
+  /**
+   * Stragglers for speculation: 2 million rows from 8 map tasks into 40 reducers, where the first
+   * attempt of every fourth map task (partitions 1 and 5 at scale 0.25) stops for up to a minute
+   * once it has produced half its rows, so its first half is already pushed. With
+   * {@code spark.speculation=true} on a cluster whose executors sit on different hosts, Spark
+   * starts a copy of each straggler elsewhere, keeps the copy's output and kills the straggler.
+   * Without speculation the stop is skipped, so the rows are the same in every mode.
+   */
+  SLOW("slow") {
+    @Override
+    Dataset<Row> result(SparkSession spark, double scale) {
+      long records = records(2_000_000L, scale);
+      int maps = tasks(16, scale);
+      Dataset<Row> rows = spark.range(0, records, 1, maps)
+          .selectExpr("id", "xxhash64(id) AS k", "concat(hex(xxhash64(id, 1)), hex(xxhash64(id, 2))) AS token");
+      long half = records / maps / 2;
+      return rows.mapPartitions((org.apache.spark.api.java.function.MapPartitionsFunction<Row, Row>) input ->
+              new StallFirstAttempt(input, half), rows.encoder())
+          .repartition(tasks(80, scale), col("k"));
+    }
   };
+
+  /**
+   * Passes rows through; with speculation on, the first attempt of every fourth task stops after
+   * {@code after} rows until it is killed (Spark interrupts it once a copy has succeeded) or a
+   * minute has passed.
+   */
+  static final class StallFirstAttempt implements java.util.Iterator<Row> {
+    private static final long STALL_MILLIS = 60_000;
+    private final java.util.Iterator<Row> input;
+    private long untilStall;
+
+    StallFirstAttempt(java.util.Iterator<Row> input, long after) {
+      this.input = input;
+      org.apache.spark.TaskContext context = org.apache.spark.TaskContext.get();
+      boolean stall = context.attemptNumber() == 0 && context.stageAttemptNumber() == 0
+          && context.partitionId() % 4 == 1
+          && org.apache.spark.SparkEnv.get().conf().getBoolean("spark.speculation", false);
+      this.untilStall = stall ? after : -1;
+    }
+
+    @Override
+    public boolean hasNext() {
+      return input.hasNext();
+    }
+
+    @Override
+    public Row next() {
+      if (untilStall >= 0 && untilStall-- == 0) {
+        try {
+          Thread.sleep(STALL_MILLIS);
+        } catch (InterruptedException e) {
+          Thread.currentThread().interrupt();
+          throw new IllegalStateException("slow job: the stalled attempt was killed", e);
+        }
+      }
+      return input.next();
+    }
+  }
 
   /** Passes rows through; on the first attempt of every third task, fails once they are all read. */
   static final class FailAtEndOfFirstAttempt implements java.util.Iterator<Row> {
@@ -183,7 +243,7 @@ enum ComparisonJob {
         return job;
       }
     }
-    throw new IllegalArgumentException("unknown job '" + name + "'; one of large, small-blocks, sql, skew, flaky");
+    throw new IllegalArgumentException("unknown job '" + name + "'; one of large, small-blocks, sql, skew, flaky, slow");
   }
 
   static long records(long base, double scale) {

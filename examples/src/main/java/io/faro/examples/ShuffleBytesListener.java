@@ -10,6 +10,7 @@ import org.apache.spark.scheduler.SparkListener;
 import org.apache.spark.scheduler.SparkListenerJobEnd;
 import org.apache.spark.scheduler.SparkListenerJobStart;
 import org.apache.spark.scheduler.SparkListenerTaskEnd;
+import org.apache.spark.scheduler.SparkListenerTaskStart;
 
 /**
  * Adds up the shuffle bytes every task reports, as Spark's UI would show them. Whatever shuffle
@@ -23,7 +24,8 @@ import org.apache.spark.scheduler.SparkListenerTaskEnd;
  */
 final class ShuffleBytesListener extends SparkListener {
   /** What the tasks of the finished jobs reported. */
-  record Totals(long writeBytes, long writeRecords, long readBytes, int stageRetries, int failedTasks) {}
+  record Totals(long writeBytes, long writeRecords, long readBytes, int stageRetries, int failedTasks,
+      int speculativeTasks) {}
 
   private final Object lock = new Object();
   private final Set<Integer> started = new HashSet<>();
@@ -33,6 +35,7 @@ final class ShuffleBytesListener extends SparkListener {
   private long readBytes;
   private int stageRetries;
   private int failedTasks;
+  private int speculativeTasks;
 
   @Override
   public void onStageSubmitted(org.apache.spark.scheduler.SparkListenerStageSubmitted event) {
@@ -47,6 +50,15 @@ final class ShuffleBytesListener extends SparkListener {
   public void onJobStart(SparkListenerJobStart event) {
     synchronized (lock) {
       started.add(event.jobId());
+    }
+  }
+
+  @Override
+  public void onTaskStart(SparkListenerTaskStart event) {
+    if (event.taskInfo().speculative()) {
+      synchronized (lock) {
+        speculativeTasks++;
+      }
     }
   }
 
@@ -91,7 +103,7 @@ final class ShuffleBytesListener extends SparkListener {
         }
         TimeUnit.NANOSECONDS.timedWait(lock, left);
       }
-      return new Totals(writeBytes, writeRecords, readBytes, stageRetries, failedTasks);
+      return new Totals(writeBytes, writeRecords, readBytes, stageRetries, failedTasks, speculativeTasks);
     }
   }
 }

@@ -62,7 +62,8 @@ final class SparkJobRunner {
     }
   }
 
-  private static Path property(String name) {
+  /** The path in system property {@code name}, set by the build; it must exist. */
+  static Path property(String name) {
     Path p = Path.of(System.getProperty(name));
     assertThat(p).as(name).exists();
     return p;

@@ -8,6 +8,7 @@ import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.function.LongPredicate;
@@ -116,6 +117,29 @@ class WorkerFaultIT {
           .awaitResult();
       assertThat(Json.string(result, "checksum")).isEqualTo(expected);
       assertThat(Json.number(result, "failed_tasks")).as("map attempts that failed after pushing").isPositive();
+    }
+  }
+
+  @Test
+  void speculativeCopiesOfStragglersThatPushedHalfTheirRowsAreReadOnce() throws Exception {
+    String expected = Json.string(runner.run("slow", "builtin", "0.25", "", "slow-builtin"), "checksum");
+    try (LocalCluster cluster = cluster("slow");
+        SparkStandalone spark = SparkStandalone.start(dir.resolve("spark"), 2, 2)) {
+      List<String> conf = new ArrayList<>(spark.executorConf());
+      conf.addAll(List.of("spark.speculation=true", "spark.speculation.interval=200ms",
+          "spark.speculation.quantile=0.5", "spark.speculation.multiplier=2", "spark.speculation.minTaskRuntime=1s",
+          // Small batches and frames: a straggler's first half is pushed before it stalls.
+          "spark.faro.client.push.batch.size=4k", "spark.faro.client.push.merge.size=16k"));
+      String result = runner.start("slow", "faro", "0.25", cluster.masterEndpoint(), "slow-faro", conf)
+          .awaitResult();
+      assertThat(Json.string(result, "checksum")).isEqualTo(expected);
+      assertThat(Json.number(result, "speculative_tasks")).as("speculative copies started").isPositive();
+      // The stragglers stall for a minute unless killed: a killed attempt is one whose copy won.
+      assertThat(Json.number(result, "failed_tasks")).as("stragglers killed after their copy won").isPositive();
+      assertThat(Json.number(result, "stage_retries")).as("stage retries").isZero();
+      // Readers fetch whole chunks: the stragglers' pushed halves were in them, and were dropped.
+      assertThat(Json.number(result, "shuffle_read_bytes")).as("bytes fetched, the stragglers' included")
+          .isGreaterThan(Json.number(result, "shuffle_write_bytes"));
     }
   }
 
