@@ -70,10 +70,14 @@ public final class WorkerOptions {
       intOption("faro.worker.flush.threads.per.disk", 1, 1, 64, "threads",
           "Flusher threads per disk. One suits an HDD (sequential writes); an NVMe disk may "
               + "take more. A partition always flushes on the same thread.");
+  public static final long CHUNK_SIZE_MIN = 1024;
+  public static final long CHUNK_SIZE_MAX = 1L << 30;
   public static final ConfigOption<Long> CHUNK_SIZE =
-      sizeOption("faro.worker.chunk.size", "8m", 1024, 1L << 30,
+      sizeOption("faro.worker.chunk.size", "8m", CHUNK_SIZE_MIN, CHUNK_SIZE_MAX,
           "Target size of the chunks a partition file is cut into; reducers fetch one chunk "
-              + "per request. A chunk ends after the pushed part that makes it reach this size.");
+              + "per request. A chunk ends after the pushed part that makes it reach this size. "
+              + "A replica is cut by its primary worker's chunk size, so that both copies share "
+              + "chunk boundaries even when the workers are configured differently.");
   public static final ConfigOption<IoMode> IO_MODE =
       enumOption("faro.worker.io.mode", IoMode.AUTO, IoMode.class,
           "How partition files are written and read. direct: O_DIRECT writes from aligned "

@@ -130,7 +130,10 @@ class ReviveSplitReplicationTest {
 
   @Test
   void withReplicationReadersFallBackToTheReplicaWhenAWorkerDiesAfterTheCommit() throws Exception {
-    try (MiniFaroCluster cluster = MiniFaroCluster.start(dir, 3, Map.of("faro.worker.chunk.size", "16k"))) {
+    // Each worker has its own chunk size: a replica must still cut its primary's chunks.
+    List<String> chunkSizes = List.of("16k", "24k", "40k");
+    try (MiniFaroCluster cluster = MiniFaroCluster.start(dir, 3, Map.of(),
+        i -> Map.of("faro.worker.chunk.size", chunkSizes.get(i)))) {
       ClientOptions.Settings settings = settings(cluster, true);
       ShuffleWorkload workload = new ShuffleWorkload(MAPS, PARTITIONS, 3000, 12L);
       try (ClientPool pool = new ClientPool("test", settings.network());
@@ -139,7 +142,7 @@ class ReviveSplitReplicationTest {
         ShuffleId shuffle = new ShuffleId(lifecycle.app(), 0);
         runMaps(client, lifecycle, shuffle, workload, 0, MAPS, new ArrayList<>());
         ReducerFileGroups groups = client.fileGroups(lifecycle.endpoint(), shuffle, MAPS, 0);
-        // Primary and replica of the same epoch cut the same chunks.
+        // Primary and replica of the same epoch cut the same chunks, by the primary's size.
         for (int p = 0; p < PARTITIONS; p++) {
           Map<Integer, Set<Integer>> chunksByEpoch = groups.files(p).stream().collect(Collectors.groupingBy(
               f -> f.location().epoch(), Collectors.mapping(ReducerFileGroups.CommittedFile::chunks, Collectors.toSet())));

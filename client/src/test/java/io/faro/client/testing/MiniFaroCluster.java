@@ -9,6 +9,7 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.function.IntFunction;
 
 /**
  * A real Faro cluster in this JVM: one master (a Raft group of one) and N workers, each with its
@@ -30,6 +31,15 @@ public final class MiniFaroCluster implements AutoCloseable {
 
   /** {@code extra} settings apply to the master and every worker. */
   public static MiniFaroCluster start(Path dir, int workerCount, Map<String, String> extra) throws IOException {
+    return start(dir, workerCount, extra, i -> Map.of());
+  }
+
+  /**
+   * As {@link #start(Path, int, Map)}, with {@code perWorker.apply(i)} added to worker i's
+   * settings (workers configured differently, as during a rolling change).
+   */
+  public static MiniFaroCluster start(Path dir, int workerCount, Map<String, String> extra,
+      IntFunction<Map<String, String>> perWorker) throws IOException {
     FaroConf masterConf = FaroConf.of(Map.of(
             "faro.master.host", "127.0.0.1",
             "faro.master.advertised.host", "127.0.0.1",
@@ -52,7 +62,8 @@ public final class MiniFaroCluster implements AutoCloseable {
                 "faro.worker.dirs", data + ":ssd",
                 "faro.worker.heartbeat.interval", "1s",
                 "faro.master.endpoints", "127.0.0.1:" + master.rpcPort()))
-            .withAll(FaroConf.of(extra));
+            .withAll(FaroConf.of(extra))
+            .withAll(FaroConf.of(perWorker.apply(i)));
         WorkerServer worker = new WorkerServer(workerConf);
         cluster.workers.add(worker);
         cluster.workerDirs.add(data);

@@ -137,6 +137,12 @@ public final class PartitionStore implements AutoCloseable {
 
   /** Appends one validated part to {@code writer} (null: the location is not here), as {@link #append}. */
   public AppendStatus append(PartitionKey key, PartitionWriter writer, ByteBuf part, FrameCharge charge) {
+    return append(key, writer, part, charge, settings.chunkSize());
+  }
+
+  /** As {@link #append(PartitionKey, PartitionWriter, ByteBuf, FrameCharge)}, cutting chunks by {@code chunkSize}. */
+  public AppendStatus append(PartitionKey key, PartitionWriter writer, ByteBuf part, FrameCharge charge,
+      long chunkSize) {
     if (writer == null) {
       ShuffleState state = shuffles.get(key.shuffle());
       part.release();
@@ -144,7 +150,7 @@ public final class PartitionStore implements AutoCloseable {
       return state != null && state.commitStarted ? AppendStatus.STAGE_ENDED : AppendStatus.NOT_HERE;
     }
     int length = part.readableBytes();
-    AppendStatus status = writer.append(part, charge);
+    AppendStatus status = writer.append(part, charge, chunkSize);
     if (status == AppendStatus.ACCEPTED || status == AppendStatus.SOFT_SPLIT) {
       appendedBytes.add(length);
     }
@@ -152,6 +158,11 @@ public final class PartitionStore implements AutoCloseable {
       splitAnswers.increment();
     }
     return status;
+  }
+
+  /** This worker's chunk size, which its replicas cut by too. */
+  public long chunkSize() {
+    return settings.chunkSize();
   }
 
   /** Bytes appended since start. */

@@ -25,9 +25,10 @@ import org.slf4j.LoggerFactory;
  * (the rest is flushed, the index and trailer written, the outcome kept for fetches) or
  * DISCARDED (buffers released, file deleted when the shuffle expires or dropped on shutdown).
  *
- * <p>Chunks: the writer ends a chunk after the append that brings it to {@code chunkSize}.
- * Boundaries depend only on the sequence of appended part lengths, so a replica fed the same
- * parts cuts the same chunks.
+ * <p>Chunks: the writer ends a chunk after the append that brings it to the chunk size.
+ * Boundaries depend only on the sequence of appended part lengths and that size, so a replica
+ * fed the same parts with its primary's chunk size (which the primary sends along) cuts the same
+ * chunks.
  *
  * <p>Threads: {@link #append} runs on push event loops, possibly several at once for one
  * partition; the state below is guarded by {@code this} and each critical section is a few
@@ -122,6 +123,19 @@ public final class PartitionWriter {
    * hears of its release.
    */
   public AppendStatus append(ByteBuf part, FrameCharge charge) {
+    return append(part, charge, settings.chunkSize());
+  }
+
+  /**
+   * As {@link #append(ByteBuf, FrameCharge)}, cutting chunks by {@code chunkSize}: a replica's
+   * writer is given its primary's.
+   */
+  public AppendStatus append(ByteBuf part, FrameCharge charge, long chunkSize) {
+    if (chunkSize <= 0) {
+      part.release();
+      charge.partReleased();
+      throw new IllegalArgumentException("chunk size must be positive: " + chunkSize);
+    }
     int length = part.readableBytes();
     AppendStatus status;
     synchronized (this) {
@@ -130,7 +144,7 @@ public final class PartitionWriter {
         pending.add(new Part(part, charge));
         pendingBytes += length;
         appendedBytes += length;
-        if (appendedBytes - chunkStart >= settings.chunkSize()) {
+        if (appendedBytes - chunkStart >= chunkSize) {
           chunkEnds.add(appendedBytes);
           chunkStart = appendedBytes;
         }

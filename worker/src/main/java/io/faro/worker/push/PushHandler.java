@@ -15,6 +15,7 @@ import io.faro.proto.MessageType;
 import io.faro.proto.PushPart;
 import io.faro.proto.PushRequest;
 import io.faro.proto.PushResponse;
+import io.faro.worker.WorkerOptions;
 import io.faro.worker.memory.FrameCharge;
 import io.faro.worker.memory.MemoryBudget;
 import io.faro.worker.partition.AppendStatus;
@@ -40,7 +41,8 @@ import java.util.concurrent.CompletableFuture;
  *
  * <p>Replication: a part for a primary with a replica is appended here and forwarded to the
  * replica's worker, and answered once the replica confirmed it (REPLICA_FAILED otherwise). A
- * frame forwarded by a primary (marked replica) is only appended.
+ * frame forwarded by a primary (marked replica) is only appended, its chunks cut by the
+ * primary's chunk size, which the frame carries.
  *
  * <p>A frame whose parts do not add up to its body, or with a part that is not a sequence of
  * well-formed batches, is refused as a whole with DATA_CORRUPTED: nothing of it is appended,
@@ -97,9 +99,12 @@ public final class PushHandler implements RequestHandler {
     FrameCharge charge = new FrameCharge(budget, body.readableBytes(), n + forwardCount);
     AppendStatus[] statuses = new AppendStatus[n];
     List<CompletableFuture<Void>> confirmations = new ArrayList<>(forwarded.size());
+    // A forwarded frame's partitions are cut by their primary's chunk size, not this worker's.
+    long chunkSize = push.getReplica() && push.getChunkSize() > 0 ? push.getChunkSize() : store.chunkSize();
     for (int i = 0; i < n; i++) {
       if (links[i] == null) {
-        statuses[i] = store.append(keys.get(i), writers[i], body.retainedSlice(offsets[i], push.getParts(i).getLength()), charge);
+        statuses[i] = store.append(keys.get(i), writers[i],
+            body.retainedSlice(offsets[i], push.getParts(i).getLength()), charge, chunkSize);
       }
     }
     forwarded.forEach((link, parts) -> confirmations.add(
@@ -133,7 +138,8 @@ public final class PushHandler implements RequestHandler {
     List<AppendStatus> own = new ArrayList<>(parts.size());
     CompletableFuture<Frame> answer;
     synchronized (link.lock()) {
-      PushRequest.Builder meta = PushRequest.newBuilder().setShuffle(push.getShuffle()).setReplica(true);
+      PushRequest.Builder meta = PushRequest.newBuilder().setShuffle(push.getShuffle()).setReplica(true)
+          .setChunkSize(store.chunkSize());
       CompositeByteBuf copy = body.alloc().compositeDirectBuffer(parts.size());
       for (int i : parts) {
         int length = push.getParts(i).getLength();
@@ -203,6 +209,11 @@ public final class PushHandler implements RequestHandler {
     if (declared != body.readableBytes()) {
       throw corrupt(shuffle, push.getPartsCount() + " parts declare " + declared
           + " bytes but the frame body has " + body.readableBytes());
+    }
+    if (push.getReplica() && push.getChunkSize() != 0
+        && (push.getChunkSize() < WorkerOptions.CHUNK_SIZE_MIN || push.getChunkSize() > WorkerOptions.CHUNK_SIZE_MAX)) {
+      throw corrupt(shuffle, "a forwarded frame gives chunk size " + push.getChunkSize() + ", outside the bounds of "
+          + WorkerOptions.CHUNK_SIZE.key() + " [" + WorkerOptions.CHUNK_SIZE_MIN + ", " + WorkerOptions.CHUNK_SIZE_MAX + "]");
     }
     int offset = body.readerIndex();
     for (int i = 0; i < push.getPartsCount(); i++) {

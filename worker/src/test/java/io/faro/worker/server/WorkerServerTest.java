@@ -293,10 +293,37 @@ class WorkerServerTest {
     assertError(() -> client.push(SHUFFLE, List.of(new Part(0, 0, good), new Part(1, 0, new byte[0]))),
         ErrorCode.DATA_CORRUPTED, "declares length 0");
 
+    // A primary's forward must give a chunk size that faro.worker.chunk.size could have.
+    var forward = PushRequest.newBuilder().setShuffle(WorkerClient.key(SHUFFLE)).setReplica(true).setChunkSize(10)
+        .addParts(PushPart.newBuilder().setPartitionId(0).setLength(good.length)).build();
+    assertError(() -> WorkerClient.await(client.pushRaw(forward, Unpooled.wrappedBuffer(good)), "push"),
+        ErrorCode.DATA_CORRUPTED, "chunk size 10");
+
     assertThat(client.push(SHUFFLE, List.of(new Part(0, 0, good)))).containsExactly(PushStatusP.OK);
     CommitFilesResponse commit = client.commit(SHUFFLE);
     assertThat(commit.getCommittedList()).extracting(CommittedPartitionP::getBytes)
         .as("nothing of the refused frames was appended").containsExactly((long) good.length, 0L);
+  }
+
+  @Test
+  void aForwardedFrameIsCutByItsPrimarysChunkSizeNotThisWorkers() {
+    client.reserve(SHUFFLE, 0, 0, 0, 1);
+    byte[] batch = batches.batchBytes(1, 0, 0, 1500);
+    for (int i = 0; i < 4; i++) {
+      // Partition 0 as a primary forwards it (with a 1k chunk size); partition 1 as a client pushes.
+      var forward = PushRequest.newBuilder().setShuffle(WorkerClient.key(SHUFFLE)).setReplica(true)
+          .setChunkSize(1024).addParts(PushPart.newBuilder().setPartitionId(0).setLength(batch.length)).build();
+      assertThat(WorkerClient.await(client.pushRaw(forward, Unpooled.wrappedBuffer(batch)), "push").getStatusesList())
+          .containsExactly(PushStatusP.OK);
+      assertThat(client.push(SHUFFLE, List.of(new Part(1, 0, batch)))).containsExactly(PushStatusP.OK);
+    }
+    client.commit(SHUFFLE);
+
+    assertThat(batch.length).isGreaterThan(1024).isLessThan(16 * 1024 / 4);
+    assertThat(client.openStream(new PartitionKey(SHUFFLE, 0, 0))).as("a chunk per part: cut by 1k")
+        .hasSize(5);
+    assertThat(client.openStream(new PartitionKey(SHUFFLE, 1, 0))).as("one chunk: cut by this worker's 16k")
+        .hasSize(2);
   }
 
   @Test
