@@ -17,6 +17,7 @@ import io.faro.common.network.FrameCodec;
 import io.faro.common.network.HostPort;
 import io.faro.common.network.NetworkOptions;
 import io.faro.worker.storage.DirectIo;
+import io.faro.worker.storage.DiskChecker;
 import io.faro.worker.storage.DiskDir;
 import io.faro.worker.storage.Disks;
 import io.faro.worker.storage.IoMode;
@@ -61,7 +62,9 @@ public final class WorkerOptions {
           "path:tier with tier one of " + DiskTier.allowed(),
           "The worker's disks, one directory per disk, each with its tier, e.g. "
               + "/data1/faro:ssd,/data2/faro:hdd. Required. The position in this list is the "
-              + "disk index the masters place partitions by: keep the order stable.");
+              + "disk index the masters place partitions by: keep the order stable. An optional "
+              + "third field caps what Faro keeps on that disk (a disk shared with HDFS), e.g. "
+              + "/data1/faro:hdd:2t.");
   public static final ConfigOption<Long> FLUSH_BUFFER_SIZE =
       sizeOption("faro.worker.flush.buffer.size", "256k", 4 * 1024, 256L << 20,
           "Bytes one partition buffers in memory before they are handed to its disk's flusher. "
@@ -140,6 +143,21 @@ public final class WorkerOptions {
       enumOption("faro.worker.partition.split.mode", SplitMode.SOFT, SplitMode.class,
           "soft: past the threshold, keep appending and answer SOFT_SPLIT, so clients move without "
               + "resending anything; hard: refuse with SPLIT, clients resend the refused batches.");
+  public static final ConfigOption<Long> DISK_RESERVE =
+      sizeOption("faro.worker.disk.reserve", "1g", 0, 1L << 50,
+          "A disk with fewer usable bytes than this (free space, or what its capacity in "
+              + "faro.worker.dirs leaves) is full: the masters place nothing new there and its open "
+              + "partitions answer split (soft or hard as faro.worker.partition.split.mode), so "
+              + "clients continue them elsewhere. The reserve absorbs what is in flight meanwhile.");
+  public static final ConfigOption<Duration> DISK_CHECK_INTERVAL =
+      durationOption("faro.worker.disk.check.interval", "5s", Duration.ofMillis(50),
+          "How often the worker checks each disk: writes, forces and deletes a small file, and "
+              + "compares the usable bytes with faro.worker.disk.reserve. A disk that fails the "
+              + "check (or any write) is broken: nothing new goes there and its partitions refuse "
+              + "data with SPLIT, until a check succeeds again.");
+  public static final ConfigOption<Duration> DISK_CHECK_TIMEOUT =
+      durationOption("faro.worker.disk.check.timeout", "30s", Duration.ofMillis(100),
+          "A disk whose check has run for longer than this (a hung drive) counts as broken.");
   public static final ConfigOption<Integer> TESTING_DROP_PER_MILLE =
       intOption("faro.worker.testing.drop.connections.per.mille", 0, 0, 1000, "per mille",
           "For fault tests only: of every 1000 requests on the push and fetch ports, close the "
@@ -150,7 +168,8 @@ public final class WorkerOptions {
       List.of(HOST, BIND_HOST, ID, RPC_PORT, PUSH_PORT, FETCH_PORT, DIRS, FLUSH_BUFFER_SIZE,
           FLUSH_THREADS_PER_DISK, CHUNK_SIZE, IO_MODE, IO_READ_THREADS_PER_DISK,
           IO_READ_BUFFER_PER_DISK, HEARTBEAT_INTERVAL, MEMORY_BUDGET,
-          MEMORY_PAUSE_PERCENT, MEMORY_RESUME_PERCENT, SPLIT_THRESHOLD, SPLIT_MODE, TESTING_DROP_PER_MILLE);
+          MEMORY_PAUSE_PERCENT, MEMORY_RESUME_PERCENT, SPLIT_THRESHOLD, SPLIT_MODE, DISK_RESERVE, DISK_CHECK_INTERVAL,
+          DISK_CHECK_TIMEOUT, TESTING_DROP_PER_MILLE);
 
   private WorkerOptions() {}
 
@@ -192,6 +211,7 @@ public final class WorkerOptions {
       int memoryResumePercent,
       long splitThreshold,
       SplitMode splitMode,
+      DiskChecker.Settings diskCheck,
       int testingDropPerMille,
       NetworkOptions.Settings network,
       List<HostPort> masters,
@@ -231,6 +251,8 @@ public final class WorkerOptions {
               conf.get(MEMORY_RESUME_PERCENT),
               conf.get(SPLIT_THRESHOLD),
               conf.get(SPLIT_MODE),
+              new DiskChecker.Settings(conf.get(DISK_RESERVE), conf.get(DISK_CHECK_INTERVAL),
+                  conf.get(DISK_CHECK_TIMEOUT)),
               conf.get(TESTING_DROP_PER_MILLE),
               NetworkOptions.Settings.from(conf),
               conf.get(MasterOptions.ENDPOINTS),

@@ -17,6 +17,10 @@ import io.faro.common.id.Role;
 import io.faro.common.id.ShuffleId;
 import io.faro.common.id.WorkerId;
 import io.faro.common.network.ClientPool;
+import io.faro.common.network.Futures;
+import io.faro.common.network.HostPort;
+import io.faro.proto.WorkerStatusRequest;
+import io.faro.proto.WorkerStatusResponse;
 import io.faro.worker.server.WorkerServer;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -27,6 +31,8 @@ import java.util.Set;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.time.Duration;
 import java.util.stream.Collectors;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -192,6 +198,64 @@ class ReviveSplitReplicationTest {
         }
       }
     }
+  }
+
+  @Test
+  void aDiskThatFillsUpSendsItsPartitionsToOtherWorkers() throws Exception {
+    // Worker 0 may keep 512k of files on its one disk and must keep 256k of them usable: it is
+    // full after about 256k, a small part of its share (about 3 MB) of this shuffle.
+    Path worker0 = dir.resolve("worker-0");
+    try (MiniFaroCluster cluster = MiniFaroCluster.start(dir, 3, Map.of("faro.worker.chunk.size", "16k"),
+        i -> i != 0 ? Map.of() : Map.of(
+            "faro.worker.dirs", worker0 + ":ssd:512k",
+            "faro.worker.disk.reserve", "256k",
+            "faro.worker.disk.check.interval", "50ms",
+            "faro.worker.flush.buffer.size", "4k"))) {
+      ClientOptions.Settings settings = settings(cluster, false, false);
+      ShuffleWorkload workload = new ShuffleWorkload(MAPS, PARTITIONS, 12_000, 14L);
+      WorkerServer full = cluster.workers().get(0);
+      try (ClientPool pool = new ClientPool("test", settings.network());
+          LifecycleManager lifecycle = new LifecycleManager(new AppId("disk-full"), settings, pool, "127.0.0.1")) {
+        ShuffleClient client = new ShuffleClient(pool, settings);
+        ShuffleId shuffle = new ShuffleId(lifecycle.app(), 0);
+        List<PartitionLocation> placed = client.pushLocations(lifecycle.endpoint(), shuffle, MAPS, PARTITIONS);
+        assertThat(placed).as("worker 0 starts healthy and gets partitions")
+            .anyMatch(l -> l.worker().equals(full.workerId()));
+        List<Long> revives = new ArrayList<>();
+        runMaps(client, lifecycle, shuffle, workload, 0, MAPS, revives);
+
+        ShuffleWorkload.assertEveryRecordOnce(workload.readAll(client, lifecycle.endpoint(), shuffle, r -> { }));
+        WorkerStatusResponse status = status(pool, full);
+        assertThat(status.getDiskHealth(0)).startsWith("full: ").contains("faro.worker.disk.reserve");
+        assertThat(status.getSplitAnswers()).as("pushes worker 0 answered with a split").isPositive();
+        assertThat(revives.stream().mapToLong(Long::longValue).sum()).as("pushes moved on").isPositive();
+        long others = 0;
+        for (WorkerServer w : cluster.workers().subList(1, 3)) {
+          others += status(pool, w).getDiskUsedBytes(0);
+        }
+        assertThat(status.getDiskUsedBytes(0)).as("bytes on the full disk, against %d on the two others", others)
+            .isLessThan(others / 8);
+
+        // Once the master heard (heartbeats every second), a new shuffle gets nothing there.
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(15);
+        boolean avoided = false;
+        for (int next = 1; !avoided && System.nanoTime() < deadline; next++) {
+          List<PartitionLocation> later =
+              client.pushLocations(lifecycle.endpoint(), new ShuffleId(lifecycle.app(), next), MAPS, PARTITIONS);
+          avoided = later.stream().noneMatch(l -> l.worker().equals(full.workerId()));
+          if (!avoided) {
+            Thread.sleep(200); // the master learns of the full disk only from the next heartbeat
+          }
+        }
+        assertThat(avoided).as("a shuffle placed after the heartbeat avoids the full worker").isTrue();
+      }
+    }
+  }
+
+  /** The status RPC of an in-JVM worker. */
+  private static WorkerStatusResponse status(ClientPool pool, WorkerServer worker) {
+    return Futures.await(pool.call(new HostPort("127.0.0.1", worker.rpcPort()),
+        WorkerStatusRequest.getDefaultInstance(), WorkerStatusResponse.class), Duration.ofSeconds(10), "worker status");
   }
 
   private static WorkerServer worker(MiniFaroCluster cluster, WorkerId id) {

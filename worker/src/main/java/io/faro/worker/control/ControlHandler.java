@@ -11,6 +11,7 @@ import io.faro.common.network.RequestHandler;
 import io.faro.common.network.Responder;
 import io.faro.proto.CommitFilesRequest;
 import io.faro.proto.ReserveSlotsRequest;
+import io.faro.worker.storage.Disk;
 import io.faro.proto.ReserveSlotsResponse;
 import io.faro.worker.partition.PartitionStore;
 import io.faro.worker.protocol.ProtoMapper;
@@ -41,6 +42,8 @@ public final class ControlHandler implements RequestHandler {
             .setReplicatedBytes(store.forwardedBytes())
             .setSplitAnswers(store.splitAnswers())
             .setFetchedChunks(store.fetchedChunks())
+            .addAllDiskHealth(store.disks().all().stream().map(d -> d.health().describe()).toList())
+            .addAllDiskUsedBytes(store.disks().all().stream().map(Disk::usedBytes).toList())
             .build());
         default -> responder.fail(ErrorCode.UNSUPPORTED_MESSAGE, request.type() + " is not served on the RPC port");
       }

@@ -13,14 +13,16 @@ import io.faro.proto.WorkerHeartbeatRequest;
 import io.faro.worker.partition.PartitionStore;
 import io.faro.worker.protocol.ProtoMapper;
 import io.faro.worker.storage.Disk;
+import io.faro.worker.storage.DiskHealth;
 import io.faro.worker.storage.Disks;
 import java.io.IOException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Builds what the worker tells the masters: its registration and each heartbeat. Asks the file
- * systems for space, a blocking call: run it on the heartbeat thread or the starting thread.
+ * Builds what the worker tells the masters: its registration and each heartbeat, which carries
+ * each disk's health as the disk checker last found it. Registration asks the file systems for
+ * their size, a blocking call: run it on the heartbeat thread or the starting thread.
  */
 public final class WorkerReports {
   private static final Logger LOG = LoggerFactory.getLogger(WorkerReports.class);
@@ -68,12 +70,13 @@ public final class WorkerReports {
       DiskLoadP.Builder load = DiskLoadP.newBuilder()
           .setIndex(disk.index())
           .setActivePartitions(store.openPartitions(disk.index()));
-      try {
-        load.setUsableBytes(disk.usableBytes()).setStatus(DiskStatusP.HEALTHY);
-      } catch (IOException e) {
-        LOG.warn("Cannot read the free space of {}: {}", disk, e.toString());
-        load.setUsableBytes(0).setStatus(DiskStatusP.BROKEN);
-      }
+      // What the disk checker last found (a broken disk's space is not asked again here).
+      DiskHealth health = disk.health();
+      load.setUsableBytes(health.usableBytes()).setStatus(switch (health.state()) {
+        case HEALTHY -> DiskStatusP.HEALTHY;
+        case FULL -> DiskStatusP.FULL;
+        case BROKEN -> DiskStatusP.BROKEN;
+      });
       request.addDisks(load);
     }
     store.shuffles().forEach(s -> request.addShuffles(IdMapper.toProto(s)));

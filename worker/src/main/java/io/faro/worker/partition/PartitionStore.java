@@ -12,6 +12,7 @@ import io.faro.worker.storage.Disks;
 import io.netty.buffer.ByteBuf;
 import java.util.ArrayList;
 import java.util.Comparator;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -96,29 +97,59 @@ public final class PartitionStore implements AutoCloseable {
         if (state.expired) {
           continue; // expired meanwhile: the next computeIfAbsent makes a fresh state
         }
-        List<PartitionKey> added = new ArrayList<>();
+        // Every check (and choice of disk) first, so that a refusal adds nothing.
+        Map<PartitionKey, PartitionWriter> added = new LinkedHashMap<>();
         for (Reservation r : reservations) {
           PartitionKey key = new PartitionKey(shuffle, r.partition(), r.epoch());
-          if (state.commitStarted && !state.writers.containsKey(key)) {
+          if (state.writers.containsKey(key) || added.containsKey(key)) {
+            continue;
+          }
+          if (state.commitStarted) {
             throw new FaroException(ErrorCode.INVALID_REQUEST,
                 "cannot reserve " + key + ": shuffle " + shuffle + " is already committed");
           }
-          added.add(key);
+          added.put(key, null);
         }
-        for (int i = 0; i < added.size(); i++) {
-          Reservation r = reservations.get(i);
-          state.writers.computeIfAbsent(added.get(i), k -> newWriter(k, r));
+        Map<PartitionKey, Disk> chosen = new LinkedHashMap<>();
+        for (Reservation r : reservations) {
+          PartitionKey key = new PartitionKey(shuffle, r.partition(), r.epoch());
+          if (added.containsKey(key) && !chosen.containsKey(key)) {
+            chosen.put(key, accepting(key, disks.get(r.diskIndex())));
+          }
+        }
+        for (Reservation r : reservations) {
+          PartitionKey key = new PartitionKey(shuffle, r.partition(), r.epoch());
+          Disk disk = chosen.remove(key);
+          if (disk != null) {
+            ReplicaLink link = r.replica().map(replicaLinks).orElse(null);
+            state.writers.put(key, new PartitionWriter(key, disk, settings, link));
+          }
         }
         return;
       }
     }
   }
 
-  private PartitionWriter newWriter(PartitionKey key, Reservation r) {
-    Disk disk = disks.get(r.diskIndex());
-    ReplicaLink link = r.replica().map(replicaLinks).orElse(null);
-    return new PartitionWriter(key, r.diskIndex(), disk.newPartitionFile(key),
-        disk.flusher().threadFor(key), settings, link);
+  /**
+   * {@code asked} if it is healthy; otherwise a healthy disk of the same tier if there is one,
+   * else of any tier, spread by partition (the master placed before it heard of the disk's
+   * state).
+   *
+   * @throws FaroException STORAGE_FAILED when no disk of this worker is healthy: the lifecycle
+   *     manager then places the partition on another worker
+   */
+  private Disk accepting(PartitionKey key, Disk asked) {
+    if (asked.accepting()) {
+      return asked;
+    }
+    List<Disk> healthy = disks.all().stream().filter(Disk::accepting).toList();
+    List<Disk> sameTier = healthy.stream().filter(d -> d.tier() == asked.tier()).toList();
+    List<Disk> candidates = sameTier.isEmpty() ? healthy : sameTier;
+    if (candidates.isEmpty()) {
+      throw new FaroException(ErrorCode.STORAGE_FAILED, "cannot reserve " + key + ": no disk of this worker"
+          + " takes data (disk " + asked.index() + " is " + asked.health().describe() + ")");
+    }
+    return candidates.get(Math.floorMod(key.partition() + key.epoch(), candidates.size()));
   }
 
   /** The writer of {@code key}, if this worker holds that location. */
@@ -158,6 +189,11 @@ public final class PartitionStore implements AutoCloseable {
       splitAnswers.increment();
     }
     return status;
+  }
+
+  /** The disks partitions are written to. */
+  public Disks disks() {
+    return disks;
   }
 
   /** This worker's chunk size, which its replicas cut by too. */

@@ -6,6 +6,8 @@ import io.faro.common.id.PartitionKey;
 import io.faro.worker.replicate.ReplicaLink;
 import io.faro.worker.memory.FrameCharge;
 import io.faro.worker.storage.ChunkIndex;
+import io.faro.worker.storage.Disk;
+import io.faro.worker.storage.DiskHealth;
 import io.faro.worker.storage.PartitionFile;
 import io.netty.buffer.ByteBuf;
 import java.io.IOException;
@@ -42,6 +44,7 @@ public final class PartitionWriter {
   private enum State { OPEN, COMMITTED, DISCARDED }
 
   private final PartitionKey key;
+  private final Disk disk;
   private final int diskIndex;
   private final PartitionFile file;
   private final Executor flushThread;
@@ -73,20 +76,17 @@ public final class PartitionWriter {
   // file stays a prefix of this one.
   private volatile boolean replicaLost;
 
-  public PartitionWriter(
-      PartitionKey key, int diskIndex, PartitionFile file, Executor flushThread,
-      WriterSettings settings) {
-    this(key, diskIndex, file, flushThread, settings, null);
+  public PartitionWriter(PartitionKey key, Disk disk, WriterSettings settings) {
+    this(key, disk, settings, null);
   }
 
   /** @param replica the link to this primary's replica, or null */
-  public PartitionWriter(
-      PartitionKey key, int diskIndex, PartitionFile file, Executor flushThread,
-      WriterSettings settings, ReplicaLink replica) {
+  public PartitionWriter(PartitionKey key, Disk disk, WriterSettings settings, ReplicaLink replica) {
     this.key = requireNonNull(key, "key is null");
-    this.diskIndex = diskIndex;
-    this.file = requireNonNull(file, "file is null");
-    this.flushThread = requireNonNull(flushThread, "flushThread is null");
+    this.disk = requireNonNull(disk, "disk is null");
+    this.diskIndex = disk.index();
+    this.file = disk.newPartitionFile(key);
+    this.flushThread = disk.flusher().threadFor(key);
     this.settings = requireNonNull(settings, "settings is null");
     this.replica = replica;
   }
@@ -169,6 +169,12 @@ public final class PartitionWriter {
         // a new location instead.
         if (writeFailed || replicaLost || (replica != null && replica.failed())) {
           yield AppendStatus.SPLIT;
+        }
+        // A full disk still has its reserve for what is in flight; a broken one takes nothing.
+        DiskHealth health = disk.health();
+        if (!health.healthy()) {
+          yield health.state() == DiskHealth.State.BROKEN || settings.hardSplit()
+              ? AppendStatus.SPLIT : AppendStatus.SOFT_SPLIT;
         }
         if (appendedBytes >= settings.splitThreshold()) {
           yield settings.hardSplit() ? AppendStatus.SPLIT : AppendStatus.SOFT_SPLIT;
@@ -280,6 +286,7 @@ public final class PartitionWriter {
       if (file.failure().isPresent() && !writeFailed) {
         writeFailed = true;
         LOG.warn("Partition {} stops taking data: {}", key, file.failure().get().getMessage());
+        disk.writeFailed(key + ": " + file.failure().get().getMessage());
       }
     } finally {
       release(parts);

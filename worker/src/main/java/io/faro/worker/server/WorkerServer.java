@@ -24,6 +24,7 @@ import io.faro.worker.push.PushHandler;
 import io.faro.worker.replicate.ReplicaLinks;
 import io.faro.worker.status.WorkerStatusSampler;
 import io.faro.worker.storage.Disk;
+import io.faro.worker.storage.DiskChecker;
 import io.faro.worker.storage.Disks;
 import io.faro.worker.storage.IoMode;
 import io.netty.util.concurrent.DefaultThreadFactory;
@@ -50,6 +51,7 @@ public final class WorkerServer implements AutoCloseable {
 
   // Set by start() and read after it; start() and close() are synchronized.
   private Disks disks;
+  private DiskChecker diskChecker;
   private ScheduledThreadPoolExecutor memoryThread;
   private MemoryBudget budget;
   private WorkerStatusSampler status;
@@ -101,6 +103,9 @@ public final class WorkerServer implements AutoCloseable {
 
   private void startStorage() {
     disks = Disks.open(settings.dirs(), settings.diskOptions(), "faro-worker");
+    // Checked once before registering, so the masters never hear of a disk as healthy unchecked.
+    diskChecker = new DiskChecker(disks, settings.diskCheck(), "faro-worker-disk-check");
+    diskChecker.start();
     memoryThread = new ScheduledThreadPoolExecutor(1, new DefaultThreadFactory("faro-worker-memory", true));
     // The relief reads the store field when it runs: only after pushes, so after it is set.
     budget = new MemoryBudget(settings.memoryPauseBytes(), settings.memoryResumeBytes(),
@@ -214,6 +219,7 @@ public final class WorkerServer implements AutoCloseable {
     closeQuietly(fetchServer);
     closeQuietly(rpcServer);
     closeQuietly(replicaConnections);
+    closeQuietly(diskChecker);
     closeQuietly(store);
     closeQuietly(disks);
     if (memoryThread != null) {

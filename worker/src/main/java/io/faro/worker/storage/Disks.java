@@ -70,8 +70,11 @@ public final class Disks implements AutoCloseable {
         DiskReader reader = direct == null ? null
             : new DiskReader(threadPrefix + "-reader-d" + index, direct, options.readThreadsPerDisk(),
                 options.readBufferPerDisk(), options.readBufferWaitMillis());
-        disks.add(new Disk(index, dir,
-            new DiskFlusher(threadPrefix + "-flusher-d" + index, options.flushThreadsPerDisk()), direct, reader));
+        Disk disk = new Disk(index, dir,
+            new DiskFlusher(threadPrefix + "-flusher-d" + index, options.flushThreadsPerDisk()), direct, reader);
+        disks.add(disk);
+        // Files left by an earlier run count against the disk's capacity until they are deleted.
+        disk.used(existingBytes(dir.path()));
       }
     } catch (RuntimeException e) {
       new Disks(disks).close();
@@ -128,10 +131,25 @@ public final class Disks implements AutoCloseable {
     return CompletableFuture.allOf(perDisk);
   }
 
+  private static long existingBytes(Path root) {
+    try (Stream<Path> paths = Files.walk(root)) {
+      return paths.filter(Files::isRegularFile).mapToLong(p -> {
+        try {
+          return Files.size(p);
+        } catch (IOException e) {
+          return 0; // deleted meanwhile
+        }
+      }).sum();
+    } catch (IOException | java.io.UncheckedIOException e) {
+      LOG.warn("Cannot add up the files already under {}: {}", root, e.toString());
+      return 0;
+    }
+  }
+
   private static void deleteShuffleDirectory(Disk disk, ShuffleId shuffle) {
     Path shuffleDir = FileLayout.shuffleDir(disk.root(), shuffle);
     try {
-      deleteRecursively(shuffleDir);
+      deleteRecursively(disk, shuffleDir);
       Files.deleteIfExists(FileLayout.appDir(disk.root(), shuffle.app()));
     } catch (DirectoryNotEmptyException e) {
       // Another shuffle of the same app still has files here: the app directory stays.
@@ -140,14 +158,18 @@ public final class Disks implements AutoCloseable {
     }
   }
 
-  private static void deleteRecursively(Path dir) throws IOException {
+  /** Deletes {@code dir} and everything in it; the bytes of the files deleted leave {@code disk}'s count. */
+  private static void deleteRecursively(Disk disk, Path dir) throws IOException {
     if (!Files.exists(dir)) {
       return;
     }
     try (Stream<Path> paths = Files.walk(dir)) {
       for (Path p : paths.sorted(Comparator.reverseOrder()).toList()) {
         try {
-          Files.deleteIfExists(p);
+          long size = Files.isRegularFile(p) ? Files.size(p) : 0;
+          if (Files.deleteIfExists(p)) {
+            disk.used(-size);
+          }
         } catch (NoSuchFileException ignored) {
           // Gone already.
         }

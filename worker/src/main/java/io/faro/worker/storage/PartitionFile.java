@@ -14,6 +14,7 @@ import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
+import java.util.function.LongConsumer;
 
 /**
  * The file of one partition while it is written ({@link PartitionFileFormat}). Created on the
@@ -39,6 +40,9 @@ public final class PartitionFile {
   /** Direct I/O only: bytes after the last whole block, not yet on disk. */
   private byte[] tail = new byte[0];
   private IOException failure;
+  // Hears of every byte this file adds to its disk, and of their removal when it is deleted.
+  private final LongConsumer usage;
+  private long counted;
 
   /** A file written through the page cache. */
   public PartitionFile(PartitionKey key, Path path) {
@@ -47,9 +51,20 @@ public final class PartitionFile {
 
   /** A file written with {@code direct} I/O, or through the page cache when it is null. */
   public PartitionFile(PartitionKey key, Path path, DirectIo direct) {
+    this(key, path, direct, bytes -> { });
+  }
+
+  /** As {@link #PartitionFile(PartitionKey, Path, DirectIo)}, telling {@code usage} of the bytes it takes. */
+  public PartitionFile(PartitionKey key, Path path, DirectIo direct, LongConsumer usage) {
     this.key = requireNonNull(key, "key is null");
     this.path = requireNonNull(path, "path is null");
     this.direct = direct;
+    this.usage = requireNonNull(usage, "usage is null");
+  }
+
+  private void count(long bytes) {
+    counted += bytes;
+    usage.accept(bytes);
   }
 
   public Path path() {
@@ -73,6 +88,7 @@ public final class PartitionFile {
     if (failure != null) {
       return;
     }
+    long before = written;
     try {
       ensureOpen();
       ByteBuffer[] sources = nioBuffers(buffers);
@@ -95,6 +111,8 @@ public final class PartitionFile {
       }
     } catch (IOException e) {
       fail(e);
+    } finally {
+      count(written - before);
     }
   }
 
@@ -151,6 +169,7 @@ public final class PartitionFile {
     }
     try {
       ByteBuffer footer = PartitionFileFormat.encodeFooter(chunks);
+      count(footer.remaining());
       if (direct != null) {
         // The rest is not a whole block: write it through the page cache, after the blocks.
         channel.close();
@@ -177,7 +196,9 @@ public final class PartitionFile {
   /** Closes and deletes the file, if it was created. */
   public void delete() throws IOException {
     closeQuietly();
-    Files.deleteIfExists(path);
+    if (Files.deleteIfExists(path)) {
+      count(-counted);
+    }
   }
 
   private void ensureOpen() throws IOException {

@@ -1,15 +1,20 @@
 package io.faro.worker.partition;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.faro.common.batch.BatchDecoder;
+import io.faro.common.error.ErrorCode;
+import io.faro.common.error.FaroException;
 import io.faro.common.id.AppId;
 import io.faro.common.id.DiskTier;
 import io.faro.common.id.PartitionKey;
 import io.faro.common.id.ShuffleId;
 import io.faro.worker.memory.MemoryBudget;
 import io.faro.worker.storage.ChunkIndex;
+import io.faro.worker.storage.Disk;
 import io.faro.worker.storage.DiskDir;
+import io.faro.worker.storage.DiskHealth;
 import io.faro.worker.storage.Disks;
 import io.faro.worker.storage.FileLayout;
 import io.faro.worker.storage.PartitionFileReader;
@@ -202,6 +207,43 @@ class PartitionWriterTest {
     assertThat(commit.failed().get(0).reason()).contains("0-0.data");
     assertThat(commit.committed()).extracting(c -> c.key()).containsExactly(healthy);
     assertThat(budget.used()).isZero();
+  }
+
+  @Test
+  void partitionsOnAFullOrBrokenDiskAnswerSplitAndNewOnesGoToAHealthyDisk() {
+    store.reserve(SHUFFLE, List.of(new PartitionStore.Reservation(0, 0, 0), new PartitionStore.Reservation(1, 0, 1)));
+    PartitionKey onD0 = new PartitionKey(SHUFFLE, 0, 0);
+    PartitionKey onD1 = new PartitionKey(SHUFFLE, 1, 0);
+    Disk d0 = disks.get(0);
+    Disk d1 = disks.get(1);
+
+    // No disk has more usable bytes than Long.MAX_VALUE: full.
+    assertThat(d0.check(Long.MAX_VALUE).state()).isEqualTo(DiskHealth.State.FULL);
+    assertThat(append(onD0, Unpooled.wrappedBuffer(new byte[10]))).as("soft split mode").isEqualTo(AppendStatus.SOFT_SPLIT);
+    assertThat(append(onD1, Unpooled.wrappedBuffer(new byte[10]))).isEqualTo(AppendStatus.ACCEPTED);
+    // The master placed on disk 0 before it heard: the worker takes the partition on disk 1.
+    store.reserve(SHUFFLE, List.of(new PartitionStore.Reservation(2, 0, 0)));
+    assertThat(store.writer(new PartitionKey(SHUFFLE, 2, 0)).orElseThrow().diskIndex()).isEqualTo(1);
+
+    d0.writeFailed("test");
+    assertThat(append(onD0, Unpooled.wrappedBuffer(new byte[10]))).as("broken").isEqualTo(AppendStatus.SPLIT);
+
+    // No disk takes data: the reservation is refused as a whole, and nothing of it stays.
+    d1.check(Long.MAX_VALUE);
+    assertThatThrownBy(() -> store.reserve(SHUFFLE, List.of(new PartitionStore.Reservation(3, 0, 1),
+        new PartitionStore.Reservation(4, 0, 0))))
+        .isInstanceOfSatisfying(FaroException.class, e -> assertThat(e.code()).isEqualTo(ErrorCode.STORAGE_FAILED))
+        .hasMessageContaining("no disk of this worker takes data");
+    assertThat(store.writer(new PartitionKey(SHUFFLE, 3, 0))).isEmpty();
+    assertThat(store.writer(new PartitionKey(SHUFFLE, 4, 0))).isEmpty();
+    // Already reserved locations are no new reservation: repeating one still succeeds.
+    store.reserve(SHUFFLE, List.of(new PartitionStore.Reservation(0, 0, 0)));
+
+    // A check that passes makes the disk and its partitions take data again.
+    assertThat(d0.check(0).state()).isEqualTo(DiskHealth.State.HEALTHY);
+    assertThat(append(onD0, Unpooled.wrappedBuffer(new byte[10]))).isEqualTo(AppendStatus.ACCEPTED);
+    // Kept: the soft split's part, partition 1's and the last one; the broken disk's was refused.
+    assertThat(budget.used()).isEqualTo(30);
   }
 
   @Test

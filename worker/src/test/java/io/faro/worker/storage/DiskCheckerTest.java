@@ -1,0 +1,114 @@
+package io.faro.worker.storage;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.faro.common.id.AppId;
+import io.faro.common.id.DiskTier;
+import io.faro.common.id.PartitionKey;
+import io.faro.common.id.ShuffleId;
+import io.netty.buffer.Unpooled;
+import java.io.FileInputStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** Disk health on real directories: capacity and reserve, a directory that cannot be written, a hung check. */
+class DiskCheckerTest {
+  private static final ShuffleId SHUFFLE = new ShuffleId(new AppId("app-disk"), 0);
+
+  @TempDir Path root;
+
+  @Test
+  void aDiskIsFullOnceFaroFilesLeaveLessThanTheReserveOfItsCapacity() throws Exception {
+    Path dir = Files.createDirectories(root.resolve("d0"));
+    Files.write(dir.resolve("left-by-an-earlier-run"), new byte[100_000]);
+    try (Disks disks = Disks.open(List.of(new DiskDir(dir, DiskTier.HDD, 1_000_000)), Disks.Options.buffered(1), "t")) {
+      Disk disk = disks.get(0);
+      assertThat(disk.usedBytes()).as("files found at start").isEqualTo(100_000);
+      DiskChecker checker = new DiskChecker(disks, new DiskChecker.Settings(700_000, Duration.ofHours(1),
+          Duration.ofSeconds(30)), "t-check");
+      checker.checkAll();
+      assertThat(disk.health()).isEqualTo(new DiskHealth(DiskHealth.State.HEALTHY, 900_000, ""));
+
+      PartitionFile file = disk.newPartitionFile(new PartitionKey(SHUFFLE, 0, 0));
+      file.write(List.of(Unpooled.wrappedBuffer(new byte[300_000])));
+      file.finish(ChunkIndex.of(new long[] {0, 300_000}));
+      long footer = Files.size(file.path()) - 300_000;
+      assertThat(disk.usedBytes()).isEqualTo(400_000 + footer);
+      checker.checkAll();
+
+      assertThat(disk.health().state()).isEqualTo(DiskHealth.State.FULL);
+      assertThat(disk.health().usableBytes()).isEqualTo(600_000 - footer);
+      assertThat(disk.health().describe()).contains("below the reserve of 700000", "faro.worker.disk.reserve",
+          "capacity 1000000");
+      assertThat(disk.accepting()).isFalse();
+
+      file.delete();
+      assertThat(disk.usedBytes()).isEqualTo(100_000);
+      checker.checkAll();
+      assertThat(disk.accepting()).isTrue();
+      // The check cleans up after itself.
+      assertThat(dir.resolve(Disk.CHECK_FILE)).doesNotExist();
+    }
+  }
+
+  @Test
+  void aDiskWhoseDirectoryCannotBeWrittenIsBrokenUntilItCanAgain() throws Exception {
+    Path dir = root.resolve("d0");
+    try (Disks disks = Disks.open(List.of(new DiskDir(dir, DiskTier.SSD)), Disks.Options.buffered(1), "t")) {
+      Disk disk = disks.get(0);
+      assertThat(disk.check(0).state()).isEqualTo(DiskHealth.State.HEALTHY);
+
+      // The directory is gone and a file sits in its place (as after a failed remount).
+      Files.move(dir, root.resolve("d0-away"));
+      Files.writeString(dir, "not a directory");
+      DiskHealth broken = disk.check(0);
+      assertThat(broken.state()).isEqualTo(DiskHealth.State.BROKEN);
+      assertThat(broken.reason()).contains("could not write to " + dir);
+
+      Files.delete(dir);
+      Files.move(root.resolve("d0-away"), dir);
+      assertThat(disk.check(0).state()).isEqualTo(DiskHealth.State.HEALTHY);
+
+      disk.writeFailed("partition 3-0: No space left on device");
+      assertThat(disk.health().describe()).isEqualTo("broken: a write failed: partition 3-0: No space left on device");
+      assertThat(disk.check(0).healthy()).as("a failed write lasts until the next check").isTrue();
+    }
+  }
+
+  @Test
+  void aCheckThatHangsMakesItsDiskBrokenUntilItEnds() throws Exception {
+    Path dir = root.resolve("d0");
+    try (Disks disks = Disks.open(List.of(new DiskDir(dir, DiskTier.SSD)), Disks.Options.buffered(1), "t")) {
+      Disk disk = disks.get(0);
+      DiskChecker checker = new DiskChecker(disks, new DiskChecker.Settings(0, Duration.ofHours(1),
+          Duration.ofMillis(300)), "t-check");
+      // A named pipe where the check writes: opening it for writing blocks until someone reads,
+      // as a write to a hung drive would.
+      Process mkfifo = new ProcessBuilder("mkfifo", dir.resolve(Disk.CHECK_FILE).toString()).start();
+      assertThat(mkfifo.waitFor(10, TimeUnit.SECONDS) && mkfifo.exitValue() == 0).as("mkfifo").isTrue();
+      CompletableFuture<Void> check = CompletableFuture.runAsync(checker::checkAll);
+
+      long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+      while (disk.accepting() && System.nanoTime() < deadline) {
+        Thread.sleep(50); // the check runs on another thread, blocked in the kernel
+      }
+      assertThat(check).isNotDone();
+      assertThat(disk.health().describe()).startsWith("broken: its check has not finished for");
+
+      // Reading the pipe lets the blocked open go on; the check ends (a pipe cannot be forced).
+      try (FileInputStream reader = new FileInputStream(dir.resolve(Disk.CHECK_FILE).toFile())) {
+        check.get(10, TimeUnit.SECONDS);
+      }
+      assertThat(dir.resolve(Disk.CHECK_FILE)).as("the check deleted the pipe").doesNotExist();
+      checker.checkAll();
+      assertThat(disk.accepting()).isTrue();
+      checker.close();
+    }
+  }
+}
