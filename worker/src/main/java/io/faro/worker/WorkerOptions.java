@@ -148,7 +148,9 @@ public final class WorkerOptions {
           "A disk with fewer usable bytes than this (free space, or what its capacity in "
               + "faro.worker.dirs leaves) is full: the masters place nothing new there and its open "
               + "partitions answer split (soft or hard as faro.worker.partition.split.mode), so "
-              + "clients continue them elsewhere. The reserve absorbs what is in flight meanwhile.");
+              + "clients continue them elsewhere. Between checks the worker subtracts what it wrote "
+              + "since the last one. The reserve must absorb what is in flight meanwhile, up to "
+              + "what faro.worker.memory.budget holds for that disk.");
   public static final ConfigOption<Duration> DISK_CHECK_INTERVAL =
       durationOption("faro.worker.disk.check.interval", "5s", Duration.ofMillis(50),
           "How often the worker checks each disk: writes, forces and deletes a small file, and "
@@ -156,8 +158,9 @@ public final class WorkerOptions {
               + "check (or any write) is broken: nothing new goes there and its partitions refuse "
               + "data with SPLIT, until a check succeeds again.");
   public static final ConfigOption<Duration> DISK_CHECK_TIMEOUT =
-      durationOption("faro.worker.disk.check.timeout", "30s", Duration.ofMillis(100),
-          "A disk whose check has run for longer than this (a hung drive) counts as broken.");
+      durationOption("faro.worker.disk.check.timeout", "60s", Duration.ofMillis(100),
+          "A disk whose check has run for longer than this (a hung drive) counts as broken. "
+              + "Generous: a busy disk may take seconds to force a small file.");
   public static final ConfigOption<Integer> TESTING_DROP_PER_MILLE =
       intOption("faro.worker.testing.drop.connections.per.mille", 0, 0, 1000, "per mille",
           "For fault tests only: of every 1000 requests on the push and fetch ports, close the "

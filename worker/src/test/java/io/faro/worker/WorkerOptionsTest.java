@@ -97,6 +97,20 @@ class WorkerOptionsTest {
   }
 
   @Test
+  void aDiskMayCarryACapacityAndABadOneNamesTheKeyAndTheForm() {
+    assertThat(WorkerOptions.Settings.from(MINIMAL.with("faro.worker.dirs", "/data1/faro:hdd:2t,/data2/faro:ssd")).dirs())
+        .containsExactly(new DiskDir(Path.of("/data1/faro"), DiskTier.HDD, 2L << 40),
+            new DiskDir(Path.of("/data2/faro"), DiskTier.SSD));
+    assertThatThrownBy(() -> WorkerOptions.Settings.from(MINIMAL.with("faro.worker.dirs", "/data1:hdd:lots")))
+        .isInstanceOf(ConfigException.class)
+        .hasMessageContaining("faro.worker.dirs")
+        .hasMessageContaining("capacity 'lots' is not a size like 512m or 2t");
+    assertThatThrownBy(() -> WorkerOptions.Settings.from(MINIMAL.with("faro.worker.dirs", "/data1:hdd:1t:x")))
+        .isInstanceOf(ConfigException.class)
+        .hasMessageContaining("path:tier or path:tier:capacity");
+  }
+
+  @Test
   void aBadSizeNamesTheKey() {
     assertThatThrownBy(() -> WorkerOptions.Settings.from(MINIMAL.with("faro.worker.flush.buffer.size", "lots")))
         .isInstanceOf(ConfigException.class)

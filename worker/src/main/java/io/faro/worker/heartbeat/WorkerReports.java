@@ -50,7 +50,7 @@ public final class WorkerReports {
     for (Disk disk : disks.all()) {
       long capacity;
       try {
-        capacity = disk.capacityBytes();
+        capacity = Math.min(disk.capacityBytes(), disk.dir().capacityBytes());
       } catch (IOException e) {
         LOG.warn("Cannot read the capacity of {}: {}", disk, e.toString());
         capacity = 0;

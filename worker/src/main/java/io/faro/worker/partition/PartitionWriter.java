@@ -301,6 +301,9 @@ public final class PartitionWriter {
           .orElseGet(() -> new PartitionCommit.Committed(key, Optional.empty(), ChunkIndex.empty()));
     } catch (IOException | RuntimeException e) {
       LOG.warn("Commit of partition {} failed: {}", key, e.getMessage());
+      if (e instanceof IOException && !writeFailed) {
+        disk.writeFailed(key + " at commit: " + e.getMessage()); // its index or sync failed
+      }
       return new PartitionCommit.Failed(key, String.valueOf(e.getMessage()));
     }
   }

@@ -171,7 +171,9 @@ public final class PushHandler implements RequestHandler {
           PushStatusP r = k < replicaStatuses.size() ? replicaStatuses.get(k) : PushStatusP.PUSH_STATUS_UNSPECIFIED;
           boolean confirmed = r == PushStatusP.OK || r == PushStatusP.SLOW_DOWN || r == PushStatusP.SOFT_SPLIT;
           if (confirmed) {
-            statuses[i] = own.get(k);
+            // The replica's split (its disk filling, its own threshold) moves the client too.
+            statuses[i] = r == PushStatusP.SOFT_SPLIT && own.get(k) == AppendStatus.ACCEPTED
+                ? AppendStatus.SOFT_SPLIT : own.get(k);
           } else {
             writers[i].replicaLost(error != null ? String.valueOf(Futures.unwrap(error).getMessage())
                 : "replica answered " + r);

@@ -103,6 +103,8 @@ public final class WorkerServer implements AutoCloseable {
 
   private void startStorage() {
     disks = Disks.open(settings.dirs(), settings.diskOptions(), "faro-worker");
+    // Without the records of a graceful restart (not built yet), an earlier run's files are garbage.
+    disks.deleteLeftovers();
     // Checked once before registering, so the masters never hear of a disk as healthy unchecked.
     diskChecker = new DiskChecker(disks, settings.diskCheck(), "faro-worker-disk-check");
     diskChecker.start();

@@ -10,6 +10,7 @@ import java.nio.channels.FileChannel;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
+import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
@@ -38,6 +39,11 @@ public final class Disk {
   // When the running check started (System.nanoTime, never 0), or 0 when none runs.
   private volatile long checkStarted;
   private volatile long checkTimeoutNanos = Long.MAX_VALUE;
+  private volatile boolean hungLogged;
+  // Of the last check: Faro's bytes on the disk when it began, and the reserve it applied.
+  private volatile long usedAtCheck;
+  private volatile long reserveBytes;
+  private final AtomicLong writeFailures = new AtomicLong();
 
   Disk(int index, DiskDir dir, DiskFlusher flusher, DirectIo direct, DiskReader reader) {
     this.index = index;
@@ -56,6 +62,11 @@ public final class Disk {
 
   public Path root() {
     return dir.path();
+  }
+
+  /** The disk as configured in faro.worker.dirs. */
+  public DiskDir dir() {
+    return dir;
   }
 
   public DiskTier tier() {
@@ -79,6 +90,19 @@ public final class Disk {
     return new PartitionFile(key, FileLayout.partitionFile(root(), key), direct, this::used);
   }
 
+  // Partition files of an earlier run, found at open, until Disks.deleteLeftovers takes them.
+  private volatile List<Path> leftovers = List.of();
+
+  void leftovers(List<Path> files) {
+    leftovers = List.copyOf(files);
+  }
+
+  List<Path> takeLeftovers() {
+    List<Path> files = leftovers;
+    leftovers = List.of();
+    return files;
+  }
+
   /** Counts {@code delta} bytes more (or, negative, fewer) of Faro's files on this disk. */
   void used(long delta) {
     usedBytes.accumulateAndGet(delta, (a, b) -> Math.max(0, a + b));
@@ -99,16 +123,32 @@ public final class Disk {
   }
 
   /**
-   * What the last check or failed write found; broken, too, while a check has been running for
-   * longer than its timeout (a hung disk hangs its check).
+   * What the last check or failed write found, with two corrections between checks: full once
+   * the bytes written since the last check leave less than the reserve (a fast disk can write a
+   * reserve's worth between two checks), and broken while a check has been running for longer
+   * than its timeout (a hung disk hangs its check).
    */
   public DiskHealth health() {
     long started = checkStarted;
     if (started != 0 && System.nanoTime() - started > checkTimeoutNanos) {
-      return DiskHealth.broken("its check has not finished for "
+      DiskHealth hung = DiskHealth.broken("its check has not finished for "
           + TimeUnit.NANOSECONDS.toSeconds(System.nanoTime() - started) + " s");
+      if (!hungLogged) {
+        hungLogged = true;
+        LOG.warn("{} is {}: its partitions move to other disks", this, hung.describe());
+      }
+      return hung;
     }
-    return health;
+    DiskHealth last = health;
+    if (last.healthy() && last != DiskHealth.UNCHECKED) {
+      long left = last.usableBytes() - Math.max(0, usedBytes() - usedAtCheck);
+      if (left < reserveBytes) {
+        return new DiskHealth(DiskHealth.State.FULL, Math.max(0, left), "about " + Math.max(0, left)
+            + " bytes usable since the last check, below the reserve of " + reserveBytes
+            + " (faro.worker.disk.reserve)");
+      }
+    }
+    return last;
   }
 
   /** Whether the disk takes new partitions and data: healthy as far as is known. */
@@ -123,11 +163,14 @@ public final class Disk {
   /**
    * Checks the disk: writes, forces and deletes a small file in its directory, then compares
    * its usable bytes with {@code reserveBytes}. Broken if the file cannot be written, full if
-   * fewer than {@code reserveBytes} are usable, healthy otherwise. A blocking call.
+   * fewer than {@code reserveBytes} are usable, healthy otherwise. A write that failed while the
+   * check ran keeps the disk broken until the next check. A blocking call.
    */
   public DiskHealth check(long reserveBytes) {
+    long failuresBefore = writeFailures.get();
     checkStarted = System.nanoTime() | 1;
     DiskHealth result;
+    long usedBefore = usedBytes();
     try {
       Path probe = root().resolve(CHECK_FILE);
       try (FileChannel channel = FileChannel.open(probe, StandardOpenOption.CREATE, StandardOpenOption.WRITE,
@@ -151,17 +194,33 @@ public final class Disk {
       result = DiskHealth.broken("the check could not write to " + root() + ": " + e);
     } finally {
       checkStarted = 0;
+      hungLogged = false;
     }
-    setHealth(result);
+    synchronized (this) {
+      if (writeFailures.get() != failuresBefore) {
+        return health; // a write failed meanwhile: that outlives this check's result
+      }
+      // Bytes written while the check ran may not be in its figure: count them as written after.
+      usedAtCheck = usedBefore;
+      this.reserveBytes = reserveBytes;
+      setHealth(result);
+    }
     return result;
   }
 
-  /** A write to a file of this disk failed: broken until a check finds otherwise. */
+  /**
+   * A write to a file of this disk failed (a flush, an index, a sync): broken until a check
+   * finds otherwise.
+   */
   public void writeFailed(String reason) {
-    setHealth(DiskHealth.broken("a write failed: " + reason));
+    synchronized (this) {
+      writeFailures.incrementAndGet();
+      setHealth(DiskHealth.broken("a write failed: " + reason));
+    }
   }
 
-  private synchronized void setHealth(DiskHealth next) {
+  // @GuardedBy("this")
+  private void setHealth(DiskHealth next) {
     DiskHealth previous = health;
     health = next;
     if (previous.state() != next.state()) {

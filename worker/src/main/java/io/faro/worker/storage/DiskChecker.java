@@ -4,20 +4,30 @@ import static java.util.Objects.requireNonNull;
 
 import io.netty.util.concurrent.DefaultThreadFactory;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicBoolean;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
- * Checks every disk of the worker at a fixed interval, on one thread of its own: each check
- * writes, forces and deletes a small file and compares the usable bytes with the reserve (see
- * {@link Disk#check}). A disk whose check hangs (a dying drive) is reported broken once the check
- * has run for longer than the timeout, by {@link Disk#health} itself; the other disks' checks
- * wait behind it and keep their last result.
+ * Checks every disk of the worker at a fixed interval (see {@link Disk#check}: write, force and
+ * delete a small file, compare the usable bytes with the reserve), each disk on its own schedule
+ * in a pool of one thread per disk, so that a disk whose check hangs (a dying drive) holds one
+ * thread and the others go on being checked. The hung disk is reported broken by {@link
+ * Disk#health} itself once its check has run for longer than the timeout.
  */
 public final class DiskChecker implements AutoCloseable {
+  private static final Logger LOG = LoggerFactory.getLogger(DiskChecker.class);
+
   /**
    * @param reserveBytes usable bytes below which a disk is full
-   * @param interval time between two checks of every disk
+   * @param interval time between two checks of a disk
    * @param timeout how long a check may run before its disk counts as broken
    */
   public record Settings(long reserveBytes, Duration interval, Duration timeout) {
@@ -33,31 +43,71 @@ public final class DiskChecker implements AutoCloseable {
 
   private final Disks disks;
   private final Settings settings;
-  private final ScheduledThreadPoolExecutor thread;
+  private final ScheduledThreadPoolExecutor threads;
+  // Per disk index: whether a check of it runs now.
+  private final List<AtomicBoolean> checking = new ArrayList<>();
 
-  public DiskChecker(Disks disks, Settings settings, String threadName) {
+  public DiskChecker(Disks disks, Settings settings, String threadPrefix) {
     this.disks = requireNonNull(disks, "disks is null");
     this.settings = requireNonNull(settings, "settings is null");
     disks.all().forEach(d -> d.checkTimeout(settings.timeout().toNanos()));
-    this.thread = new ScheduledThreadPoolExecutor(1, new DefaultThreadFactory(threadName, true));
+    disks.all().forEach(d -> checking.add(new AtomicBoolean()));
+    this.threads = new ScheduledThreadPoolExecutor(Math.max(1, disks.size()),
+        new DefaultThreadFactory(threadPrefix, true));
   }
 
-  /** Checks every disk once, on the calling thread, then every interval in the background. */
+  /**
+   * Checks every disk once and waits for those checks, each at most the timeout (a disk whose
+   * first check hangs is broken from the start); then checks each disk every interval.
+   */
   public void start() {
-    checkAll();
+    List<CompletableFuture<Void>> first = new ArrayList<>();
+    for (Disk disk : disks.all()) {
+      first.add(CompletableFuture.runAsync(() -> check(disk), threads));
+    }
+    long deadline = System.nanoTime() + settings.timeout().toNanos();
+    for (int i = 0; i < first.size(); i++) {
+      try {
+        first.get(i).get(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
+      } catch (TimeoutException e) {
+        LOG.warn("The first check of {} has not finished within {}: it counts as broken",
+            disks.get(i), settings.timeout());
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        break;
+      } catch (ExecutionException e) {
+        // check() logs and swallows everything: not reached.
+      }
+    }
     long interval = settings.interval().toNanos();
-    thread.scheduleWithFixedDelay(this::checkAll, interval, interval, TimeUnit.NANOSECONDS);
+    for (Disk disk : disks.all()) {
+      threads.scheduleWithFixedDelay(() -> check(disk), interval, interval, TimeUnit.NANOSECONDS);
+    }
   }
 
   /** Checks every disk now, on the calling thread. */
   public void checkAll() {
-    for (Disk disk : disks.all()) {
+    disks.all().forEach(this::check);
+  }
+
+  private void check(Disk disk) {
+    AtomicBoolean running = checking.get(disk.index());
+    // A hung check holds its thread; the next one of that disk must not take another thread.
+    if (!running.compareAndSet(false, true)) {
+      return;
+    }
+    try {
       disk.check(settings.reserveBytes());
+    } catch (Throwable t) {
+      // Whatever it is, the next check must still run: a thrown task would cancel its schedule.
+      LOG.error("Checking {} failed unexpectedly", disk, t);
+    } finally {
+      running.set(false);
     }
   }
 
   @Override
   public void close() {
-    thread.shutdownNow();
+    threads.shutdownNow();
   }
 }

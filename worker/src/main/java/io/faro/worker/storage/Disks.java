@@ -20,6 +20,9 @@ import org.slf4j.LoggerFactory;
 public final class Disks implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(Disks.class);
 
+  private static final java.util.regex.Pattern PARTITION_FILE = java.util.regex.Pattern.compile("\\d+-\\d+\\.data");
+  private static final java.util.regex.Pattern SHUFFLE_DIR = java.util.regex.Pattern.compile("\\d+");
+
   private final List<Disk> disks;
 
   private Disks(List<Disk> disks) {
@@ -75,6 +78,7 @@ public final class Disks implements AutoCloseable {
         disks.add(disk);
         // Files left by an earlier run count against the disk's capacity until they are deleted.
         disk.used(existingBytes(dir.path()));
+        disk.leftovers(leftoverPartitionFiles(dir.path()));
       }
     } catch (RuntimeException e) {
       new Disks(disks).close();
@@ -129,6 +133,69 @@ public final class Disks implements AutoCloseable {
             .map(d -> CompletableFuture.runAsync(() -> deleteShuffleDirectory(d, shuffle), d.flusher().anyThread()))
             .toArray(CompletableFuture[]::new);
     return CompletableFuture.allOf(perDisk);
+  }
+
+  /**
+   * Partition files an earlier run left under {@code root} (root/app/shuffle/P-E.data). A
+   * restarted worker has no record of them and cannot serve them. Nothing else is touched, in
+   * case faro.worker.dirs points at a directory that holds more than Faro's files.
+   */
+  private static List<Path> leftoverPartitionFiles(Path root) {
+    try (Stream<Path> paths = Files.walk(root, 3)) {
+      return paths.filter(p -> root.relativize(p).getNameCount() == 3 && Files.isRegularFile(p)
+              && PARTITION_FILE.matcher(p.getFileName().toString()).matches()
+              && SHUFFLE_DIR.matcher(p.getParent().getFileName().toString()).matches())
+          .toList();
+    } catch (IOException | java.io.UncheckedIOException e) {
+      LOG.warn("Cannot list the files already under {}: {}", root, e.toString());
+      return List.of();
+    }
+  }
+
+  /**
+   * Deletes, on each disk's flusher, the partition files an earlier run left (found at open),
+   * and then their shuffle and app directories if empty; their bytes leave the disks' counts.
+   */
+  public CompletableFuture<Void> deleteLeftovers() {
+    return CompletableFuture.allOf(disks.stream()
+        .map(d -> CompletableFuture.runAsync(() -> deleteLeftovers(d), d.flusher().anyThread()))
+        .toArray(CompletableFuture[]::new));
+  }
+
+  private static void deleteLeftovers(Disk disk) {
+    List<Path> files = disk.takeLeftovers();
+    if (files.isEmpty()) {
+      return;
+    }
+    long bytes = 0;
+    int deleted = 0;
+    for (Path file : files) {
+      try {
+        long size = Files.size(file);
+        if (Files.deleteIfExists(file)) {
+          disk.used(-size);
+          bytes += size;
+          deleted++;
+        }
+        Path shuffleDir = file.getParent();
+        deleteIfEmpty(shuffleDir);
+        deleteIfEmpty(shuffleDir.getParent());
+      } catch (NoSuchFileException e) {
+        // Gone already.
+      } catch (IOException e) {
+        LOG.warn("Cannot delete {} left by an earlier run: {}", file, e.toString());
+      }
+    }
+    LOG.info("Deleted {} partition files ({} bytes) an earlier run left on {}: a restarted worker cannot serve them",
+        deleted, bytes, disk);
+  }
+
+  private static void deleteIfEmpty(Path dir) throws IOException {
+    try {
+      Files.deleteIfExists(dir);
+    } catch (DirectoryNotEmptyException e) {
+      // Other files remain (more leftovers to come, or a new shuffle's).
+    }
   }
 
   private static long existingBytes(Path root) {

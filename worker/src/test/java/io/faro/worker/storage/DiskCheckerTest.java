@@ -12,7 +12,6 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
-import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -40,6 +39,9 @@ class DiskCheckerTest {
       file.finish(ChunkIndex.of(new long[] {0, 300_000}));
       long footer = Files.size(file.path()) - 300_000;
       assertThat(disk.usedBytes()).isEqualTo(400_000 + footer);
+      // Full at once, before any check: what was written since the last one is subtracted.
+      assertThat(disk.health().state()).isEqualTo(DiskHealth.State.FULL);
+      assertThat(disk.health().reason()).contains("since the last check");
       checker.checkAll();
 
       assertThat(disk.health().state()).isEqualTo(DiskHealth.State.FULL);
@@ -54,6 +56,25 @@ class DiskCheckerTest {
       assertThat(disk.accepting()).isTrue();
       // The check cleans up after itself.
       assertThat(dir.resolve(Disk.CHECK_FILE)).doesNotExist();
+    }
+  }
+
+  @Test
+  void partitionFilesOfAnEarlierRunAreDeletedAndNothingElse() throws Exception {
+    Path dir = Files.createDirectories(root.resolve("d0"));
+    Path leftover = FileLayout.partitionFile(dir, new PartitionKey(SHUFFLE, 3, 1));
+    Files.createDirectories(leftover.getParent());
+    Files.write(leftover, new byte[5000]);
+    Path notOurs = Files.writeString(dir.resolve("README"), "someone else's");
+    Path notAPartition = Files.writeString(leftover.getParent().resolve("notes.txt"), "kept");
+    try (Disks disks = Disks.open(List.of(new DiskDir(dir, DiskTier.HDD)), Disks.Options.buffered(1), "t")) {
+      long before = disks.get(0).usedBytes();
+      disks.deleteLeftovers().get(10, TimeUnit.SECONDS);
+
+      assertThat(leftover).doesNotExist();
+      assertThat(notOurs).exists();
+      assertThat(notAPartition).exists();
+      assertThat(disks.get(0).usedBytes()).isEqualTo(before - 5000);
     }
   }
 
@@ -82,33 +103,48 @@ class DiskCheckerTest {
   }
 
   @Test
-  void aCheckThatHangsMakesItsDiskBrokenUntilItEnds() throws Exception {
-    Path dir = root.resolve("d0");
-    try (Disks disks = Disks.open(List.of(new DiskDir(dir, DiskTier.SSD)), Disks.Options.buffered(1), "t")) {
-      Disk disk = disks.get(0);
-      DiskChecker checker = new DiskChecker(disks, new DiskChecker.Settings(0, Duration.ofHours(1),
-          Duration.ofMillis(300)), "t-check");
-      // A named pipe where the check writes: opening it for writing blocks until someone reads,
-      // as a write to a hung drive would.
-      Process mkfifo = new ProcessBuilder("mkfifo", dir.resolve(Disk.CHECK_FILE).toString()).start();
+  void aCheckThatHangsMakesItsDiskBrokenWhileTheOtherDisksAreStillChecked() throws Exception {
+    Path d0 = root.resolve("d0");
+    Path d1 = root.resolve("d1");
+    try (Disks disks = Disks.open(List.of(new DiskDir(d0, DiskTier.SSD), new DiskDir(d1, DiskTier.SSD)),
+        Disks.Options.buffered(1), "t");
+        DiskChecker checker = new DiskChecker(disks, new DiskChecker.Settings(0, Duration.ofMillis(50),
+            Duration.ofMillis(300)), "t-check")) {
+      // A named pipe where disk 0's check writes: opening it for writing blocks until someone
+      // reads, as a write to a hung drive would.
+      Path pipe = d0.resolve(Disk.CHECK_FILE);
+      Process mkfifo = new ProcessBuilder("mkfifo", pipe.toString()).start();
       assertThat(mkfifo.waitFor(10, TimeUnit.SECONDS) && mkfifo.exitValue() == 0).as("mkfifo").isTrue();
-      CompletableFuture<Void> check = CompletableFuture.runAsync(checker::checkAll);
 
-      long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-      while (disk.accepting() && System.nanoTime() < deadline) {
-        Thread.sleep(50); // the check runs on another thread, blocked in the kernel
-      }
-      assertThat(check).isNotDone();
-      assertThat(disk.health().describe()).startsWith("broken: its check has not finished for");
+      long start = System.nanoTime();
+      checker.start();
+      assertThat(Duration.ofNanos(System.nanoTime() - start)).as("start waits for a hung check only its timeout")
+          .isLessThan(Duration.ofSeconds(5));
+      assertThat(disks.get(0).health().describe()).startsWith("broken: its check has not finished for");
+      assertThat(disks.get(1).accepting()).isTrue();
 
-      // Reading the pipe lets the blocked open go on; the check ends (a pipe cannot be forced).
-      try (FileInputStream reader = new FileInputStream(dir.resolve(Disk.CHECK_FILE).toFile())) {
-        check.get(10, TimeUnit.SECONDS);
+      // Disk 1 turns bad while disk 0's check still hangs: its own checks notice.
+      Files.move(d1, root.resolve("d1-away"));
+      Files.writeString(d1, "not a directory");
+      awaitState(disks.get(1), DiskHealth.State.BROKEN);
+      Files.delete(d1);
+      Files.move(root.resolve("d1-away"), d1);
+      awaitState(disks.get(1), DiskHealth.State.HEALTHY);
+
+      // Reading the pipe lets the blocked open go on; that check fails (a pipe cannot be forced)
+      // and deletes the pipe, and the next one finds the disk healthy.
+      try (FileInputStream reader = new FileInputStream(pipe.toFile())) {
+        awaitState(disks.get(0), DiskHealth.State.HEALTHY);
       }
-      assertThat(dir.resolve(Disk.CHECK_FILE)).as("the check deleted the pipe").doesNotExist();
-      checker.checkAll();
-      assertThat(disk.accepting()).isTrue();
-      checker.close();
+      assertThat(pipe).doesNotExist();
     }
+  }
+
+  private static void awaitState(Disk disk, DiskHealth.State state) throws InterruptedException {
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+    while (disk.health().state() != state && System.nanoTime() < deadline) {
+      Thread.sleep(20); // checks run on the checker's threads
+    }
+    assertThat(disk.health().state()).as(disk.health().describe()).isEqualTo(state);
   }
 }

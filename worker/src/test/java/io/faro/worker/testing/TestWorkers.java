@@ -22,6 +22,8 @@ public final class TestWorkers {
     values.put("faro.worker.heartbeat.interval", "100ms");
     values.put("faro.worker.flush.buffer.size", "8k");
     values.put("faro.worker.chunk.size", "16k");
+    // Tests must not depend on the free space of the machine they run on.
+    values.put("faro.worker.disk.reserve", "0");
     StringBuilder dirList = new StringBuilder();
     for (int i = 0; i < dirs.length; i++) {
       dirList.append(i == 0 ? "" : ",").append(dirs[i]).append(i % 2 == 0 ? ":ssd" : ":hdd");

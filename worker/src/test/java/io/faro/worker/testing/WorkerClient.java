@@ -65,6 +65,18 @@ public final class WorkerClient implements AutoCloseable {
     await(pool.call(rpc(), request.build(), ReserveSlotsResponse.class), "reserve");
   }
 
+  /** Reserves primaries here whose parts are forwarded to {@code replica}'s push port. */
+  public void reserveWithReplica(ShuffleId shuffle, int epoch, WorkerEndpoint replica, int... partitions) {
+    ReserveSlotsRequest.Builder request = ReserveSlotsRequest.newBuilder().setShuffle(key(shuffle));
+    for (int p : partitions) {
+      PartitionLocationP copy = PartitionLocationP.newBuilder().setPartitionId(p).setEpoch(epoch)
+          .setRole(RoleP.REPLICA).setEndpoint(io.faro.common.id.IdMapper.toProto(replica)).build();
+      request.addLocations(PartitionLocationP.newBuilder()
+          .setPartitionId(p).setEpoch(epoch).setRole(RoleP.PRIMARY).setReplica(copy));
+    }
+    await(pool.call(rpc(), request.build(), ReserveSlotsResponse.class), "reserve");
+  }
+
   public CommitFilesResponse commit(ShuffleId shuffle) {
     return await(pool.call(rpc(), CommitFilesRequest.newBuilder().setShuffle(key(shuffle)).build(),
         CommitFilesResponse.class), "commit");

@@ -1,0 +1,52 @@
+package io.faro.worker.server;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.faro.common.id.AppId;
+import io.faro.common.id.ShuffleId;
+import io.faro.proto.PushStatusP;
+import io.faro.worker.testing.Batches;
+import io.faro.worker.testing.FakeMaster;
+import io.faro.worker.testing.TestWorkers;
+import io.faro.worker.testing.WorkerClient;
+import io.faro.worker.testing.WorkerClient.Part;
+import java.nio.file.Path;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** A primary and its replica on two real workers: what the replica says reaches the client. */
+class ReplicaForwardingTest {
+  private static final ShuffleId SHUFFLE = new ShuffleId(new AppId("app-forward"), 0);
+
+  @TempDir Path tmp;
+
+  @Test
+  void aReplicaWhoseDiskFillsUpMovesTheClientOnThroughItsPrimary() {
+    try (FakeMaster master = new FakeMaster();
+        WorkerServer primary = new WorkerServer(TestWorkers.conf(master.endpoint(), tmp.resolve("p")));
+        // The replica's one disk may hold 64k and must keep 32k usable: full after about 32k.
+        WorkerServer replica = new WorkerServer(TestWorkers.conf(master.endpoint(), tmp.resolve("r"))
+            .with("faro.worker.dirs", tmp.resolve("r") + ":ssd:64k")
+            .with("faro.worker.disk.reserve", "32k"))) {
+      primary.start();
+      replica.start();
+      byte[] batch = new Batches(false, 5).batchBytes(0, 0, 0, 1000);
+      try (WorkerClient toPrimary = new WorkerClient("to-primary", primary.endpoint());
+          WorkerClient toReplica = new WorkerClient("to-replica", replica.endpoint())) {
+        toReplica.reserve(SHUFFLE, 0, 0, 0);
+        toPrimary.reserveWithReplica(SHUFFLE, 0, replica.endpoint(), 0);
+
+        // The primary's disk has room; the replica's fills (8k flushes): its split must reach the client.
+        PushStatusP answer = PushStatusP.OK;
+        int pushes = 0;
+        while (answer == PushStatusP.OK && pushes < 500) {
+          answer = toPrimary.push(SHUFFLE, List.of(new Part(0, 0, batch))).get(0);
+          pushes++;
+        }
+        assertThat(answer).as("after %d pushes of %d bytes", pushes, batch.length).isEqualTo(PushStatusP.SOFT_SPLIT);
+        assertThat((long) pushes * batch.length).as("bytes pushed before the split").isLessThan(64 * 1024);
+      }
+    }
+  }
+}
