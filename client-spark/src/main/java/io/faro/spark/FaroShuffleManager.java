@@ -14,7 +14,11 @@ import java.util.Map;
 import org.apache.spark.MapOutputTracker;
 import org.apache.spark.MapOutputTrackerMaster;
 import org.apache.spark.ShuffleDependency;
+import org.apache.spark.SparkContext;
 import org.apache.spark.SparkEnv;
+import org.apache.spark.scheduler.SparkListener;
+import org.apache.spark.scheduler.SparkListenerStageCompleted;
+import org.apache.spark.scheduler.StageInfo;
 import org.apache.spark.SparkConf;
 import org.apache.spark.TaskContext;
 import org.apache.spark.shuffle.ShuffleBlockResolver;
@@ -51,6 +55,7 @@ public final class FaroShuffleManager implements ShuffleManager {
   private ClientPool pool;
   private LifecycleManager lifecycle;
   private ShuffleClient client;
+  private boolean stageListenerAdded;
 
   public FaroShuffleManager(SparkConf conf, boolean isDriver) {
     this.sparkConf = conf;
@@ -142,8 +147,36 @@ public final class FaroShuffleManager implements ShuffleManager {
   @Override
   public <K, V, C> ShuffleHandle registerShuffle(int shuffleId, ShuffleDependency<K, V, C> dependency) {
     LifecycleManager manager = lifecycle();
+    addStageListener(dependency.rdd().sparkContext());
     return new FaroShuffleHandle<>(shuffleId, dependency, manager.app().value(), manager.endpoint(),
         dependency.rdd().getNumPartitions());
+  }
+
+  /**
+   * Tells the lifecycle manager of every stage attempt that ends with success (see {@link
+   * LifecycleManager#stageAttemptEnded}); added once, on the driver, at the first shuffle.
+   */
+  private void addStageListener(SparkContext context) {
+    synchronized (lock) {
+      if (stageListenerAdded) {
+        return;
+      }
+      stageListenerAdded = true;
+    }
+    context.addSparkListener(new SparkListener() {
+      @Override
+      public void onStageCompleted(SparkListenerStageCompleted event) {
+        StageInfo stage = event.stageInfo();
+        if (stage.failureReason().isDefined()) {
+          return;
+        }
+        synchronized (lock) {
+          if (lifecycle != null) {
+            lifecycle.stageAttemptEnded(stage.stageId(), stage.attemptNumber());
+          }
+        }
+      }
+    });
   }
 
   @Override

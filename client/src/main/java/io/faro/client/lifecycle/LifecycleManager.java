@@ -3,6 +3,7 @@ package io.faro.client.lifecycle;
 import static java.util.Objects.requireNonNull;
 
 import io.faro.client.ClientOptions;
+import io.faro.client.ShuffleClient;
 import io.faro.common.id.IdMapper;
 import io.faro.common.error.ErrorCode;
 import io.faro.common.error.FaroException;
@@ -176,7 +177,7 @@ public final class LifecycleManager implements RequestHandler, AutoCloseable {
    */
   private ShuffleLifecycle writerGeneration(int engineShuffle, int stageId, int stageAttempt, int numMaps,
       int numPartitions) {
-    long stageKey = ((long) stageId << 32) | (stageAttempt & 0xffffffffL);
+    long stageKey = ShuffleClient.stageKey(stageId, stageAttempt);
     ShuffleLifecycle s = null;
     synchronized (generations) {
       List<ShuffleLifecycle> list = generations.computeIfAbsent(engineShuffle, id -> new ArrayList<>());
@@ -422,6 +423,52 @@ public final class LifecycleManager implements RequestHandler, AutoCloseable {
       }
     }
     responder.respond(EmptyResponse.getDefaultInstance());
+  }
+
+  /**
+   * The engine finished map stage attempt {@code stageAttempt} of stage {@code stageId} with
+   * success. A task reports mapper end before its success, so every map of the generation that
+   * attempt wrote has ended by now, unless the engine took some map's output from a task of an
+   * older, lost generation (a zombie that finished while that generation was being lost, whose
+   * output the engine registered after it forgot the others). That generation can then never
+   * commit, and its readers would wait for it until faro.client.commit.timeout: it is lost at
+   * once instead, the engine forgets the shuffle's map outputs, and the readers are answered with
+   * every partition lost, so that the map stage runs again, whole.
+   */
+  public void stageAttemptEnded(int stageId, int stageAttempt) {
+    long stageKey = ShuffleClient.stageKey(stageId, stageAttempt);
+    for (ShuffleLifecycle s : shuffles.values()) {
+      if (!s.writtenBy(stageKey) || s.commitStarted() || s.lost()) {
+        continue;
+      }
+      int[] winners = s.winners();
+      List<Integer> missing = new ArrayList<>();
+      for (int m = 0; m < winners.length; m++) {
+        if (winners[m] < 0) {
+          missing.add(m);
+        }
+      }
+      if (missing.isEmpty() || !s.markLost()) {
+        continue;
+      }
+      LOG.warn("Stage {} attempt {} ended but maps {} of shuffle {} (generation of shuffle {}) never ended in it: "
+          + "the engine kept their output from a lost generation; the map stage runs again", stageId, stageAttempt,
+          missing.size() > 10 ? missing.subList(0, 10) + "..." : missing, s.id(), s.engineShuffleId());
+      try {
+        onShuffleLost.accept(s.engineShuffleId());
+      } catch (RuntimeException e) {
+        LOG.error("The engine could not forget the map outputs of shuffle {}", s.engineShuffleId(), e);
+      }
+      GetReducerFileGroupsResponse.Builder b = GetReducerFileGroupsResponse.newBuilder()
+          .setFaroShuffleId(s.id().shuffle());
+      for (int w : winners) {
+        b.addWinningAttempts(w);
+      }
+      for (int p = 0; p < s.numPartitions(); p++) {
+        b.addLostPartitionIds(p);
+      }
+      s.abandon(b.build());
+    }
   }
 
   /** Hears the engine shuffle id of every generation reported lost (the engine re-runs its maps). */

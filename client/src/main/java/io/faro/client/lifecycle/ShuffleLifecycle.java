@@ -224,6 +224,14 @@ final class ShuffleLifecycle {
     return winners.get(mapId);
   }
 
+  /**
+   * Answers the generation's readers with {@code groups} (every partition lost) without a
+   * commit: some map will never end in it. The workers' files go when the shuffle is unregistered.
+   */
+  void abandon(GetReducerFileGroupsResponse groups) {
+    committed.complete(groups);
+  }
+
   /** Whether every map ended and the commit began: no new locations from then on. */
   boolean commitStarted() {
     return commitStarted;

@@ -28,6 +28,7 @@ import io.netty.buffer.Unpooled;
 import java.net.ServerSocket;
 import java.net.Socket;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
@@ -250,6 +251,54 @@ class FailureHandlingTest {
         assertThatThrownBy(() -> client.mapperEnd(lifecycle.endpoint(), shuffle, stage3, 0, 0, 1))
             .isInstanceOf(FaroException.class)
             .satisfies(e -> assertThat(((FaroException) e).code()).isEqualTo(ErrorCode.DATA_LOST));
+      }
+    }
+  }
+
+  @Test
+  void aStageAttemptThatEndsWithoutSomeMapsLosesItsGenerationInsteadOfStallingItsReaders() throws Exception {
+    try (MiniFaroCluster cluster = MiniFaroCluster.start(dir, 1)) {
+      // Were the readers left waiting for a commit that cannot come, they would fail after this.
+      ClientOptions.Settings settings = ClientOptions.Settings.from(cluster.clientConf()
+          .with("faro.client.commit.timeout", "60s"));
+      try (ClientPool pool = new ClientPool("test", settings.network());
+          LifecycleManager lifecycle = new LifecycleManager(new AppId("zombie-output"), settings, pool, "127.0.0.1")) {
+        List<Integer> lostShuffles = Collections.synchronizedList(new ArrayList<>());
+        lifecycle.onShuffleLost(lostShuffles::add);
+        ShuffleClient client = new ShuffleClient(pool, settings);
+        ShuffleId shuffle = new ShuffleId(lifecycle.app(), 9);
+        long attempt0 = ShuffleClient.stageKey(3, 0);
+        ShuffleId first = client.pushTargets(lifecycle.endpoint(), shuffle, attempt0, 3, 2).faroShuffle();
+        for (int map = 0; map < 3; map++) {
+          client.mapperEnd(lifecycle.endpoint(), shuffle, attempt0, map, 0, 3);
+        }
+        // A stage attempt that ended with every map is no news.
+        lifecycle.stageAttemptEnded(3, 0);
+        assertThat(lostShuffles).isEmpty();
+        assertThat(client.fileGroups(lifecycle.endpoint(), shuffle, 3, 1).lost(0)).isFalse();
+
+        client.reportLost(lifecycle.endpoint(), first, 0, "test");
+        // The re-run runs maps 0 and 1 only: the engine kept map 2's output, registered by a
+        // zombie of attempt 0 after it had forgotten the others.
+        long attempt1 = ShuffleClient.stageKey(3, 1);
+        ShuffleId second = client.pushTargets(lifecycle.endpoint(), shuffle, attempt1, 3, 2).faroShuffle();
+        assertThat(second).isNotEqualTo(first);
+        client.mapperEnd(lifecycle.endpoint(), shuffle, attempt1, 0, 1 << 16, 3);
+        client.mapperEnd(lifecycle.endpoint(), shuffle, attempt1, 1, 1 << 16, 3);
+
+        lifecycle.stageAttemptEnded(3, 1);
+
+        assertThat(lostShuffles).as("the engine forgets the map outputs again").containsExactly(9, 9);
+        long start = System.nanoTime();
+        ReducerFileGroups groups = client.fileGroups(lifecycle.endpoint(), shuffle, 3, 2);
+        assertThat(Duration.ofNanos(System.nanoTime() - start)).as("answered, not timed out")
+            .isLessThan(Duration.ofSeconds(30));
+        assertThat(groups.faroShuffle()).isEqualTo(second);
+        assertThat(groups.lost(0)).isTrue();
+        assertThat(groups.lost(1)).isTrue();
+        // The next attempt runs every map into a generation of its own.
+        assertThat(client.pushTargets(lifecycle.endpoint(), shuffle, ShuffleClient.stageKey(3, 2), 3, 2)
+            .faroShuffle()).isNotIn(first, second);
       }
     }
   }
