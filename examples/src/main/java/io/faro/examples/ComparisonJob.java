@@ -30,7 +30,7 @@ enum ComparisonJob {
   LARGE("large") {
     @Override
     Dataset<Row> result(SparkSession spark, double scale) {
-      return spark.range(0, records(30_000_000L, scale), 1, tasks(48, scale))
+      Dataset<Row> shuffled = spark.range(0, records(30_000_000L, scale), 1, tasks(48, scale))
           .selectExpr(
               "id",
               "xxhash64(id) AS k",
@@ -41,6 +41,12 @@ enum ComparisonJob {
               "concat(hex(xxhash64(id, 4)), hex(xxhash64(id, 5)), hex(xxhash64(id, 6)), hex(xxhash64(id, 7)))"
                   + " AS token")
           .repartition(tasks(200, scale), col("k"));
+      // For fault tests: reducers that read slowly, so that a worker killed while they read is
+      // caught mid-read. Off by default (the plan is then exactly the above).
+      long pause = spark.sparkContext().getConf().getLong(READ_PAUSE_KEY, 0);
+      return pause <= 0 ? shuffled : shuffled.mapPartitions(
+          (org.apache.spark.api.java.function.MapPartitionsFunction<Row, Row>) input ->
+              new PauseEvery(input, 1000, pause), shuffled.encoder());
     }
   },
 
@@ -187,6 +193,41 @@ enum ComparisonJob {
         } catch (InterruptedException e) {
           Thread.currentThread().interrupt();
           throw new IllegalStateException("slow job: the stalled attempt was killed", e);
+        }
+      }
+      return input.next();
+    }
+  }
+
+  /** Spark setting: milliseconds the large job's reducers pause after every 1000 rows (default 0). */
+  static final String READ_PAUSE_KEY = "spark.examples.readPauseMillis";
+
+  /** Passes rows through, pausing {@code millis} after every {@code rows} rows. */
+  static final class PauseEvery implements java.util.Iterator<Row> {
+    private final java.util.Iterator<Row> input;
+    private final int rows;
+    private final long millis;
+    private long seen;
+
+    PauseEvery(java.util.Iterator<Row> input, int rows, long millis) {
+      this.input = input;
+      this.rows = rows;
+      this.millis = millis;
+    }
+
+    @Override
+    public boolean hasNext() {
+      return input.hasNext();
+    }
+
+    @Override
+    public Row next() {
+      if (++seen % rows == 0) {
+        try {
+          Thread.sleep(millis);
+        } catch (InterruptedException e) {
+          Thread.currentThread().interrupt();
+          throw new IllegalStateException("interrupted while pausing a slow reader", e);
         }
       }
       return input.next();

@@ -56,8 +56,14 @@ class WorkerFaultIT {
   @Test
   void withReplicationAWorkerKilledWhileReducersFetchCostsNoStageRetry() throws Exception {
     String result = largeJobWithAWorkerKilled("replicated-fetch", "worker-2", "fetched_chunks",
-        List.of(REPLICATE, "spark.faro.client.fetch.prefetch.chunks=1"));
+        List.of(REPLICATE, "spark.faro.client.fetch.prefetch.chunks=1", ComparisonJob.READ_PAUSE_KEY + "=20"));
     assertThat(Json.number(result, "stage_retries")).as("stage retries").isZero();
+    // Readers were mid-read on the victim: some resumed on the replica at the chunk they lost.
+    String out = Files.readString(dir.resolve("replicated-fetch.out"));
+    assertThat(out).contains("switching to the other copy at once: its worker cannot be reached");
+    // A dead worker refuses connections: nobody waits out retries on it when a replica exists.
+    assertThat(out.lines().filter(l -> l.contains("Connection refused") && l.contains("asking again")))
+        .as("retries of a copy whose worker refused the connection").isEmpty();
   }
 
   @Test

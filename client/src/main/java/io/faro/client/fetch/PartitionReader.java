@@ -199,7 +199,10 @@ public final class PartitionReader implements AutoCloseable {
     fetchRetries++;
     EpochGroup group = failed.group();
     int perCopy = settings.fetchRetries() + 1;
-    boolean switchCopy = ++failuresOnCopy >= perCopy;
+    // Nothing listens where the copy is (its worker died): asking it again only wastes the
+    // backoff, when the epoch has another copy to go to.
+    boolean unreachable = unreachable(error) && copiesGivenUp + 1 < group.copies.size();
+    boolean switchCopy = unreachable || ++failuresOnCopy >= perCopy;
     if (switchCopy) {
       if (++copiesGivenUp >= group.copies.size()) {
         throw lost(group.partition, "every copy failed " + perCopy + " times; last: " + failed.describe(shuffle)
@@ -209,7 +212,8 @@ public final class PartitionReader implements AutoCloseable {
       group.copy = (group.copy + 1) % group.copies.size();
     }
     LOG.warn("Fetching {} failed ({}); {}", failed.describe(shuffle), error.getMessage(),
-        switchCopy ? "switching to the other copy" : "asking again (retry " + failuresOnCopy + ")");
+        switchCopy ? "switching to the other copy" + (unreachable ? " at once: its worker cannot be reached" : "")
+            : "asking again (retry " + failuresOnCopy + ")");
     if (!switchCopy) {
       sleep(settings.fetchRetryWait().toMillis() << Math.min(failuresOnCopy - 1, 4));
     }
@@ -222,6 +226,16 @@ public final class PartitionReader implements AutoCloseable {
       failuresOnCopy = 0;
       copiesGivenUp = 0;
     }
+  }
+
+  /** Whether {@code error} comes from a connection that could not even be opened. */
+  private static boolean unreachable(Throwable error) {
+    for (Throwable t = error; t != null; t = t.getCause()) {
+      if (t instanceof java.net.ConnectException) {
+        return true;
+      }
+    }
+    return false;
   }
 
   /** The backoff before asking the same copy again: a worker that dropped a connection may be busy. */
