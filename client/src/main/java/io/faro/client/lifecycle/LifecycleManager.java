@@ -264,7 +264,9 @@ public final class LifecycleManager implements RequestHandler, AutoCloseable {
         .setNumPartitions(s.numPartitions())
         .addAllPartitionIds(partitions)
         .setEpoch(epoch)
-        .setReplicate(settings.replicate());
+        .setReplicate(settings.replicate())
+        // The same on every retry of this call (the master client resends this message).
+        .setRequestId(java.util.UUID.randomUUID().toString());
     excluded.forEach(w -> request.addExcludedWorkers(w.value()));
     avoided.forEach(w -> request.addAvoidedWorkers(w.value()));
     return master.call(request.build(), RequestSlotsResponse.class).thenCompose(response -> {

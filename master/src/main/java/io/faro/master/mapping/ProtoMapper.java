@@ -35,6 +35,7 @@ import io.faro.master.state.StateCommand.WorkerLost;
 import io.faro.master.state.StateCommand;
 import io.faro.master.state.WorkerAdmission;
 import io.faro.proto.AllocateSlotsCommand;
+import io.faro.proto.RecentAllocationP;
 import io.faro.proto.AppStateP;
 import io.faro.proto.ClusterStatusResponse;
 import io.faro.proto.DiskLoadP;
@@ -53,6 +54,7 @@ import io.faro.proto.UnregisterShuffleCommand;
 import io.faro.proto.WorkerAdmissionP;
 import io.faro.proto.WorkerLostCommand;
 import io.faro.proto.WorkerStatusP;
+import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -131,7 +133,8 @@ public final class ProtoMapper {
       b.setAllocateSlots(AllocateSlotsCommand.newBuilder()
           .setShuffle(IdMapper.toProto(c.shuffle()))
           .setNumPartitions(c.numPartitions())
-          .addAllLocations(c.locations().stream().map(IdMapper::toProto).toList()));
+          .addAllLocations(c.locations().stream().map(IdMapper::toProto).toList())
+          .setRequestId(c.requestId()));
     } else if (command instanceof UnregisterShuffle c) {
       b.setUnregisterShuffle(UnregisterShuffleCommand.newBuilder().setShuffle(IdMapper.toProto(c.shuffle())));
     } else if (command instanceof SetWorkerAdmission c) {
@@ -222,8 +225,8 @@ public final class ProtoMapper {
 
   private static AllocateSlots allocation(AllocateSlotsCommand p) {
     List<PartitionLocation> locations = p.getLocationsList().stream().map(IdMapper::location).toList();
-    return parse(() -> new AllocateSlots(shuffleId(p.getShuffle()), p.getNumPartitions(), locations),
-        "allocate_slots");
+    return parse(() -> new AllocateSlots(shuffleId(p.getShuffle()), p.getNumPartitions(), locations,
+        p.getRequestId()), "allocate_slots");
   }
 
   public static MasterCommandResult toProto(ApplyResult result) {
@@ -270,6 +273,11 @@ public final class ProtoMapper {
           .setShuffle(IdMapper.toProto(s.id()))
           .setNumPartitions(s.numPartitions());
       s.slotsPerWorker().forEach((worker, slots) -> shuffle.putSlotsPerWorker(worker.value(), slots));
+      for (RegisteredShuffle.RecentAllocation a : s.recentAllocations()) {
+        RecentAllocationP.Builder recent = RecentAllocationP.newBuilder().setRequestId(a.requestId());
+        a.slotsPerWorker().forEach((worker, slots) -> recent.putSlotsPerWorker(worker.value(), slots));
+        shuffle.addRecentAllocations(recent);
+      }
       b.addShuffles(shuffle);
     }
     return b.build();
@@ -299,8 +307,14 @@ public final class ProtoMapper {
     for (ShuffleStateP s : p.getShufflesList()) {
       Map<WorkerId, Integer> slots = new HashMap<>();
       s.getSlotsPerWorkerMap().forEach((worker, count) -> slots.put(workerId(worker), count));
+      List<RegisteredShuffle.RecentAllocation> recent = new ArrayList<>();
+      for (RecentAllocationP a : s.getRecentAllocationsList()) {
+        Map<WorkerId, Integer> counts = new HashMap<>();
+        a.getSlotsPerWorkerMap().forEach((worker, count) -> counts.put(workerId(worker), count));
+        recent.add(RegisteredShuffle.RecentAllocation.of(a.getRequestId(), counts));
+      }
       ShuffleId id = shuffleId(s.getShuffle());
-      shuffles.put(id, parse(() -> RegisteredShuffle.of(id, s.getNumPartitions(), slots), "shuffles"));
+      shuffles.put(id, parse(() -> RegisteredShuffle.of(id, s.getNumPartitions(), slots, recent), "shuffles"));
     }
     return MasterStateView.of(workers, apps, shuffles);
   }

@@ -245,7 +245,7 @@ public final class MasterRequestHandler implements RequestHandler {
         locations = placement.place(placementRequest, candidates);
       }
     }
-    return submit(new StateCommand.AllocateSlots(shuffle, numPartitions, locations))
+    return submit(new StateCommand.AllocateSlots(shuffle, numPartitions, locations, request.getRequestId()))
         .thenApply(applied -> RequestSlotsResponse.newBuilder()
             .addAllLocations(applied.locations().stream().map(IdMapper::toProto).toList())
             .build());

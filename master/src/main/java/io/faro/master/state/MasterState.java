@@ -140,9 +140,9 @@ public final class MasterState implements StateReader {
     }
     RegisteredShuffle known = shuffles.get(shuffle);
     RegisteredShuffle updated = known != null
-        ? known.withSlots(command.numPartitions(), command.locations())
+        ? known.withSlots(command.numPartitions(), command.locations(), command.requestId())
         : RegisteredShuffle.of(shuffle, command.numPartitions(), Map.of())
-            .withSlots(command.numPartitions(), command.locations());
+            .withSlots(command.numPartitions(), command.locations(), command.requestId());
     shuffles.put(shuffle, updated);
     return new Applied(command.locations());
   }

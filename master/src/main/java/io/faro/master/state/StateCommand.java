@@ -61,11 +61,19 @@ public sealed interface StateCommand {
     }
   }
 
-  /** Records the slots the leader placed; an existing shuffle gets them added. */
-  record AllocateSlots(ShuffleId shuffle, int numPartitions, List<PartitionLocation> locations)
+  /**
+   * Records the slots the leader placed; an existing shuffle gets them added, in place of those
+   * of an earlier allocation with the same (non-empty) {@code requestId}.
+   */
+  record AllocateSlots(ShuffleId shuffle, int numPartitions, List<PartitionLocation> locations, String requestId)
       implements StateCommand {
+    public AllocateSlots(ShuffleId shuffle, int numPartitions, List<PartitionLocation> locations) {
+      this(shuffle, numPartitions, locations, "");
+    }
+
     public AllocateSlots {
       requireNonNull(shuffle, "shuffle is null");
+      requireNonNull(requestId, "requestId is null");
       locations = List.copyOf(locations);
       if (numPartitions <= 0 || locations.isEmpty()) {
         throw new IllegalArgumentException("allocation for shuffle " + shuffle + " has "

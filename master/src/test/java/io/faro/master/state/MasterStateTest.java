@@ -22,6 +22,7 @@ import io.faro.master.state.StateCommand.WorkerLost;
 import io.faro.proto.MasterSnapshot;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.stream.IntStream;
 import org.junit.jupiter.api.Test;
 
@@ -160,6 +161,44 @@ class MasterStateTest {
     assertThat(shuffle.slotsPerWorker()).containsEntry(W1, 6);
     assertThat(shuffle.totalSlots()).isEqualTo(6);
     assertThat(state.view().slotsPerWorker()).containsEntry(W1, 6);
+  }
+
+  @Test
+  void aRetriedAllocationReplacesItsOwnSlotsInsteadOfAddingThem() {
+    apply(register(W1, 1));
+    apply(register(W2, 1));
+    apply(new RegisterApp(APP));
+    apply(new AllocateSlots(SHUFFLE, 4, locations(4, W1), "request-a"));
+    // The leader died before answering; the retry reached a new leader, which placed elsewhere.
+    apply(new AllocateSlots(SHUFFLE, 4, locations(4, W2), "request-a"));
+
+    RegisteredShuffle shuffle = state.view().shuffles().get(SHUFFLE);
+    assertThat(shuffle.slotsPerWorker()).containsOnly(Map.entry(W2, 4));
+    // Another request adds, as does one without an id.
+    apply(new AllocateSlots(SHUFFLE, 4, locations(2, W1), "request-b"));
+    apply(new AllocateSlots(SHUFFLE, 4, locations(1, W1)));
+    assertThat(state.view().shuffles().get(SHUFFLE).slotsPerWorker()).containsEntry(W1, 3).containsEntry(W2, 4);
+
+    // Remembered through a snapshot: a retry applied after a restore replaces as well.
+    MasterState restored = new MasterState(ProtoMapper.fromSnapshot(ProtoMapper.toSnapshot(state.view(), 1, 9)));
+    assertThat(restored.view()).isEqualTo(state.view());
+    restored.apply(new StampedCommand(2_000, new AllocateSlots(SHUFFLE, 4, locations(2, W2), "request-b")));
+    assertThat(restored.view().shuffles().get(SHUFFLE).slotsPerWorker()).containsEntry(W1, 1).containsEntry(W2, 6);
+  }
+
+  @Test
+  void onlyTheLatestAllocationsOfAShuffleAreRemembered() {
+    apply(register(W1, 1));
+    apply(new RegisterApp(APP));
+    for (int i = 0; i <= RegisteredShuffle.RECENT_ALLOCATIONS; i++) {
+      apply(new AllocateSlots(SHUFFLE, 1, locations(1, W1), "request-" + i));
+    }
+    RegisteredShuffle shuffle = state.view().shuffles().get(SHUFFLE);
+    assertThat(shuffle.recentAllocations()).hasSize(RegisteredShuffle.RECENT_ALLOCATIONS);
+    assertThat(shuffle.recentAllocations().get(0).requestId()).isEqualTo("request-1");
+    // The forgotten first request, retried, now adds.
+    apply(new AllocateSlots(SHUFFLE, 1, locations(1, W1), "request-0"));
+    assertThat(state.view().shuffles().get(SHUFFLE).totalSlots()).isEqualTo(RegisteredShuffle.RECENT_ALLOCATIONS + 2);
   }
 
   @Test
