@@ -170,10 +170,12 @@ public final class FaroShuffleManager implements ShuffleManager {
         if (stage.failureReason().isDefined()) {
           return;
         }
+        LifecycleManager current;
         synchronized (lock) {
-          if (lifecycle != null) {
-            lifecycle.stageAttemptEnded(stage.stageId(), stage.attemptNumber());
-          }
+          current = lifecycle;
+        }
+        if (current != null) {
+          current.stageAttemptEnded(stage.stageId(), stage.attemptNumber());
         }
       }
     });

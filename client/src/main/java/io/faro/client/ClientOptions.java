@@ -66,7 +66,8 @@ public final class ClientOptions {
   public static final ConfigOption<Integer> FETCH_RETRIES =
       intOption("faro.client.fetch.retries", 3, 0, 100, "retries",
           "Times a reducer asks again for a chunk whose fetch failed, on each copy (the replica "
-              + "too, with replication) before it declares the data lost.");
+              + "too, with replication) before it declares the data lost. A copy whose worker "
+              + "refuses connections is left at once for the other copy, when there is one.");
   public static final ConfigOption<Duration> FETCH_RETRY_WAIT =
       durationOption("faro.client.fetch.retry.wait", "1s", Duration.ofMillis(1),
           "Wait before asking the same copy again for a chunk; doubles with each retry.");

@@ -56,7 +56,7 @@ class WorkerFaultIT {
   @Test
   void withReplicationAWorkerKilledWhileReducersFetchCostsNoStageRetry() throws Exception {
     String result = largeJobWithAWorkerKilled("replicated-fetch", "worker-2", "fetched_chunks",
-        List.of(REPLICATE, "spark.faro.client.fetch.prefetch.chunks=1", ComparisonJob.READ_PAUSE_KEY + "=20"));
+        List.of(REPLICATE, "spark.faro.client.fetch.prefetch.chunks=1", ComparisonJob.READ_PAUSE_KEY + "=30"));
     assertThat(Json.number(result, "stage_retries")).as("stage retries").isZero();
     // Readers were mid-read on the victim: some resumed on the replica at the chunk they lost.
     String out = Files.readString(dir.resolve("replicated-fetch.out"));

@@ -36,7 +36,8 @@ import org.slf4j.LoggerFactory;
  * <p>Failures: a chunk that cannot be fetched (connection lost, timeout, worker error) or fails
  * its checksum is asked again, {@code faro.client.fetch.retries} times per copy with a growing
  * wait, then from the epoch's other copy (the replica, which cuts the same chunks) at the same
- * chunk. When no copy serves it, or a partition was lost at commit, the reader throws DATA_LOST:
+ * chunk; a copy whose worker refuses the connection (it is gone) is left at once when another
+ * copy remains. When no copy serves it, or a partition was lost at commit, the reader throws DATA_LOST:
  * the engine re-runs the map stage. Batches read before a failure are not returned twice.
  *
  * <p>Confined to the reducer's thread. Each returned batch is valid until the next call.
@@ -228,10 +229,14 @@ public final class PartitionReader implements AutoCloseable {
     }
   }
 
-  /** Whether {@code error} comes from a connection that could not even be opened. */
+  /**
+   * Whether {@code error} comes from a connection that was refused (nothing listens: the worker
+   * is gone). A connect that timed out is not: a busy worker may still answer a retry.
+   */
   private static boolean unreachable(Throwable error) {
     for (Throwable t = error; t != null; t = t.getCause()) {
-      if (t instanceof java.net.ConnectException) {
+      // Netty's ConnectTimeoutException is a ConnectException too; its name survives shading.
+      if (t instanceof java.net.ConnectException && !t.getClass().getSimpleName().equals("ConnectTimeoutException")) {
         return true;
       }
     }

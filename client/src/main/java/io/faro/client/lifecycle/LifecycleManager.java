@@ -440,7 +440,7 @@ public final class LifecycleManager implements RequestHandler, AutoCloseable {
   public void stageAttemptEnded(int stageId, int stageAttempt) {
     long stageKey = ShuffleClient.stageKey(stageId, stageAttempt);
     for (ShuffleLifecycle s : shuffles.values()) {
-      if (!s.writtenBy(stageKey) || s.commitStarted() || s.lost()) {
+      if (!s.writtenBy(stageKey) || !s.loseIfIncomplete()) {
         continue;
       }
       int[] winners = s.winners();
@@ -449,9 +449,6 @@ public final class LifecycleManager implements RequestHandler, AutoCloseable {
         if (winners[m] < 0) {
           missing.add(m);
         }
-      }
-      if (missing.isEmpty() || !s.markLost()) {
-        continue;
       }
       LOG.warn("Stage {} attempt {} ended but maps {} of shuffle {} (generation of shuffle {}) never ended in it: "
           + "the engine kept their output from a lost generation; the map stage runs again", stageId, stageAttempt,

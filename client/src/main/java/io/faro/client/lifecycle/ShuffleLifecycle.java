@@ -211,8 +211,15 @@ final class ShuffleLifecycle {
       throw new FaroException(ErrorCode.INVALID_REQUEST,
           "map " + mapId + " outside 0.." + (numMaps - 1) + " of shuffle " + id);
     }
-    if (winners.compareAndSet(mapId, -1, attemptId) && remainingMaps.decrementAndGet() == 0) {
-      commitStarted = true;
+    boolean last = false;
+    if (winners.compareAndSet(mapId, -1, attemptId)) {
+      // With loseIfIncomplete: either the last map starts the commit or the generation is lost.
+      synchronized (this) {
+        last = remainingMaps.decrementAndGet() == 0 && !lost;
+        commitStarted |= last;
+      }
+    }
+    if (last) {
       commit.apply(this).whenComplete((files, error) -> {
         if (error != null) {
           committed.completeExceptionally(error);
@@ -222,6 +229,18 @@ final class ShuffleLifecycle {
       });
     }
     return winners.get(mapId);
+  }
+
+  /**
+   * Marks the generation lost if some map has not ended (and so no commit started), atomically
+   * with {@link #mapperEnd}'s last map; true if it did.
+   */
+  synchronized boolean loseIfIncomplete() {
+    if (lost || commitStarted || remainingMaps.get() == 0) {
+      return false;
+    }
+    lost = true;
+    return true;
   }
 
   /**

@@ -206,10 +206,17 @@ public final class MasterRequestHandler implements RequestHandler {
 
   // ------------------------------------------------------------------ shuffles
 
+  private static final int MAX_REQUEST_ID = 128;
+
   private CompletableFuture<Message> requestSlots(RequestSlotsRequest request) {
     ShuffleId shuffle = IdMapper.shuffleId(request.getShuffle());
     int numPartitions = request.getNumPartitions();
     List<Integer> partitions = partitionsToPlace(shuffle, numPartitions, request.getPartitionIdsList());
+    // Kept in the replicated state, 32 per shuffle: a UUID fits, an essay does not.
+    if (request.getRequestId().length() > MAX_REQUEST_ID) {
+      throw new FaroException(ErrorCode.INVALID_REQUEST, "request_id of a slot request for shuffle " + shuffle
+          + " has " + request.getRequestId().length() + " characters; at most " + MAX_REQUEST_ID);
+    }
     PlacementRequest placementRequest = parse(
         () -> new PlacementRequest(shuffle, partitions, request.getEpoch(), request.getReplicate()));
     requireLeader("slots for shuffle " + shuffle);

@@ -120,6 +120,7 @@ class DiskCheckerTest {
       checker.start();
       assertThat(Duration.ofNanos(System.nanoTime() - start)).as("start waits for a hung check only its timeout")
           .isLessThan(Duration.ofSeconds(5));
+      awaitState(disks.get(0), DiskHealth.State.BROKEN);
       assertThat(disks.get(0).health().describe()).startsWith("broken: its check has not finished for");
       assertThat(disks.get(1).accepting()).isTrue();
 
