@@ -189,7 +189,7 @@ enum ComparisonJob {
     public Row next() {
       if (untilStall >= 0 && untilStall-- == 0) {
         try {
-          Thread.sleep(STALL_MILLIS);
+          Thread.sleep(STALL_MILLIS); // the straggler itself: Spark's kill interrupts it
         } catch (InterruptedException e) {
           Thread.currentThread().interrupt();
           throw new IllegalStateException("slow job: the stalled attempt was killed", e);
@@ -224,7 +224,7 @@ enum ComparisonJob {
     public Row next() {
       if (++seen % rows == 0) {
         try {
-          Thread.sleep(millis);
+          Thread.sleep(millis); // the slow reader itself
         } catch (InterruptedException e) {
           Thread.currentThread().interrupt();
           throw new IllegalStateException("interrupted while pausing a slow reader", e);

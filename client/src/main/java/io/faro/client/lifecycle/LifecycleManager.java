@@ -416,11 +416,9 @@ public final class LifecycleManager implements RequestHandler, AutoCloseable {
     if (s.markLost()) {
       LOG.warn("Shuffle {} (generation of shuffle {}) lost data of partition {}: {}; its map stage runs again",
           s.id(), s.engineShuffleId(), r.getPartitionId(), r.getReason());
-      try {
-        onShuffleLost.accept(s.engineShuffleId());
-      } catch (RuntimeException e) {
-        LOG.error("The engine could not forget the map outputs of shuffle {}", s.engineShuffleId(), e);
-        responder.fail(e);
+      RuntimeException error = forgetMapOutputs(s);
+      if (error != null) {
+        responder.fail(error);
         return;
       }
     }
@@ -453,21 +451,34 @@ public final class LifecycleManager implements RequestHandler, AutoCloseable {
       LOG.warn("Stage {} attempt {} ended but maps {} of shuffle {} (generation of shuffle {}) never ended in it: "
           + "the engine kept their output from a lost generation; the map stage runs again", stageId, stageAttempt,
           missing.size() > 10 ? missing.subList(0, 10) + "..." : missing, s.id(), s.engineShuffleId());
-      try {
-        onShuffleLost.accept(s.engineShuffleId());
-      } catch (RuntimeException e) {
-        LOG.error("The engine could not forget the map outputs of shuffle {}", s.engineShuffleId(), e);
-      }
-      GetReducerFileGroupsResponse.Builder b = GetReducerFileGroupsResponse.newBuilder()
-          .setFaroShuffleId(s.id().shuffle());
-      for (int w : winners) {
-        b.addWinningAttempts(w);
-      }
+      forgetMapOutputs(s);
+      GetReducerFileGroupsResponse.Builder b = fileGroupsOf(s, winners);
       for (int p = 0; p < s.numPartitions(); p++) {
         b.addLostPartitionIds(p);
       }
       s.abandon(b.build());
     }
+  }
+
+  /** Has the engine forget the map outputs of {@code s}'s shuffle; returns its error, or null. */
+  private RuntimeException forgetMapOutputs(ShuffleLifecycle s) {
+    try {
+      onShuffleLost.accept(s.engineShuffleId());
+      return null;
+    } catch (RuntimeException e) {
+      LOG.error("The engine could not forget the map outputs of shuffle {}", s.engineShuffleId(), e);
+      return e;
+    }
+  }
+
+  /** File groups of generation {@code s} with its maps' {@code winners}, to be filled in. */
+  private static GetReducerFileGroupsResponse.Builder fileGroupsOf(ShuffleLifecycle s, int[] winners) {
+    GetReducerFileGroupsResponse.Builder b = GetReducerFileGroupsResponse.newBuilder()
+        .setFaroShuffleId(s.id().shuffle());
+    for (int w : winners) {
+      b.addWinningAttempts(w);
+    }
+    return b;
   }
 
   /** Hears the engine shuffle id of every generation reported lost (the engine re-runs its maps). */
@@ -521,11 +532,7 @@ public final class LifecycleManager implements RequestHandler, AutoCloseable {
 
   private GetReducerFileGroupsResponse fileGroups(ShuffleLifecycle s, List<PartitionLocation> locations,
       Map<WorkerId, CompletableFuture<CommitFilesResponse>> commits) {
-    GetReducerFileGroupsResponse.Builder b = GetReducerFileGroupsResponse.newBuilder()
-        .setFaroShuffleId(s.id().shuffle());
-    for (int w : s.winners()) {
-      b.addWinningAttempts(w);
-    }
+    GetReducerFileGroupsResponse.Builder b = fileGroupsOf(s, s.winners());
     // What each worker committed, by (partition, epoch); a worker whose commit failed has nothing.
     Map<WorkerId, Map<Long, CommittedPartitionP>> committed = new HashMap<>();
     commits.forEach((worker, f) -> {

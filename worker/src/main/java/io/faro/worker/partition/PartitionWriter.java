@@ -171,10 +171,9 @@ public final class PartitionWriter {
           yield AppendStatus.SPLIT;
         }
         // A full disk still has its reserve for what is in flight; a broken one takes nothing.
-        DiskHealth health = disk.health();
-        if (!health.healthy()) {
-          yield health.state() == DiskHealth.State.BROKEN || settings.hardSplit()
-              ? AppendStatus.SPLIT : AppendStatus.SOFT_SPLIT;
+        DiskHealth.State diskState = disk.state();
+        if (diskState != DiskHealth.State.HEALTHY) {
+          yield diskState == DiskHealth.State.BROKEN || settings.hardSplit() ? AppendStatus.SPLIT : AppendStatus.SOFT_SPLIT;
         }
         if (appendedBytes >= settings.splitThreshold()) {
           yield settings.hardSplit() ? AppendStatus.SPLIT : AppendStatus.SOFT_SPLIT;

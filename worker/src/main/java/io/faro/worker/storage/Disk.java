@@ -130,7 +130,7 @@ public final class Disk {
    */
   public DiskHealth health() {
     long started = checkStarted;
-    if (started != 0 && System.nanoTime() - started > checkTimeoutNanos) {
+    if (checkHung(started)) {
       DiskHealth hung = DiskHealth.broken("its check has not finished for "
           + TimeUnit.NANOSECONDS.toSeconds(System.nanoTime() - started) + " s");
       if (!hungLogged) {
@@ -140,20 +140,42 @@ public final class Disk {
       return hung;
     }
     DiskHealth last = health;
-    if (last.healthy() && last != DiskHealth.UNCHECKED) {
-      long left = last.usableBytes() - Math.max(0, usedBytes() - usedAtCheck);
-      if (left < reserveBytes) {
-        return new DiskHealth(DiskHealth.State.FULL, Math.max(0, left), "about " + Math.max(0, left)
-            + " bytes usable since the last check, below the reserve of " + reserveBytes
-            + " (faro.worker.disk.reserve)");
-      }
+    long left = usableSinceCheck(last);
+    if (left < reserveBytes) {
+      return new DiskHealth(DiskHealth.State.FULL, Math.max(0, left), "about " + Math.max(0, left)
+          + " bytes usable since the last check, below the reserve of " + reserveBytes
+          + " (faro.worker.disk.reserve)");
     }
     return last;
   }
 
+  /** The state {@link #health()} would report, without building its reason: for every append. */
+  public DiskHealth.State state() {
+    if (checkHung(checkStarted)) {
+      return DiskHealth.State.BROKEN;
+    }
+    DiskHealth last = health;
+    return usableSinceCheck(last) < reserveBytes ? DiskHealth.State.FULL : last.state();
+  }
+
   /** Whether the disk takes new partitions and data: healthy as far as is known. */
   public boolean accepting() {
-    return health().healthy();
+    return state() == DiskHealth.State.HEALTHY;
+  }
+
+  private boolean checkHung(long started) {
+    return started != 0 && System.nanoTime() - started > checkTimeoutNanos;
+  }
+
+  /**
+   * For a disk the last check found healthy: the usable bytes it found less what was written
+   * since. Long.MAX_VALUE otherwise (unchecked, full or broken: nothing to correct).
+   */
+  private long usableSinceCheck(DiskHealth last) {
+    if (!last.healthy() || last == DiskHealth.UNCHECKED) {
+      return Long.MAX_VALUE;
+    }
+    return last.usableBytes() - Math.max(0, usedBytes() - usedAtCheck);
   }
 
   void checkTimeout(long nanos) {
