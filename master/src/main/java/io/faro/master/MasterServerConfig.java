@@ -40,6 +40,8 @@ public record MasterServerConfig(
     Duration electionTimeout,
     Duration leaderWaitTimeout,
     int maxWorkersPerShuffle,
+    int maxPartitionsPerShuffle,
+    int maxApps,
     NetworkOptions.Settings network) {
 
   public MasterServerConfig {
@@ -79,6 +81,8 @@ public record MasterServerConfig(
         conf.get(MasterServerOptions.ELECTION_TIMEOUT),
         conf.get(MasterServerOptions.LEADER_WAIT_TIMEOUT),
         conf.get(MasterServerOptions.MAX_WORKERS_PER_SHUFFLE),
+        conf.get(MasterServerOptions.MAX_PARTITIONS_PER_SHUFFLE),
+        conf.get(MasterServerOptions.MAX_APPS),
         NetworkOptions.Settings.from(conf));
   }
 
@@ -97,7 +101,7 @@ public record MasterServerConfig(
             .toList();
     return new MasterServerConfig(bindHost, advertisedHost, rpcPort, httpPort, port, masterId, updated,
         ratisDir, workerTimeout, appTimeout, snapshotThreshold, raftLogSegmentSize,
-        electionTimeout, leaderWaitTimeout, maxWorkersPerShuffle, network);
+        electionTimeout, leaderWaitTimeout, maxWorkersPerShuffle, maxPartitionsPerShuffle, maxApps, network);
   }
 
   /** The configured id, or the one found among the peers by this machine's addresses. */

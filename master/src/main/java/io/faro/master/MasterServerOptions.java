@@ -89,10 +89,23 @@ public final class MasterServerOptions {
           "Most workers the partitions of one shuffle are spread over. Bounds the connections "
               + "every map task opens.");
 
+  public static final ConfigOption<Integer> MAX_PARTITIONS_PER_SHUFFLE =
+      intOption("faro.master.max.partitions.per.shuffle", 1_000_000, 1, 16_777_216, "partitions",
+          "Most reducer partitions one shuffle may have. A slot request for more is refused "
+              + "with LIMIT_EXCEEDED before anything is placed: a request of a few bytes must not "
+              + "make the master allocate without bound. Every location of a shuffle travels to "
+              + "its lifecycle manager in one answer, so a higher limit needs a larger "
+              + "faro.network.max.frame.size and master heap.");
+  public static final ConfigOption<Integer> MAX_APPS =
+      intOption("faro.master.max.apps", 10_000, 1, 10_000_000, "apps",
+          "Most applications registered at once. A registration beyond it is refused with "
+              + "LIMIT_EXCEEDED (the application's job fails at its first shuffle, saying so); "
+              + "apps that end or stop heartbeating make room.");
+
   public static final List<ConfigOption<?>> ALL =
       List.of(HOST, ADVERTISED_HOST, PORT, RAFT_PORT, HTTP_PORT, ID, RAFT_PEERS, RATIS_DIR, WORKER_TIMEOUT,
           APP_TIMEOUT, SNAPSHOT_THRESHOLD, RAFT_LOG_SEGMENT_SIZE, ELECTION_TIMEOUT, LEADER_WAIT_TIMEOUT,
-          MAX_WORKERS_PER_SHUFFLE);
+          MAX_WORKERS_PER_SHUFFLE, MAX_PARTITIONS_PER_SHUFFLE, MAX_APPS);
 
   private MasterServerOptions() {}
 }

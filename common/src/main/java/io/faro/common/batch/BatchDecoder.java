@@ -13,6 +13,8 @@ import net.jpountz.lz4.LZ4SafeDecompressor;
 public final class BatchDecoder {
   private final LZ4SafeDecompressor decompressor = LZ4Factory.fastestInstance().safeDecompressor();
   private final CRC32C crc = new CRC32C();
+  /** Upper bound of LZ4's expansion (output bytes per input byte). */
+  private static final long MAX_EXPANSION = 255;
   private byte[] scratch = new byte[64 * 1024];
   private byte[] compressed = new byte[0];
 
@@ -98,6 +100,12 @@ public final class BatchDecoder {
     BatchFormat.Codec codec = BatchFormat.Codec.fromWire(codecByte);
     if (codec == null || rawLength < 0) {
       throw BatchFormat.corrupt("bad codec " + codecByte + " or raw length " + rawLength + " in " + where);
+    }
+    // Checked before the scratch array grows to it: LZ4 expands a block at most about 255 times,
+    // so a header claiming more (a CRC-valid batch from a buggy or hostile writer) is corrupt.
+    if (rawLength > MAX_EXPANSION * (long) dataLength + 64) {
+      throw BatchFormat.corrupt("batch of " + dataLength + " bytes claims " + rawLength
+          + " bytes uncompressed, more than any codec expands it, in " + where);
     }
     if (scratch.length < rawLength) {
       scratch = new byte[Math.max(rawLength, scratch.length * 2)];

@@ -92,7 +92,7 @@ public final class BatchFormat {
     return count;
   }
 
-  static FaroException corrupt(String message) {
+  public static FaroException corrupt(String message) {
     return new FaroException(ErrorCode.DATA_CORRUPTED, message);
   }
 }

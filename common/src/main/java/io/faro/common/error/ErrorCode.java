@@ -24,7 +24,13 @@ public enum ErrorCode {
   UNSUPPORTED_MESSAGE(ErrorCodeP.UNSUPPORTED_MESSAGE, false),
   SHUFFLE_NOT_COMMITTED(ErrorCodeP.SHUFFLE_NOT_COMMITTED, true),
   /** Data is gone on every copy; retrying cannot help, re-running the producing stage can. */
-  DATA_LOST(ErrorCodeP.DATA_LOST, false);
+  DATA_LOST(ErrorCodeP.DATA_LOST, false),
+  /** A count, size or id over a configured limit; the message names the limit and its key. */
+  LIMIT_EXCEEDED(ErrorCodeP.LIMIT_EXCEEDED, false),
+  /** The request does not come from the owner of what it acts on (a stray or forged commit). */
+  NOT_OWNER(ErrorCodeP.NOT_OWNER, false),
+  /** The shuffle was committed before the request arrived: pushed data is in no file. */
+  SHUFFLE_COMMITTED(ErrorCodeP.SHUFFLE_COMMITTED, false);
 
   private final ErrorCodeP wire;
   private final boolean retryable;

@@ -19,7 +19,7 @@ public final class IdMapper {
 
   public static ShuffleId shuffleId(ShuffleKeyP key) {
     return parse(() -> new ShuffleId(new AppId(key.getAppId()), key.getShuffleId()),
-        "shuffle (app '" + key.getAppId() + "', shuffle " + key.getShuffleId() + ")");
+        "shuffle (app " + IdRules.preview(key.getAppId()) + ", shuffle " + key.getShuffleId() + ")");
   }
 
   public static ShuffleKeyP toProto(ShuffleId id) {

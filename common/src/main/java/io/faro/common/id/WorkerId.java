@@ -4,11 +4,12 @@ import static java.util.Objects.requireNonNull;
 
 /** A worker process, stable across its restarts (by default {@code host:rpcPort}). */
 public record WorkerId(String value) {
+  /** Longest worker id accepted; longer ones are refused wherever they arrive. */
+  public static final int MAX_LENGTH = IdRules.MAX_WORKER_ID_LENGTH;
+
   public WorkerId {
     requireNonNull(value, "value is null");
-    if (value.isBlank()) {
-      throw new IllegalArgumentException("worker id is blank");
-    }
+    IdRules.check("worker id", value, MAX_LENGTH);
   }
 
   @Override

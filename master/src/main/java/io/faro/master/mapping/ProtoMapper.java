@@ -133,7 +133,7 @@ public final class ProtoMapper {
       b.setAllocateSlots(AllocateSlotsCommand.newBuilder()
           .setShuffle(IdMapper.toProto(c.shuffle()))
           .setNumPartitions(c.numPartitions())
-          .addAllLocations(c.locations().stream().map(IdMapper::toProto).toList())
+          .putAllSlotsPerWorker(slotsByName(c.slotsPerWorker()))
           .setRequestId(c.requestId()));
     } else if (command instanceof UnregisterShuffle c) {
       b.setUnregisterShuffle(UnregisterShuffleCommand.newBuilder().setShuffle(IdMapper.toProto(c.shuffle())));
@@ -224,9 +224,27 @@ public final class ProtoMapper {
   }
 
   private static AllocateSlots allocation(AllocateSlotsCommand p) {
-    List<PartitionLocation> locations = p.getLocationsList().stream().map(IdMapper::location).toList();
-    return parse(() -> new AllocateSlots(shuffleId(p.getShuffle()), p.getNumPartitions(), locations,
+    ShuffleId shuffle = shuffleId(p.getShuffle());
+    if (p.getSlotsPerWorkerCount() == 0) {
+      // An entry of a master from before slots_per_worker: one location per partition.
+      List<PartitionLocation> locations = p.getLocationsList().stream().map(IdMapper::location).toList();
+      return parse(() -> new AllocateSlots(shuffle, p.getNumPartitions(), locations, p.getRequestId()),
+          "allocate_slots");
+    }
+    return parse(() -> new AllocateSlots(shuffle, p.getNumPartitions(), slotsById(p.getSlotsPerWorkerMap()),
         p.getRequestId()), "allocate_slots");
+  }
+
+  private static Map<String, Integer> slotsByName(Map<WorkerId, Integer> slots) {
+    Map<String, Integer> out = new java.util.LinkedHashMap<>();
+    slots.forEach((worker, n) -> out.put(worker.value(), n));
+    return out;
+  }
+
+  private static java.util.SortedMap<WorkerId, Integer> slotsById(Map<String, Integer> slots) {
+    java.util.SortedMap<WorkerId, Integer> out = new java.util.TreeMap<>(java.util.Comparator.comparing(WorkerId::value));
+    slots.forEach((worker, n) -> out.put(workerId(worker), n));
+    return out;
   }
 
   public static MasterCommandResult toProto(ApplyResult result) {

@@ -67,7 +67,8 @@ public final class MasterServer implements AutoCloseable {
           config.raftPort() != 0 ? config.raftPort() : FreePorts.pick(config.bindHost(), 1)[0]);
       raft = new RaftNode(resolved);
       MasterRequestHandler handler = new MasterRequestHandler(
-          raft, loads, new RoundRobinPlacement(config.maxWorkersPerShuffle()), clock);
+          raft, loads, new RoundRobinPlacement(config.maxWorkersPerShuffle()), clock,
+          new MasterRequestHandler.Limits(config.maxPartitionsPerShuffle(), config.maxApps()));
       String name = "faro-master-" + config.masterId();
       rpcServer = new TransportServer(
           name + "-rpc", config.bindHost(), config.rpcPort(), config.network(), handler, null);

@@ -79,6 +79,13 @@ public final class LivenessMonitor implements AutoCloseable {
 
   private void check() {
     if (!raft.isLeaderReady()) {
+      // Followers keep the heartbeats they hear, for when they lead; only of known members, and
+      // of unknown ones for one timeout.
+      record Known(Set<WorkerId> workers, Set<AppId> apps) {}
+      Known known = raft.read(state -> new Known(Set.copyOf(state.view().workers().keySet()),
+          Set.copyOf(state.view().apps().keySet())));
+      long maxAge = Math.max(workerTimeout.toMillis(), appTimeout.toMillis());
+      loads.pruneUnknown(known.workers(), known.apps(), clock.millis(), maxAge);
       return;
     }
     loads.startTerm(raft.currentTerm(), clock.millis());

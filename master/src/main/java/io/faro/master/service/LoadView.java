@@ -91,4 +91,21 @@ public final class LoadView {
     workers.keySet().retainAll(aliveWorkers);
     apps.keySet().retainAll(registeredApps);
   }
+
+  /**
+   * On a master that does not lead: drops entries of workers and apps its state does not hold
+   * that were last heard before {@code nowMs - maxAgeMs}. A follower records heartbeats before it
+   * applied the registration they follow, so unknown ones are kept for a while; without this, any
+   * id ever heard would stay forever (a heartbeat costs its sender nothing).
+   */
+  public void pruneUnknown(Set<WorkerId> knownWorkers, Set<AppId> knownApps, long nowMs, long maxAgeMs) {
+    long oldest = nowMs - maxAgeMs;
+    workers.entrySet().removeIf(e -> !knownWorkers.contains(e.getKey()) && e.getValue().lastHeartbeatMs() < oldest);
+    apps.entrySet().removeIf(e -> !knownApps.contains(e.getKey()) && e.getValue() < oldest);
+  }
+
+  /** Entries held, workers and apps (for tests and status). */
+  public int size() {
+    return workers.size() + apps.size();
+  }
 }

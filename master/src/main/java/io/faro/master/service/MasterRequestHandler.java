@@ -67,12 +67,34 @@ public final class MasterRequestHandler implements RequestHandler {
   /** How long a leader transfer may take: an election or two, plus catching up. */
   private static final Duration TRANSFER_TIMEOUT = Duration.ofSeconds(20);
 
+  /** Most disks a worker may report: far more than any machine has. */
+  static final int MAX_DISKS = 1024;
+  /** Most workers a slot request may exclude or avoid: more than any cluster has. */
+  static final int MAX_LISTED_WORKERS = 100_000;
+
+  /**
+   * Bounds on what one request may make this master hold or compute, checked before anything
+   * proportional to the request is allocated.
+   *
+   * @param maxPartitionsPerShuffle faro.master.max.partitions.per.shuffle
+   * @param maxApps faro.master.max.apps
+   */
+  public record Limits(int maxPartitionsPerShuffle, int maxApps) {
+    public Limits {
+      if (maxPartitionsPerShuffle <= 0 || maxApps <= 0) {
+        throw new IllegalArgumentException("limits must be positive: " + maxPartitionsPerShuffle + ", " + maxApps);
+      }
+    }
+  }
+
   private final RaftNode raft;
   private final LoadView loads;
   private final SlotPlacement placement;
   private final Clock clock;
+  private final Limits limits;
 
-  public MasterRequestHandler(RaftNode raft, LoadView loads, SlotPlacement placement, Clock clock) {
+  public MasterRequestHandler(RaftNode raft, LoadView loads, SlotPlacement placement, Clock clock, Limits limits) {
+    this.limits = requireNonNull(limits, "limits is null");
     this.raft = requireNonNull(raft, "raft is null");
     this.loads = requireNonNull(loads, "loads is null");
     this.placement = requireNonNull(placement, "placement is null");
@@ -130,6 +152,10 @@ public final class MasterRequestHandler implements RequestHandler {
 
   private CompletableFuture<Message> registerWorker(RegisterWorkerRequest request) {
     WorkerId worker = ProtoMapper.workerId(request.getWorkerId());
+    if (request.getDisksCount() > MAX_DISKS) {
+      throw new FaroException(ErrorCode.LIMIT_EXCEEDED, "worker " + worker + " registers "
+          + request.getDisksCount() + " disks; at most " + MAX_DISKS);
+    }
     StateCommand command = parse(() -> new StateCommand.RegisterWorker(
         worker, IdMapper.endpoint(request.getEndpoint()), ProtoMapper.disks(request.getDisksList())));
     return submit(command).thenApply(applied -> {
@@ -140,6 +166,10 @@ public final class MasterRequestHandler implements RequestHandler {
 
   private CompletableFuture<Message> workerHeartbeat(WorkerHeartbeatRequest request) {
     WorkerId worker = ProtoMapper.workerId(request.getWorkerId());
+    if (request.getDisksCount() > MAX_DISKS) {
+      throw new FaroException(ErrorCode.LIMIT_EXCEEDED, "heartbeat of worker " + worker + " reports "
+          + request.getDisksCount() + " disks; at most " + MAX_DISKS);
+    }
     List<ShuffleId> reported = request.getShufflesList().stream().map(IdMapper::shuffleId).toList();
     List<DiskLoad> disks = request.getDisksList().stream().map(ProtoMapper::diskLoad).toList();
     record Check(boolean alive, List<ShuffleId> expired) {}
@@ -174,6 +204,14 @@ public final class MasterRequestHandler implements RequestHandler {
   // ------------------------------------------------------------------ apps
 
   private CompletableFuture<Message> registerApp(AppId app) {
+    // Checked on the leader, not in the replicated apply: masters may be configured differently
+    // during a rolling change, and the state must not diverge. Racing registrations may overshoot
+    // the limit by the few in flight.
+    boolean refused = raft.read(state -> !state.hasApp(app) && state.view().apps().size() >= limits.maxApps());
+    if (refused) {
+      throw new FaroException(ErrorCode.LIMIT_EXCEEDED, "cannot register app " + app + ": " + limits.maxApps()
+          + " apps are registered, the most this cluster takes (faro.master.max.apps)");
+    }
     return submit(new StateCommand.RegisterApp(app)).thenApply(applied -> {
       loads.appHeartbeat(app, clock.millis());
       return EMPTY;
@@ -211,6 +249,17 @@ public final class MasterRequestHandler implements RequestHandler {
   private CompletableFuture<Message> requestSlots(RequestSlotsRequest request) {
     ShuffleId shuffle = IdMapper.shuffleId(request.getShuffle());
     int numPartitions = request.getNumPartitions();
+    // Before anything proportional to the request is built: a 50-byte request may ask for 2^31.
+    if (numPartitions > limits.maxPartitionsPerShuffle()) {
+      throw new FaroException(ErrorCode.LIMIT_EXCEEDED, "shuffle " + shuffle + " has " + numPartitions
+          + " partitions; this cluster places at most " + limits.maxPartitionsPerShuffle()
+          + " per shuffle (faro.master.max.partitions.per.shuffle)");
+    }
+    if (request.getExcludedWorkersCount() + request.getAvoidedWorkersCount() > MAX_LISTED_WORKERS) {
+      throw new FaroException(ErrorCode.LIMIT_EXCEEDED, "slot request for shuffle " + shuffle + " lists "
+          + (request.getExcludedWorkersCount() + request.getAvoidedWorkersCount())
+          + " excluded and avoided workers; at most " + MAX_LISTED_WORKERS);
+    }
     List<Integer> partitions = partitionsToPlace(shuffle, numPartitions, request.getPartitionIdsList());
     // Kept in the replicated state, 32 per shuffle: a UUID fits, an essay does not.
     if (request.getRequestId().length() > MAX_REQUEST_ID) {
@@ -252,16 +301,25 @@ public final class MasterRequestHandler implements RequestHandler {
         locations = placement.place(placementRequest, candidates);
       }
     }
-    return submit(new StateCommand.AllocateSlots(shuffle, numPartitions, locations, request.getRequestId()))
-        .thenApply(applied -> RequestSlotsResponse.newBuilder()
-            .addAllLocations(applied.locations().stream().map(IdMapper::toProto).toList())
-            .build());
+    // The log entry holds slot counts per worker, not the locations: its size grows with the
+    // workers used, so a million partitions fit Ratis's entry limit. The locations go to the requester.
+    List<PartitionLocation> placed = locations;
+    return submit(new StateCommand.AllocateSlots(shuffle, numPartitions, placed, request.getRequestId()))
+        .thenApply(applied -> {
+          RequestSlotsResponse.Builder b = RequestSlotsResponse.newBuilder();
+          placed.forEach(l -> b.addLocations(IdMapper.toProto(l)));
+          return b.build();
+        });
   }
 
   private static List<Integer> partitionsToPlace(ShuffleId shuffle, int numPartitions, List<Integer> ids) {
     if (numPartitions <= 0) {
       throw new FaroException(ErrorCode.INVALID_REQUEST, "num_partitions of shuffle " + shuffle
           + " must be positive, got " + numPartitions);
+    }
+    if (ids.size() > numPartitions) {
+      throw new FaroException(ErrorCode.INVALID_REQUEST, "slot request for shuffle " + shuffle + " lists "
+          + ids.size() + " partition ids but the shuffle has " + numPartitions);
     }
     if (ids.isEmpty()) {
       return IntStream.range(0, numPartitions).boxed().toList();

@@ -2,7 +2,6 @@ package io.faro.master.state;
 
 import io.faro.common.error.ErrorCode;
 import io.faro.common.id.AppId;
-import io.faro.common.id.PartitionLocation;
 import io.faro.common.id.ShuffleId;
 import io.faro.common.id.WorkerId;
 import io.faro.master.state.ApplyResult.Applied;
@@ -130,21 +129,16 @@ public final class MasterState implements StateReader {
       return new Rejected(ErrorCode.UNKNOWN_APP, "cannot allocate slots for shuffle " + shuffle
           + ": app " + shuffle.app() + " is not registered");
     }
-    for (PartitionLocation primary : command.locations()) {
-      for (PartitionLocation location : primary.copies()) {
-        if (!workers.containsKey(location.worker())) {
-          return new Rejected(ErrorCode.INVALID_REQUEST, "cannot allocate slots for shuffle "
-              + shuffle + ": worker " + location.worker() + " was never registered");
-        }
+    for (WorkerId worker : command.slotsPerWorker().keySet()) {
+      if (!workers.containsKey(worker)) {
+        return new Rejected(ErrorCode.INVALID_REQUEST, "cannot allocate slots for shuffle "
+            + shuffle + ": worker " + worker + " was never registered");
       }
     }
     RegisteredShuffle known = shuffles.get(shuffle);
-    RegisteredShuffle updated = known != null
-        ? known.withSlots(command.numPartitions(), command.locations(), command.requestId())
-        : RegisteredShuffle.of(shuffle, command.numPartitions(), Map.of())
-            .withSlots(command.numPartitions(), command.locations(), command.requestId());
-    shuffles.put(shuffle, updated);
-    return new Applied(command.locations());
+    RegisteredShuffle base = known != null ? known : RegisteredShuffle.of(shuffle, command.numPartitions(), Map.of());
+    shuffles.put(shuffle, base.withSlots(command.numPartitions(), command.slotsPerWorker(), command.requestId()));
+    return Applied.NOTHING;
   }
 
   private ApplyResult unregisterShuffle(UnregisterShuffle command) {

@@ -2,7 +2,6 @@ package io.faro.master.state;
 
 import static java.util.Objects.requireNonNull;
 
-import io.faro.common.id.PartitionLocation;
 import io.faro.common.id.ShuffleId;
 import io.faro.common.id.WorkerId;
 import java.util.ArrayList;
@@ -63,17 +62,13 @@ public record RegisteredShuffle(ShuffleId id, int numPartitions, SortedMap<Worke
     return new RegisteredShuffle(id, numPartitions, sorted, recent);
   }
 
-  /** This shuffle with {@code locations} (and their replicas) added; the partition count only grows. */
-  public RegisteredShuffle withSlots(int partitions, List<PartitionLocation> locations) {
-    return withSlots(partitions, locations, "");
-  }
-
   /**
-   * As {@link #withSlots(int, List)} for request {@code requestId}: when an allocation of the
-   * same request is remembered (a retry after a leader change), its counts are taken back first,
-   * so that the shuffle holds one allocation per request.
+   * This shuffle with {@code added} slots (per worker, replicas included) on top; the partition
+   * count only grows. When an allocation of the same non-empty {@code requestId} is remembered (a
+   * retry after a leader change), its counts are taken back first, so that the shuffle holds one
+   * allocation per request.
    */
-  public RegisteredShuffle withSlots(int partitions, List<PartitionLocation> locations, String requestId) {
+  public RegisteredShuffle withSlots(int partitions, SortedMap<WorkerId, Integer> added, String requestId) {
     SortedMap<WorkerId, Integer> slots = new TreeMap<>(slotsPerWorker);
     List<RecentAllocation> recent = new ArrayList<>(recentAllocations);
     if (!requestId.isEmpty()) {
@@ -85,13 +80,7 @@ public record RegisteredShuffle(ShuffleId id, int numPartitions, SortedMap<Worke
         }
       }
     }
-    SortedMap<WorkerId, Integer> added = new TreeMap<>(MasterState.WORKER_ORDER);
-    for (PartitionLocation primary : locations) {
-      for (PartitionLocation copy : primary.copies()) {
-        slots.merge(copy.worker(), 1, Integer::sum);
-        added.merge(copy.worker(), 1, Integer::sum);
-      }
-    }
+    added.forEach((worker, n) -> slots.merge(worker, n, Integer::sum));
     if (!requestId.isEmpty()) {
       recent.add(new RecentAllocation(requestId, added));
       while (recent.size() > RECENT_ALLOCATIONS) {

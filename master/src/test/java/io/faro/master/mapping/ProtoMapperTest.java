@@ -45,6 +45,38 @@ class ProtoMapperTest {
         new StateCommand.UnregisterShuffle(SHUFFLE));
   }
 
+  @Test
+  void anAllocationOfAMillionPartitionsIsAFewHundredBytesInTheLog() throws Exception {
+    List<PartitionLocation> locations = new java.util.ArrayList<>();
+    List<WorkerId> workers = List.of(new WorkerId("w1"), new WorkerId("w2"), new WorkerId("w3"));
+    for (int p = 0; p < 1_000_000; p++) {
+      locations.add(new PartitionLocation(p, 0, Role.PRIMARY, workers.get(p % 3), ENDPOINT, 0));
+    }
+    StampedCommand stamped = new StampedCommand(1, new StateCommand.AllocateSlots(SHUFFLE, 1_000_000, locations, "r1"));
+
+    byte[] entry = ProtoMapper.toProto(stamped).toByteArray();
+
+    assertThat(entry.length).isLessThan(200);
+    StateCommand.AllocateSlots parsed = (StateCommand.AllocateSlots) ProtoMapper.fromProto(MasterCommand.parseFrom(entry)).command();
+    assertThat(parsed.slotsPerWorker()).containsEntry(workers.get(0), 333_334).containsEntry(workers.get(2), 333_333);
+    assertThat(parsed.requestId()).isEqualTo("r1");
+  }
+
+  @Test
+  void anAllocationLoggedAsLocationsByAnOlderMasterStillApplies() throws Exception {
+    MasterCommand old = MasterCommand.newBuilder().setTimestampMs(1)
+        .setAllocateSlots(AllocateSlotsCommand.newBuilder()
+            .setShuffle(ShuffleKeyP.newBuilder().setAppId("app").setShuffleId(0))
+            .setNumPartitions(2)
+            .addLocations(IdMapper.toProto(new PartitionLocation(0, 0, Role.PRIMARY, WORKER, ENDPOINT, 0)))
+            .addLocations(IdMapper.toProto(new PartitionLocation(1, 0, Role.PRIMARY, WORKER, ENDPOINT, 0))))
+        .build();
+
+    StateCommand.AllocateSlots parsed = (StateCommand.AllocateSlots) ProtoMapper.fromProto(old).command();
+
+    assertThat(parsed.slotsPerWorker()).containsExactly(java.util.Map.entry(WORKER, 2));
+  }
+
   @ParameterizedTest
   @MethodSource("commands")
   void everyCommandRoundTripsThroughTheLogFormat(StateCommand command) throws Exception {

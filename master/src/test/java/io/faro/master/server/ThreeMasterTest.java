@@ -157,6 +157,27 @@ class ThreeMasterTest {
   }
 
   @Test
+  void aMillionPartitionsAreAllocatedWithoutTheLeaderSteppingDown() {
+    registerTwoWorkersAndAnApp();
+    int leader = leaderIndex();
+    long term = status(leader).getTerm();
+
+    RequestSlotsResponse slots = client.callBlocking(
+        Requests.requestSlots(Requests.shuffle("app-1", 0), 1_000_000), RequestSlotsResponse.class);
+
+    assertThat(slots.getLocationsCount()).isEqualTo(1_000_000);
+    long applied = status(leader).getAppliedIndex();
+    Eventually.await(Duration.ofSeconds(10), "every master applied the allocation",
+        () -> Stream.of(0, 1, 2).allMatch(i -> status(i).getAppliedIndex() >= applied));
+    for (MasterServer m : masters) {
+      assertThat(m.stateView().shuffles().values()).singleElement()
+          .satisfies(s -> assertThat(s.totalSlots()).isEqualTo(1_000_000));
+    }
+    assertThat(leaderIndex()).isEqualTo(leader);
+    assertThat(status(leader).getTerm()).isEqualTo(term);
+  }
+
+  @Test
   void aNewLeaderPlacesOnTheDiskLoadsItHeardAsAFollower() {
     registerTwoWorkersAndAnApp();
     Eventually.await(Duration.ofSeconds(10), "every master knows both workers",

@@ -135,7 +135,7 @@ class MasterStateTest {
   }
 
   @Test
-  void allocateSlotsRecordsShuffleAndReturnsLocations() {
+  void allocateSlotsRecordsTheShuffleAndItsSlotCounts() {
     apply(register(W1, 1));
     apply(register(W2, 1));
     apply(new RegisterApp(APP));
@@ -143,7 +143,8 @@ class MasterStateTest {
 
     ApplyResult result = apply(new AllocateSlots(SHUFFLE, 5, locations));
 
-    assertThat(result).isEqualTo(new Applied(locations));
+    // The log entry carries counts, not locations: the leader answers those itself.
+    assertThat(result).isEqualTo(Applied.NOTHING);
     RegisteredShuffle shuffle = state.view().shuffles().get(SHUFFLE);
     assertThat(shuffle.numPartitions()).isEqualTo(5);
     assertThat(shuffle.slotsPerWorker()).containsEntry(W1, 3).containsEntry(W2, 2);
