@@ -167,12 +167,24 @@ public final class WorkerOptions {
               + "connection on about this many, half before handling the request and half after "
               + "(its answer lost). 0 (the default) injects nothing.");
 
+  public static final ConfigOption<Integer> RESERVE_MAX_LOCATIONS =
+      intOption("faro.worker.reserve.max.locations", 100_000, 1, 10_000_000, "locations",
+          "Most partition locations one ReserveSlots request may ask for; a larger request is "
+              + "refused with LIMIT_EXCEEDED and nothing of it is reserved. Lifecycle managers "
+              + "send at most 50,000 per request.");
+  public static final ConfigOption<Integer> MAX_PARTITIONS =
+      intOption("faro.worker.max.partitions", 1_000_000, 1, 100_000_000, "locations",
+          "Most partition locations (of every shuffle, primaries and replicas) this worker holds "
+              + "at once. Each costs about a kilobyte of heap; a reservation beyond the limit is "
+              + "refused with LIMIT_EXCEEDED, and the lifecycle manager places those partitions on "
+              + "other workers. Locations are freed when their shuffle is unregistered.");
+
   public static final List<ConfigOption<?>> ALL =
       List.of(HOST, BIND_HOST, ID, RPC_PORT, PUSH_PORT, FETCH_PORT, DIRS, FLUSH_BUFFER_SIZE,
           FLUSH_THREADS_PER_DISK, CHUNK_SIZE, IO_MODE, IO_READ_THREADS_PER_DISK,
           IO_READ_BUFFER_PER_DISK, HEARTBEAT_INTERVAL, MEMORY_BUDGET,
           MEMORY_PAUSE_PERCENT, MEMORY_RESUME_PERCENT, SPLIT_THRESHOLD, SPLIT_MODE, DISK_RESERVE, DISK_CHECK_INTERVAL,
-          DISK_CHECK_TIMEOUT, TESTING_DROP_PER_MILLE);
+          DISK_CHECK_TIMEOUT, TESTING_DROP_PER_MILLE, RESERVE_MAX_LOCATIONS, MAX_PARTITIONS);
 
   private WorkerOptions() {}
 
@@ -216,6 +228,8 @@ public final class WorkerOptions {
       SplitMode splitMode,
       DiskChecker.Settings diskCheck,
       int testingDropPerMille,
+      int reserveMaxLocations,
+      int maxPartitions,
       NetworkOptions.Settings network,
       List<HostPort> masters,
       Duration masterRetryTimeout,
@@ -257,6 +271,8 @@ public final class WorkerOptions {
               new DiskChecker.Settings(conf.get(DISK_RESERVE), conf.get(DISK_CHECK_INTERVAL),
                   conf.get(DISK_CHECK_TIMEOUT)),
               conf.get(TESTING_DROP_PER_MILLE),
+              conf.get(RESERVE_MAX_LOCATIONS),
+              conf.get(MAX_PARTITIONS),
               NetworkOptions.Settings.from(conf),
               conf.get(MasterOptions.ENDPOINTS),
               conf.get(MasterOptions.RETRY_TIMEOUT),

@@ -54,13 +54,16 @@ public final class ControlHandler implements RequestHandler {
 
   private void reserve(ReserveSlotsRequest reserve, Responder responder) {
     ShuffleId shuffle = IdMapper.shuffleId(reserve.getShuffle());
-    store.reserve(shuffle, reserve.getLocationsList().stream().map(ProtoMapper::reservation).toList());
+    // Before anything proportional to the request is built.
+    store.checkReserveSize(shuffle, reserve.getLocationsCount());
+    store.reserve(shuffle, reserve.getOwnerToken(),
+        reserve.getLocationsList().stream().map(ProtoMapper::reservation).toList());
     responder.respond(ReserveSlotsResponse.getDefaultInstance());
   }
 
   private void commit(CommitFilesRequest commit, Responder responder) {
     ShuffleId shuffle = IdMapper.shuffleId(commit.getShuffle());
-    store.commit(shuffle).whenComplete((result, error) -> {
+    store.commit(shuffle, commit.getOwnerToken()).whenComplete((result, error) -> {
       if (error != null) {
         responder.fail(new FaroException(ErrorCode.COMMIT_FAILED, "commit of shuffle " + shuffle + " failed: " + error, error));
       } else {

@@ -114,6 +114,24 @@ public final class MemoryBudget {
     });
   }
 
+  /**
+   * Takes {@code channel} out of the paused set for good: it carries frames a primary forwards to
+   * this worker as replica. Two workers that replicate to each other and both reach the pause mark
+   * would otherwise stop reading each other's forwards, and each primary holds its frames until
+   * its replica answers: both would wait for the forward timeout, and every replicated partition
+   * of the pair would split. Forwarded data is still counted; it is bounded by what the primaries
+   * themselves accepted. Idempotent; on the channel's event loop.
+   */
+  public void exemptForwards(Channel channel) {
+    synchronized (lock) {
+      if (!pushChannels.remove(channel)) {
+        return;
+      }
+    }
+    channel.config().setAutoRead(true);
+    LOG.debug("Connection {} carries forwards from a primary: never paused", channel.remoteAddress());
+  }
+
   private void pause() {
     synchronized (lock) {
       if (paused || used.get() < pauseAt) {

@@ -50,8 +50,27 @@ public final class PartitionStore implements AutoCloseable {
     }
   }
 
+  /**
+   * Bounds on what reservations may make this worker hold.
+   *
+   * @param maxLocationsPerReserve faro.worker.reserve.max.locations
+   * @param maxPartitions faro.worker.max.partitions
+   */
+  public record Limits(int maxLocationsPerReserve, int maxPartitions) {
+    public static final Limits DEFAULT = new Limits(100_000, 1_000_000);
+
+    public Limits {
+      if (maxLocationsPerReserve <= 0 || maxPartitions <= 0) {
+        throw new IllegalArgumentException("limits must be positive: " + maxLocationsPerReserve + ", " + maxPartitions);
+      }
+    }
+  }
+
   private final Disks disks;
   private final WriterSettings settings;
+  private final Limits limits;
+  /** Partition locations held, all shuffles; changed under the shuffle's lock, read anywhere. */
+  private final java.util.concurrent.atomic.AtomicInteger heldLocations = new java.util.concurrent.atomic.AtomicInteger();
   private final Function<HostPort, ReplicaLink> replicaLinks;
   private final Map<ShuffleId, ShuffleState> shuffles = new ConcurrentHashMap<>();
   private final LongAdder appendedBytes = new LongAdder();
@@ -67,19 +86,33 @@ public final class PartitionStore implements AutoCloseable {
 
   /** @param replicaLinks the live link to a replica peer, by its push address */
   public PartitionStore(Disks disks, WriterSettings settings, Function<HostPort, ReplicaLink> replicaLinks) {
+    this(disks, settings, replicaLinks, Limits.DEFAULT);
+  }
+
+  public PartitionStore(Disks disks, WriterSettings settings, Function<HostPort, ReplicaLink> replicaLinks,
+      Limits limits) {
+    this.limits = requireNonNull(limits, "limits is null");
     this.disks = requireNonNull(disks, "disks is null");
     this.settings = requireNonNull(settings, "settings is null");
     this.replicaLinks = requireNonNull(replicaLinks, "replicaLinks is null");
   }
 
+  /** As {@link #reserve(ShuffleId, long, List)} for an owner that proves nothing (tests, tools). */
+  public void reserve(ShuffleId shuffle, List<Reservation> reservations) {
+    reserve(shuffle, ShuffleState.NO_OWNER, reservations);
+  }
+
   /**
    * Creates a writer for every location that has none; existing ones stay (idempotent). No
-   * file is created until data is flushed. All or nothing.
+   * file is created until data is flushed. All or nothing. The first reservation of a shuffle
+   * records {@code ownerToken}: later reservations and the commit must carry the same.
    *
    * @throws FaroException INVALID_REQUEST for a disk index this worker does not have or a
-   *     shuffle that is already committed
+   *     shuffle that is already committed; LIMIT_EXCEEDED beyond faro.worker.reserve.max.locations
+   *     or faro.worker.max.partitions; NOT_OWNER for another owner's token
    */
-  public void reserve(ShuffleId shuffle, List<Reservation> reservations) {
+  public void reserve(ShuffleId shuffle, long ownerToken, List<Reservation> reservations) {
+    checkReserveSize(shuffle, reservations.size());
     for (Reservation r : reservations) {
       if (r.diskIndex() < 0 || r.diskIndex() >= disks.size()) {
         throw new FaroException(ErrorCode.INVALID_REQUEST, "partition " + r.partition() + " epoch "
@@ -97,6 +130,7 @@ public final class PartitionStore implements AutoCloseable {
         if (state.expired) {
           continue; // expired meanwhile: the next computeIfAbsent makes a fresh state
         }
+        state.checkOwner(ownerToken, "reserve");
         // Every check (and choice of disk) first, so that a refusal adds nothing.
         Map<PartitionKey, PartitionWriter> added = new LinkedHashMap<>();
         for (Reservation r : reservations) {
@@ -109,6 +143,11 @@ public final class PartitionStore implements AutoCloseable {
                 "cannot reserve " + key + ": shuffle " + shuffle + " is already committed");
           }
           added.put(key, null);
+        }
+        if (heldLocations.get() + added.size() > limits.maxPartitions()) {
+          throw new FaroException(ErrorCode.LIMIT_EXCEEDED, "cannot reserve " + added.size() + " locations of shuffle "
+              + shuffle + ": this worker holds " + heldLocations.get() + " of at most " + limits.maxPartitions()
+              + " (faro.worker.max.partitions)");
         }
         Map<PartitionKey, Disk> chosen = new LinkedHashMap<>();
         for (Reservation r : reservations) {
@@ -123,11 +162,27 @@ public final class PartitionStore implements AutoCloseable {
           if (disk != null) {
             ReplicaLink link = r.replica().map(replicaLinks).orElse(null);
             state.writers.put(key, new PartitionWriter(key, disk, settings, link));
+            heldLocations.incrementAndGet();
           }
         }
+        state.claimOwner(ownerToken);
         return;
       }
     }
+  }
+
+  /** Refuses a reservation request larger than faro.worker.reserve.max.locations. */
+  public void checkReserveSize(ShuffleId shuffle, int locations) {
+    if (locations > limits.maxLocationsPerReserve()) {
+      throw new FaroException(ErrorCode.LIMIT_EXCEEDED, "a reservation for shuffle " + shuffle + " asks for "
+          + locations + " locations; at most " + limits.maxLocationsPerReserve()
+          + " per request (faro.worker.reserve.max.locations)");
+    }
+  }
+
+  /** Partition locations held now, of every shuffle. */
+  public int heldLocations() {
+    return heldLocations.get();
   }
 
   /**
@@ -237,11 +292,22 @@ public final class PartitionStore implements AutoCloseable {
    * shuffle with no location here commits nothing.
    */
   public CompletableFuture<ShuffleCommit> commit(ShuffleId shuffle) {
+    return commit(shuffle, ShuffleState.NO_OWNER);
+  }
+
+  /**
+   * As {@link #commit(ShuffleId)}, for the owner that reserved the shuffle.
+   *
+   * @throws FaroException NOT_OWNER when {@code ownerToken} is not the token the shuffle was
+   *     reserved with: a stray or forged commit must never end a shuffle that is still written
+   */
+  public CompletableFuture<ShuffleCommit> commit(ShuffleId shuffle, long ownerToken) {
     ShuffleState state = shuffles.get(shuffle);
     if (state == null) {
       return CompletableFuture.completedFuture(ShuffleCommit.empty());
     }
     synchronized (state) {
+      state.checkOwner(ownerToken, "commit");
       if (state.commit == null) {
         state.commitStarted = true;
         List<CompletableFuture<PartitionCommit>> parts =
@@ -319,6 +385,7 @@ public final class PartitionStore implements AutoCloseable {
         writers = List.copyOf(state.writers.values());
       }
     }
+    heldLocations.addAndGet(-writers.size());
     LOG.info("Expiring shuffle {}: deleting {} partition locations", shuffle, writers.size());
     CompletableFuture<?>[] deletions =
         writers.stream().map(w -> w.discard(true)).toArray(CompletableFuture[]::new);

@@ -72,9 +72,10 @@ public final class PartitionWriter {
 
   // Set on the flush thread when a write fails; read by appends to answer SPLIT.
   private volatile boolean writeFailed;
-  // Set when the replica did not confirm a part: later parts are refused, so that the replica
-  // file stays a prefix of this one.
-  private volatile boolean replicaLost;
+  // Set when the replica did not confirm a part (on a primary), or when a forwarded part was
+  // refused (on a replica): later parts are refused, so that the replica stays a prefix of its
+  // primary, without a hole.
+  private volatile boolean stopped;
 
   public PartitionWriter(PartitionKey key, Disk disk, WriterSettings settings) {
     this(key, disk, settings, null);
@@ -98,9 +99,27 @@ public final class PartitionWriter {
 
   /** The replica did not confirm a part: take no more data here. */
   public void replicaLost(String reason) {
-    if (!replicaLost) {
-      replicaLost = true;
-      LOG.warn("Partition {} stops taking data: its replica did not confirm a part: {}", key, reason);
+    stopTakingData("its replica did not confirm a part: " + reason);
+  }
+
+  /**
+   * This copy is a replica and refused a part its primary forwarded (its disk was briefly broken
+   * or full): it must refuse every later part too, or it would have a hole where its primary has
+   * that part, and chunk k would no longer hold the same batches on both copies.
+   */
+  public void forwardedPartRefused(String reason) {
+    stopTakingData("it is a replica that refused a forwarded part: " + reason);
+  }
+
+  /** Whether the writer refuses every further part (a replica lost or a hole avoided). */
+  public boolean stoppedTakingData() {
+    return stopped;
+  }
+
+  private void stopTakingData(String why) {
+    if (!stopped) {
+      stopped = true;
+      LOG.warn("Partition {} stops taking data: {}", key, why);
     }
   }
 
@@ -167,7 +186,7 @@ public final class PartitionWriter {
       case OPEN -> {
         // A failed file would have a hole, a replica that missed a part too: move the client to
         // a new location instead.
-        if (writeFailed || replicaLost || (replica != null && replica.failed())) {
+        if (writeFailed || stopped || (replica != null && replica.failed())) {
           yield AppendStatus.SPLIT;
         }
         // A full disk still has its reserve for what is in flight; a broken one takes nothing.

@@ -2,6 +2,8 @@ package io.faro.worker.partition;
 
 import static java.util.Objects.requireNonNull;
 
+import io.faro.common.error.ErrorCode;
+import io.faro.common.error.FaroException;
 import io.faro.common.id.PartitionKey;
 import io.faro.common.id.ShuffleId;
 import java.util.Map;
@@ -27,7 +29,34 @@ final class ShuffleState {
   // Written under this; read lock-free by pushes to tell STAGE_ENDED from NOT_HERE.
   volatile boolean commitStarted;
 
+  /** The token of a caller that proves no ownership (tests and tools that reserve directly). */
+  static final long NO_OWNER = 0;
+
+  /** The owner token of the first reservation; NO_OWNER until one came. */
+  // @GuardedBy("this")
+  private long ownerToken = NO_OWNER;
+
   ShuffleState(ShuffleId id) {
     this.id = requireNonNull(id, "id is null");
+  }
+
+  /**
+   * Refuses {@code token} when the shuffle was reserved with another one. A shuffle reserved
+   * without a token (tests, tools) takes any.
+   */
+  // @GuardedBy("this")
+  void checkOwner(long token, String what) {
+    if (ownerToken != NO_OWNER && token != ownerToken) {
+      throw new FaroException(ErrorCode.NOT_OWNER, what + " of shuffle " + id + " refused: it does not come from the "
+          + "lifecycle manager that reserved the shuffle (another owner token)");
+    }
+  }
+
+  /** Records the owner of the first reservation that carried a token. */
+  // @GuardedBy("this")
+  void claimOwner(long token) {
+    if (ownerToken == NO_OWNER) {
+      ownerToken = token;
+    }
   }
 }

@@ -66,6 +66,9 @@ public final class PushHandler implements RequestHandler {
     }
     PushRequest push = request.meta(PushRequest.class);
     ByteBuf body = request.body();
+    if (push.getReplica() && request.channel() != null) {
+      budget.exemptForwards(request.channel());
+    }
     List<PartitionKey> keys;
     try {
       ShuffleId shuffle = IdMapper.shuffleId(push.getShuffle());
@@ -105,6 +108,9 @@ public final class PushHandler implements RequestHandler {
       if (links[i] == null) {
         statuses[i] = store.append(keys.get(i), writers[i],
             body.retainedSlice(offsets[i], push.getParts(i).getLength()), charge, chunkSize);
+        if (push.getReplica() && writers[i] != null && statuses[i] == AppendStatus.SPLIT) {
+          writers[i].forwardedPartRefused("answered " + statuses[i]);
+        }
       }
     }
     forwarded.forEach((link, parts) -> confirmations.add(
@@ -169,7 +175,11 @@ public final class PushHandler implements RequestHandler {
         for (int k = 0; k < sent.size(); k++) {
           int i = sent.get(k);
           PushStatusP r = k < replicaStatuses.size() ? replicaStatuses.get(k) : PushStatusP.PUSH_STATUS_UNSPECIFIED;
-          boolean confirmed = r == PushStatusP.OK || r == PushStatusP.SLOW_DOWN || r == PushStatusP.SOFT_SPLIT;
+          // A part the replica took after it refused an earlier one of the partition (a frame
+          // forwarded before that refusal was answered) is not confirmed either: the replica is
+          // no longer a prefix of the primary from that refusal on.
+          boolean confirmed = (r == PushStatusP.OK || r == PushStatusP.SLOW_DOWN || r == PushStatusP.SOFT_SPLIT)
+              && !writers[i].stoppedTakingData();
           if (confirmed) {
             // The replica's split (its disk filling, its own threshold) moves the client too.
             statuses[i] = r == PushStatusP.SOFT_SPLIT && own.get(k) == AppendStatus.ACCEPTED

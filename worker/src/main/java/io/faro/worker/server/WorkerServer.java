@@ -119,7 +119,8 @@ public final class WorkerServer implements AutoCloseable {
     // REPLICA_FAILED, before its own client gives up on the push and suspects the primary.
     ReplicaLinks links = new ReplicaLinks(replicaConnections, settings.network().requestTimeout().dividedBy(2));
     store = new PartitionStore(disks, new WriterSettings(settings.flushBufferSize(), settings.chunkSize(),
-        settings.splitThreshold(), settings.splitMode() == WorkerOptions.SplitMode.HARD), links::link);
+        settings.splitThreshold(), settings.splitMode() == WorkerOptions.SplitMode.HARD), links::link,
+        new PartitionStore.Limits(settings.reserveMaxLocations(), settings.maxPartitions()));
     status = new WorkerStatusSampler(budget, disks.all().stream().map(Disk::ioMode).toList());
     status.start(memoryThread);
   }

@@ -68,4 +68,28 @@ class MemoryBudgetTest {
     budget.release(100);
     assertThat(budget.isPaused()).isFalse();
   }
+
+  @Test
+  void aConnectionCarryingForwardsFromAPrimaryIsNeverPaused() {
+    MemoryBudget budget = new MemoryBudget(900, 700, () -> { }, reliefThread);
+    EmbeddedChannel clients = new EmbeddedChannel();
+    EmbeddedChannel forwards = new EmbeddedChannel();
+    budget.register(clients);
+    budget.register(forwards);
+    budget.reserve(950);
+    assertThat(forwards.config().isAutoRead()).isFalse();
+
+    // Its first forwarded frame: the peer's primary waits for this worker's answer.
+    budget.exemptForwards(forwards);
+
+    assertThat(forwards.config().isAutoRead()).isTrue();
+    assertThat(clients.config().isAutoRead()).isFalse();
+    budget.release(300);
+    budget.reserve(300);
+    assertThat(budget.isPaused()).isTrue();
+    assertThat(forwards.config().isAutoRead()).as("paused again, forwards still read").isTrue();
+    assertThat(clients.config().isAutoRead()).isFalse();
+    clients.finishAndReleaseAll();
+    forwards.finishAndReleaseAll();
+  }
 }

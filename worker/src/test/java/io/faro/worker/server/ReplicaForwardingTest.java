@@ -4,7 +4,12 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.faro.common.id.AppId;
 import io.faro.common.id.ShuffleId;
+import io.faro.proto.PushPart;
+import io.faro.proto.PushRequest;
 import io.faro.proto.PushStatusP;
+import io.faro.worker.testing.Eventually;
+import io.netty.buffer.Unpooled;
+import java.nio.file.Files;
 import io.faro.worker.testing.Batches;
 import io.faro.worker.testing.FakeMaster;
 import io.faro.worker.testing.TestWorkers;
@@ -48,5 +53,44 @@ class ReplicaForwardingTest {
         assertThat((long) pushes * batch.length).as("bytes pushed before the split").isLessThan(64 * 1024);
       }
     }
+  }
+
+  @Test
+  void aReplicaThatRefusedAForwardedPartRefusesTheNextOnesEvenOnceItsDiskRecovered() throws Exception {
+    Path disk = tmp.resolve("r");
+    try (FakeMaster master = new FakeMaster();
+        WorkerServer replica = new WorkerServer(TestWorkers.conf(master.endpoint(), disk)
+            .with("faro.worker.disk.check.interval", "50ms"))) {
+      replica.start();
+      Batches batches = new Batches(false, 5);
+      try (WorkerClient primary = new WorkerClient("as-primary", replica.endpoint())) {
+        primary.reserve(SHUFFLE, 0, 0, 0, 1);
+        assertThat(forward(primary, 0, batches.batchBytes(0, 0, 0, 500))).isEqualTo(PushStatusP.OK);
+
+        // The disk breaks for a moment: the forwarded part k is refused.
+        Path aside = tmp.resolve("r-aside");
+        Files.move(disk, aside);
+        Files.writeString(disk, "not a directory");
+        Eventually.await("the disk to be found broken", () -> primary.status().getDiskHealth(0).startsWith("broken"));
+        assertThat(forward(primary, 0, batches.batchBytes(0, 0, 1, 500))).isEqualTo(PushStatusP.SPLIT);
+        Files.delete(disk);
+        Files.move(aside, disk);
+        Eventually.await("the disk to recover", () -> primary.status().getDiskHealth(0).equals("healthy"));
+
+        // Part k+1 would land right after part k-1: a hole. Refused, as every later part.
+        assertThat(forward(primary, 0, batches.batchBytes(0, 0, 2, 500))).isEqualTo(PushStatusP.SPLIT);
+        // Partition 1 refused nothing: it takes data again.
+        assertThat(forward(primary, 1, batches.batchBytes(0, 0, 3, 500))).isEqualTo(PushStatusP.OK);
+      }
+    }
+  }
+
+  /** Sends one part as a primary forwards it (a replica frame) and returns the answer. */
+  private static PushStatusP forward(WorkerClient client, int partition, byte[] part) {
+    PushRequest request = PushRequest.newBuilder().setShuffle(WorkerClient.key(SHUFFLE)).setReplica(true)
+        .setChunkSize(16 * 1024)
+        .addParts(PushPart.newBuilder().setPartitionId(partition).setEpoch(0).setLength(part.length))
+        .build();
+    return WorkerClient.await(client.pushRaw(request, Unpooled.wrappedBuffer(part)), "forward").getStatuses(0);
   }
 }

@@ -57,12 +57,19 @@ public final class WorkerClient implements AutoCloseable {
   }
 
   public void reserve(ShuffleId shuffle, int epoch, int diskIndex, int... partitions) {
-    ReserveSlotsRequest.Builder request = ReserveSlotsRequest.newBuilder().setShuffle(key(shuffle));
+    await(reserveAsync(shuffle, 0, epoch, diskIndex, partitions), "reserve");
+  }
+
+  /** Reserves as the owner holding {@code ownerToken} (0: none); the answer, or the worker's error. */
+  public CompletableFuture<ReserveSlotsResponse> reserveAsync(ShuffleId shuffle, long ownerToken, int epoch,
+      int diskIndex, int... partitions) {
+    ReserveSlotsRequest.Builder request = ReserveSlotsRequest.newBuilder().setShuffle(key(shuffle))
+        .setOwnerToken(ownerToken);
     for (int p : partitions) {
       request.addLocations(PartitionLocationP.newBuilder()
           .setPartitionId(p).setEpoch(epoch).setRole(RoleP.PRIMARY).setDiskIndex(diskIndex));
     }
-    await(pool.call(rpc(), request.build(), ReserveSlotsResponse.class), "reserve");
+    return pool.call(rpc(), request.build(), ReserveSlotsResponse.class);
   }
 
   /** Reserves primaries here whose parts are forwarded to {@code replica}'s push port. */
@@ -77,9 +84,20 @@ public final class WorkerClient implements AutoCloseable {
     await(pool.call(rpc(), request.build(), ReserveSlotsResponse.class), "reserve");
   }
 
+  /** The worker's status (RPC port). */
+  public io.faro.proto.WorkerStatusResponse status() {
+    return await(pool.call(rpc(), io.faro.proto.WorkerStatusRequest.getDefaultInstance(),
+        io.faro.proto.WorkerStatusResponse.class), "status");
+  }
+
   public CommitFilesResponse commit(ShuffleId shuffle) {
-    return await(pool.call(rpc(), CommitFilesRequest.newBuilder().setShuffle(key(shuffle)).build(),
-        CommitFilesResponse.class), "commit");
+    return await(commitAsync(shuffle, 0), "commit");
+  }
+
+  /** Commits as the owner holding {@code ownerToken} (0: none); the answer, or the worker's error. */
+  public CompletableFuture<CommitFilesResponse> commitAsync(ShuffleId shuffle, long ownerToken) {
+    return pool.call(rpc(), CommitFilesRequest.newBuilder().setShuffle(key(shuffle)).setOwnerToken(ownerToken).build(),
+        CommitFilesResponse.class);
   }
 
   public CompletableFuture<PushResponse> pushAsync(ShuffleId shuffle, List<Part> parts) {
