@@ -51,7 +51,9 @@ public final class ClientOptions {
           "How often the driver tells the masters that the application is alive.");
   public static final ConfigOption<Duration> COMMIT_TIMEOUT =
       durationOption("faro.client.commit.timeout", "600s", Duration.ofSeconds(1),
-          "How long committing a shuffle's files on the workers may take.");
+          "How long committing a shuffle's files on the workers may take, retries included; reducers "
+              + "wait as long for the commit. A worker that has not committed by then loses its copies "
+              + "(their partitions are lost when no other copy holds them, and the map stage runs again).");
 
   public static final ConfigOption<Boolean> REPLICATE =
       booleanOption("faro.client.push.replicate.enabled", false,

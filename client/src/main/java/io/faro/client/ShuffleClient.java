@@ -129,22 +129,31 @@ public final class ShuffleClient {
     return response.getLocationsList().stream().map(IdMapper::location).toList();
   }
 
-  public int mapperEnd(HostPort lifecycle, ShuffleId shuffle, int mapId, int attemptId, int numMaps) {
-    return mapperEnd(lifecycle, shuffle, 0, mapId, attemptId, numMaps);
+  public int mapperEnd(HostPort lifecycle, ShuffleId shuffle, int mapId, int attemptId, int numMaps, int[] batchCounts) {
+    return mapperEnd(lifecycle, shuffle, 0, mapId, attemptId, numMaps, batchCounts);
   }
 
   /**
    * Reports a successful map attempt of map stage attempt {@code stage} (whose pusher this
    * executor created); returns the attempt that won the map.
    *
+   * @param batchCounts the batches the attempt pushed per partition ({@link MapPusher#batchCounts}):
+   *     if it wins, readers check that they read exactly these
+   *
    * @throws FaroException DATA_LOST when the generation it wrote was lost meanwhile: the task
    *     must fail, not report output that no reader will read
    */
-  public int mapperEnd(HostPort lifecycle, ShuffleId shuffle, long stage, int mapId, int attemptId, int numMaps) {
+  public int mapperEnd(HostPort lifecycle, ShuffleId shuffle, long stage, int mapId, int attemptId, int numMaps,
+      int[] batchCounts) {
     ShuffleId faro = pushTargets(lifecycle, shuffle, stage, numMaps, -1).faroShuffle();
-    MapperEndRequest request = MapperEndRequest.newBuilder().setShuffleId(faro.shuffle())
-        .setMapId(mapId).setAttemptId(attemptId).setNumMaps(numMaps).build();
-    MapperEndResponse response = Futures.await(pool.call(lifecycle, request, MapperEndResponse.class),
+    MapperEndRequest.Builder request = MapperEndRequest.newBuilder().setShuffleId(faro.shuffle())
+        .setMapId(mapId).setAttemptId(attemptId).setNumMaps(numMaps);
+    for (int p = 0; p < batchCounts.length; p++) {
+      if (batchCounts[p] > 0) {
+        request.addBatchPartitions(p).addBatchCounts(batchCounts[p]);
+      }
+    }
+    MapperEndResponse response = Futures.await(pool.call(lifecycle, request.build(), MapperEndResponse.class),
         settings.network().requestTimeout(), "map end of map " + mapId + " of shuffle " + faro);
     if (response.getGenerationLost()) {
       throw new FaroException(ErrorCode.DATA_LOST, "map " + mapId + " attempt " + attemptId + " wrote Faro shuffle "

@@ -66,6 +66,7 @@ final class MapTask implements Callable<MapTask.Result> {
     long records = settings.recordsOfMap(mapId);
     long stored = 0;
     long finishNanos;
+    int[] batchCounts;
     long blockedNanos;
     long finishedAt;
     try (MapPusher pusher = client.newMapPusher(lifecycle, shuffle, mapId, 0, settings.maps(), settings.partitions())) {
@@ -100,6 +101,7 @@ final class MapTask implements Callable<MapTask.Result> {
       for (long length : pusher.partitionLengths()) {
         stored += length;
       }
+      batchCounts = pusher.batchCounts();
     }
     // finish() waited for every answer, so all are recorded; the copy is this thread's alone.
     LatencySamples pushes = new LatencySamples(settings.seed() + mapId);
@@ -107,7 +109,7 @@ final class MapTask implements Callable<MapTask.Result> {
       pushes.addAll(answered);
     }
     long mapperEndAt = System.nanoTime();
-    client.mapperEnd(lifecycle, shuffle, mapId, 0, settings.maps());
+    client.mapperEnd(lifecycle, shuffle, mapId, 0, settings.maps(), batchCounts);
     return new Result(written, stored, cuts, pushes, finishNanos, blockedNanos, finishedAt, mapperEndAt);
   }
 }

@@ -7,6 +7,7 @@ import io.faro.client.lifecycle.ReducerFileGroups;
 import io.faro.client.lifecycle.ReducerFileGroups.CommittedFile;
 import io.faro.common.batch.Batch;
 import io.faro.common.batch.BatchDecoder;
+import io.faro.common.batch.BatchFormat;
 import io.faro.common.error.ErrorCode;
 import io.faro.common.error.FaroException;
 import io.faro.common.id.IdMapper;
@@ -15,6 +16,7 @@ import io.faro.common.network.ClientPool;
 import io.faro.common.network.Frame;
 import io.faro.common.network.Futures;
 import io.faro.common.network.HostPort;
+import io.faro.common.network.RemoteException;
 import io.faro.proto.FetchChunkRequest;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
@@ -44,6 +46,8 @@ import org.slf4j.LoggerFactory;
  */
 public final class PartitionReader implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(PartitionReader.class);
+  /** Busy answers tolerated per configured retry before a busy copy counts as failing. */
+  private static final int BUSY_RETRIES_PER_RETRY = 10;
 
   private final ShuffleId shuffle;
   private final ReducerFileGroups groups;
@@ -53,6 +57,12 @@ public final class PartitionReader implements AutoCloseable {
   private final ClientOptions.Settings settings;
   private final BatchDecoder decoder = new BatchDecoder();
   private final BitSet[] seenBatches;
+  private final int startPartition;
+  private final int endPartition;
+  /** Batches returned per partition of [startPartition, endPartition). */
+  private final long[] keptBatches;
+  /** The partition a DATA_LOST failure found missing data in, when no chunk is being read. */
+  private int failedPartition = -1;
 
   /** One epoch of one partition: its committed copies (primary first) and the one being read. */
   private static final class EpochGroup {
@@ -91,6 +101,9 @@ public final class PartitionReader implements AutoCloseable {
   // Failures of the chunk at the head of the stream: on the copy being read, and copies given up.
   private int failuresOnCopy;
   private int copiesGivenUp;
+  // Busy answers in a row for busyChunk (a worker whose read buffers are all in use).
+  private ChunkRef busyChunk;
+  private int busyAnswers;
   private long bytesRead;
   private long chunksRead;
   private long waitNanos;
@@ -108,6 +121,9 @@ public final class PartitionReader implements AutoCloseable {
     this.startMap = Math.max(0, startMap);
     this.endMap = Math.min(groups.numMaps(), endMap);
     this.seenBatches = new BitSet[groups.numMaps()];
+    this.startPartition = startPartition;
+    this.endPartition = endPartition;
+    this.keptBatches = new long[Math.max(0, endPartition - startPartition)];
     for (int p = startPartition; p < endPartition; p++) {
       if (groups.lost(p)) {
         throw lost(p, "its data was on no committed copy when the shuffle was committed (a worker was lost)", null);
@@ -129,6 +145,9 @@ public final class PartitionReader implements AutoCloseable {
 
   /** The partition a {@link ErrorCode#DATA_LOST} failure was about, for the engine's fetch failure. */
   public int currentPartition() {
+    if (failedPartition >= 0) {
+      return failedPartition;
+    }
     if (currentRef != null) {
       return currentRef.group().partition;
     }
@@ -153,6 +172,9 @@ public final class PartitionReader implements AutoCloseable {
           continue;
         }
         if (batch != null) {
+          // Seen only once decoded: a batch that fails to decode is read again from the re-fetch.
+          seenBatches[batch.mapId()].set(batch.batchId());
+          keptBatches[currentRef.group().partition - startPartition]++;
           return batch;
         }
         releaseCurrent();
@@ -162,6 +184,7 @@ public final class PartitionReader implements AutoCloseable {
       requestAhead();
       InFlight head = inFlight.pollFirst();
       if (head == null) {
+        checkEveryBatchRead();
         return null;
       }
       String where = head.ref().describe(shuffle);
@@ -199,6 +222,16 @@ public final class PartitionReader implements AutoCloseable {
     dropInFlight();
     fetchRetries++;
     EpochGroup group = failed.group();
+    if (busy(error) && busyAnswers(failed) <= Math.max(1, settings.fetchRetries()) * BUSY_RETRIES_PER_RETRY) {
+      // The worker answered that its read buffers are all in use: it is busy, not failing, and
+      // its copy is as good as before. Wait and ask the same copy again, without counting it
+      // against the copy (after enough of them, a busy worker counts as failing like any other).
+      LOG.info("{} is busy ({}); asking again", failed.describe(shuffle), error.getMessage());
+      sleep(settings.fetchRetryWait().toMillis() << Math.min(busyAnswers - 1, 4));
+      nextGroup = epochGroups.indexOf(group);
+      nextChunk = failed.chunkIndex();
+      return;
+    }
     int perCopy = settings.fetchRetries() + 1;
     // Nothing listens where the copy is (its worker died): asking it again only wastes the
     // backoff, when the epoch has another copy to go to.
@@ -229,6 +262,25 @@ public final class PartitionReader implements AutoCloseable {
     }
   }
 
+  /** Busy answers for {@code chunk} in a row, counting this one. */
+  private int busyAnswers(ChunkRef chunk) {
+    boolean same = busyChunk != null && busyChunk.group() == chunk.group() && busyChunk.chunkIndex() == chunk.chunkIndex()
+        && busyChunk.file() == chunk.file();
+    busyChunk = chunk;
+    busyAnswers = same ? busyAnswers + 1 : 1;
+    return busyAnswers;
+  }
+
+  /** Whether the worker itself answered TIMEOUT: its read buffers were all in use (busy, not lost). */
+  private static boolean busy(Throwable error) {
+    for (Throwable t = error; t != null; t = t.getCause()) {
+      if (t instanceof RemoteException remote) {
+        return remote.code() == ErrorCode.TIMEOUT;
+      }
+    }
+    return false;
+  }
+
   /**
    * Whether {@code error} comes from a connection that was refused (nothing listens: the worker
    * is gone). A connect that timed out is not: a busy worker may still answer a retry.
@@ -253,19 +305,45 @@ public final class PartitionReader implements AutoCloseable {
     }
   }
 
+  /**
+   * Whether a batch counts: its map is read, its attempt won, and it was not returned before.
+   * Marked seen by {@link #next} once decoded. Called after the batch's CRC checked, so its
+   * header is as its writer wrote it; a header no writer writes (a negative batch id) is corrupt.
+   */
   private boolean keep(int mapId, int attemptId, int batchId) {
     if (mapId < startMap || mapId >= endMap || groups.winningAttempt(mapId) != attemptId) {
       return false;
+    }
+    if (batchId < 0) {
+      throw BatchFormat.corrupt("batch of map " + mapId + " attempt " + attemptId + " has negative id " + batchId);
     }
     BitSet seen = seenBatches[mapId];
     if (seen == null) {
       seen = seenBatches[mapId] = new BitSet();
     }
-    if (seen.get(batchId)) {
-      return false;
+    return !seen.get(batchId);
+  }
+
+  /**
+   * After the last chunk: when every map is read, each partition must have given exactly the
+   * batches its winning attempts reported at mapper end. Fewer means a batch was lost on its way
+   * (a push dropped after being acknowledged, a commit that came too early): DATA_LOST, so that
+   * the engine runs the map stage again, instead of a wrong answer. More cannot happen unless the
+   * counts are wrong, which is as bad.
+   */
+  private void checkEveryBatchRead() {
+    if (startMap != 0 || endMap != groups.numMaps()) {
+      return; // counts are per partition over all maps: a map range cannot be checked yet
     }
-    seen.set(batchId);
-    return true;
+    for (int p = startPartition; p < endPartition; p++) {
+      long expected = groups.expectedBatches(p);
+      long kept = keptBatches[p - startPartition];
+      if (expected >= 0 && kept != expected) {
+        failedPartition = p;
+        throw lost(p, "its winning map attempts pushed " + expected + " batches but " + kept
+            + " were read from the committed files: data went missing after it was acknowledged", null);
+      }
+    }
   }
 
   private void requestAhead() {

@@ -77,6 +77,8 @@ public final class LifecycleManager implements RequestHandler, AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(LifecycleManager.class);
   /** Rounds of placement before a shuffle's registration fails; each excludes the workers that failed. */
   private static final int PLACEMENT_ROUNDS = 3;
+  /** Most locations in one ReserveSlots request: below every worker's faro.worker.reserve.max.locations default. */
+  static final int RESERVE_BATCH = 50_000;
   /** Commits of one shuffle before it fails; only retryable failures are tried again. */
   private static final int COMMIT_ATTEMPTS = 3;
 
@@ -170,8 +172,8 @@ public final class LifecycleManager implements RequestHandler, AutoCloseable {
    * The generation a map task of stage {@code stageId} attempt {@code stageAttempt} writes. A
    * stage attempt always writes the generation it wrote first (zombie tasks of a retried stage
    * keep writing theirs, which nobody reads). A stage attempt new to this shuffle writes the
-   * latest generation, unless that one is lost: then it gets a new generation (a new Faro
-   * shuffle id), so that a re-run's data never mixes with the old. Stages are told apart by id
+   * latest generation, unless that one is lost or already committed: then it gets a new
+   * generation (a new Faro shuffle id), so that a re-run's data never mixes with the old. Stages are told apart by id
    * and attempt: a later job's new stage object re-running a skipped stage numbers its attempts
    * from 0 again.
    */
@@ -187,8 +189,16 @@ public final class LifecycleManager implements RequestHandler, AutoCloseable {
         }
       }
       ShuffleLifecycle latest = list.isEmpty() ? null : list.get(list.size() - 1);
-      if (s == null && latest != null && !latest.lost()) {
+      if (s == null && latest != null && !latest.lost() && !latest.commitStarted()) {
         s = latest;
+      }
+      if (s == null && latest != null && !latest.lost()) {
+        // Every map of the latest generation ended, yet a new stage attempt runs maps of it: the
+        // engine dropped outputs Faro still holds (Spark rolls back the stages after an
+        // indeterminate one, e.g. after a repartition, and runs them again whole). Its new
+        // output must not meet the old: a new generation, never the committed one.
+        LOG.info("Stage {} attempt {} runs maps of shuffle {} whose generation {} is already committed: the "
+            + "engine re-runs it, so it writes a new generation", stageId, stageAttempt, engineShuffle, latest.id());
       }
       if (s == null) {
         s = new ShuffleLifecycle(engineShuffle, new ShuffleId(app, nextShuffleId.getAndIncrement()), numMaps,
@@ -318,14 +328,23 @@ public final class LifecycleManager implements RequestHandler, AutoCloseable {
 
   private CompletableFuture<ReserveSlotsResponse> reserve(ShuffleLifecycle s, WorkerId worker,
       List<PartitionLocation> locs) {
-    ReserveSlotsRequest.Builder b = ReserveSlotsRequest.newBuilder().setShuffle(IdMapper.toProto(s.id()));
-    locs.forEach(l -> b.addLocations(IdMapper.toProto(l)));
     HostPort rpc = new HostPort(locs.get(0).endpoint().host(), locs.get(0).endpoint().rpcPort());
-    return pool.call(rpc, b.build(), ReserveSlotsResponse.class).exceptionally(e -> {
-      throw new FaroException(ErrorCode.RESERVE_FAILED, "worker " + worker + " at " + rpc
-          + " did not reserve " + locs.size() + " partitions of shuffle " + s.id() + ": "
-          + Futures.unwrap(e).getMessage(), Futures.unwrap(e));
-    });
+    // In requests of at most RESERVE_BATCH locations: a worker refuses larger ones
+    // (faro.worker.reserve.max.locations), whatever the number of partitions of the shuffle.
+    List<CompletableFuture<ReserveSlotsResponse>> parts = new ArrayList<>();
+    for (int from = 0; from < locs.size(); from += RESERVE_BATCH) {
+      ReserveSlotsRequest.Builder b = ReserveSlotsRequest.newBuilder().setShuffle(IdMapper.toProto(s.id()))
+          .setOwnerToken(s.ownerToken());
+      locs.subList(from, Math.min(locs.size(), from + RESERVE_BATCH)).forEach(l -> b.addLocations(IdMapper.toProto(l)));
+      parts.add(pool.call(rpc, b.build(), ReserveSlotsResponse.class));
+    }
+    return CompletableFuture.allOf(parts.toArray(CompletableFuture[]::new))
+        .thenApply(done -> ReserveSlotsResponse.getDefaultInstance())
+        .exceptionally(e -> {
+          throw new FaroException(ErrorCode.RESERVE_FAILED, "worker " + worker + " at " + rpc
+              + " did not reserve " + locs.size() + " partitions of shuffle " + s.id() + ": "
+              + Futures.unwrap(e).getMessage(), Futures.unwrap(e));
+        });
   }
 
   /** Every copy (primaries with their replica, replicas on their own) by the worker that holds it. */
@@ -402,7 +421,8 @@ public final class LifecycleManager implements RequestHandler, AutoCloseable {
   private void mapperEnd(MapperEndRequest r, Responder responder) {
     ShuffleLifecycle s = generation(r.getShuffleId());
     checkShape(s, r.getNumMaps(), -1);
-    int winner = s.mapperEnd(r.getMapId(), r.getAttemptId(), this::commit);
+    BatchCounts batches = BatchCounts.of(r.getBatchPartitionsList(), r.getBatchCountsList());
+    int winner = s.mapperEnd(r.getMapId(), r.getAttemptId(), batches, this::commit);
     responder.respond(MapperEndResponse.newBuilder().setWinningAttemptId(winner).setGenerationLost(s.lost()).build());
   }
 
@@ -500,7 +520,7 @@ public final class LifecycleManager implements RequestHandler, AutoCloseable {
       Map<WorkerId, CompletableFuture<CommitFilesResponse>> commits = new LinkedHashMap<>();
       byWorker.forEach((worker, locs) -> {
         HostPort rpc = new HostPort(locs.get(0).endpoint().host(), locs.get(0).endpoint().rpcPort());
-        commits.put(worker, commitOn(s, worker, rpc, 1));
+        commits.put(worker, commitOn(s, worker, rpc, 1, System.nanoTime() + settings.commitTimeout().toNanos()));
       });
       return CompletableFuture.allOf(commits.values().stream().map(f -> f.exceptionally(e -> null))
               .toArray(CompletableFuture[]::new))
@@ -508,16 +528,24 @@ public final class LifecycleManager implements RequestHandler, AutoCloseable {
     });
   }
 
+  /**
+   * Commits on one worker, retrying what is retryable until {@code deadlineNanos}: all attempts
+   * together take at most faro.client.commit.timeout, the time readers wait for the commit, so a
+   * hung worker's copies are given up on before the readers give up on the whole shuffle.
+   */
   private CompletableFuture<CommitFilesResponse> commitOn(ShuffleLifecycle s, WorkerId worker, HostPort rpc,
-      int attempt) {
-    return pool.call(rpc, CommitFilesRequest.newBuilder().setShuffle(IdMapper.toProto(s.id())).build(),
-            CommitFilesResponse.class, settings.commitTimeout())
+      int attempt, long deadlineNanos) {
+    Duration left = Duration.ofNanos(Math.max(1_000_000, deadlineNanos - System.nanoTime()));
+    return pool.call(rpc, CommitFilesRequest.newBuilder().setShuffle(IdMapper.toProto(s.id()))
+            .setOwnerToken(s.ownerToken()).build(),
+            CommitFilesResponse.class, left)
         .handle((response, error) -> {
           if (error == null) {
             return CompletableFuture.completedFuture(response);
           }
           Throwable cause = Futures.unwrap(error);
-          if (attempt >= COMMIT_ATTEMPTS || !(cause instanceof FaroException fe) || !fe.retryable()) {
+          boolean timeLeft = deadlineNanos - System.nanoTime() > TimeUnit.SECONDS.toNanos(attempt);
+          if (attempt >= COMMIT_ATTEMPTS || !timeLeft || !(cause instanceof FaroException fe) || !fe.retryable()) {
             LOG.warn("Commit of shuffle {} on worker {} failed ({} attempts): {}", s.id(), worker, attempt,
                 cause.getMessage());
             return CompletableFuture.<CommitFilesResponse>failedFuture(cause);
@@ -526,13 +554,16 @@ public final class LifecycleManager implements RequestHandler, AutoCloseable {
               attempt, COMMIT_ATTEMPTS, cause.getMessage());
           return CompletableFuture.supplyAsync(() -> null,
                   CompletableFuture.delayedExecutor(attempt, TimeUnit.SECONDS))
-              .thenCompose(x -> commitOn(s, worker, rpc, attempt + 1));
+              .thenCompose(x -> commitOn(s, worker, rpc, attempt + 1, deadlineNanos));
         }).thenCompose(f -> f);
   }
 
   private GetReducerFileGroupsResponse fileGroups(ShuffleLifecycle s, List<PartitionLocation> locations,
       Map<WorkerId, CompletableFuture<CommitFilesResponse>> commits) {
     GetReducerFileGroupsResponse.Builder b = fileGroupsOf(s, s.winners());
+    for (long expected : s.expectedBatches()) {
+      b.addExpectedBatches(expected);
+    }
     // What each worker committed, by (partition, epoch); a worker whose commit failed has nothing.
     Map<WorkerId, Map<Long, CommittedPartitionP>> committed = new HashMap<>();
     commits.forEach((worker, f) -> {

@@ -16,6 +16,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicIntegerArray;
+import java.util.concurrent.atomic.AtomicLongArray;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Function;
 import java.util.function.Supplier;
@@ -38,7 +39,11 @@ final class ShuffleLifecycle {
   private final ShuffleId id;
   private final int numMaps;
   private final int numPartitions;
+  /** Proves to workers that reservations and the commit come from this lifecycle manager. */
+  private final long ownerToken;
   private final AtomicIntegerArray winners;
+  /** Batches the winning attempts pushed, per partition: readers check that they read exactly these. */
+  private final AtomicLongArray expectedBatches;
   private final AtomicInteger remainingMaps;
   // The latest placement attempt; a failed one is replaced by the next request.
   private final AtomicReference<CompletableFuture<List<PartitionLocation>>> placement = new AtomicReference<>();
@@ -60,12 +65,32 @@ final class ShuffleLifecycle {
     this.id = requireNonNull(id, "id is null");
     this.numMaps = numMaps;
     this.numPartitions = numPartitions;
+    this.ownerToken = newOwnerToken();
     this.winners = new AtomicIntegerArray(numMaps);
     for (int m = 0; m < numMaps; m++) {
       winners.set(m, -1);
     }
     this.remainingMaps = new AtomicInteger(numMaps);
+    this.expectedBatches = new AtomicLongArray(Math.max(0, numPartitions));
     this.current = new PartitionLocation[Math.max(0, numPartitions)];
+  }
+
+  private static final java.security.SecureRandom TOKENS = new java.security.SecureRandom();
+
+  private static long newOwnerToken() {
+    long token;
+    do {
+      token = TOKENS.nextLong();
+    } while (token == 0);
+    return token;
+  }
+
+  /**
+   * The random token this generation's reservations and commit carry: a worker commits a shuffle
+   * only for the lifecycle manager that reserved it, never for a stray or forged request.
+   */
+  long ownerToken() {
+    return ownerToken;
   }
 
   int engineShuffleId() {
@@ -202,17 +227,21 @@ final class ShuffleLifecycle {
   }
 
   /**
-   * Records that {@code attemptId} of {@code mapId} succeeded. The first attempt wins; returns
-   * the winner. When the last map gets its winner, {@code commit} runs once.
+   * Records that {@code attemptId} of {@code mapId} succeeded, having pushed {@code batches}. The
+   * first attempt wins; returns the winner. When the last map gets its winner, {@code commit} runs
+   * once, after every winner's batches were counted.
    */
-  int mapperEnd(int mapId, int attemptId,
+  int mapperEnd(int mapId, int attemptId, BatchCounts batches,
       Function<ShuffleLifecycle, CompletableFuture<GetReducerFileGroupsResponse>> commit) {
     if (mapId < 0 || mapId >= numMaps) {
       throw new FaroException(ErrorCode.INVALID_REQUEST,
           "map " + mapId + " outside 0.." + (numMaps - 1) + " of shuffle " + id);
     }
+    batches.checkWithin(numPartitions, id);
     boolean last = false;
     if (winners.compareAndSet(mapId, -1, attemptId)) {
+      // Counted before the decrement below: the map that starts the commit sees every winner's.
+      batches.forEach(expectedBatches::addAndGet);
       // With loseIfIncomplete: either the last map starts the commit or the generation is lost.
       synchronized (this) {
         last = remainingMaps.decrementAndGet() == 0 && !lost;
@@ -260,6 +289,15 @@ final class ShuffleLifecycle {
   CompletableFuture<List<PartitionLocation>> placementIfStarted() {
     CompletableFuture<List<PartitionLocation>> current = placement.get();
     return current != null ? current : CompletableFuture.completedFuture(List.of());
+  }
+
+  /** Batches of the winning attempts per partition (complete once the commit started). */
+  long[] expectedBatches() {
+    long[] copy = new long[expectedBatches.length()];
+    for (int p = 0; p < copy.length; p++) {
+      copy[p] = expectedBatches.get(p);
+    }
+    return copy;
   }
 
   int[] winners() {

@@ -67,6 +67,9 @@ public final class MapPusher implements AutoCloseable {
   /** A batch to push again: {@code cause} says why, {@code worker} the worker that failed, if it did. */
   private record Retry(Pushed pushed, String cause, Optional<WorkerId> worker) {}
 
+  /** Room in a frame for its header and the push request's meta besides one batch. */
+  private static final int FRAME_HEADROOM = 64 * 1024;
+
   private final ShuffleId shuffle;
   private final int mapId;
   private final int attemptId;
@@ -81,6 +84,8 @@ public final class MapPusher implements AutoCloseable {
   private final int initialCapacity;
   private final int[] buffered;
   private final long[] pushedBytes;
+  /** Batches cut per partition: each is acknowledged before finish() returns, or the task fails. */
+  private final int[] batchCounts;
   private long totalBuffered;
   private long retainedCapacity;
   private int nextBatchId;
@@ -140,6 +145,7 @@ public final class MapPusher implements AutoCloseable {
     this.initialCapacity = (int) Math.max(256, Math.min(4096, settings.bufferSize() / Math.max(1, numPartitions)));
     this.buffered = new int[numPartitions];
     this.pushedBytes = new long[numPartitions];
+    this.batchCounts = new int[numPartitions];
     this.inFlight = new Semaphore(settings.maxInFlight());
   }
 
@@ -228,6 +234,16 @@ public final class MapPusher implements AutoCloseable {
       return;
     }
     ByteBuf batch = encoder.encode(mapId, attemptId, nextBatchId++, buffers[partition], 0, size);
+    // A batch travels whole in one frame; one that cannot (a giant record) would make the worker
+    // close the connection every task of this executor shares. Refuse it here, saying why.
+    if (batch.readableBytes() > settings.network().maxFrameSize() - FRAME_HEADROOM) {
+      int encoded = batch.readableBytes();
+      batch.release();
+      throw new FaroException(ErrorCode.LIMIT_EXCEEDED, "a batch of partition " + partition + " of map " + mapId
+          + " of shuffle " + shuffle + " is " + encoded + " bytes (" + size + " bytes of records), more than"
+          + " one frame carries: raise faro.network.max.frame.size (now " + settings.network().maxFrameSize()
+          + ") on the workers and the job, or make the largest record smaller");
+    }
     buffered[partition] = 0;
     totalBuffered -= size;
     if (retainedCapacity > settings.bufferSize() / 2 || buffers[partition].length > 2 * settings.batchSize()) {
@@ -238,6 +254,7 @@ public final class MapPusher implements AutoCloseable {
       buffers[partition] = null;
     }
     pushedBytes[partition] += batch.readableBytes();
+    batchCounts[partition]++;
     queue(partition, batch, 0);
   }
 
@@ -329,8 +346,18 @@ public final class MapPusher implements AutoCloseable {
       Pushed p = frame.parts.get(i);
       PushStatusP status = i < response.getStatusesCount() ? response.getStatuses(i) : PushStatusP.PUSH_STATUS_UNSPECIFIED;
       switch (status) {
-        // STAGE_ENDED: another attempt already won this map, nothing of this one counts.
-        case OK, SLOW_DOWN, STAGE_ENDED -> p.batch().release();
+        case OK, SLOW_DOWN -> p.batch().release();
+        case STAGE_ENDED -> {
+          // The shuffle was committed while this attempt still pushes: the batch is in no file.
+          // Another attempt may have won this map, but if this one is reported as a success and
+          // wins, its output is incomplete: fail the task instead (the engine decides what runs
+          // again), never succeed with data that no file holds.
+          p.batch().release();
+          failure.compareAndSet(null, new FaroException(ErrorCode.SHUFFLE_COMMITTED, "worker " + frame.address
+              + " refused a batch of partition " + p.partition() + " of map " + mapId + " attempt " + attemptId
+              + " of shuffle " + shuffle + ": the shuffle was already committed (STAGE_ENDED), so this attempt's"
+              + " output is incomplete"));
+        }
         case SOFT_SPLIT -> {
           p.batch().release();
           softSplits.add(p.target());
@@ -478,6 +505,14 @@ public final class MapPusher implements AutoCloseable {
   /** Time this task spent waiting for pushes to be answered (Spark's shuffle write time). */
   public long blockedNanos() {
     return blockedNanos;
+  }
+
+  /**
+   * Batches pushed per partition (each acknowledged once {@link #finish} returned), for mapper
+   * end: readers check that they read exactly these of the winning attempt.
+   */
+  public int[] batchCounts() {
+    return batchCounts.clone();
   }
 
   /** Pushed bytes per partition (as stored, with batch headers), for the engine's map status. */

@@ -50,13 +50,15 @@ class FailureHandlingTest {
         ShuffleClient client = new ShuffleClient(pool, settings);
         ShuffleId shuffle = new ShuffleId(lifecycle.app(), 0);
         ShuffleWorkload workload = new ShuffleWorkload(3, 10, 500, 9L);
+        int[][] batches = new int[3][];
         for (int m = 0; m < 3; m++) {
           try (MapPusher pusher = client.newMapPusher(lifecycle.endpoint(), shuffle, m, 0, 3, 10)) {
             workload.writeMap(pusher, m, 0);
             pusher.finish();
+            batches[m] = pusher.batchCounts();
           }
           if (m < 2) {
-            client.mapperEnd(lifecycle.endpoint(), shuffle, m, 0, 3);
+            client.mapperEnd(lifecycle.endpoint(), shuffle, m, 0, 3, batches[m]);
           }
         }
         // Worker 0 restarts on the same id and ports: it no longer holds the pushed data.
@@ -73,7 +75,7 @@ class FailureHandlingTest {
             "faro.worker.dirs", cluster.workerDirs().get(0) + ":ssd",
             "faro.master.endpoints", "127.0.0.1:" + cluster.masterPort())));
         restarted.start();
-        client.mapperEnd(lifecycle.endpoint(), shuffle, 2, 0, 3);
+        client.mapperEnd(lifecycle.endpoint(), shuffle, 2, 0, 3, batches[2]);
 
         // Its partitions are lost (the engine re-runs the map stage); the other worker's are read.
         ReducerFileGroups groups = client.fileGroups(lifecycle.endpoint(), shuffle, 3, 0);
@@ -244,11 +246,13 @@ class FailureHandlingTest {
             .faroShuffle();
         assertThat(newStage).isEqualTo(rerun);
         // A zombie task of the lost attempt keeps its generation, and may not report success.
+        int[] zombieBatches;
         try (MapPusher pusher = client.newMapPusher(lifecycle.endpoint(), shuffle, stage3, 0, 0, 1, 2)) {
           pusher.write(0, new byte[100], 0, 100);
           pusher.finish();
+          zombieBatches = pusher.batchCounts();
         }
-        assertThatThrownBy(() -> client.mapperEnd(lifecycle.endpoint(), shuffle, stage3, 0, 0, 1))
+        assertThatThrownBy(() -> client.mapperEnd(lifecycle.endpoint(), shuffle, stage3, 0, 0, 1, zombieBatches))
             .isInstanceOf(FaroException.class)
             .satisfies(e -> assertThat(((FaroException) e).code()).isEqualTo(ErrorCode.DATA_LOST));
       }
@@ -270,7 +274,7 @@ class FailureHandlingTest {
         long attempt0 = ShuffleClient.stageKey(3, 0);
         ShuffleId first = client.pushTargets(lifecycle.endpoint(), shuffle, attempt0, 3, 2).faroShuffle();
         for (int map = 0; map < 3; map++) {
-          client.mapperEnd(lifecycle.endpoint(), shuffle, attempt0, map, 0, 3);
+          client.mapperEnd(lifecycle.endpoint(), shuffle, attempt0, map, 0, 3, new int[0]);
         }
         // A stage attempt that ended with every map is no news.
         lifecycle.stageAttemptEnded(3, 0);
@@ -283,8 +287,8 @@ class FailureHandlingTest {
         long attempt1 = ShuffleClient.stageKey(3, 1);
         ShuffleId second = client.pushTargets(lifecycle.endpoint(), shuffle, attempt1, 3, 2).faroShuffle();
         assertThat(second).isNotEqualTo(first);
-        client.mapperEnd(lifecycle.endpoint(), shuffle, attempt1, 0, 1 << 16, 3);
-        client.mapperEnd(lifecycle.endpoint(), shuffle, attempt1, 1, 1 << 16, 3);
+        client.mapperEnd(lifecycle.endpoint(), shuffle, attempt1, 0, 1 << 16, 3, new int[0]);
+        client.mapperEnd(lifecycle.endpoint(), shuffle, attempt1, 1, 1 << 16, 3, new int[0]);
 
         lifecycle.stageAttemptEnded(3, 1);
 

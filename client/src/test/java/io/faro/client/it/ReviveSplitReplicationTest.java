@@ -86,7 +86,7 @@ class ReviveSplitReplicationTest {
         try (MapPusher pusher = client.newMapPusher(lifecycle.endpoint(), shuffle, mapId, 0, MAPS, PARTITIONS)) {
           workload.writeMap(pusher, mapId, 0);
           pusher.finish();
-          client.mapperEnd(lifecycle.endpoint(), shuffle, mapId, 0, MAPS);
+          client.mapperEnd(lifecycle.endpoint(), shuffle, mapId, 0, MAPS, pusher.batchCounts());
           return pusher.revives();
         }
       }));

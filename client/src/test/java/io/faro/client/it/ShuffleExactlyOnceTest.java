@@ -70,8 +70,10 @@ class ShuffleExactlyOnceTest {
     cluster.close();
   }
 
-  /** Pushed bytes of one map attempt, summed over partitions. */
-  private static long push(ShuffleClient client, LifecycleManager lifecycle, ShuffleId shuffle,
+  /** What one map attempt pushed: bytes as stored, and batches per partition for its mapper end. */
+  private record Pushed(long bytes, int[] batchCounts) {}
+
+  private static Pushed push(ShuffleClient client, LifecycleManager lifecycle, ShuffleId shuffle,
       ShuffleWorkload workload, int mapId, int attemptId, int variant) {
     try (MapPusher pusher = client.newMapPusher(lifecycle.endpoint(), shuffle, mapId, attemptId, MAPS, PARTITIONS)) {
       workload.writeMap(pusher, mapId, variant);
@@ -80,7 +82,7 @@ class ShuffleExactlyOnceTest {
       for (long l : pusher.partitionLengths()) {
         total += l;
       }
-      return total;
+      return new Pushed(total, pusher.batchCounts());
     }
   }
 
@@ -94,9 +96,9 @@ class ShuffleExactlyOnceTest {
       for (int m = 0; m < MAPS; m++) {
         int mapId = m;
         maps.add(tasks.submit(() -> {
-          long bytes = push(client, lifecycle, shuffle, workload, mapId, 0, 0);
-          assertThat(client.mapperEnd(lifecycle.endpoint(), shuffle, mapId, 0, MAPS)).isZero();
-          return bytes;
+          Pushed pushed = push(client, lifecycle, shuffle, workload, mapId, 0, 0);
+          assertThat(client.mapperEnd(lifecycle.endpoint(), shuffle, mapId, 0, MAPS, pushed.batchCounts())).isZero();
+          return pushed.bytes();
         }));
       }
       long pushed = 0;
@@ -123,20 +125,22 @@ class ShuffleExactlyOnceTest {
         int mapId = m;
         maps.add(tasks.submit(() -> {
           long extra = 0;
+          Pushed loser = null;
           if (mapId % 5 == 0) {
             // A speculative attempt that loses: different payloads, pushed before the winner ends.
-            extra += push(client, lifecycle, shuffle, workload, mapId, 1, 7);
+            loser = push(client, lifecycle, shuffle, workload, mapId, 1, 7);
+            extra += loser.bytes();
           }
-          long winner = push(client, lifecycle, shuffle, workload, mapId, 0, 0);
+          Pushed winner = push(client, lifecycle, shuffle, workload, mapId, 0, 0);
           if (mapId % 7 == 0) {
             // A retried push: the same batches (same ids) arrive a second time.
-            extra += push(client, lifecycle, shuffle, workload, mapId, 0, 0);
+            extra += push(client, lifecycle, shuffle, workload, mapId, 0, 0).bytes();
           }
-          assertThat(client.mapperEnd(lifecycle.endpoint(), shuffle, mapId, 0, MAPS)).isZero();
-          if (mapId % 5 == 0) {
-            assertThat(client.mapperEnd(lifecycle.endpoint(), shuffle, mapId, 1, MAPS)).isZero();
+          assertThat(client.mapperEnd(lifecycle.endpoint(), shuffle, mapId, 0, MAPS, winner.batchCounts())).isZero();
+          if (loser != null) {
+            assertThat(client.mapperEnd(lifecycle.endpoint(), shuffle, mapId, 1, MAPS, loser.batchCounts())).isZero();
           }
-          return new long[] {winner, extra};
+          return new long[] {winner.bytes(), extra};
         }));
       }
       long winners = 0;
@@ -161,11 +165,13 @@ class ShuffleExactlyOnceTest {
       ShuffleClient client = new ShuffleClient(pool, settings);
       ShuffleId shuffle = new ShuffleId(lifecycle.app(), 0);
       for (int m = 0; m < 4; m++) {
+        int[] batches;
         try (MapPusher pusher = client.newMapPusher(lifecycle.endpoint(), shuffle, m, 0, 4, PARTITIONS)) {
           workload.writeMap(pusher, m, 0);
           pusher.finish();
+          batches = pusher.batchCounts();
         }
-        client.mapperEnd(lifecycle.endpoint(), shuffle, m, 0, 4);
+        client.mapperEnd(lifecycle.endpoint(), shuffle, m, 0, 4, batches);
       }
       client.fileGroups(lifecycle.endpoint(), shuffle, 4, 0); // waits for the commit
       Path file = cluster.workerDirs().stream().flatMap(d -> dataFiles(d, "corruption").stream())

@@ -38,11 +38,13 @@ class WorkerReplacementTest {
         List<PartitionLocation> locations = client.pushLocations(lifecycle.endpoint(), shuffle, 3, 30);
         assertThat(locations).hasSize(30).noneMatch(l -> l.worker().value().equals(gone));
         for (int m = 0; m < 3; m++) {
+          int[] batches;
           try (MapPusher pusher = client.newMapPusher(lifecycle.endpoint(), shuffle, m, 0, 3, 30)) {
             workload.writeMap(pusher, m, 0);
             pusher.finish();
+            batches = pusher.batchCounts();
           }
-          client.mapperEnd(lifecycle.endpoint(), shuffle, m, 0, 3);
+          client.mapperEnd(lifecycle.endpoint(), shuffle, m, 0, 3, batches);
         }
         int[][] seen = new int[3][500];
         for (int p = 0; p < 30; p++) {

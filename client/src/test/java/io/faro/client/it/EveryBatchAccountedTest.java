@@ -1,0 +1,202 @@
+package io.faro.client.it;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.assertj.core.api.Assertions.catchThrowable;
+
+import io.faro.client.ClientOptions;
+import io.faro.client.ShuffleClient;
+import io.faro.client.fetch.PartitionReader;
+import io.faro.client.lifecycle.LifecycleManager;
+import io.faro.client.push.MapPusher;
+import io.faro.client.testing.MiniFaroCluster;
+import io.faro.common.batch.Batch;
+import io.faro.common.error.ErrorCode;
+import io.faro.common.error.FaroException;
+import io.faro.common.id.AppId;
+import io.faro.common.id.IdMapper;
+import io.faro.common.id.ShuffleId;
+import io.faro.common.network.ClientPool;
+import io.faro.common.network.Futures;
+import io.faro.common.network.HostPort;
+import io.faro.proto.CommitFilesRequest;
+import io.faro.proto.CommitFilesResponse;
+import io.faro.worker.server.WorkerServer;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * Every acknowledged batch is accounted for: a map's mapper end reports how many batches it
+ * pushed per partition, and a reader that reads fewer fails with DATA_LOST (the engine re-runs
+ * the map stage) instead of returning a wrong answer. A commit that does not come from the
+ * shuffle's lifecycle manager ends nothing, and an attempt whose batches meet a committed shuffle
+ * fails instead of succeeding.
+ */
+class EveryBatchAccountedTest {
+  @TempDir Path dir;
+
+  private static ClientOptions.Settings settings(MiniFaroCluster cluster) {
+    return ClientOptions.Settings.from(cluster.clientConf().with("faro.client.push.batch.size", "2k"));
+  }
+
+  private static int[] push(ShuffleClient client, LifecycleManager lifecycle, ShuffleId shuffle,
+      ShuffleWorkload workload, int mapId, int attemptId) {
+    try (MapPusher pusher = client.newMapPusher(lifecycle.endpoint(), shuffle, mapId, attemptId, workload.maps,
+        workload.partitions)) {
+      workload.writeMap(pusher, mapId, 0);
+      pusher.finish();
+      return pusher.batchCounts();
+    }
+  }
+
+  @Test
+  void aBatchMissingFromTheFilesFailsItsPartitionsReadWithDataLost() throws Exception {
+    try (MiniFaroCluster cluster = MiniFaroCluster.start(dir, 1)) {
+      ClientOptions.Settings settings = settings(cluster);
+      try (ClientPool pool = new ClientPool("test", settings.network());
+          LifecycleManager lifecycle = new LifecycleManager(new AppId("missing-batch"), settings, pool, "127.0.0.1")) {
+        ShuffleClient client = new ShuffleClient(pool, settings);
+        ShuffleId shuffle = new ShuffleId(lifecycle.app(), 0);
+        ShuffleWorkload workload = new ShuffleWorkload(2, 4, 400, 5L);
+        int[] map0 = push(client, lifecycle, shuffle, workload, 0, 0);
+        int[] map1 = push(client, lifecycle, shuffle, workload, 1, 0);
+        assertThat(map1[2]).isPositive();
+        // As if one more batch of partition 2 had been acknowledged and then lost on the worker.
+        map1[2]++;
+        client.mapperEnd(lifecycle.endpoint(), shuffle, 0, 0, 2, map0);
+        client.mapperEnd(lifecycle.endpoint(), shuffle, 1, 0, 2, map1);
+
+        int[][] seen = new int[2][400];
+        for (int p : new int[] {0, 1, 3}) {
+          try (PartitionReader reader = client.newReader(lifecycle.endpoint(), shuffle, 2, p, p + 1, 0, 2, 0)) {
+            for (Batch b; (b = reader.next()) != null; ) {
+              workload.countBatch(b, p, seen);
+            }
+          }
+        }
+        try (PartitionReader reader = client.newReader(lifecycle.endpoint(), shuffle, 2, 2, 3, 0, 2, 0)) {
+          FaroException missing = (FaroException) catchThrowable(() -> {
+            while (reader.next() != null) {
+              // read to the end: the check comes after the last chunk
+            }
+          });
+          assertThat(missing).isNotNull();
+          assertThat(missing.code()).isEqualTo(ErrorCode.DATA_LOST);
+          assertThat(missing).hasMessageContaining("partition 2")
+              .hasMessageContaining("pushed " + (map0[2] + map1[2]) + " batches but " + (map0[2] + map1[2] - 1));
+          assertThat(reader.currentPartition()).isEqualTo(2);
+        }
+        int[] partitionOf0 = workload.partitionsOf(0);
+        for (int s = 0; s < 400; s++) {
+          assertThat(seen[0][s]).isEqualTo(partitionOf0[s] == 2 ? 0 : 1);
+        }
+      }
+    }
+  }
+
+  @Test
+  void aStrayCommitWhileMapsPushEndsNothingAndEveryRecordIsRead() throws Exception {
+    try (MiniFaroCluster cluster = MiniFaroCluster.start(dir, 2)) {
+      ClientOptions.Settings settings = settings(cluster);
+      try (ClientPool pool = new ClientPool("test", settings.network());
+          LifecycleManager lifecycle = new LifecycleManager(new AppId("stray-commit"), settings, pool, "127.0.0.1")) {
+        ShuffleClient client = new ShuffleClient(pool, settings);
+        ShuffleId shuffle = new ShuffleId(lifecycle.app(), 0);
+        ShuffleWorkload workload = new ShuffleWorkload(3, 8, 500, 6L);
+        int[][] batches = new int[3][];
+        batches[0] = push(client, lifecycle, shuffle, workload, 0, 0);
+
+        // Anyone who knows the app id can send this; it names the very shuffle being written.
+        for (WorkerServer worker : cluster.workers()) {
+          HostPort rpc = new HostPort("127.0.0.1", worker.endpoint().rpcPort());
+          Throwable refused = catchThrowable(() -> Futures.await(pool.call(rpc, CommitFilesRequest.newBuilder()
+              .setShuffle(IdMapper.toProto(shuffle)).build(), CommitFilesResponse.class), Duration.ofSeconds(10), "commit"));
+          assertThat(refused).isInstanceOfSatisfying(FaroException.class,
+              e -> assertThat(e.code()).isEqualTo(ErrorCode.NOT_OWNER));
+        }
+
+        batches[1] = push(client, lifecycle, shuffle, workload, 1, 0);
+        batches[2] = push(client, lifecycle, shuffle, workload, 2, 0);
+        for (int m = 0; m < 3; m++) {
+          client.mapperEnd(lifecycle.endpoint(), shuffle, m, 0, 3, batches[m]);
+        }
+        ShuffleWorkload.assertEveryRecordOnce(workload.readAll(client, lifecycle.endpoint(), shuffle, r -> { }));
+      }
+    }
+  }
+
+  @Test
+  void anAttemptWhoseBatchesMeetACommittedShuffleFailsInsteadOfSucceeding() throws Exception {
+    try (MiniFaroCluster cluster = MiniFaroCluster.start(dir, 1)) {
+      ClientOptions.Settings settings = settings(cluster);
+      try (ClientPool pool = new ClientPool("test", settings.network());
+          LifecycleManager lifecycle = new LifecycleManager(new AppId("late-attempt"), settings, pool, "127.0.0.1")) {
+        ShuffleClient client = new ShuffleClient(pool, settings);
+        ShuffleId shuffle = new ShuffleId(lifecycle.app(), 0);
+        ShuffleWorkload workload = new ShuffleWorkload(1, 4, 300, 7L);
+        int[] winner = push(client, lifecycle, shuffle, workload, 0, 0);
+        client.mapperEnd(lifecycle.endpoint(), shuffle, 0, 0, 1, winner);
+        client.fileGroups(lifecycle.endpoint(), shuffle, 1, 0); // the last map ended: committed
+
+        // A speculative copy of the map that was still pushing: its batches are in no file.
+        assertThatThrownBy(() -> push(client, lifecycle, shuffle, workload, 0, 1))
+            .isInstanceOfSatisfying(FaroException.class, e -> assertThat(e.code()).isEqualTo(ErrorCode.SHUFFLE_COMMITTED))
+            .hasMessageContaining("STAGE_ENDED");
+        ShuffleWorkload.assertEveryRecordOnce(workload.readAll(client, lifecycle.endpoint(), shuffle, r -> { }));
+      }
+    }
+  }
+
+  @Test
+  void aStageThatRunsAgainAfterItsGenerationCommittedWritesANewOne() throws Exception {
+    try (MiniFaroCluster cluster = MiniFaroCluster.start(dir, 1)) {
+      ClientOptions.Settings settings = settings(cluster);
+      try (ClientPool pool = new ClientPool("test", settings.network());
+          LifecycleManager lifecycle = new LifecycleManager(new AppId("rollback"), settings, pool, "127.0.0.1")) {
+        ShuffleClient client = new ShuffleClient(pool, settings);
+        ShuffleId shuffle = new ShuffleId(lifecycle.app(), 0);
+        ShuffleWorkload workload = new ShuffleWorkload(2, 4, 300, 8L);
+        ShuffleId first = writeStage(client, lifecycle, shuffle, workload, ShuffleClient.stageKey(3, 0));
+        assertThat(client.fileGroups(lifecycle.endpoint(), shuffle, 2, ShuffleClient.stageKey(4, 0)).faroShuffle())
+            .isEqualTo(first);
+
+        // The engine rolled the stage back (its input is indeterminate) and runs it again, whole.
+        ShuffleId second = writeStage(client, lifecycle, shuffle, workload, ShuffleClient.stageKey(3, 1));
+
+        assertThat(second).isNotEqualTo(first);
+        long reader = ShuffleClient.stageKey(4, 1);
+        assertThat(client.fileGroups(lifecycle.endpoint(), shuffle, 2, reader).faroShuffle()).isEqualTo(second);
+        int[][] seen = new int[2][300];
+        for (int p = 0; p < 4; p++) {
+          try (PartitionReader r = client.newReader(lifecycle.endpoint(), shuffle, 2, p, p + 1, 0, 2, reader)) {
+            for (Batch b; (b = r.next()) != null; ) {
+              workload.countBatch(b, p, seen);
+            }
+          }
+        }
+        ShuffleWorkload.assertEveryRecordOnce(seen);
+      }
+    }
+  }
+
+  /** Runs every map of {@code workload} in stage attempt {@code stage}; returns the generation written. */
+  private static ShuffleId writeStage(ShuffleClient client, LifecycleManager lifecycle, ShuffleId shuffle,
+      ShuffleWorkload workload, long stage) {
+    ShuffleId written = client.pushTargets(lifecycle.endpoint(), shuffle, stage, workload.maps, workload.partitions)
+        .faroShuffle();
+    for (int m = 0; m < workload.maps; m++) {
+      int[] batches;
+      try (MapPusher pusher = client.newMapPusher(lifecycle.endpoint(), shuffle, stage, m, 0, workload.maps,
+          workload.partitions)) {
+        workload.writeMap(pusher, m, 0);
+        pusher.finish();
+        batches = pusher.batchCounts();
+      }
+      client.mapperEnd(lifecycle.endpoint(), shuffle, stage, m, 0, workload.maps, batches);
+    }
+    return written;
+  }
+}
