@@ -25,6 +25,7 @@ import io.faro.master.state.RegisteredApp;
 import io.faro.master.state.RegisteredShuffle;
 import io.faro.master.state.RegisteredWorker;
 import io.faro.master.state.StampedCommand;
+import io.faro.master.state.StateReader;
 import io.faro.master.state.StateCommand.AllocateSlots;
 import io.faro.master.state.StateCommand.RegisterApp;
 import io.faro.master.state.StateCommand.RegisterWorker;
@@ -37,6 +38,7 @@ import io.faro.master.state.WorkerAdmission;
 import io.faro.proto.AllocateSlotsCommand;
 import io.faro.proto.RecentAllocationP;
 import io.faro.proto.AppStateP;
+import io.faro.proto.ClusterStatusRequest;
 import io.faro.proto.ClusterStatusResponse;
 import io.faro.proto.DiskLoadP;
 import io.faro.proto.DiskSpecP;
@@ -342,12 +344,26 @@ public final class ProtoMapper {
    *
    * @param lastHeartbeatMs leader time of each worker's latest heartbeat, where known
    */
-  public static ClusterStatusResponse clusterStatus(MasterStateView view,
-      Map<WorkerId, Long> lastHeartbeatMs, String leaderId, long appliedIndex) {
+  /** Most apps and shuffles in one cluster status answer, and the page size when none is asked. */
+  public static final int MAX_STATUS_PAGE = 10_000;
+  public static final int DEFAULT_STATUS_PAGE = 1_000;
+
+  /**
+   * The cluster's status: every worker, and one page of apps and of shuffles as {@code request}
+   * asks (bounded: a status answer must not grow with the number of apps).
+   */
+  public static ClusterStatusResponse clusterStatus(StateReader view,
+      Map<WorkerId, Long> lastHeartbeatMs, String leaderId, long appliedIndex, ClusterStatusRequest request) {
+    int page = request.getPageSize() <= 0 ? DEFAULT_STATUS_PAGE : Math.min(request.getPageSize(), MAX_STATUS_PAGE);
     ClusterStatusResponse.Builder b = ClusterStatusResponse.newBuilder()
         .setLeaderId(leaderId)
-        .setAppliedIndex(appliedIndex);
-    Map<WorkerId, Integer> slots = view.slotsPerWorker();
+        .setAppliedIndex(appliedIndex)
+        .setTotalApps(view.apps().size())
+        .setTotalShuffles(view.shuffles().size());
+    Map<WorkerId, Integer> slots = new java.util.HashMap<>();
+    for (RegisteredShuffle shuffle : view.shuffles().values()) {
+      shuffle.slotsPerWorker().forEach((worker, n) -> slots.merge(worker, n, Integer::sum));
+    }
     for (RegisteredWorker w : view.workers().values()) {
       b.addWorkers(WorkerStatusP.newBuilder()
           .setWorkerId(w.id().value())
@@ -360,8 +376,31 @@ public final class ProtoMapper {
           .setLastHeartbeatMs(lastHeartbeatMs.getOrDefault(w.id(), 0L))
           .setAllocatedSlots(slots.getOrDefault(w.id(), 0)));
     }
-    view.apps().keySet().forEach(app -> b.addApps(app.value()));
-    view.shuffles().keySet().forEach(shuffle -> b.addShuffles(IdMapper.toProto(shuffle)));
+    String appsAfter = request.getAppsAfter();
+    Iterable<AppId> apps = appsAfter.isEmpty() ? view.apps().keySet() : view.apps().tailMap(new AppId(appsAfter)).keySet();
+    for (AppId app : apps) {
+      if (app.value().equals(appsAfter)) {
+        continue; // the cursor itself: exclusive
+      }
+      if (b.getAppsCount() == page) {
+        b.setNextAppsAfter(b.getApps(page - 1));
+        break;
+      }
+      b.addApps(app.value());
+    }
+    ShuffleId shufflesAfter = request.hasShufflesAfter() ? IdMapper.shuffleId(request.getShufflesAfter()) : null;
+    Iterable<ShuffleId> shuffles = shufflesAfter == null ? view.shuffles().keySet()
+        : view.shuffles().tailMap(shufflesAfter).keySet();
+    for (ShuffleId shuffle : shuffles) {
+      if (shuffle.equals(shufflesAfter)) {
+        continue;
+      }
+      if (b.getShufflesCount() == page) {
+        b.setNextShufflesAfter(b.getShuffles(page - 1));
+        break;
+      }
+      b.addShuffles(IdMapper.toProto(shuffle));
+    }
     return b.build();
   }
 }

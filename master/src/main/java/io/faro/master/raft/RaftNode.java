@@ -272,18 +272,16 @@ public final class RaftNode implements AutoCloseable {
         .thenApply(reply -> ProtoMapper.fromProto(parseResult(reply)));
   }
 
-  /** The whole state through a Raft read (served by the leader only), with its applied index. */
-  public CompletableFuture<AppliedState> queryState() {
+  /**
+   * A linearizable read barrier (served by the leader only, through Raft): completes with the
+   * index applied here once this master's state holds every entry committed before the call. Read
+   * the state with {@link #read} after it; nothing of the state travels through Raft.
+   */
+  public CompletableFuture<Long> readBarrier() {
     byte[] data = ClusterStatusRequest.getDefaultInstance().toByteArray();
     return send(data, RaftClientRequest.readRequestType(), "a state query")
-        .thenApply(reply -> {
-          MasterSnapshot snapshot = parseSnapshot(reply);
-          return new AppliedState(ProtoMapper.fromSnapshot(snapshot), snapshot.getIndex());
-        });
+        .thenApply(reply -> reply.getMessage().getContent().asReadOnlyByteBuffer().getLong());
   }
-
-  /** The state as of one applied log index. */
-  public record AppliedState(MasterStateView view, long appliedIndex) {}
 
   private CompletableFuture<RaftClientReply> send(byte[] data, RaftClientRequest.Type type, String what) {
     RaftServer s = server;

@@ -28,6 +28,7 @@ import io.faro.master.state.StampedCommand;
 import io.faro.master.state.StateCommand;
 import io.faro.master.state.WorkerAdmission;
 import io.faro.proto.AppHeartbeatRequest;
+import io.faro.proto.ClusterStatusRequest;
 import io.faro.proto.EmptyResponse;
 import io.faro.proto.ErrorResponse;
 import io.faro.proto.MasterStatusResponse;
@@ -114,7 +115,7 @@ public final class MasterRequestHandler implements RequestHandler {
         case UNREGISTER_APP_REQUEST -> unregisterApp(request.meta(UnregisterAppRequest.class));
         case REQUEST_SLOTS_REQUEST -> requestSlots(request.meta(RequestSlotsRequest.class));
         case UNREGISTER_SHUFFLE_REQUEST -> unregisterShuffle(request.meta(UnregisterShuffleRequest.class));
-        case CLUSTER_STATUS_REQUEST -> clusterStatus();
+        case CLUSTER_STATUS_REQUEST -> clusterStatus(request.meta(ClusterStatusRequest.class));
         case MASTER_STATUS_REQUEST -> CompletableFuture.<Message>completedFuture(masterStatus());
         case TRANSFER_LEADER_REQUEST -> transferLeader(request.meta(TransferLeaderRequest.class));
         case SET_WORKER_ADMISSION_REQUEST -> setWorkerAdmission(request.meta(SetWorkerAdmissionRequest.class));
@@ -190,15 +191,15 @@ public final class MasterRequestHandler implements RequestHandler {
     }
     // Telling a worker to delete files is the one answer a deposed leader that does not know it
     // yet must never give: confirm leadership and the state with a linearizable read first.
-    return raft.queryState().thenApply(fresh -> {
-      List<ShuffleId> expired = reported.stream().filter(s -> !fresh.view().shuffles().containsKey(s)).toList();
-      boolean alive = Optional.ofNullable(fresh.view().workers().get(worker)).map(RegisteredWorker::alive).orElse(false);
+    return raft.readBarrier().thenApply(applied -> raft.read(fresh -> {
+      List<ShuffleId> expired = reported.stream().filter(s -> !fresh.hasShuffle(s)).toList();
+      boolean alive = fresh.worker(worker).map(RegisteredWorker::alive).orElse(false);
       return WorkerHeartbeatResponse.newBuilder()
           .setLeader(true)
           .setRegisterAgain(!alive)
           .addAllExpiredShuffles(expired.stream().map(IdMapper::toProto).toList())
           .build();
-    });
+    }));
   }
 
   // ------------------------------------------------------------------ apps
@@ -339,9 +340,15 @@ public final class MasterRequestHandler implements RequestHandler {
     return submit(new StateCommand.UnregisterShuffle(shuffle)).thenApply(applied -> EMPTY);
   }
 
-  private CompletableFuture<Message> clusterStatus() {
-    return raft.queryState().thenApply(state -> ProtoMapper.clusterStatus(
-        state.view(), loads.workerHeartbeats(), raft.leaderId(), state.appliedIndex()));
+  private CompletableFuture<Message> clusterStatus(ClusterStatusRequest request) {
+    if (!request.getAppsAfter().isEmpty()) {
+      ProtoMapper.appId(request.getAppsAfter()); // a cursor is an id, bounded like one
+    }
+    if (request.hasShufflesAfter()) {
+      IdMapper.shuffleId(request.getShufflesAfter());
+    }
+    return raft.readBarrier().thenApply(applied -> raft.read(state -> ProtoMapper.clusterStatus(
+        state, loads.workerHeartbeats(), raft.leaderId(), applied, request)));
   }
 
   // ------------------------------------------------------------------ admin

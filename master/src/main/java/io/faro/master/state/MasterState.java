@@ -19,6 +19,8 @@ import java.util.Map;
 import java.util.NavigableMap;
 import java.util.Optional;
 import java.util.TreeMap;
+import java.util.Collections;
+import java.util.SortedMap;
 
 /**
  * The replicated master state: workers, applications and their shuffles. It changes only through
@@ -175,6 +177,21 @@ public final class MasterState implements StateReader {
   @Override
   public boolean hasShuffle(ShuffleId id) {
     return shuffles.containsKey(id);
+  }
+
+  @Override
+  public SortedMap<WorkerId, RegisteredWorker> workers() {
+    return Collections.unmodifiableSortedMap(workers);
+  }
+
+  @Override
+  public SortedMap<AppId, RegisteredApp> apps() {
+    return Collections.unmodifiableSortedMap(apps);
+  }
+
+  @Override
+  public SortedMap<ShuffleId, RegisteredShuffle> shuffles() {
+    return Collections.unmodifiableSortedMap(shuffles);
   }
 
   @Override

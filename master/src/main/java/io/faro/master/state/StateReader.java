@@ -5,6 +5,7 @@ import io.faro.common.id.ShuffleId;
 import io.faro.common.id.WorkerId;
 import java.util.List;
 import java.util.Optional;
+import java.util.SortedMap;
 
 /**
  * Read-only access to the master state, handed to readers while the state machine holds its
@@ -24,4 +25,14 @@ public interface StateReader {
 
   /** An immutable copy of the whole state. */
   MasterStateView view();
+
+  /**
+   * Unmodifiable, ordered views of the live maps, without a copy: valid only during the read
+   * that handed out this reader (for answers that page through them).
+   */
+  SortedMap<WorkerId, RegisteredWorker> workers();
+
+  SortedMap<AppId, RegisteredApp> apps();
+
+  SortedMap<ShuffleId, RegisteredShuffle> shuffles();
 }

@@ -11,6 +11,8 @@ import io.faro.common.error.ErrorCode;
 import io.faro.common.network.RemoteException;
 import io.faro.master.MasterServerOptions;
 import io.faro.master.testing.MasterFixture;
+import io.faro.proto.ClusterStatusRequest;
+import io.faro.proto.ClusterStatusResponse;
 import io.faro.proto.EmptyResponse;
 import io.faro.proto.MasterStatusRequest;
 import io.faro.proto.MasterStatusResponse;
@@ -119,5 +121,32 @@ class MasterLimitsTest {
     assertThat(longWorker.code()).isEqualTo(ErrorCode.INVALID_REQUEST);
     assertThat(longWorker.getMessage()).hasSizeLessThan(400);
     assertThat(master.status().getAppsList()).isEmpty();
+  }
+
+  @Test
+  void clusterStatusListsAppsAndShufflesOnePageAtATime() {
+    for (int i = 1; i <= 3; i++) {
+      master.call(registerApp("app-" + i));
+      master.call(requestSlots(shuffle("app-" + i, 0), 2), RequestSlotsResponse.class);
+    }
+
+    ClusterStatusResponse first = master.call(ClusterStatusRequest.newBuilder().setPageSize(2).build(),
+        ClusterStatusResponse.class);
+    ClusterStatusResponse second = master.call(ClusterStatusRequest.newBuilder().setPageSize(2)
+        .setAppsAfter(first.getNextAppsAfter()).setShufflesAfter(first.getNextShufflesAfter()).build(),
+        ClusterStatusResponse.class);
+
+    assertThat(first.getAppsList()).containsExactly("app-1", "app-2");
+    assertThat(first.getNextAppsAfter()).isEqualTo("app-2");
+    assertThat(first.getShufflesList()).containsExactly(shuffle("app-1", 0), shuffle("app-2", 0));
+    assertThat(first.getTotalApps()).isEqualTo(3);
+    assertThat(first.getTotalShuffles()).isEqualTo(3);
+    assertThat(first.getWorkersCount()).isEqualTo(3);
+    assertThat(second.getAppsList()).containsExactly("app-3");
+    assertThat(second.getNextAppsAfter()).isEmpty();
+    assertThat(second.getShufflesList()).containsExactly(shuffle("app-3", 0));
+    assertThat(second.hasNextShufflesAfter()).isFalse();
+    assertThat(master.callFails(ClusterStatusRequest.newBuilder().setAppsAfter("x".repeat(5_000)).build()).code())
+        .isEqualTo(ErrorCode.INVALID_REQUEST);
   }
 }
