@@ -173,11 +173,23 @@ public final class WorkerOptions {
               + "refused with LIMIT_EXCEEDED and nothing of it is reserved. Lifecycle managers "
               + "send at most 50,000 per request.");
   public static final ConfigOption<Integer> MAX_PARTITIONS =
-      intOption("faro.worker.max.partitions", 1_000_000, 1, 100_000_000, "locations",
+      intOption("faro.worker.max.partitions", 0, 0, 100_000_000, "locations",
           "Most partition locations (of every shuffle, primaries and replicas) this worker holds "
-              + "at once. Each costs about a kilobyte of heap; a reservation beyond the limit is "
-              + "refused with LIMIT_EXCEEDED, and the lifecycle manager places those partitions on "
-              + "other workers. Locations are freed when their shuffle is unregistered.");
+              + "at once; 0 (the default) allows one per KiB of a quarter "
+              + "of the heap (-Xmx): 262,144 with 1 GiB. A reservation beyond the limit is refused "
+              + "with LIMIT_EXCEEDED, and the lifecycle manager places those partitions on other "
+              + "workers. Locations are freed when their shuffle is unregistered.");
+
+  /** Heap one held partition location is budgeted (its writer, key, file and chunk list). */
+  static final long HEAP_PER_PARTITION = 1024;
+
+  /** faro.worker.max.partitions as configured, or derived from {@code maxHeap} when 0. */
+  static int maxPartitions(int configured, long maxHeap) {
+    if (configured > 0) {
+      return configured;
+    }
+    return (int) Math.max(1_000, Math.min(Integer.MAX_VALUE, maxHeap / 4 / HEAP_PER_PARTITION));
+  }
 
   public static final List<ConfigOption<?>> ALL =
       List.of(HOST, BIND_HOST, ID, RPC_PORT, PUSH_PORT, FETCH_PORT, DIRS, FLUSH_BUFFER_SIZE,
@@ -272,7 +284,7 @@ public final class WorkerOptions {
                   conf.get(DISK_CHECK_TIMEOUT)),
               conf.get(TESTING_DROP_PER_MILLE),
               conf.get(RESERVE_MAX_LOCATIONS),
-              conf.get(MAX_PARTITIONS),
+              WorkerOptions.maxPartitions(conf.get(MAX_PARTITIONS), Runtime.getRuntime().maxMemory()),
               NetworkOptions.Settings.from(conf),
               conf.get(MasterOptions.ENDPOINTS),
               conf.get(MasterOptions.RETRY_TIMEOUT),

@@ -57,7 +57,7 @@ public final class PartitionStore implements AutoCloseable {
    * @param maxPartitions faro.worker.max.partitions
    */
   public record Limits(int maxLocationsPerReserve, int maxPartitions) {
-    public static final Limits DEFAULT = new Limits(100_000, 1_000_000);
+    public static final Limits DEFAULT = new Limits(100_000, 262_144);
 
     public Limits {
       if (maxLocationsPerReserve <= 0 || maxPartitions <= 0) {
