@@ -4,6 +4,8 @@ import static java.util.Objects.requireNonNull;
 
 import io.faro.common.error.ErrorCode;
 import io.faro.common.error.FaroException;
+import io.faro.common.log.LogSafe;
+import io.faro.common.log.RateLimitedLog;
 import io.netty.bootstrap.ServerBootstrap;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelHandlerContext;
@@ -14,6 +16,7 @@ import io.netty.channel.EventLoopGroup;
 import io.netty.channel.nio.NioEventLoopGroup;
 import io.netty.channel.socket.SocketChannel;
 import io.netty.channel.socket.nio.NioServerSocketChannel;
+import io.netty.handler.codec.DecoderException;
 import io.netty.channel.group.ChannelGroup;
 import io.netty.channel.group.DefaultChannelGroup;
 import io.netty.util.concurrent.DefaultThreadFactory;
@@ -27,6 +30,10 @@ import org.slf4j.LoggerFactory;
  * A framed-protocol server on one port. Owns its event loops (named {@code <name>-io-N}) and
  * every accepted connection; {@link #close()} stops accepting, closes connections and waits for
  * the loops to end.
+ *
+ * <p>What peers do wrong (garbage frames, resets, requests that fail) is logged at WARN, each
+ * kind at most {@value RateLimitedLog#DEFAULT_LINES} lines per 10 s per server; the rest are
+ * counted ({@link #suppressedWarnings()}) and summed up in the next line of that kind.
  */
 public final class TransportServer implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(TransportServer.class);
@@ -36,6 +43,7 @@ public final class TransportServer implements AutoCloseable {
   private final EventLoopGroup ioGroup;
   private final ChannelGroup channels = new DefaultChannelGroup(GlobalEventExecutor.INSTANCE);
   private final Channel serverChannel;
+  private final RateLimitedLog<PeerWarning> warnings = new RateLimitedLog<>(LOG, PeerWarning.class);
 
   /**
    * Binds {@code host:port} (0 for an ephemeral port) and starts serving {@code handler}.
@@ -87,7 +95,7 @@ public final class TransportServer implements AutoCloseable {
                     if (customizer != null) {
                       customizer.accept(ch);
                     }
-                    ch.pipeline().addLast("requests", new ServerHandler(name, handler));
+                    ch.pipeline().addLast("requests", new ServerHandler(name, handler, warnings));
                   }
                 });
     try {
@@ -108,6 +116,11 @@ public final class TransportServer implements AutoCloseable {
     return name;
   }
 
+  /** Warnings about peers this server did not log because too many of their kind came at once. */
+  public long suppressedWarnings() {
+    return warnings.suppressed();
+  }
+
   @Override
   public void close() {
     serverChannel.close().syncUninterruptibly();
@@ -121,10 +134,12 @@ public final class TransportServer implements AutoCloseable {
   private static final class ServerHandler extends ChannelInboundHandlerAdapter {
     private final String serverName;
     private final RequestHandler handler;
+    private final RateLimitedLog<PeerWarning> warnings;
 
-    ServerHandler(String serverName, RequestHandler handler) {
+    ServerHandler(String serverName, RequestHandler handler, RateLimitedLog<PeerWarning> warnings) {
       this.serverName = serverName;
       this.handler = handler;
+      this.warnings = warnings;
     }
 
     @Override
@@ -132,12 +147,12 @@ public final class TransportServer implements AutoCloseable {
       Frame frame = (Frame) msg;
       try {
         if (frame.kind() != FrameKind.REQUEST) {
-          LOG.warn("{}: closing connection from {}: unexpected {} frame",
+          warnings.warn(PeerWarning.UNEXPECTED_FRAME, "{}: closing connection from {}: unexpected {} frame",
               serverName, ctx.channel().remoteAddress(), frame.kind());
           ctx.close();
           return;
         }
-        Responder responder = new Responder(ctx.channel(), frame.requestId());
+        Responder responder = new Responder(ctx.channel(), frame.requestId(), warnings);
         try {
           handler.handle(
               new Request(ctx.channel(), frame.type(), frame.requestId(), frame.meta(), frame.body()),
@@ -146,7 +161,8 @@ public final class TransportServer implements AutoCloseable {
           // A refusal with a code (bad request, unknown shuffle...): the caller learns the code.
           responder.fail(e.code(), e.getMessage());
         } catch (RuntimeException e) {
-          LOG.warn("{}: {} from {} failed", serverName, frame.type(), ctx.channel().remoteAddress(), e);
+          warnings.warn(PeerWarning.REQUEST_FAILED, "{}: {} from {} failed", serverName, frame.type(),
+              ctx.channel().remoteAddress(), e);
           responder.fail(ErrorCode.INTERNAL, frame.type() + " failed: " + e);
         }
       } finally {
@@ -162,10 +178,18 @@ public final class TransportServer implements AutoCloseable {
 
     @Override
     public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
-      LOG.warn("{}: closing connection from {}: {}", serverName, ctx.channel().remoteAddress(),
-          cause.getCause() != null && cause instanceof io.netty.handler.codec.DecoderException
-              ? cause.getCause().toString() : cause.toString());
+      Throwable reason = cause instanceof DecoderException && cause.getCause() != null ? cause.getCause() : cause;
+      warnings.warn(kindOf(cause), "{}: closing connection from {}: {}", serverName,
+          ctx.channel().remoteAddress(), LogSafe.text(reason.toString()));
       ctx.close();
     }
+  }
+
+  /** Decoder failures (CorruptedFrameException, TooLongFrameException) are bad frames. */
+  static PeerWarning kindOf(Throwable cause) {
+    if (cause instanceof DecoderException) {
+      return PeerWarning.BAD_FRAME;
+    }
+    return PeerWarning.CONNECTION_ERROR;
   }
 }
