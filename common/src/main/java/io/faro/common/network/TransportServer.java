@@ -8,6 +8,7 @@ import io.faro.common.log.LogSafe;
 import io.faro.common.log.RateLimitedLog;
 import io.netty.bootstrap.ServerBootstrap;
 import io.netty.channel.Channel;
+import io.netty.channel.ChannelFuture;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.netty.channel.ChannelInitializer;
@@ -48,16 +49,20 @@ public final class TransportServer implements AutoCloseable {
   /**
    * Binds {@code host:port} (0 for an ephemeral port) and starts serving {@code handler}.
    *
+   * @param portKey the config key that sets {@code port}, named when the port cannot be bound
    * @param customizer adds handlers after the codec (e.g. back-pressure), may be null
+   * @throws IllegalStateException when it cannot listen; the message names the port, why, and
+   *     {@code portKey}
    */
   public TransportServer(
       String name,
       String host,
       int port,
+      String portKey,
       NetworkOptions.Settings settings,
       RequestHandler handler,
       java.util.function.Consumer<SocketChannel> customizer) {
-    this(name, host, port, settings, handler, customizer, FrameDecoder.Bodies.CONTIGUOUS);
+    this(name, host, port, portKey, settings, handler, customizer, FrameDecoder.Bodies.CONTIGUOUS);
   }
 
   /**
@@ -68,11 +73,13 @@ public final class TransportServer implements AutoCloseable {
       String name,
       String host,
       int port,
+      String portKey,
       NetworkOptions.Settings settings,
       RequestHandler handler,
       java.util.function.Consumer<SocketChannel> customizer,
       FrameDecoder.Bodies bodies) {
     this.name = requireNonNull(name, "name is null");
+    requireNonNull(portKey, "portKey is null");
     requireNonNull(handler, "handler is null");
     this.bossGroup = new NioEventLoopGroup(1, new DefaultThreadFactory(name + "-accept", true));
     this.ioGroup = new NioEventLoopGroup(settings.ioThreads(), new DefaultThreadFactory(name + "-io", true));
@@ -98,13 +105,18 @@ public final class TransportServer implements AutoCloseable {
                     ch.pipeline().addLast("requests", new ServerHandler(name, handler, warnings));
                   }
                 });
-    try {
-      this.serverChannel = bootstrap.bind(host, port).syncUninterruptibly().channel();
-    } catch (RuntimeException e) {
+    // Not syncUninterruptibly(): it rethrows the checked BindException undeclared, past a catch of
+    // RuntimeException, and callers then blamed whatever else their try block did.
+    ChannelFuture bind = bootstrap.bind(host, port).awaitUninterruptibly();
+    if (!bind.isSuccess()) {
       bossGroup.shutdownGracefully(0, 0, TimeUnit.MILLISECONDS);
       ioGroup.shutdownGracefully(0, 0, TimeUnit.MILLISECONDS);
-      throw new IllegalStateException(name + " cannot listen on " + host + ":" + port + ": " + e, e);
+      Throwable cause = bind.cause();
+      throw new IllegalStateException(BindFailures.find(cause)
+          .map(b -> BindFailures.message(name, host, port, portKey, b))
+          .orElse(name + " cannot listen on " + host + ":" + port + " (" + portKey + "): " + cause), cause);
     }
+    this.serverChannel = bind.channel();
     LOG.info("{} listening on {}", name, serverChannel.localAddress());
   }
 

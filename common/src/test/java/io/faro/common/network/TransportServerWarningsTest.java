@@ -17,7 +17,7 @@ class TransportServerWarningsTest {
   @Test
   void aScannerSendingBadFramesIsLoggedAFewTimesAndCounted() throws IOException {
     NetworkOptions.Settings network = NetworkOptions.Settings.from(FaroConf.empty().with(NetworkOptions.IO_THREADS, "1"));
-    try (TransportServer server = new TransportServer("test-server", "127.0.0.1", 0, network,
+    try (TransportServer server = new TransportServer("test-server", "127.0.0.1", 0, "faro.test.port", network,
         (request, responder) -> responder.respond(EmptyResponse.getDefaultInstance()), null)) {
       int connections = 60;
       for (int i = 0; i < connections; i++) {

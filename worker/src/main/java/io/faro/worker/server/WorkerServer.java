@@ -126,12 +126,15 @@ public final class WorkerServer implements AutoCloseable {
 
   private void startServers() {
     NetworkOptions.Settings network = settings.network();
-    rpcServer = new TransportServer("faro-worker-rpc", settings.bindHost(), settings.rpcPort(), network,
+    rpcServer = new TransportServer("faro-worker-rpc", settings.bindHost(), settings.rpcPort(),
+        WorkerOptions.RPC_PORT.key(), network,
         new ControlHandler(store, status), null);
-    pushServer = new TransportServer("faro-worker-push", settings.bindHost(), settings.pushPort(), network,
+    pushServer = new TransportServer("faro-worker-push", settings.bindHost(), settings.pushPort(),
+        WorkerOptions.PUSH_PORT.key(), network,
         ConnectionDropper.wrap(new PushHandler(store, budget), settings.testingDropPerMille()), budget::register,
         FrameDecoder.Bodies.COMPOSITE);
-    fetchServer = new TransportServer("faro-worker-fetch", settings.bindHost(), settings.fetchPort(), network,
+    fetchServer = new TransportServer("faro-worker-fetch", settings.bindHost(), settings.fetchPort(),
+        WorkerOptions.FETCH_PORT.key(), network,
         ConnectionDropper.wrap(new FetchHandler(store), settings.testingDropPerMille()), null);
     if (settings.testingDropPerMille() > 0) {
       LOG.warn("Fault injection on: {} of every 1000 push and fetch requests close their connection "

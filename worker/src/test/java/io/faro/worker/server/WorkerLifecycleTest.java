@@ -19,6 +19,7 @@ import io.faro.worker.testing.WorkerClient.Part;
 import io.faro.worker.testing.WorkerClient;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
+import java.net.InetAddress;
 import java.net.ServerSocket;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -27,6 +28,8 @@ import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /** Starting, stopping, several workers per JVM, and back-pressure under a small memory budget. */
 class WorkerLifecycleTest {
@@ -49,6 +52,26 @@ class WorkerLifecycleTest {
         .isInstanceOfSatisfying(FaroException.class, e -> assertThat(e.code()).isEqualTo(ErrorCode.CONNECTION_FAILED))
         .hasMessageContaining("faro.master.client.retry.timeout");
     worker.close();
+    Eventually.await("every worker thread to end", () -> workerThreads().isEmpty());
+  }
+
+  @ParameterizedTest
+  @ValueSource(strings = {"faro.worker.rpc.port", "faro.worker.push.port", "faro.worker.fetch.port"})
+  void aPortInUseIsNamedWithItsKey(String key) throws IOException {
+    try (ServerSocket taken = new ServerSocket(0, 1, InetAddress.getByName("127.0.0.1"))) {
+      int port = taken.getLocalPort();
+      WorkerServer worker = new WorkerServer(
+          TestWorkers.conf("127.0.0.1:1", tmp.resolve("d")).with(key, Integer.toString(port)));
+      try {
+        assertThatThrownBy(worker::start)
+            .isInstanceOf(IllegalStateException.class)
+            .hasMessageContaining("127.0.0.1:" + port)
+            .hasMessageContaining("port " + port + " is in use")
+            .hasMessageContaining("set " + key + " to a free port");
+      } finally {
+        worker.close();
+      }
+    }
     Eventually.await("every worker thread to end", () -> workerThreads().isEmpty());
   }
 
