@@ -2,7 +2,13 @@ package io.faro.common.id;
 
 import static java.util.Objects.requireNonNull;
 
-/** A worker process, stable across its restarts (by default {@code host:rpcPort}). */
+import io.faro.common.log.LogSafe;
+
+/**
+ * A worker process, stable across its restarts (by default {@code host:rpcPort}). Configured by
+ * the operator and sent over the wire, so {@link #toString()}, which log lines and messages use,
+ * is made safe by {@link LogSafe#id}; {@link #value()} is the id itself.
+ */
 public record WorkerId(String value) {
   public WorkerId {
     requireNonNull(value, "value is null");
@@ -13,6 +19,6 @@ public record WorkerId(String value) {
 
   @Override
   public String toString() {
-    return value;
+    return LogSafe.id(value);
   }
 }

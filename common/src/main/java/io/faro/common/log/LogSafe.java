@@ -18,7 +18,7 @@ public final class LogSafe {
   /** Characters an id keeps in a log line. A UUID or a Spark app id fits with room to spare. */
   public static final int MAX_ID_LENGTH = 128;
   /** Characters a free-text reason or remote message keeps in a log line. */
-  public static final int MAX_TEXT_LENGTH = 1024;
+  public static final int MAX_TEXT_LENGTH = 4096;
 
   private static final char REPLACEMENT = '?';
 
