@@ -3,14 +3,9 @@ package io.faro.common.log;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import java.time.Duration;
-import java.util.ArrayList;
-import java.util.List;
 import java.util.concurrent.atomic.AtomicLong;
+import io.faro.common.testing.RecordingLogger;
 import org.junit.jupiter.api.Test;
-import org.slf4j.Marker;
-import org.slf4j.event.Level;
-import org.slf4j.helpers.AbstractLogger;
-import org.slf4j.helpers.MessageFormatter;
 
 class RateLimitedLogTest {
   private static final long SECOND = 1_000_000_000L;
@@ -30,7 +25,7 @@ class RateLimitedLogTest {
     clock.addAndGet(10 * SECOND);
     log.warn(Kind.CORRUPT_FRAME, "closing connection from {}: {}", "/10.0.0.9:1", "bad frame");
 
-    assertThat(logger.lines).containsExactly(
+    assertThat(logger.lines()).containsExactly(
         "WARN closing connection from /10.0.0.9:0: bad frame",
         "WARN closing connection from /10.0.0.9:1: bad frame",
         "WARN closing connection from /10.0.0.9:1: bad frame (and 29998 more like it in the last 10 s)");
@@ -45,7 +40,7 @@ class RateLimitedLogTest {
     }
     log.warn(Kind.RESET, "reset");
 
-    assertThat(logger.lines).containsExactly("WARN corrupt 0", "WARN corrupt 1", "WARN reset");
+    assertThat(logger.lines()).containsExactly("WARN corrupt 0", "WARN corrupt 1", "WARN reset");
     assertThat(log.suppressed(Kind.RESET)).isZero();
     assertThat(log.suppressed()).isEqualTo(3);
   }
@@ -59,9 +54,9 @@ class RateLimitedLogTest {
     clock.addAndGet(11 * SECOND);
     log.warn(Kind.RESET, "request #{} failed", 3, error);
 
-    assertThat(logger.lines).containsExactly("WARN request #0 failed", "WARN request #1 failed",
+    assertThat(logger.lines()).containsExactly("WARN request #0 failed", "WARN request #1 failed",
         "WARN request #3 failed (and 1 more like it in the last 11 s)");
-    assertThat(logger.throwables).containsExactly(error, error, error);
+    assertThat(logger.throwables()).containsExactly(error, error, error);
   }
 
   @Test
@@ -69,37 +64,5 @@ class RateLimitedLogTest {
     assertThat(RateLimitedLog.describe(850_000_000L)).isEqualTo("850 ms");
     assertThat(RateLimitedLog.describe(10 * SECOND)).isEqualTo("10 s");
     assertThat(RateLimitedLog.describe(3 * 3600 * SECOND)).isEqualTo("180 min");
-  }
-
-  /** Keeps every WARN line as slf4j would format it. */
-  private static final class RecordingLogger extends AbstractLogger {
-    private static final long serialVersionUID = 1L;
-    final List<String> lines = new ArrayList<>();
-    final List<Throwable> throwables = new ArrayList<>();
-
-    @Override
-    protected String getFullyQualifiedCallerName() {
-      return null;
-    }
-
-    @Override
-    protected void handleNormalizedLoggingCall(Level level, Marker marker, String messagePattern,
-        Object[] arguments, Throwable throwable) {
-      lines.add(level + " " + MessageFormatter.basicArrayFormat(messagePattern, arguments));
-      if (throwable != null) {
-        throwables.add(throwable);
-      }
-    }
-
-    @Override public boolean isTraceEnabled() { return true; }
-    @Override public boolean isTraceEnabled(Marker marker) { return true; }
-    @Override public boolean isDebugEnabled() { return true; }
-    @Override public boolean isDebugEnabled(Marker marker) { return true; }
-    @Override public boolean isInfoEnabled() { return true; }
-    @Override public boolean isInfoEnabled(Marker marker) { return true; }
-    @Override public boolean isWarnEnabled() { return true; }
-    @Override public boolean isWarnEnabled(Marker marker) { return true; }
-    @Override public boolean isErrorEnabled() { return true; }
-    @Override public boolean isErrorEnabled(Marker marker) { return true; }
   }
 }
