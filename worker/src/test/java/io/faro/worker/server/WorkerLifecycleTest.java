@@ -10,6 +10,8 @@ import io.faro.common.id.AppId;
 import io.faro.common.id.PartitionKey;
 import io.faro.common.id.ShuffleId;
 import io.faro.common.id.WorkerEndpoint;
+import io.faro.proto.DiskLoadP;
+import io.faro.proto.DiskStatusP;
 import io.faro.proto.PushStatusP;
 import io.faro.worker.testing.Batches;
 import io.faro.worker.testing.Eventually;
@@ -21,6 +23,7 @@ import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.net.InetAddress;
 import java.net.ServerSocket;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -73,6 +76,43 @@ class WorkerLifecycleTest {
       }
     }
     Eventually.await("every worker thread to end", () -> workerThreads().isEmpty());
+  }
+
+  @Test
+  void aWorkerWhoseEveryDiskIsBrokenSaysWhichAndWhyAndDoesNotRegister() throws IOException {
+    Path aFile = Files.writeString(tmp.resolve("a-file"), "not a directory");
+    Path underAFile = aFile.resolve("data");
+    try (FakeMaster master = new FakeMaster()) {
+      WorkerServer worker = new WorkerServer(TestWorkers.conf(master.endpoint(), aFile, underAFile));
+      try {
+        assertThatThrownBy(worker::start)
+            .isInstanceOfSatisfying(FaroException.class, e -> assertThat(e.code()).isEqualTo(ErrorCode.STORAGE_FAILED))
+            .hasMessageContaining("every disk of this worker is broken")
+            .hasMessageContaining("disk 0 (" + aFile + ":ssd, buffered I/O): broken: the check could not write to "
+                + aFile + ": " + aFile + " is a file, not a directory")
+            .hasMessageContaining("disk 1 (" + underAFile + ":hdd, buffered I/O): broken: the check could not write to "
+                + underAFile + ": " + aFile + " is a file, not a directory")
+            .hasMessageContaining("faro.worker.dirs (comma-separated list of path:tier");
+      } finally {
+        worker.close();
+      }
+      assertThat(master.registrations()).as("a worker without a usable disk does not register").isEmpty();
+    }
+    Eventually.await("every worker thread to end", () -> workerThreads().isEmpty());
+  }
+
+  @Test
+  void aWorkerWithOneBrokenDiskStartsAndReportsIt() throws IOException {
+    Path aFile = Files.writeString(tmp.resolve("a-file"), "not a directory");
+    try (FakeMaster master = new FakeMaster();
+        WorkerServer worker = new WorkerServer(TestWorkers.conf(master.endpoint(), tmp.resolve("good"), aFile))) {
+      worker.start();
+
+      assertThat(master.registrations()).hasSize(1);
+      Eventually.await("a heartbeat", () -> master.lastHeartbeat(worker.workerId().value()) != null);
+      assertThat(master.lastHeartbeat(worker.workerId().value()).getDisksList())
+          .extracting(DiskLoadP::getStatus).containsExactly(DiskStatusP.HEALTHY, DiskStatusP.BROKEN);
+    }
   }
 
   @Test
