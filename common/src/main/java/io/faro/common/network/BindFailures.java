@@ -59,7 +59,7 @@ public final class BindFailures {
     if (reason.toLowerCase(java.util.Locale.ROOT).contains("in use")) {
       return what + " cannot listen on " + address + ": port " + port + " is in use (another process, "
           + "or another Faro server on this machine, holds it); set " + portKey + " to a free port "
-          + "(0 picks any free port)";
+          + "(an integer in [0, 65535]; 0 picks any free port)";
     }
     return what + " cannot listen on " + address + " (" + reason + "): check that " + host
         + " is an address of this machine and that port " + port + " (" + portKey + ") may be used"

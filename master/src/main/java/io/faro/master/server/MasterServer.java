@@ -129,7 +129,7 @@ public final class MasterServer implements AutoCloseable {
     } catch (IOException e) {
       throw new IllegalStateException(BindFailures.find(e)
           .map(b -> BindFailures.message(name, config.bindHost(), config.httpPort(),
-              MasterServerOptions.HTTP_PORT.key() + " (-1 turns the page off)", b))
+              MasterServerOptions.HTTP_PORT.key(), b) + "; -1 turns the status page off")
           .orElse(name + " cannot start on port " + config.httpPort() + " ("
               + MasterServerOptions.HTTP_PORT.key() + "): " + e), e);
     }
