@@ -62,7 +62,8 @@ final class LocalClusterCommand implements Callable<Integer> {
       return 2;
     }
     if (conf != null && !Files.isRegularFile(conf)) {
-      err.println("faro local-cluster: --conf " + conf + (Files.exists(conf) ? " is not a regular file" : " does not exist")
+      err.println("faro local-cluster: --conf " + conf
+          + (Files.exists(conf) ? " is not a regular file" : " does not exist")
           + ": give a settings file (key value per line), e.g. --conf conf/faro-defaults.conf");
       err.flush();
       return 2;
@@ -73,7 +74,8 @@ final class LocalClusterCommand implements Callable<Integer> {
       return 2;
     }
     if (masters < 1) {
-      err.println("faro local-cluster: --masters must be at least 1 (3 or 5 for a Raft group that survives losing a master)");
+      err.println("faro local-cluster: --masters must be at least 1 "
+          + "(3 or 5 for a Raft group that survives losing a master)");
       err.flush();
       return 2;
     }

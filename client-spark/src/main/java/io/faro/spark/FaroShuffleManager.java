@@ -107,8 +107,8 @@ public final class FaroShuffleManager implements ShuffleManager {
       return;
     }
     List<String> described = keys.stream().sorted()
-        .map(k -> SPARK_PREFIX + LogSafe.id(k) + clientKeys.closest(k).map(c -> " (did you mean " + SPARK_PREFIX + c + "?)")
-            .orElse(""))
+        .map(k -> SPARK_PREFIX + LogSafe.id(k)
+            + clientKeys.closest(k).map(c -> " (did you mean " + SPARK_PREFIX + c + "?)").orElse(""))
         .toList();
     if (strict) {
       throw new ConfigException("Not Faro client settings: " + String.join(", ", described)

@@ -117,7 +117,8 @@ public final class LifecycleManager implements RequestHandler, AutoCloseable {
               + " (faro.master.endpoints, spark.faro.master.endpoints in Spark): " + e.getMessage(), e);
     }
     this.server = new TransportServer("faro-lifecycle", "0.0.0.0", settings.lifecyclePort(),
-        ClientOptions.LIFECYCLE_PORT.key() + " (spark.faro.client.lifecycle.port in Spark)", settings.network(), this, null);
+        ClientOptions.LIFECYCLE_PORT.key() + " (spark.faro.client.lifecycle.port in Spark)", settings.network(),
+        this, null);
     this.endpoint = new HostPort(advertisedHost, server.port());
     this.heartbeat = Executors.newSingleThreadScheduledExecutor(r -> {
       Thread t = new Thread(r, "faro-app-heartbeat");
