@@ -3,6 +3,7 @@ package io.faro.cli;
 import io.faro.client.ClientOptions;
 import io.faro.common.config.ConfigDocs;
 import io.faro.common.config.ConfigOption;
+import io.faro.common.config.KnownKeys;
 import io.faro.common.master.MasterOptions;
 import io.faro.common.network.NetworkOptions;
 import io.faro.master.MasterServerOptions;
@@ -20,6 +21,7 @@ final class DocsCommand implements Callable<Integer> {
   /** Every option of every module, grouped as the docs present them. */
   static Map<String, List<ConfigOption<?>>> allOptions() {
     Map<String, List<ConfigOption<?>>> groups = new LinkedHashMap<>();
+    groups.put("Config files (every process)", List.copyOf(KnownKeys.ALL));
     groups.put("Reaching the masters (every process)", List.copyOf(MasterOptions.ALL));
     groups.put("Network (every process)", List.copyOf(NetworkOptions.ALL));
     groups.put("Master", List.copyOf(MasterServerOptions.ALL));

@@ -237,7 +237,8 @@ public final class LocalCluster implements AutoCloseable {
         command.add("-D" + property + "=" + value);
       }
     }
-    command.add("-Dfaro.log.dir=" + home);
+    // No faro.log.dir: the process logs to stdout, which goes to its log file below, so every
+    // line is written once (conf/log4j2.xml would otherwise write a rolling file beside it).
     command.add("-cp");
     command.add(System.getProperty("java.class.path"));
     command.add(MAIN_CLASS);

@@ -1,10 +1,14 @@
 package io.faro.cli;
 
+import java.io.PrintWriter;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CountDownLatch;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
+import picocli.CommandLine.Spec;
 
 /** {@code faro local-cluster}: a master and N workers as separate processes on loopback. */
 @Command(
@@ -40,18 +44,39 @@ final class LocalClusterCommand implements Callable<Integer> {
   @Option(names = "--detach", description = "Start, write cluster.json and exit, leaving the processes running.")
   boolean detach;
 
+  @Spec
+  CommandSpec spec;
+
   @Override
   public Integer call() throws Exception {
+    PrintWriter err = spec.commandLine().getErr();
     if (workDir == null) {
-      System.err.println("faro local-cluster: --work-dir is required");
+      err.println("faro local-cluster: --work-dir is required");
+      err.flush();
+      return 2;
+    }
+    String badWorkDir = whyNotAWorkDir(workDir);
+    if (badWorkDir != null) {
+      err.println("faro local-cluster: " + badWorkDir);
+      err.flush();
+      return 2;
+    }
+    if (conf != null && !Files.isRegularFile(conf)) {
+      err.println("faro local-cluster: --conf " + conf
+          + (Files.exists(conf) ? " is not a regular file" : " does not exist")
+          + ": give a settings file (key value per line), e.g. --conf conf/faro-defaults.conf");
+      err.flush();
       return 2;
     }
     if (workers < 1) {
-      System.err.println("--workers must be at least 1");
+      err.println("faro local-cluster: --workers must be at least 1");
+      err.flush();
       return 2;
     }
     if (masters < 1) {
-      System.err.println("--masters must be at least 1 (3 or 5 for a Raft group that survives losing a master)");
+      err.println("faro local-cluster: --masters must be at least 1 "
+          + "(3 or 5 for a Raft group that survives losing a master)");
+      err.flush();
       return 2;
     }
     LocalCluster cluster = LocalCluster.start(workDir, masters, workers, conf, masterPort);
@@ -85,6 +110,29 @@ final class LocalClusterCommand implements Callable<Integer> {
     return 0;
   }
 
+  /**
+   * Why {@code workDir} cannot hold a cluster (it, or the first part of it that exists, is a
+   * file; or it cannot be created there), as a message that says what to give instead; null
+   * when it is a directory or can be created.
+   */
+  static String whyNotAWorkDir(Path workDir) {
+    Path dir = workDir.toAbsolutePath();
+    Path existing = dir;
+    while (existing != null && !Files.exists(existing)) {
+      existing = existing.getParent();
+    }
+    String fix = ": give a directory for the cluster's logs, data and cluster.json (it is created if "
+        + "missing), e.g. --work-dir /tmp/faro-local";
+    if (existing != null && !Files.isDirectory(existing)) {
+      return "--work-dir " + workDir + (existing.equals(dir) ? " is a file, not a directory"
+          : " cannot be created: " + existing + " is a file, not a directory") + fix;
+    }
+    if (existing != null && !existing.equals(dir) && !Files.isWritable(existing)) {
+      return "--work-dir " + workDir + " cannot be created: " + existing + " is not writable by this user" + fix;
+    }
+    return null;
+  }
+
   /** {@code faro local-cluster stop --work-dir DIR}. */
   @Command(name = "stop", mixinStandardHelpOptions = true,
       description = "Stops the local cluster described by <work-dir>/cluster.json.")
@@ -92,8 +140,17 @@ final class LocalClusterCommand implements Callable<Integer> {
     @Option(names = "--work-dir", required = true, description = "The work directory of the cluster.")
     Path workDir;
 
+    @Spec
+    CommandSpec spec;
+
     @Override
     public Integer call() throws Exception {
+      String badWorkDir = whyNotAWorkDir(workDir);
+      if (badWorkDir != null) {
+        spec.commandLine().getErr().println("faro local-cluster stop: " + badWorkDir);
+        spec.commandLine().getErr().flush();
+        return 2;
+      }
       int n = LocalCluster.stop(workDir);
       System.out.println("Stopped " + n + " Faro process(es) of " + workDir.toAbsolutePath());
       return 0;

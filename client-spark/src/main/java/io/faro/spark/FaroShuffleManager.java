@@ -1,15 +1,21 @@
 package io.faro.spark;
 
+import io.faro.client.ClientOptionGroup;
 import io.faro.client.ClientOptions;
 import io.faro.client.ShuffleClient;
 import io.faro.client.lifecycle.LifecycleManager;
+import io.faro.common.config.CommonOptionGroup;
 import io.faro.common.config.ConfigException;
 import io.faro.common.config.FaroConf;
+import io.faro.common.config.KnownKeys;
 import io.faro.common.id.AppId;
+import io.faro.common.log.LogSafe;
 import io.faro.common.network.ClientPool;
 import java.net.InetAddress;
 import java.net.UnknownHostException;
+import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
 import org.apache.spark.MapOutputTracker;
 import org.apache.spark.MapOutputTrackerMaster;
@@ -70,27 +76,46 @@ public final class FaroShuffleManager implements ShuffleManager {
     this(conf, false);
   }
 
-  /** Maps {@code spark.faro.X} to {@code faro.X} and validates it, naming the Spark key on error. */
+  /**
+   * Maps {@code spark.faro.X} to {@code faro.X} and validates it, naming the Spark key on error.
+   * A key that is not a client setting is warned about with the closest one (refused with
+   * {@code spark.faro.config.strict=true}): in Spark only the client's keys mean anything.
+   */
   static ClientOptions.Settings settings(SparkConf conf) {
+    KnownKeys clientKeys = new KnownKeys(List.of(new CommonOptionGroup(), new ClientOptionGroup()));
     Map<String, String> values = new HashMap<>();
-    java.util.Set<String> known = new java.util.HashSet<>();
-    for (java.util.List<? extends io.faro.common.config.ConfigOption<?>> group : java.util.List.of(
-        ClientOptions.ALL, io.faro.common.network.NetworkOptions.ALL, io.faro.common.master.MasterOptions.ALL)) {
-      group.forEach(o -> known.add(o.key()));
-    }
+    List<String> notClientKeys = new ArrayList<>();
     for (Tuple2<String, String> kv : conf.getAllWithPrefix(SPARK_PREFIX + "faro.")) {
       String key = "faro." + kv._1();
-      if (!known.contains(key)) {
-        LOG.warn("Ignoring spark.{}: not a Faro client setting (see docs/configuration.md)", key);
+      if (!clientKeys.keys().contains(key)) {
+        notClientKeys.add(key);
       }
       values.put(key, kv._2());
     }
     try {
-      return ClientOptions.Settings.from(FaroConf.of(values));
+      FaroConf faro = FaroConf.of(values);
+      checkClientKeys(notClientKeys, clientKeys, faro.get(KnownKeys.STRICT));
+      return ClientOptions.Settings.from(faro);
     } catch (ConfigException e) {
       throw new IllegalArgumentException(
           e.getMessage().replace(" for faro.", " for spark.faro."), e);
     }
+  }
+
+  private static void checkClientKeys(List<String> keys, KnownKeys clientKeys, boolean strict) {
+    if (keys.isEmpty()) {
+      return;
+    }
+    List<String> described = keys.stream().sorted()
+        .map(k -> SPARK_PREFIX + LogSafe.id(k)
+            + clientKeys.closest(k).map(c -> " (did you mean " + SPARK_PREFIX + c + "?)").orElse(""))
+        .toList();
+    if (strict) {
+      throw new ConfigException("Not Faro client settings: " + String.join(", ", described)
+          + ". Fix or remove them (every key is in docs/configuration.md), or set spark."
+          + KnownKeys.STRICT.key() + " to false to only warn");
+    }
+    described.forEach(d -> LOG.warn("Ignoring {}: not a Faro client setting (see docs/configuration.md)", d));
   }
 
   private ClientPool pool() {

@@ -70,6 +70,22 @@ class WorkerCommandTest {
   }
 
   @Test
+  void aWorkerWithoutAUsableDiskExitsNamingTheDiskAndWhy() throws Exception {
+    Path aFile = Files.writeString(tmp.resolve("a-file"), "not a directory");
+    StringWriter err = new StringWriter();
+    CommandLine commandLine = new CommandLine(new WorkerCommand()).setErr(new PrintWriter(err));
+
+    int exit = commandLine.execute(
+        "--set", "faro.master.endpoints=127.0.0.1:1",
+        "--set", "faro.worker.dirs=" + aFile + ":ssd",
+        "--set", "faro.worker.rpc.port=0", "--set", "faro.worker.push.port=0", "--set", "faro.worker.fetch.port=0");
+
+    assertThat(exit).isEqualTo(WorkerCommand.EXIT_START_FAILED);
+    assertThat(err.toString()).startsWith("faro worker: cannot start: every disk of this worker is broken")
+        .contains(aFile + " is a file, not a directory").contains("faro.worker.dirs");
+  }
+
+  @Test
   void helpPrintsTheOptions() {
     StringWriter out = new StringWriter();
     CommandLine commandLine = new CommandLine(new WorkerCommand()).setOut(new PrintWriter(out));

@@ -12,6 +12,7 @@ import io.faro.common.id.PartitionLocation;
 import io.faro.common.id.Role;
 import io.faro.common.id.ShuffleId;
 import io.faro.common.id.WorkerId;
+import io.faro.common.log.LogSafe;
 import io.faro.common.master.MasterClient;
 import io.faro.common.network.ClientPool;
 import io.faro.common.network.Futures;
@@ -118,7 +119,8 @@ public final class LifecycleManager implements RequestHandler, AutoCloseable {
               + " (faro.master.endpoints, spark.faro.master.endpoints in Spark): " + e.getMessage(), e);
     }
     this.server = new TransportServer("faro-lifecycle", "0.0.0.0", settings.lifecyclePort(),
-        settings.network(), this, null);
+        ClientOptions.LIFECYCLE_PORT.key() + " (spark.faro.client.lifecycle.port in Spark)", settings.network(),
+        this, null);
     this.endpoint = new HostPort(advertisedHost, server.port());
     this.heartbeat = Executors.newSingleThreadScheduledExecutor(r -> {
       Thread t = new Thread(r, "faro-app-heartbeat");
@@ -435,7 +437,7 @@ public final class LifecycleManager implements RequestHandler, AutoCloseable {
     ShuffleLifecycle s = generation(r.getFaroShuffleId());
     if (s.markLost()) {
       LOG.warn("Shuffle {} (generation of shuffle {}) lost data of partition {}: {}; its map stage runs again",
-          s.id(), s.engineShuffleId(), r.getPartitionId(), r.getReason());
+          s.id(), s.engineShuffleId(), r.getPartitionId(), LogSafe.text(r.getReason()));
       RuntimeException error = forgetMapOutputs(s);
       if (error != null) {
         responder.fail(error);

@@ -56,7 +56,7 @@ class PartitionReaderTest {
     }
     settings = ClientOptions.Settings.from(FaroConf.of(Map.of(
         "faro.client.fetch.retries", "1", "faro.client.fetch.retry.wait", "5ms")));
-    server = new TransportServer("fake-fetch", "127.0.0.1", 0, settings.network(), (request, responder) -> {
+    server = new TransportServer("fake-fetch", "127.0.0.1", 0, "faro.worker.fetch.port", settings.network(), (request, responder) -> {
       requests.incrementAndGet();
       if (request.type() != MessageType.FETCH_CHUNK_REQUEST) {
         responder.fail(ErrorCode.UNSUPPORTED_MESSAGE, "only fetches here");

@@ -2,6 +2,7 @@ package io.faro.common.id;
 
 import io.faro.common.error.ErrorCode;
 import io.faro.common.error.FaroException;
+import io.faro.common.log.LogSafe;
 import io.faro.proto.PartitionLocationP;
 import io.faro.proto.RoleP;
 import io.faro.proto.ShuffleKeyP;
@@ -19,7 +20,7 @@ public final class IdMapper {
 
   public static ShuffleId shuffleId(ShuffleKeyP key) {
     return parse(() -> new ShuffleId(new AppId(key.getAppId()), key.getShuffleId()),
-        "shuffle (app " + IdRules.preview(key.getAppId()) + ", shuffle " + key.getShuffleId() + ")");
+        "shuffle (app '" + LogSafe.id(key.getAppId()) + "', shuffle " + key.getShuffleId() + ")");
   }
 
   public static ShuffleKeyP toProto(ShuffleId id) {

@@ -1,17 +1,18 @@
 package io.faro.common.id;
 
+import io.faro.common.log.LogSafe;
+
 /**
  * What every id from the wire must satisfy before anything keeps it: a bounded length (an app id
  * names a directory, and a file name has at most 255 bytes; every id is kept in maps, logs and the
  * masters' replicated state) and no control characters (an id with a newline would forge a log
- * line). Error messages show a bounded, escaped preview of the refused id, never the id itself.
+ * line). Error messages show the refused id through LogSafe, never the id itself.
  */
 final class IdRules {
   /** Longest app id: its directory name (escaped, plus a hash) stays far below 255 bytes. */
   static final int MAX_APP_ID_LENGTH = 200;
   /** Longest worker id (by default host:port). */
   static final int MAX_WORKER_ID_LENGTH = 255;
-  private static final int PREVIEW = 64;
 
   private IdRules() {}
 
@@ -32,22 +33,8 @@ final class IdRules {
     }
   }
 
-  /** At most {@value #PREVIEW} characters of {@code value}, control characters escaped, quoted. */
+  /** The id as error messages show it: bounded, control characters replaced (see LogSafe). */
   static String preview(String value) {
-    StringBuilder b = new StringBuilder("'");
-    int n = Math.min(value.length(), PREVIEW);
-    for (int i = 0; i < n; i++) {
-      char c = value.charAt(i);
-      if (Character.isISOControl(c) || c == '\u2028' || c == '\u2029') {
-        b.append(String.format("\\u%04x", (int) c));
-      } else {
-        b.append(c);
-      }
-    }
-    b.append('\'');
-    if (value.length() > n) {
-      b.append("...(").append(value.length()).append(" characters)");
-    }
-    return b.toString();
+    return "'" + LogSafe.id(value) + "'";
   }
 }

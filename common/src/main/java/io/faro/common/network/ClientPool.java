@@ -5,6 +5,7 @@ import static java.util.Objects.requireNonNull;
 import com.google.protobuf.Message;
 import io.faro.common.error.ErrorCode;
 import io.faro.common.error.FaroException;
+import io.faro.common.log.RateLimitedLog;
 import io.netty.bootstrap.Bootstrap;
 import io.netty.buffer.PooledByteBufAllocator;
 import io.netty.channel.ChannelFuture;
@@ -21,17 +22,21 @@ import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
+import org.slf4j.LoggerFactory;
 
 /**
  * One connection per remote address for the whole process, shared by every shuffle and every
  * caller, on a fixed, named set of event-loop threads ({@code <name>-io-N}). A connection that
  * closed is replaced on the next request. Thread-safe; owned by the process's composition root.
+ * Warnings about what servers do wrong are rate-limited per pool, as a server's are.
  */
 public final class ClientPool implements AutoCloseable {
   private final EventLoopGroup group;
   private final Bootstrap bootstrap;
   private final NetworkOptions.Settings settings;
   private final Map<HostPort, CompletableFuture<TransportClient>> clients = new ConcurrentHashMap<>();
+  private final RateLimitedLog<PeerWarning> warnings =
+      new RateLimitedLog<>(LoggerFactory.getLogger(TransportClient.class), PeerWarning.class);
 
   public ClientPool(String name, NetworkOptions.Settings settings) {
     this.settings = requireNonNull(settings, "settings is null");
@@ -48,6 +53,11 @@ public final class ClientPool implements AutoCloseable {
 
   public NetworkOptions.Settings settings() {
     return settings;
+  }
+
+  /** Warnings about servers this pool did not log because too many of their kind came at once. */
+  public long suppressedWarnings() {
+    return warnings.suppressed();
   }
 
   /** The shared connection to {@code address}, connecting if there is none or it closed. */
@@ -72,7 +82,7 @@ public final class ClientPool implements AutoCloseable {
           @Override
           protected void initChannel(SocketChannel ch) {
             // The client object needs the channel, and the pipeline needs the client's handler.
-            TransportClient client = new TransportClient(ch, address, settings.requestTimeout());
+            TransportClient client = new TransportClient(ch, address, settings.requestTimeout(), warnings);
             ch.attr(CLIENT).set(client);
             ch.pipeline()
                 .addLast("frameEncoder", FrameEncoder.INSTANCE)

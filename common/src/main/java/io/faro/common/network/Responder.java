@@ -3,24 +3,24 @@ package io.faro.common.network;
 import com.google.protobuf.Message;
 import io.faro.common.error.ErrorCode;
 import io.faro.common.error.FaroException;
+import io.faro.common.log.RateLimitedLog;
 import io.faro.proto.ErrorResponse;
 import io.netty.channel.Channel;
 import io.netty.util.ReferenceCountUtil;
 import java.util.concurrent.atomic.AtomicBoolean;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
 /** Answers one request exactly once; may be called from any thread. Later answers are dropped. */
 public final class Responder {
-  private static final Logger LOG = LoggerFactory.getLogger(Responder.class);
-
   private final Channel channel;
   private final long requestId;
+  // The server's: warnings about requests are rate-limited per server.
+  private final RateLimitedLog<PeerWarning> warnings;
   private final AtomicBoolean answered = new AtomicBoolean();
 
-  Responder(Channel channel, long requestId) {
+  Responder(Channel channel, long requestId, RateLimitedLog<PeerWarning> warnings) {
     this.channel = channel;
     this.requestId = requestId;
+    this.warnings = warnings;
   }
 
   /** Whether the connection the answer would go to is still open. */
@@ -66,7 +66,8 @@ public final class Responder {
    */
   public void dropConnection(String reason) {
     answered.set(true);
-    LOG.warn("Closing the connection from {} on request #{}: {}", channel.remoteAddress(), requestId, reason);
+    warnings.warn(PeerWarning.CONNECTION_DROPPED, "Closing the connection from {} on request #{}: {}",
+        channel.remoteAddress(), requestId, reason);
     channel.close();
   }
 
@@ -76,7 +77,8 @@ public final class Responder {
     if (cause instanceof FaroException fe) {
       fail(fe.code(), fe.getMessage());
     } else {
-      LOG.warn("Request #{} from {} failed", requestId, channel.remoteAddress(), cause);
+      warnings.warn(PeerWarning.REQUEST_FAILED, "Request #{} from {} failed", requestId, channel.remoteAddress(),
+          cause);
       fail(ErrorCode.INTERNAL, String.valueOf(cause));
     }
   }

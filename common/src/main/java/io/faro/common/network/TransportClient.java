@@ -5,6 +5,8 @@ import static java.util.Objects.requireNonNull;
 import com.google.protobuf.Message;
 import io.faro.common.error.ErrorCode;
 import io.faro.common.error.FaroException;
+import io.faro.common.log.LogSafe;
+import io.faro.common.log.RateLimitedLog;
 import io.faro.proto.ErrorResponse;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelFuture;
@@ -19,8 +21,6 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
 /**
  * One connection to one remote server, shared by every caller in this process (see {@link
@@ -29,20 +29,21 @@ import org.slf4j.LoggerFactory;
  * Thread-safe.
  */
 public final class TransportClient {
-  private static final Logger LOG = LoggerFactory.getLogger(TransportClient.class);
-
   private final Channel channel;
   private final HostPort remote;
   private final Duration defaultTimeout;
   private final AtomicLong nextRequestId = new AtomicLong(1);
   private final Map<Long, Pending> pending = new ConcurrentHashMap<>();
+  // The pool's: warnings about servers are rate-limited per pool.
+  private final RateLimitedLog<PeerWarning> warnings;
 
   private record Pending(CompletableFuture<Frame> future, ScheduledFuture<?> timeout) {}
 
-  TransportClient(Channel channel, HostPort remote, Duration defaultTimeout) {
+  TransportClient(Channel channel, HostPort remote, Duration defaultTimeout, RateLimitedLog<PeerWarning> warnings) {
     this.channel = requireNonNull(channel, "channel is null");
     this.remote = requireNonNull(remote, "remote is null");
     this.defaultTimeout = requireNonNull(defaultTimeout, "defaultTimeout is null");
+    this.warnings = requireNonNull(warnings, "warnings is null");
   }
 
   public HostPort remote() {
@@ -157,7 +158,8 @@ public final class TransportClient {
       Frame frame = (Frame) msg;
       if (frame.kind() == FrameKind.REQUEST) {
         frame.release();
-        LOG.warn("Closing connection to {}: the server sent a request frame", remote);
+        warnings.warn(PeerWarning.UNEXPECTED_FRAME, "Closing connection to {}: the server sent a request frame",
+            remote);
         ctx.close();
         return;
       }
@@ -172,7 +174,8 @@ public final class TransportClient {
 
     @Override
     public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
-      LOG.warn("Closing connection to {}: {}", remote, cause.toString());
+      warnings.warn(TransportServer.kindOf(cause), "Closing connection to {}: {}", remote,
+          LogSafe.text(cause.toString()));
       failAll("failed: " + cause);
       ctx.close();
     }

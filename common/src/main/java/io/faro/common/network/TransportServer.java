@@ -4,8 +4,11 @@ import static java.util.Objects.requireNonNull;
 
 import io.faro.common.error.ErrorCode;
 import io.faro.common.error.FaroException;
+import io.faro.common.log.LogSafe;
+import io.faro.common.log.RateLimitedLog;
 import io.netty.bootstrap.ServerBootstrap;
 import io.netty.channel.Channel;
+import io.netty.channel.ChannelFuture;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.netty.channel.ChannelInitializer;
@@ -14,6 +17,7 @@ import io.netty.channel.EventLoopGroup;
 import io.netty.channel.nio.NioEventLoopGroup;
 import io.netty.channel.socket.SocketChannel;
 import io.netty.channel.socket.nio.NioServerSocketChannel;
+import io.netty.handler.codec.DecoderException;
 import io.netty.channel.group.ChannelGroup;
 import io.netty.channel.group.DefaultChannelGroup;
 import io.netty.util.concurrent.DefaultThreadFactory;
@@ -27,6 +31,10 @@ import org.slf4j.LoggerFactory;
  * A framed-protocol server on one port. Owns its event loops (named {@code <name>-io-N}) and
  * every accepted connection; {@link #close()} stops accepting, closes connections and waits for
  * the loops to end.
+ *
+ * <p>What peers do wrong (garbage frames, resets, requests that fail) is logged at WARN, each
+ * kind at most {@value RateLimitedLog#DEFAULT_LINES} lines per 10 s per server; the rest are
+ * counted ({@link #suppressedWarnings()}) and summed up in the next line of that kind.
  */
 public final class TransportServer implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(TransportServer.class);
@@ -36,20 +44,25 @@ public final class TransportServer implements AutoCloseable {
   private final EventLoopGroup ioGroup;
   private final ChannelGroup channels = new DefaultChannelGroup(GlobalEventExecutor.INSTANCE);
   private final Channel serverChannel;
+  private final RateLimitedLog<PeerWarning> warnings = new RateLimitedLog<>(LOG, PeerWarning.class);
 
   /**
    * Binds {@code host:port} (0 for an ephemeral port) and starts serving {@code handler}.
    *
+   * @param portKey the config key that sets {@code port}, named when the port cannot be bound
    * @param customizer adds handlers after the codec (e.g. back-pressure), may be null
+   * @throws IllegalStateException when it cannot listen; the message names the port, why, and
+   *     {@code portKey}
    */
   public TransportServer(
       String name,
       String host,
       int port,
+      String portKey,
       NetworkOptions.Settings settings,
       RequestHandler handler,
       java.util.function.Consumer<SocketChannel> customizer) {
-    this(name, host, port, settings, handler, customizer, FrameDecoder.Bodies.CONTIGUOUS);
+    this(name, host, port, portKey, settings, handler, customizer, FrameDecoder.Bodies.CONTIGUOUS);
   }
 
   /**
@@ -60,11 +73,13 @@ public final class TransportServer implements AutoCloseable {
       String name,
       String host,
       int port,
+      String portKey,
       NetworkOptions.Settings settings,
       RequestHandler handler,
       java.util.function.Consumer<SocketChannel> customizer,
       FrameDecoder.Bodies bodies) {
     this.name = requireNonNull(name, "name is null");
+    requireNonNull(portKey, "portKey is null");
     requireNonNull(handler, "handler is null");
     this.bossGroup = new NioEventLoopGroup(1, new DefaultThreadFactory(name + "-accept", true));
     this.ioGroup = new NioEventLoopGroup(settings.ioThreads(), new DefaultThreadFactory(name + "-io", true));
@@ -87,16 +102,21 @@ public final class TransportServer implements AutoCloseable {
                     if (customizer != null) {
                       customizer.accept(ch);
                     }
-                    ch.pipeline().addLast("requests", new ServerHandler(name, handler));
+                    ch.pipeline().addLast("requests", new ServerHandler(name, handler, warnings));
                   }
                 });
-    try {
-      this.serverChannel = bootstrap.bind(host, port).syncUninterruptibly().channel();
-    } catch (RuntimeException e) {
+    // Not syncUninterruptibly(): it rethrows the checked BindException undeclared, past a catch of
+    // RuntimeException, and callers then blamed whatever else their try block did.
+    ChannelFuture bind = bootstrap.bind(host, port).awaitUninterruptibly();
+    if (!bind.isSuccess()) {
       bossGroup.shutdownGracefully(0, 0, TimeUnit.MILLISECONDS);
       ioGroup.shutdownGracefully(0, 0, TimeUnit.MILLISECONDS);
-      throw new IllegalStateException(name + " cannot listen on " + host + ":" + port + ": " + e, e);
+      Throwable cause = bind.cause();
+      throw new IllegalStateException(BindFailures.find(cause)
+          .map(b -> BindFailures.message(name, host, port, portKey, b))
+          .orElse(name + " cannot listen on " + host + ":" + port + " (" + portKey + "): " + cause), cause);
     }
+    this.serverChannel = bind.channel();
     LOG.info("{} listening on {}", name, serverChannel.localAddress());
   }
 
@@ -106,6 +126,11 @@ public final class TransportServer implements AutoCloseable {
 
   public String name() {
     return name;
+  }
+
+  /** Warnings about peers this server did not log because too many of their kind came at once. */
+  public long suppressedWarnings() {
+    return warnings.suppressed();
   }
 
   @Override
@@ -121,10 +146,12 @@ public final class TransportServer implements AutoCloseable {
   private static final class ServerHandler extends ChannelInboundHandlerAdapter {
     private final String serverName;
     private final RequestHandler handler;
+    private final RateLimitedLog<PeerWarning> warnings;
 
-    ServerHandler(String serverName, RequestHandler handler) {
+    ServerHandler(String serverName, RequestHandler handler, RateLimitedLog<PeerWarning> warnings) {
       this.serverName = serverName;
       this.handler = handler;
+      this.warnings = warnings;
     }
 
     @Override
@@ -132,12 +159,12 @@ public final class TransportServer implements AutoCloseable {
       Frame frame = (Frame) msg;
       try {
         if (frame.kind() != FrameKind.REQUEST) {
-          LOG.warn("{}: closing connection from {}: unexpected {} frame",
+          warnings.warn(PeerWarning.UNEXPECTED_FRAME, "{}: closing connection from {}: unexpected {} frame",
               serverName, ctx.channel().remoteAddress(), frame.kind());
           ctx.close();
           return;
         }
-        Responder responder = new Responder(ctx.channel(), frame.requestId());
+        Responder responder = new Responder(ctx.channel(), frame.requestId(), warnings);
         try {
           handler.handle(
               new Request(ctx.channel(), frame.type(), frame.requestId(), frame.meta(), frame.body()),
@@ -146,7 +173,8 @@ public final class TransportServer implements AutoCloseable {
           // A refusal with a code (bad request, unknown shuffle...): the caller learns the code.
           responder.fail(e.code(), e.getMessage());
         } catch (RuntimeException e) {
-          LOG.warn("{}: {} from {} failed", serverName, frame.type(), ctx.channel().remoteAddress(), e);
+          warnings.warn(PeerWarning.REQUEST_FAILED, "{}: {} from {} failed", serverName, frame.type(),
+              ctx.channel().remoteAddress(), e);
           responder.fail(ErrorCode.INTERNAL, frame.type() + " failed: " + e);
         }
       } finally {
@@ -162,10 +190,18 @@ public final class TransportServer implements AutoCloseable {
 
     @Override
     public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
-      LOG.warn("{}: closing connection from {}: {}", serverName, ctx.channel().remoteAddress(),
-          cause.getCause() != null && cause instanceof io.netty.handler.codec.DecoderException
-              ? cause.getCause().toString() : cause.toString());
+      Throwable reason = cause instanceof DecoderException && cause.getCause() != null ? cause.getCause() : cause;
+      warnings.warn(kindOf(cause), "{}: closing connection from {}: {}", serverName,
+          ctx.channel().remoteAddress(), LogSafe.text(reason.toString()));
       ctx.close();
     }
+  }
+
+  /** Decoder failures (CorruptedFrameException, TooLongFrameException) are bad frames. */
+  static PeerWarning kindOf(Throwable cause) {
+    if (cause instanceof DecoderException) {
+      return PeerWarning.BAD_FRAME;
+    }
+    return PeerWarning.CONNECTION_ERROR;
   }
 }

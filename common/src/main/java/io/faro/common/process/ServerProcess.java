@@ -4,6 +4,7 @@ import static java.util.Objects.requireNonNull;
 
 import io.faro.common.config.ConfigException;
 import io.faro.common.config.FaroConf;
+import io.faro.common.config.KnownKeys;
 import io.faro.common.json.Json;
 import java.io.IOException;
 import java.io.PrintWriter;
@@ -13,11 +14,14 @@ import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.util.LinkedHashMap;
 import java.util.Map;
+import java.util.TreeMap;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
 import java.util.function.Function;
 import java.util.function.Supplier;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * How a Faro server process runs, the same for masters and workers: build the server from
@@ -27,6 +31,7 @@ import java.util.function.Supplier;
  * JVM exits (exit 0).
  */
 public final class ServerProcess {
+  private static final Logger LOG = LoggerFactory.getLogger(ServerProcess.class);
   public static final int EXIT_START_FAILED = 1;
   public static final int EXIT_CONFIG_ERROR = 2;
   private static final long CLOSE_WAIT_SECONDS = 60;
@@ -39,10 +44,25 @@ public final class ServerProcess {
     this.role = requireNonNull(role, "role is null");
   }
 
-  /** The settings of a process: the file's, then each override. */
+  /**
+   * The settings of a process: the file's, then each override. A key that no Faro module
+   * declares is warned about, naming where it was set and the closest known key; with
+   * faro.config.strict=true it is a ConfigException instead (see {@link KnownKeys}).
+   *
+   * @throws ConfigException for a file that cannot be read, or unknown keys when strict
+   */
   public static FaroConf configuration(Path confFile, Map<String, String> overrides) {
-    FaroConf conf = confFile == null ? FaroConf.empty() : FaroConf.load(confFile);
-    return conf.withAll(FaroConf.of(overrides));
+    return configuration(confFile, overrides, KnownKeys.loaded(), LOG);
+  }
+
+  static FaroConf configuration(Path confFile, Map<String, String> overrides, KnownKeys known, Logger log) {
+    FaroConf file = confFile == null ? FaroConf.empty() : FaroConf.load(confFile);
+    FaroConf conf = file.withAll(FaroConf.of(overrides));
+    Map<String, String> sources = new TreeMap<>();
+    file.asMap().keySet().forEach(k -> sources.put(k, "in " + confFile));
+    overrides.keySet().forEach(k -> sources.put(k, "set with --set"));
+    KnownKeys.report(known.unknown(sources), conf.get(KnownKeys.STRICT), log);
+    return conf;
   }
 
   /**

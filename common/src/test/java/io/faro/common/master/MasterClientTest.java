@@ -38,6 +38,7 @@ class MasterClientTest {
       // past the master it used last, which no longer listens (connection refused).
       for (int answering : new int[] {2, 0, 1, 2, 0}) {
         try (TransportServer server = new TransportServer("master-" + answering, "127.0.0.1", ports[answering],
+            "faro.master.port",
             NETWORK, (request, responder) -> responder.respond(EmptyResponse.getDefaultInstance()), null)) {
           assertThat(client.callBlocking(REQUEST, EmptyResponse.class)).as("answered by master %d", answering)
               .isEqualTo(EmptyResponse.getDefaultInstance());

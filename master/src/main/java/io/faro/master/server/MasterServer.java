@@ -5,9 +5,11 @@ import static java.util.Objects.requireNonNull;
 import io.faro.common.config.FaroConf;
 import io.faro.common.error.ErrorCode;
 import io.faro.common.error.FaroException;
+import io.faro.common.network.BindFailures;
 import io.faro.common.network.FreePorts;
 import io.faro.common.network.TransportServer;
 import io.faro.master.MasterServerConfig;
+import io.faro.master.MasterServerOptions;
 import io.faro.master.placement.RoundRobinPlacement;
 import io.faro.master.raft.RaftNode;
 import io.faro.master.service.LivenessMonitor;
@@ -16,7 +18,9 @@ import io.faro.master.service.MasterRequestHandler;
 import io.faro.master.state.MasterStateView;
 import io.faro.master.state.StateReader;
 import java.io.IOException;
+import java.net.BindException;
 import java.time.Clock;
+import java.util.Optional;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -63,18 +67,17 @@ public final class MasterServer implements AutoCloseable {
     }
     started = true;
     try {
-      MasterServerConfig resolved = config.withRaftPort(
-          config.raftPort() != 0 ? config.raftPort() : FreePorts.pick(config.bindHost(), 1)[0]);
+      MasterServerConfig resolved = config.withRaftPort(config.raftPort() != 0 ? config.raftPort() : freeRaftPort());
       raft = new RaftNode(resolved);
       MasterRequestHandler handler = new MasterRequestHandler(
           raft, loads, new RoundRobinPlacement(config.maxWorkersPerShuffle()), clock,
           new MasterRequestHandler.Limits(config.maxPartitionsPerShuffle(), config.maxApps()));
       String name = "faro-master-" + config.masterId();
-      rpcServer = new TransportServer(
-          name + "-rpc", config.bindHost(), config.rpcPort(), config.network(), handler, null);
-      raft.start(rpcServer.port());
+      rpcServer = new TransportServer(name + "-rpc", config.bindHost(), config.rpcPort(),
+          MasterServerOptions.PORT.key(), config.network(), handler, null);
+      startRaft(resolved.raftPort());
       if (config.httpPort() >= 0) {
-        httpServer = new MasterHttpServer(config.bindHost(), config.httpPort(), name + "-http", handler::masterStatus);
+        startHttp(name + "-http", handler);
       }
       awaitLeader();
       liveness = new LivenessMonitor(raft, loads, clock, config.workerTimeout(),
@@ -82,13 +85,54 @@ public final class MasterServer implements AutoCloseable {
       liveness.start();
       LOG.info("Master {} serving RPCs on port {}, Raft on port {}, HTTP status on port {}, leader: {}",
           config.masterId(), rpcPort(), raftPort(), httpPort(), raft.leaderId());
-    } catch (IOException e) {
-      close();
-      throw new FaroException(ErrorCode.INTERNAL, "master " + config.masterId()
-          + " cannot start Raft in " + config.ratisDir() + " (faro.master.ratis.dir): " + e, e);
     } catch (RuntimeException e) {
       close();
       throw e;
+    }
+  }
+
+  /** For faro.master.raft.port 0: Ratis binds the port itself, but the group's peers must name it first. */
+  private int freeRaftPort() {
+    try {
+      return FreePorts.pick(config.bindHost(), 1)[0];
+    } catch (IOException e) {
+      throw new IllegalStateException("master " + config.masterId() + " cannot find a free Raft port on "
+          + config.bindHost() + " (" + MasterServerOptions.HOST.key() + "): " + e, e);
+    }
+  }
+
+  /** Starts Raft; a port in use names its key, any other failure the storage directory. */
+  private void startRaft(int raftPort) {
+    String what = "master " + config.masterId() + "'s Raft server";
+    String raftPortKey = MasterServerOptions.RAFT_PORT.key() + " (or this master's entry in "
+        + MasterServerOptions.RAFT_PEERS.key() + ")";
+    // Ratis's gRPC server ends the JVM (System.exit) when it cannot bind: check the port first.
+    BindFailures.requireFree(what, config.bindHost(), raftPort, raftPortKey);
+    try {
+      raft.start(rpcServer.port());
+    } catch (IOException | RuntimeException e) {
+      Optional<BindException> bind = BindFailures.find(e);
+      if (bind.isPresent()) {
+        throw new IllegalStateException(BindFailures.message(what, config.bindHost(), raftPort, raftPortKey,
+            bind.get()), e);
+      }
+      if (e instanceof RuntimeException runtime) {
+        throw runtime;
+      }
+      throw new FaroException(ErrorCode.INTERNAL, "master " + config.masterId() + " cannot start Raft in "
+          + config.ratisDir() + " (" + MasterServerOptions.RATIS_DIR.key() + "): " + e, e);
+    }
+  }
+
+  private void startHttp(String name, MasterRequestHandler handler) {
+    try {
+      httpServer = new MasterHttpServer(config.bindHost(), config.httpPort(), name, handler::masterStatus);
+    } catch (IOException e) {
+      throw new IllegalStateException(BindFailures.find(e)
+          .map(b -> BindFailures.message(name, config.bindHost(), config.httpPort(),
+              MasterServerOptions.HTTP_PORT.key(), b) + "; -1 turns the status page off")
+          .orElse(name + " cannot start on port " + config.httpPort() + " ("
+              + MasterServerOptions.HTTP_PORT.key() + "): " + e), e);
     }
   }
 

@@ -10,6 +10,7 @@ import io.faro.common.id.AppId;
 import io.faro.common.id.PartitionLocation;
 import io.faro.common.id.ShuffleId;
 import io.faro.common.id.WorkerId;
+import io.faro.common.log.LogSafe;
 import io.faro.common.network.Futures;
 import io.faro.common.network.Request;
 import io.faro.common.network.RequestHandler;
@@ -386,7 +387,7 @@ public final class MasterRequestHandler implements RequestHandler {
     return submit(new StateCommand.SetWorkerAdmission(worker, admission, request.getReason()))
         .thenApply(applied -> {
           LOG.info("Worker {} is now {}{}", worker, admission.name().toLowerCase(java.util.Locale.ROOT),
-              request.getReason().isEmpty() ? "" : ": " + request.getReason());
+              request.getReason().isEmpty() ? "" : ": " + LogSafe.text(request.getReason()));
           return EMPTY;
         });
   }

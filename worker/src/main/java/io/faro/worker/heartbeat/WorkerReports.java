@@ -50,7 +50,9 @@ public final class WorkerReports {
     for (Disk disk : disks.all()) {
       long capacity;
       try {
-        capacity = Math.min(disk.capacityBytes(), disk.dir().capacityBytes());
+        // A broken disk may have no directory to ask: it reports nothing, as its heartbeat does.
+        capacity = disk.state() == DiskHealth.State.BROKEN ? 0
+            : Math.min(disk.capacityBytes(), disk.dir().capacityBytes());
       } catch (IOException e) {
         LOG.warn("Cannot read the capacity of {}: {}", disk, e.toString());
         capacity = 0;

@@ -3,6 +3,8 @@ package io.faro.worker.server;
 import static java.util.Objects.requireNonNull;
 
 import io.faro.common.config.FaroConf;
+import io.faro.common.error.ErrorCode;
+import io.faro.common.error.FaroException;
 import io.faro.common.id.ShuffleId;
 import io.faro.common.id.WorkerEndpoint;
 import io.faro.common.id.WorkerId;
@@ -25,12 +27,14 @@ import io.faro.worker.replicate.ReplicaLinks;
 import io.faro.worker.status.WorkerStatusSampler;
 import io.faro.worker.storage.Disk;
 import io.faro.worker.storage.DiskChecker;
+import io.faro.worker.storage.DiskHealth;
 import io.faro.worker.storage.Disks;
 import io.faro.worker.storage.IoMode;
 import io.netty.util.concurrent.DefaultThreadFactory;
 import java.util.List;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
+import java.util.stream.Collectors;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -80,9 +84,9 @@ public final class WorkerServer implements AutoCloseable {
    * Opens the disks, binds the three servers and registers with the masters; returns once
    * registered, then heartbeats in the background.
    *
-   * @throws io.faro.common.error.FaroException when a directory cannot be created or no master
-   *     accepted the registration within faro.master.client.retry.timeout (everything started
-   *     is closed again)
+   * @throws io.faro.common.error.FaroException when every disk is broken (a directory that cannot
+   *     be created or written) or no master accepted the registration within
+   *     faro.master.client.retry.timeout (everything started is closed again)
    */
   public synchronized void start() {
     if (started) {
@@ -108,6 +112,7 @@ public final class WorkerServer implements AutoCloseable {
     // Checked once before registering, so the masters never hear of a disk as healthy unchecked.
     diskChecker = new DiskChecker(disks, settings.diskCheck(), "faro-worker-disk-check");
     diskChecker.start();
+    requireAUsableDisk();
     memoryThread = new ScheduledThreadPoolExecutor(1, new DefaultThreadFactory("faro-worker-memory", true));
     // The relief reads the store field when it runs: only after pushes, so after it is set.
     budget = new MemoryBudget(settings.memoryPauseBytes(), settings.memoryResumeBytes(),
@@ -125,14 +130,38 @@ public final class WorkerServer implements AutoCloseable {
     status.start(memoryThread);
   }
 
+  /**
+   * A worker whose every disk is broken after the first check cannot store anything: it refuses
+   * to start, before it listens or registers, naming each disk and why. Some broken disks are a
+   * warning: the masters place nothing there until a check passes.
+   */
+  private void requireAUsableDisk() {
+    List<Disk> broken = disks.all().stream().filter(d -> d.state() == DiskHealth.State.BROKEN).toList();
+    if (broken.isEmpty()) {
+      return;
+    }
+    String each = broken.stream().map(d -> d + ": " + d.health().describe()).collect(Collectors.joining("; "));
+    if (broken.size() == disks.size()) {
+      throw new FaroException(ErrorCode.STORAGE_FAILED, "every disk of this worker is broken, so it does not "
+          + "start or register with the masters: " + each + ". Fix the directories, or list usable ones in "
+          + WorkerOptions.DIRS.key() + " (" + WorkerOptions.DIRS.allowed() + ")");
+    }
+    LOG.warn("{} of {} disks are broken; nothing is placed on them until a check passes (every {} ms, {}): {}",
+        broken.size(), disks.size(), settings.diskCheck().interval().toMillis(),
+        WorkerOptions.DISK_CHECK_INTERVAL.key(), each);
+  }
+
   private void startServers() {
     NetworkOptions.Settings network = settings.network();
-    rpcServer = new TransportServer("faro-worker-rpc", settings.bindHost(), settings.rpcPort(), network,
+    rpcServer = new TransportServer("faro-worker-rpc", settings.bindHost(), settings.rpcPort(),
+        WorkerOptions.RPC_PORT.key(), network,
         new ControlHandler(store, status), null);
-    pushServer = new TransportServer("faro-worker-push", settings.bindHost(), settings.pushPort(), network,
+    pushServer = new TransportServer("faro-worker-push", settings.bindHost(), settings.pushPort(),
+        WorkerOptions.PUSH_PORT.key(), network,
         ConnectionDropper.wrap(new PushHandler(store, budget), settings.testingDropPerMille()), budget::register,
         FrameDecoder.Bodies.COMPOSITE);
-    fetchServer = new TransportServer("faro-worker-fetch", settings.bindHost(), settings.fetchPort(), network,
+    fetchServer = new TransportServer("faro-worker-fetch", settings.bindHost(), settings.fetchPort(),
+        WorkerOptions.FETCH_PORT.key(), network,
         ConnectionDropper.wrap(new FetchHandler(store), settings.testingDropPerMille()), null);
     if (settings.testingDropPerMille() > 0) {
       LOG.warn("Fault injection on: {} of every 1000 push and fetch requests close their connection "

@@ -194,6 +194,10 @@ public final class Disk {
     DiskHealth result;
     long usedBefore = usedBytes();
     try {
+      if (!Files.isDirectory(root())) {
+        // Says what is wrong, rather than the probe's "Not a directory" or "NoSuchFileException".
+        throw new IOException(whyNotAWritableDirectory(root()));
+      }
       Path probe = root().resolve(CHECK_FILE);
       try (FileChannel channel = FileChannel.open(probe, StandardOpenOption.CREATE, StandardOpenOption.WRITE,
           StandardOpenOption.TRUNCATE_EXISTING)) {
@@ -213,7 +217,8 @@ public final class Disk {
                   + " of the configured capacity " + dir.capacityBytes()))
           : new DiskHealth(DiskHealth.State.HEALTHY, usable, "");
     } catch (IOException | RuntimeException e) {
-      result = DiskHealth.broken("the check could not write to " + root() + ": " + e);
+      result = DiskHealth.broken("the check could not write to " + root() + ": "
+          + (e.getClass() == IOException.class ? e.getMessage() : e.toString()));
     } finally {
       checkStarted = 0;
       hungLogged = false;
@@ -228,6 +233,36 @@ public final class Disk {
       setHealth(result);
     }
     return result;
+  }
+
+  /** Its directory could not be created at start: broken, for {@code reason}, until a check passes. */
+  synchronized void openFailed(String reason) {
+    setHealth(DiskHealth.broken(reason));
+  }
+
+  /**
+   * Why {@code dir} is not a directory one can write in, in an operator's words: "X is a file,
+   * not a directory" (for X itself or the first ancestor that exists), "X does not exist", or
+   * "X is not writable"; empty when it is a writable directory.
+   */
+  static String whyNotAWritableDirectory(Path dir) {
+    if (Files.isDirectory(dir)) {
+      return Files.isWritable(dir) ? "" : dir + " is not writable by this process";
+    }
+    if (Files.exists(dir)) {
+      return dir + " is a file, not a directory";
+    }
+    Path existing = dir.toAbsolutePath().getParent();
+    while (existing != null && !Files.exists(existing)) {
+      existing = existing.getParent();
+    }
+    if (existing != null && !Files.isDirectory(existing)) {
+      return existing + " is a file, not a directory";
+    }
+    if (existing != null && !Files.isWritable(existing)) {
+      return dir + " does not exist and " + existing + " is not writable by this process";
+    }
+    return dir + " does not exist (is its disk mounted?)";
   }
 
   /**

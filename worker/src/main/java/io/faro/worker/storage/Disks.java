@@ -55,27 +55,32 @@ public final class Disks implements AutoCloseable {
    * for it), and starts each disk's flusher threads, named {@code <threadPrefix>-flusher-d<index>-N},
    * and reader threads, {@code <threadPrefix>-reader-d<index>-N}.
    *
-   * @throws FaroException STORAGE_FAILED naming the directory that cannot be created, or that
-   *     cannot do direct I/O when faro.worker.io.mode is direct
+   * <p>A directory that cannot be created (a file in its place, no permission) makes its disk
+   * broken from the start, with the reason, as a failed check would: one dead disk of twelve
+   * does not keep a worker down. The worker refuses to start when every disk is broken.
+   *
+   * @throws FaroException STORAGE_FAILED naming a directory that cannot do direct I/O when
+   *     faro.worker.io.mode is direct
    */
   public static Disks open(List<DiskDir> dirs, Options options, String threadPrefix) {
     List<Disk> disks = new ArrayList<>();
     try {
       for (DiskDir dir : dirs) {
-        try {
-          Files.createDirectories(dir.path());
-        } catch (IOException e) {
-          throw new FaroException(ErrorCode.STORAGE_FAILED,
-              "cannot create worker directory " + dir.path() + " (faro.worker.dirs): " + e, e);
-        }
+        String openFailure = createDirectory(dir.path());
         int index = disks.size();
-        DirectIo direct = directIo(dir, options.ioMode());
+        // A disk without its directory cannot be probed; it is written through the page cache
+        // should it recover.
+        DirectIo direct = openFailure == null ? directIo(dir, options.ioMode()) : null;
         DiskReader reader = direct == null ? null
             : new DiskReader(threadPrefix + "-reader-d" + index, direct, options.readThreadsPerDisk(),
                 options.readBufferPerDisk(), options.readBufferWaitMillis());
         Disk disk = new Disk(index, dir,
             new DiskFlusher(threadPrefix + "-flusher-d" + index, options.flushThreadsPerDisk()), direct, reader);
         disks.add(disk);
+        if (openFailure != null) {
+          disk.openFailed(openFailure);
+          continue;
+        }
         // Files left by an earlier run count against the disk's capacity until they are deleted.
         disk.used(existingBytes(dir.path()));
         disk.leftovers(leftoverPartitionFiles(dir.path()));
@@ -85,6 +90,17 @@ public final class Disks implements AutoCloseable {
       throw e;
     }
     return new Disks(disks);
+  }
+
+  /** Creates {@code path} and its parents; returns why it cannot, or null when it exists now. */
+  private static String createDirectory(Path path) {
+    try {
+      Files.createDirectories(path);
+      return null;
+    } catch (IOException e) {
+      String why = Disk.whyNotAWritableDirectory(path);
+      return "cannot create " + path + ": " + (why.isEmpty() ? e.toString() : why);
+    }
   }
 
   private static DirectIo directIo(DiskDir dir, IoMode mode) {

@@ -10,6 +10,8 @@ import io.faro.common.id.AppId;
 import io.faro.common.id.PartitionKey;
 import io.faro.common.id.ShuffleId;
 import io.faro.common.id.WorkerEndpoint;
+import io.faro.proto.DiskLoadP;
+import io.faro.proto.DiskStatusP;
 import io.faro.proto.PushStatusP;
 import io.faro.worker.testing.Batches;
 import io.faro.worker.testing.Eventually;
@@ -19,7 +21,9 @@ import io.faro.worker.testing.WorkerClient.Part;
 import io.faro.worker.testing.WorkerClient;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
+import java.net.InetAddress;
 import java.net.ServerSocket;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -27,6 +31,8 @@ import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /** Starting, stopping, several workers per JVM, and back-pressure under a small memory budget. */
 class WorkerLifecycleTest {
@@ -50,6 +56,63 @@ class WorkerLifecycleTest {
         .hasMessageContaining("faro.master.client.retry.timeout");
     worker.close();
     Eventually.await("every worker thread to end", () -> workerThreads().isEmpty());
+  }
+
+  @ParameterizedTest
+  @ValueSource(strings = {"faro.worker.rpc.port", "faro.worker.push.port", "faro.worker.fetch.port"})
+  void aPortInUseIsNamedWithItsKey(String key) throws IOException {
+    try (ServerSocket taken = new ServerSocket(0, 1, InetAddress.getByName("127.0.0.1"))) {
+      int port = taken.getLocalPort();
+      WorkerServer worker = new WorkerServer(
+          TestWorkers.conf("127.0.0.1:1", tmp.resolve("d")).with(key, Integer.toString(port)));
+      try {
+        assertThatThrownBy(worker::start)
+            .isInstanceOf(IllegalStateException.class)
+            .hasMessageContaining("127.0.0.1:" + port)
+            .hasMessageContaining("port " + port + " is in use")
+            .hasMessageContaining("set " + key + " to a free port");
+      } finally {
+        worker.close();
+      }
+    }
+    Eventually.await("every worker thread to end", () -> workerThreads().isEmpty());
+  }
+
+  @Test
+  void aWorkerWhoseEveryDiskIsBrokenSaysWhichAndWhyAndDoesNotRegister() throws IOException {
+    Path aFile = Files.writeString(tmp.resolve("a-file"), "not a directory");
+    Path underAFile = aFile.resolve("data");
+    try (FakeMaster master = new FakeMaster()) {
+      WorkerServer worker = new WorkerServer(TestWorkers.conf(master.endpoint(), aFile, underAFile));
+      try {
+        assertThatThrownBy(worker::start)
+            .isInstanceOfSatisfying(FaroException.class, e -> assertThat(e.code()).isEqualTo(ErrorCode.STORAGE_FAILED))
+            .hasMessageContaining("every disk of this worker is broken")
+            .hasMessageContaining("disk 0 (" + aFile + ":ssd, buffered I/O): broken: the check could not write to "
+                + aFile + ": " + aFile + " is a file, not a directory")
+            .hasMessageContaining("disk 1 (" + underAFile + ":hdd, buffered I/O): broken: the check could not write to "
+                + underAFile + ": " + aFile + " is a file, not a directory")
+            .hasMessageContaining("faro.worker.dirs (comma-separated list of path:tier");
+      } finally {
+        worker.close();
+      }
+      assertThat(master.registrations()).as("a worker without a usable disk does not register").isEmpty();
+    }
+    Eventually.await("every worker thread to end", () -> workerThreads().isEmpty());
+  }
+
+  @Test
+  void aWorkerWithOneBrokenDiskStartsAndReportsIt() throws IOException {
+    Path aFile = Files.writeString(tmp.resolve("a-file"), "not a directory");
+    try (FakeMaster master = new FakeMaster();
+        WorkerServer worker = new WorkerServer(TestWorkers.conf(master.endpoint(), tmp.resolve("good"), aFile))) {
+      worker.start();
+
+      assertThat(master.registrations()).hasSize(1);
+      Eventually.await("a heartbeat", () -> master.lastHeartbeat(worker.workerId().value()) != null);
+      assertThat(master.lastHeartbeat(worker.workerId().value()).getDisksList())
+          .extracting(DiskLoadP::getStatus).containsExactly(DiskStatusP.HEALTHY, DiskStatusP.BROKEN);
+    }
   }
 
   @Test

@@ -103,6 +103,30 @@ class DiskCheckerTest {
   }
 
   @Test
+  void aDirectoryThatCannotBeCreatedAtStartMakesItsDiskBrokenUntilItIsFixed() throws Exception {
+    Path dir = root.resolve("d0");
+    Files.writeString(dir, "a file where the disk's directory should be");
+    try (Disks disks = Disks.open(List.of(new DiskDir(dir, DiskTier.SSD), new DiskDir(root.resolve("d1"), DiskTier.SSD)),
+        Disks.Options.buffered(1), "t")) {
+      Disk disk = disks.get(0);
+      assertThat(disk.health().describe()).isEqualTo("broken: cannot create " + dir + ": " + dir
+          + " is a file, not a directory");
+      assertThat(disks.get(1).accepting()).as("the other disk").isTrue();
+
+      DiskHealth checked = disk.check(0);
+      assertThat(checked.state()).isEqualTo(DiskHealth.State.BROKEN);
+      assertThat(checked.reason()).isEqualTo("the check could not write to " + dir + ": " + dir
+          + " is a file, not a directory");
+
+      Files.delete(dir);
+      assertThat(disk.check(0).reason()).isEqualTo("the check could not write to " + dir + ": " + dir
+          + " does not exist (is its disk mounted?)");
+      Files.createDirectory(dir);
+      assertThat(disk.check(0).state()).as("fixed by the operator").isEqualTo(DiskHealth.State.HEALTHY);
+    }
+  }
+
+  @Test
   void aCheckThatHangsMakesItsDiskBrokenWhileTheOtherDisksAreStillChecked() throws Exception {
     Path d0 = root.resolve("d0");
     Path d1 = root.resolve("d1");

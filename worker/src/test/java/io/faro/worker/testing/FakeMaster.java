@@ -32,7 +32,7 @@ public final class FakeMaster implements AutoCloseable {
 
   public FakeMaster() {
     NetworkOptions.Settings network = NetworkOptions.Settings.from(FaroConf.empty());
-    server = new TransportServer("fake-master", "127.0.0.1", 0,
+    server = new TransportServer("fake-master", "127.0.0.1", 0, "faro.master.port",
         new NetworkOptions.Settings(1, network.connectTimeout(), network.requestTimeout(), network.maxFrameSize()),
         this::handle, null);
   }

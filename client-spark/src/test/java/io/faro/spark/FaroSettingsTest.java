@@ -1,0 +1,42 @@
+package io.faro.spark;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import org.apache.spark.SparkConf;
+import org.junit.jupiter.api.Test;
+
+/** spark.faro.* settings that are not client settings: warned about, or refused under strict. */
+class FaroSettingsTest {
+  @Test
+  void aMisspeltClientKeyIsIgnoredByDefault() {
+    SparkConf conf = new SparkConf(false)
+        .set("spark.faro.client.push.replicate", "true")
+        .set("spark.faro.client.push.max.in.flight", "4");
+
+    ClientSettingsView settings = new ClientSettingsView(FaroShuffleManager.settings(conf));
+
+    assertThat(settings.replicate()).as("the misspelt key changed nothing").isFalse();
+    assertThat(settings.maxInFlight()).isEqualTo(4);
+  }
+
+  @Test
+  void strictRefusesItNamingTheSparkKeyAndTheKeyMeant() {
+    SparkConf conf = new SparkConf(false)
+        .set("spark.faro.config.strict", "true")
+        .set("spark.faro.client.push.replicate", "true")
+        .set("spark.faro.worker.dirs", "/data:ssd");
+
+    assertThatThrownBy(() -> FaroShuffleManager.settings(conf))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("spark.faro.client.push.replicate (did you mean spark.faro.client.push.replicate.enabled?)")
+        .hasMessageContaining("spark.faro.worker.dirs")
+        .hasMessageContaining("spark.faro.config.strict to false");
+  }
+
+  private record ClientSettingsView(boolean replicate, int maxInFlight) {
+    ClientSettingsView(io.faro.client.ClientOptions.Settings s) {
+      this(s.replicate(), s.maxInFlight());
+    }
+  }
+}

@@ -1,0 +1,19 @@
+package io.faro.common.network;
+
+/**
+ * The kinds of warning a server or client logs about what a peer did. Each kind is
+ * rate-limited on its own (see {@link io.faro.common.log.RateLimitedLog}): a port scanner sends
+ * garbage frames and resets connections thousands of times a second.
+ */
+enum PeerWarning {
+  /** A frame that cannot be decoded: too long, truncated header, unknown kind or type, bad meta. */
+  BAD_FRAME,
+  /** A decodable frame of the wrong kind for this side (a request sent to a client, say). */
+  UNEXPECTED_FRAME,
+  /** The connection failed under us: reset by the peer, broken pipe. */
+  CONNECTION_ERROR,
+  /** A request whose handler failed with something other than a coded FaroException. */
+  REQUEST_FAILED,
+  /** A connection closed on purpose instead of answering (fault injection). */
+  CONNECTION_DROPPED
+}
