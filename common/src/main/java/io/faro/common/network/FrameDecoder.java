@@ -39,12 +39,22 @@ public final class FrameDecoder extends ChannelInboundHandlerAdapter {
     COMPOSITE
   }
 
+  /**
+   * Hears how many bytes of frames still arriving a connection holds, as they change (a
+   * worker's push port charges them to its memory budget). Called on the channel's event loop.
+   */
+  public interface PartialFrames {
+    /** {@code delta} more (positive) or fewer (negative) bytes are held. */
+    void held(long delta);
+  }
+
   /** Reads smaller than this are copied together rather than queued one by one. */
   private static final int SMALL_READ = 4096;
   private static final int MERGE_BUFFER = 64 * 1024;
 
   private final int maxFrameLength;
   private final Bodies bodies;
+  private final PartialFrames partialFrames;
   private final ArrayDeque<ByteBuf> received = new ArrayDeque<>();
   private long receivedBytes;
   /** Length (after the length field) of the frame being received, or -1 before its length. */
@@ -56,11 +66,28 @@ public final class FrameDecoder extends ChannelInboundHandlerAdapter {
   }
 
   public FrameDecoder(int maxFrameLength, Bodies bodies) {
+    this(maxFrameLength, bodies, null);
+  }
+
+  /** @param partialFrames hears the bytes held for frames still arriving, or null */
+  public FrameDecoder(int maxFrameLength, Bodies bodies, PartialFrames partialFrames) {
     if (maxFrameLength <= FrameCodec.FIXED_AFTER_LENGTH) {
       throw new IllegalArgumentException("maxFrameLength too small: " + maxFrameLength);
     }
     this.maxFrameLength = maxFrameLength;
     this.bodies = bodies;
+    this.partialFrames = partialFrames;
+  }
+
+  /** Whether bytes of a frame not yet whole are held. On the channel's event loop. */
+  public boolean holdsPartialFrame() {
+    return receivedBytes > 0 || frameLength >= 0;
+  }
+
+  private void held(long delta) {
+    if (partialFrames != null && delta != 0) {
+      partialFrames.held(delta);
+    }
   }
 
   @Override
@@ -101,6 +128,7 @@ public final class FrameDecoder extends ChannelInboundHandlerAdapter {
       received.addLast(in);
     }
     receivedBytes += n;
+    held(n);
   }
 
   private void decodeAvailable(ChannelHandlerContext ctx) {
@@ -225,6 +253,7 @@ public final class FrameDecoder extends ChannelInboundHandlerAdapter {
   /** Accounts for {@code n} bytes read from the head buffers and drops the emptied ones. */
   private void consumed(int n) {
     receivedBytes -= n;
+    held(-n);
     while (!received.isEmpty() && !received.peekFirst().isReadable()) {
       received.pollFirst().release();
     }
@@ -235,6 +264,7 @@ public final class FrameDecoder extends ChannelInboundHandlerAdapter {
     while ((b = received.pollFirst()) != null) {
       b.release();
     }
+    held(-receivedBytes);
     receivedBytes = 0;
   }
 

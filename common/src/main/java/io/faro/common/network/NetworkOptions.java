@@ -4,6 +4,7 @@ import static io.faro.common.config.ConfigOption.durationOption;
 import static io.faro.common.config.ConfigOption.intOption;
 import static io.faro.common.config.ConfigOption.sizeOption;
 
+import io.faro.common.config.ConfigException;
 import io.faro.common.config.ConfigOption;
 import io.faro.common.config.FaroConf;
 import java.time.Duration;
@@ -25,20 +26,69 @@ public final class NetworkOptions {
           "Largest frame accepted, checked before any buffer is allocated. Must exceed the "
               + "largest push frame and the largest fetched chunk.");
 
+  public static final ConfigOption<Long> MAX_REQUEST_SIZE =
+      sizeOption("faro.network.max.request.size", "32m", 64 * 1024, Integer.MAX_VALUE,
+          "Largest request a server takes on a port that carries no data (masters, a worker's RPC "
+              + "and fetch ports, the lifecycle manager): a peer that half-sends a frame pins at most "
+              + "this much there. Push ports take frames up to faro.network.max.frame.size.");
+  public static final ConfigOption<Duration> IDLE_TIMEOUT =
+      durationOption("faro.network.idle.timeout", "10m", Duration.ofSeconds(1),
+          "A server closes a connection that has sent and received nothing for this long while no "
+              + "request of it is in progress: half-open connections of peers that vanished, and "
+              + "idle ones. Clients open a new connection on their next request.");
+  public static final ConfigOption<Integer> MAX_CONNECTIONS_PER_PEER =
+      intOption("faro.network.max.connections.per.peer", 512, 1, 1_000_000, "connections",
+          "Most connections one server keeps from one peer address; more are closed as they "
+              + "arrive. A host's executors each open one connection per worker port.");
+  public static final ConfigOption<Long> MAX_PENDING_ANSWER_BYTES =
+      sizeOption("faro.network.max.pending.answer.bytes", "256m", 1024 * 1024, Long.MAX_VALUE,
+          "A server closes a connection whose peer leaves more than this many bytes of answers "
+              + "unread (it pipelines requests and never reads): answers must not pile up in memory.");
+
   public static final List<ConfigOption<?>> ALL =
-      List.of(IO_THREADS, CONNECT_TIMEOUT, REQUEST_TIMEOUT, MAX_FRAME_SIZE);
+      List.of(IO_THREADS, CONNECT_TIMEOUT, REQUEST_TIMEOUT, MAX_FRAME_SIZE, MAX_REQUEST_SIZE, IDLE_TIMEOUT,
+          MAX_CONNECTIONS_PER_PEER, MAX_PENDING_ANSWER_BYTES);
 
   private NetworkOptions() {}
 
-  /** The typed network settings of one process. */
-  public record Settings(int ioThreads, Duration connectTimeout, Duration requestTimeout, int maxFrameSize) {
+  /**
+   * The typed network settings of one process.
+   *
+   * @param maxRequestSize frames a server takes on a port without data (see {@link #MAX_REQUEST_SIZE})
+   */
+  public record Settings(int ioThreads, Duration connectTimeout, Duration requestTimeout, int maxFrameSize,
+      int maxRequestSize, Duration idleTimeout, int maxConnectionsPerPeer, long maxPendingAnswerBytes) {
+    public Settings {
+      if (maxRequestSize > maxFrameSize) {
+        throw new ConfigException(MAX_REQUEST_SIZE.key() + " (" + maxRequestSize + ") must not exceed "
+            + MAX_FRAME_SIZE.key() + " (" + maxFrameSize + ")");
+      }
+    }
+
+    /** Settings with these four and every other value at its default. */
+    public Settings(int ioThreads, Duration connectTimeout, Duration requestTimeout, int maxFrameSize) {
+      this(ioThreads, connectTimeout, requestTimeout, maxFrameSize,
+          (int) Math.min(maxFrameSize, ConfigOption.parseSize(MAX_REQUEST_SIZE.defaultText())),
+          Duration.ofMinutes(10), 512, 256L << 20);
+    }
+
     public static Settings from(FaroConf conf) {
       int threads = conf.get(IO_THREADS);
       return new Settings(
           threads == 0 ? Runtime.getRuntime().availableProcessors() : threads,
           conf.get(CONNECT_TIMEOUT),
           conf.get(REQUEST_TIMEOUT),
-          (int) (long) conf.get(MAX_FRAME_SIZE));
+          (int) (long) conf.get(MAX_FRAME_SIZE),
+          (int) (long) conf.get(MAX_REQUEST_SIZE),
+          conf.get(IDLE_TIMEOUT),
+          conf.get(MAX_CONNECTIONS_PER_PEER),
+          conf.get(MAX_PENDING_ANSWER_BYTES));
+    }
+
+    /** These settings with {@code threads} event-loop threads. */
+    public Settings withIoThreads(int threads) {
+      return new Settings(threads, connectTimeout, requestTimeout, maxFrameSize, maxRequestSize, idleTimeout,
+          maxConnectionsPerPeer, maxPendingAnswerBytes);
     }
   }
 }

@@ -15,5 +15,7 @@ enum PeerWarning {
   /** A request whose handler failed with something other than a coded FaroException. */
   REQUEST_FAILED,
   /** A connection closed on purpose instead of answering (fault injection). */
-  CONNECTION_DROPPED
+  CONNECTION_DROPPED,
+  /** A connection closed by a limit: idle too long, too many from one peer, answers left unread. */
+  CONNECTION_LIMITED
 }

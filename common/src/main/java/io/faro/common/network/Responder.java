@@ -16,11 +16,41 @@ public final class Responder {
   // The server's: warnings about requests are rate-limited per server.
   private final RateLimitedLog<PeerWarning> warnings;
   private final AtomicBoolean answered = new AtomicBoolean();
+  // Told once when the request is answered (or dropped): the server counts requests in progress.
+  private final Runnable onAnswered;
+  // Answers a peer may leave unread on this connection before it is closed.
+  private final long maxPendingAnswerBytes;
 
   Responder(Channel channel, long requestId, RateLimitedLog<PeerWarning> warnings) {
+    this(channel, requestId, warnings, () -> { }, Long.MAX_VALUE);
+  }
+
+  Responder(Channel channel, long requestId, RateLimitedLog<PeerWarning> warnings, Runnable onAnswered,
+      long maxPendingAnswerBytes) {
     this.channel = channel;
     this.requestId = requestId;
     this.warnings = warnings;
+    this.onAnswered = onAnswered;
+    this.maxPendingAnswerBytes = maxPendingAnswerBytes;
+  }
+
+  /**
+   * Writes an answer, unless the peer left more than faro.network.max.pending.answer.bytes of
+   * earlier ones unread (it pipelines requests and never reads): then the connection closes, so
+   * that answers cannot pile up in this process's memory. Takes ownership of {@code frame}'s body.
+   */
+  private void write(OutboundFrame frame) {
+    onAnswered.run();
+    io.netty.channel.ChannelOutboundBuffer pending = channel.unsafe().outboundBuffer();
+    if (pending != null && pending.totalPendingWriteBytes() > maxPendingAnswerBytes) {
+      ReferenceCountUtil.safeRelease(frame.body());
+      warnings.warn(PeerWarning.CONNECTION_LIMITED, "Closing the connection from {}: it left {} bytes of answers "
+          + "unread, more than faro.network.max.pending.answer.bytes ({})", channel.remoteAddress(),
+          pending.totalPendingWriteBytes(), maxPendingAnswerBytes);
+      channel.close();
+      return;
+    }
+    channel.writeAndFlush(frame);
   }
 
   /** Whether the connection the answer would go to is still open. */
@@ -38,7 +68,7 @@ public final class Responder {
       ReferenceCountUtil.safeRelease(body);
       return;
     }
-    channel.writeAndFlush(new OutboundFrame(FrameKind.RESPONSE, requestId, meta, body));
+    write(new OutboundFrame(FrameKind.RESPONSE, requestId, meta, body));
   }
 
   public void fail(ErrorCode code, String message) {
@@ -51,12 +81,12 @@ public final class Responder {
             .setMessage(message)
             .setRetryable(code.retryable())
             .build();
-    channel.writeAndFlush(new OutboundFrame(FrameKind.ERROR, requestId, error, null));
+    write(new OutboundFrame(FrameKind.ERROR, requestId, error, null));
   }
 
   public void fail(ErrorResponse error) {
     if (answered.compareAndSet(false, true)) {
-      channel.writeAndFlush(new OutboundFrame(FrameKind.ERROR, requestId, error, null));
+      write(new OutboundFrame(FrameKind.ERROR, requestId, error, null));
     }
   }
 
@@ -65,7 +95,9 @@ public final class Responder {
    * on the client's side). For fault injection in tests of real processes.
    */
   public void dropConnection(String reason) {
-    answered.set(true);
+    if (!answered.getAndSet(true)) {
+      onAnswered.run();
+    }
     warnings.warn(PeerWarning.CONNECTION_DROPPED, "Closing the connection from {} on request #{}: {}",
         channel.remoteAddress(), requestId, reason);
     channel.close();

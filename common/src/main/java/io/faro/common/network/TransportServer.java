@@ -23,7 +23,13 @@ import io.netty.channel.group.DefaultChannelGroup;
 import io.netty.util.concurrent.DefaultThreadFactory;
 import io.netty.util.concurrent.GlobalEventExecutor;
 import java.net.InetSocketAddress;
+import io.netty.handler.timeout.IdleState;
+import io.netty.handler.timeout.IdleStateEvent;
+import io.netty.handler.timeout.IdleStateHandler;
+import java.net.InetAddress;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -45,6 +51,7 @@ public final class TransportServer implements AutoCloseable {
   private final ChannelGroup channels = new DefaultChannelGroup(GlobalEventExecutor.INSTANCE);
   private final Channel serverChannel;
   private final RateLimitedLog<PeerWarning> warnings = new RateLimitedLog<>(LOG, PeerWarning.class);
+  private final ConcurrentHashMap<InetAddress, AtomicInteger> connectionsPerPeer = new ConcurrentHashMap<>();
 
   /**
    * Binds {@code host:port} (0 for an ephemeral port) and starts serving {@code handler}.
@@ -78,7 +85,28 @@ public final class TransportServer implements AutoCloseable {
       RequestHandler handler,
       java.util.function.Consumer<SocketChannel> customizer,
       FrameDecoder.Bodies bodies) {
+    this(name, host, port, portKey, settings, handler, customizer, bodies, null);
+  }
+
+  /**
+   * A server whose frames may be large ({@code bodies} COMPOSITE: a data port, frames up to
+   * faro.network.max.frame.size) or not (up to faro.network.max.request.size).
+   *
+   * @param partialFrames counts the bytes of frames still arriving, or null: a push port charges
+   *     them to its memory budget, so that half-sent frames pause reading like any other data
+   */
+  public TransportServer(
+      String name,
+      String host,
+      int port,
+      String portKey,
+      NetworkOptions.Settings settings,
+      RequestHandler handler,
+      java.util.function.Consumer<SocketChannel> customizer,
+      FrameDecoder.Bodies bodies,
+      FrameDecoder.PartialFrames partialFrames) {
     this.name = requireNonNull(name, "name is null");
+    int maxFrame = bodies == FrameDecoder.Bodies.COMPOSITE ? settings.maxFrameSize() : settings.maxRequestSize();
     requireNonNull(portKey, "portKey is null");
     requireNonNull(handler, "handler is null");
     this.bossGroup = new NioEventLoopGroup(1, new DefaultThreadFactory(name + "-accept", true));
@@ -95,14 +123,20 @@ public final class TransportServer implements AutoCloseable {
                 new ChannelInitializer<SocketChannel>() {
                   @Override
                   protected void initChannel(SocketChannel ch) {
+                    if (!admit(ch, settings.maxConnectionsPerPeer())) {
+                      return;
+                    }
                     channels.add(ch);
                     ch.pipeline()
+                        .addLast("idle", new IdleStateHandler(settings.requestTimeout().toMillis(), 0,
+                            settings.idleTimeout().toMillis(), TimeUnit.MILLISECONDS))
                         .addLast("frameEncoder", FrameEncoder.INSTANCE)
-                        .addLast("frameDecoder", new FrameDecoder(settings.maxFrameSize(), bodies));
+                        .addLast("frameDecoder", new FrameDecoder(maxFrame, bodies, partialFrames));
                     if (customizer != null) {
                       customizer.accept(ch);
                     }
-                    ch.pipeline().addLast("requests", new ServerHandler(name, handler, warnings));
+                    ch.pipeline().addLast("requests",
+                        new ServerHandler(name, handler, warnings, settings.maxPendingAnswerBytes()));
                   }
                 });
     // Not syncUninterruptibly(): it rethrows the checked BindException undeclared, past a catch of
@@ -118,6 +152,32 @@ public final class TransportServer implements AutoCloseable {
     }
     this.serverChannel = bind.channel();
     LOG.info("{} listening on {}", name, serverChannel.localAddress());
+  }
+
+  /**
+   * Counts {@code ch} against its peer address, or closes it when that peer already has {@code
+   * max} connections here (a client that opens connections in a loop must not exhaust the
+   * process's file descriptors and buffers).
+   */
+  private boolean admit(SocketChannel ch, int max) {
+    InetAddress peer = ch.remoteAddress() == null ? null : ch.remoteAddress().getAddress();
+    if (peer == null) {
+      return true;
+    }
+    AtomicInteger count = connectionsPerPeer.computeIfAbsent(peer, p -> new AtomicInteger());
+    if (count.incrementAndGet() > max) {
+      count.decrementAndGet();
+      warnings.warn(PeerWarning.CONNECTION_LIMITED, "{}: refusing a connection from {}: it has {} already "
+          + "(faro.network.max.connections.per.peer)", name, peer, max);
+      ch.close();
+      return false;
+    }
+    ch.closeFuture().addListener(f -> {
+      if (count.decrementAndGet() == 0) {
+        connectionsPerPeer.remove(peer, count);
+      }
+    });
+    return true;
   }
 
   public int port() {
@@ -147,11 +207,38 @@ public final class TransportServer implements AutoCloseable {
     private final String serverName;
     private final RequestHandler handler;
     private final RateLimitedLog<PeerWarning> warnings;
+    private final long maxPendingAnswerBytes;
+    // Requests of this connection not answered yet; answers may come from any thread.
+    private final AtomicInteger inProgress = new AtomicInteger();
 
-    ServerHandler(String serverName, RequestHandler handler, RateLimitedLog<PeerWarning> warnings) {
+    ServerHandler(String serverName, RequestHandler handler, RateLimitedLog<PeerWarning> warnings,
+        long maxPendingAnswerBytes) {
       this.serverName = serverName;
       this.handler = handler;
       this.warnings = warnings;
+      this.maxPendingAnswerBytes = maxPendingAnswerBytes;
+    }
+
+    /**
+     * Closes a connection idle for faro.network.idle.timeout unless a request of it is in
+     * progress, and one that sent part of a frame and then nothing for faro.network.request.timeout
+     * (a half-sent frame pins its bytes, on a push port against the memory budget).
+     */
+    @Override
+    public void userEventTriggered(ChannelHandlerContext ctx, Object event) throws Exception {
+      if (event instanceof IdleStateEvent idle) {
+        FrameDecoder decoder = ctx.pipeline().get(FrameDecoder.class);
+        boolean stalledFrame = idle.state() == IdleState.READER_IDLE && decoder != null && decoder.holdsPartialFrame();
+        boolean idleConnection = idle.state() == IdleState.ALL_IDLE && inProgress.get() == 0;
+        if (stalledFrame || idleConnection) {
+          warnings.warn(PeerWarning.CONNECTION_LIMITED, "{}: closing the connection from {}: {}", serverName,
+              ctx.channel().remoteAddress(), stalledFrame ? "it sent part of a frame and then nothing for "
+                  + "faro.network.request.timeout" : "idle for faro.network.idle.timeout");
+          ctx.close();
+          return;
+        }
+      }
+      super.userEventTriggered(ctx, event);
     }
 
     @Override
@@ -164,7 +251,9 @@ public final class TransportServer implements AutoCloseable {
           ctx.close();
           return;
         }
-        Responder responder = new Responder(ctx.channel(), frame.requestId(), warnings);
+        inProgress.incrementAndGet();
+        Responder responder = new Responder(ctx.channel(), frame.requestId(), warnings, inProgress::decrementAndGet,
+            maxPendingAnswerBytes);
         try {
           handler.handle(
               new Request(ctx.channel(), frame.type(), frame.requestId(), frame.meta(), frame.body()),

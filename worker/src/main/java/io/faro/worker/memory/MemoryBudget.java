@@ -80,6 +80,21 @@ public final class MemoryBudget {
     }
   }
 
+  /**
+   * Counts the bytes of push frames still arriving (a push port's decoders call it): a frame is
+   * charged as it arrives, not only once whole, so connections that half-send huge frames pause
+   * reading like any other data instead of pinning memory outside the budget; their bytes go when
+   * the frame is whole (its parts are then charged by their {@link FrameCharge}) or the connection
+   * closes (idle ones close after faro.network.idle.timeout).
+   */
+  public void partialFrames(long delta) {
+    if (delta > 0) {
+      reserve(delta);
+    } else {
+      release(-delta);
+    }
+  }
+
   public long used() {
     return used.get();
   }

@@ -159,7 +159,7 @@ public final class WorkerServer implements AutoCloseable {
     pushServer = new TransportServer("faro-worker-push", settings.bindHost(), settings.pushPort(),
         WorkerOptions.PUSH_PORT.key(), network,
         ConnectionDropper.wrap(new PushHandler(store, budget), settings.testingDropPerMille()), budget::register,
-        FrameDecoder.Bodies.COMPOSITE);
+        FrameDecoder.Bodies.COMPOSITE, budget::partialFrames);
     fetchServer = new TransportServer("faro-worker-fetch", settings.bindHost(), settings.fetchPort(),
         WorkerOptions.FETCH_PORT.key(), network,
         ConnectionDropper.wrap(new FetchHandler(store), settings.testingDropPerMille()), null);
@@ -174,8 +174,7 @@ public final class WorkerServer implements AutoCloseable {
   private void startMasterLink() {
     NetworkOptions.Settings network = settings.network();
     // One event loop is plenty for a registration and a heartbeat every few seconds.
-    masterConnections = new ClientPool("faro-worker-master",
-        new NetworkOptions.Settings(1, network.connectTimeout(), network.requestTimeout(), network.maxFrameSize()));
+    masterConnections = new ClientPool("faro-worker-master", network.withIoThreads(1));
     MasterClient masters = new MasterClient(masterConnections, settings.masters(), settings.masterRetryTimeout(),
         settings.masterAttemptTimeout());
     masterLink = new MasterLink(masters, new WorkerReports(workerId, endpoint, disks, store), this::expire,

@@ -1,0 +1,196 @@
+package io.faro.common.network;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.faro.common.config.FaroConf;
+import io.faro.proto.EmptyResponse;
+import io.faro.proto.MasterStatusRequest;
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.Unpooled;
+import io.netty.channel.embedded.EmbeddedChannel;
+import java.io.DataOutputStream;
+import java.io.IOException;
+import java.io.InputStream;
+import java.net.InetSocketAddress;
+import java.net.Socket;
+import java.net.SocketTimeoutException;
+import java.nio.ByteBuffer;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
+import org.junit.jupiter.api.Test;
+
+/**
+ * A server bounds what one peer may cost it: idle and half-open connections close, one address
+ * keeps a bounded number of connections, answers left unread close their connection, a request
+ * larger than faro.network.max.request.size is refused, and the bytes of frames still arriving
+ * are told to whoever counts memory.
+ */
+class TransportServerLimitsTest {
+  private static NetworkOptions.Settings settings(String... keyValues) {
+    FaroConf conf = FaroConf.empty().with(NetworkOptions.IO_THREADS, "1");
+    for (int i = 0; i < keyValues.length; i += 2) {
+      conf = conf.with(keyValues[i], keyValues[i + 1]);
+    }
+    return NetworkOptions.Settings.from(conf);
+  }
+
+  private static Socket connect(TransportServer server) throws IOException {
+    Socket socket = new Socket();
+    socket.connect(new InetSocketAddress("127.0.0.1", server.port()), 5000);
+    socket.setSoTimeout(10_000);
+    return socket;
+  }
+
+  /** A whole request frame of type MASTER_STATUS_REQUEST with an empty meta, padded by {@code body} bytes. */
+  private static byte[] request(long id, int body) {
+    return ByteBuffer.allocate(19 + body).putInt(15 + body).put((byte) 1)
+        .putShort((short) io.faro.proto.MessageType.MASTER_STATUS_REQUEST_VALUE).putLong(id).putInt(0)
+        .put(new byte[body]).array();
+  }
+
+  /** Whether the server closes the connection within the socket's timeout. */
+  private static boolean closedByServer(Socket socket) throws IOException {
+    try {
+      InputStream in = socket.getInputStream();
+      while (true) {
+        if (in.read(new byte[8192]) < 0) {
+          return true;
+        }
+      }
+    } catch (SocketTimeoutException e) {
+      return false;
+    } catch (IOException e) {
+      return true; // reset
+    }
+  }
+
+  @Test
+  void anIdleConnectionClosesButOneWaitingForAnAnswerDoesNot() throws Exception {
+    AtomicReference<Responder> held = new AtomicReference<>();
+    try (TransportServer server = new TransportServer("idle-test", "127.0.0.1", 0, "faro.test.port",
+        settings("faro.network.idle.timeout", "1s"), (request, responder) -> held.set(responder), null);
+        Socket idle = connect(server);
+        Socket waiting = connect(server)) {
+      waiting.getOutputStream().write(request(1, 0));
+      waiting.setSoTimeout(3_000);
+
+      assertThat(closedByServer(idle)).as("an idle connection is closed").isTrue();
+      assertThat(closedByServer(waiting)).as("a connection whose request is in progress stays").isFalse();
+      held.get().respond(EmptyResponse.getDefaultInstance());
+      waiting.setSoTimeout(10_000);
+      assertThat(closedByServer(waiting)).as("closed once answered and idle").isTrue();
+    }
+  }
+
+  @Test
+  void aConnectionThatStopsHalfwayThroughAFrameIsClosedAfterTheRequestTimeout() throws Exception {
+    try (TransportServer server = new TransportServer("stall-test", "127.0.0.1", 0, "faro.test.port",
+        settings("faro.network.request.timeout", "1s"),
+        (request, responder) -> responder.respond(EmptyResponse.getDefaultInstance()), null);
+        Socket stalled = connect(server);
+        Socket quiet = connect(server)) {
+      byte[] frame = request(1, 1_000);
+      stalled.getOutputStream().write(frame, 0, 500);
+      quiet.setSoTimeout(3_000);
+
+      assertThat(closedByServer(stalled)).isTrue();
+      assertThat(closedByServer(quiet)).as("nothing sent, nothing held: only the idle timeout applies").isFalse();
+    }
+  }
+
+  @Test
+  void onePeerKeepsAtMostTheConfiguredConnections() throws Exception {
+    try (TransportServer server = new TransportServer("peer-test", "127.0.0.1", 0, "faro.test.port",
+        settings("faro.network.max.connections.per.peer", "3"),
+        (request, responder) -> responder.respond(EmptyResponse.getDefaultInstance()), null)) {
+      List<Socket> kept = new ArrayList<>();
+      try {
+        for (int i = 0; i < 3; i++) {
+          kept.add(connect(server));
+        }
+        try (Socket fourth = connect(server)) {
+          assertThat(closedByServer(fourth)).isTrue();
+        }
+        kept.get(0).setSoTimeout(500);
+        assertThat(closedByServer(kept.get(0))).isFalse();
+        kept.remove(0).close();
+        // The closed one frees its place (the server hears of the close asynchronously).
+        boolean admitted = false;
+        for (int attempt = 0; attempt < 50 && !admitted; attempt++) {
+          Socket next = connect(server);
+          next.setSoTimeout(200);
+          admitted = !closedByServer(next);
+          kept.add(next);
+        }
+        assertThat(admitted).isTrue();
+      } finally {
+        for (Socket s : kept) {
+          s.close();
+        }
+      }
+    }
+  }
+
+  @Test
+  void aPeerThatNeverReadsItsAnswersIsClosed() throws Exception {
+    byte[] answer = new byte[1 << 20];
+    try (TransportServer server = new TransportServer("unread-test", "127.0.0.1", 0, "faro.test.port",
+        settings("faro.network.max.pending.answer.bytes", "8m"),
+        (request, responder) -> responder.respond(EmptyResponse.getDefaultInstance(), Unpooled.wrappedBuffer(answer)),
+        null);
+        Socket socket = connect(server)) {
+      socket.setReceiveBufferSize(64 * 1024);
+      DataOutputStream out = new DataOutputStream(socket.getOutputStream());
+      boolean closed = false;
+      // 1 MiB answers to requests it never reads: kernel buffers fill, then the server's 8m.
+      for (int i = 0; i < 400 && !closed; i++) {
+        try {
+          out.write(request(i, 0));
+          out.flush();
+        } catch (IOException e) {
+          closed = true;
+        }
+      }
+      assertThat(closed || closedByServer(socket)).isTrue();
+    }
+  }
+
+  @Test
+  void aRequestLargerThanTheRequestLimitClosesTheConnection() throws Exception {
+    try (TransportServer server = new TransportServer("size-test", "127.0.0.1", 0, "faro.test.port",
+        settings("faro.network.max.request.size", "64k"),
+        (request, responder) -> responder.respond(EmptyResponse.getDefaultInstance()), null);
+        Socket small = connect(server);
+        Socket large = connect(server)) {
+      small.getOutputStream().write(request(1, 60 * 1024));
+      large.getOutputStream().write(request(1, 65 * 1024));
+
+      assertThat(small.getInputStream().read()).as("an answer").isNotNegative();
+      assertThat(closedByServer(large)).isTrue();
+    }
+  }
+
+  @Test
+  void theBytesOfFramesStillArrivingAreToldAsTheyComeAndGo() {
+    AtomicLong held = new AtomicLong();
+    EmbeddedChannel channel = new EmbeddedChannel(new FrameDecoder(1 << 20, FrameDecoder.Bodies.COMPOSITE, held::addAndGet));
+    byte[] frame = request(7, 10_000);
+
+    channel.writeInbound(Unpooled.wrappedBuffer(frame, 0, 6_000));
+    // All but the length field, which is read (and checked) as soon as it arrives.
+    assertThat(held.get()).isEqualTo(6_000 - 4);
+    channel.writeInbound(Unpooled.wrappedBuffer(frame, 6_000, frame.length - 6_000));
+    Frame decoded = channel.readInbound();
+    assertThat(decoded.meta()).isEqualTo(MasterStatusRequest.getDefaultInstance());
+    assertThat(held.get()).as("a whole frame is the handler's to count").isZero();
+    decoded.release();
+
+    channel.writeInbound(Unpooled.wrappedBuffer(frame, 0, 9_000));
+    assertThat(held.get()).isEqualTo(9_000 - 4);
+    channel.close();
+    assertThat(held.get()).as("a connection that closes mid-frame gives its bytes back").isZero();
+    assertThat(channel.finishAndReleaseAll()).isFalse();
+  }
+}
