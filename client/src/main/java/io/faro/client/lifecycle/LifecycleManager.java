@@ -78,6 +78,8 @@ public final class LifecycleManager implements RequestHandler, AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(LifecycleManager.class);
   /** Rounds of placement before a shuffle's registration fails; each excludes the workers that failed. */
   private static final int PLACEMENT_ROUNDS = 3;
+  /** Most maps or partitions of one shuffle: Spark's own limit on partitions (2^24). */
+  static final int MAX_SHAPE = 1 << 24;
   /** Most locations in one ReserveSlots request: below every worker's faro.worker.reserve.max.locations default. */
   static final int RESERVE_BATCH = 50_000;
   /** Commits of one shuffle before it fails; only retryable failures are tried again. */
@@ -181,6 +183,12 @@ public final class LifecycleManager implements RequestHandler, AutoCloseable {
    */
   private ShuffleLifecycle writerGeneration(int engineShuffle, int stageId, int stageAttempt, int numMaps,
       int numPartitions) {
+    // Before anything proportional to them is allocated (arrays per map and per partition).
+    if (numMaps < 0 || numMaps > MAX_SHAPE || numPartitions <= 0 || numPartitions > MAX_SHAPE) {
+      throw new FaroException(ErrorCode.LIMIT_EXCEEDED, "shuffle " + engineShuffle + " of " + app + " asks for "
+          + numMaps + " maps and " + numPartitions + " partitions; each must be in 0.." + MAX_SHAPE
+          + " (partitions at least 1)");
+    }
     long stageKey = ShuffleClient.stageKey(stageId, stageAttempt);
     ShuffleLifecycle s = null;
     synchronized (generations) {

@@ -38,8 +38,24 @@ import org.junit.jupiter.api.io.TempDir;
 class EveryBatchAccountedTest {
   @TempDir Path dir;
 
-  private static ClientOptions.Settings settings(MiniFaroCluster cluster) {
-    return ClientOptions.Settings.from(cluster.clientConf().with("faro.client.push.batch.size", "2k"));
+  /** A cluster of real workers and an app's lifecycle manager and executor client on it. */
+  private record App(MiniFaroCluster cluster, ClientPool pool, LifecycleManager lifecycle, ShuffleClient client)
+      implements AutoCloseable {
+    static App start(Path dir, int workers, String app) throws Exception {
+      MiniFaroCluster cluster = MiniFaroCluster.start(dir, workers);
+      ClientOptions.Settings settings = ClientOptions.Settings.from(
+          cluster.clientConf().with("faro.client.push.batch.size", "2k"));
+      ClientPool pool = new ClientPool("test", settings.network());
+      LifecycleManager lifecycle = new LifecycleManager(new AppId(app), settings, pool, "127.0.0.1");
+      return new App(cluster, pool, lifecycle, new ShuffleClient(pool, settings));
+    }
+
+    @Override
+    public void close() {
+      lifecycle.close();
+      pool.close();
+      cluster.close();
+    }
   }
 
   private static int[] push(ShuffleClient client, LifecycleManager lifecycle, ShuffleId shuffle,
@@ -54,131 +70,119 @@ class EveryBatchAccountedTest {
 
   @Test
   void aBatchMissingFromTheFilesFailsItsPartitionsReadWithDataLost() throws Exception {
-    try (MiniFaroCluster cluster = MiniFaroCluster.start(dir, 1)) {
-      ClientOptions.Settings settings = settings(cluster);
-      try (ClientPool pool = new ClientPool("test", settings.network());
-          LifecycleManager lifecycle = new LifecycleManager(new AppId("missing-batch"), settings, pool, "127.0.0.1")) {
-        ShuffleClient client = new ShuffleClient(pool, settings);
-        ShuffleId shuffle = new ShuffleId(lifecycle.app(), 0);
-        ShuffleWorkload workload = new ShuffleWorkload(2, 4, 400, 5L);
-        int[] map0 = push(client, lifecycle, shuffle, workload, 0, 0);
-        int[] map1 = push(client, lifecycle, shuffle, workload, 1, 0);
-        assertThat(map1[2]).isPositive();
-        // As if one more batch of partition 2 had been acknowledged and then lost on the worker.
-        map1[2]++;
-        client.mapperEnd(lifecycle.endpoint(), shuffle, 0, 0, 2, map0);
-        client.mapperEnd(lifecycle.endpoint(), shuffle, 1, 0, 2, map1);
+    try (App app = App.start(dir, 1, "missing-batch")) {
+      ShuffleClient client = app.client();
+      LifecycleManager lifecycle = app.lifecycle();
+      ShuffleId shuffle = new ShuffleId(lifecycle.app(), 0);
+      ShuffleWorkload workload = new ShuffleWorkload(2, 4, 400, 5L);
+      int[] map0 = push(client, lifecycle, shuffle, workload, 0, 0);
+      int[] map1 = push(client, lifecycle, shuffle, workload, 1, 0);
+      assertThat(map1[2]).isPositive();
+      // As if one more batch of partition 2 had been acknowledged and then lost on the worker.
+      map1[2]++;
+      client.mapperEnd(lifecycle.endpoint(), shuffle, 0, 0, 2, map0);
+      client.mapperEnd(lifecycle.endpoint(), shuffle, 1, 0, 2, map1);
 
-        int[][] seen = new int[2][400];
-        for (int p : new int[] {0, 1, 3}) {
-          try (PartitionReader reader = client.newReader(lifecycle.endpoint(), shuffle, 2, p, p + 1, 0, 2, 0)) {
-            for (Batch b; (b = reader.next()) != null; ) {
-              workload.countBatch(b, p, seen);
-            }
+      int[][] seen = new int[2][400];
+      for (int p : new int[] {0, 1, 3}) {
+        try (PartitionReader reader = client.newReader(lifecycle.endpoint(), shuffle, 2, p, p + 1, 0, 2, 0)) {
+          for (Batch b; (b = reader.next()) != null; ) {
+            workload.countBatch(b, p, seen);
           }
         }
-        try (PartitionReader reader = client.newReader(lifecycle.endpoint(), shuffle, 2, 2, 3, 0, 2, 0)) {
-          FaroException missing = (FaroException) catchThrowable(() -> {
-            while (reader.next() != null) {
-              // read to the end: the check comes after the last chunk
-            }
-          });
-          assertThat(missing).isNotNull();
-          assertThat(missing.code()).isEqualTo(ErrorCode.DATA_LOST);
-          assertThat(missing).hasMessageContaining("partition 2")
-              .hasMessageContaining("pushed " + (map0[2] + map1[2]) + " batches but " + (map0[2] + map1[2] - 1));
-          assertThat(reader.currentPartition()).isEqualTo(2);
-        }
-        int[] partitionOf0 = workload.partitionsOf(0);
-        for (int s = 0; s < 400; s++) {
-          assertThat(seen[0][s]).isEqualTo(partitionOf0[s] == 2 ? 0 : 1);
-        }
+      }
+      try (PartitionReader reader = client.newReader(lifecycle.endpoint(), shuffle, 2, 2, 3, 0, 2, 0)) {
+        FaroException missing = (FaroException) catchThrowable(() -> {
+          while (reader.next() != null) {
+            // read to the end: the check comes after the last chunk
+          }
+        });
+        assertThat(missing).isNotNull();
+        assertThat(missing.code()).isEqualTo(ErrorCode.DATA_LOST);
+        assertThat(missing).hasMessageContaining("partition 2")
+            .hasMessageContaining("pushed " + (map0[2] + map1[2]) + " batches but " + (map0[2] + map1[2] - 1));
+        assertThat(reader.currentPartition()).isEqualTo(2);
+      }
+      int[] partitionOf0 = workload.partitionsOf(0);
+      for (int s = 0; s < 400; s++) {
+        assertThat(seen[0][s]).isEqualTo(partitionOf0[s] == 2 ? 0 : 1);
       }
     }
   }
 
   @Test
   void aStrayCommitWhileMapsPushEndsNothingAndEveryRecordIsRead() throws Exception {
-    try (MiniFaroCluster cluster = MiniFaroCluster.start(dir, 2)) {
-      ClientOptions.Settings settings = settings(cluster);
-      try (ClientPool pool = new ClientPool("test", settings.network());
-          LifecycleManager lifecycle = new LifecycleManager(new AppId("stray-commit"), settings, pool, "127.0.0.1")) {
-        ShuffleClient client = new ShuffleClient(pool, settings);
-        ShuffleId shuffle = new ShuffleId(lifecycle.app(), 0);
-        ShuffleWorkload workload = new ShuffleWorkload(3, 8, 500, 6L);
-        int[][] batches = new int[3][];
-        batches[0] = push(client, lifecycle, shuffle, workload, 0, 0);
+    try (App app = App.start(dir, 2, "stray-commit")) {
+      ShuffleClient client = app.client();
+      LifecycleManager lifecycle = app.lifecycle();
+      ShuffleId shuffle = new ShuffleId(lifecycle.app(), 0);
+      ShuffleWorkload workload = new ShuffleWorkload(3, 8, 500, 6L);
+      int[][] batches = new int[3][];
+      batches[0] = push(client, lifecycle, shuffle, workload, 0, 0);
 
-        // Anyone who knows the app id can send this; it names the very shuffle being written.
-        for (WorkerServer worker : cluster.workers()) {
-          HostPort rpc = new HostPort("127.0.0.1", worker.endpoint().rpcPort());
-          Throwable refused = catchThrowable(() -> Futures.await(pool.call(rpc, CommitFilesRequest.newBuilder()
-              .setShuffle(IdMapper.toProto(shuffle)).build(), CommitFilesResponse.class), Duration.ofSeconds(10), "commit"));
-          assertThat(refused).isInstanceOfSatisfying(FaroException.class,
-              e -> assertThat(e.code()).isEqualTo(ErrorCode.NOT_OWNER));
-        }
-
-        batches[1] = push(client, lifecycle, shuffle, workload, 1, 0);
-        batches[2] = push(client, lifecycle, shuffle, workload, 2, 0);
-        for (int m = 0; m < 3; m++) {
-          client.mapperEnd(lifecycle.endpoint(), shuffle, m, 0, 3, batches[m]);
-        }
-        ShuffleWorkload.assertEveryRecordOnce(workload.readAll(client, lifecycle.endpoint(), shuffle, r -> { }));
+      // Anyone who knows the app id can send this; it names the very shuffle being written.
+      for (WorkerServer worker : app.cluster().workers()) {
+        HostPort rpc = new HostPort("127.0.0.1", worker.endpoint().rpcPort());
+        Throwable refused = catchThrowable(() -> Futures.await(app.pool().call(rpc, CommitFilesRequest.newBuilder()
+            .setShuffle(IdMapper.toProto(shuffle)).build(), CommitFilesResponse.class), Duration.ofSeconds(10), "commit"));
+        assertThat(refused).isInstanceOfSatisfying(FaroException.class,
+            e -> assertThat(e.code()).isEqualTo(ErrorCode.NOT_OWNER));
       }
+
+      batches[1] = push(client, lifecycle, shuffle, workload, 1, 0);
+      batches[2] = push(client, lifecycle, shuffle, workload, 2, 0);
+      for (int m = 0; m < 3; m++) {
+        client.mapperEnd(lifecycle.endpoint(), shuffle, m, 0, 3, batches[m]);
+      }
+      ShuffleWorkload.assertEveryRecordOnce(workload.readAll(client, lifecycle.endpoint(), shuffle, r -> { }));
     }
   }
 
   @Test
   void anAttemptWhoseBatchesMeetACommittedShuffleFailsInsteadOfSucceeding() throws Exception {
-    try (MiniFaroCluster cluster = MiniFaroCluster.start(dir, 1)) {
-      ClientOptions.Settings settings = settings(cluster);
-      try (ClientPool pool = new ClientPool("test", settings.network());
-          LifecycleManager lifecycle = new LifecycleManager(new AppId("late-attempt"), settings, pool, "127.0.0.1")) {
-        ShuffleClient client = new ShuffleClient(pool, settings);
-        ShuffleId shuffle = new ShuffleId(lifecycle.app(), 0);
-        ShuffleWorkload workload = new ShuffleWorkload(1, 4, 300, 7L);
-        int[] winner = push(client, lifecycle, shuffle, workload, 0, 0);
-        client.mapperEnd(lifecycle.endpoint(), shuffle, 0, 0, 1, winner);
-        client.fileGroups(lifecycle.endpoint(), shuffle, 1, 0); // the last map ended: committed
+    try (App app = App.start(dir, 1, "late-attempt")) {
+      ShuffleClient client = app.client();
+      LifecycleManager lifecycle = app.lifecycle();
+      ShuffleId shuffle = new ShuffleId(lifecycle.app(), 0);
+      ShuffleWorkload workload = new ShuffleWorkload(1, 4, 300, 7L);
+      int[] winner = push(client, lifecycle, shuffle, workload, 0, 0);
+      client.mapperEnd(lifecycle.endpoint(), shuffle, 0, 0, 1, winner);
+      client.fileGroups(lifecycle.endpoint(), shuffle, 1, 0); // the last map ended: committed
 
-        // A speculative copy of the map that was still pushing: its batches are in no file.
-        assertThatThrownBy(() -> push(client, lifecycle, shuffle, workload, 0, 1))
-            .isInstanceOfSatisfying(FaroException.class, e -> assertThat(e.code()).isEqualTo(ErrorCode.SHUFFLE_COMMITTED))
-            .hasMessageContaining("STAGE_ENDED");
-        ShuffleWorkload.assertEveryRecordOnce(workload.readAll(client, lifecycle.endpoint(), shuffle, r -> { }));
-      }
+      // A speculative copy of the map that was still pushing: its batches are in no file.
+      assertThatThrownBy(() -> push(client, lifecycle, shuffle, workload, 0, 1))
+          .isInstanceOfSatisfying(FaroException.class, e -> assertThat(e.code()).isEqualTo(ErrorCode.SHUFFLE_COMMITTED))
+          .hasMessageContaining("STAGE_ENDED");
+      ShuffleWorkload.assertEveryRecordOnce(workload.readAll(client, lifecycle.endpoint(), shuffle, r -> { }));
     }
   }
 
   @Test
   void aStageThatRunsAgainAfterItsGenerationCommittedWritesANewOne() throws Exception {
-    try (MiniFaroCluster cluster = MiniFaroCluster.start(dir, 1)) {
-      ClientOptions.Settings settings = settings(cluster);
-      try (ClientPool pool = new ClientPool("test", settings.network());
-          LifecycleManager lifecycle = new LifecycleManager(new AppId("rollback"), settings, pool, "127.0.0.1")) {
-        ShuffleClient client = new ShuffleClient(pool, settings);
-        ShuffleId shuffle = new ShuffleId(lifecycle.app(), 0);
-        ShuffleWorkload workload = new ShuffleWorkload(2, 4, 300, 8L);
-        ShuffleId first = writeStage(client, lifecycle, shuffle, workload, ShuffleClient.stageKey(3, 0));
-        assertThat(client.fileGroups(lifecycle.endpoint(), shuffle, 2, ShuffleClient.stageKey(4, 0)).faroShuffle())
-            .isEqualTo(first);
+    try (App app = App.start(dir, 1, "rollback")) {
+      ShuffleClient client = app.client();
+      LifecycleManager lifecycle = app.lifecycle();
+      ShuffleId shuffle = new ShuffleId(lifecycle.app(), 0);
+      ShuffleWorkload workload = new ShuffleWorkload(2, 4, 300, 8L);
+      ShuffleId first = writeStage(client, lifecycle, shuffle, workload, ShuffleClient.stageKey(3, 0));
+      assertThat(client.fileGroups(lifecycle.endpoint(), shuffle, 2, ShuffleClient.stageKey(4, 0)).faroShuffle())
+          .isEqualTo(first);
 
-        // The engine rolled the stage back (its input is indeterminate) and runs it again, whole.
-        ShuffleId second = writeStage(client, lifecycle, shuffle, workload, ShuffleClient.stageKey(3, 1));
+      // The engine rolled the stage back (its input is indeterminate) and runs it again, whole.
+      ShuffleId second = writeStage(client, lifecycle, shuffle, workload, ShuffleClient.stageKey(3, 1));
 
-        assertThat(second).isNotEqualTo(first);
-        long reader = ShuffleClient.stageKey(4, 1);
-        assertThat(client.fileGroups(lifecycle.endpoint(), shuffle, 2, reader).faroShuffle()).isEqualTo(second);
-        int[][] seen = new int[2][300];
-        for (int p = 0; p < 4; p++) {
-          try (PartitionReader r = client.newReader(lifecycle.endpoint(), shuffle, 2, p, p + 1, 0, 2, reader)) {
-            for (Batch b; (b = r.next()) != null; ) {
-              workload.countBatch(b, p, seen);
-            }
+      assertThat(second).isNotEqualTo(first);
+      long reader = ShuffleClient.stageKey(4, 1);
+      assertThat(client.fileGroups(lifecycle.endpoint(), shuffle, 2, reader).faroShuffle()).isEqualTo(second);
+      int[][] seen = new int[2][300];
+      for (int p = 0; p < 4; p++) {
+        try (PartitionReader r = client.newReader(lifecycle.endpoint(), shuffle, 2, p, p + 1, 0, 2, reader)) {
+          for (Batch b; (b = r.next()) != null; ) {
+            workload.countBatch(b, p, seen);
           }
         }
-        ShuffleWorkload.assertEveryRecordOnce(seen);
       }
+      ShuffleWorkload.assertEveryRecordOnce(seen);
     }
   }
 
