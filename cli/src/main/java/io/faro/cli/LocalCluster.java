@@ -225,6 +225,10 @@ public final class LocalCluster implements AutoCloseable {
     // First, so that it survives the truncation of long command lines in /proc: `stop` uses it
     // to tell our processes from others that reused a pid.
     command.add("-D" + PROCESS_MARKER);
+    // A small initial heap: the JVM gives back heap it grew under a burst only down to -Xms, so
+    // with the default (1/64 of the machine's memory) a process's resident memory never returns
+    // to its working level after a burst of garbage.
+    command.add("-Xms64m");
     command.add("-Xmx1g");
     if (role.equals("worker")) {
       // Pushed data waits in direct memory; the worker's budget is a share of this limit.
@@ -257,10 +261,13 @@ public final class LocalCluster implements AutoCloseable {
   }
 
   private static Process startProcess(List<String> command, Path log) throws IOException {
-    return new ProcessBuilder(command)
+    ProcessBuilder builder = new ProcessBuilder(command)
         .redirectErrorStream(true)
-        .redirectOutput(ProcessBuilder.Redirect.appendTo(log.toFile()))
-        .start();
+        .redirectOutput(ProcessBuilder.Redirect.appendTo(log.toFile()));
+    // As bin/faro: glibc's malloc arenas per thread (Netty, Ratis and JIT threads) otherwise keep
+    // tens of MB of resident memory that no collection gives back.
+    builder.environment().putIfAbsent("MALLOC_ARENA_MAX", "4");
+    return builder.start();
   }
 
   /** Waits until the process has written its port file; returns its text. */
