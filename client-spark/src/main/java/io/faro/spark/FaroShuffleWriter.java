@@ -92,7 +92,7 @@ final class FaroShuffleWriter<K, V> extends ShuffleWriter<K, V> {
     metrics.incBytesWritten(Arrays.stream(lengths).sum());
     long mapperEndStart = System.nanoTime();
     client.mapperEnd(handle.lifecycle(), handle.faroShuffleId(), stage(), mapId, attemptId(),
-        handle.numMaps(), pusher.batchCounts());
+        handle.numMaps(), pusher.batchCounts(), pusher.incomplete());
     // Like Spark's: time blocked on the shuffle (waiting for pushes), not computing records.
     metrics.incWriteTime(pusher.blockedNanos() + System.nanoTime() - mapperEndStart);
     mapStatus = MapStatus$.MODULE$.apply(FARO_LOCATION, lengths, context.taskAttemptId());

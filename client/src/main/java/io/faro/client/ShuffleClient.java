@@ -145,9 +145,18 @@ public final class ShuffleClient {
    */
   public int mapperEnd(HostPort lifecycle, ShuffleId shuffle, long stage, int mapId, int attemptId, int numMaps,
       int[] batchCounts) {
+    return mapperEnd(lifecycle, shuffle, stage, mapId, attemptId, numMaps, batchCounts, false);
+  }
+
+  /**
+   * As {@link #mapperEnd(HostPort, ShuffleId, long, int, int, int, int[])} for an attempt whose
+   * output may be {@code incomplete} ({@link MapPusher#incomplete}): such an attempt never wins.
+   */
+  public int mapperEnd(HostPort lifecycle, ShuffleId shuffle, long stage, int mapId, int attemptId, int numMaps,
+      int[] batchCounts, boolean incomplete) {
     ShuffleId faro = pushTargets(lifecycle, shuffle, stage, numMaps, -1).faroShuffle();
     MapperEndRequest.Builder request = MapperEndRequest.newBuilder().setShuffleId(faro.shuffle())
-        .setMapId(mapId).setAttemptId(attemptId).setNumMaps(numMaps);
+        .setMapId(mapId).setAttemptId(attemptId).setNumMaps(numMaps).setIncomplete(incomplete);
     for (int p = 0; p < batchCounts.length; p++) {
       if (batchCounts[p] > 0) {
         request.addBatchPartitions(p).addBatchCounts(batchCounts[p]);

@@ -42,6 +42,7 @@ class WireFuzzIT {
   private static final String SCALE = "0.001";
   private static final long FRAMES = Long.getLong("faro.fuzz.frames", 1_000_000);
   private static final long SEED = Long.getLong("faro.fuzz.seed", 20261124);
+  private static final String LEAK_LEVEL = "io.netty.leakDetection.level";
 
   @TempDir static Path dir;
 
@@ -49,7 +50,21 @@ class WireFuzzIT {
   void aMillionHostileFramesChangeNoAnswerAndTakeNoProcessDown() throws Exception {
     SparkJobRunner runner = new SparkJobRunner(dir);
     String expected = Json.string(runner.run("large", "builtin", SCALE, "", "builtin"), "checksum");
-    try (LocalCluster cluster = LocalCluster.start(dir.resolve("cluster"), 1, 2, null, 0);
+    // The cluster's processes track every buffer (LocalCluster passes the level on): a leak on
+    // any path the fuzz takes is reported in their logs, which are checked below.
+    String leakLevel = System.getProperty(LEAK_LEVEL);
+    System.setProperty(LEAK_LEVEL, "paranoid");
+    LocalCluster started;
+    try {
+      started = LocalCluster.start(dir.resolve("cluster"), 1, 2, null, 0);
+    } finally {
+      if (leakLevel == null) {
+        System.clearProperty(LEAK_LEVEL);
+      } else {
+        System.setProperty(LEAK_LEVEL, leakLevel);
+      }
+    }
+    try (LocalCluster cluster = started;
         ClientPool pool = new ClientPool("fuzz-observer", NetworkOptions.Settings.from(FaroConf.empty()))) {
       MasterClient master = new MasterClient(pool, List.of(HostPort.parse(cluster.masterEndpoint())),
           Duration.ofSeconds(30));

@@ -78,8 +78,12 @@ public final class LifecycleManager implements RequestHandler, AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(LifecycleManager.class);
   /** Rounds of placement before a shuffle's registration fails; each excludes the workers that failed. */
   private static final int PLACEMENT_ROUNDS = 3;
-  /** Most maps or partitions of one shuffle: Spark's own limit on partitions (2^24). */
-  static final int MAX_SHAPE = 1 << 24;
+  /**
+   * Most maps or partitions of one shuffle (4,194,304): a generation holds arrays of both, so the
+   * bound caps what one executor request can make the driver allocate (well above the masters'
+   * faro.master.max.partitions.per.shuffle default).
+   */
+  static final int MAX_SHAPE = 1 << 22;
   /** Most locations in one ReserveSlots request: below every worker's faro.worker.reserve.max.locations default. */
   static final int RESERVE_BATCH = 50_000;
   /** Commits of one shuffle before it fails; only retryable failures are tried again. */
@@ -184,10 +188,10 @@ public final class LifecycleManager implements RequestHandler, AutoCloseable {
   private ShuffleLifecycle writerGeneration(int engineShuffle, int stageId, int stageAttempt, int numMaps,
       int numPartitions) {
     // Before anything proportional to them is allocated (arrays per map and per partition).
-    if (numMaps < 0 || numMaps > MAX_SHAPE || numPartitions <= 0 || numPartitions > MAX_SHAPE) {
+    // A negative partition count means "as known" (a map's end names none).
+    if (numMaps < 0 || numMaps > MAX_SHAPE || numPartitions > MAX_SHAPE) {
       throw new FaroException(ErrorCode.LIMIT_EXCEEDED, "shuffle " + engineShuffle + " of " + app + " asks for "
-          + numMaps + " maps and " + numPartitions + " partitions; each must be in 0.." + MAX_SHAPE
-          + " (partitions at least 1)");
+          + numMaps + " maps and " + numPartitions + " partitions; each must be in 0.." + MAX_SHAPE);
     }
     long stageKey = ShuffleClient.stageKey(stageId, stageAttempt);
     ShuffleLifecycle s = null;
@@ -209,6 +213,10 @@ public final class LifecycleManager implements RequestHandler, AutoCloseable {
         // output must not meet the old: a new generation, never the committed one.
         LOG.info("Stage {} attempt {} runs maps of shuffle {} whose generation {} is already committed: the "
             + "engine re-runs it, so it writes a new generation", stageId, stageAttempt, engineShuffle, latest.id());
+      }
+      if (s == null && numPartitions <= 0) {
+        throw new FaroException(ErrorCode.INVALID_REQUEST, "shuffle " + engineShuffle + " of " + app
+            + " is not written yet and the request gives no partition count");
       }
       if (s == null) {
         s = new ShuffleLifecycle(engineShuffle, new ShuffleId(app, nextShuffleId.getAndIncrement()), numMaps,
@@ -432,7 +440,7 @@ public final class LifecycleManager implements RequestHandler, AutoCloseable {
     ShuffleLifecycle s = generation(r.getShuffleId());
     checkShape(s, r.getNumMaps(), -1);
     BatchCounts batches = BatchCounts.of(r.getBatchPartitionsList(), r.getBatchCountsList());
-    int winner = s.mapperEnd(r.getMapId(), r.getAttemptId(), batches, this::commit);
+    int winner = s.mapperEnd(r.getMapId(), r.getAttemptId(), batches, r.getIncomplete(), this::commit);
     responder.respond(MapperEndResponse.newBuilder().setWinningAttemptId(winner).setGenerationLost(s.lost()).build());
   }
 

@@ -228,16 +228,26 @@ final class ShuffleLifecycle {
 
   /**
    * Records that {@code attemptId} of {@code mapId} succeeded, having pushed {@code batches}. The
-   * first attempt wins; returns the winner. When the last map gets its winner, {@code commit} runs
+   * first attempt wins, unless its output is {@code incomplete}; returns the winner. When the last map gets its winner, {@code commit} runs
    * once, after every winner's batches were counted.
    */
-  int mapperEnd(int mapId, int attemptId, BatchCounts batches,
+  int mapperEnd(int mapId, int attemptId, BatchCounts batches, boolean incomplete,
       Function<ShuffleLifecycle, CompletableFuture<GetReducerFileGroupsResponse>> commit) {
     if (mapId < 0 || mapId >= numMaps) {
       throw new FaroException(ErrorCode.INVALID_REQUEST,
           "map " + mapId + " outside 0.." + (numMaps - 1) + " of shuffle " + id);
     }
     batches.checkWithin(numPartitions, id);
+    if (incomplete) {
+      // Pushed into a committed shuffle: another attempt won, and this one never may.
+      int winner = winners.get(mapId);
+      if (winner < 0) {
+        throw new FaroException(ErrorCode.SHUFFLE_COMMITTED, "attempt " + attemptId + " of map " + mapId
+            + " of shuffle " + id + " has incomplete output (the shuffle was committed while it pushed) and no "
+            + "attempt of the map won");
+      }
+      return winner;
+    }
     boolean last = false;
     if (winners.compareAndSet(mapId, -1, attemptId)) {
       // Counted before the decrement below: the map that starts the commit sees every winner's.

@@ -98,6 +98,8 @@ public final class MapPusher implements AutoCloseable {
   private final Queue<Retry> retries = new ConcurrentLinkedQueue<>();
   private final Queue<PartitionLocation> softSplits = new ConcurrentLinkedQueue<>();
   private volatile LongConsumer pushAnswered = nanos -> { };
+  // Set by an answer callback when a batch was refused because the shuffle was committed.
+  private volatile boolean incomplete;
   private volatile boolean closed;
 
   /** Batches gathered for one worker, not yet sent. Owns its batches. */
@@ -348,15 +350,12 @@ public final class MapPusher implements AutoCloseable {
       switch (status) {
         case OK, SLOW_DOWN -> p.batch().release();
         case STAGE_ENDED -> {
-          // The shuffle was committed while this attempt still pushes: the batch is in no file.
-          // Another attempt may have won this map, but if this one is reported as a success and
-          // wins, its output is incomplete: fail the task instead (the engine decides what runs
-          // again), never succeed with data that no file holds.
+          // The shuffle was committed while this attempt still pushes (a speculative copy, or a
+          // task the engine ran again after losing an executor): the batch is in no file. Another
+          // attempt of this map won already; mapper end says this one is incomplete, so that it
+          // can never win with data no file holds.
           p.batch().release();
-          failure.compareAndSet(null, new FaroException(ErrorCode.SHUFFLE_COMMITTED, "worker " + frame.address
-              + " refused a batch of partition " + p.partition() + " of map " + mapId + " attempt " + attemptId
-              + " of shuffle " + shuffle + ": the shuffle was already committed (STAGE_ENDED), so this attempt's"
-              + " output is incomplete"));
+          incomplete = true;
         }
         case SOFT_SPLIT -> {
           p.batch().release();
@@ -505,6 +504,14 @@ public final class MapPusher implements AutoCloseable {
   /** Time this task spent waiting for pushes to be answered (Spark's shuffle write time). */
   public long blockedNanos() {
     return blockedNanos;
+  }
+
+  /**
+   * Whether some batch was refused because the shuffle was already committed (STAGE_ENDED): this
+   * attempt's output is incomplete and must never win its map (see mapper end).
+   */
+  public boolean incomplete() {
+    return incomplete;
   }
 
   /**

@@ -21,8 +21,8 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * The shape of a Spark job with 100,000 reducers through two real workers: placed (one slot
- * request, reservations in requests the workers accept), a few records pushed by two maps,
+ * The shape of a Spark job with 100,000 reducers through a real worker: placed (one slot request,
+ * reservations in requests the worker accepts), a few records pushed by two maps,
  * committed, and every partition read back, the empty ones included.
  */
 class HundredThousandReducersTest {
@@ -32,7 +32,8 @@ class HundredThousandReducersTest {
 
   @Test
   void aShuffleOfAHundredThousandPartitionsIsPlacedWrittenAndReadBack() throws Exception {
-    try (MiniFaroCluster cluster = MiniFaroCluster.start(dir, 2)) {
+    // One worker that takes at most 60,000 locations per request: the 100,000 must come in parts.
+    try (MiniFaroCluster cluster = MiniFaroCluster.start(dir, 1, Map.of("faro.worker.reserve.max.locations", "60000"))) {
       ClientOptions.Settings settings = ClientOptions.Settings.from(cluster.clientConf());
       try (ClientPool pool = new ClientPool("test", settings.network());
           LifecycleManager lifecycle = new LifecycleManager(new AppId("wide"), settings, pool, "127.0.0.1")) {

@@ -74,12 +74,16 @@ public final class NetworkOptions {
 
     public static Settings from(FaroConf conf) {
       int threads = conf.get(IO_THREADS);
+      int maxFrame = (int) (long) conf.get(MAX_FRAME_SIZE);
+      // Unset, the request limit follows a frame limit lowered below its default.
+      int maxRequest = conf.raw(MAX_REQUEST_SIZE.key()).isPresent() ? (int) (long) conf.get(MAX_REQUEST_SIZE)
+          : (int) Math.min(maxFrame, conf.get(MAX_REQUEST_SIZE));
       return new Settings(
           threads == 0 ? Runtime.getRuntime().availableProcessors() : threads,
           conf.get(CONNECT_TIMEOUT),
           conf.get(REQUEST_TIMEOUT),
-          (int) (long) conf.get(MAX_FRAME_SIZE),
-          (int) (long) conf.get(MAX_REQUEST_SIZE),
+          maxFrame,
+          maxRequest,
           conf.get(IDLE_TIMEOUT),
           conf.get(MAX_CONNECTIONS_PER_PEER),
           conf.get(MAX_PENDING_ANSWER_BYTES));

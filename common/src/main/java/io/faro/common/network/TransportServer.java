@@ -203,6 +203,13 @@ public final class TransportServer implements AutoCloseable {
   }
 
   /** Dispatches request frames; closes the connection, with a logged reason, on bad input. */
+  /**
+   * Requests one connection may have in progress: far above what a client sends (a task keeps
+   * faro.client.push.max.in.flight pushes and a reader a few fetches ahead, an executor's tasks
+   * share a connection).
+   */
+  static final int MAX_IN_PROGRESS = 4096;
+
   private static final class ServerHandler extends ChannelInboundHandlerAdapter {
     private final String serverName;
     private final RequestHandler handler;
@@ -251,7 +258,15 @@ public final class TransportServer implements AutoCloseable {
           ctx.close();
           return;
         }
-        inProgress.incrementAndGet();
+        if (inProgress.incrementAndGet() > MAX_IN_PROGRESS) {
+          // Answers hold memory, files and read buffers until written: a peer that pipelines
+          // requests without end must not make them pile up.
+          inProgress.decrementAndGet();
+          warnings.warn(PeerWarning.CONNECTION_LIMITED, "{}: closing the connection from {}: more than {} "
+              + "requests in progress", serverName, ctx.channel().remoteAddress(), MAX_IN_PROGRESS);
+          ctx.close();
+          return;
+        }
         Responder responder = new Responder(ctx.channel(), frame.requestId(), warnings, inProgress::decrementAndGet,
             maxPendingAnswerBytes);
         try {

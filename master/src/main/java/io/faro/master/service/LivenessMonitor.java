@@ -82,8 +82,8 @@ public final class LivenessMonitor implements AutoCloseable {
       // Followers keep the heartbeats they hear, for when they lead; only of known members, and
       // of unknown ones for one timeout.
       record Known(Set<WorkerId> workers, Set<AppId> apps) {}
-      Known known = raft.read(state -> new Known(Set.copyOf(state.view().workers().keySet()),
-          Set.copyOf(state.view().apps().keySet())));
+      Known known = raft.read(state -> new Known(Set.copyOf(state.workers().keySet()),
+          Set.copyOf(state.apps().keySet())));
       long maxAge = Math.max(workerTimeout.toMillis(), appTimeout.toMillis());
       loads.pruneUnknown(known.workers(), known.apps(), clock.millis(), maxAge);
       return;

@@ -41,6 +41,27 @@ public final class LoadView {
     }
   }
 
+  /** Most entries kept at once for ids the state does not hold (followers hear them first). */
+  static final int MAX_UNKNOWN = 10_000;
+
+  /**
+   * A heartbeat of a worker the state does not hold (yet: a follower may hear it before it
+   * applies the registration): only its time is kept, and only while fewer than {@link
+   * #MAX_UNKNOWN} such entries are, so that made-up ids cost a bounded amount.
+   */
+  public void unknownWorkerHeartbeat(WorkerId worker, long nowMs, int knownWorkers) {
+    if (workers.containsKey(worker) || workers.size() < knownWorkers + MAX_UNKNOWN) {
+      workers.put(worker, new WorkerLoad(nowMs, Map.of()));
+    }
+  }
+
+  /** As {@link #unknownWorkerHeartbeat} for an app the state does not hold. */
+  public void unknownAppHeartbeat(AppId app, long nowMs, int knownApps) {
+    if (apps.containsKey(app) || apps.size() < knownApps + MAX_UNKNOWN) {
+      apps.put(app, nowMs);
+    }
+  }
+
   public void workerHeartbeat(WorkerId worker, long nowMs, List<DiskLoad> disks) {
     Map<Integer, DiskLoad> byIndex = new HashMap<>();
     disks.forEach(d -> byIndex.put(d.index(), d));

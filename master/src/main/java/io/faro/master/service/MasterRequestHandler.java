@@ -174,13 +174,19 @@ public final class MasterRequestHandler implements RequestHandler {
     }
     List<ShuffleId> reported = request.getShufflesList().stream().map(IdMapper::shuffleId).toList();
     List<DiskLoad> disks = request.getDisksList().stream().map(ProtoMapper::diskLoad).toList();
-    record Check(boolean alive, List<ShuffleId> expired) {}
+    record Check(boolean known, boolean alive, int knownWorkers, List<ShuffleId> expired) {}
     Check check = raft.read(state -> new Check(
+        state.worker(worker).isPresent(),
         state.worker(worker).map(RegisteredWorker::alive).orElse(false),
+        state.workers().size(),
         reported.stream().filter(shuffle -> !state.hasShuffle(shuffle)).toList()));
-    // Every master keeps the loads it hears (a follower may lag behind a fresh registration: it
-    // records the worker anyway, the leader's state decides who is alive).
-    loads.workerHeartbeat(worker, clock.millis(), disks);
+    // Every master keeps the loads it hears of the workers it knows; of others (a follower may
+    // lag behind a fresh registration) only the time, and a bounded number of them.
+    if (check.known()) {
+      loads.workerHeartbeat(worker, clock.millis(), disks);
+    } else {
+      loads.unknownWorkerHeartbeat(worker, clock.millis(), check.knownWorkers());
+    }
     if (!raft.isLeaderReady()) {
       return CompletableFuture.completedFuture(WorkerHeartbeatResponse.newBuilder().setLeader(false).build());
     }
@@ -209,7 +215,7 @@ public final class MasterRequestHandler implements RequestHandler {
     // Checked on the leader, not in the replicated apply: masters may be configured differently
     // during a rolling change, and the state must not diverge. Racing registrations may overshoot
     // the limit by the few in flight.
-    boolean refused = raft.read(state -> !state.hasApp(app) && state.view().apps().size() >= limits.maxApps());
+    boolean refused = raft.read(state -> !state.hasApp(app) && state.apps().size() >= limits.maxApps());
     if (refused) {
       throw new FaroException(ErrorCode.LIMIT_EXCEEDED, "cannot register app " + app + ": " + limits.maxApps()
           + " apps are registered, the most this cluster takes (faro.master.max.apps)");
@@ -223,8 +229,15 @@ public final class MasterRequestHandler implements RequestHandler {
   private CompletableFuture<Message> appHeartbeat(AppHeartbeatRequest request) {
     AppId app = ProtoMapper.appId(request.getAppId());
     if (!raft.isLeaderReady()) {
-      // Apps heartbeat every master; a follower keeps the time for when it leads.
-      loads.appHeartbeat(app, clock.millis());
+      // Apps heartbeat every master; a follower keeps the time for when it leads (of apps it does
+      // not hold yet, a bounded number).
+      record Known(boolean known, int apps) {}
+      Known known = raft.read(state -> new Known(state.hasApp(app), state.apps().size()));
+      if (known.known()) {
+        loads.appHeartbeat(app, clock.millis());
+      } else {
+        loads.unknownAppHeartbeat(app, clock.millis(), known.apps());
+      }
       return CompletableFuture.completedFuture(EMPTY);
     }
     if (!raft.read(state -> state.hasApp(app))) {

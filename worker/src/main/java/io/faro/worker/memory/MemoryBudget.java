@@ -37,6 +37,8 @@ public final class MemoryBudget {
   private final Runnable relief;
   private final ScheduledExecutorService reliefExecutor;
   private final AtomicLong used = new AtomicLong();
+  // Bytes of push frames still arriving (see partialFrames).
+  private final AtomicLong partial = new AtomicLong();
   // The highest `used` so far, for status reports: a plain read per reserve, a CAS only on a new high.
   private final AtomicLong peak = new AtomicLong();
   private final Object lock = new Object();
@@ -67,7 +69,7 @@ public final class MemoryBudget {
     if (now > peak.get()) {
       peak.accumulateAndGet(now, Math::max);
     }
-    if (now >= pauseAt && !paused) {
+    if (now + partial.get() >= pauseAt && !paused) {
       pause();
     }
   }
@@ -81,17 +83,17 @@ public final class MemoryBudget {
   }
 
   /**
-   * Counts the bytes of push frames still arriving (a push port's decoders call it): a frame is
-   * charged as it arrives, not only once whole, so connections that half-send huge frames pause
-   * reading like any other data instead of pinning memory outside the budget; their bytes go when
-   * the frame is whole (its parts are then charged by their {@link FrameCharge}) or the connection
-   * closes (idle ones close after faro.network.idle.timeout).
+   * Counts the bytes of push frames still arriving (a push port's decoders call it): they count
+   * towards the pause mark, so connections that half-send huge frames pause reading like any other
+   * data instead of pinning memory outside the budget; their bytes go when the frame is whole (its
+   * parts are then charged by their {@link FrameCharge}) or the connection closes (one that stalls
+   * mid-frame closes after faro.network.request.timeout). They do not hold the resume mark: paused
+   * connections keep their half-received frames, and only flushes bring the rest down.
    */
   public void partialFrames(long delta) {
-    if (delta > 0) {
-      reserve(delta);
-    } else {
-      release(-delta);
+    long held = partial.addAndGet(delta);
+    if (delta > 0 && used.get() + held >= pauseAt && !paused) {
+      pause();
     }
   }
 
@@ -149,7 +151,7 @@ public final class MemoryBudget {
 
   private void pause() {
     synchronized (lock) {
-      if (paused || used.get() < pauseAt) {
+      if (paused || used.get() + partial.get() < pauseAt) {
         return;
       }
       paused = true;

@@ -66,9 +66,6 @@ public final class PushHandler implements RequestHandler {
     }
     PushRequest push = request.meta(PushRequest.class);
     ByteBuf body = request.body();
-    if (push.getReplica() && request.channel() != null) {
-      budget.exemptForwards(request.channel());
-    }
     List<PartitionKey> keys;
     try {
       ShuffleId shuffle = IdMapper.shuffleId(push.getShuffle());
@@ -96,6 +93,11 @@ public final class PushHandler implements RequestHandler {
         forwarded.computeIfAbsent(links[i], l -> new ArrayList<>()).add(i);
         forwardCount++;
       }
+    }
+    if (push.getReplica() && request.channel() != null && allPresent(writers)) {
+      // A valid frame for replica locations this worker holds: a primary forwards on this
+      // connection, and waits for the answer (see MemoryBudget#exemptForwards).
+      budget.exemptForwards(request.channel());
     }
     // The parts pin the whole frame until the last is written, and so do the slices forwarded to
     // replicas until their peer answers: charge the frame once, released by all of them.
@@ -198,6 +200,15 @@ public final class PushHandler implements RequestHandler {
       }
       return null;
     });
+  }
+
+  private static boolean allPresent(PartitionWriter[] writers) {
+    for (PartitionWriter w : writers) {
+      if (w == null) {
+        return false;
+      }
+    }
+    return writers.length > 0;
   }
 
   private static List<PartitionKey> partitionKeys(ShuffleId shuffle, PushRequest push) {

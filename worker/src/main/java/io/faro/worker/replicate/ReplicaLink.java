@@ -24,9 +24,10 @@ import org.slf4j.LoggerFactory;
  * them in arrival order, so that each replica file receives its parts in the primary's append
  * order and cuts the same chunks.
  *
- * <p>A link that fails once (connection lost, a forward unanswered) stays failed: the writers
- * bound to it stop taking data, so a replica file is always a prefix of its primary and never
- * has a hole. New reservations get a new link from {@link ReplicaLinks}.
+ * <p>A link that fails once (connection lost with a forward unanswered, a forward failed) stays
+ * failed: the writers bound to it stop taking data, so a replica file is always a prefix of its
+ * primary and never has a hole. New reservations get a new link from {@link ReplicaLinks}. A
+ * connection the peer closed while nothing was in flight (idle) is replaced, not a failure.
  *
  * <p>Threads: {@link #forward} is called by push event loops under this link's lock (see
  * {@link #lock()}), together with the appends whose parts it carries. Writes are handed to the
@@ -47,6 +48,8 @@ public final class ReplicaLink {
   private final Deque<Waiting> waiting = new ArrayDeque<>();
   // @GuardedBy("lock")
   private boolean connecting;
+  // Forwards sent and not answered yet (answers come on the connection's event loop).
+  private final java.util.concurrent.atomic.AtomicInteger unanswered = new java.util.concurrent.atomic.AtomicInteger();
 
   private record Waiting(Message meta, Object body, CompletableFuture<Frame> answer) {}
 
@@ -90,6 +93,11 @@ public final class ReplicaLink {
           "replication to " + peer + " failed earlier: " + failure));
       return answer;
     }
+    if (connection != null && !connection.isActive() && unanswered.get() == 0) {
+      // The peer closed an idle connection (faro.network.idle.timeout): every part forwarded on
+      // it was answered, so nothing is missing on the replica. Connect again instead of failing.
+      connection = null;
+    }
     if (connection != null) {
       send(connection, meta, body, answer);
       return answer;
@@ -131,7 +139,9 @@ public final class ReplicaLink {
           "connection to replica peer " + peer + " closed"));
       return;
     }
+    unanswered.incrementAndGet();
     client.send(meta, body, timeout).whenComplete((frame, error) -> {
+      unanswered.decrementAndGet();
       if (error != null) {
         fail(Futures.unwrap(error).getMessage());
         answer.completeExceptionally(Futures.unwrap(error));

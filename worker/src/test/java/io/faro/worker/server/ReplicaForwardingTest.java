@@ -85,6 +85,32 @@ class ReplicaForwardingTest {
     }
   }
 
+  @Test
+  void aForwardConnectionTheReplicaClosedWhileIdleIsOpenedAgainNotFailed() throws Exception {
+    try (FakeMaster master = new FakeMaster();
+        WorkerServer primary = new WorkerServer(TestWorkers.conf(master.endpoint(), tmp.resolve("p")));
+        WorkerServer replica = new WorkerServer(TestWorkers.conf(master.endpoint(), tmp.resolve("r"))
+            .with("faro.network.idle.timeout", "1s"))) {
+      primary.start();
+      replica.start();
+      Batches batches = new Batches(false, 5);
+      try (WorkerClient toPrimary = new WorkerClient("to-primary", primary.endpoint());
+          WorkerClient toReplica = new WorkerClient("to-replica", replica.endpoint())) {
+        toReplica.reserve(SHUFFLE, 0, 0, 0);
+        toPrimary.reserveWithReplica(SHUFFLE, 0, replica.endpoint(), 0);
+        assertThat(toPrimary.push(SHUFFLE, List.of(new Part(0, 0, batches.batchBytes(0, 0, 0, 500)))))
+            .containsExactly(PushStatusP.OK);
+
+        // Nothing to observe from outside: the replica closes the idle forward connection after 1s.
+        Thread.sleep(2_500);
+
+        assertThat(toPrimary.push(SHUFFLE, List.of(new Part(0, 0, batches.batchBytes(0, 0, 1, 500)))))
+            .as("the link connects again: nothing was in flight, nothing is missing on the replica")
+            .containsExactly(PushStatusP.OK);
+      }
+    }
+  }
+
   /** Sends one part as a primary forwards it (a replica frame) and returns the answer. */
   private static PushStatusP forward(WorkerClient client, int partition, byte[] part) {
     PushRequest request = PushRequest.newBuilder().setShuffle(WorkerClient.key(SHUFFLE)).setReplica(true)
