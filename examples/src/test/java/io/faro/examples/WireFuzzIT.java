@@ -167,14 +167,15 @@ class WireFuzzIT {
   }
 
   /**
-   * What a process holds after a full collection, in KiB: resident memory outside the Java heap
-   * and a worker's pooled direct buffers (thread stacks, code, malloc arenas: where a native leak
-   * shows), the heap in use, and a worker's pooled direct memory. The heap's committed size is left out: how much of it G1 keeps
+   * What a process holds after a full collection, in KiB: resident memory outside the Java heap,
+   * the JIT's code and a worker's pooled direct buffers (thread stacks, metaspace, malloc arenas:
+   * where a native leak shows), the heap in use, and a worker's pooled direct memory. The heap's committed size is left out: how much of it G1 keeps
    * after a collection is its sizing policy, not memory anything still holds, and it varied by
    * 30 MB between runs of the same fuzz.
    */
   record Held(long nonHeapResident, long heapUsed, long direct) {}
 
+  private static final java.util.regex.Pattern CODE = java.util.regex.Pattern.compile("max_used=(\\d+)Kb");
   private static final java.util.regex.Pattern HEAP = java.util.regex.Pattern.compile("total (\\d+)K, used (\\d+)K");
 
   private static Map<String, Held> held(LocalCluster cluster, ClientPool pool) throws Exception {
@@ -194,7 +195,14 @@ class WireFuzzIT {
       // to; the leak detector, not this figure, finds buffers nobody released).
       long direct = m.role().equals("worker") ? pool.call(new HostPort("127.0.0.1", (int) Json.number(m.ports(), "rpcPort")),
           WorkerStatusRequest.getDefaultInstance(), WorkerStatusResponse.class).join().getDirectMemoryBytes() >> 10 : 0;
-      held.put(m.name(), new Held(rss - Long.parseLong(heap.group(1)) - direct, Long.parseLong(heap.group(2)), direct));
+      // The JIT's compiled code: it grows while new paths get hot (warm-up, not something held).
+      long code = 0;
+      java.util.regex.Matcher codeHeap = CODE.matcher(run(jcmd.toString(), Long.toString(m.pid()), "Compiler.codecache"));
+      while (codeHeap.find()) {
+        code += Long.parseLong(codeHeap.group(1));
+      }
+      held.put(m.name(), new Held(rss - Long.parseLong(heap.group(1)) - direct - code, Long.parseLong(heap.group(2)),
+          direct));
     }
     return held;
   }
