@@ -73,6 +73,8 @@ import org.slf4j.LoggerFactory;
  * <p>Threads: one RPC server for executors (bounded event loops) and one heartbeat thread,
  * whatever the number of shuffles or workers; all work is asynchronous on the shared {@link
  * ClientPool}. The pool is borrowed, not owned.
+ *
+ * <p>Over 400 lines, knowingly: app session, placement and revive, commit, generations and the stage-end check part into their own classes in the issue "Room to grow", taken next.
  */
 public final class LifecycleManager implements RequestHandler, AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(LifecycleManager.class);

@@ -49,6 +49,8 @@ import java.util.function.LongConsumer;
  *
  * <p>Threads: confined to the map task's thread, except the answer callbacks, which touch only
  * the in-flight semaphore, the queues of batches to push again and the first failure.
+ *
+ * <p>Over 400 lines, knowingly: buffers and accounting, frame merging with the in-flight window, and the revive queue part into three in the issue "Room to grow", taken next.
  */
 public final class MapPusher implements AutoCloseable {
   /** Gets new locations for partitions whose push failed; a blocking call on the task's thread. */

@@ -62,6 +62,8 @@ import java.util.stream.IntStream;
  *
  * <p>Heartbeats are not logged: they update the leader's {@link LoadView}. Only a change of
  * membership (register, lost, removed) becomes a Raft entry.
+ *
+ * <p>Over 400 lines, knowingly: placement's candidate filtering and fallback still live in requestSlots; they move to master.placement in the issue "Room to grow", taken next.
  */
 public final class MasterRequestHandler implements RequestHandler {
   private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(MasterRequestHandler.class);
