@@ -106,6 +106,7 @@ public final class LifecycleManager implements RequestHandler, AutoCloseable {
   private final TransportServer server;
   private final HostPort endpoint;
   private final ScheduledExecutorService heartbeat;
+  private final CommitWatch commitWatch;
 
   /**
    * Registers {@code app} with the masters and starts serving executors.
@@ -130,6 +131,7 @@ public final class LifecycleManager implements RequestHandler, AutoCloseable {
         ClientOptions.LIFECYCLE_PORT.key() + " (spark.faro.client.lifecycle.port in Spark)", settings.network(),
         this, null);
     this.endpoint = new HostPort(advertisedHost, server.port());
+    this.commitWatch = new CommitWatch(master, settings.appHeartbeatInterval().toNanos());
     this.heartbeat = Executors.newSingleThreadScheduledExecutor(r -> {
       Thread t = new Thread(r, "faro-app-heartbeat");
       t.setDaemon(true);
@@ -149,8 +151,12 @@ public final class LifecycleManager implements RequestHandler, AutoCloseable {
     return endpoint;
   }
 
-  /** Heartbeats every master: each keeps the time, so a new leader knows the app is alive. */
+  /**
+   * Heartbeats every master: each keeps the time, so a new leader knows the app is alive. Then
+   * asks about the workers of commits that wait (see {@link CommitWatch}).
+   */
   private void sendHeartbeat() {
+    commitWatch.check();
     List<CompletableFuture<EmptyResponse>> answers =
         master.callEach(AppHeartbeatRequest.newBuilder().setAppId(app.value()).build(), EmptyResponse.class);
     CompletableFuture.allOf(answers.stream().map(a -> a.handle((r, e) -> e == null))
@@ -540,7 +546,10 @@ public final class LifecycleManager implements RequestHandler, AutoCloseable {
       Map<WorkerId, CompletableFuture<CommitFilesResponse>> commits = new LinkedHashMap<>();
       byWorker.forEach((worker, locs) -> {
         HostPort rpc = new HostPort(locs.get(0).endpoint().host(), locs.get(0).endpoint().rpcPort());
-        commits.put(worker, commitOn(s, worker, rpc, 1, System.nanoTime() + settings.commitTimeout().toNanos()));
+        CompletableFuture<CommitFilesResponse> commit =
+            commitOn(s, worker, rpc, 1, System.nanoTime() + settings.commitTimeout().toNanos());
+        commits.put(worker, commit);
+        commitWatch.watch(s.id(), worker, commit);
       });
       return CompletableFuture.allOf(commits.values().stream().map(f -> f.exceptionally(e -> null))
               .toArray(CompletableFuture[]::new))

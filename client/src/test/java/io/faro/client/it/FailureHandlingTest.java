@@ -115,6 +115,72 @@ class FailureHandlingTest {
     }
   }
 
+  @Test
+  void aCommitToAWorkerThatHangsGivesUpOnceTheMastersDeclareItLostNotAfterTheCommitTimeout() throws Exception {
+    List<Socket> accepted = Collections.synchronizedList(new ArrayList<>());
+    try (MiniFaroCluster cluster = MiniFaroCluster.start(dir, 2, Map.of("faro.master.worker.timeout", "3s"))) {
+      ClientOptions.Settings settings = ClientOptions.Settings.from(cluster.clientConf().withAll(FaroConf.of(Map.of(
+          "faro.client.app.heartbeat.interval", "500ms",
+          "faro.client.commit.timeout", "300s"))));
+      try (ClientPool pool = new ClientPool("test", settings.network());
+          LifecycleManager lifecycle = new LifecycleManager(new AppId("hung"), settings, pool, "127.0.0.1")) {
+        ShuffleClient client = new ShuffleClient(pool, settings);
+        ShuffleId shuffle = new ShuffleId(lifecycle.app(), 0);
+        ShuffleWorkload workload = new ShuffleWorkload(2, 10, 500, 11L);
+        int[][] batches = new int[2][];
+        for (int m = 0; m < 2; m++) {
+          try (MapPusher pusher = client.newMapPusher(lifecycle.endpoint(), shuffle, m, 0, 2, 10)) {
+            workload.writeMap(pusher, m, 0);
+            pusher.finish();
+            batches[m] = pusher.batchCounts();
+          }
+        }
+        client.mapperEnd(lifecycle.endpoint(), shuffle, 0, 0, 2, batches[0]);
+        // Worker 0 hangs: its RPC port still takes connections but nothing answers, and the
+        // masters stop hearing its heartbeats.
+        WorkerServer hung = cluster.workers().get(0);
+        int rpcPort = hung.endpoint().rpcPort();
+        hung.close();
+        try (ServerSocket silent = new ServerSocket(rpcPort)) {
+          Thread acceptor = new Thread(() -> {
+            try {
+              while (true) {
+                accepted.add(silent.accept());
+              }
+            } catch (Exception e) {
+              // closed
+            }
+          }, "hung-worker");
+          acceptor.setDaemon(true);
+          acceptor.start();
+
+          long start = System.nanoTime();
+          client.mapperEnd(lifecycle.endpoint(), shuffle, 1, 0, 2, batches[1]);
+          ReducerFileGroups groups = client.fileGroups(lifecycle.endpoint(), shuffle, 2, 0);
+          Duration took = Duration.ofNanos(System.nanoTime() - start);
+
+          // Far below the 300 s commit timeout: the commit to the hung worker gave up once the
+          // masters declared it lost (3 s without heartbeats, then the next app heartbeat).
+          assertThat(took).isLessThan(Duration.ofSeconds(150));
+          List<Integer> lost = new ArrayList<>();
+          for (int p = 0; p < 10; p++) {
+            if (groups.lost(p)) {
+              lost.add(p);
+            }
+          }
+          assertThat(lost).as("the hung worker's partitions (no replicas)").isNotEmpty().hasSizeLessThan(10);
+          assertThat(accepted).as("the commit did reach the hung worker's port").isNotEmpty();
+        } finally {
+          synchronized (accepted) {
+            for (Socket socket : accepted) {
+              socket.close();
+            }
+          }
+        }
+      }
+    }
+  }
+
   /** Counts every buffer it hands out, so a test can check they all came back. */
   private static final class TrackingAllocator extends AbstractByteBufAllocator {
     final List<ByteBuf> made = Collections.synchronizedList(new ArrayList<>());

@@ -44,6 +44,8 @@ public final class Disk {
   private volatile long usedAtCheck;
   private volatile long reserveBytes;
   private final AtomicLong writeFailures = new AtomicLong();
+  // Told of every failed write, so that a check soon tells a broken disk from one failed file.
+  private volatile Runnable afterWriteFailure = () -> { };
 
   Disk(int index, DiskDir dir, DiskFlusher flusher, DirectIo direct, DiskReader reader) {
     this.index = index;
@@ -267,13 +269,21 @@ public final class Disk {
 
   /**
    * A write to a file of this disk failed (a flush, an index, a sync): broken until a check
-   * finds otherwise.
+   * finds otherwise. The checker is asked to check now rather than at its next interval: a
+   * failure of one file (a name too long, a directory deleted under it) then costs the disk the
+   * few milliseconds of a check, and only a disk that fails the check stays broken.
    */
   public void writeFailed(String reason) {
     synchronized (this) {
       writeFailures.incrementAndGet();
       setHealth(DiskHealth.broken("a write failed: " + reason));
     }
+    afterWriteFailure.run();
+  }
+
+  /** What to run after each failed write (the checker's request for a check of this disk). */
+  void afterWriteFailure(Runnable action) {
+    afterWriteFailure = requireNonNull(action, "action is null");
   }
 
   // @GuardedBy("this")

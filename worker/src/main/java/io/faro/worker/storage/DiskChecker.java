@@ -20,7 +20,9 @@ import org.slf4j.LoggerFactory;
  * delete a small file, compare the usable bytes with the reserve), each disk on its own schedule
  * in a pool of one thread per disk, so that a disk whose check hangs (a dying drive) holds one
  * thread and the others go on being checked. The hung disk is reported broken by {@link
- * Disk#health} itself once its check has run for longer than the timeout.
+ * Disk#health} itself once its check has run for longer than the timeout. A failed write asks
+ * for a check of its disk at once: the disk, broken since the failure, is healthy again if the
+ * check passes (the failure was one file's) and stays broken otherwise.
  */
 public final class DiskChecker implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(DiskChecker.class);
@@ -46,14 +48,28 @@ public final class DiskChecker implements AutoCloseable {
   private final ScheduledThreadPoolExecutor threads;
   // Per disk index: whether a check of it runs now.
   private final List<AtomicBoolean> checking = new ArrayList<>();
+  // Per disk index: whether another check was asked for while one ran.
+  private final List<AtomicBoolean> again = new ArrayList<>();
 
   public DiskChecker(Disks disks, Settings settings, String threadPrefix) {
     this.disks = requireNonNull(disks, "disks is null");
     this.settings = requireNonNull(settings, "settings is null");
     disks.all().forEach(d -> d.checkTimeout(settings.timeout().toNanos()));
     disks.all().forEach(d -> checking.add(new AtomicBoolean()));
+    disks.all().forEach(d -> again.add(new AtomicBoolean()));
     this.threads = new ScheduledThreadPoolExecutor(Math.max(1, disks.size()),
         new DefaultThreadFactory(threadPrefix, true));
+    disks.all().forEach(d -> d.afterWriteFailure(() -> checkSoon(d)));
+  }
+
+  /** Checks {@code disk} as soon as a thread is free, or right after the check that runs now. */
+  void checkSoon(Disk disk) {
+    again.get(disk.index()).set(true);
+    try {
+      threads.execute(() -> check(disk));
+    } catch (java.util.concurrent.RejectedExecutionException e) {
+      // Closed: the worker is stopping.
+    }
   }
 
   /**
@@ -92,17 +108,22 @@ public final class DiskChecker implements AutoCloseable {
 
   private void check(Disk disk) {
     AtomicBoolean running = checking.get(disk.index());
-    // A hung check holds its thread; the next one of that disk must not take another thread.
-    if (!running.compareAndSet(false, true)) {
-      return;
-    }
-    try {
-      disk.check(settings.reserveBytes());
-    } catch (Throwable t) {
-      // Whatever it is, the next check must still run: a thrown task would cancel its schedule.
-      LOG.error("Checking {} failed unexpectedly", disk, t);
-    } finally {
-      running.set(false);
+    AtomicBoolean askedAgain = again.get(disk.index());
+    // A hung check holds its thread; the next one of that disk must not take another thread. A
+    // check asked for meanwhile runs when this one ends (the loop below).
+    while (running.compareAndSet(false, true)) {
+      askedAgain.set(false);
+      try {
+        disk.check(settings.reserveBytes());
+      } catch (Throwable t) {
+        // Whatever it is, the next check must still run: a thrown task would cancel its schedule.
+        LOG.error("Checking {} failed unexpectedly", disk, t);
+      } finally {
+        running.set(false);
+      }
+      if (!askedAgain.get() || threads.isShutdown()) {
+        return;
+      }
     }
   }
 

@@ -103,6 +103,47 @@ class DiskCheckerTest {
   }
 
   @Test
+  void aFailedWriteOfOneFileCostsItsDiskOneCheckAndABrokenDiskStaysBroken() throws Exception {
+    Path dir = root.resolve("d0");
+    try (Disks disks = Disks.open(List.of(new DiskDir(dir, DiskTier.SSD)), Disks.Options.buffered(1), "t");
+        DiskChecker checker = new DiskChecker(disks, new DiskChecker.Settings(0, Duration.ofHours(1),
+            Duration.ofSeconds(30)), "t-check")) {
+      checker.start();
+      Disk disk = disks.get(0);
+      assertThat(disk.accepting()).isTrue();
+
+      // One shuffle's directory cannot be made (a file sits where it goes): that partition's
+      // file fails to write, the disk itself is fine.
+      PartitionKey key = new PartitionKey(SHUFFLE, 5, 0);
+      Path shuffleDir = FileLayout.partitionFile(dir, key).getParent();
+      Files.createDirectories(shuffleDir.getParent());
+      Files.writeString(shuffleDir, "in the way");
+      PartitionFile file = disk.newPartitionFile(key);
+      file.write(List.of(Unpooled.wrappedBuffer(new byte[4096])));
+      assertThat(file.failure()).as("the write of that one file fails").isPresent();
+      disk.writeFailed(key + ": " + file.failure().get().getMessage());
+      // Broken at once; the check the failure asked for (the next scheduled one is an hour away)
+      // finds the disk writable.
+      awaitState(disk, DiskHealth.State.HEALTHY);
+
+      // Now the whole directory goes: the check the next failure asks for keeps the disk broken.
+      Files.move(dir, root.resolve("d0-away"));
+      Files.writeString(dir, "not a directory");
+      disk.writeFailed("partition 6-0: Input/output error");
+      awaitState(disk, DiskHealth.State.BROKEN);
+      awaitReason(disk, "the check could not write to " + dir);
+    }
+  }
+
+  private static void awaitReason(Disk disk, String reason) throws InterruptedException {
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+    while (!disk.health().reason().contains(reason) && System.nanoTime() < deadline) {
+      Thread.sleep(20);
+    }
+    assertThat(disk.health().reason()).contains(reason);
+  }
+
+  @Test
   void aDirectoryThatCannotBeCreatedAtStartMakesItsDiskBrokenUntilItIsFixed() throws Exception {
     Path dir = root.resolve("d0");
     Files.writeString(dir, "a file where the disk's directory should be");
