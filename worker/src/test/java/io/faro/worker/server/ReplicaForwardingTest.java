@@ -86,6 +86,48 @@ class ReplicaForwardingTest {
   }
 
   @Test
+  void aPrimaryWhoseReplicaRefusedAPartConfirmsNoLaterPartOfThatPartition() throws Exception {
+    Path replicaDisk = tmp.resolve("r");
+    try (FakeMaster master = new FakeMaster();
+        WorkerServer primary = new WorkerServer(TestWorkers.conf(master.endpoint(), tmp.resolve("p")));
+        WorkerServer replica = new WorkerServer(TestWorkers.conf(master.endpoint(), replicaDisk)
+            .with("faro.worker.disk.check.interval", "50ms"))) {
+      primary.start();
+      replica.start();
+      Batches batches = new Batches(false, 5);
+      try (WorkerClient toPrimary = new WorkerClient("to-primary", primary.endpoint());
+          WorkerClient toReplica = new WorkerClient("to-replica", replica.endpoint())) {
+        toReplica.reserve(SHUFFLE, 0, 0, 0, 1);
+        toPrimary.reserveWithReplica(SHUFFLE, 0, replica.endpoint(), 0, 1);
+        assertThat(toPrimary.push(SHUFFLE, List.of(new Part(0, 0, batches.batchBytes(0, 0, 0, 500)))))
+            .containsExactly(PushStatusP.OK);
+
+        // The replica's disk breaks for a moment: the part forwarded then is refused there.
+        Path aside = tmp.resolve("r-aside");
+        Files.move(replicaDisk, aside);
+        Files.writeString(replicaDisk, "not a directory");
+        Eventually.await("the replica's disk to be found broken",
+            () -> toReplica.status().getDiskHealth(0).startsWith("broken"));
+        PushStatusP refused = toPrimary.push(SHUFFLE, List.of(new Part(0, 0, batches.batchBytes(0, 0, 1, 500)))).get(0);
+        assertThat(refused).as("a part only the primary holds is not acknowledged")
+            .isEqualTo(PushStatusP.REPLICA_FAILED);
+        Files.delete(replicaDisk);
+        Files.move(aside, replicaDisk);
+        Eventually.await("the replica's disk to recover", () -> toReplica.status().getDiskHealth(0).equals("healthy"));
+
+        // The primary itself no longer takes data for partition 0 (SPLIT, without asking the
+        // replica, whose own refusal would answer REPLICA_FAILED): the client moves it to a new
+        // epoch rather than the two copies differing from the refused part on.
+        PushStatusP later = toPrimary.push(SHUFFLE, List.of(new Part(0, 0, batches.batchBytes(0, 0, 2, 500)))).get(0);
+        assertThat(later).isEqualTo(PushStatusP.SPLIT);
+        // Partition 1 lost nothing: both copies take it.
+        assertThat(toPrimary.push(SHUFFLE, List.of(new Part(1, 0, batches.batchBytes(0, 0, 3, 500)))))
+            .containsExactly(PushStatusP.OK);
+      }
+    }
+  }
+
+  @Test
   void aForwardConnectionTheReplicaClosedWhileIdleIsOpenedAgainNotFailed() throws Exception {
     try (FakeMaster master = new FakeMaster();
         WorkerServer primary = new WorkerServer(TestWorkers.conf(master.endpoint(), tmp.resolve("p")));
