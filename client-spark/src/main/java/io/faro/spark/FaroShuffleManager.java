@@ -3,7 +3,7 @@ package io.faro.spark;
 import io.faro.client.ClientOptionGroup;
 import io.faro.client.ClientOptions;
 import io.faro.client.ShuffleClient;
-import io.faro.client.lifecycle.LifecycleManager;
+import io.faro.client.driver.LifecycleManager;
 import io.faro.common.config.CommonOptionGroup;
 import io.faro.common.config.ConfigException;
 import io.faro.common.config.FaroConf;

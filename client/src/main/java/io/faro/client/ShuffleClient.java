@@ -3,7 +3,7 @@ package io.faro.client;
 import static java.util.Objects.requireNonNull;
 
 import io.faro.client.fetch.PartitionReader;
-import io.faro.client.lifecycle.ReducerFileGroups;
+import io.faro.client.fetch.ReducerFileGroups;
 import io.faro.client.push.MapPusher;
 import io.faro.common.error.ErrorCode;
 import io.faro.common.error.FaroException;
@@ -41,7 +41,7 @@ import java.util.concurrent.atomic.AtomicReferenceArray;
  *
  * <p>Shuffle ids: callers name the engine's shuffle ({@code ShuffleId(app, engine id)}); the
  * lifecycle manager answers with the Faro id of the generation to write or read, which is what
- * workers see (see {@link io.faro.client.lifecycle.LifecycleManager}).
+ * workers see (see {@link io.faro.client.driver.LifecycleManager}).
  */
 public final class ShuffleClient {
   /** Where the partitions of one generation take pushes; shared by this executor's tasks. */

@@ -10,7 +10,7 @@ import io.faro.bench.workload.Verification;
 import io.faro.bench.workload.WorkloadCost;
 import io.faro.client.ClientOptions;
 import io.faro.client.ShuffleClient;
-import io.faro.client.lifecycle.LifecycleManager;
+import io.faro.client.driver.LifecycleManager;
 import io.faro.common.config.FaroConf;
 import io.faro.common.id.AppId;
 import io.faro.common.id.ShuffleId;

@@ -3,8 +3,7 @@ package io.faro.client.fetch;
 import static java.util.Objects.requireNonNull;
 
 import io.faro.client.ClientOptions;
-import io.faro.client.lifecycle.ReducerFileGroups;
-import io.faro.client.lifecycle.ReducerFileGroups.CommittedFile;
+import io.faro.client.fetch.ReducerFileGroups.CommittedFile;
 import io.faro.common.batch.Batch;
 import io.faro.common.batch.BatchDecoder;
 import io.faro.common.batch.BatchFormat;

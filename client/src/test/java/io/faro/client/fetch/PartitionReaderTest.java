@@ -4,7 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.faro.client.ClientOptions;
-import io.faro.client.lifecycle.ReducerFileGroups;
+import io.faro.client.fetch.ReducerFileGroups;
 import io.faro.common.batch.Batch;
 import io.faro.common.batch.BatchEncoder;
 import io.faro.common.config.FaroConf;

@@ -7,7 +7,7 @@ import static org.assertj.core.api.Assertions.catchThrowable;
 import io.faro.client.ClientOptions;
 import io.faro.client.ShuffleClient;
 import io.faro.client.fetch.PartitionReader;
-import io.faro.client.lifecycle.LifecycleManager;
+import io.faro.client.driver.LifecycleManager;
 import io.faro.client.push.MapPusher;
 import io.faro.client.testing.MiniFaroCluster;
 import io.faro.common.batch.Batch;

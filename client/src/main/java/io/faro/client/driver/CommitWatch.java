@@ -1,4 +1,4 @@
-package io.faro.client.lifecycle;
+package io.faro.client.driver;
 
 import static java.util.Objects.requireNonNull;
 
@@ -11,6 +11,8 @@ import io.faro.common.network.Futures;
 import io.faro.proto.ClusterStatusRequest;
 import io.faro.proto.ClusterStatusResponse;
 import io.faro.proto.WorkerStatusP;
+import java.time.Clock;
+import java.time.Duration;
 import java.util.HashSet;
 import java.util.Map;
 import java.util.Set;
@@ -29,26 +31,28 @@ import org.slf4j.LoggerFactory;
  * the map stage runs again) instead of stalling every reader of the shuffle.
  *
  * <p>{@link #check} runs on the heartbeat thread; it asks the masters only while some commit has
- * waited longer than {@code minWaitNanos}, once per call, whatever the number of commits.
+ * waited longer than {@code minWait}, once per call, whatever the number of commits.
  */
 final class CommitWatch {
   private static final Logger LOG = LoggerFactory.getLogger(CommitWatch.class);
 
-  private record Waiting(ShuffleId shuffle, WorkerId worker, long sinceNanos) { }
+  private record Waiting(ShuffleId shuffle, WorkerId worker, long sinceMillis) { }
 
   private final MasterClient master;
-  private final long minWaitNanos;
+  private final long minWaitMillis;
+  private final Clock clock;
   private final Map<CompletableFuture<?>, Waiting> waiting = new ConcurrentHashMap<>();
   private final AtomicBoolean asking = new AtomicBoolean();
 
-  CommitWatch(MasterClient master, long minWaitNanos) {
+  CommitWatch(MasterClient master, Duration minWait, Clock clock) {
     this.master = requireNonNull(master, "master is null");
-    this.minWaitNanos = minWaitNanos;
+    this.minWaitMillis = minWait.toMillis();
+    this.clock = requireNonNull(clock, "clock is null");
   }
 
   /** Watches {@code commit} of {@code shuffle} on {@code worker} until it completes. */
   void watch(ShuffleId shuffle, WorkerId worker, CompletableFuture<?> commit) {
-    waiting.put(commit, new Waiting(shuffle, worker, System.nanoTime()));
+    waiting.put(commit, new Waiting(shuffle, worker, clock.millis()));
     commit.whenComplete((r, e) -> waiting.remove(commit));
   }
 
@@ -72,8 +76,8 @@ final class CommitWatch {
   }
 
   private void ask() {
-    long now = System.nanoTime();
-    boolean due = waiting.values().stream().anyMatch(w -> now - w.sinceNanos() >= minWaitNanos);
+    long now = clock.millis();
+    boolean due = waiting.values().stream().anyMatch(w -> now - w.sinceMillis() >= minWaitMillis);
     if (!due || !asking.compareAndSet(false, true)) {
       return;
     }

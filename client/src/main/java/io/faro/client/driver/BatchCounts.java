@@ -1,4 +1,4 @@
-package io.faro.client.lifecycle;
+package io.faro.client.driver;
 
 import io.faro.common.error.ErrorCode;
 import io.faro.common.error.FaroException;

@@ -1,4 +1,4 @@
-package io.faro.client.lifecycle;
+package io.faro.client.fetch;
 
 import io.faro.common.id.AppId;
 import io.faro.common.id.IdMapper;

@@ -1,0 +1,92 @@
+package io.faro.client.driver;
+
+import static java.util.Objects.requireNonNull;
+
+import io.faro.client.ClientOptions;
+import io.faro.common.error.FaroException;
+import io.faro.common.id.AppId;
+import io.faro.common.master.MasterClient;
+import io.faro.common.network.Futures;
+import io.faro.proto.AppHeartbeatRequest;
+import io.faro.proto.EmptyResponse;
+import io.faro.proto.RegisterAppRequest;
+import io.faro.proto.UnregisterAppRequest;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The app's standing with the masters: registered at start (a job must never silently run
+ * without the shuffle service it was configured for), kept alive by a heartbeat to every master,
+ * unregistered at close. The heartbeat thread also runs {@code onBeat} (the lifecycle manager's
+ * periodic checks) before each beat.
+ */
+final class AppSession implements AutoCloseable {
+  private static final Logger LOG = LoggerFactory.getLogger(AppSession.class);
+
+  private final AppId app;
+  private final MasterClient master;
+  private final Runnable onBeat;
+  private final ScheduledExecutorService heartbeat;
+
+  /**
+   * Registers {@code app} with the masters and starts its heartbeat.
+   *
+   * @throws FaroException CONNECTION_FAILED (or the masters' error) when it cannot register
+   */
+  AppSession(AppId app, ClientOptions.Settings settings, MasterClient master, Runnable onBeat) {
+    this.app = requireNonNull(app, "app is null");
+    this.master = requireNonNull(master, "master is null");
+    this.onBeat = requireNonNull(onBeat, "onBeat is null");
+    try {
+      master.callBlocking(RegisterAppRequest.newBuilder().setAppId(app.value()).build(), EmptyResponse.class);
+    } catch (FaroException e) {
+      throw new FaroException(e.code(),
+          "Cannot register application " + app + " with the Faro cluster at " + settings.masters()
+              + " (faro.master.endpoints, spark.faro.master.endpoints in Spark): " + e.getMessage(), e);
+    }
+    this.heartbeat = Executors.newSingleThreadScheduledExecutor(r -> {
+      Thread t = new Thread(r, "faro-app-heartbeat");
+      t.setDaemon(true);
+      return t;
+    });
+    long period = settings.appHeartbeatInterval().toMillis();
+    heartbeat.scheduleWithFixedDelay(this::beat, period, period, TimeUnit.MILLISECONDS);
+  }
+
+  /** Heartbeats every master: each keeps the time, so a new leader knows the app is alive. */
+  private void beat() {
+    try {
+      onBeat.run();
+    } catch (RuntimeException e) {
+      // A thrown exception would end the heartbeat's schedule.
+      LOG.warn("A periodic check of app {} failed", app, e);
+    }
+    List<CompletableFuture<EmptyResponse>> answers =
+        master.callEach(AppHeartbeatRequest.newBuilder().setAppId(app.value()).build(), EmptyResponse.class);
+    CompletableFuture.allOf(answers.stream().map(a -> a.handle((r, e) -> e == null))
+        .toArray(CompletableFuture[]::new)).thenRun(() -> {
+          if (answers.stream().allMatch(CompletableFuture::isCompletedExceptionally)) {
+            LOG.warn("App heartbeat for {} reached no master: {}", app,
+                Futures.unwrap(answers.get(0).handle((r, e) -> e).join()).toString());
+          }
+        });
+  }
+
+  /** Stops the heartbeat and unregisters the app; the masters expire it if that fails. */
+  @Override
+  public void close() {
+    heartbeat.shutdownNow();
+    try {
+      Futures.await(master.call(UnregisterAppRequest.newBuilder().setAppId(app.value()).build(),
+          EmptyResponse.class), Duration.ofSeconds(10), "unregistering app " + app);
+    } catch (FaroException e) {
+      LOG.warn("Could not unregister app {}; the master expires it: {}", app, e.getMessage());
+    }
+  }
+}

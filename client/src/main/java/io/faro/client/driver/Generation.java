@@ -1,0 +1,232 @@
+package io.faro.client.driver;
+
+import static java.util.Objects.requireNonNull;
+
+import io.faro.common.error.ErrorCode;
+import io.faro.common.error.FaroException;
+import io.faro.common.id.PartitionLocation;
+import io.faro.common.id.ShuffleId;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicIntegerArray;
+import java.util.concurrent.atomic.AtomicLongArray;
+import java.util.concurrent.atomic.AtomicReference;
+
+/**
+ * One generation of one shuffle, as the driver knows it: its identity and shape, the token that
+ * proves its requests to workers, the stage attempts that write it, which attempt won each map
+ * (the first to report success) with the batches it pushed, its placement, its {@link Locations},
+ * and where it stands: maps running, commit started, or lost.
+ *
+ * <p>A generation is Faro's shuffle {@link #id()}; the engine's shuffle {@link #engineShuffleId()}
+ * gets a new generation when a stage attempt re-runs its maps after data was lost or after the
+ * engine rolled its stage back (see {@link Generations}). What acts on a generation (placing,
+ * reviving, committing) lives in {@link Placement} and {@link Committer}; this class only keeps
+ * the state, and decides atomically which map end starts the commit.
+ *
+ * <p>Thread-safe: everything is set once, atomic, or guarded by {@code this}.
+ */
+final class Generation {
+  /** What a map's end decided: the winning attempt, and whether this end starts the commit. */
+  record MapEnd(int winner, boolean startsCommit) { }
+
+  private static final java.security.SecureRandom TOKENS = new java.security.SecureRandom();
+
+  private final int engineShuffleId;
+  private final ShuffleId id;
+  private final int numMaps;
+  private final int numPartitions;
+  /** Proves to workers that reservations and the commit come from this lifecycle manager. */
+  private final long ownerToken;
+  private final AtomicIntegerArray winners;
+  /** Batches the winning attempts pushed, per partition: readers check that they read exactly these. */
+  private final AtomicLongArray expectedBatches;
+  private final AtomicInteger remainingMaps;
+  // The latest placement attempt; a failed one is replaced by the next request.
+  private final AtomicReference<CompletableFuture<List<PartitionLocation>>> placement = new AtomicReference<>();
+  private final AtomicInteger nextEpoch = new AtomicInteger(1);
+  private final Locations locations;
+  private volatile boolean commitStarted;
+  private volatile boolean lost;
+  /** The (stage id, stage attempt) pairs whose tasks write this generation. */
+  private final Set<Long> writerStages = ConcurrentHashMap.newKeySet();
+
+  Generation(int engineShuffleId, ShuffleId id, int numMaps, int numPartitions) {
+    this.engineShuffleId = engineShuffleId;
+    this.id = requireNonNull(id, "id is null");
+    this.numMaps = numMaps;
+    this.numPartitions = numPartitions;
+    this.ownerToken = newOwnerToken();
+    this.winners = new AtomicIntegerArray(numMaps);
+    for (int m = 0; m < numMaps; m++) {
+      winners.set(m, -1);
+    }
+    this.remainingMaps = new AtomicInteger(numMaps);
+    this.expectedBatches = new AtomicLongArray(Math.max(0, numPartitions));
+    this.locations = new Locations(id, numPartitions);
+  }
+
+  private static long newOwnerToken() {
+    long token;
+    do {
+      token = TOKENS.nextLong();
+    } while (token == 0);
+    return token;
+  }
+
+  /**
+   * The random token this generation's reservations and commit carry: a worker commits a shuffle
+   * only for the lifecycle manager that reserved it, never for a stray or forged request.
+   */
+  long ownerToken() {
+    return ownerToken;
+  }
+
+  int engineShuffleId() {
+    return engineShuffleId;
+  }
+
+  /** Faro's id of this generation: what workers know. */
+  ShuffleId id() {
+    return id;
+  }
+
+  /** Whether tasks of stage attempt {@code stageKey} write this generation. */
+  boolean writtenBy(long stageKey) {
+    return writerStages.contains(stageKey);
+  }
+
+  void addWriter(long stageKey) {
+    writerStages.add(stageKey);
+  }
+
+  int numMaps() {
+    return numMaps;
+  }
+
+  int numPartitions() {
+    return numPartitions;
+  }
+
+  /**
+   * @throws FaroException INVALID_REQUEST unless a request's shape is this generation's; a
+   *     negative {@code numPartitions} means "as known" (a map's end names none)
+   */
+  void checkShape(int requestMaps, int requestPartitions) {
+    if (numMaps != requestMaps || (requestPartitions >= 0 && numPartitions != requestPartitions)) {
+      throw new FaroException(ErrorCode.INVALID_REQUEST, "shuffle " + id + " has " + numMaps
+          + " maps and " + numPartitions + " partitions, request says " + requestMaps + " and " + requestPartitions);
+    }
+  }
+
+  Locations locations() {
+    return locations;
+  }
+
+  /** The latest placement attempt, or null before the first. */
+  CompletableFuture<List<PartitionLocation>> placement() {
+    return placement.get();
+  }
+
+  /** Makes {@code next} the placement attempt if {@code expected} still is; true if it did. */
+  boolean replacePlacement(CompletableFuture<List<PartitionLocation>> expected,
+      CompletableFuture<List<PartitionLocation>> next) {
+    return placement.compareAndSet(expected, next);
+  }
+
+  /** Placement if it was ever requested; a shuffle whose maps all wrote nothing may have none. */
+  CompletableFuture<List<PartitionLocation>> placementIfStarted() {
+    CompletableFuture<List<PartitionLocation>> current = placement.get();
+    return current != null ? current : CompletableFuture.completedFuture(List.of());
+  }
+
+  /** A fresh epoch, higher than any this shuffle used. */
+  int newEpoch() {
+    return nextEpoch.getAndIncrement();
+  }
+
+  /**
+   * Records that {@code attemptId} of {@code mapId} succeeded, having pushed {@code batches}. The
+   * first attempt wins, unless its output is {@code incomplete}. The end that gives the last map
+   * its winner starts the commit (once, after every winner's batches were counted), unless the
+   * generation was lost.
+   */
+  MapEnd mapperEnd(int mapId, int attemptId, BatchCounts batches, boolean incomplete) {
+    if (mapId < 0 || mapId >= numMaps) {
+      throw new FaroException(ErrorCode.INVALID_REQUEST,
+          "map " + mapId + " outside 0.." + (numMaps - 1) + " of shuffle " + id);
+    }
+    batches.checkWithin(numPartitions, id);
+    if (incomplete) {
+      // Pushed into a committed shuffle: another attempt won, and this one never may.
+      int winner = winners.get(mapId);
+      if (winner < 0) {
+        throw new FaroException(ErrorCode.SHUFFLE_COMMITTED, "attempt " + attemptId + " of map " + mapId
+            + " of shuffle " + id + " has incomplete output (the shuffle was committed while it pushed) and no "
+            + "attempt of the map won");
+      }
+      return new MapEnd(winner, false);
+    }
+    boolean last = false;
+    if (winners.compareAndSet(mapId, -1, attemptId)) {
+      // Counted before the decrement below: the map that starts the commit sees every winner's.
+      batches.forEach(expectedBatches::addAndGet);
+      // With loseIfIncomplete: either the last map starts the commit or the generation is lost.
+      synchronized (this) {
+        last = remainingMaps.decrementAndGet() == 0 && !lost;
+        commitStarted |= last;
+      }
+    }
+    return new MapEnd(winners.get(mapId), last);
+  }
+
+  /**
+   * Marks the generation lost if some map has not ended (and so no commit started), atomically
+   * with {@link #mapperEnd}'s last map; true if it did.
+   */
+  synchronized boolean loseIfIncomplete() {
+    if (lost || commitStarted || remainingMaps.get() == 0) {
+      return false;
+    }
+    lost = true;
+    return true;
+  }
+
+  /** Whether every map ended and the commit began: no new locations from then on. */
+  boolean commitStarted() {
+    return commitStarted;
+  }
+
+  /** Batches of the winning attempts per partition (complete once the commit started). */
+  long[] expectedBatches() {
+    long[] copy = new long[expectedBatches.length()];
+    for (int p = 0; p < copy.length; p++) {
+      copy[p] = expectedBatches.get(p);
+    }
+    return copy;
+  }
+
+  int[] winners() {
+    int[] copy = new int[numMaps];
+    for (int m = 0; m < numMaps; m++) {
+      copy[m] = winners.get(m);
+    }
+    return copy;
+  }
+
+  /** Marks the generation lost; true for the first caller only. */
+  synchronized boolean markLost() {
+    if (lost) {
+      return false;
+    }
+    lost = true;
+    return true;
+  }
+
+  boolean lost() {
+    return lost;
+  }
+}
