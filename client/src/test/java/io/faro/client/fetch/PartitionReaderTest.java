@@ -4,7 +4,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.faro.client.ClientOptions;
-import io.faro.client.fetch.ReducerFileGroups;
 import io.faro.common.batch.Batch;
 import io.faro.common.batch.BatchEncoder;
 import io.faro.common.config.FaroConf;
@@ -25,6 +24,8 @@ import io.faro.proto.MessageType;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
 import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.AfterEach;
@@ -32,8 +33,9 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 /**
- * The reader against a hand-written fetch server on loopback that serves one chunk of three
- * batches of map 0, after answering "busy" (TIMEOUT) a chosen number of times.
+ * The reader against a hand-written fetch server on loopback that serves one chunk (three
+ * batches of map 0, unless a test writes another), after answering "busy" (TIMEOUT) a chosen
+ * number of times.
  */
 class PartitionReaderTest {
   private static final AppId APP = new AppId("reader-test");
@@ -127,5 +129,55 @@ class PartitionReaderTest {
     try (PartitionReader reader = new PartitionReader(groups(4), 0, 1, 0, 0, pool, settings)) {
       assertThat(readAll(reader)).isZero();
     }
+  }
+
+  @Test
+  void keepsEachBatchOfEachWinningAttemptOnceAndNothingElse() {
+    BatchEncoder encoder = new BatchEncoder(true, io.netty.buffer.UnpooledByteBufAllocator.DEFAULT);
+    ByteBuf mixed = Unpooled.buffer();
+    // {map, attempt, batch}: what a partition file holds after retries, a losing attempt and a
+    // zombie of an older stage attempt pushed to it.
+    int[][] written = {
+        {0, 0, 0}, {0, 0, 1},
+        {0, 0, 1}, // pushed again after an answer was lost: the same batch twice
+        {0, 1, 0}, // a speculative attempt of map 0 that lost
+        {1, 0, 0}, // map 1's first attempt, which lost to attempt 2
+        {1, 2, 0}, {1, 2, 1},
+        {7, 0, 0}, // a map outside the shuffle's range
+    };
+    for (int[] w : written) {
+      byte[] raw = ("m" + w[0] + " a" + w[1] + " b" + w[2]).getBytes(StandardCharsets.UTF_8);
+      ByteBuf batch = encoder.encode(w[0], w[1], w[2], raw, 0, raw.length);
+      mixed.writeBytes(batch);
+      batch.release();
+    }
+    chunk.release();
+    chunk = mixed;
+    WorkerEndpoint endpoint = new WorkerEndpoint("127.0.0.1", server.port(), server.port(), server.port());
+    PartitionLocation location = new PartitionLocation(0, 0, Role.PRIMARY, new WorkerId("fake"), endpoint, 0);
+    ReducerFileGroups groups = ReducerFileGroups.fromProto(APP, GetReducerFileGroupsResponse.newBuilder()
+        .setFaroShuffleId(0)
+        .addWinningAttempts(0)
+        .addWinningAttempts(2)
+        .addFiles(CommittedFileP.newBuilder().setLocation(IdMapper.toProto(location))
+            .setBytes(chunk.readableBytes()).setChunks(1))
+        .addExpectedBatches(4)
+        .build());
+
+    try (PartitionReader reader = new PartitionReader(groups, 0, 1, 0, 2, pool, settings)) {
+      assertThat(contents(reader)).containsExactly("m0 a0 b0", "m0 a0 b1", "m1 a2 b0", "m1 a2 b1");
+    }
+    // A sub-read of a map range (a skewed partition split by the engine) keeps only its maps.
+    try (PartitionReader reader = new PartitionReader(groups, 0, 1, 1, 2, pool, settings)) {
+      assertThat(contents(reader)).containsExactly("m1 a2 b0", "m1 a2 b1");
+    }
+  }
+
+  private static List<String> contents(PartitionReader reader) {
+    List<String> seen = new ArrayList<>();
+    for (Batch b; (b = reader.next()) != null; ) {
+      seen.add(new String(b.data(), 0, b.length(), StandardCharsets.UTF_8));
+    }
+    return seen;
   }
 }
