@@ -6,17 +6,13 @@ import io.faro.common.network.FreePorts;
 import static java.util.Objects.requireNonNull;
 
 import java.io.IOException;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.StandardCopyOption;
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import java.util.concurrent.TimeUnit;
 
 /**
  * One master (or a Raft group of several) and N workers, each its own JVM process on loopback, started from this JVM's class
@@ -24,14 +20,11 @@ import java.util.concurrent.TimeUnit;
  * its log and a port file under the work directory; the cluster's description, with the Spark
  * settings a job needs, goes to {@code <work-dir>/cluster.json}.
  *
- * <p>Over 400 lines, knowingly: it is a process launcher, cluster.json reader/writer and topology in one; the three part in the issue "Room to grow", taken next.
+ * <p>This class is the topology (who runs, on which ports, with which peers); {@link
+ * ProcessLauncher} starts and stops the processes, {@link ClusterFile} writes cluster.json.
  */
 public final class LocalCluster implements AutoCloseable {
-  public static final String CLUSTER_FILE = "cluster.json";
-  private static final String MAIN_CLASS = FaroCli.class.getName();
-  private static final String PROCESS_MARKER = "faro.launcher=local-cluster";
-  private static final Duration START_TIMEOUT = Duration.ofSeconds(90);
-  private static final Duration STOP_TIMEOUT = Duration.ofSeconds(20);
+  public static final String CLUSTER_FILE = ClusterFile.NAME;
 
   /**
    * A launched process: where it writes its port file, its log, and what the port file said
@@ -127,7 +120,7 @@ public final class LocalCluster implements AutoCloseable {
       for (int i = 0; i < workers; i++) {
         String name = "worker-" + i;
         Path data = Files.createDirectories(dir.resolve(name).resolve("data"));
-        members.add(launch(dir, name, "worker", confFile, List.of(
+        members.add(ProcessLauncher.launch(dir, name, "worker", confFile, List.of(
             "faro.worker.host=127.0.0.1",
             "faro.worker.rpc.port=0",
             "faro.worker.push.port=0",
@@ -137,13 +130,13 @@ public final class LocalCluster implements AutoCloseable {
       }
       for (int i = masters; i < members.size(); i++) {
         Member w = members.get(i);
-        members.set(i, w.started(awaitPortFile(w)));
+        members.set(i, w.started(ProcessLauncher.awaitPortFile(w)));
       }
       LocalCluster cluster = new LocalCluster(dir, members, endpoints, clientSettings(confFile));
-      cluster.writeClusterFile();
+      ClusterFile.write(dir, members, cluster.sparkSettings());
       return cluster;
     } catch (IOException | RuntimeException e) {
-      members.forEach(m -> stopProcess(m.process().toHandle()));
+      members.forEach(m -> ProcessLauncher.stop(m.process().toHandle()));
       throw e;
     }
   }
@@ -156,7 +149,7 @@ public final class LocalCluster implements AutoCloseable {
   private static List<String> startMasters(Path dir, int count, Path confFile, int firstPort, List<Member> members)
       throws IOException {
     if (count == 1) {
-      Member master = launch(dir, "master", "master", confFile, List.of(
+      Member master = ProcessLauncher.launch(dir, "master", "master", confFile, List.of(
           "faro.master.host=127.0.0.1",
           "faro.master.advertised.host=127.0.0.1",
           "faro.master.port=" + firstPort,
@@ -164,7 +157,7 @@ public final class LocalCluster implements AutoCloseable {
           "faro.master.http.port=0",
           "faro.master.ratis.dir=" + dir.resolve("master").resolve("ratis")));
       members.add(master);
-      master = master.started(awaitPortFile(master));
+      master = master.started(ProcessLauncher.awaitPortFile(master));
       members.set(0, master);
       return List.of("127.0.0.1:" + Json.number(master.ports(), "rpcPort"));
     }
@@ -179,7 +172,7 @@ public final class LocalCluster implements AutoCloseable {
     }
     for (int i = 0; i < count; i++) {
       String name = "master-" + (i + 1);
-      members.add(launch(dir, name, "master", confFile, List.of(
+      members.add(ProcessLauncher.launch(dir, name, "master", confFile, List.of(
           "faro.master.host=127.0.0.1",
           "faro.master.advertised.host=127.0.0.1",
           "faro.master.id=m" + (i + 1),
@@ -191,7 +184,7 @@ public final class LocalCluster implements AutoCloseable {
           "faro.master.ratis.dir=" + dir.resolve(name).resolve("ratis"))));
     }
     for (int i = 0; i < count; i++) {
-      members.set(i, members.get(i).started(awaitPortFile(members.get(i))));
+      members.set(i, members.get(i).started(ProcessLauncher.awaitPortFile(members.get(i))));
     }
     return endpoints;
   }
@@ -214,138 +207,6 @@ public final class LocalCluster implements AutoCloseable {
         Files.deleteIfExists(p);
       }
     }
-  }
-
-  private static Member launch(Path dir, String name, String role, Path confFile, List<String> settings)
-      throws IOException {
-    Path home = Files.createDirectories(dir.resolve(name));
-    Path portFile = home.resolve("ports.json");
-    Files.deleteIfExists(portFile);
-    Path log = home.resolve(role + ".log");
-    List<String> command = new ArrayList<>();
-    command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
-    // First, so that it survives the truncation of long command lines in /proc: `stop` uses it
-    // to tell our processes from others that reused a pid.
-    command.add("-D" + PROCESS_MARKER);
-    // A small initial heap: the JVM gives back heap it grew under a burst only down to -Xms, so
-    // with the default (1/64 of the machine's memory) a process's resident memory never returns
-    // to its working level after a burst of garbage.
-    command.add("-Xms64m");
-    command.add("-Xmx1g");
-    if (role.equals("worker")) {
-      // Pushed data waits in direct memory; the worker's budget is a share of this limit.
-      command.add("-XX:MaxDirectMemorySize=2g");
-    }
-    command.add("-XX:+ExitOnOutOfMemoryError");
-    for (String property : List.of("faro.home", "log4j2.configurationFile", "io.netty.leakDetection.level")) {
-      String value = System.getProperty(property);
-      if (value != null) {
-        command.add("-D" + property + "=" + value);
-      }
-    }
-    // No faro.log.dir: the process logs to stdout, which goes to its log file below, so every
-    // line is written once (conf/log4j2.xml would otherwise write a rolling file beside it).
-    command.add("-cp");
-    command.add(System.getProperty("java.class.path"));
-    command.add(MAIN_CLASS);
-    command.add(role);
-    command.add("--port-file");
-    command.add(portFile.toString());
-    if (confFile != null) {
-      command.add("--conf");
-      command.add(confFile.toAbsolutePath().toString());
-    }
-    for (String s : settings) {
-      command.add("--set");
-      command.add(s);
-    }
-    return new Member(name, role, startProcess(command, log), portFile, log, "", List.copyOf(command));
-  }
-
-  private static Process startProcess(List<String> command, Path log) throws IOException {
-    ProcessBuilder builder = new ProcessBuilder(command)
-        .redirectErrorStream(true)
-        .redirectOutput(ProcessBuilder.Redirect.appendTo(log.toFile()));
-    // As bin/faro: glibc's malloc arenas per thread (Netty, Ratis and JIT threads) otherwise keep
-    // tens of MB of resident memory that no collection gives back.
-    builder.environment().putIfAbsent("MALLOC_ARENA_MAX", "4");
-    // A fixed mmap threshold: glibc otherwise raises it to the size of the last large block freed,
-    // and the direct-buffer chunks Netty frees (4 MiB) then stay resident in its arenas.
-    builder.environment().putIfAbsent("MALLOC_MMAP_THRESHOLD_", "131072");
-    return builder.start();
-  }
-
-  /** Waits until the process has written its port file; returns its text. */
-  private static String awaitPortFile(Member member) throws IOException {
-    Path file = member.portFile();
-    long deadline = System.nanoTime() + START_TIMEOUT.toNanos();
-    while (System.nanoTime() < deadline) {
-      if (Files.exists(file)) {
-        return Files.readString(file);
-      }
-      if (!member.process().isAlive()) {
-        throw new IllegalStateException(member.name() + " exited with code " + member.process().exitValue()
-            + " during start; its log " + member.log() + " ends with:\n" + tail(member.log(), 30));
-      }
-      try {
-        // Polls a file another process writes: there is no event to wait on.
-        member.process().waitFor(100, TimeUnit.MILLISECONDS);
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-        throw new IllegalStateException("interrupted while starting " + member.name());
-      }
-    }
-    throw new IllegalStateException(member.name() + " did not start within " + START_TIMEOUT.toSeconds()
-        + "s; see " + member.log() + ":\n" + tail(member.log(), 30));
-  }
-
-  static String tail(Path log, int lines) {
-    try {
-      List<String> all = Files.readAllLines(log, StandardCharsets.UTF_8);
-      return String.join("\n", all.subList(Math.max(0, all.size() - lines), all.size()));
-    } catch (IOException e) {
-      return "(cannot read " + log + ": " + e + ")";
-    }
-  }
-
-  private void writeClusterFile() throws IOException {
-    Map<String, Object> doc = new LinkedHashMap<>();
-    doc.put("workDir", workDir.toString());
-    List<Object> masters = new ArrayList<>();
-    List<Object> workers = new ArrayList<>();
-    for (Member m : members) {
-      Map<String, Object> entry = new LinkedHashMap<>();
-      entry.put("name", m.name());
-      entry.put("role", m.role());
-      entry.put("pid", m.pid());
-      for (String key : List.of("rpcPort", "raftPort", "httpPort", "pushPort", "fetchPort")) {
-        long port = Json.number(m.ports(), key);
-        if (port >= 0) {
-          entry.put(key, port);
-        }
-      }
-      String masterId = Json.string(m.ports(), "masterId");
-      if (masterId != null) {
-        entry.put("masterId", masterId);
-      }
-      String workerId = Json.string(m.ports(), "workerId");
-      if (workerId != null) {
-        entry.put("workerId", workerId);
-      }
-      if (m.role().equals("worker")) {
-        entry.put("dirs", List.of(workDir.resolve(m.name()).resolve("data").toString()));
-      } else {
-        entry.put("dirs", List.of(workDir.resolve(m.name()).resolve("ratis").toString()));
-      }
-      entry.put("log", m.log().toString());
-      (m.role().equals("master") ? masters : workers).add(entry);
-    }
-    doc.put("masters", masters);
-    doc.put("workers", workers);
-    doc.put("spark", new LinkedHashMap<String, Object>(sparkSettings()));
-    Path tmp = workDir.resolve(CLUSTER_FILE + ".tmp");
-    Files.writeString(tmp, Json.write(doc));
-    Files.move(tmp, workDir.resolve(CLUSTER_FILE), StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
   }
 
   public Path workDir() {
@@ -382,52 +243,16 @@ public final class LocalCluster implements AutoCloseable {
       throw new IllegalArgumentException("no member " + name + " in the local cluster in " + workDir);
     }
     Member old = members.get(index);
-    stopProcess(old.process().toHandle());
+    ProcessLauncher.stop(old.process().toHandle());
     Files.deleteIfExists(old.portFile());
-    Member fresh = new Member(old.name(), old.role(), startProcess(old.command(), old.log()), old.portFile(),
+    Member fresh = new Member(old.name(), old.role(), ProcessLauncher.start(old.command(), old.log()), old.portFile(),
         old.log(), "", old.command());
     members.set(index, fresh);
-    fresh = fresh.started(awaitPortFile(fresh));
+    fresh = fresh.started(ProcessLauncher.awaitPortFile(fresh));
     members.set(index, fresh);
-    writeClusterFile();
+    ClusterFile.write(workDir, members, sparkSettings());
     return fresh;
   }
-
-  /**
-   * Runs {@code bin/faro ARGS} (e.g. {@code admin masters --json --endpoints ...}) in a new JVM
-   * with the class path the cluster's processes use; returns its exit code and output. For tests
-   * that drive a cluster the way an operator does.
-   */
-  public static CommandResult faro(Duration timeout, String... args) throws IOException {
-    List<String> command = new ArrayList<>();
-    command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
-    command.add("-XX:TieredStopAtLevel=1");
-    command.add("-Xshare:auto");
-    String log4j = System.getProperty("log4j2.configurationFile");
-    if (log4j != null) {
-      command.add("-Dlog4j2.configurationFile=" + log4j);
-    }
-    command.add("-cp");
-    command.add(System.getProperty("java.class.path"));
-    command.add(MAIN_CLASS);
-    command.addAll(List.of(args));
-    Process process = new ProcessBuilder(command).redirectErrorStream(true).start();
-    try {
-      byte[] output = process.getInputStream().readAllBytes();
-      if (!process.waitFor(timeout.toMillis(), TimeUnit.MILLISECONDS)) {
-        process.destroyForcibly();
-        throw new IllegalStateException("faro " + String.join(" ", args) + " did not finish within " + timeout);
-      }
-      return new CommandResult(process.exitValue(), new String(output, StandardCharsets.UTF_8));
-    } catch (InterruptedException e) {
-      process.destroyForcibly();
-      Thread.currentThread().interrupt();
-      throw new IllegalStateException("interrupted while running faro " + String.join(" ", args));
-    }
-  }
-
-  /** What a {@link #faro} command returned. */
-  public record CommandResult(int exitCode, String output) {}
 
   /** The member named {@code name} as it runs now. */
   public synchronized Member member(String name) {
@@ -439,7 +264,7 @@ public final class LocalCluster implements AutoCloseable {
   @Override
   public synchronized void close() {
     for (int i = members.size() - 1; i >= 0; i--) {
-      stopProcess(members.get(i).process().toHandle());
+      ProcessLauncher.stop(members.get(i).process().toHandle());
     }
   }
 
@@ -449,12 +274,12 @@ public final class LocalCluster implements AutoCloseable {
     if (!Files.exists(file)) {
       throw new IllegalStateException("no " + CLUSTER_FILE + " in " + workDir.toAbsolutePath() + ": nothing to stop");
     }
-    List<Long> pids = Json.numbers(Files.readString(file), "pid");
+    List<Long> pids = ClusterFile.pids(workDir.toAbsolutePath());
     int stopped = 0;
     for (int i = pids.size() - 1; i >= 0; i--) {
-      Optional<ProcessHandle> handle = faroProcess(pids.get(i));
+      Optional<ProcessHandle> handle = ProcessLauncher.faroProcess(pids.get(i));
       if (handle.isPresent()) {
-        stopProcess(handle.get());
+        ProcessLauncher.stop(handle.get());
         stopped++;
       }
     }
@@ -462,26 +287,8 @@ public final class LocalCluster implements AutoCloseable {
   }
 
   private static boolean anyAlive(Path dir) throws IOException {
-    return Json.numbers(Files.readString(dir.resolve(CLUSTER_FILE)), "pid").stream()
-        .anyMatch(pid -> faroProcess(pid).isPresent());
+    return ClusterFile.pids(dir).stream()
+        .anyMatch(pid -> ProcessLauncher.faroProcess(pid).isPresent());
   }
 
-  /** The process {@code pid} if it is alive and is a Faro process (pids get reused). */
-  private static Optional<ProcessHandle> faroProcess(long pid) {
-    return ProcessHandle.of(pid).filter(ProcessHandle::isAlive)
-        .filter(h -> h.info().commandLine().map(c -> c.contains(PROCESS_MARKER)).orElse(true));
-  }
-
-  private static void stopProcess(ProcessHandle handle) {
-    if (!handle.isAlive()) {
-      return;
-    }
-    handle.destroy();
-    try {
-      handle.onExit().get(STOP_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS);
-    } catch (Exception e) {
-      handle.destroyForcibly();
-      handle.onExit().orTimeout(10, TimeUnit.SECONDS).exceptionally(t -> null).join();
-    }
-  }
 }

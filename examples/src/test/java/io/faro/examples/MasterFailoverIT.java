@@ -186,7 +186,7 @@ class MasterFailoverIT {
   private static List<Optional<MasterView>> statuses() {
     String out;
     try {
-      out = LocalCluster.faro(ADMIN_TIMEOUT, "admin", "masters", "--json", "--timeout", "2s",
+      out = FaroCommand.run(ADMIN_TIMEOUT, "admin", "masters", "--json", "--timeout", "2s",
           "--endpoints", cluster.masterEndpoint()).output();
     } catch (java.io.IOException e) {
       throw new java.io.UncheckedIOException(e);

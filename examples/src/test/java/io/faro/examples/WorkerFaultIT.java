@@ -183,7 +183,7 @@ class WorkerFaultIT {
 
   private static String workerStatus(LocalCluster.Member worker) throws IOException {
     long rpcPort = Json.number(worker.ports(), "rpcPort");
-    LocalCluster.CommandResult r = LocalCluster.faro(ADMIN_TIMEOUT, "admin", "worker-status",
+    FaroCommand.CommandResult r = FaroCommand.run(ADMIN_TIMEOUT, "admin", "worker-status",
         "--worker", "127.0.0.1:" + rpcPort, "--timeout", "5s");
     assertThat(r.exitCode()).as(r.output()).isZero();
     return r.output();

@@ -1,0 +1,138 @@
+package io.faro.cli;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * Starts and stops the processes of a local cluster: each a JVM running {@code bin/faro ROLE}
+ * from this JVM's class path, logging to a file, and telling its ports through a port file it
+ * writes once it listens (the handshake {@link #awaitPortFile} waits for). Processes carry a
+ * marker on their command line, so that a stop never signals a process that reused a pid.
+ */
+final class ProcessLauncher {
+  static final String MAIN_CLASS = FaroCli.class.getName();
+  private static final String PROCESS_MARKER = "faro.launcher=local-cluster";
+  private static final Duration START_TIMEOUT = Duration.ofSeconds(90);
+  private static final Duration STOP_TIMEOUT = Duration.ofSeconds(20);
+
+  private ProcessLauncher() {}
+
+  static LocalCluster.Member launch(Path dir, String name, String role, Path confFile, List<String> settings)
+      throws IOException {
+    Path home = Files.createDirectories(dir.resolve(name));
+    Path portFile = home.resolve("ports.json");
+    Files.deleteIfExists(portFile);
+    Path log = home.resolve(role + ".log");
+    List<String> command = new ArrayList<>();
+    command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
+    // First, so that it survives the truncation of long command lines in /proc: `stop` uses it
+    // to tell our processes from others that reused a pid.
+    command.add("-D" + PROCESS_MARKER);
+    // A small initial heap: the JVM gives back heap it grew under a burst only down to -Xms, so
+    // with the default (1/64 of the machine's memory) a process's resident memory never returns
+    // to its working level after a burst of garbage.
+    command.add("-Xms64m");
+    command.add("-Xmx1g");
+    if (role.equals("worker")) {
+      // Pushed data waits in direct memory; the worker's budget is a share of this limit.
+      command.add("-XX:MaxDirectMemorySize=2g");
+    }
+    command.add("-XX:+ExitOnOutOfMemoryError");
+    for (String property : List.of("faro.home", "log4j2.configurationFile", "io.netty.leakDetection.level")) {
+      String value = System.getProperty(property);
+      if (value != null) {
+        command.add("-D" + property + "=" + value);
+      }
+    }
+    // No faro.log.dir: the process logs to stdout, which goes to its log file below, so every
+    // line is written once (conf/log4j2.xml would otherwise write a rolling file beside it).
+    command.add("-cp");
+    command.add(System.getProperty("java.class.path"));
+    command.add(MAIN_CLASS);
+    command.add(role);
+    command.add("--port-file");
+    command.add(portFile.toString());
+    if (confFile != null) {
+      command.add("--conf");
+      command.add(confFile.toAbsolutePath().toString());
+    }
+    for (String s : settings) {
+      command.add("--set");
+      command.add(s);
+    }
+    return new LocalCluster.Member(name, role, start(command, log), portFile, log, "", List.copyOf(command));
+  }
+
+  static Process start(List<String> command, Path log) throws IOException {
+    ProcessBuilder builder = new ProcessBuilder(command)
+        .redirectErrorStream(true)
+        .redirectOutput(ProcessBuilder.Redirect.appendTo(log.toFile()));
+    // As bin/faro: glibc's malloc arenas per thread (Netty, Ratis and JIT threads) otherwise keep
+    // tens of MB of resident memory that no collection gives back.
+    builder.environment().putIfAbsent("MALLOC_ARENA_MAX", "4");
+    // A fixed mmap threshold: glibc otherwise raises it to the size of the last large block freed,
+    // and the direct-buffer chunks Netty frees (4 MiB) then stay resident in its arenas.
+    builder.environment().putIfAbsent("MALLOC_MMAP_THRESHOLD_", "131072");
+    return builder.start();
+  }
+
+  /** Waits until the process has written its port file; returns its text. */
+  static String awaitPortFile(LocalCluster.Member member) throws IOException {
+    Path file = member.portFile();
+    long deadline = System.nanoTime() + START_TIMEOUT.toNanos();
+    while (System.nanoTime() < deadline) {
+      if (Files.exists(file)) {
+        return Files.readString(file);
+      }
+      if (!member.process().isAlive()) {
+        throw new IllegalStateException(member.name() + " exited with code " + member.process().exitValue()
+            + " during start; its log " + member.log() + " ends with:\n" + tail(member.log(), 30));
+      }
+      try {
+        // Polls a file another process writes: there is no event to wait on.
+        member.process().waitFor(100, TimeUnit.MILLISECONDS);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        throw new IllegalStateException("interrupted while starting " + member.name());
+      }
+    }
+    throw new IllegalStateException(member.name() + " did not start within " + START_TIMEOUT.toSeconds()
+        + "s; see " + member.log() + ":\n" + tail(member.log(), 30));
+  }
+
+  static String tail(Path log, int lines) {
+    try {
+      List<String> all = Files.readAllLines(log, StandardCharsets.UTF_8);
+      return String.join("\n", all.subList(Math.max(0, all.size() - lines), all.size()));
+    } catch (IOException e) {
+      return "(cannot read " + log + ": " + e + ")";
+    }
+  }
+
+  /** The process {@code pid} if it is alive and is a Faro process (pids get reused). */
+  static Optional<ProcessHandle> faroProcess(long pid) {
+    return ProcessHandle.of(pid).filter(ProcessHandle::isAlive)
+        .filter(h -> h.info().commandLine().map(c -> c.contains(PROCESS_MARKER)).orElse(true));
+  }
+
+  /** SIGTERM, then SIGKILL if it is still alive after a grace period. */
+  static void stop(ProcessHandle handle) {
+    if (!handle.isAlive()) {
+      return;
+    }
+    handle.destroy();
+    try {
+      handle.onExit().get(STOP_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS);
+    } catch (Exception e) {
+      handle.destroyForcibly();
+      handle.onExit().orTimeout(10, TimeUnit.SECONDS).exceptionally(t -> null).join();
+    }
+  }
+}
