@@ -151,7 +151,8 @@ public final class PushHandler implements RequestHandler {
       CompositeByteBuf copy = body.alloc().compositeDirectBuffer(parts.size());
       for (int i : parts) {
         int length = push.getParts(i).getLength();
-        AppendStatus status = store.append(keys.get(i), writers[i], body.retainedSlice(offsets[i], length), charge);
+        AppendStatus status = store.append(keys.get(i), writers[i], body.retainedSlice(offsets[i], length), charge,
+            store.chunkSize());
         if (status == AppendStatus.ACCEPTED || status == AppendStatus.SOFT_SPLIT) {
           sent.add(i);
           own.add(status);
@@ -167,7 +168,7 @@ public final class PushHandler implements RequestHandler {
         copy.release();
         return CompletableFuture.completedFuture(null);
       }
-      store.forwarded(copy.readableBytes());
+      store.counters().forwarded(copy.readableBytes());
       answer = link.forward(meta.build(), copy);
     }
     return answer.handle((frame, error) -> {
