@@ -23,7 +23,7 @@ import io.faro.worker.replicate.ReplicaLinks;
 import io.faro.worker.storage.DiskDir;
 import io.faro.worker.storage.Disks;
 import io.faro.worker.testing.Batches;
-import io.faro.worker.testing.Eventually;
+import io.faro.common.testing.Eventually;
 import io.faro.worker.testing.WorkerClient;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.PooledByteBufAllocator;
@@ -159,7 +159,7 @@ class FrameAppenderTest {
 
     // Every part and every forwarded slice gave its share of the charge back.
     primary.flushBuffered();
-    Eventually.await("the frames' memory to be released", () -> primaryBudget.used() == 0);
+    Eventually.await("the frames' memory to be released", primaryBudget::used, used -> used == 0);
   }
 
   @Test
