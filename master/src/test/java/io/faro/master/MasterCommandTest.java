@@ -8,7 +8,7 @@ import io.faro.common.config.FaroConf;
 import io.faro.common.network.ClientPool;
 import io.faro.common.network.HostPort;
 import io.faro.common.network.NetworkOptions;
-import io.faro.master.testing.Eventually;
+import io.faro.common.testing.Eventually;
 import io.faro.proto.ClusterStatusRequest;
 import io.faro.proto.ClusterStatusResponse;
 import java.io.IOException;
@@ -78,7 +78,7 @@ class MasterCommandTest {
         "--port-file", portFile.toString())), "master-command-test");
     runner.start();
     try {
-      Eventually.await(Duration.ofSeconds(20), "the port file", () -> Files.exists(portFile));
+      Eventually.await("the port file", Duration.ofSeconds(20), () -> Files.exists(portFile));
       String json = Files.readString(portFile);
       assertThat(Json.string(json, "role")).isEqualTo("master");
       assertThat(Json.number(json, "pid")).isEqualTo(ProcessHandle.current().pid());

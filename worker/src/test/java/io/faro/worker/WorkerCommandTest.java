@@ -4,7 +4,7 @@ import io.faro.common.json.Json;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.faro.worker.testing.Eventually;
+import io.faro.common.testing.Eventually;
 import io.faro.worker.testing.FakeMaster;
 import java.io.PrintWriter;
 import java.io.StringWriter;

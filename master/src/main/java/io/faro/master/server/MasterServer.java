@@ -10,6 +10,7 @@ import io.faro.common.network.FreePorts;
 import io.faro.common.network.TransportServer;
 import io.faro.master.MasterServerConfig;
 import io.faro.master.MasterServerOptions;
+import io.faro.master.placement.PlacementPolicy;
 import io.faro.master.placement.RoundRobinPlacement;
 import io.faro.master.raft.RaftNode;
 import io.faro.master.service.LivenessMonitor;
@@ -69,8 +70,9 @@ public final class MasterServer implements AutoCloseable {
     try {
       MasterServerConfig resolved = config.withRaftPort(config.raftPort() != 0 ? config.raftPort() : freeRaftPort());
       raft = new RaftNode(resolved);
-      MasterRequestHandler handler = new MasterRequestHandler(
-          raft, loads, new RoundRobinPlacement(config.maxWorkersPerShuffle()), clock,
+      PlacementPolicy placement =
+          new PlacementPolicy(new RoundRobinPlacement(config.maxWorkersPerShuffle()), loads::diskLoads);
+      MasterRequestHandler handler = new MasterRequestHandler(raft, loads, placement, clock,
           new MasterRequestHandler.Limits(config.maxPartitionsPerShuffle(), config.maxApps()));
       String name = "faro-master-" + config.masterId();
       rpcServer = new TransportServer(name + "-rpc", config.bindHost(), config.rpcPort(),

@@ -17,9 +17,8 @@ import io.faro.common.network.RequestHandler;
 import io.faro.common.network.Responder;
 import io.faro.master.mapping.ProtoMapper;
 import io.faro.master.placement.DiskLoad;
+import io.faro.master.placement.PlacementPolicy;
 import io.faro.master.placement.PlacementRequest;
-import io.faro.master.placement.SlotPlacement;
-import io.faro.master.placement.WorkerCandidate;
 import io.faro.master.raft.NotLeaderException;
 import io.faro.master.raft.RaftNode;
 import io.faro.master.state.ApplyResult;
@@ -46,13 +45,10 @@ import io.faro.proto.WorkerHeartbeatRequest;
 import io.faro.proto.WorkerHeartbeatResponse;
 import java.time.Clock;
 import java.time.Duration;
-import java.util.HashSet;
 import java.util.List;
 import java.util.Optional;
-import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.function.Supplier;
-import java.util.stream.IntStream;
 
 /**
  * Serves every master RPC. Runs on the RPC server's Netty event loops, so it never blocks:
@@ -63,7 +59,8 @@ import java.util.stream.IntStream;
  * <p>Heartbeats are not logged: they update the leader's {@link LoadView}. Only a change of
  * membership (register, lost, removed) becomes a Raft entry.
  *
- * <p>Over 400 lines, knowingly: placement's candidate filtering and fallback still live in requestSlots; they move to master.placement in the issue "Room to grow", taken next.
+ * <p>Slot requests are checked here and placed by the {@link PlacementPolicy}; the placement goes
+ * to Raft as one AllocateSlots entry.
  */
 public final class MasterRequestHandler implements RequestHandler {
   private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(MasterRequestHandler.class);
@@ -93,11 +90,11 @@ public final class MasterRequestHandler implements RequestHandler {
 
   private final RaftNode raft;
   private final LoadView loads;
-  private final SlotPlacement placement;
+  private final PlacementPolicy placement;
   private final Clock clock;
   private final Limits limits;
 
-  public MasterRequestHandler(RaftNode raft, LoadView loads, SlotPlacement placement, Clock clock, Limits limits) {
+  public MasterRequestHandler(RaftNode raft, LoadView loads, PlacementPolicy placement, Clock clock, Limits limits) {
     this.limits = requireNonNull(limits, "limits is null");
     this.raft = requireNonNull(raft, "raft is null");
     this.loads = requireNonNull(loads, "loads is null");
@@ -277,7 +274,8 @@ public final class MasterRequestHandler implements RequestHandler {
           + (request.getExcludedWorkersCount() + request.getAvoidedWorkersCount())
           + " excluded and avoided workers; at most " + MAX_LISTED_WORKERS);
     }
-    List<Integer> partitions = partitionsToPlace(shuffle, numPartitions, request.getPartitionIdsList());
+    List<Integer> partitions =
+        PlacementRequest.partitionsToPlace(shuffle, numPartitions, request.getPartitionIdsList());
     // Kept in the replicated state, 32 per shuffle: a UUID fits, an essay does not.
     if (request.getRequestId().length() > MAX_REQUEST_ID) {
       throw new FaroException(ErrorCode.INVALID_REQUEST, "request_id of a slot request for shuffle " + shuffle
@@ -295,60 +293,16 @@ public final class MasterRequestHandler implements RequestHandler {
           + "no heartbeat for faro.master.app.timeout)");
     }
     loads.appHeartbeat(shuffle.app(), clock.millis());
-    Set<String> excluded = new HashSet<>(request.getExcludedWorkersList());
-    // Workers an operator excluded or is decommissioning get no new slots.
-    List<WorkerCandidate> candidates = alive.get().stream()
-        .filter(RegisteredWorker::takesSlots)
-        .filter(w -> !excluded.contains(w.id().value()))
-        .map(w -> new WorkerCandidate(w.id(), w.endpoint(), w.disks(), loads.diskLoads(w.id())))
-        .toList();
-    Set<String> avoided = new HashSet<>(request.getAvoidedWorkersList());
-    List<WorkerCandidate> preferred = candidates.stream().filter(c -> !avoided.contains(c.id().value())).toList();
-    List<PartitionLocation> locations;
-    if (avoided.isEmpty() || preferred.size() == candidates.size()) {
-      locations = placement.place(placementRequest, candidates);
-    } else {
-      try {
-        locations = placement.place(placementRequest, preferred);
-      } catch (FaroException e) {
-        if (e.code() != ErrorCode.NO_AVAILABLE_WORKERS) {
-          throw e;
-        }
-        // Too few workers besides the avoided ones: they are better than none.
-        locations = placement.place(placementRequest, candidates);
-      }
-    }
+    List<PartitionLocation> placed = placement.place(placementRequest, alive.get(),
+        request.getExcludedWorkersList(), request.getAvoidedWorkersList());
     // The log entry holds slot counts per worker, not the locations: its size grows with the
     // workers used, so a million partitions fit Ratis's entry limit. The locations go to the requester.
-    List<PartitionLocation> placed = locations;
     return submit(new StateCommand.AllocateSlots(shuffle, numPartitions, placed, request.getRequestId()))
         .thenApply(applied -> {
           RequestSlotsResponse.Builder b = RequestSlotsResponse.newBuilder();
           placed.forEach(l -> b.addLocations(IdMapper.toProto(l)));
           return b.build();
         });
-  }
-
-  private static List<Integer> partitionsToPlace(ShuffleId shuffle, int numPartitions, List<Integer> ids) {
-    if (numPartitions <= 0) {
-      throw new FaroException(ErrorCode.INVALID_REQUEST, "num_partitions of shuffle " + shuffle
-          + " must be positive, got " + numPartitions);
-    }
-    if (ids.size() > numPartitions) {
-      throw new FaroException(ErrorCode.INVALID_REQUEST, "slot request for shuffle " + shuffle + " lists "
-          + ids.size() + " partition ids but the shuffle has " + numPartitions);
-    }
-    if (ids.isEmpty()) {
-      return IntStream.range(0, numPartitions).boxed().toList();
-    }
-    Set<Integer> seen = new HashSet<>();
-    for (int id : ids) {
-      if (id < 0 || id >= numPartitions || !seen.add(id)) {
-        throw new FaroException(ErrorCode.INVALID_REQUEST, "bad partition id " + id + " for shuffle "
-            + shuffle + ": ids must be distinct and in 0.." + (numPartitions - 1));
-      }
-    }
-    return List.copyOf(ids);
   }
 
   private CompletableFuture<Message> unregisterShuffle(UnregisterShuffleRequest request) {

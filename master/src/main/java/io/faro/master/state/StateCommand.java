@@ -33,7 +33,6 @@ public sealed interface StateCommand {
     }
   }
 
-  /** Declares a worker lost (no heartbeat within faro.master.worker.timeout). */
   /** An operator's decision whether {@code worker} takes new slots. */
   record SetWorkerAdmission(WorkerId worker, WorkerAdmission admission, String reason) implements StateCommand {
     public SetWorkerAdmission {
@@ -43,6 +42,7 @@ public sealed interface StateCommand {
     }
   }
 
+  /** Declares a worker lost (no heartbeat within faro.master.worker.timeout). */
   record WorkerLost(WorkerId worker, String reason) implements StateCommand {
     public WorkerLost {
       requireNonNull(worker, "worker is null");

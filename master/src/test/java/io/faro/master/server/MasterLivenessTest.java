@@ -10,7 +10,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.faro.common.error.ErrorCode;
 import io.faro.master.MasterServerOptions;
-import io.faro.master.testing.Eventually;
+import io.faro.common.testing.Eventually;
 import io.faro.master.testing.MasterFixture;
 import io.faro.proto.ClusterStatusResponse;
 import io.faro.proto.PartitionLocationP;
@@ -41,7 +41,7 @@ class MasterLivenessTest {
       master.call(requestSlots(shuffle("app-gone", 0), 4), RequestSlotsResponse.class);
 
       // w2 and app-live keep beating; w1 and app-gone fall silent.
-      Eventually.await(Duration.ofSeconds(10), "w1 lost and app-gone removed", () -> {
+      Eventually.await("w1 lost and app-gone removed", Duration.ofSeconds(10), () -> {
         master.call(heartbeat("w2", List.of()), WorkerHeartbeatResponse.class);
         master.call(appHeartbeat("app-live"));
         ClusterStatusResponse status = master.status();

@@ -10,7 +10,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.faro.common.config.FaroConf;
 import io.faro.master.MasterServerOptions;
-import io.faro.master.testing.Eventually;
+import io.faro.common.testing.Eventually;
 import io.faro.master.testing.MasterFixture;
 import io.faro.master.testing.Requests;
 import io.faro.proto.ClusterStatusResponse;
@@ -59,7 +59,7 @@ class MasterRecoveryTest {
     ClusterStatusResponse before;
     try (MasterFixture master = MasterFixture.start(conf)) {
       fill(master, 3, 12);
-      Eventually.await(Duration.ofSeconds(10), "a snapshot, and the first log segment purged",
+      Eventually.await("a snapshot, and the first log segment purged", Duration.ofSeconds(10),
           () -> !files("snapshot.").isEmpty() && files("log_0-").isEmpty());
       // Entries after the snapshot are replayed on top of it.
       master.call(unregisterShuffle(shuffle("app-1", 3)));

@@ -13,7 +13,7 @@ import io.faro.common.network.HostPort;
 import io.faro.common.network.NetworkOptions;
 import io.faro.common.network.RemoteException;
 import io.faro.master.MasterServerOptions;
-import io.faro.master.testing.Eventually;
+import io.faro.common.testing.Eventually;
 import io.faro.master.testing.MasterFixture;
 import io.faro.master.testing.Requests;
 import io.faro.proto.ClusterStatusRequest;
@@ -78,7 +78,7 @@ class ThreeMasterTest {
     client = new MasterClient(pool, endpoints, Duration.ofSeconds(30));
     CompletableFuture.allOf(Stream.of(0, 1, 2)
         .map(i -> CompletableFuture.runAsync(() -> start(i))).toArray(CompletableFuture[]::new)).join();
-    Eventually.await(Duration.ofSeconds(20), "a leader", () -> leaderIndex() >= 0);
+    Eventually.await("a leader", Duration.ofSeconds(20), () -> leaderIndex() >= 0);
   }
 
   @AfterEach
@@ -106,7 +106,7 @@ class ThreeMasterTest {
     client.callBlocking(Requests.registerApp("app-1"), EmptyResponse.class);
 
     leader.close();
-    Eventually.await(Duration.ofSeconds(20), "a new leader",
+    Eventually.await("a new leader", Duration.ofSeconds(20),
         () -> Stream.of(masters).anyMatch(m -> m != leader && m.isLeader()));
     ClusterStatusResponse status = client.callBlocking(
         ClusterStatusRequest.getDefaultInstance(), ClusterStatusResponse.class);
@@ -120,7 +120,7 @@ class ThreeMasterTest {
   void everyMasterReportsItsOwnViewAndLeadershipMovesOnRequest() {
     client.callBlocking(Requests.registerApp("app-1"), EmptyResponse.class);
     int leader = leaderIndex();
-    Eventually.await(Duration.ofSeconds(10), "every master applied the app",
+    Eventually.await("every master applied the app", Duration.ofSeconds(10),
         () -> Stream.of(0, 1, 2).allMatch(i -> status(i).getApps() == 1));
     for (int i = 0; i < 3; i++) {
       MasterStatusResponse s = status(i);
@@ -146,7 +146,7 @@ class ThreeMasterTest {
     // Sent to a follower, the transfer is redirected to the leader by the client.
     client.callBlocking(TransferLeaderRequest.newBuilder().setTo("m" + (target + 1)).build(), EmptyResponse.class);
 
-    Eventually.await(Duration.ofSeconds(10), "m" + (target + 1) + " leads", () -> masters[target].isLeader());
+    Eventually.await("m" + (target + 1) + " leads", Duration.ofSeconds(10), () -> masters[target].isLeader());
     assertThat(status(target).getTerm()).isGreaterThan(termBefore);
     client.callBlocking(Requests.registerApp("app-2"), EmptyResponse.class);
     assertThat(masters[target].stateView().apps()).hasSize(2);
@@ -167,7 +167,7 @@ class ThreeMasterTest {
 
     assertThat(slots.getLocationsCount()).isEqualTo(1_000_000);
     long applied = status(leader).getAppliedIndex();
-    Eventually.await(Duration.ofSeconds(10), "every master applied the allocation",
+    Eventually.await("every master applied the allocation", Duration.ofSeconds(10),
         () -> Stream.of(0, 1, 2).allMatch(i -> status(i).getAppliedIndex() >= applied));
     for (MasterServer m : masters) {
       assertThat(m.stateView().shuffles().values()).singleElement()
@@ -180,7 +180,7 @@ class ThreeMasterTest {
   @Test
   void aNewLeaderPlacesOnTheDiskLoadsItHeardAsAFollower() {
     registerTwoWorkersAndAnApp();
-    Eventually.await(Duration.ofSeconds(10), "every master knows both workers",
+    Eventually.await("every master knows both workers", Duration.ofSeconds(10),
         () -> Stream.of(0, 1, 2).allMatch(i -> status(i).getAliveWorkers() == 2));
     // Workers heartbeat every master: w1's only disk is broken, w2's healthy.
     for (var answer : client.callEach(Requests.heartbeat("w1", 0, DiskStatusP.BROKEN), WorkerHeartbeatResponse.class)) {
@@ -228,8 +228,8 @@ class ThreeMasterTest {
   void aFollowerThatMissedPurgedEntriesCatchesUpFromASnapshot() throws IOException {
     registerApps("before-", 5);
     int down = (leaderIndex() + 1) % 3;
-    Eventually.await(Duration.ofSeconds(10), "the follower applied the first apps",
-        () -> status(down).getApps() == 5);
+    Eventually.await("the follower applied the first apps", Duration.ofSeconds(10),
+        () -> status(down).getApps(), apps -> apps == 5);
     long missedFrom = status(down).getAppliedIndex();
     masters[down].close();
 
@@ -268,7 +268,7 @@ class ThreeMasterTest {
   private void closeTheLeaderAndAwaitANewOne() {
     MasterServer old = masters[leaderIndex()];
     old.close();
-    Eventually.await(Duration.ofSeconds(20), "a new leader",
+    Eventually.await("a new leader", Duration.ofSeconds(20),
         () -> Stream.of(masters).anyMatch(m -> m != old && m.isLeader()));
   }
 
@@ -280,7 +280,7 @@ class ThreeMasterTest {
 
   /** Waits until master {@code i} applied what the leader applied, then compares their state. */
   private void awaitSameState(int i) {
-    Eventually.await(Duration.ofSeconds(30), "m" + (i + 1) + " caught up with the leader", () -> {
+    Eventually.await("m" + (i + 1) + " caught up with the leader", Duration.ofSeconds(30), () -> {
       int leader = leaderIndex();
       return leader >= 0 && leader != i
           && status(i).getAppliedIndex() >= status(leader).getAppliedIndex();

@@ -38,10 +38,10 @@ public final class ControlHandler implements RequestHandler {
         case RESERVE_SLOTS_REQUEST -> reserve(request.meta(ReserveSlotsRequest.class), responder);
         case COMMIT_FILES_REQUEST -> commit(request.meta(CommitFilesRequest.class), responder);
         case WORKER_STATUS_REQUEST -> responder.respond(ProtoMapper.toProto(status.status()).toBuilder()
-            .setAppendedBytes(store.appendedBytes())
-            .setReplicatedBytes(store.forwardedBytes())
-            .setSplitAnswers(store.splitAnswers())
-            .setFetchedChunks(store.fetchedChunks())
+            .setAppendedBytes(store.counters().appendedBytes())
+            .setReplicatedBytes(store.counters().forwardedBytes())
+            .setSplitAnswers(store.counters().splitAnswers())
+            .setFetchedChunks(store.counters().fetchedChunks())
             .addAllDiskHealth(store.disks().all().stream().map(d -> d.health().describe()).toList())
             .addAllDiskUsedBytes(store.disks().all().stream().map(Disk::usedBytes).toList())
             .build());

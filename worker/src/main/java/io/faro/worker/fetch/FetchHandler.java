@@ -73,7 +73,7 @@ public final class FetchHandler implements RequestHandler {
     long offset = committed.chunks().offset(chunk);
     long length = committed.chunks().chunkLength(chunk);
     FetchChunkResponse answer = FetchChunkResponse.newBuilder().setChunkIndex(chunk).build();
-    store.chunkFetched();
+    store.counters().chunkFetched();
     Optional<DiskReader> reader = store.disk(key).reader();
     // A chunk larger than the disk's read buffers (one huge pushed part) is sent with sendfile.
     if (reader.isPresent() && length <= reader.get().maxReadBytes()) {

@@ -17,5 +17,10 @@ public enum AppendStatus {
   /** Not appended: the shuffle was committed; the data is from a losing attempt. */
   STAGE_ENDED,
   /** Not appended: no such partition location here (never reserved, or cleaned up). */
-  NOT_HERE
+  NOT_HERE,
+  /**
+   * Appended here, but the replica did not confirm it; the location takes no more data. Only a
+   * primary with a replica answers it (see io.faro.worker.push.FrameAppender), never a writer.
+   */
+  REPLICA_FAILED
 }

@@ -17,7 +17,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
-import java.util.concurrent.atomic.LongAdder;
 import java.util.function.Function;
 import io.faro.common.network.HostPort;
 import io.faro.worker.replicate.ReplicaLink;
@@ -30,8 +29,6 @@ import org.slf4j.LoggerFactory;
  * Every partition location this worker holds, by shuffle: reservations create writers, pushes
  * append to them, a commit closes a shuffle's writers and keeps their files for fetches, and an
  * expiry deletes them. Thread-safe; see {@link ShuffleState} and {@link PartitionWriter}.
- *
- * <p>Over 400 lines, knowingly: its counters and the reservation limits move out with the push-path split in the issue "Room to grow", taken next.
  */
 public final class PartitionStore implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(PartitionStore.class);
@@ -75,10 +72,7 @@ public final class PartitionStore implements AutoCloseable {
   private final java.util.concurrent.atomic.AtomicInteger heldLocations = new java.util.concurrent.atomic.AtomicInteger();
   private final Function<HostPort, ReplicaLink> replicaLinks;
   private final Map<ShuffleId, ShuffleState> shuffles = new ConcurrentHashMap<>();
-  private final LongAdder appendedBytes = new LongAdder();
-  private final LongAdder splitAnswers = new LongAdder();
-  private final LongAdder forwardedBytes = new LongAdder();
-  private final LongAdder fetchedChunks = new LongAdder();
+  private final TrafficCounters counters = new TrafficCounters();
 
   public PartitionStore(Disks disks, WriterSettings settings) {
     this(disks, settings, peer -> {
@@ -216,19 +210,20 @@ public final class PartitionStore implements AutoCloseable {
   }
 
   /**
-   * Appends one validated part. Takes ownership of {@code part}; {@code charge} hears when it is
+   * Appends one validated part to the location {@code key}, cutting chunks by this worker's chunk
+   * size: a part pushed to this worker, as the only one of its frame or with {@code charge}
+   * shared by the frame's parts. Takes ownership of {@code part}; {@code charge} hears when it is
    * released.
    */
   public AppendStatus append(PartitionKey key, ByteBuf part, FrameCharge charge) {
-    return append(key, writer(key).orElse(null), part, charge);
+    return append(key, writer(key).orElse(null), part, charge, settings.chunkSize());
   }
 
-  /** Appends one validated part to {@code writer} (null: the location is not here), as {@link #append}. */
-  public AppendStatus append(PartitionKey key, PartitionWriter writer, ByteBuf part, FrameCharge charge) {
-    return append(key, writer, part, charge, settings.chunkSize());
-  }
-
-  /** As {@link #append(PartitionKey, PartitionWriter, ByteBuf, FrameCharge)}, cutting chunks by {@code chunkSize}. */
+  /**
+   * Appends one validated part to {@code writer}, the writer {@link #writer} found for {@code
+   * key} (null: the location is not here), cutting chunks by {@code chunkSize}: a replica is given
+   * its primary's. Ownership of {@code part} and {@code charge} as above.
+   */
   public AppendStatus append(PartitionKey key, PartitionWriter writer, ByteBuf part, FrameCharge charge,
       long chunkSize) {
     if (writer == null) {
@@ -240,10 +235,10 @@ public final class PartitionStore implements AutoCloseable {
     int length = part.readableBytes();
     AppendStatus status = writer.append(part, charge, chunkSize);
     if (status == AppendStatus.ACCEPTED || status == AppendStatus.SOFT_SPLIT) {
-      appendedBytes.add(length);
+      counters.appended(length);
     }
     if (status == AppendStatus.SOFT_SPLIT || status == AppendStatus.SPLIT) {
-      splitAnswers.increment();
+      counters.splitAnswered();
     }
     return status;
   }
@@ -258,34 +253,9 @@ public final class PartitionStore implements AutoCloseable {
     return settings.chunkSize();
   }
 
-  /** Bytes appended since start. */
-  public long appendedBytes() {
-    return appendedBytes.sum();
-  }
-
-  /** Counts one chunk served to a reducer. */
-  public void chunkFetched() {
-    fetchedChunks.increment();
-  }
-
-  /** Chunks served to reducers since start. */
-  public long fetchedChunks() {
-    return fetchedChunks.sum();
-  }
-
-  /** Counts bytes forwarded to replicas. */
-  public void forwarded(long bytes) {
-    forwardedBytes.add(bytes);
-  }
-
-  /** Bytes forwarded to replicas since start. */
-  public long forwardedBytes() {
-    return forwardedBytes.sum();
-  }
-
-  /** Parts answered SOFT_SPLIT or SPLIT since start. */
-  public long splitAnswers() {
-    return splitAnswers.sum();
+  /** What went through this worker since start; appends count themselves here. */
+  public TrafficCounters counters() {
+    return counters;
   }
 
   /**

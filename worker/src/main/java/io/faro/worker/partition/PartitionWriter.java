@@ -137,17 +137,10 @@ public final class PartitionWriter {
   }
 
   /**
-   * Appends one part (whole batches, already validated). Takes ownership of {@code part}: it
-   * is kept until flushed, or released here when not appended; either way {@code charge}
-   * hears of its release.
-   */
-  public AppendStatus append(ByteBuf part, FrameCharge charge) {
-    return append(part, charge, settings.chunkSize());
-  }
-
-  /**
-   * As {@link #append(ByteBuf, FrameCharge)}, cutting chunks by {@code chunkSize}: a replica's
-   * writer is given its primary's.
+   * Appends one part (whole batches, already validated), cutting chunks by {@code chunkSize}:
+   * this worker's for a part pushed to it, the primary's for a part forwarded to a replica. Takes
+   * ownership of {@code part}: it is kept until flushed, or released here when not appended;
+   * either way {@code charge} hears of its release.
    */
   public AppendStatus append(ByteBuf part, FrameCharge charge, long chunkSize) {
     if (chunkSize <= 0) {

@@ -62,6 +62,7 @@ public final class ProtoMapper {
       case SPLIT -> PushStatusP.SPLIT;
       case STAGE_ENDED -> PushStatusP.STAGE_ENDED;
       case NOT_HERE -> PushStatusP.NOT_HERE;
+      case REPLICA_FAILED -> PushStatusP.REPLICA_FAILED;
     };
   }
 

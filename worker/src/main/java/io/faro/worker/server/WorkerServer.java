@@ -22,6 +22,7 @@ import io.faro.worker.heartbeat.WorkerReports;
 import io.faro.worker.memory.MemoryBudget;
 import io.faro.worker.partition.PartitionStore;
 import io.faro.worker.partition.WriterSettings;
+import io.faro.worker.push.FrameAppender;
 import io.faro.worker.push.PushHandler;
 import io.faro.worker.replicate.ReplicaLinks;
 import io.faro.worker.status.WorkerStatusSampler;
@@ -156,9 +157,10 @@ public final class WorkerServer implements AutoCloseable {
     rpcServer = new TransportServer("faro-worker-rpc", settings.bindHost(), settings.rpcPort(),
         WorkerOptions.RPC_PORT.key(), network,
         new ControlHandler(store, status), null);
+    PushHandler pushHandler = new PushHandler(new FrameAppender(store, budget));
     pushServer = new TransportServer("faro-worker-push", settings.bindHost(), settings.pushPort(),
         WorkerOptions.PUSH_PORT.key(), network,
-        ConnectionDropper.wrap(new PushHandler(store, budget), settings.testingDropPerMille()), budget::register,
+        ConnectionDropper.wrap(pushHandler, settings.testingDropPerMille()), budget::register,
         FrameDecoder.Bodies.COMPOSITE, budget::partialFrames);
     fetchServer = new TransportServer("faro-worker-fetch", settings.bindHost(), settings.fetchPort(),
         WorkerOptions.FETCH_PORT.key(), network,

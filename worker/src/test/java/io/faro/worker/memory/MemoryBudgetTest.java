@@ -2,7 +2,7 @@ package io.faro.worker.memory;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.faro.worker.testing.Eventually;
+import io.faro.common.testing.Eventually;
 import io.netty.channel.embedded.EmbeddedChannel;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
@@ -34,7 +34,7 @@ class MemoryBudgetTest {
     budget.reserve(100);
     assertThat(budget.isPaused()).isTrue();
     assertThat(before.config().isAutoRead()).isFalse();
-    Eventually.await("relief to run", () -> reliefs.get() >= 1);
+    Eventually.await("relief to run", reliefs::get, n -> n >= 1);
     // A connection opened while paused starts paused.
     EmbeddedChannel during = new EmbeddedChannel();
     budget.register(during);
@@ -64,7 +64,7 @@ class MemoryBudgetTest {
     AtomicInteger reliefs = new AtomicInteger();
     MemoryBudget budget = new MemoryBudget(100, 50, reliefs::incrementAndGet, reliefThread);
     budget.reserve(100);
-    Eventually.await("relief to run several times", () -> reliefs.get() >= 3);
+    Eventually.await("relief to run several times", reliefs::get, n -> n >= 3);
     budget.release(100);
     assertThat(budget.isPaused()).isFalse();
   }

@@ -19,7 +19,7 @@ import io.faro.worker.storage.Disks;
 import io.faro.worker.storage.FileLayout;
 import io.faro.worker.storage.PartitionFileReader;
 import io.faro.worker.testing.Batches;
-import io.faro.worker.testing.Eventually;
+import io.faro.common.testing.Eventually;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.PooledByteBufAllocator;
 import io.netty.buffer.Unpooled;
@@ -278,7 +278,7 @@ class PartitionWriterTest {
     append(key, Unpooled.wrappedBuffer(new byte[100]));
     assertThat(budget.used()).isEqualTo(100);
     store.flushBuffered();
-    Eventually.await("the small buffer to be flushed", () -> budget.used() == 0);
+    Eventually.await("the small buffer to be flushed", budget::used, used -> used == 0);
     assertThat(store.openPartitions(0)).isEqualTo(1);
     assertThat(store.openPartitions(1)).isZero();
   }
@@ -299,11 +299,11 @@ class PartitionWriterTest {
         .isEqualTo(AppendStatus.NOT_HERE);
     frame.release();
     assertThat(budget.used()).isEqualTo(FLUSH + 200);
-    Eventually.await("partition 0's flush", () -> frame.refCnt() == 1);
+    Eventually.await("partition 0's flush", frame::refCnt, refs -> refs == 1);
     // Partition 0 is written, but the small part still pins the whole frame.
     assertThat(budget.used()).isEqualTo(FLUSH + 200);
     store.flushBuffered();
-    Eventually.await("the frame's last part to be written", () -> budget.used() == 0);
+    Eventually.await("the frame's last part to be written", budget::used, used -> used == 0);
     assertThat(frame.refCnt()).isZero();
   }
 

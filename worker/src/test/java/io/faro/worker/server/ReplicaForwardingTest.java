@@ -7,7 +7,7 @@ import io.faro.common.id.ShuffleId;
 import io.faro.proto.PushPart;
 import io.faro.proto.PushRequest;
 import io.faro.proto.PushStatusP;
-import io.faro.worker.testing.Eventually;
+import io.faro.common.testing.Eventually;
 import io.netty.buffer.Unpooled;
 import java.nio.file.Files;
 import io.faro.worker.testing.Batches;
@@ -71,11 +71,11 @@ class ReplicaForwardingTest {
         Path aside = tmp.resolve("r-aside");
         Files.move(disk, aside);
         Files.writeString(disk, "not a directory");
-        Eventually.await("the disk to be found broken", () -> primary.status().getDiskHealth(0).startsWith("broken"));
+        Eventually.await("the disk to be found broken", () -> primary.status().getDiskHealth(0), h -> h.startsWith("broken"));
         assertThat(forward(primary, 0, batches.batchBytes(0, 0, 1, 500))).isEqualTo(PushStatusP.SPLIT);
         Files.delete(disk);
         Files.move(aside, disk);
-        Eventually.await("the disk to recover", () -> primary.status().getDiskHealth(0).equals("healthy"));
+        Eventually.await("the disk to recover", () -> primary.status().getDiskHealth(0), h -> h.equals("healthy"));
 
         // Part k+1 would land right after part k-1: a hole. Refused, as every later part.
         assertThat(forward(primary, 0, batches.batchBytes(0, 0, 2, 500))).isEqualTo(PushStatusP.SPLIT);
@@ -107,13 +107,14 @@ class ReplicaForwardingTest {
         Files.move(replicaDisk, aside);
         Files.writeString(replicaDisk, "not a directory");
         Eventually.await("the replica's disk to be found broken",
-            () -> toReplica.status().getDiskHealth(0).startsWith("broken"));
+            () -> toReplica.status().getDiskHealth(0), h -> h.startsWith("broken"));
         PushStatusP refused = toPrimary.push(SHUFFLE, List.of(new Part(0, 0, batches.batchBytes(0, 0, 1, 500)))).get(0);
         assertThat(refused).as("a part only the primary holds is not acknowledged")
             .isEqualTo(PushStatusP.REPLICA_FAILED);
         Files.delete(replicaDisk);
         Files.move(aside, replicaDisk);
-        Eventually.await("the replica's disk to recover", () -> toReplica.status().getDiskHealth(0).equals("healthy"));
+        Eventually.await("the replica's disk to recover", () -> toReplica.status().getDiskHealth(0),
+            h -> h.equals("healthy"));
 
         // The primary itself no longer takes data for partition 0 (SPLIT, without asking the
         // replica, whose own refusal would answer REPLICA_FAILED): the client moves it to a new

@@ -14,7 +14,7 @@ import io.faro.proto.DiskLoadP;
 import io.faro.proto.DiskStatusP;
 import io.faro.proto.PushStatusP;
 import io.faro.worker.testing.Batches;
-import io.faro.worker.testing.Eventually;
+import io.faro.common.testing.Eventually;
 import io.faro.worker.testing.FakeMaster;
 import io.faro.worker.testing.TestWorkers;
 import io.faro.worker.testing.WorkerClient.Part;
@@ -55,7 +55,7 @@ class WorkerLifecycleTest {
         .isInstanceOfSatisfying(FaroException.class, e -> assertThat(e.code()).isEqualTo(ErrorCode.CONNECTION_FAILED))
         .hasMessageContaining("faro.master.client.retry.timeout");
     worker.close();
-    Eventually.await("every worker thread to end", () -> workerThreads().isEmpty());
+    Eventually.await("every worker thread to end", WorkerLifecycleTest::workerThreads, List::isEmpty);
   }
 
   @ParameterizedTest
@@ -75,7 +75,7 @@ class WorkerLifecycleTest {
         worker.close();
       }
     }
-    Eventually.await("every worker thread to end", () -> workerThreads().isEmpty());
+    Eventually.await("every worker thread to end", WorkerLifecycleTest::workerThreads, List::isEmpty);
   }
 
   @Test
@@ -98,7 +98,7 @@ class WorkerLifecycleTest {
       }
       assertThat(master.registrations()).as("a worker without a usable disk does not register").isEmpty();
     }
-    Eventually.await("every worker thread to end", () -> workerThreads().isEmpty());
+    Eventually.await("every worker thread to end", WorkerLifecycleTest::workerThreads, List::isEmpty);
   }
 
   @Test
@@ -136,7 +136,7 @@ class WorkerLifecycleTest {
           }
         }
       }
-      Eventually.await("every worker thread to end", () -> workerThreads().isEmpty());
+      Eventually.await("every worker thread to end", WorkerLifecycleTest::workerThreads, List::isEmpty);
     }
   }
 

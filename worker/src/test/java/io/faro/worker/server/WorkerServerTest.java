@@ -20,7 +20,7 @@ import io.faro.worker.WorkerOptions;
 import io.faro.worker.storage.FileLayout;
 import io.faro.worker.storage.IoMode;
 import io.faro.worker.testing.Batches;
-import io.faro.worker.testing.Eventually;
+import io.faro.common.testing.Eventually;
 import io.faro.worker.testing.FakeMaster;
 import io.faro.worker.testing.TestWorkers;
 import io.faro.worker.testing.WorkerClient.Part;
@@ -108,7 +108,7 @@ class WorkerServerTest {
     assertThat(master.lastHeartbeat(worker.workerId().value()).getDisks(0).getUsableBytes()).isPositive();
 
     master.askToRegisterAgain();
-    Eventually.await("a second registration", () -> master.registrations().size() == 2);
+    Eventually.await("a second registration", () -> master.registrations().size(), n -> n == 2);
   }
 
   @Test
@@ -154,7 +154,7 @@ class WorkerServerTest {
       new BatchDecoder().decode(Unpooled.wrappedBuffer(data), key.toString(), (m, a, b) -> true, b -> { });
     }
     assertThat(commit.getCommittedList()).anySatisfy(c -> assertThat(c.getChunks()).isGreaterThan(2));
-    Eventually.await("every flushed byte released", () -> worker.memoryBudget().used() == 0);
+    Eventually.await("every flushed byte released", () -> worker.memoryBudget().used(), used -> used == 0);
   }
 
   /** Pushes 30 frames of 3 parts (1 to 3 batches each), waiting for each answer. */

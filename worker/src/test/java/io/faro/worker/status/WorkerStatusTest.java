@@ -37,7 +37,7 @@ class WorkerStatusTest {
             .with("faro.worker.io.mode", "direct"));
         ClientPool pool = new ClientPool("status-test", NetworkOptions.Settings.from(FaroConf.empty()))) {
       worker.start();
-      HostPort rpc = new HostPort("127.0.0.1", worker.rpcPort());
+      HostPort rpc = worker.endpoint().rpc();
       WorkerStatusResponse before = status(pool, rpc);
       assertThat(before.getPeakMemoryBudgetUsedBytes()).isZero();
 

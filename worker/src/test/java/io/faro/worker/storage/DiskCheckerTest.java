@@ -6,6 +6,7 @@ import io.faro.common.id.AppId;
 import io.faro.common.id.DiskTier;
 import io.faro.common.id.PartitionKey;
 import io.faro.common.id.ShuffleId;
+import io.faro.common.testing.Eventually;
 import io.netty.buffer.Unpooled;
 import java.io.FileInputStream;
 import java.nio.file.Files;
@@ -135,12 +136,9 @@ class DiskCheckerTest {
     }
   }
 
-  private static void awaitReason(Disk disk, String reason) throws InterruptedException {
-    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-    while (!disk.health().reason().contains(reason) && System.nanoTime() < deadline) {
-      Thread.sleep(20);
-    }
-    assertThat(disk.health().reason()).contains(reason);
+  private static void awaitReason(Disk disk, String reason) {
+    Eventually.await("disk " + disk.index() + "'s health to give the reason " + reason, disk::health,
+        health -> health.reason().contains(reason));
   }
 
   @Test
@@ -206,11 +204,8 @@ class DiskCheckerTest {
     }
   }
 
-  private static void awaitState(Disk disk, DiskHealth.State state) throws InterruptedException {
-    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-    while (disk.health().state() != state && System.nanoTime() < deadline) {
-      Thread.sleep(20); // checks run on the checker's threads
-    }
-    assertThat(disk.health().state()).as(disk.health().describe()).isEqualTo(state);
+  /** Checks run on the checker's threads. */
+  private static void awaitState(Disk disk, DiskHealth.State state) {
+    Eventually.await("disk " + disk.index() + " to be " + state, disk::health, health -> health.state() == state);
   }
 }

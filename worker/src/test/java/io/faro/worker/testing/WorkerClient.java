@@ -7,7 +7,6 @@ import io.faro.common.id.WorkerEndpoint;
 import io.faro.common.network.ClientPool;
 import io.faro.common.network.Frame;
 import io.faro.common.network.Futures;
-import io.faro.common.network.HostPort;
 import io.faro.common.network.NetworkOptions;
 import io.faro.proto.CommitFilesRequest;
 import io.faro.proto.CommitFilesResponse;
@@ -69,7 +68,7 @@ public final class WorkerClient implements AutoCloseable {
       request.addLocations(PartitionLocationP.newBuilder()
           .setPartitionId(p).setEpoch(epoch).setRole(RoleP.PRIMARY).setDiskIndex(diskIndex));
     }
-    return pool.call(rpc(), request.build(), ReserveSlotsResponse.class);
+    return pool.call(endpoint.rpc(), request.build(), ReserveSlotsResponse.class);
   }
 
   /** Reserves primaries here whose parts are forwarded to {@code replica}'s push port. */
@@ -81,12 +80,12 @@ public final class WorkerClient implements AutoCloseable {
       request.addLocations(PartitionLocationP.newBuilder()
           .setPartitionId(p).setEpoch(epoch).setRole(RoleP.PRIMARY).setReplica(copy));
     }
-    await(pool.call(rpc(), request.build(), ReserveSlotsResponse.class), "reserve");
+    await(pool.call(endpoint.rpc(), request.build(), ReserveSlotsResponse.class), "reserve");
   }
 
   /** The worker's status (RPC port). */
   public io.faro.proto.WorkerStatusResponse status() {
-    return await(pool.call(rpc(), io.faro.proto.WorkerStatusRequest.getDefaultInstance(),
+    return await(pool.call(endpoint.rpc(), io.faro.proto.WorkerStatusRequest.getDefaultInstance(),
         io.faro.proto.WorkerStatusResponse.class), "status");
   }
 
@@ -96,7 +95,8 @@ public final class WorkerClient implements AutoCloseable {
 
   /** Commits as the owner holding {@code ownerToken} (0: none); the answer, or the worker's error. */
   public CompletableFuture<CommitFilesResponse> commitAsync(ShuffleId shuffle, long ownerToken) {
-    return pool.call(rpc(), CommitFilesRequest.newBuilder().setShuffle(key(shuffle)).setOwnerToken(ownerToken).build(),
+    return pool.call(endpoint.rpc(),
+        CommitFilesRequest.newBuilder().setShuffle(key(shuffle)).setOwnerToken(ownerToken).build(),
         CommitFilesResponse.class);
   }
 
@@ -115,7 +115,7 @@ public final class WorkerClient implements AutoCloseable {
 
   /** Sends {@code request} with {@code body} as is; takes ownership of {@code body}. */
   public CompletableFuture<PushResponse> pushRaw(PushRequest request, ByteBuf body) {
-    return pool.send(new HostPort(endpoint.host(), endpoint.pushPort()), request, body, TIMEOUT)
+    return pool.send(endpoint.push(), request, body, TIMEOUT)
         .thenApply(frame -> {
           try {
             return frame.meta(PushResponse.class);
@@ -132,14 +132,14 @@ public final class WorkerClient implements AutoCloseable {
   public List<Long> openStream(PartitionKey key) {
     OpenStreamRequest request = OpenStreamRequest.newBuilder()
         .setShuffle(key(key.shuffle())).setPartitionId(key.partition()).setEpoch(key.epoch()).build();
-    return await(pool.call(fetch(), request, OpenStreamResponse.class), "open stream").getChunkOffsetsList();
+    return await(pool.call(endpoint.fetch(), request, OpenStreamResponse.class), "open stream").getChunkOffsetsList();
   }
 
   public byte[] fetchChunk(PartitionKey key, int chunk) {
     FetchChunkRequest request = FetchChunkRequest.newBuilder()
         .setShuffle(key(key.shuffle())).setPartitionId(key.partition()).setEpoch(key.epoch())
         .setChunkIndex(chunk).build();
-    Frame frame = await(pool.send(fetch(), request, null, TIMEOUT), "fetch chunk");
+    Frame frame = await(pool.send(endpoint.fetch(), request, null, TIMEOUT), "fetch chunk");
     try {
       if (frame.meta(FetchChunkResponse.class).getChunkIndex() != chunk) {
         throw new AssertionError("asked for chunk " + chunk + ", got " + frame.meta());
@@ -163,14 +163,6 @@ public final class WorkerClient implements AutoCloseable {
       out.writeBytes(chunk);
     }
     return out.toByteArray();
-  }
-
-  private HostPort rpc() {
-    return new HostPort(endpoint.host(), endpoint.rpcPort());
-  }
-
-  private HostPort fetch() {
-    return new HostPort(endpoint.host(), endpoint.fetchPort());
   }
 
   public static <T> T await(CompletableFuture<T> future, String what) {
