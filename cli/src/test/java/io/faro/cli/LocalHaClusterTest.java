@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.faro.common.config.FaroConf;
 import io.faro.common.json.Json;
+import io.faro.common.testing.Eventually;
 import io.faro.common.master.MasterClient;
 import io.faro.common.network.ClientPool;
 import io.faro.common.network.HostPort;
@@ -93,22 +94,17 @@ class LocalHaClusterTest {
   }
 
   /** Runs `faro admin masters --json` until exactly one of {@code answering} answering masters leads. */
-  private static Admin awaitOneLeader(String endpoints, int answering) throws InterruptedException {
-    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
-    Admin last = null;
-    while (System.nanoTime() < deadline) {
-      last = admin("admin", "masters", "--json", "--endpoints", endpoints, "--timeout", "3s");
-      List<String> roles = Json.strings(last.output(), "role");
-      if (roles.stream().filter("leader"::equals).count() == 1
-          && roles.stream().filter(r -> !r.equals("unreachable")).count() == answering
-          && Json.strings(last.output(), "leader_id").stream().distinct().count() == 1) {
-        return last;
-      }
-      // The masters are other processes: their status, polled, is the only signal.
-      Thread.sleep(200);
-    }
-    throw new AssertionError("no single leader among " + answering + " masters within 30s; last answer: "
-        + (last == null ? "none" : last.output()));
+  private static Admin awaitOneLeader(String endpoints, int answering) {
+    // The masters are other processes: their status, polled, is the only signal.
+    return Eventually.awaitEvery(Duration.ofMillis(200), "a single leader among " + answering + " answering masters",
+        Duration.ofSeconds(30),
+        () -> admin("admin", "masters", "--json", "--endpoints", endpoints, "--timeout", "3s"),
+        last -> {
+          List<String> roles = Json.strings(last.output(), "role");
+          return roles.stream().filter("leader"::equals).count() == 1
+              && roles.stream().filter(r -> !r.equals("unreachable")).count() == answering
+              && Json.strings(last.output(), "leader_id").stream().distinct().count() == 1;
+        });
   }
 
   private static Admin admin(String... args) {

@@ -3,6 +3,7 @@ package io.faro.examples;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.faro.cli.LocalCluster;
+import io.faro.common.testing.Eventually;
 import io.faro.common.json.Json;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -155,31 +156,26 @@ class MasterFailoverIT {
   }
 
   /** Index (0-based) of the leader, once the leader's own status satisfies {@code condition}. */
-  private static int awaitLeaderWith(String what, Predicate<MasterView> condition) throws InterruptedException {
-    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
-    while (System.nanoTime() < deadline) {
-      List<Optional<MasterView>> all = statuses();
-      for (int i = 0; i < 3; i++) {
-        Optional<MasterView> s = all.get(i);
-        if (s.isPresent() && s.get().leaderReady() && condition.test(s.get())) {
-          return i;
-        }
-      }
-    }
-    throw new AssertionError("timed out waiting for " + what + "; statuses: " + statuses());
+  private static int awaitLeaderWith(String what, Predicate<MasterView> condition) {
+    // Each poll runs `faro admin masters` in a new JVM: no pause needed between them.
+    List<Optional<MasterView>> found = Eventually.awaitEvery(Duration.ZERO, what, Duration.ofSeconds(60),
+        MasterFailoverIT::statuses, all -> leaderWith(all, condition) >= 0);
+    return leaderWith(found, condition);
   }
 
-  private static void awaitStatus(String what, Predicate<List<Optional<MasterView>>> condition)
-      throws InterruptedException {
-    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
-    while (System.nanoTime() < deadline) {
-      if (condition.test(statuses())) {
-        return;
+  private static int leaderWith(List<Optional<MasterView>> all, Predicate<MasterView> condition) {
+    for (int i = 0; i < all.size(); i++) {
+      Optional<MasterView> s = all.get(i);
+      if (s.isPresent() && s.get().leaderReady() && condition.test(s.get())) {
+        return i;
       }
-      // The masters are other processes: their status, polled, is the only signal.
-      Thread.sleep(100);
     }
-    throw new AssertionError("timed out waiting for " + what + "; statuses: " + statuses());
+    return -1;
+  }
+
+  private static void awaitStatus(String what, Predicate<List<Optional<MasterView>>> condition) {
+    // The masters are other processes: their status, polled, is the only signal.
+    Eventually.awaitEvery(Duration.ofMillis(100), what, Duration.ofSeconds(60), MasterFailoverIT::statuses, condition);
   }
 
   /** Every master's own view, from `faro admin masters --json` run as an operator would. */

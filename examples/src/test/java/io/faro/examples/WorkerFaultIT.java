@@ -3,12 +3,14 @@ package io.faro.examples;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.faro.cli.LocalCluster;
+import io.faro.common.testing.Eventually;
 import io.faro.common.json.Json;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.io.UncheckedIOException;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.function.LongPredicate;
@@ -191,17 +193,16 @@ class WorkerFaultIT {
 
   /** Waits until a counter of the worker's status satisfies {@code condition}, while the job runs. */
   private static void awaitWorker(LocalCluster.Member worker, String counter, LongPredicate condition,
-      SparkJobRunner.Started job) throws Exception {
-    long deadline = System.nanoTime() + TimeUnit.MINUTES.toNanos(2);
-    while (System.nanoTime() < deadline) {
-      assertThat(job.process().isAlive()).as("the job still runs; output in " + job.output()).isTrue();
-      String status = workerStatus(worker);
-      if (status.contains("\"" + counter + "\"") && condition.test(Json.number(status, counter))) {
-        return;
-      }
-      // The worker is another process: its status, polled, is the only signal.
-      Thread.sleep(200);
-    }
-    throw new AssertionError("worker " + worker.name() + " never reached the awaited " + counter);
+      SparkJobRunner.Started job) {
+    // The worker is another process: its status, polled, is the only signal.
+    Eventually.awaitEvery(Duration.ofMillis(200), "worker " + worker.name() + " to reach the awaited " + counter,
+        Duration.ofMinutes(2), () -> {
+          assertThat(job.process().isAlive()).as("the job still runs; output in " + job.output()).isTrue();
+          try {
+            return workerStatus(worker);
+          } catch (IOException e) {
+            throw new UncheckedIOException(e);
+          }
+        }, status -> status.contains("\"" + counter + "\"") && condition.test(Json.number(status, counter)));
   }
 }

@@ -94,7 +94,7 @@ final class Committer {
       Map<WorkerId, List<PartitionLocation>> byWorker = Locations.copiesByWorker(locations);
       Map<WorkerId, CompletableFuture<CommitFilesResponse>> commits = new LinkedHashMap<>();
       byWorker.forEach((worker, locs) -> {
-        HostPort rpc = new HostPort(locs.get(0).endpoint().host(), locs.get(0).endpoint().rpcPort());
+        HostPort rpc = locs.get(0).endpoint().rpc();
         CompletableFuture<CommitFilesResponse> commit =
             commitOn(g, worker, rpc, 1, System.nanoTime() + settings.commitTimeout().toNanos());
         commits.put(worker, commit);

@@ -158,7 +158,7 @@ final class Placement {
 
   private CompletableFuture<ReserveSlotsResponse> reserve(Generation g, WorkerId worker,
       List<PartitionLocation> locs) {
-    HostPort rpc = new HostPort(locs.get(0).endpoint().host(), locs.get(0).endpoint().rpcPort());
+    HostPort rpc = locs.get(0).endpoint().rpc();
     // In requests of at most RESERVE_BATCH locations: a worker refuses larger ones
     // (faro.worker.reserve.max.locations), whatever the number of partitions of the shuffle.
     List<CompletableFuture<ReserveSlotsResponse>> parts = new ArrayList<>();

@@ -360,8 +360,7 @@ public final class PartitionReader implements AutoCloseable {
           .setEpoch(ref.file().location().epoch())
           .setChunkIndex(ref.chunkIndex())
           .build();
-      HostPort fetch = new HostPort(ref.file().location().endpoint().host(),
-          ref.file().location().endpoint().fetchPort());
+      HostPort fetch = ref.file().location().endpoint().fetch();
       inFlight.addLast(new InFlight(ref, pool.send(fetch, request, null, settings.fetchTimeout())));
     }
   }

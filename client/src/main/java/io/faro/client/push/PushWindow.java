@@ -83,7 +83,7 @@ final class PushWindow {
   void add(PushedBatch batch) {
     WorkerId worker = batch.target().worker();
     PendingFrame frame = pending.computeIfAbsent(worker,
-        w -> new PendingFrame(new HostPort(batch.target().endpoint().host(), batch.target().endpoint().pushPort())));
+        w -> new PendingFrame(batch.target().endpoint().push()));
     frame.parts.add(batch);
     frame.bytes += batch.batch().readableBytes();
     if (frame.bytes >= settings.mergeSize()) {

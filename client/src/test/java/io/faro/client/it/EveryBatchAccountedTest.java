@@ -122,7 +122,7 @@ class EveryBatchAccountedTest {
 
       // Anyone who knows the app id can send this; it names the very shuffle being written.
       for (WorkerServer worker : app.cluster().workers()) {
-        HostPort rpc = new HostPort("127.0.0.1", worker.endpoint().rpcPort());
+        HostPort rpc = worker.endpoint().rpc();
         Throwable refused = catchThrowable(() -> Futures.await(app.pool().call(rpc, CommitFilesRequest.newBuilder()
             .setShuffle(IdMapper.toProto(shuffle)).build(), CommitFilesResponse.class), Duration.ofSeconds(10), "commit"));
         assertThat(refused).isInstanceOfSatisfying(FaroException.class,

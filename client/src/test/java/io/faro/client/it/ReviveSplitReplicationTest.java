@@ -18,6 +18,7 @@ import io.faro.common.id.ShuffleId;
 import io.faro.common.id.WorkerId;
 import io.faro.common.network.ClientPool;
 import io.faro.common.network.Futures;
+import io.faro.common.testing.Eventually;
 import io.faro.common.network.HostPort;
 import io.faro.proto.WorkerStatusRequest;
 import io.faro.proto.WorkerStatusResponse;
@@ -26,6 +27,7 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ExecutorService;
@@ -237,24 +239,20 @@ class ReviveSplitReplicationTest {
             .isLessThan(others / 8);
 
         // Once the master heard (heartbeats every second), a new shuffle gets nothing there.
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(15);
-        boolean avoided = false;
-        for (int next = 1; !avoided && System.nanoTime() < deadline; next++) {
-          List<PartitionLocation> later =
-              client.pushLocations(lifecycle.endpoint(), new ShuffleId(lifecycle.app(), next), MAPS, PARTITIONS);
-          avoided = later.stream().noneMatch(l -> l.worker().equals(full.workerId()));
-          if (!avoided) {
-            Thread.sleep(200); // the master learns of the full disk only from the next heartbeat
-          }
-        }
-        assertThat(avoided).as("a shuffle placed after the heartbeat avoids the full worker").isTrue();
+        // The master learns of the full disk only from the next heartbeat: a new shuffle each try.
+        AtomicInteger next = new AtomicInteger(1);
+        Eventually.awaitEvery(Duration.ofMillis(200), "a shuffle placed after the heartbeat to avoid the full worker",
+            Duration.ofSeconds(15),
+            () -> client.pushLocations(lifecycle.endpoint(), new ShuffleId(lifecycle.app(), next.getAndIncrement()),
+                MAPS, PARTITIONS),
+            later -> later.stream().noneMatch(l -> l.worker().equals(full.workerId())));
       }
     }
   }
 
   /** The status RPC of an in-JVM worker. */
   private static WorkerStatusResponse status(ClientPool pool, WorkerServer worker) {
-    return Futures.await(pool.call(new HostPort("127.0.0.1", worker.rpcPort()),
+    return Futures.await(pool.call(worker.endpoint().rpc(),
         WorkerStatusRequest.getDefaultInstance(), WorkerStatusResponse.class), Duration.ofSeconds(10), "worker status");
   }
 

@@ -13,6 +13,7 @@ import io.faro.common.id.WorkerId;
 import io.faro.common.network.ClientPool;
 import io.faro.common.network.Responder;
 import io.faro.common.network.TransportServer;
+import io.faro.common.testing.Eventually;
 import io.faro.proto.PushRequest;
 import io.faro.proto.PushResponse;
 import io.faro.proto.PushStatusP;
@@ -187,11 +188,7 @@ class PushWindowTest {
     next();
     // Never answered: the pool fails both after faro.network.request.timeout; their batches
     // wait to be pushed again, and the window is free.
-    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-    while (window.unanswered() > 0 && System.nanoTime() < deadline) {
-      Thread.sleep(20);
-    }
-    assertThat(window.unanswered()).isZero();
+    Eventually.await("both frames to time out", window::unanswered, n -> n == 0);
     assertThat(revivals.hasRetries()).isTrue();
     assertThat(List.of(a, b)).allSatisfy(p -> assertThat(p.batch().refCnt()).isEqualTo(1));
     PushedBatch c = batch(0);
@@ -202,10 +199,6 @@ class PushWindowTest {
     revivals.releaseAll();
     assertThat(List.of(a, b)).allSatisfy(p -> assertThat(p.batch().refCnt()).isZero());
     // c's frame was sent: its answer (a timeout, later) releases it, as the window is closed.
-    deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-    while (c.batch().refCnt() != 0 && System.nanoTime() < deadline) {
-      Thread.sleep(20);
-    }
-    assertThat(c.batch().refCnt()).isZero();
+    Eventually.await("the last batch to be released", () -> c.batch().refCnt(), n -> n == 0);
   }
 }

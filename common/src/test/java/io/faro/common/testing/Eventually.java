@@ -27,7 +27,7 @@ public final class Eventually {
 
   /** Polls {@code condition} until it holds; fails naming {@code what} after {@code timeout}. */
   public static void await(String what, Duration timeout, BooleanSupplier condition) {
-    poll(what, timeout, condition::getAsBoolean, held -> held, false);
+    poll(what, timeout, POLL_NANOS, condition::getAsBoolean, held -> held, false);
   }
 
   /**
@@ -40,11 +40,20 @@ public final class Eventually {
 
   /** As {@link #await(String, Supplier, Predicate)}, failing after {@code timeout}. */
   public static <T> T await(String what, Duration timeout, Supplier<T> value, Predicate<? super T> condition) {
-    return poll(what, timeout, value, condition, true);
+    return poll(what, timeout, POLL_NANOS, value, condition, true);
   }
 
-  private static <T> T poll(String what, Duration timeout, Supplier<T> value, Predicate<? super T> condition,
-      boolean showLast) {
+  /**
+   * As {@link #await(String, Duration, Supplier, Predicate)}, reading {@code value} only every
+   * {@code interval}: for reads that cost (a process started, a shuffle registered).
+   */
+  public static <T> T awaitEvery(Duration interval, String what, Duration timeout, Supplier<T> value,
+      Predicate<? super T> condition) {
+    return poll(what, timeout, interval.toNanos(), value, condition, true);
+  }
+
+  private static <T> T poll(String what, Duration timeout, long pollNanos, Supplier<T> value,
+      Predicate<? super T> condition, boolean showLast) {
     long deadline = System.nanoTime() + timeout.toNanos();
     while (true) {
       T seen = value.get();
@@ -55,7 +64,7 @@ public final class Eventually {
         throw new AssertionError("timed out after " + timeout.toMillis() + "ms waiting for " + what
             + (showLast ? "; last seen: " + seen : ""));
       }
-      LockSupport.parkNanos(POLL_NANOS);
+      LockSupport.parkNanos(pollNanos);
     }
   }
 }
