@@ -38,9 +38,9 @@ import picocli.CommandLine.Spec;
 
 /**
  * {@code faro bench}: pushes, commits, fetches and verifies one shuffle through the real client
- * library against a running cluster or a local one it starts, and reports throughput, latency,
- * CPU and memory as a table and as JSON. Exit codes: 0 verified, 1 failed or not verified, 2
- * bad options.
+ * library against a running cluster or a local one it starts, and reports throughput, latency, CPU
+ * and memory as a table and as JSON. Exit codes: 0 verified, 1 failed or not verified, 2 bad
+ * options.
  */
 @Command(
     name = "bench",
@@ -56,65 +56,116 @@ import picocli.CommandLine.Spec;
 public final class BenchCommand implements Callable<Integer>, FaroSubcommand {
   @Spec CommandSpec spec;
 
-  @Option(names = "--masters", split = ",", paramLabel = "HOST:PORT",
+  @Option(
+      names = "--masters",
+      split = ",",
+      paramLabel = "HOST:PORT",
       description = "Masters of a running cluster to benchmark.")
   List<String> masters = new ArrayList<>();
 
-  @Option(names = "--local-cluster", description = "Start a local cluster (1 master, --workers workers) and stop it at the end.")
+  @Option(
+      names = "--local-cluster",
+      description = "Start a local cluster (1 master, --workers workers) and stop it at the end.")
   boolean localCluster;
 
   @Option(names = "--workers", description = "Workers of the local cluster (default: 1).")
   Integer workers;
 
-  @Option(names = "--work-dir", description = "Directory of the local cluster (default: a temporary one, removed at the end).")
+  @Option(
+      names = "--work-dir",
+      description =
+          "Directory of the local cluster (default: a temporary one, removed at the end).")
   Path workDir;
 
-  @Option(names = "--maps", defaultValue = "8", description = "Map tasks (default: ${DEFAULT-VALUE}).")
+  @Option(
+      names = "--maps",
+      defaultValue = "8",
+      description = "Map tasks (default: ${DEFAULT-VALUE}).")
   int maps;
 
-  @Option(names = "--partitions", defaultValue = "64", description = "Partitions (default: ${DEFAULT-VALUE}).")
+  @Option(
+      names = "--partitions",
+      defaultValue = "64",
+      description = "Partitions (default: ${DEFAULT-VALUE}).")
   int partitions;
 
-  @Option(names = "--total-bytes", defaultValue = "1g", converter = SizeConverter.class, paramLabel = "SIZE",
-      description = "Record bytes all maps push together, e.g. 512m, 4g (default: ${DEFAULT-VALUE}).")
+  @Option(
+      names = "--total-bytes",
+      defaultValue = "1g",
+      converter = SizeConverter.class,
+      paramLabel = "SIZE",
+      description =
+          "Record bytes all maps push together, e.g. 512m, 4g (default: ${DEFAULT-VALUE}).")
   long totalBytes;
 
-  @Option(names = "--warmup", defaultValue = "256m", converter = SizeConverter.class, paramLabel = "SIZE",
-      description = "Record bytes of an unmeasured run first, so that the JIT compilers of this process and "
-          + "of the workers are done (their CPU would count otherwise); 0 for none (default: ${DEFAULT-VALUE}).")
+  @Option(
+      names = "--warmup",
+      defaultValue = "256m",
+      converter = SizeConverter.class,
+      paramLabel = "SIZE",
+      description =
+          "Record bytes of an unmeasured run first, so that the JIT compilers of this process and "
+              + "of the workers are done (their CPU would count otherwise); 0 for none (default: ${DEFAULT-VALUE}).")
   long warmup;
 
-  @Option(names = "--record-size", defaultValue = "100", converter = SizeConverter.class, paramLabel = "SIZE",
+  @Option(
+      names = "--record-size",
+      defaultValue = "100",
+      converter = SizeConverter.class,
+      paramLabel = "SIZE",
       description = "Bytes per record (default: ${DEFAULT-VALUE}).")
   long recordSize;
 
-  @Option(names = "--data", defaultValue = "compressible", converter = DataConverter.class,
+  @Option(
+      names = "--data",
+      defaultValue = "compressible",
+      converter = DataConverter.class,
       description = "compressible or random (default: ${DEFAULT-VALUE}).")
   DataKind data;
 
-  @Option(names = "--codec", defaultValue = "lz4", converter = CodecConverter.class,
+  @Option(
+      names = "--codec",
+      defaultValue = "lz4",
+      converter = CodecConverter.class,
       description = "lz4 or none: faro.client.push.compress (default: ${DEFAULT-VALUE}).")
   Codec codec;
 
-  @Option(names = "--threads", defaultValue = "2",
+  @Option(
+      names = "--threads",
+      defaultValue = "2",
       description = "Map tasks run at once, and readers run at once (default: ${DEFAULT-VALUE}).")
   int threads;
 
-  @Option(names = "--seed", defaultValue = "1", description = "Seed of the generated records (default: ${DEFAULT-VALUE}).")
+  @Option(
+      names = "--seed",
+      defaultValue = "1",
+      description = "Seed of the generated records (default: ${DEFAULT-VALUE}).")
   long seed;
 
-  @Option(names = "--timeout", defaultValue = "60m", converter = DurationConverter.class,
+  @Option(
+      names = "--timeout",
+      defaultValue = "60m",
+      converter = DurationConverter.class,
       description = "Limit of the whole run, e.g. 90s, 30m (default: ${DEFAULT-VALUE}).")
   Duration timeout;
 
-  @Option(names = "--json", paramLabel = "FILE", description = "Also write the report as JSON to FILE.")
+  @Option(
+      names = "--json",
+      paramLabel = "FILE",
+      description = "Also write the report as JSON to FILE.")
   Path json;
 
-  @Option(names = "--conf", paramLabel = "FILE",
-      description = "Settings file: client settings here, and every setting of a local cluster's processes.")
+  @Option(
+      names = "--conf",
+      paramLabel = "FILE",
+      description =
+          "Settings file: client settings here, and every setting of a local cluster's processes.")
   Path conf;
 
-  @Option(names = "--set", paramLabel = "KEY=VALUE", description = "A faro.* client setting; repeatable.")
+  @Option(
+      names = "--set",
+      paramLabel = "KEY=VALUE",
+      description = "A faro.* client setting; repeatable.")
   Map<String, String> sets = new LinkedHashMap<>();
 
   @Override
@@ -123,10 +174,11 @@ public final class BenchCommand implements Callable<Integer>, FaroSubcommand {
     try {
       settings = settings();
     } catch (ParameterException e) {
-      // Checks across options happen after parsing; answer them as picocli answers a bad option (exit 2).
+      // Checks across options happen after parsing; answer them as picocli answers a bad option
+      // (exit 2).
       CommandLine line = spec.commandLine();
-      return line.getParameterExceptionHandler().handleParseException(e,
-          line.getParseResult().originalArgs().toArray(String[]::new));
+      return line.getParameterExceptionHandler()
+          .handleParseException(e, line.getParseResult().originalArgs().toArray(String[]::new));
     }
     PrintWriter out = spec.commandLine().getOut();
     PrintWriter err = spec.commandLine().getErr();
@@ -137,8 +189,9 @@ public final class BenchCommand implements Callable<Integer>, FaroSubcommand {
       FaroConf clientConf = settings.clientConf(cluster.masters());
       warmUp(settings, clientConf, cluster.expectedWorkers(), out, err);
       RunResult result = new ShuffleRun(settings, clientConf, cluster.expectedWorkers(), err).run();
-      BenchReport report = new BenchReport(settings, cluster.describe(), clientConf.asMap(), machine,
-          Instant.now(), result);
+      BenchReport report =
+          new BenchReport(
+              settings, cluster.describe(), clientConf.asMap(), machine, Instant.now(), result);
       out.println();
       out.print(TableReport.write(report));
       if (json != null) {
@@ -147,26 +200,39 @@ public final class BenchCommand implements Callable<Integer>, FaroSubcommand {
       }
       out.flush();
       return result.verification().verified() ? 0 : 1;
-    } catch (RunFailedException | FaroException | IOException | UncheckedIOException | IllegalArgumentException
+    } catch (RunFailedException
+        | FaroException
+        | IOException
+        | UncheckedIOException
+        | IllegalArgumentException
         | IllegalStateException e) {
-      // Expected failures (unreachable cluster, failed task, bad setting) get one line, not a stack trace.
+      // Expected failures (unreachable cluster, failed task, bad setting) get one line, not a stack
+      // trace.
       err.println("faro bench failed: " + e.getMessage());
       err.flush();
       return 1;
     }
   }
 
-  private static void warmUp(BenchSettings settings, FaroConf clientConf, int expectedWorkers, PrintWriter out,
+  private static void warmUp(
+      BenchSettings settings,
+      FaroConf clientConf,
+      int expectedWorkers,
+      PrintWriter out,
       PrintWriter err) {
     if (settings.warmupBytes() == 0) {
       return;
     }
-    out.printf(Locale.ROOT, "Warm-up: %.0f MB, not measured%n", settings.warmupBytes() / (double) (1 << 20));
+    out.printf(
+        Locale.ROOT,
+        "Warm-up: %.0f MB, not measured%n",
+        settings.warmupBytes() / (double) (1 << 20));
     out.flush();
     RunResult warm = new ShuffleRun(settings.warmup(), clientConf, expectedWorkers, err).run();
     if (!warm.verification().verified()) {
-      throw new IllegalStateException("the warm-up run read back other records than it wrote: "
-          + warm.verification().examples());
+      throw new IllegalStateException(
+          "the warm-up run read back other records than it wrote: "
+              + warm.verification().examples());
     }
     out.println("Measured run:");
     out.flush();
@@ -176,7 +242,8 @@ public final class BenchCommand implements Callable<Integer>, FaroSubcommand {
   BenchSettings settings() {
     CommandLine line = spec.commandLine();
     if (masters.isEmpty() == !localCluster) {
-      throw new ParameterException(line, "give either --masters HOST:PORT[,...] (a running cluster) or --local-cluster");
+      throw new ParameterException(
+          line, "give either --masters HOST:PORT[,...] (a running cluster) or --local-cluster");
     }
     if (!localCluster && (workers != null || workDir != null)) {
       throw new ParameterException(line, "--workers and --work-dir apply to --local-cluster only");
@@ -185,11 +252,25 @@ public final class BenchCommand implements Callable<Integer>, FaroSubcommand {
       throw new ParameterException(line, "--record-size is too large: " + recordSize);
     }
     try {
-      ClusterTarget target = localCluster
-          ? new ClusterTarget.Local(workers == null ? 1 : workers, Optional.ofNullable(workDir))
-          : new ClusterTarget.Running(masters.stream().map(BenchCommand::parseMaster).toList());
-      BenchSettings settings = new BenchSettings(target, Optional.ofNullable(conf), sets, maps, partitions,
-          totalBytes, warmup, (int) recordSize, data, codec, threads, seed, timeout);
+      ClusterTarget target =
+          localCluster
+              ? new ClusterTarget.Local(workers == null ? 1 : workers, Optional.ofNullable(workDir))
+              : new ClusterTarget.Running(masters.stream().map(BenchCommand::parseMaster).toList());
+      BenchSettings settings =
+          new BenchSettings(
+              target,
+              Optional.ofNullable(conf),
+              sets,
+              maps,
+              partitions,
+              totalBytes,
+              warmup,
+              (int) recordSize,
+              data,
+              codec,
+              threads,
+              seed,
+              timeout);
       if (conf != null && !Files.isRegularFile(conf)) {
         throw new IllegalArgumentException("--conf " + conf + " is not a readable file");
       }
@@ -216,6 +297,7 @@ public final class BenchCommand implements Callable<Integer>, FaroSubcommand {
     }
     Path temporary = absolute.resolveSibling(absolute.getFileName() + ".tmp");
     Files.writeString(temporary, text);
-    Files.move(temporary, absolute, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
+    Files.move(
+        temporary, absolute, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
   }
 }

@@ -24,8 +24,8 @@ import java.util.stream.Collectors;
  *     processes of a local cluster
  * @param extraSettings {@code faro.*} client settings from {@code --set}, applied over the file
  * @param totalBytes record bytes all map tasks push together
- * @param warmupBytes record bytes of an unmeasured shuffle run first, so that both this process
- *     and the workers have compiled their hot paths (0: none)
+ * @param warmupBytes record bytes of an unmeasured shuffle run first, so that both this process and
+ *     the workers have compiled their hot paths (0: none)
  * @param threads map tasks run at once, and readers run at once
  * @param timeout the whole run's limit
  */
@@ -53,12 +53,25 @@ public record BenchSettings(
     requireNonNull(timeout, "timeout is null");
     check(maps >= 1, "--maps must be at least 1, got " + maps);
     check(partitions >= 1, "--partitions must be at least 1, got " + partitions);
-    check(recordSize >= RecordGenerator.MIN_RECORD_SIZE && recordSize <= (1 << 20),
-        "--record-size must be between " + RecordGenerator.MIN_RECORD_SIZE + " and 1048576 bytes, got " + recordSize);
-    check(totalBytes >= recordSize, "--total-bytes must hold at least one record of --record-size "
-        + recordSize + " bytes, got " + totalBytes);
-    check(warmupBytes == 0 || warmupBytes >= recordSize, "--warmup must be 0 or hold at least one record of "
-        + "--record-size " + recordSize + " bytes, got " + warmupBytes);
+    check(
+        recordSize >= RecordGenerator.MIN_RECORD_SIZE && recordSize <= (1 << 20),
+        "--record-size must be between "
+            + RecordGenerator.MIN_RECORD_SIZE
+            + " and 1048576 bytes, got "
+            + recordSize);
+    check(
+        totalBytes >= recordSize,
+        "--total-bytes must hold at least one record of --record-size "
+            + recordSize
+            + " bytes, got "
+            + totalBytes);
+    check(
+        warmupBytes == 0 || warmupBytes >= recordSize,
+        "--warmup must be 0 or hold at least one record of "
+            + "--record-size "
+            + recordSize
+            + " bytes, got "
+            + warmupBytes);
     check(threads >= 1, "--threads must be at least 1, got " + threads);
     check(!timeout.isNegative() && !timeout.isZero(), "--timeout must be positive, got " + timeout);
     for (String key : extraSettings.keySet()) {
@@ -74,8 +87,20 @@ public record BenchSettings(
 
   /** The same run with {@link #warmupBytes} of records and no warm-up of its own. */
   public BenchSettings warmup() {
-    return new BenchSettings(target, confFile, extraSettings, maps, partitions, warmupBytes, 0, recordSize, data,
-        codec, threads, seed, timeout);
+    return new BenchSettings(
+        target,
+        confFile,
+        extraSettings,
+        maps,
+        partitions,
+        warmupBytes,
+        0,
+        recordSize,
+        data,
+        codec,
+        threads,
+        seed,
+        timeout);
   }
 
   /** Records of all map tasks: whole records of {@code recordSize} in {@code totalBytes}. */
@@ -97,11 +122,16 @@ public record BenchSettings(
    * @throws io.faro.common.config.ConfigException naming a key with a bad value
    */
   public FaroConf clientConf(List<HostPort> masters) {
-    FaroConf conf = confFile.map(FaroConf::load).orElse(FaroConf.empty())
-        .withAll(FaroConf.of(extraSettings))
-        .with(MasterOptions.ENDPOINTS.key(), masters.stream().map(HostPort::toString).collect(Collectors.joining(",")))
-        .with(ClientOptions.LIFECYCLE_HOST.key(), "127.0.0.1")
-        .with(ClientOptions.COMPRESS.key(), String.valueOf(codec.compress()));
+    FaroConf conf =
+        confFile
+            .map(FaroConf::load)
+            .orElse(FaroConf.empty())
+            .withAll(FaroConf.of(extraSettings))
+            .with(
+                MasterOptions.ENDPOINTS.key(),
+                masters.stream().map(HostPort::toString).collect(Collectors.joining(",")))
+            .with(ClientOptions.LIFECYCLE_HOST.key(), "127.0.0.1")
+            .with(ClientOptions.COMPRESS.key(), String.valueOf(codec.compress()));
     ClientOptions.Settings.from(conf); // validates every client key now, before a cluster starts
     return conf;
   }

@@ -12,7 +12,8 @@ final class DurationConverter implements ITypeConverter<Duration> {
     try {
       return ConfigOption.parseDuration(value);
     } catch (RuntimeException e) {
-      throw new TypeConversionException("'" + value + "' is not a duration such as 500ms, 90s or 30m");
+      throw new TypeConversionException(
+          "'" + value + "' is not a duration such as 500ms, 90s or 30m");
     }
   }
 }

@@ -15,7 +15,8 @@ final class SizeConverter implements ITypeConverter<Long> {
       }
       return size;
     } catch (NumberFormatException | ArithmeticException e) {
-      throw new TypeConversionException("'" + value + "' is not a size such as 100, 64k, 512m or 4g");
+      throw new TypeConversionException(
+          "'" + value + "' is not a size such as 100, 64k, 512m or 4g");
     }
   }
 }

@@ -13,7 +13,8 @@ class BenchOptionsTest {
   static Stream<Arguments> badOptions() {
     return Stream.of(
         Arguments.of(new String[] {}, "--masters"),
-        Arguments.of(new String[] {"--local-cluster", "--masters", "127.0.0.1:9097"}, "--local-cluster"),
+        Arguments.of(
+            new String[] {"--local-cluster", "--masters", "127.0.0.1:9097"}, "--local-cluster"),
         Arguments.of(new String[] {"--masters", "no-port-here"}, "--masters"),
         Arguments.of(new String[] {"--masters", "127.0.0.1:9097", "--workers", "2"}, "--workers"),
         Arguments.of(new String[] {"--local-cluster", "--workers", "0"}, "--workers"),
@@ -21,7 +22,9 @@ class BenchOptionsTest {
         Arguments.of(new String[] {"--local-cluster", "--maps", "many"}, "--maps"),
         Arguments.of(new String[] {"--local-cluster", "--partitions", "-1"}, "--partitions"),
         Arguments.of(new String[] {"--local-cluster", "--total-bytes", "lots"}, "--total-bytes"),
-        Arguments.of(new String[] {"--local-cluster", "--total-bytes", "10", "--record-size", "100"}, "--total-bytes"),
+        Arguments.of(
+            new String[] {"--local-cluster", "--total-bytes", "10", "--record-size", "100"},
+            "--total-bytes"),
         Arguments.of(new String[] {"--local-cluster", "--record-size", "4"}, "--record-size"),
         Arguments.of(new String[] {"--local-cluster", "--warmup", "10"}, "--warmup"),
         Arguments.of(new String[] {"--local-cluster", "--data", "zeros"}, "--data"),
@@ -29,7 +32,8 @@ class BenchOptionsTest {
         Arguments.of(new String[] {"--local-cluster", "--threads", "0"}, "--threads"),
         Arguments.of(new String[] {"--local-cluster", "--timeout", "soon"}, "--timeout"),
         Arguments.of(new String[] {"--local-cluster", "--set", "spark.master=local"}, "--set"),
-        Arguments.of(new String[] {"--local-cluster", "--set", "faro.client.push.batch.size=tiny"},
+        Arguments.of(
+            new String[] {"--local-cluster", "--set", "faro.client.push.batch.size=tiny"},
             "faro.client.push.batch.size"),
         Arguments.of(new String[] {"--local-cluster", "--conf", "/no/such/faro.conf"}, "--conf"));
   }

@@ -32,11 +32,18 @@ import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
 /** {@code bin/faro admin}: operators' view of, and actions on, a running cluster. */
-@Command(name = "admin", mixinStandardHelpOptions = true,
+@Command(
+    name = "admin",
+    mixinStandardHelpOptions = true,
     description = "Operate a running Faro cluster.",
-    subcommands = {AdminCommand.Masters.class, AdminCommand.TransferLeader.class,
-        AdminCommand.ExcludeWorker.class, AdminCommand.DecommissionWorker.class, AdminCommand.IncludeWorker.class,
-        AdminCommand.WorkerStatus.class})
+    subcommands = {
+      AdminCommand.Masters.class,
+      AdminCommand.TransferLeader.class,
+      AdminCommand.ExcludeWorker.class,
+      AdminCommand.DecommissionWorker.class,
+      AdminCommand.IncludeWorker.class,
+      AdminCommand.WorkerStatus.class
+    })
 final class AdminCommand implements Runnable {
   @CommandLine.Spec CommandLine.Model.CommandSpec spec;
 
@@ -47,17 +54,29 @@ final class AdminCommand implements Runnable {
 
   /** Where the masters are: --endpoints, else faro.master.endpoints from --conf / --set. */
   static final class Endpoints {
-    @Option(names = "--endpoints", split = ",", paramLabel = "HOST:PORT",
+    @Option(
+        names = "--endpoints",
+        split = ",",
+        paramLabel = "HOST:PORT",
         description = "Every master's RPC endpoint (default: faro.master.endpoints of --conf).")
     List<String> endpoints = new ArrayList<>();
 
-    @Option(names = "--conf", paramLabel = "FILE", description = "Settings file, e.g. conf/faro-defaults.conf.")
+    @Option(
+        names = "--conf",
+        paramLabel = "FILE",
+        description = "Settings file, e.g. conf/faro-defaults.conf.")
     Path confFile;
 
-    @Option(names = "--set", paramLabel = "KEY=VALUE", description = "A faro.* setting; repeatable.")
+    @Option(
+        names = "--set",
+        paramLabel = "KEY=VALUE",
+        description = "A faro.* setting; repeatable.")
     Map<String, String> overrides = new LinkedHashMap<>();
 
-    @Option(names = "--timeout", defaultValue = "10s", paramLabel = "DURATION",
+    @Option(
+        names = "--timeout",
+        defaultValue = "10s",
+        paramLabel = "DURATION",
         description = "How long to wait for each master (default: ${DEFAULT-VALUE}).")
     String timeout;
 
@@ -67,12 +86,18 @@ final class AdminCommand implements Runnable {
 
     List<HostPort> resolve() {
       if (!endpoints.isEmpty()) {
-        return endpoints.stream().map(String::trim).filter(s -> !s.isEmpty()).map(HostPort::parse).toList();
+        return endpoints.stream()
+            .map(String::trim)
+            .filter(s -> !s.isEmpty())
+            .map(HostPort::parse)
+            .toList();
       }
       FaroConf conf = conf();
       if (conf.raw(MasterOptions.ENDPOINTS.key()).isEmpty()) {
-        throw new IllegalArgumentException("name the masters with --endpoints host:port,... or with "
-            + MasterOptions.ENDPOINTS.key() + " in --conf FILE");
+        throw new IllegalArgumentException(
+            "name the masters with --endpoints host:port,... or with "
+                + MasterOptions.ENDPOINTS.key()
+                + " in --conf FILE");
       }
       return conf.get(MasterOptions.ENDPOINTS);
     }
@@ -82,16 +107,20 @@ final class AdminCommand implements Runnable {
     }
 
     ClientPool pool() {
-      return new ClientPool("faro-admin",
-          NetworkOptions.Settings.from(conf().with(NetworkOptions.IO_THREADS, "1")));
+      return new ClientPool(
+          "faro-admin", NetworkOptions.Settings.from(conf().with(NetworkOptions.IO_THREADS, "1")));
     }
   }
 
-  @Command(name = "masters", mixinStandardHelpOptions = true,
-      description = {"Asks every master for its own view: role (leader, follower, candidate, or "
-          + "unreachable), term, applied and committed log index, the leader it knows, pid, "
-          + "snapshot and the size of its copy of the state.",
-          "Exit code: 0 when exactly one master leads and every master answered, 3 otherwise."})
+  @Command(
+      name = "masters",
+      mixinStandardHelpOptions = true,
+      description = {
+        "Asks every master for its own view: role (leader, follower, candidate, or "
+            + "unreachable), term, applied and committed log index, the leader it knows, pid, "
+            + "snapshot and the size of its copy of the state.",
+        "Exit code: 0 when exactly one master leads and every master answered, 3 otherwise."
+      })
   static final class Masters implements Callable<Integer> {
     @Mixin Endpoints where = new Endpoints();
 
@@ -107,7 +136,9 @@ final class AdminCommand implements Runnable {
       try (ClientPool pool = where.pool()) {
         List<CompletableFuture<MasterStatusResponse>> answers = new ArrayList<>();
         for (HostPort master : masters) {
-          answers.add(pool.call(master, MasterStatusRequest.getDefaultInstance(), MasterStatusResponse.class));
+          answers.add(
+              pool.call(
+                  master, MasterStatusRequest.getDefaultInstance(), MasterStatusResponse.class));
         }
         for (int i = 0; i < masters.size(); i++) {
           rows.add(row(masters.get(i), answers.get(i), where.timeout()));
@@ -128,18 +159,20 @@ final class AdminCommand implements Runnable {
       return leaders == 1 && allAnswered ? 0 : 3;
     }
 
-    private static Map<String, Object> row(HostPort endpoint, CompletableFuture<MasterStatusResponse> answer,
-        Duration timeout) {
+    private static Map<String, Object> row(
+        HostPort endpoint, CompletableFuture<MasterStatusResponse> answer, Duration timeout) {
       Map<String, Object> row = new LinkedHashMap<>();
       row.put("endpoint", endpoint.toString());
       try {
         MasterStatusResponse s = Futures.await(answer, timeout, "status of master " + endpoint);
         // The endpoint asked stays first; the master's own fields follow, as on its status page.
-        ProtoMapper.statusFields(s).forEach((key, value) -> {
-          if (!key.equals("endpoint")) {
-            row.put(key, value);
-          }
-        });
+        ProtoMapper.statusFields(s)
+            .forEach(
+                (key, value) -> {
+                  if (!key.equals("endpoint")) {
+                    row.put(key, value);
+                  }
+                });
       } catch (RuntimeException e) {
         row.put("role", "unreachable");
         row.put("error", String.valueOf(Futures.unwrap(e).getMessage()));
@@ -149,28 +182,65 @@ final class AdminCommand implements Runnable {
 
     private static void printTable(PrintWriter out, List<Map<String, Object>> rows) {
       String format = "%-6s %-22s %-11s %6s %9s %9s %-7s %8s %8s %7s %5s %8s%n";
-      out.printf(Locale.ROOT, format, "ID", "ENDPOINT", "ROLE", "TERM", "APPLIED", "COMMITTED", "LEADER",
-          "PID", "SNAPSHOT", "WORKERS", "APPS", "SHUFFLES");
+      out.printf(
+          Locale.ROOT,
+          format,
+          "ID",
+          "ENDPOINT",
+          "ROLE",
+          "TERM",
+          "APPLIED",
+          "COMMITTED",
+          "LEADER",
+          "PID",
+          "SNAPSHOT",
+          "WORKERS",
+          "APPS",
+          "SHUFFLES");
       for (Map<String, Object> r : rows) {
         if (r.containsKey("error")) {
-          out.printf(Locale.ROOT, "%-6s %-22s %-11s %s%n", "?", r.get("endpoint"), r.get("role"), r.get("error"));
+          out.printf(
+              Locale.ROOT,
+              "%-6s %-22s %-11s %s%n",
+              "?",
+              r.get("endpoint"),
+              r.get("role"),
+              r.get("error"));
           continue;
         }
-        out.printf(Locale.ROOT, format, r.get("id"), r.get("endpoint"), r.get("role"), r.get("term"),
-            r.get("applied_index"), r.get("commit_index"), r.get("leader_id"), r.get("pid"),
-            r.get("snapshot_index"), r.get("alive_workers") + "/" + r.get("workers"), r.get("apps"),
+        out.printf(
+            Locale.ROOT,
+            format,
+            r.get("id"),
+            r.get("endpoint"),
+            r.get("role"),
+            r.get("term"),
+            r.get("applied_index"),
+            r.get("commit_index"),
+            r.get("leader_id"),
+            r.get("pid"),
+            r.get("snapshot_index"),
+            r.get("alive_workers") + "/" + r.get("workers"),
+            r.get("apps"),
             r.get("shuffles"));
       }
     }
   }
 
-  @Command(name = "transfer-leader", mixinStandardHelpOptions = true,
-      description = "Moves leadership to master ID (e.g. before restarting the leader for an upgrade); "
-          + "returns once ID leads.")
+  @Command(
+      name = "transfer-leader",
+      mixinStandardHelpOptions = true,
+      description =
+          "Moves leadership to master ID (e.g. before restarting the leader for an upgrade); "
+              + "returns once ID leads.")
   static final class TransferLeader implements Callable<Integer> {
     @Mixin Endpoints where = new Endpoints();
 
-    @Option(names = "--to", required = true, paramLabel = "ID", description = "Id of the master that should lead.")
+    @Option(
+        names = "--to",
+        required = true,
+        paramLabel = "ID",
+        description = "Id of the master that should lead.")
     String to;
 
     @CommandLine.Spec CommandLine.Model.CommandSpec spec;
@@ -180,9 +250,11 @@ final class AdminCommand implements Runnable {
       List<HostPort> masters = where.resolve();
       try (ClientPool pool = where.pool()) {
         // A transfer takes an election: give the leader longer than a usual call to answer.
-        MasterClient client = new MasterClient(pool, masters, where.timeout().plusSeconds(30),
-            where.timeout().plusSeconds(25));
-        client.callBlocking(TransferLeaderRequest.newBuilder().setTo(to).build(), EmptyResponse.class);
+        MasterClient client =
+            new MasterClient(
+                pool, masters, where.timeout().plusSeconds(30), where.timeout().plusSeconds(25));
+        client.callBlocking(
+            TransferLeaderRequest.newBuilder().setTo(to).build(), EmptyResponse.class);
       }
       spec.commandLine().getOut().println("master " + to + " leads");
       spec.commandLine().getOut().flush();
@@ -190,13 +262,23 @@ final class AdminCommand implements Runnable {
     }
   }
 
-  @Command(name = "worker-status", mixinStandardHelpOptions = true,
-      description = "One worker's own accounting (memory, CPU, appended, replicated and split counts), as JSON.")
+  @Command(
+      name = "worker-status",
+      mixinStandardHelpOptions = true,
+      description =
+          "One worker's own accounting (memory, CPU, appended, replicated and split counts), as JSON.")
   static final class WorkerStatus implements Callable<Integer> {
-    @Option(names = "--worker", required = true, paramLabel = "HOST:RPC_PORT", description = "The worker's RPC endpoint.")
+    @Option(
+        names = "--worker",
+        required = true,
+        paramLabel = "HOST:RPC_PORT",
+        description = "The worker's RPC endpoint.")
     String worker;
 
-    @Option(names = "--timeout", defaultValue = "10s", paramLabel = "DURATION",
+    @Option(
+        names = "--timeout",
+        defaultValue = "10s",
+        paramLabel = "DURATION",
         description = "How long to wait for the answer (default: ${DEFAULT-VALUE}).")
     String timeout;
 
@@ -205,16 +287,27 @@ final class AdminCommand implements Runnable {
     @Override
     public Integer call() {
       io.faro.proto.WorkerStatusResponse status;
-      try (ClientPool pool = new ClientPool("faro-admin", NetworkOptions.Settings.from(
-          FaroConf.of(Map.of(NetworkOptions.IO_THREADS.key(), "1"))))) {
-        status = Futures.await(pool.call(HostPort.parse(worker), io.faro.proto.WorkerStatusRequest.getDefaultInstance(),
-            io.faro.proto.WorkerStatusResponse.class), io.faro.common.config.ConfigOption.parseDuration(timeout),
-            "status of worker " + worker);
+      try (ClientPool pool =
+          new ClientPool(
+              "faro-admin",
+              NetworkOptions.Settings.from(
+                  FaroConf.of(Map.of(NetworkOptions.IO_THREADS.key(), "1"))))) {
+        status =
+            Futures.await(
+                pool.call(
+                    HostPort.parse(worker),
+                    io.faro.proto.WorkerStatusRequest.getDefaultInstance(),
+                    io.faro.proto.WorkerStatusResponse.class),
+                io.faro.common.config.ConfigOption.parseDuration(timeout),
+                "status of worker " + worker);
       }
       Map<String, Object> fields = new LinkedHashMap<>();
       fields.put("worker", worker);
       // Every field, zeros too: a script reads counters without knowing proto3 defaults.
-      status.getDescriptorForType().getFields().forEach(f -> fields.put(f.getName(), status.getField(f)));
+      status
+          .getDescriptorForType()
+          .getFields()
+          .forEach(f -> fields.put(f.getName(), status.getField(f)));
       spec.commandLine().getOut().println(Json.write(fields));
       spec.commandLine().getOut().flush();
       return 0;
@@ -228,10 +321,18 @@ final class AdminCommand implements Runnable {
 
     @Mixin Endpoints where = new Endpoints();
 
-    @Option(names = "--id", required = true, paramLabel = "WORKER", description = "The worker's id (see admin masters / cluster status).")
+    @Option(
+        names = "--id",
+        required = true,
+        paramLabel = "WORKER",
+        description = "The worker's id (see admin masters / cluster status).")
     String worker;
 
-    @Option(names = "--reason", defaultValue = "", paramLabel = "TEXT", description = "Why, for the next operator.")
+    @Option(
+        names = "--reason",
+        defaultValue = "",
+        paramLabel = "TEXT",
+        description = "Why, for the next operator.")
     String reason;
 
     @CommandLine.Spec CommandLine.Model.CommandSpec spec;
@@ -244,9 +345,16 @@ final class AdminCommand implements Runnable {
     @Override
     public Integer call() {
       try (ClientPool pool = where.pool()) {
-        MasterClient client = new MasterClient(pool, where.resolve(), where.timeout().plusSeconds(20), where.timeout());
-        client.callBlocking(SetWorkerAdmissionRequest.newBuilder().setWorkerId(worker).setAdmission(admission)
-            .setReason(reason).build(), EmptyResponse.class);
+        MasterClient client =
+            new MasterClient(
+                pool, where.resolve(), where.timeout().plusSeconds(20), where.timeout());
+        client.callBlocking(
+            SetWorkerAdmissionRequest.newBuilder()
+                .setWorkerId(worker)
+                .setAdmission(admission)
+                .setReason(reason)
+                .build(),
+            EmptyResponse.class);
       }
       spec.commandLine().getOut().println("worker " + worker + " " + done);
       spec.commandLine().getOut().flush();
@@ -254,23 +362,31 @@ final class AdminCommand implements Runnable {
     }
   }
 
-  @Command(name = "exclude-worker", mixinStandardHelpOptions = true,
-      description = "Stops placing new partitions on a worker (a suspect machine); it still serves its data.")
+  @Command(
+      name = "exclude-worker",
+      mixinStandardHelpOptions = true,
+      description =
+          "Stops placing new partitions on a worker (a suspect machine); it still serves its data.")
   static final class ExcludeWorker extends WorkerAdmissionCommand {
     ExcludeWorker() {
       super(WorkerAdmissionP.ADMISSION_EXCLUDED, "is excluded: no new slots");
     }
   }
 
-  @Command(name = "decommission-worker", mixinStandardHelpOptions = true,
-      description = "Stops placing new partitions on a worker before it is upgraded or removed; it still serves its data.")
+  @Command(
+      name = "decommission-worker",
+      mixinStandardHelpOptions = true,
+      description =
+          "Stops placing new partitions on a worker before it is upgraded or removed; it still serves its data.")
   static final class DecommissionWorker extends WorkerAdmissionCommand {
     DecommissionWorker() {
       super(WorkerAdmissionP.ADMISSION_DECOMMISSIONING, "is decommissioning: no new slots");
     }
   }
 
-  @Command(name = "include-worker", mixinStandardHelpOptions = true,
+  @Command(
+      name = "include-worker",
+      mixinStandardHelpOptions = true,
       description = "Lets an excluded or decommissioning worker take new partitions again.")
   static final class IncludeWorker extends WorkerAdmissionCommand {
     IncludeWorker() {

@@ -12,16 +12,19 @@ import java.util.Map;
 
 /**
  * {@code <work-dir>/cluster.json}: what a local cluster runs (every member's pid, ports, ids,
- * directories and log) and the Spark settings a job needs to use it. Written by the cluster,
- * read by {@code local-cluster stop}, by tools and by people.
+ * directories and log) and the Spark settings a job needs to use it. Written by the cluster, read
+ * by {@code local-cluster stop}, by tools and by people.
  */
 final class ClusterFile {
   static final String NAME = "cluster.json";
 
   private ClusterFile() {}
 
-  /** Writes {@code <workDir>/cluster.json} for {@code members} (atomically: readers never see half). */
-  static void write(Path workDir, List<LocalCluster.Member> members, Map<String, String> sparkSettings)
+  /**
+   * Writes {@code <workDir>/cluster.json} for {@code members} (atomically: readers never see half).
+   */
+  static void write(
+      Path workDir, List<LocalCluster.Member> members, Map<String, String> sparkSettings)
       throws IOException {
     Map<String, Object> doc = new LinkedHashMap<>();
     doc.put("workDir", workDir.toString());
@@ -59,7 +62,11 @@ final class ClusterFile {
     doc.put("spark", new LinkedHashMap<String, Object>(sparkSettings));
     Path tmp = workDir.resolve(NAME + ".tmp");
     Files.writeString(tmp, Json.write(doc));
-    Files.move(tmp, workDir.resolve(NAME), StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
+    Files.move(
+        tmp,
+        workDir.resolve(NAME),
+        StandardCopyOption.REPLACE_EXISTING,
+        StandardCopyOption.ATOMIC_MOVE);
   }
 
   /** The pids of every member that {@code <workDir>/cluster.json} lists, in its order. */

@@ -15,7 +15,9 @@ import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
 
 /** {@code faro docs}: prints generated documentation (docs/configuration.md). */
-@Command(name = "docs", mixinStandardHelpOptions = true,
+@Command(
+    name = "docs",
+    mixinStandardHelpOptions = true,
     description = "Prints docs/configuration.md, generated from every option class.")
 final class DocsCommand implements Callable<Integer> {
   /** Every option of every module, grouped as the docs present them. */

@@ -33,8 +33,10 @@ public final class FaroCli implements Runnable {
 
   /** Runs with the given output and error writers (null: the standard streams). */
   static int run(java.io.PrintWriter out, java.io.PrintWriter err, String... args) {
-    CommandLine line = new CommandLine(new FaroCli()).setCaseInsensitiveEnumValuesAllowed(true)
-        .setExecutionExceptionHandler(FaroCli::reportFailure);
+    CommandLine line =
+        new CommandLine(new FaroCli())
+            .setCaseInsensitiveEnumValuesAllowed(true)
+            .setExecutionExceptionHandler(FaroCli::reportFailure);
     if (out != null) {
       line.setOut(out);
     }
@@ -48,13 +50,15 @@ public final class FaroCli implements Runnable {
   }
 
   /**
-   * Failures a user can act on (bad config, a cluster already running, an unreachable master)
-   * are one line naming the command; anything else keeps its stack trace for a bug report.
+   * Failures a user can act on (bad config, a cluster already running, an unreachable master) are
+   * one line naming the command; anything else keeps its stack trace for a bug report.
    */
   private static int reportFailure(Exception e, CommandLine line, CommandLine.ParseResult parsed)
       throws Exception {
-    if (e instanceof IllegalArgumentException || e instanceof IllegalStateException
-        || e instanceof io.faro.common.error.FaroException || e instanceof java.io.IOException) {
+    if (e instanceof IllegalArgumentException
+        || e instanceof IllegalStateException
+        || e instanceof io.faro.common.error.FaroException
+        || e instanceof java.io.IOException) {
       line.getErr().println(line.getCommandSpec().qualifiedName() + ": " + e.getMessage());
       line.getErr().flush();
       return 1;

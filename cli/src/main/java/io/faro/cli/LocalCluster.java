@@ -1,10 +1,9 @@
 package io.faro.cli;
 
-import io.faro.common.json.Json;
-import io.faro.common.network.FreePorts;
-
 import static java.util.Objects.requireNonNull;
 
+import io.faro.common.json.Json;
+import io.faro.common.network.FreePorts;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -15,10 +14,10 @@ import java.util.Map;
 import java.util.Optional;
 
 /**
- * One master (or a Raft group of several) and N workers, each its own JVM process on loopback, started from this JVM's class
- * path: for trying Faro, for tests that kill processes, and for benchmarks. Each process writes
- * its log and a port file under the work directory; the cluster's description, with the Spark
- * settings a job needs, goes to {@code <work-dir>/cluster.json}.
+ * One master (or a Raft group of several) and N workers, each its own JVM process on loopback,
+ * started from this JVM's class path: for trying Faro, for tests that kill processes, and for
+ * benchmarks. Each process writes its log and a port file under the work directory; the cluster's
+ * description, with the Spark settings a job needs, goes to {@code <work-dir>/cluster.json}.
  *
  * <p>This class is the topology (who runs, on which ports, with which peers); {@link
  * ProcessLauncher} starts and stops the processes, {@link ClusterFile} writes cluster.json.
@@ -27,10 +26,16 @@ public final class LocalCluster implements AutoCloseable {
   public static final String CLUSTER_FILE = ClusterFile.NAME;
 
   /**
-   * A launched process: where it writes its port file, its log, and what the port file said
-   * once it started ({@code ports}, empty before).
+   * A launched process: where it writes its port file, its log, and what the port file said once it
+   * started ({@code ports}, empty before).
    */
-  public record Member(String name, String role, Process process, Path portFile, Path log, String ports,
+  public record Member(
+      String name,
+      String role,
+      Process process,
+      Path portFile,
+      Path log,
+      String ports,
       List<String> command) {
     public long pid() {
       return process.pid();
@@ -42,13 +47,18 @@ public final class LocalCluster implements AutoCloseable {
   }
 
   private final Path workDir;
+
   /** Guarded by {@code this} once started ({@link #restart} replaces members). */
   private final List<Member> members;
+
   private final List<String> masterEndpoints;
 
   private final Map<String, String> clientSettings;
 
-  private LocalCluster(Path workDir, List<Member> members, List<String> masterEndpoints,
+  private LocalCluster(
+      Path workDir,
+      List<Member> members,
+      List<String> masterEndpoints,
       Map<String, String> clientSettings) {
     this.workDir = workDir;
     this.members = members;
@@ -56,7 +66,9 @@ public final class LocalCluster implements AutoCloseable {
     this.clientSettings = Map.copyOf(clientSettings);
   }
 
-  /** The faro.client.* settings of a settings file, which Spark jobs take as spark.faro.client.*. */
+  /**
+   * The faro.client.* settings of a settings file, which Spark jobs take as spark.faro.client.*.
+   */
   private static Map<String, String> clientSettings(Path confFile) throws IOException {
     Map<String, String> client = new java.util.TreeMap<>();
     if (confFile == null) {
@@ -66,7 +78,8 @@ public final class LocalCluster implements AutoCloseable {
     try (java.io.Reader r = Files.newBufferedReader(confFile)) {
       p.load(r);
     }
-    p.stringPropertyNames().stream().filter(k -> k.startsWith("faro.client."))
+    p.stringPropertyNames().stream()
+        .filter(k -> k.startsWith("faro.client."))
         .forEach(k -> client.put(k, p.getProperty(k).trim()));
     return client;
   }
@@ -85,21 +98,24 @@ public final class LocalCluster implements AutoCloseable {
     return spark;
   }
 
-  /** Starts one master and {@code workers} workers; see {@link #start(Path, int, int, Path, int)}. */
-  public static LocalCluster start(Path workDir, int workers, Path confFile, int masterPort) throws IOException {
+  /**
+   * Starts one master and {@code workers} workers; see {@link #start(Path, int, int, Path, int)}.
+   */
+  public static LocalCluster start(Path workDir, int workers, Path confFile, int masterPort)
+      throws IOException {
     return start(workDir, 1, workers, confFile, masterPort);
   }
 
   /**
-   * Starts the cluster and writes cluster.json. With several masters they form one Raft group
-   * (ids m1..mN, Raft ports picked free), each in its own process and directory.
+   * Starts the cluster and writes cluster.json. With several masters they form one Raft group (ids
+   * m1..mN, Raft ports picked free), each in its own process and directory.
    *
    * @param masters masters of the group, at least 1
    * @param confFile a settings file every process reads first, or null
    * @param masterPort the first master's RPC port, the others on the next ports (0 picks free ones)
    */
-  public static LocalCluster start(Path workDir, int masters, int workers, Path confFile, int masterPort)
-      throws IOException {
+  public static LocalCluster start(
+      Path workDir, int masters, int workers, Path confFile, int masterPort) throws IOException {
     requireNonNull(workDir, "workDir is null");
     if (masters < 1) {
       throw new IllegalArgumentException("a cluster needs at least one master, not " + masters);
@@ -107,8 +123,11 @@ public final class LocalCluster implements AutoCloseable {
     Path dir = Files.createDirectories(workDir.toAbsolutePath());
     if (Files.exists(dir.resolve(CLUSTER_FILE))) {
       if (anyAlive(dir)) {
-        throw new IllegalStateException("a local cluster is already running in " + dir
-            + "; stop it with: bin/faro local-cluster stop --work-dir " + dir);
+        throw new IllegalStateException(
+            "a local cluster is already running in "
+                + dir
+                + "; stop it with: bin/faro local-cluster stop --work-dir "
+                + dir);
       }
       // A new local cluster starts empty: the old master would remember workers that are gone.
       removePreviousCluster(dir);
@@ -120,13 +139,19 @@ public final class LocalCluster implements AutoCloseable {
       for (int i = 0; i < workers; i++) {
         String name = "worker-" + i;
         Path data = Files.createDirectories(dir.resolve(name).resolve("data"));
-        members.add(ProcessLauncher.launch(dir, name, "worker", confFile, List.of(
-            "faro.worker.host=127.0.0.1",
-            "faro.worker.rpc.port=0",
-            "faro.worker.push.port=0",
-            "faro.worker.fetch.port=0",
-            "faro.worker.dirs=" + data + ":ssd",
-            "faro.master.endpoints=" + endpoint)));
+        members.add(
+            ProcessLauncher.launch(
+                dir,
+                name,
+                "worker",
+                confFile,
+                List.of(
+                    "faro.worker.host=127.0.0.1",
+                    "faro.worker.rpc.port=0",
+                    "faro.worker.push.port=0",
+                    "faro.worker.fetch.port=0",
+                    "faro.worker.dirs=" + data + ":ssd",
+                    "faro.master.endpoints=" + endpoint)));
       }
       for (int i = masters; i < members.size(); i++) {
         Member w = members.get(i);
@@ -142,20 +167,26 @@ public final class LocalCluster implements AutoCloseable {
   }
 
   /**
-   * Launches the masters (all at once: a group elects its leader once a majority runs), waits
-   * for their port files, and returns their RPC endpoints. One master keeps the name and layout
+   * Launches the masters (all at once: a group elects its leader once a majority runs), waits for
+   * their port files, and returns their RPC endpoints. One master keeps the name and layout
    * "master"; a group's are "master-1".."master-N" with ids m1..mN.
    */
-  private static List<String> startMasters(Path dir, int count, Path confFile, int firstPort, List<Member> members)
-      throws IOException {
+  private static List<String> startMasters(
+      Path dir, int count, Path confFile, int firstPort, List<Member> members) throws IOException {
     if (count == 1) {
-      Member master = ProcessLauncher.launch(dir, "master", "master", confFile, List.of(
-          "faro.master.host=127.0.0.1",
-          "faro.master.advertised.host=127.0.0.1",
-          "faro.master.port=" + firstPort,
-          "faro.master.raft.port=0",
-          "faro.master.http.port=0",
-          "faro.master.ratis.dir=" + dir.resolve("master").resolve("ratis")));
+      Member master =
+          ProcessLauncher.launch(
+              dir,
+              "master",
+              "master",
+              confFile,
+              List.of(
+                  "faro.master.host=127.0.0.1",
+                  "faro.master.advertised.host=127.0.0.1",
+                  "faro.master.port=" + firstPort,
+                  "faro.master.raft.port=0",
+                  "faro.master.http.port=0",
+                  "faro.master.ratis.dir=" + dir.resolve("master").resolve("ratis")));
       members.add(master);
       master = master.started(ProcessLauncher.awaitPortFile(master));
       members.set(0, master);
@@ -172,16 +203,23 @@ public final class LocalCluster implements AutoCloseable {
     }
     for (int i = 0; i < count; i++) {
       String name = "master-" + (i + 1);
-      members.add(ProcessLauncher.launch(dir, name, "master", confFile, List.of(
-          "faro.master.host=127.0.0.1",
-          "faro.master.advertised.host=127.0.0.1",
-          "faro.master.id=m" + (i + 1),
-          "faro.master.port=" + endpoints.get(i).substring(endpoints.get(i).indexOf(':') + 1),
-          "faro.master.raft.port=" + free[i],
-          "faro.master.http.port=0",
-          "faro.master.raft.peers=" + String.join(",", peers),
-          "faro.master.endpoints=" + String.join(",", endpoints),
-          "faro.master.ratis.dir=" + dir.resolve(name).resolve("ratis"))));
+      members.add(
+          ProcessLauncher.launch(
+              dir,
+              name,
+              "master",
+              confFile,
+              List.of(
+                  "faro.master.host=127.0.0.1",
+                  "faro.master.advertised.host=127.0.0.1",
+                  "faro.master.id=m" + (i + 1),
+                  "faro.master.port="
+                      + endpoints.get(i).substring(endpoints.get(i).indexOf(':') + 1),
+                  "faro.master.raft.port=" + free[i],
+                  "faro.master.http.port=0",
+                  "faro.master.raft.peers=" + String.join(",", peers),
+                  "faro.master.endpoints=" + String.join(",", endpoints),
+                  "faro.master.ratis.dir=" + dir.resolve(name).resolve("ratis"))));
     }
     for (int i = 0; i < count; i++) {
       members.set(i, members.get(i).started(ProcessLauncher.awaitPortFile(members.get(i))));
@@ -193,7 +231,9 @@ public final class LocalCluster implements AutoCloseable {
     try (var entries = Files.list(dir)) {
       for (Path p : entries.toList()) {
         String name = p.getFileName().toString();
-        if (name.equals("master") || name.startsWith("master-") || name.startsWith("worker-")
+        if (name.equals("master")
+            || name.startsWith("master-")
+            || name.startsWith("worker-")
             || name.startsWith(CLUSTER_FILE)) {
           deleteRecursively(p);
         }
@@ -229,8 +269,8 @@ public final class LocalCluster implements AutoCloseable {
 
   /**
    * Starts member {@code name} again with the same command line, storage and ports (stopping it
-   * first with SIGTERM if it still runs), waits until it is up and rewrites cluster.json.
-   * Returns the new member. For rolling restarts and for restarting a killed process.
+   * first with SIGTERM if it still runs), waits until it is up and rewrites cluster.json. Returns
+   * the new member. For rolling restarts and for restarting a killed process.
    */
   public synchronized Member restart(String name) throws IOException {
     int index = -1;
@@ -240,13 +280,21 @@ public final class LocalCluster implements AutoCloseable {
       }
     }
     if (index < 0) {
-      throw new IllegalArgumentException("no member " + name + " in the local cluster in " + workDir);
+      throw new IllegalArgumentException(
+          "no member " + name + " in the local cluster in " + workDir);
     }
     Member old = members.get(index);
     ProcessLauncher.stop(old.process().toHandle());
     Files.deleteIfExists(old.portFile());
-    Member fresh = new Member(old.name(), old.role(), ProcessLauncher.start(old.command(), old.log()), old.portFile(),
-        old.log(), "", old.command());
+    Member fresh =
+        new Member(
+            old.name(),
+            old.role(),
+            ProcessLauncher.start(old.command(), old.log()),
+            old.portFile(),
+            old.log(),
+            "",
+            old.command());
     members.set(index, fresh);
     fresh = fresh.started(ProcessLauncher.awaitPortFile(fresh));
     members.set(index, fresh);
@@ -256,8 +304,13 @@ public final class LocalCluster implements AutoCloseable {
 
   /** The member named {@code name} as it runs now. */
   public synchronized Member member(String name) {
-    return members.stream().filter(m -> m.name().equals(name)).findFirst()
-        .orElseThrow(() -> new IllegalArgumentException("no member " + name + " in the local cluster in " + workDir));
+    return members.stream()
+        .filter(m -> m.name().equals(name))
+        .findFirst()
+        .orElseThrow(
+            () ->
+                new IllegalArgumentException(
+                    "no member " + name + " in the local cluster in " + workDir));
   }
 
   /** Stops every process: SIGTERM, then SIGKILL for those still alive after a grace period. */
@@ -268,11 +321,15 @@ public final class LocalCluster implements AutoCloseable {
     }
   }
 
-  /** Stops the cluster described by {@code <workDir>/cluster.json}; returns how many processes were stopped. */
+  /**
+   * Stops the cluster described by {@code <workDir>/cluster.json}; returns how many processes were
+   * stopped.
+   */
   public static int stop(Path workDir) throws IOException {
     Path file = workDir.toAbsolutePath().resolve(CLUSTER_FILE);
     if (!Files.exists(file)) {
-      throw new IllegalStateException("no " + CLUSTER_FILE + " in " + workDir.toAbsolutePath() + ": nothing to stop");
+      throw new IllegalStateException(
+          "no " + CLUSTER_FILE + " in " + workDir.toAbsolutePath() + ": nothing to stop");
     }
     List<Long> pids = ClusterFile.pids(workDir.toAbsolutePath());
     int stopped = 0;
@@ -290,5 +347,4 @@ public final class LocalCluster implements AutoCloseable {
     return ClusterFile.pids(dir).stream()
         .anyMatch(pid -> ProcessLauncher.faroProcess(pid).isPresent());
   }
-
 }

@@ -22,30 +22,44 @@ import picocli.CommandLine.Spec;
     },
     subcommands = LocalClusterCommand.Stop.class)
 final class LocalClusterCommand implements Callable<Integer> {
-  @Option(names = "--workers", defaultValue = "2", description = "Number of workers (default: ${DEFAULT-VALUE}).")
+  @Option(
+      names = "--workers",
+      defaultValue = "2",
+      description = "Number of workers (default: ${DEFAULT-VALUE}).")
   int workers;
 
-  @Option(names = "--masters", defaultValue = "1",
-      description = "Number of masters (default: ${DEFAULT-VALUE}); 3 or 5 run a Raft group, one process each.")
+  @Option(
+      names = "--masters",
+      defaultValue = "1",
+      description =
+          "Number of masters (default: ${DEFAULT-VALUE}); 3 or 5 run a Raft group, one process each.")
   int masters;
 
   // Not `required`: picocli would then demand it before the `stop` subcommand too.
-  @Option(names = "--work-dir", description = "Directory for logs, data and cluster.json (required).")
+  @Option(
+      names = "--work-dir",
+      description = "Directory for logs, data and cluster.json (required).")
   Path workDir;
 
-  @Option(names = "--conf", description = "Settings file every process reads (e.g. conf/faro-defaults.conf).")
+  @Option(
+      names = "--conf",
+      description = "Settings file every process reads (e.g. conf/faro-defaults.conf).")
   Path conf;
 
-  @Option(names = "--master-port", defaultValue = "9097",
-      description = "RPC port of the (first) master, the others on the next ports "
-          + "(default: ${DEFAULT-VALUE}; 0 picks free ones).")
+  @Option(
+      names = "--master-port",
+      defaultValue = "9097",
+      description =
+          "RPC port of the (first) master, the others on the next ports "
+              + "(default: ${DEFAULT-VALUE}; 0 picks free ones).")
   int masterPort;
 
-  @Option(names = "--detach", description = "Start, write cluster.json and exit, leaving the processes running.")
+  @Option(
+      names = "--detach",
+      description = "Start, write cluster.json and exit, leaving the processes running.")
   boolean detach;
 
-  @Spec
-  CommandSpec spec;
+  @Spec CommandSpec spec;
 
   @Override
   public Integer call() throws Exception {
@@ -62,9 +76,11 @@ final class LocalClusterCommand implements Callable<Integer> {
       return 2;
     }
     if (conf != null && !Files.isRegularFile(conf)) {
-      err.println("faro local-cluster: --conf " + conf
-          + (Files.exists(conf) ? " is not a regular file" : " does not exist")
-          + ": give a settings file (key value per line), e.g. --conf conf/faro-defaults.conf");
+      err.println(
+          "faro local-cluster: --conf "
+              + conf
+              + (Files.exists(conf) ? " is not a regular file" : " does not exist")
+              + ": give a settings file (key value per line), e.g. --conf conf/faro-defaults.conf");
       err.flush();
       return 2;
     }
@@ -74,16 +90,26 @@ final class LocalClusterCommand implements Callable<Integer> {
       return 2;
     }
     if (masters < 1) {
-      err.println("faro local-cluster: --masters must be at least 1 "
-          + "(3 or 5 for a Raft group that survives losing a master)");
+      err.println(
+          "faro local-cluster: --masters must be at least 1 "
+              + "(3 or 5 for a Raft group that survives losing a master)");
       err.flush();
       return 2;
     }
     LocalCluster cluster = LocalCluster.start(workDir, masters, workers, conf, masterPort);
     Path file = cluster.workDir().resolve(LocalCluster.CLUSTER_FILE);
-    System.out.println("Faro local cluster: " + masters + (masters == 1 ? " master" : " masters") + " and "
-        + workers + " workers, " + (masters == 1 ? "master at " : "masters at ") + cluster.masterEndpoint());
-    cluster.members().forEach(m -> System.out.println("  " + m.name() + " pid " + m.pid() + ", log " + m.log()));
+    System.out.println(
+        "Faro local cluster: "
+            + masters
+            + (masters == 1 ? " master" : " masters")
+            + " and "
+            + workers
+            + " workers, "
+            + (masters == 1 ? "master at " : "masters at ")
+            + cluster.masterEndpoint());
+    cluster
+        .members()
+        .forEach(m -> System.out.println("  " + m.name() + " pid " + m.pid() + ", log " + m.log()));
     System.out.println("Cluster description: " + file);
     System.out.println("Spark settings:");
     cluster.sparkSettings().forEach((k, v) -> System.out.println("  --conf " + k + "=" + v));
@@ -92,28 +118,41 @@ final class LocalClusterCommand implements Callable<Integer> {
       return 0;
     }
     CountDownLatch stopped = new CountDownLatch(1);
-    Runtime.getRuntime().addShutdownHook(new Thread(() -> {
-      System.out.println("Stopping the local cluster...");
-      cluster.close();
-      stopped.countDown();
-    }, "faro-local-cluster-stop"));
+    Runtime.getRuntime()
+        .addShutdownHook(
+            new Thread(
+                () -> {
+                  System.out.println("Stopping the local cluster...");
+                  cluster.close();
+                  stopped.countDown();
+                },
+                "faro-local-cluster-stop"));
     System.out.println("Running; press Ctrl-C to stop.");
     for (LocalCluster.Member m : cluster.members()) {
-      m.process().onExit().thenAccept(p -> {
-        if (stopped.getCount() > 0) {
-          System.err.println(m.name() + " (pid " + p.pid() + ") exited with code " + p.exitValue()
-              + "; see " + m.log());
-        }
-      });
+      m.process()
+          .onExit()
+          .thenAccept(
+              p -> {
+                if (stopped.getCount() > 0) {
+                  System.err.println(
+                      m.name()
+                          + " (pid "
+                          + p.pid()
+                          + ") exited with code "
+                          + p.exitValue()
+                          + "; see "
+                          + m.log());
+                }
+              });
     }
     stopped.await();
     return 0;
   }
 
   /**
-   * Why {@code workDir} cannot hold a cluster (it, or the first part of it that exists, is a
-   * file; or it cannot be created there), as a message that says what to give instead; null
-   * when it is a directory or can be created.
+   * Why {@code workDir} cannot hold a cluster (it, or the first part of it that exists, is a file;
+   * or it cannot be created there), as a message that says what to give instead; null when it is a
+   * directory or can be created.
    */
   static String whyNotAWorkDir(Path workDir) {
     Path dir = workDir.toAbsolutePath();
@@ -121,27 +160,41 @@ final class LocalClusterCommand implements Callable<Integer> {
     while (existing != null && !Files.exists(existing)) {
       existing = existing.getParent();
     }
-    String fix = ": give a directory for the cluster's logs, data and cluster.json (it is created if "
-        + "missing), e.g. --work-dir /tmp/faro-local";
+    String fix =
+        ": give a directory for the cluster's logs, data and cluster.json (it is created if "
+            + "missing), e.g. --work-dir /tmp/faro-local";
     if (existing != null && !Files.isDirectory(existing)) {
-      return "--work-dir " + workDir + (existing.equals(dir) ? " is a file, not a directory"
-          : " cannot be created: " + existing + " is a file, not a directory") + fix;
+      return "--work-dir "
+          + workDir
+          + (existing.equals(dir)
+              ? " is a file, not a directory"
+              : " cannot be created: " + existing + " is a file, not a directory")
+          + fix;
     }
     if (existing != null && !existing.equals(dir) && !Files.isWritable(existing)) {
-      return "--work-dir " + workDir + " cannot be created: " + existing + " is not writable by this user" + fix;
+      return "--work-dir "
+          + workDir
+          + " cannot be created: "
+          + existing
+          + " is not writable by this user"
+          + fix;
     }
     return null;
   }
 
   /** {@code faro local-cluster stop --work-dir DIR}. */
-  @Command(name = "stop", mixinStandardHelpOptions = true,
+  @Command(
+      name = "stop",
+      mixinStandardHelpOptions = true,
       description = "Stops the local cluster described by <work-dir>/cluster.json.")
   static final class Stop implements Callable<Integer> {
-    @Option(names = "--work-dir", required = true, description = "The work directory of the cluster.")
+    @Option(
+        names = "--work-dir",
+        required = true,
+        description = "The work directory of the cluster.")
     Path workDir;
 
-    @Spec
-    CommandSpec spec;
+    @Spec CommandSpec spec;
 
     @Override
     public Integer call() throws Exception {

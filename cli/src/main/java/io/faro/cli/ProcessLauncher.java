@@ -11,10 +11,10 @@ import java.util.Optional;
 import java.util.concurrent.TimeUnit;
 
 /**
- * Starts and stops the processes of a local cluster: each a JVM running {@code bin/faro ROLE}
- * from this JVM's class path, logging to a file, and telling its ports through a port file it
- * writes once it listens (the handshake {@link #awaitPortFile} waits for). Processes carry a
- * marker on their command line, so that a stop never signals a process that reused a pid.
+ * Starts and stops the processes of a local cluster: each a JVM running {@code bin/faro ROLE} from
+ * this JVM's class path, logging to a file, and telling its ports through a port file it writes
+ * once it listens (the handshake {@link #awaitPortFile} waits for). Processes carry a marker on
+ * their command line, so that a stop never signals a process that reused a pid.
  */
 final class ProcessLauncher {
   static final String MAIN_CLASS = FaroCli.class.getName();
@@ -24,8 +24,8 @@ final class ProcessLauncher {
 
   private ProcessLauncher() {}
 
-  static LocalCluster.Member launch(Path dir, String name, String role, Path confFile, List<String> settings)
-      throws IOException {
+  static LocalCluster.Member launch(
+      Path dir, String name, String role, Path confFile, List<String> settings) throws IOException {
     Path home = Files.createDirectories(dir.resolve(name));
     Path portFile = home.resolve("ports.json");
     Files.deleteIfExists(portFile);
@@ -45,7 +45,8 @@ final class ProcessLauncher {
       command.add("-XX:MaxDirectMemorySize=2g");
     }
     command.add("-XX:+ExitOnOutOfMemoryError");
-    for (String property : List.of("faro.home", "log4j2.configurationFile", "io.netty.leakDetection.level")) {
+    for (String property :
+        List.of("faro.home", "log4j2.configurationFile", "io.netty.leakDetection.level")) {
       String value = System.getProperty(property);
       if (value != null) {
         command.add("-D" + property + "=" + value);
@@ -67,13 +68,15 @@ final class ProcessLauncher {
       command.add("--set");
       command.add(s);
     }
-    return new LocalCluster.Member(name, role, start(command, log), portFile, log, "", List.copyOf(command));
+    return new LocalCluster.Member(
+        name, role, start(command, log), portFile, log, "", List.copyOf(command));
   }
 
   static Process start(List<String> command, Path log) throws IOException {
-    ProcessBuilder builder = new ProcessBuilder(command)
-        .redirectErrorStream(true)
-        .redirectOutput(ProcessBuilder.Redirect.appendTo(log.toFile()));
+    ProcessBuilder builder =
+        new ProcessBuilder(command)
+            .redirectErrorStream(true)
+            .redirectOutput(ProcessBuilder.Redirect.appendTo(log.toFile()));
     // As bin/faro: glibc's malloc arenas per thread (Netty, Ratis and JIT threads) otherwise keep
     // tens of MB of resident memory that no collection gives back.
     builder.environment().putIfAbsent("MALLOC_ARENA_MAX", "4");
@@ -92,8 +95,14 @@ final class ProcessLauncher {
         return Files.readString(file);
       }
       if (!member.process().isAlive()) {
-        throw new IllegalStateException(member.name() + " exited with code " + member.process().exitValue()
-            + " during start; its log " + member.log() + " ends with:\n" + tail(member.log(), 30));
+        throw new IllegalStateException(
+            member.name()
+                + " exited with code "
+                + member.process().exitValue()
+                + " during start; its log "
+                + member.log()
+                + " ends with:\n"
+                + tail(member.log(), 30));
       }
       try {
         // Polls a file another process writes: there is no event to wait on.
@@ -103,8 +112,14 @@ final class ProcessLauncher {
         throw new IllegalStateException("interrupted while starting " + member.name());
       }
     }
-    throw new IllegalStateException(member.name() + " did not start within " + START_TIMEOUT.toSeconds()
-        + "s; see " + member.log() + ":\n" + tail(member.log(), 30));
+    throw new IllegalStateException(
+        member.name()
+            + " did not start within "
+            + START_TIMEOUT.toSeconds()
+            + "s; see "
+            + member.log()
+            + ":\n"
+            + tail(member.log(), 30));
   }
 
   static String tail(Path log, int lines) {
@@ -118,7 +133,8 @@ final class ProcessLauncher {
 
   /** The process {@code pid} if it is alive and is a Faro process (pids get reused). */
   static Optional<ProcessHandle> faroProcess(long pid) {
-    return ProcessHandle.of(pid).filter(ProcessHandle::isAlive)
+    return ProcessHandle.of(pid)
+        .filter(ProcessHandle::isAlive)
         .filter(h -> h.info().commandLine().map(c -> c.contains(PROCESS_MARKER)).orElse(true));
   }
 

@@ -18,7 +18,8 @@ class ConfigurationDocsTest {
   void configurationDocMatchesTheCode() throws Exception {
     assertThat(DOC).as("run: bin/faro docs > docs/configuration.md").exists();
     assertThat(Files.readString(DOC))
-        .as("docs/configuration.md is stale; regenerate with: bin/faro docs > docs/configuration.md")
+        .as(
+            "docs/configuration.md is stale; regenerate with: bin/faro docs > docs/configuration.md")
         .isEqualTo(DocsCommand.configurationMarkdown());
   }
 
@@ -33,7 +34,8 @@ class ConfigurationDocsTest {
         o.parse(o.defaultText()); // throws if a default fails its own validator
       }
     }
-    assertThat(keys).contains("faro.master.endpoints", "faro.worker.dirs", "faro.client.push.batch.size");
+    assertThat(keys)
+        .contains("faro.master.endpoints", "faro.worker.dirs", "faro.client.push.batch.size");
   }
 
   @Test

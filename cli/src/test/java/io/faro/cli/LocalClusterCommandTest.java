@@ -10,7 +10,9 @@ import java.nio.file.Path;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
-/** Mistakes in local-cluster's flags are one line that says what to give instead, not a stack trace. */
+/**
+ * Mistakes in local-cluster's flags are one line that says what to give instead, not a stack trace.
+ */
 class LocalClusterCommandTest {
   @TempDir Path tmp;
   private final StringWriter out = new StringWriter();
@@ -26,9 +28,14 @@ class LocalClusterCommandTest {
 
     assertThat(run("local-cluster", "--work-dir", file.toString(), "--workers", "1")).isEqualTo(2);
 
-    assertThat(err.toString()).isEqualTo("faro local-cluster: --work-dir " + file + " is a file, not a directory: "
-        + "give a directory for the cluster's logs, data and cluster.json (it is created if missing), e.g. "
-        + "--work-dir /tmp/faro-local" + System.lineSeparator());
+    assertThat(err.toString())
+        .isEqualTo(
+            "faro local-cluster: --work-dir "
+                + file
+                + " is a file, not a directory: "
+                + "give a directory for the cluster's logs, data and cluster.json (it is created if missing), e.g. "
+                + "--work-dir /tmp/faro-local"
+                + System.lineSeparator());
     assertThat(out.toString()).isEmpty();
     assertThat(Files.readString(file)).as("the file is left alone").isEqualTo("x");
   }
@@ -39,8 +46,13 @@ class LocalClusterCommandTest {
 
     assertThat(run("local-cluster", "--work-dir", file.resolve("cluster").toString())).isEqualTo(2);
 
-    assertThat(err.toString()).startsWith("faro local-cluster: --work-dir " + file.resolve("cluster")
-        + " cannot be created: " + file + " is a file, not a directory: give a directory");
+    assertThat(err.toString())
+        .startsWith(
+            "faro local-cluster: --work-dir "
+                + file.resolve("cluster")
+                + " cannot be created: "
+                + file
+                + " is a file, not a directory: give a directory");
   }
 
   @Test
@@ -49,17 +61,25 @@ class LocalClusterCommandTest {
 
     assertThat(run("local-cluster", "stop", "--work-dir", file.toString())).isEqualTo(2);
 
-    assertThat(err.toString()).startsWith("faro local-cluster stop: --work-dir " + file + " is a file, not a directory");
+    assertThat(err.toString())
+        .startsWith("faro local-cluster stop: --work-dir " + file + " is a file, not a directory");
   }
 
   @Test
   void aMissingSettingsFileIsNamed() {
     Path missing = tmp.resolve("faro.conf");
 
-    assertThat(run("local-cluster", "--work-dir", tmp.resolve("c").toString(), "--conf", missing.toString()))
+    assertThat(
+            run(
+                "local-cluster",
+                "--work-dir",
+                tmp.resolve("c").toString(),
+                "--conf",
+                missing.toString()))
         .isEqualTo(2);
 
-    assertThat(err.toString()).startsWith("faro local-cluster: --conf " + missing + " does not exist");
+    assertThat(err.toString())
+        .startsWith("faro local-cluster: --conf " + missing + " does not exist");
     assertThat(tmp.resolve("c")).as("nothing started").doesNotExist();
   }
 

@@ -1,10 +1,9 @@
 package io.faro.cli;
 
-import io.faro.common.json.Json;
-
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.faro.common.config.FaroConf;
+import io.faro.common.json.Json;
 import io.faro.common.master.MasterClient;
 import io.faro.common.network.ClientPool;
 import io.faro.common.network.HostPort;
@@ -26,15 +25,23 @@ class LocalClusterTest {
     try (LocalCluster cluster = LocalCluster.start(dir, 2, null, 0)) {
       String json = Files.readString(dir.resolve(LocalCluster.CLUSTER_FILE));
       assertThat(Json.numbers(json, "pid")).hasSize(3);
-      assertThat(json).contains("\"spark.shuffle.manager\": \"io.faro.spark.FaroShuffleManager\"")
+      assertThat(json)
+          .contains("\"spark.shuffle.manager\": \"io.faro.spark.FaroShuffleManager\"")
           .contains("\"spark.faro.master.endpoints\": \"" + cluster.masterEndpoint() + "\"")
-          .contains("\"pushPort\"").contains("\"fetchPort\"").contains("\"dirs\"");
+          .contains("\"pushPort\"")
+          .contains("\"fetchPort\"")
+          .contains("\"dirs\"");
       processes = cluster.members().stream().map(m -> m.process().toHandle()).toList();
       assertThat(processes).allMatch(ProcessHandle::isAlive);
 
-      try (ClientPool pool = new ClientPool("test", NetworkOptions.Settings.from(FaroConf.empty()))) {
-        MasterClient master = new MasterClient(pool, List.of(HostPort.parse(cluster.masterEndpoint())), Duration.ofSeconds(30));
-        ClusterStatusResponse status = master.callBlocking(ClusterStatusRequest.getDefaultInstance(), ClusterStatusResponse.class);
+      try (ClientPool pool =
+          new ClientPool("test", NetworkOptions.Settings.from(FaroConf.empty()))) {
+        MasterClient master =
+            new MasterClient(
+                pool, List.of(HostPort.parse(cluster.masterEndpoint())), Duration.ofSeconds(30));
+        ClusterStatusResponse status =
+            master.callBlocking(
+                ClusterStatusRequest.getDefaultInstance(), ClusterStatusResponse.class);
         assertThat(status.getWorkersList()).hasSize(2).allMatch(w -> w.getAlive());
       }
       // A second cluster in the same directory is refused with a one-line reason.
@@ -48,7 +55,8 @@ class LocalClusterTest {
         System.setErr(originalErr);
       }
       assertThat(refused).isEqualTo(1);
-      assertThat(err.toString()).startsWith("faro local-cluster: a local cluster is already running in")
+      assertThat(err.toString())
+          .startsWith("faro local-cluster: a local cluster is already running in")
           .doesNotContain("\tat ");
 
       // `bin/faro local-cluster stop` finds the processes through cluster.json.

@@ -24,8 +24,8 @@ import org.junit.jupiter.api.io.TempDir;
 
 /**
  * conf/log4j2.xml, loaded by log4j2's own ConfigurationFactory in a context of its own: stdout by
- * default; with faro.log.dir set, a rolling file by size with a bounded number kept, and nothing
- * on stdout, so that no line is written twice.
+ * default; with faro.log.dir set, a rolling file by size with a bounded number kept, and nothing on
+ * stdout, so that no line is written twice.
  */
 class LoggingConfigTest {
   private static final Path CONFIG = Path.of("..", "conf", "log4j2.xml");
@@ -34,44 +34,61 @@ class LoggingConfigTest {
 
   @Test
   void withoutALogDirectoryEverythingGoesToStdout() throws IOException {
-    withProperties(null, null, context -> {
-      Configuration config = context.getConfiguration();
-      assertThat(config.getAppenders()).containsOnlyKeys("console");
-      assertThat(config.getAppenders().get("console")).isInstanceOf(ConsoleAppender.class);
-      assertThat(config.getRootLogger().getAppenders()).containsOnlyKeys("console");
-    });
+    withProperties(
+        null,
+        null,
+        context -> {
+          Configuration config = context.getConfiguration();
+          assertThat(config.getAppenders()).containsOnlyKeys("console");
+          assertThat(config.getAppenders().get("console")).isInstanceOf(ConsoleAppender.class);
+          assertThat(config.getRootLogger().getAppenders()).containsOnlyKeys("console");
+        });
   }
 
   @Test
   void withALogDirectoryLinesGoToOneRollingFileBySizeWithRetention() throws IOException {
-    withProperties(logDir.toString(), "worker", context -> {
-      Configuration config = context.getConfiguration();
-      assertThat(config.getRootLogger().getAppenders()).as("one destination per line").containsOnlyKeys("file");
-      Appender appender = config.getAppenders().get("file");
-      assertThat(appender).isInstanceOf(RollingFileAppender.class);
-      RollingFileAppender file = (RollingFileAppender) appender;
-      assertThat(Path.of(file.getFileName())).isEqualTo(logDir.resolve("faro-worker.log"));
-      assertThat(file.getFilePattern()).isEqualTo(logDir.resolve("faro-worker.log") + ".%i.gz");
-      TriggeringPolicy trigger = file.getTriggeringPolicy();
-      assertThat(trigger).isInstanceOf(CompositeTriggeringPolicy.class);
-      assertThat(((CompositeTriggeringPolicy) trigger).getTriggeringPolicies()).singleElement()
-          .isInstanceOfSatisfying(SizeBasedTriggeringPolicy.class,
-              size -> assertThat(size.getMaxFileSize()).isEqualTo(256L << 20));
-      DefaultRolloverStrategy rollover = (DefaultRolloverStrategy) file.getManager().getRolloverStrategy();
-      assertThat(rollover.getMaxIndex()).as("files kept").isEqualTo(10);
-      assertThat(rollover.getMinIndex()).isEqualTo(1);
+    withProperties(
+        logDir.toString(),
+        "worker",
+        context -> {
+          Configuration config = context.getConfiguration();
+          assertThat(config.getRootLogger().getAppenders())
+              .as("one destination per line")
+              .containsOnlyKeys("file");
+          Appender appender = config.getAppenders().get("file");
+          assertThat(appender).isInstanceOf(RollingFileAppender.class);
+          RollingFileAppender file = (RollingFileAppender) appender;
+          assertThat(Path.of(file.getFileName())).isEqualTo(logDir.resolve("faro-worker.log"));
+          assertThat(file.getFilePattern()).isEqualTo(logDir.resolve("faro-worker.log") + ".%i.gz");
+          TriggeringPolicy trigger = file.getTriggeringPolicy();
+          assertThat(trigger).isInstanceOf(CompositeTriggeringPolicy.class);
+          assertThat(((CompositeTriggeringPolicy) trigger).getTriggeringPolicies())
+              .singleElement()
+              .isInstanceOfSatisfying(
+                  SizeBasedTriggeringPolicy.class,
+                  size -> assertThat(size.getMaxFileSize()).isEqualTo(256L << 20));
+          DefaultRolloverStrategy rollover =
+              (DefaultRolloverStrategy) file.getManager().getRolloverStrategy();
+          assertThat(rollover.getMaxIndex()).as("files kept").isEqualTo(10);
+          assertThat(rollover.getMinIndex()).isEqualTo(1);
 
-      context.getLogger("io.faro.test").warn("a line with a forged\nsecond line");
-      context.getLogger("io.faro.test").info("an info line of Faro");
-    });
+          context.getLogger("io.faro.test").warn("a line with a forged\nsecond line");
+          context.getLogger("io.faro.test").info("an info line of Faro");
+        });
     String written = Files.readString(logDir.resolve("faro-worker.log"), StandardCharsets.UTF_8);
     assertThat(written.lines()).hasSize(2);
-    assertThat(written).contains("WARN  [").contains("test - a line with a forged\\nsecond line")
-        .contains("INFO  [").contains("an info line of Faro");
+    assertThat(written)
+        .contains("WARN  [")
+        .contains("test - a line with a forged\\nsecond line")
+        .contains("INFO  [")
+        .contains("an info line of Faro");
   }
 
-  /** Loads the config with the given system properties (null: unset), runs {@code check}, restores. */
-  private static void withProperties(String dir, String name, java.util.function.Consumer<LoggerContext> check)
+  /**
+   * Loads the config with the given system properties (null: unset), runs {@code check}, restores.
+   */
+  private static void withProperties(
+      String dir, String name, java.util.function.Consumer<LoggerContext> check)
       throws IOException {
     Map<String, String> saved = new java.util.HashMap<>();
     for (String key : new String[] {"faro.log.dir", "faro.log.name"}) {

@@ -24,19 +24,26 @@ class UnknownConfigKeysTest {
   @Test
   void everyModuleContributesItsKeysAndClaimsItsNamespace() {
     KnownKeys known = KnownKeys.loaded();
-    Set<String> documented = DocsCommand.allOptions().values().stream().flatMap(java.util.List::stream)
-        .map(ConfigOption::key).collect(Collectors.toSet());
+    Set<String> documented =
+        DocsCommand.allOptions().values().stream()
+            .flatMap(java.util.List::stream)
+            .map(ConfigOption::key)
+            .collect(Collectors.toSet());
 
     assertThat(known.keys()).containsExactlyInAnyOrderElementsOf(documented);
     for (String namespace : KnownKeys.MODULE_NAMESPACES) {
-      assertThat(known.accepts(namespace + "no.such.key")).as("a module claims " + namespace).isFalse();
+      assertThat(known.accepts(namespace + "no.such.key"))
+          .as("a module claims " + namespace)
+          .isFalse();
     }
   }
 
   @Test
   void oneSharedFileWithEveryModulesKeysPassesStrict() throws IOException {
     Path shared = dir.resolve("faro-defaults.conf");
-    Files.writeString(shared, """
+    Files.writeString(
+        shared,
+        """
         faro.config.strict true
         faro.master.endpoints m1:9097
         faro.master.ratis.dir /data/faro/ratis
@@ -53,15 +60,24 @@ class UnknownConfigKeysTest {
   @Test
   void aWorkerUnderStrictRefusesATypoNamingItAndTheKeyMeant() throws IOException {
     Path shared = dir.resolve("faro-defaults.conf");
-    Files.writeString(shared, """
+    Files.writeString(
+        shared,
+        """
         faro.config.strict true
         faro.worker.dirz /data1/faro:ssd
         faro.client.push.replicate.enabled true
         """);
     StringWriter err = new StringWriter();
 
-    int exit = FaroCli.run(new PrintWriter(new StringWriter()), new PrintWriter(err, true),
-        "worker", "--conf", shared.toString(), "--set", "faro.wroker.rpc.port=0");
+    int exit =
+        FaroCli.run(
+            new PrintWriter(new StringWriter()),
+            new PrintWriter(err, true),
+            "worker",
+            "--conf",
+            shared.toString(),
+            "--set",
+            "faro.wroker.rpc.port=0");
 
     assertThat(exit).isEqualTo(2);
     assertThat(err.toString())

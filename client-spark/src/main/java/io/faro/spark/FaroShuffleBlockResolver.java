@@ -20,13 +20,16 @@ final class FaroShuffleBlockResolver implements org.apache.spark.shuffle.Shuffle
   }
 
   @Override
-  public Seq<ManagedBuffer> getMergedBlockData(ShuffleMergedBlockId blockId, Option<String[]> dirs) {
-    throw new UnsupportedOperationException("Faro shuffles have no Spark push-merged blocks: " + blockId);
+  public Seq<ManagedBuffer> getMergedBlockData(
+      ShuffleMergedBlockId blockId, Option<String[]> dirs) {
+    throw new UnsupportedOperationException(
+        "Faro shuffles have no Spark push-merged blocks: " + blockId);
   }
 
   @Override
   public MergedBlockMeta getMergedBlockMeta(ShuffleMergedBlockId blockId, Option<String[]> dirs) {
-    throw new UnsupportedOperationException("Faro shuffles have no Spark push-merged blocks: " + blockId);
+    throw new UnsupportedOperationException(
+        "Faro shuffles have no Spark push-merged blocks: " + blockId);
   }
 
   @Override

@@ -19,8 +19,12 @@ public final class FaroShuffleHandle<K, V, C> extends BaseShuffleHandle<K, V, C>
   private final int numMaps;
   private final int numPartitions;
 
-  public FaroShuffleHandle(int shuffleId, ShuffleDependency<K, V, C> dependency, String appId,
-      HostPort lifecycle, int numMaps) {
+  public FaroShuffleHandle(
+      int shuffleId,
+      ShuffleDependency<K, V, C> dependency,
+      String appId,
+      HostPort lifecycle,
+      int numMaps) {
     super(shuffleId, dependency);
     this.appId = appId;
     this.lifecycleHost = lifecycle.host();

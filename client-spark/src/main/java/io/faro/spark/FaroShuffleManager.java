@@ -20,13 +20,13 @@ import java.util.Map;
 import org.apache.spark.MapOutputTracker;
 import org.apache.spark.MapOutputTrackerMaster;
 import org.apache.spark.ShuffleDependency;
+import org.apache.spark.SparkConf;
 import org.apache.spark.SparkContext;
 import org.apache.spark.SparkEnv;
+import org.apache.spark.TaskContext;
 import org.apache.spark.scheduler.SparkListener;
 import org.apache.spark.scheduler.SparkListenerStageCompleted;
 import org.apache.spark.scheduler.StageInfo;
-import org.apache.spark.SparkConf;
-import org.apache.spark.TaskContext;
 import org.apache.spark.shuffle.ShuffleBlockResolver;
 import org.apache.spark.shuffle.ShuffleHandle;
 import org.apache.spark.shuffle.ShuffleManager;
@@ -39,15 +39,15 @@ import org.slf4j.LoggerFactory;
 import scala.Tuple2;
 
 /**
- * Spark 3.5's entry point to Faro: set {@code spark.shuffle.manager=io.faro.spark.FaroShuffleManager}
- * and {@code spark.faro.master.endpoints}. Every {@code spark.faro.X} setting is Faro's {@code
- * faro.X}.
+ * Spark 3.5's entry point to Faro: set {@code
+ * spark.shuffle.manager=io.faro.spark.FaroShuffleManager} and {@code spark.faro.master.endpoints}.
+ * Every {@code spark.faro.X} setting is Faro's {@code faro.X}.
  *
- * <p>One instance per JVM (Spark's SparkEnv). The driver lazily starts the {@link
- * LifecycleManager} at the first shuffle; every JVM lazily starts one {@link ShuffleClient}.
- * Both share one connection pool, so threads and connections do not grow with shuffles. When
- * the Faro cluster cannot be reached, shuffles fail with an error that says so: Faro never falls
- * back to Spark's built-in shuffle behind the user's back.
+ * <p>One instance per JVM (Spark's SparkEnv). The driver lazily starts the {@link LifecycleManager}
+ * at the first shuffle; every JVM lazily starts one {@link ShuffleClient}. Both share one
+ * connection pool, so threads and connections do not grow with shuffles. When the Faro cluster
+ * cannot be reached, shuffles fail with an error that says so: Faro never falls back to Spark's
+ * built-in shuffle behind the user's back.
  */
 public final class FaroShuffleManager implements ShuffleManager {
   private static final Logger LOG = LoggerFactory.getLogger(FaroShuffleManager.class);
@@ -67,8 +67,9 @@ public final class FaroShuffleManager implements ShuffleManager {
     this.sparkConf = conf;
     this.settings = settings(conf);
     if (isDriver && conf.getBoolean("spark.shuffle.service.enabled", false)) {
-      LOG.warn("spark.shuffle.service.enabled=true: Faro does not use Spark's external shuffle "
-          + "service; set it to false (Faro keeps shuffle data on Faro workers)");
+      LOG.warn(
+          "spark.shuffle.service.enabled=true: Faro does not use Spark's external shuffle "
+              + "service; set it to false (Faro keeps shuffle data on Faro workers)");
     }
   }
 
@@ -77,9 +78,9 @@ public final class FaroShuffleManager implements ShuffleManager {
   }
 
   /**
-   * Maps {@code spark.faro.X} to {@code faro.X} and validates it, naming the Spark key on error.
-   * A key that is not a client setting is warned about with the closest one (refused with
-   * {@code spark.faro.config.strict=true}): in Spark only the client's keys mean anything.
+   * Maps {@code spark.faro.X} to {@code faro.X} and validates it, naming the Spark key on error. A
+   * key that is not a client setting is warned about with the closest one (refused with {@code
+   * spark.faro.config.strict=true}): in Spark only the client's keys mean anything.
    */
   static ClientOptions.Settings settings(SparkConf conf) {
     KnownKeys clientKeys = new KnownKeys(List.of(new CommonOptionGroup(), new ClientOptionGroup()));
@@ -106,16 +107,28 @@ public final class FaroShuffleManager implements ShuffleManager {
     if (keys.isEmpty()) {
       return;
     }
-    List<String> described = keys.stream().sorted()
-        .map(k -> SPARK_PREFIX + LogSafe.id(k)
-            + clientKeys.closest(k).map(c -> " (did you mean " + SPARK_PREFIX + c + "?)").orElse(""))
-        .toList();
+    List<String> described =
+        keys.stream()
+            .sorted()
+            .map(
+                k ->
+                    SPARK_PREFIX
+                        + LogSafe.id(k)
+                        + clientKeys
+                            .closest(k)
+                            .map(c -> " (did you mean " + SPARK_PREFIX + c + "?)")
+                            .orElse(""))
+            .toList();
     if (strict) {
-      throw new ConfigException("Not Faro client settings: " + String.join(", ", described)
-          + ". Fix or remove them (every key is in docs/configuration.md), or set spark."
-          + KnownKeys.STRICT.key() + " to false to only warn");
+      throw new ConfigException(
+          "Not Faro client settings: "
+              + String.join(", ", described)
+              + ". Fix or remove them (every key is in docs/configuration.md), or set spark."
+              + KnownKeys.STRICT.key()
+              + " to false to only warn");
     }
-    described.forEach(d -> LOG.warn("Ignoring {}: not a Faro client setting (see docs/configuration.md)", d));
+    described.forEach(
+        d -> LOG.warn("Ignoring {}: not a Faro client setting (see docs/configuration.md)", d));
   }
 
   private ClientPool pool() {
@@ -132,18 +145,24 @@ public final class FaroShuffleManager implements ShuffleManager {
       if (lifecycle == null) {
         String appId = sparkConf.get("spark.app.id");
         String attempt = sparkConf.get("spark.app.attempt.id", "");
-        lifecycle = new LifecycleManager(new AppId(attempt.isEmpty() ? appId : appId + "_" + attempt),
-            settings, pool(), lifecycleHost());
+        lifecycle =
+            new LifecycleManager(
+                new AppId(attempt.isEmpty() ? appId : appId + "_" + attempt),
+                settings,
+                pool(),
+                lifecycleHost());
         // Lost data: Spark forgets every map output of the shuffle, so that the fetch failure the
         // reducer throws next re-runs the whole map stage (into a new generation).
-        lifecycle.onShuffleLost(shuffleId -> {
-          MapOutputTracker tracker = SparkEnv.get().mapOutputTracker();
-          if (tracker instanceof MapOutputTrackerMaster master) {
-            master.unregisterAllMapAndMergeOutput(shuffleId);
-            LOG.warn("Faro lost data of shuffle {}: its map outputs are unregistered and its map stage runs again",
-                shuffleId);
-          }
-        });
+        lifecycle.onShuffleLost(
+            shuffleId -> {
+              MapOutputTracker tracker = SparkEnv.get().mapOutputTracker();
+              if (tracker instanceof MapOutputTrackerMaster master) {
+                master.unregisterAllMapAndMergeOutput(shuffleId);
+                LOG.warn(
+                    "Faro lost data of shuffle {}: its map outputs are unregistered and its map stage runs again",
+                    shuffleId);
+              }
+            });
       }
       return lifecycle;
     }
@@ -170,10 +189,15 @@ public final class FaroShuffleManager implements ShuffleManager {
   }
 
   @Override
-  public <K, V, C> ShuffleHandle registerShuffle(int shuffleId, ShuffleDependency<K, V, C> dependency) {
+  public <K, V, C> ShuffleHandle registerShuffle(
+      int shuffleId, ShuffleDependency<K, V, C> dependency) {
     LifecycleManager manager = lifecycle();
     addStageListener(dependency.rdd().sparkContext());
-    return new FaroShuffleHandle<>(shuffleId, dependency, manager.app().value(), manager.endpoint(),
+    return new FaroShuffleHandle<>(
+        shuffleId,
+        dependency,
+        manager.app().value(),
+        manager.endpoint(),
         dependency.rdd().getNumPartitions());
   }
 
@@ -188,35 +212,49 @@ public final class FaroShuffleManager implements ShuffleManager {
       }
       stageListenerAdded = true;
     }
-    context.addSparkListener(new SparkListener() {
-      @Override
-      public void onStageCompleted(SparkListenerStageCompleted event) {
-        StageInfo stage = event.stageInfo();
-        if (stage.failureReason().isDefined()) {
-          return;
-        }
-        LifecycleManager current;
-        synchronized (lock) {
-          current = lifecycle;
-        }
-        if (current != null) {
-          current.stageAttemptEnded(stage.stageId(), stage.attemptNumber());
-        }
-      }
-    });
+    context.addSparkListener(
+        new SparkListener() {
+          @Override
+          public void onStageCompleted(SparkListenerStageCompleted event) {
+            StageInfo stage = event.stageInfo();
+            if (stage.failureReason().isDefined()) {
+              return;
+            }
+            LifecycleManager current;
+            synchronized (lock) {
+              current = lifecycle;
+            }
+            if (current != null) {
+              current.stageAttemptEnded(stage.stageId(), stage.attemptNumber());
+            }
+          }
+        });
   }
 
   @Override
-  public <K, V> ShuffleWriter<K, V> getWriter(ShuffleHandle handle, long mapId, TaskContext context,
-      ShuffleWriteMetricsReporter metrics) {
+  public <K, V> ShuffleWriter<K, V> getWriter(
+      ShuffleHandle handle, long mapId, TaskContext context, ShuffleWriteMetricsReporter metrics) {
     return new FaroShuffleWriter<>(faroHandle(handle), context, metrics, client());
   }
 
   @Override
-  public <K, C> ShuffleReader<K, C> getReader(ShuffleHandle handle, int startMapIndex, int endMapIndex,
-      int startPartition, int endPartition, TaskContext context, ShuffleReadMetricsReporter metrics) {
-    return new FaroShuffleReader<>(faroHandle(handle), startMapIndex, endMapIndex, startPartition,
-        endPartition, context, metrics, client());
+  public <K, C> ShuffleReader<K, C> getReader(
+      ShuffleHandle handle,
+      int startMapIndex,
+      int endMapIndex,
+      int startPartition,
+      int endPartition,
+      TaskContext context,
+      ShuffleReadMetricsReporter metrics) {
+    return new FaroShuffleReader<>(
+        faroHandle(handle),
+        startMapIndex,
+        endMapIndex,
+        startPartition,
+        endPartition,
+        context,
+        metrics,
+        client());
   }
 
   @SuppressWarnings("unchecked")
@@ -226,10 +264,17 @@ public final class FaroShuffleManager implements ShuffleManager {
     }
     // Seen in the field with spark.executor.userClassPathFirst=true: the handle's class came from
     // another class loader. Fail loudly rather than shuffle some other way.
-    throw new IllegalStateException("shuffle handle " + handle + " of class " + handle.getClass().getName()
-        + " (loader " + handle.getClass().getClassLoader() + ") is not a Faro handle of loader "
-        + FaroShuffleHandle.class.getClassLoader() + "; is the Faro jar on the classpath twice, "
-        + "or spark.executor.userClassPathFirst=true?");
+    throw new IllegalStateException(
+        "shuffle handle "
+            + handle
+            + " of class "
+            + handle.getClass().getName()
+            + " (loader "
+            + handle.getClass().getClassLoader()
+            + ") is not a Faro handle of loader "
+            + FaroShuffleHandle.class.getClassLoader()
+            + "; is the Faro jar on the classpath twice, "
+            + "or spark.executor.userClassPathFirst=true?");
   }
 
   @Override

@@ -6,7 +6,6 @@ import io.faro.common.batch.Batch;
 import io.faro.common.error.ErrorCode;
 import io.faro.common.error.FaroException;
 import io.faro.common.id.ShuffleId;
-import org.apache.spark.shuffle.FetchFailedException;
 import java.io.ByteArrayInputStream;
 import java.util.NoSuchElementException;
 import org.apache.spark.Aggregator;
@@ -14,6 +13,7 @@ import org.apache.spark.InterruptibleIterator;
 import org.apache.spark.ShuffleDependency;
 import org.apache.spark.TaskContext;
 import org.apache.spark.serializer.SerializerInstance;
+import org.apache.spark.shuffle.FetchFailedException;
 import org.apache.spark.shuffle.ShuffleReadMetricsReporter;
 import org.apache.spark.shuffle.ShuffleReader;
 import org.apache.spark.util.CompletionIterator$;
@@ -43,8 +43,14 @@ final class FaroShuffleReader<K, C> implements ShuffleReader<K, C> {
   private final ShuffleReadMetricsReporter metrics;
   private final ShuffleClient client;
 
-  FaroShuffleReader(FaroShuffleHandle<K, ?, C> handle, int startMapIndex, int endMapIndex,
-      int startPartition, int endPartition, TaskContext context, ShuffleReadMetricsReporter metrics,
+  FaroShuffleReader(
+      FaroShuffleHandle<K, ?, C> handle,
+      int startMapIndex,
+      int endMapIndex,
+      int startPartition,
+      int endPartition,
+      TaskContext context,
+      ShuffleReadMetricsReporter metrics,
       ShuffleClient client) {
     this.handle = handle;
     this.startMapIndex = startMapIndex;
@@ -64,74 +70,99 @@ final class FaroShuffleReader<K, C> implements ShuffleReader<K, C> {
     long readerStage = ShuffleClient.stageKey(context.stageId(), context.stageAttemptNumber());
     PartitionReader reader;
     try {
-      reader = client.newReader(handle.lifecycle(), handle.faroShuffleId(), handle.numMaps(),
-          startPartition, endPartition, startMapIndex, endMapIndex, readerStage);
+      reader =
+          client.newReader(
+              handle.lifecycle(),
+              handle.faroShuffleId(),
+              handle.numMaps(),
+              startPartition,
+              endPartition,
+              startMapIndex,
+              endMapIndex,
+              readerStage);
     } catch (FaroException e) {
       throw fetchFailed(e, null, startPartition);
     }
     metrics.incFetchWaitTime((System.nanoTime() - waitStart) / 1_000_000);
-    context.addTaskCompletionListener(new TaskCompletionListener() {
-      @Override
-      public void onTaskCompletion(TaskContext ctx) {
-        reader.close();
-      }
-    });
-    ShuffleDependency<K, ?, C> dep = handle.dependency();
-    Iterator records = CompletionIterator$.MODULE$.apply(
-        new RecordIterator(reader, dep.serializer().newInstance(), metrics, this),
-        new AbstractFunction0<BoxedUnit>() {
+    context.addTaskCompletionListener(
+        new TaskCompletionListener() {
           @Override
-          public BoxedUnit apply() {
+          public void onTaskCompletion(TaskContext ctx) {
             reader.close();
-            // As Spark's own reader does: fold this read's metrics into the task's now, not at
-            // the next executor heartbeat.
-            context.taskMetrics().mergeShuffleReadMetrics();
-            return BoxedUnit.UNIT;
           }
         });
+    ShuffleDependency<K, ?, C> dep = handle.dependency();
+    Iterator records =
+        CompletionIterator$.MODULE$.apply(
+            new RecordIterator(reader, dep.serializer().newInstance(), metrics, this),
+            new AbstractFunction0<BoxedUnit>() {
+              @Override
+              public BoxedUnit apply() {
+                reader.close();
+                // As Spark's own reader does: fold this read's metrics into the task's now, not at
+                // the next executor heartbeat.
+                context.taskMetrics().mergeShuffleReadMetrics();
+                return BoxedUnit.UNIT;
+              }
+            });
     Iterator interruptible = new InterruptibleIterator(context, records);
 
     Iterator aggregated = interruptible;
     if (dep.aggregator().isDefined()) {
       Aggregator aggregator = (Aggregator) dep.aggregator().get();
-      aggregated = dep.mapSideCombine()
-          ? aggregator.combineCombinersByKey(interruptible, context)
-          : aggregator.combineValuesByKey(interruptible, context);
+      aggregated =
+          dep.mapSideCombine()
+              ? aggregator.combineCombinersByKey(interruptible, context)
+              : aggregator.combineValuesByKey(interruptible, context);
     }
     if (dep.keyOrdering().isDefined()) {
-      ExternalSorter sorter = new ExternalSorter(context, Option.empty(), Option.empty(),
-          Option.apply((Ordering) dep.keyOrdering().get()), dep.serializer());
+      ExternalSorter sorter =
+          new ExternalSorter(
+              context,
+              Option.empty(),
+              Option.empty(),
+              Option.apply((Ordering) dep.keyOrdering().get()),
+              dep.serializer());
       return sorter.insertAllAndUpdateMetrics(aggregated);
     }
     return aggregated;
   }
 
   /**
-   * Turns lost data into Spark's fetch failure, after the driver had Spark forget the shuffle's
-   * map outputs: Spark then re-runs the map stage, which writes a new generation. Any other error
-   * is returned as it is (the task fails and Spark retries it).
+   * Turns lost data into Spark's fetch failure, after the driver had Spark forget the shuffle's map
+   * outputs: Spark then re-runs the map stage, which writes a new generation. Any other error is
+   * returned as it is (the task fails and Spark retries it).
    */
   RuntimeException fetchFailed(FaroException e, PartitionReader reader, int partition) {
     if (e.code() != ErrorCode.DATA_LOST) {
       return e;
     }
-    int lostPartition = reader != null && reader.currentPartition() >= 0 ? reader.currentPartition() : partition;
+    int lostPartition =
+        reader != null && reader.currentPartition() >= 0 ? reader.currentPartition() : partition;
     try {
-      ShuffleId generation = reader != null ? reader.shuffle()
-          : client.fileGroups(handle.lifecycle(), handle.faroShuffleId(), handle.numMaps(),
-              ShuffleClient.stageKey(context.stageId(), context.stageAttemptNumber())).faroShuffle();
+      ShuffleId generation =
+          reader != null
+              ? reader.shuffle()
+              : client
+                  .fileGroups(
+                      handle.lifecycle(),
+                      handle.faroShuffleId(),
+                      handle.numMaps(),
+                      ShuffleClient.stageKey(context.stageId(), context.stageAttemptNumber()))
+                  .faroShuffle();
       client.reportLost(handle.lifecycle(), generation, lostPartition, e.getMessage());
     } catch (RuntimeException report) {
       e.addSuppressed(report);
       return e; // without the driver's help, a fetch failure would re-run nothing useful
     }
-    return Sneaky.rethrow(new FetchFailedException(null, handle.shuffleId(), -1L, -1, lostPartition,
-        "Faro: " + e.getMessage(), e));
+    return Sneaky.rethrow(
+        new FetchFailedException(
+            null, handle.shuffleId(), -1L, -1, lostPartition, "Faro: " + e.getMessage(), e));
   }
 
   /**
-   * The records of the kept batches, one batch at a time: a batch's array is valid until the
-   * next batch is fetched, which happens only once its records are exhausted.
+   * The records of the kept batches, one batch at a time: a batch's array is valid until the next
+   * batch is fetched, which happens only once its records are exhausted.
    */
   private static final class RecordIterator extends AbstractIterator<Product2<Object, Object>> {
     private final PartitionReader reader;
@@ -140,7 +171,10 @@ final class FaroShuffleReader<K, C> implements ShuffleReader<K, C> {
     private final FaroShuffleReader<?, ?> owner;
     private Iterator<Tuple2<Object, Object>> current;
 
-    RecordIterator(PartitionReader reader, SerializerInstance serializer, ShuffleReadMetricsReporter metrics,
+    RecordIterator(
+        PartitionReader reader,
+        SerializerInstance serializer,
+        ShuffleReadMetricsReporter metrics,
         FaroShuffleReader<?, ?> owner) {
       this.reader = reader;
       this.serializer = serializer;
@@ -166,8 +200,10 @@ final class FaroShuffleReader<K, C> implements ShuffleReader<K, C> {
           return false;
         }
         // Exhausting the iterator closes the stream (returning e.g. a pooled Kryo).
-        current = serializer.deserializeStream(new ByteArrayInputStream(batch.data(), 0, batch.length()))
-            .asKeyValueIterator();
+        current =
+            serializer
+                .deserializeStream(new ByteArrayInputStream(batch.data(), 0, batch.length()))
+                .asKeyValueIterator();
       }
       return true;
     }

@@ -24,15 +24,18 @@ import scala.reflect.ClassTag;
 import scala.reflect.ClassTag$;
 
 /**
- * Writes one map task's output to Faro: partitions and serializes each record, gathers record
- * bytes per partition into batches and pushes them (see {@link MapPusher}), then reports the
- * attempt to the driver. Every batch is a self-contained serialized stream, so readers decode
- * batches independently; how that holds depends on the serializer (see the two sinks below).
+ * Writes one map task's output to Faro: partitions and serializes each record, gathers record bytes
+ * per partition into batches and pushes them (see {@link MapPusher}), then reports the attempt to
+ * the driver. Every batch is a self-contained serialized stream, so readers decode batches
+ * independently; how that holds depends on the serializer (see the two sinks below).
  */
 final class FaroShuffleWriter<K, V> extends ShuffleWriter<K, V> {
-  /** Map statuses name a place no executor has, so losing an executor never drops Faro map outputs. */
+  /**
+   * Map statuses name a place no executor has, so losing an executor never drops Faro map outputs.
+   */
   private static final BlockManagerId FARO_LOCATION =
       BlockManagerId$.MODULE$.apply("faro-shuffle", "faro.shuffle.service", 1, Option.empty());
+
   private static final ClassTag<Object> ANY = ClassTag$.MODULE$.Any();
 
   private final FaroShuffleHandle<K, V, ?> handle;
@@ -44,15 +47,20 @@ final class FaroShuffleWriter<K, V> extends ShuffleWriter<K, V> {
   private MapStatus mapStatus;
   private boolean stopped;
 
-  FaroShuffleWriter(FaroShuffleHandle<K, V, ?> handle, TaskContext context,
-      ShuffleWriteMetricsReporter metrics, ShuffleClient client) {
+  FaroShuffleWriter(
+      FaroShuffleHandle<K, V, ?> handle,
+      TaskContext context,
+      ShuffleWriteMetricsReporter metrics,
+      ShuffleClient client) {
     this.handle = handle;
     this.context = context;
     this.metrics = metrics;
     this.client = client;
   }
 
-  /** Unique per map attempt across stage attempts: attempt numbers restart with each stage attempt. */
+  /**
+   * Unique per map attempt across stage attempts: attempt numbers restart with each stage attempt.
+   */
   private int attemptId() {
     return (context.stageAttemptNumber() << 16) | (context.attemptNumber() & 0xffff);
   }
@@ -72,12 +80,20 @@ final class FaroShuffleWriter<K, V> extends ShuffleWriter<K, V> {
       input = aggregator.combineValuesByKey(records, context);
     }
     int mapId = context.partitionId();
-    pusher = client.newMapPusher(handle.lifecycle(), handle.faroShuffleId(), stage(), mapId,
-        attemptId(), handle.numMaps(), handle.numPartitions());
+    pusher =
+        client.newMapPusher(
+            handle.lifecycle(),
+            handle.faroShuffleId(),
+            stage(),
+            mapId,
+            attemptId(),
+            handle.numMaps(),
+            handle.numPartitions());
     SerializerInstance serializer = dep.serializer().newInstance();
-    RecordSink sink = dep.serializer().supportsRelocationOfSerializedObjects()
-        ? new ConcatenatingSink(serializer, pusher)
-        : new StreamPerBatchSink(serializer, pusher);
+    RecordSink sink =
+        dep.serializer().supportsRelocationOfSerializedObjects()
+            ? new ConcatenatingSink(serializer, pusher)
+            : new StreamPerBatchSink(serializer, pusher);
     Partitioner partitioner = dep.partitioner();
     long count = 0;
     while (input.hasNext()) {
@@ -91,8 +107,15 @@ final class FaroShuffleWriter<K, V> extends ShuffleWriter<K, V> {
     metrics.incRecordsWritten(count);
     metrics.incBytesWritten(Arrays.stream(lengths).sum());
     long mapperEndStart = System.nanoTime();
-    client.mapperEnd(handle.lifecycle(), handle.faroShuffleId(), stage(), mapId, attemptId(),
-        handle.numMaps(), pusher.batchCounts(), pusher.incomplete());
+    client.mapperEnd(
+        handle.lifecycle(),
+        handle.faroShuffleId(),
+        stage(),
+        mapId,
+        attemptId(),
+        handle.numMaps(),
+        pusher.batchCounts(),
+        pusher.incomplete());
     // Like Spark's: time blocked on the shuffle (waiting for pushes), not computing records.
     metrics.incWriteTime(pusher.blockedNanos() + System.nanoTime() - mapperEndStart);
     mapStatus = MapStatus$.MODULE$.apply(FARO_LOCATION, lengths, context.taskAttemptId());
@@ -111,8 +134,12 @@ final class FaroShuffleWriter<K, V> extends ShuffleWriter<K, V> {
       return Option.empty();
     }
     if (mapStatus == null) {
-      throw new IllegalStateException("map " + context.partitionId() + " of Faro shuffle "
-          + handle.faroShuffleId() + " stopped as successful before its output was written");
+      throw new IllegalStateException(
+          "map "
+              + context.partitionId()
+              + " of Faro shuffle "
+              + handle.faroShuffleId()
+              + " stopped as successful before its output was written");
     }
     return Option.apply(mapStatus);
   }
@@ -136,9 +163,9 @@ final class FaroShuffleWriter<K, V> extends ShuffleWriter<K, V> {
   }
 
   /**
-   * For serializers whose serialized records may be concatenated and read back by a fresh
-   * stream (Kryo, Spark SQL's UnsafeRow): one stream serializes every record into a reusable
-   * buffer, and the bytes go to the record's partition. Any record end is a batch boundary.
+   * For serializers whose serialized records may be concatenated and read back by a fresh stream
+   * (Kryo, Spark SQL's UnsafeRow): one stream serializes every record into a reusable buffer, and
+   * the bytes go to the record's partition. Any record end is a batch boundary.
    */
   private static final class ConcatenatingSink extends RecordSink {
     private final RecordBuffer buffer = new RecordBuffer();
@@ -172,8 +199,8 @@ final class FaroShuffleWriter<K, V> extends ShuffleWriter<K, V> {
 
   /**
    * For serializers whose streams carry state (Java serialization writes a header and back
-   * references): each partition gets its own stream, written straight into its batch, and a
-   * batch is cut only after that stream is closed.
+   * references): each partition gets its own stream, written straight into its batch, and a batch
+   * is cut only after that stream is closed.
    */
   private static final class StreamPerBatchSink extends RecordSink {
     private final SerializerInstance serializer;
@@ -189,7 +216,8 @@ final class FaroShuffleWriter<K, V> extends ShuffleWriter<K, V> {
     void write(int partition, Object key, Object value) {
       SerializationStream stream = streams[partition];
       if (stream == null) {
-        stream = streams[partition] = serializer.serializeStream(new PartitionOutput(pusher, partition));
+        stream =
+            streams[partition] = serializer.serializeStream(new PartitionOutput(pusher, partition));
       }
       stream.writeKey(key, ANY);
       stream.writeValue(value, ANY);

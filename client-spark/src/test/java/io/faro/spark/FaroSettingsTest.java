@@ -10,9 +10,10 @@ import org.junit.jupiter.api.Test;
 class FaroSettingsTest {
   @Test
   void aMisspeltClientKeyIsIgnoredByDefault() {
-    SparkConf conf = new SparkConf(false)
-        .set("spark.faro.client.push.replicate", "true")
-        .set("spark.faro.client.push.max.in.flight", "4");
+    SparkConf conf =
+        new SparkConf(false)
+            .set("spark.faro.client.push.replicate", "true")
+            .set("spark.faro.client.push.max.in.flight", "4");
 
     ClientSettingsView settings = new ClientSettingsView(FaroShuffleManager.settings(conf));
 
@@ -22,14 +23,16 @@ class FaroSettingsTest {
 
   @Test
   void strictRefusesItNamingTheSparkKeyAndTheKeyMeant() {
-    SparkConf conf = new SparkConf(false)
-        .set("spark.faro.config.strict", "true")
-        .set("spark.faro.client.push.replicate", "true")
-        .set("spark.faro.worker.dirs", "/data:ssd");
+    SparkConf conf =
+        new SparkConf(false)
+            .set("spark.faro.config.strict", "true")
+            .set("spark.faro.client.push.replicate", "true")
+            .set("spark.faro.worker.dirs", "/data:ssd");
 
     assertThatThrownBy(() -> FaroShuffleManager.settings(conf))
         .isInstanceOf(IllegalArgumentException.class)
-        .hasMessageContaining("spark.faro.client.push.replicate (did you mean spark.faro.client.push.replicate.enabled?)")
+        .hasMessageContaining(
+            "spark.faro.client.push.replicate (did you mean spark.faro.client.push.replicate.enabled?)")
         .hasMessageContaining("spark.faro.worker.dirs")
         .hasMessageContaining("spark.faro.config.strict to false");
   }

@@ -17,17 +17,18 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * Real Spark jobs in local mode: each job runs first with Spark's built-in shuffle, then
- * through a real Faro cluster (one master, three workers), and the results must be equal.
+ * Real Spark jobs in local mode: each job runs first with Spark's built-in shuffle, then through a
+ * real Faro cluster (one master, three workers), and the results must be equal.
  */
 class FaroSparkTest {
-  private static final Map<String, Function<SparkSession, List<String>>> JOBS = Map.of(
-      "repartition", SparkJobs::repartition,
-      "reduceByKey", SparkJobs::reduceByKey,
-      "groupByKey", SparkJobs::groupByKey,
-      "sortByKey", SparkJobs::sortByKey,
-      "join", SparkJobs::join,
-      "sql", SparkJobs::sqlAggregationAndSkewJoin);
+  private static final Map<String, Function<SparkSession, List<String>>> JOBS =
+      Map.of(
+          "repartition", SparkJobs::repartition,
+          "reduceByKey", SparkJobs::reduceByKey,
+          "groupByKey", SparkJobs::groupByKey,
+          "sortByKey", SparkJobs::sortByKey,
+          "join", SparkJobs::join,
+          "sql", SparkJobs::sqlAggregationAndSkewJoin);
 
   @TempDir static Path dir;
   private static MiniFaroCluster cluster;
@@ -61,12 +62,18 @@ class FaroSparkTest {
       spark.stop();
     }
     cluster = MiniFaroCluster.start(dir, 3, Map.of("faro.worker.chunk.size", "256k"));
-    faro = SparkSession.builder().config(baseConf("faro")
-        .set("spark.shuffle.manager", FaroShuffleManager.class.getName())
-        .set("spark.faro.master.endpoints", "127.0.0.1:" + cluster.masterPort())
-        // Small batches: many batches per map. The RDD jobs use Java serialization (the writer's
-        // stream-per-batch path), the SQL job UnsafeRow serialization (the concatenating path).
-        .set("spark.faro.client.push.batch.size", "8k")).getOrCreate();
+    faro =
+        SparkSession.builder()
+            .config(
+                baseConf("faro")
+                    .set("spark.shuffle.manager", FaroShuffleManager.class.getName())
+                    .set("spark.faro.master.endpoints", "127.0.0.1:" + cluster.masterPort())
+                    // Small batches: many batches per map. The RDD jobs use Java serialization (the
+                    // writer's
+                    // stream-per-batch path), the SQL job UnsafeRow serialization (the
+                    // concatenating path).
+                    .set("spark.faro.client.push.batch.size", "8k"))
+            .getOrCreate();
   }
 
   @AfterAll
@@ -119,7 +126,8 @@ class FaroSparkTest {
 
   @Test
   void shuffleDataReallyLandsOnFaroWorkers() throws Exception {
-    assertThat(org.apache.spark.SparkEnv.get().shuffleManager()).isInstanceOf(FaroShuffleManager.class);
+    assertThat(org.apache.spark.SparkEnv.get().shuffleManager())
+        .isInstanceOf(FaroShuffleManager.class);
     String app = faro.sparkContext().applicationId();
     org.apache.spark.api.java.JavaPairRDD<Integer, Integer> shuffled =
         org.apache.spark.api.java.JavaSparkContext.fromSparkContext(faro.sparkContext())

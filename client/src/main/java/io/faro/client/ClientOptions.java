@@ -17,67 +17,135 @@ import java.util.List;
 /** Settings of the client: the driver's lifecycle manager and the executors' shuffle client. */
 public final class ClientOptions {
   public static final ConfigOption<Long> BATCH_SIZE =
-      sizeOption("faro.client.push.batch.size", "64k", 1024, 64L << 20,
+      sizeOption(
+          "faro.client.push.batch.size",
+          "64k",
+          1024,
+          64L << 20,
           "Record bytes of one partition gathered into one batch (compressed, checksummed) "
               + "before it is pushed.");
   public static final ConfigOption<Long> BUFFER_SIZE =
-      sizeOption("faro.client.push.buffer.size", "32m", 64 * 1024, 1L << 30,
+      sizeOption(
+          "faro.client.push.buffer.size",
+          "32m",
+          64 * 1024,
+          1L << 30,
           "Record bytes one map task may hold across all its partitions; above it every "
               + "partition's batch is cut and pushed. Bounds map-task memory for huge partition counts.");
   public static final ConfigOption<Long> MERGE_SIZE =
-      sizeOption("faro.client.push.merge.size", "1m", 1024, 64L << 20,
+      sizeOption(
+          "faro.client.push.merge.size",
+          "1m",
+          1024,
+          64L << 20,
           "Batches bound for the same worker are merged into one push frame of about this size.");
   public static final ConfigOption<Integer> MAX_IN_FLIGHT =
-      intOption("faro.client.push.max.in.flight", 8, 1, 1024, "requests",
+      intOption(
+          "faro.client.push.max.in.flight",
+          8,
+          1,
+          1024,
+          "requests",
           "Push requests one map task may have unanswered at once; the task waits above it.");
   public static final ConfigOption<Boolean> COMPRESS =
-      booleanOption("faro.client.push.compress", true,
+      booleanOption(
+          "faro.client.push.compress",
+          true,
           "Compress batches with LZ4 before pushing (workers never decompress).");
   public static final ConfigOption<Integer> PREFETCH_CHUNKS =
-      intOption("faro.client.fetch.prefetch.chunks", 3, 1, 64, "chunks",
+      intOption(
+          "faro.client.fetch.prefetch.chunks",
+          3,
+          1,
+          64,
+          "chunks",
           "Chunks a reducer requests ahead of the one it is reading.");
   public static final ConfigOption<Duration> FETCH_TIMEOUT =
-      durationOption("faro.client.fetch.timeout", "120s", Duration.ofSeconds(1),
+      durationOption(
+          "faro.client.fetch.timeout",
+          "120s",
+          Duration.ofSeconds(1),
           "How long a reducer waits for one chunk.");
   public static final ConfigOption<String> LIFECYCLE_HOST =
-      stringOption("faro.client.lifecycle.host", "",
+      stringOption(
+          "faro.client.lifecycle.host",
+          "",
           "Host executors use to reach the driver's lifecycle manager; empty means the driver's "
               + "host name (spark.driver.host in Spark).");
   public static final ConfigOption<Integer> LIFECYCLE_PORT =
-      intOption("faro.client.lifecycle.port", 0, 0, 65535, "port",
+      intOption(
+          "faro.client.lifecycle.port",
+          0,
+          0,
+          65535,
+          "port",
           "Port of the lifecycle manager in the driver; 0 picks a free one.");
   public static final ConfigOption<Duration> APP_HEARTBEAT_INTERVAL =
-      durationOption("faro.client.app.heartbeat.interval", "10s", Duration.ofMillis(100),
+      durationOption(
+          "faro.client.app.heartbeat.interval",
+          "10s",
+          Duration.ofMillis(100),
           "How often the driver tells the masters that the application is alive.");
   public static final ConfigOption<Duration> COMMIT_TIMEOUT =
-      durationOption("faro.client.commit.timeout", "600s", Duration.ofSeconds(1),
+      durationOption(
+          "faro.client.commit.timeout",
+          "600s",
+          Duration.ofSeconds(1),
           "How long committing a shuffle's files on the workers may take, retries included; reducers "
               + "wait as long for the commit. A worker that has not committed by then loses its copies "
               + "(their partitions are lost when no other copy holds them, and the map stage runs again).");
 
   public static final ConfigOption<Boolean> REPLICATE =
-      booleanOption("faro.client.push.replicate.enabled", false,
+      booleanOption(
+          "faro.client.push.replicate.enabled",
+          false,
           "Keep two copies of every pushed batch, on two workers (on two hosts when there are): a "
               + "batch is acknowledged once both hold it, and a reducer reads either copy. A "
               + "worker lost then costs nothing; without replication its data is written again "
               + "by a re-run of the map stage. See docs/architecture.md, \"Replication\".");
   public static final ConfigOption<Integer> REVIVE_MAX_ATTEMPTS =
-      intOption("faro.client.push.revive.max.attempts", 5, 1, 100, "attempts",
+      intOption(
+          "faro.client.push.revive.max.attempts",
+          5,
+          1,
+          100,
+          "attempts",
           "Times one batch is pushed again to a new location (after a worker was lost, a "
               + "connection dropped, or a split refused it) before the map task fails.");
   public static final ConfigOption<Integer> FETCH_RETRIES =
-      intOption("faro.client.fetch.retries", 3, 0, 100, "retries",
+      intOption(
+          "faro.client.fetch.retries",
+          3,
+          0,
+          100,
+          "retries",
           "Times a reducer asks again for a chunk whose fetch failed, on each copy (the replica "
               + "too, with replication) before it declares the data lost. A copy whose worker "
               + "refuses connections is left at once for the other copy, when there is one.");
   public static final ConfigOption<Duration> FETCH_RETRY_WAIT =
-      durationOption("faro.client.fetch.retry.wait", "1s", Duration.ofMillis(1),
+      durationOption(
+          "faro.client.fetch.retry.wait",
+          "1s",
+          Duration.ofMillis(1),
           "Wait before asking the same copy again for a chunk; doubles with each retry.");
 
   public static final List<ConfigOption<?>> ALL =
-      List.of(BATCH_SIZE, BUFFER_SIZE, MERGE_SIZE, MAX_IN_FLIGHT, COMPRESS, PREFETCH_CHUNKS,
-          FETCH_TIMEOUT, LIFECYCLE_HOST, LIFECYCLE_PORT, APP_HEARTBEAT_INTERVAL, COMMIT_TIMEOUT,
-          REPLICATE, REVIVE_MAX_ATTEMPTS, FETCH_RETRIES, FETCH_RETRY_WAIT);
+      List.of(
+          BATCH_SIZE,
+          BUFFER_SIZE,
+          MERGE_SIZE,
+          MAX_IN_FLIGHT,
+          COMPRESS,
+          PREFETCH_CHUNKS,
+          FETCH_TIMEOUT,
+          LIFECYCLE_HOST,
+          LIFECYCLE_PORT,
+          APP_HEARTBEAT_INTERVAL,
+          COMMIT_TIMEOUT,
+          REPLICATE,
+          REVIVE_MAX_ATTEMPTS,
+          FETCH_RETRIES,
+          FETCH_RETRY_WAIT);
 
   private ClientOptions() {}
 

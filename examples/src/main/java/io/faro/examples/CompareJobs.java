@@ -22,28 +22,28 @@ import org.apache.spark.sql.Row;
 import org.apache.spark.sql.SparkSession;
 
 /**
- * Runs one {@link ComparisonJob} in one shuffle mode and prints one JSON line on stdout, for
- * {@code bench/spark-compare.sh}, which runs every job in a fresh JVM per mode and repetition so
- * that no run inherits another's JIT, caches or shuffle files. Like {@link ShuffleDemo} it knows
- * nothing of Faro's classes: mode {@code faro} only adds the settings a user would add.
+ * Runs one {@link ComparisonJob} in one shuffle mode and prints one JSON line on stdout, for {@code
+ * bench/spark-compare.sh}, which runs every job in a fresh JVM per mode and repetition so that no
+ * run inherits another's JIT, caches or shuffle files. Like {@link ShuffleDemo} it knows nothing of
+ * Faro's classes: mode {@code faro} only adds the settings a user would add.
  *
  * <p>Arguments: {@code --job large|small-blocks|sql|skew|flaky|slow}, {@code --mode builtin|faro},
- * {@code --master-endpoints host:port[,...]} (mode faro), {@code --scale X} (default 1) and
- * {@code --local-dir DIR} (Spark's {@code spark.local.dir}, where the built-in shuffle writes) and
- * {@code --conf key=value}, repeatable, for any further Spark setting.
+ * {@code --master-endpoints host:port[,...]} (mode faro), {@code --scale X} (default 1) and {@code
+ * --local-dir DIR} (Spark's {@code spark.local.dir}, where the built-in shuffle writes) and {@code
+ * --conf key=value}, repeatable, for any further Spark setting.
  *
  * <p>The output: {@code job}, {@code mode}, {@code scale}, {@code millis} (the action alone, after
  * the SparkContext has started), {@code records} (rows of the job's result), {@code checksum},
  * {@code shuffle_write_bytes}, {@code shuffle_write_records}, {@code shuffle_read_bytes} (as the
- * tasks reported them to Spark), {@code stage_retries} (stage attempts after the first),
- * {@code failed_tasks} (attempts that ended otherwise than in success, killed ones included),
- * {@code speculative_tasks} (speculative copies Spark started), {@code shuffle_manager} (the class that really ran) and
- * {@code spark_version}. The checksum is the sum of a 64-bit hash of every row, modulo 2^64, and
- * the row count ({@code "<16 hex digits>:<count>"}): it does not depend on the order of the rows,
- * which no job here defines.
+ * tasks reported them to Spark), {@code stage_retries} (stage attempts after the first), {@code
+ * failed_tasks} (attempts that ended otherwise than in success, killed ones included), {@code
+ * speculative_tasks} (speculative copies Spark started), {@code shuffle_manager} (the class that
+ * really ran) and {@code spark_version}. The checksum is the sum of a 64-bit hash of every row,
+ * modulo 2^64, and the row count ({@code "<16 hex digits>:<count>"}): it does not depend on the
+ * order of the rows, which no job here defines.
  *
- * <p>Exits with 1 if the job fails and with 3 if mode faro did not run Faro's shuffle manager
- * (a comparison against a silent fallback would be meaningless).
+ * <p>Exits with 1 if the job fails and with 3 if mode faro did not run Faro's shuffle manager (a
+ * comparison against a silent fallback would be meaningless).
  */
 public final class CompareJobs {
   static final String FARO_SHUFFLE_MANAGER = "io.faro.spark.FaroShuffleManager";
@@ -52,7 +52,12 @@ public final class CompareJobs {
   private CompareJobs() {}
 
   /** The parsed command line. */
-  record Options(ComparisonJob job, String mode, double scale, String masterEndpoints, String localDir,
+  record Options(
+      ComparisonJob job,
+      String mode,
+      double scale,
+      String masterEndpoints,
+      String localDir,
       Map<String, String> extraConf) {
     static Options parse(String[] args) {
       Map<String, String> values = new LinkedHashMap<>();
@@ -68,7 +73,8 @@ public final class CompareJobs {
             throw new IllegalArgumentException("--conf takes key=value, not " + value);
           }
           extraConf.put(value.substring(0, eq), value.substring(eq + 1));
-        } else if (List.of("--job", "--mode", "--scale", "--master-endpoints", "--local-dir").contains(args[i])) {
+        } else if (List.of("--job", "--mode", "--scale", "--master-endpoints", "--local-dir")
+            .contains(args[i])) {
           values.put(args[i], value);
         } else {
           throw new IllegalArgumentException("unknown argument " + args[i]);
@@ -86,8 +92,13 @@ public final class CompareJobs {
       if (!(scale > 0)) {
         throw new IllegalArgumentException("--scale must be positive, not " + scale);
       }
-      return new Options(ComparisonJob.fromCliName(job), mode, scale, values.get("--master-endpoints"),
-          values.get("--local-dir"), Map.copyOf(extraConf));
+      return new Options(
+          ComparisonJob.fromCliName(job),
+          mode,
+          scale,
+          values.get("--master-endpoints"),
+          values.get("--local-dir"),
+          Map.copyOf(extraConf));
     }
 
     private static String require(Map<String, String> values, String key) {
@@ -104,8 +115,11 @@ public final class CompareJobs {
     try {
       options = Options.parse(args);
     } catch (IllegalArgumentException e) {
-      System.err.println("CompareJobs: " + e.getMessage() + "\nusage: CompareJobs --job large|small-blocks|sql|skew|flaky|slow"
-          + " --mode builtin|faro [--master-endpoints host:port] [--scale X] [--local-dir DIR] [--conf k=v]...");
+      System.err.println(
+          "CompareJobs: "
+              + e.getMessage()
+              + "\nusage: CompareJobs --job large|small-blocks|sql|skew|flaky|slow"
+              + " --mode builtin|faro [--master-endpoints host:port] [--scale X] [--local-dir DIR] [--conf k=v]...");
       System.exit(2);
       return;
     }
@@ -132,8 +146,10 @@ public final class CompareJobs {
       long start = System.nanoTime();
       Row sums = checksumOf(result).collectAsList().get(0);
       long millis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
-      List<Integer> jobIds = Arrays.stream(spark.sparkContext().statusTracker().getJobIdsForGroup(JOB_GROUP))
-          .boxed().toList();
+      List<Integer> jobIds =
+          Arrays.stream(spark.sparkContext().statusTracker().getJobIdsForGroup(JOB_GROUP))
+              .boxed()
+              .toList();
       ShuffleBytesListener.Totals totals = listener.awaitJobs(jobIds, 60, TimeUnit.SECONDS);
       String manager = SparkEnv.get().shuffleManager().getClass().getName();
       Map<String, Object> line = new LinkedHashMap<>();
@@ -154,7 +170,8 @@ public final class CompareJobs {
       System.out.println(toJson(line));
       boolean faroRan = manager.equals(FARO_SHUFFLE_MANAGER);
       if (options.mode().equals("faro") != faroRan) {
-        System.err.println("CompareJobs: mode " + options.mode() + " ran shuffle manager " + manager);
+        System.err.println(
+            "CompareJobs: mode " + options.mode() + " ran shuffle manager " + manager);
         return 3;
       }
       return 0;
@@ -166,13 +183,14 @@ public final class CompareJobs {
   private static SparkConf conf(Options options) {
     // local[2]: the benchmark machine has 2 cores. The heap is the launcher's -Xmx (in local
     // mode the driver is the executor); Spark's memory fractions are left at their defaults.
-    SparkConf conf = new SparkConf()
-        .setMaster("local[2]")
-        .setAppName("faro-compare-" + options.job().cliName() + "-" + options.mode())
-        .set("spark.ui.enabled", "false")
-        .set("spark.driver.host", "127.0.0.1")
-        .set("spark.driver.bindAddress", "127.0.0.1")
-        .set("spark.sql.adaptive.enabled", "true");
+    SparkConf conf =
+        new SparkConf()
+            .setMaster("local[2]")
+            .setAppName("faro-compare-" + options.job().cliName() + "-" + options.mode())
+            .set("spark.ui.enabled", "false")
+            .set("spark.driver.host", "127.0.0.1")
+            .set("spark.driver.bindAddress", "127.0.0.1")
+            .set("spark.sql.adaptive.enabled", "true");
     if (options.localDir() != null) {
       conf.set("spark.local.dir", options.localDir());
     }
@@ -189,12 +207,20 @@ public final class CompareJobs {
 
   /** One row: the row count, and the sums of the high and of the low 32 bits of each row's hash. */
   static Dataset<Row> checksumOf(Dataset<Row> result) {
-    Column[] columns = Arrays.stream(result.columns()).map(c -> col("`" + c + "`")).toArray(Column[]::new);
-    return result.select(xxhash64(columns).as("h"))
-        .agg(count(lit(1)), sum(shiftrightunsigned(col("h"), 32)), sum(col("h").bitwiseAND(0xFFFFFFFFL)));
+    Column[] columns =
+        Arrays.stream(result.columns()).map(c -> col("`" + c + "`")).toArray(Column[]::new);
+    return result
+        .select(xxhash64(columns).as("h"))
+        .agg(
+            count(lit(1)),
+            sum(shiftrightunsigned(col("h"), 32)),
+            sum(col("h").bitwiseAND(0xFFFFFFFFL)));
   }
 
-  /** {@code "<sum of the row hashes modulo 2^64, 16 hex digits>:<row count>"} from {@link #checksumOf}'s row. */
+  /**
+   * {@code "<sum of the row hashes modulo 2^64, 16 hex digits>:<row count>"} from {@link
+   * #checksumOf}'s row.
+   */
   static String checksum(Row sums) {
     // Sums of the high and low halves cannot overflow (< 2^32 * 2^31 rows); recombined with
     // wrapping long arithmetic they give the sum of the hashes modulo 2^64.
@@ -205,7 +231,12 @@ public final class CompareJobs {
 
   private static String toJson(Map<String, Object> fields) {
     return fields.entrySet().stream()
-        .map(e -> "\"" + e.getKey() + "\":" + (e.getValue() instanceof String s ? quote(s) : e.getValue()))
+        .map(
+            e ->
+                "\""
+                    + e.getKey()
+                    + "\":"
+                    + (e.getValue() instanceof String s ? quote(s) : e.getValue()))
         .collect(Collectors.joining(",", "{", "}"));
   }
 

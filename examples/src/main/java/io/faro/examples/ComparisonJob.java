@@ -12,9 +12,9 @@ import org.apache.spark.sql.SparkSession;
  * result whose rows depend only on the input, never on the order or the placement of shuffle
  * blocks, so both shuffles must produce the same rows.
  *
- * <p>Every size is a base figure times {@code scale}: record counts scale linearly and task
- * counts with the square root, so that maps x reducers (the number of shuffle blocks) also scales
- * linearly and the records per block stay the same at every scale. Task counts never go below 2.
+ * <p>Every size is a base figure times {@code scale}: record counts scale linearly and task counts
+ * with the square root, so that maps x reducers (the number of shuffle blocks) also scales linearly
+ * and the records per block stay the same at every scale. Task counts never go below 2.
  *
  * <p>The data comes from {@code xxhash64} of the row id, not from {@code rand()}: it is random
  * enough to spread keys and defeat compression where wanted, and it is the same in every run.
@@ -24,41 +24,47 @@ enum ComparisonJob {
    * A large shuffle: 30 million order-like rows (a random key, an amount, two low-cardinality
    * strings and a 64-character random token, about 150 bytes each as an UnsafeRow) from 48 map
    * tasks, repartitioned by the key into 200 reducers: about 3 GB through the shuffle at scale 1
-   * after Spark's LZ4 compression (measured: 2961 MB written).
-   * The repartition has an explicit count, so adaptive execution keeps all 200 reducers.
+   * after Spark's LZ4 compression (measured: 2961 MB written). The repartition has an explicit
+   * count, so adaptive execution keeps all 200 reducers.
    */
   LARGE("large") {
     @Override
     Dataset<Row> result(SparkSession spark, double scale) {
-      Dataset<Row> shuffled = spark.range(0, records(30_000_000L, scale), 1, tasks(48, scale))
-          .selectExpr(
-              "id",
-              "xxhash64(id) AS k",
-              "pmod(xxhash64(id, 1), 100000000) AS amount_cents",
-              "concat('customer-', pmod(xxhash64(id, 2), 1000000)) AS customer",
-              "element_at(array('pending', 'shipped', 'delivered', 'returned', 'cancelled'),"
-                  + " int(pmod(xxhash64(id, 3), 5)) + 1) AS status",
-              "concat(hex(xxhash64(id, 4)), hex(xxhash64(id, 5)), hex(xxhash64(id, 6)), hex(xxhash64(id, 7)))"
-                  + " AS token")
-          .repartition(tasks(200, scale), col("k"));
+      Dataset<Row> shuffled =
+          spark
+              .range(0, records(30_000_000L, scale), 1, tasks(48, scale))
+              .selectExpr(
+                  "id",
+                  "xxhash64(id) AS k",
+                  "pmod(xxhash64(id, 1), 100000000) AS amount_cents",
+                  "concat('customer-', pmod(xxhash64(id, 2), 1000000)) AS customer",
+                  "element_at(array('pending', 'shipped', 'delivered', 'returned', 'cancelled'),"
+                      + " int(pmod(xxhash64(id, 3), 5)) + 1) AS status",
+                  "concat(hex(xxhash64(id, 4)), hex(xxhash64(id, 5)), hex(xxhash64(id, 6)), hex(xxhash64(id, 7)))"
+                      + " AS token")
+              .repartition(tasks(200, scale), col("k"));
       // For fault tests: reducers that read slowly, so that a worker killed while they read is
       // caught mid-read. Off by default (the plan is then exactly the above).
       long pause = spark.sparkContext().getConf().getLong(READ_PAUSE_KEY, 0);
-      return pause <= 0 ? shuffled : shuffled.mapPartitions(
-          (org.apache.spark.api.java.function.MapPartitionsFunction<Row, Row>) input ->
-              new PauseEvery(input, 1000, pause), shuffled.encoder());
+      return pause <= 0
+          ? shuffled
+          : shuffled.mapPartitions(
+              (org.apache.spark.api.java.function.MapPartitionsFunction<Row, Row>)
+                  input -> new PauseEvery(input, 1000, pause),
+              shuffled.encoder());
     }
   },
 
   /**
-   * Many small blocks: 400 map tasks x 1000 reducers over 4 million tiny rows (two longs), so
-   * each block holds about 10 records (~200 bytes compressed). With the built-in shuffle every
-   * reducer reads 400 tiny segments; with Faro it reads one file.
+   * Many small blocks: 400 map tasks x 1000 reducers over 4 million tiny rows (two longs), so each
+   * block holds about 10 records (~200 bytes compressed). With the built-in shuffle every reducer
+   * reads 400 tiny segments; with Faro it reads one file.
    */
   SMALL_BLOCKS("small-blocks") {
     @Override
     Dataset<Row> result(SparkSession spark, double scale) {
-      return spark.range(0, records(4_000_000L, scale), 1, tasks(400, scale))
+      return spark
+          .range(0, records(4_000_000L, scale), 1, tasks(400, scale))
           .selectExpr("id", "xxhash64(id) AS k")
           .repartition(tasks(1000, scale), col("k"));
     }
@@ -67,15 +73,16 @@ enum ComparisonJob {
   /**
    * Spark SQL: 10 million orders joined with 1 million customers on the customer id, then
    * aggregated per region, segment and status (1000 groups) with a count, an exact sum and a
-   * distinct count. Broadcast joins are off, so the join is a sort-merge join over two shuffles
-   * at every scale (at a tiny scale Spark would otherwise broadcast the customers and shuffle
-   * nothing for the join). Amounts are whole cents: a sum of doubles would depend on the order.
+   * distinct count. Broadcast joins are off, so the join is a sort-merge join over two shuffles at
+   * every scale (at a tiny scale Spark would otherwise broadcast the customers and shuffle nothing
+   * for the join). Amounts are whole cents: a sum of doubles would depend on the order.
    */
   SQL("sql") {
     @Override
     Dataset<Row> result(SparkSession spark, double scale) {
       long customers = records(1_000_000L, scale);
-      spark.range(0, records(10_000_000L, scale), 1, tasks(16, scale))
+      spark
+          .range(0, records(10_000_000L, scale), 1, tasks(16, scale))
           .selectExpr(
               "id AS order_id",
               "pmod(xxhash64(id, 11), " + customers + ") AS customer_id",
@@ -83,17 +90,19 @@ enum ComparisonJob {
               "element_at(array('pending', 'shipped', 'delivered', 'returned', 'cancelled'),"
                   + " int(pmod(xxhash64(id, 13), 5)) + 1) AS status")
           .createOrReplaceTempView("orders");
-      spark.range(0, customers, 1, tasks(4, scale))
+      spark
+          .range(0, customers, 1, tasks(4, scale))
           .selectExpr(
               "id AS customer_id",
               "element_at(array('north', 'south', 'east', 'west', 'central'), int(pmod(xxhash64(id, 21), 5)) + 1)"
                   + " AS region",
               "concat('segment-', pmod(xxhash64(id, 22), 40)) AS segment")
           .createOrReplaceTempView("customers");
-      return spark.sql("SELECT c.region, c.segment, o.status, count(*) AS orders,"
-          + " sum(o.amount_cents) AS total_cents, count(DISTINCT o.customer_id) AS buyers"
-          + " FROM orders o JOIN customers c ON o.customer_id = c.customer_id"
-          + " GROUP BY c.region, c.segment, o.status");
+      return spark.sql(
+          "SELECT c.region, c.segment, o.status, count(*) AS orders,"
+              + " sum(o.amount_cents) AS total_cents, count(DISTINCT o.customer_id) AS buyers"
+              + " FROM orders o JOIN customers c ON o.customer_id = c.customer_id"
+              + " GROUP BY c.region, c.segment, o.status");
     }
 
     @Override
@@ -112,7 +121,8 @@ enum ComparisonJob {
   SKEW("skew") {
     @Override
     Dataset<Row> result(SparkSession spark, double scale) {
-      return spark.range(0, records(4_000_000L, scale), 1, tasks(8, scale))
+      return spark
+          .range(0, records(4_000_000L, scale), 1, tasks(8, scale))
           .selectExpr(
               "id",
               "CASE WHEN pmod(id, 4) = 0 THEN 0 ELSE xxhash64(id) END AS k",
@@ -131,10 +141,17 @@ enum ComparisonJob {
   FLAKY("flaky") {
     @Override
     Dataset<Row> result(SparkSession spark, double scale) {
-      Dataset<Row> rows = spark.range(0, records(2_000_000L, scale), 1, tasks(12, scale))
-          .selectExpr("id", "xxhash64(id) AS k", "concat(hex(xxhash64(id, 1)), hex(xxhash64(id, 2))) AS token");
-      return rows.mapPartitions((org.apache.spark.api.java.function.MapPartitionsFunction<Row, Row>) input ->
-              new FailAtEndOfFirstAttempt(input), rows.encoder())
+      Dataset<Row> rows =
+          spark
+              .range(0, records(2_000_000L, scale), 1, tasks(12, scale))
+              .selectExpr(
+                  "id",
+                  "xxhash64(id) AS k",
+                  "concat(hex(xxhash64(id, 1)), hex(xxhash64(id, 2))) AS token");
+      return rows.mapPartitions(
+              (org.apache.spark.api.java.function.MapPartitionsFunction<Row, Row>)
+                  input -> new FailAtEndOfFirstAttempt(input),
+              rows.encoder())
           .repartition(tasks(40, scale), col("k"));
     }
   },
@@ -142,21 +159,28 @@ enum ComparisonJob {
   /**
    * Stragglers for speculation: 2 million rows from 8 map tasks into 40 reducers, where the first
    * attempt of every fourth map task (partitions 1 and 5 at scale 0.25) stops for up to a minute
-   * once it has produced half its rows, so its first half is already pushed. With
-   * {@code spark.speculation=true} on a cluster whose executors sit on different hosts, Spark
-   * starts a copy of each straggler elsewhere, keeps the copy's output and kills the straggler.
-   * Without speculation the stop is skipped, so the rows are the same in every mode.
+   * once it has produced half its rows, so its first half is already pushed. With {@code
+   * spark.speculation=true} on a cluster whose executors sit on different hosts, Spark starts a
+   * copy of each straggler elsewhere, keeps the copy's output and kills the straggler. Without
+   * speculation the stop is skipped, so the rows are the same in every mode.
    */
   SLOW("slow") {
     @Override
     Dataset<Row> result(SparkSession spark, double scale) {
       long records = records(2_000_000L, scale);
       int maps = tasks(16, scale);
-      Dataset<Row> rows = spark.range(0, records, 1, maps)
-          .selectExpr("id", "xxhash64(id) AS k", "concat(hex(xxhash64(id, 1)), hex(xxhash64(id, 2))) AS token");
+      Dataset<Row> rows =
+          spark
+              .range(0, records, 1, maps)
+              .selectExpr(
+                  "id",
+                  "xxhash64(id) AS k",
+                  "concat(hex(xxhash64(id, 1)), hex(xxhash64(id, 2))) AS token");
       long half = records / maps / 2;
-      return rows.mapPartitions((org.apache.spark.api.java.function.MapPartitionsFunction<Row, Row>) input ->
-              new StallFirstAttempt(input, half), rows.encoder())
+      return rows.mapPartitions(
+              (org.apache.spark.api.java.function.MapPartitionsFunction<Row, Row>)
+                  input -> new StallFirstAttempt(input, half),
+              rows.encoder())
           .repartition(tasks(80, scale), col("k"));
     }
   };
@@ -174,9 +198,11 @@ enum ComparisonJob {
     StallFirstAttempt(java.util.Iterator<Row> input, long after) {
       this.input = input;
       org.apache.spark.TaskContext context = org.apache.spark.TaskContext.get();
-      boolean stall = context.attemptNumber() == 0 && context.stageAttemptNumber() == 0
-          && context.partitionId() % 4 == 1
-          && org.apache.spark.SparkEnv.get().conf().getBoolean("spark.speculation", false);
+      boolean stall =
+          context.attemptNumber() == 0
+              && context.stageAttemptNumber() == 0
+              && context.partitionId() % 4 == 1
+              && org.apache.spark.SparkEnv.get().conf().getBoolean("spark.speculation", false);
       this.untilStall = stall ? after : -1;
     }
 
@@ -199,7 +225,9 @@ enum ComparisonJob {
     }
   }
 
-  /** Spark setting: milliseconds the large job's reducers pause after every 1000 rows (default 0). */
+  /**
+   * Spark setting: milliseconds the large job's reducers pause after every 1000 rows (default 0).
+   */
   static final String READ_PAUSE_KEY = "spark.examples.readPauseMillis";
 
   /** Passes rows through, pausing {@code millis} after every {@code rows} rows. */
@@ -234,7 +262,9 @@ enum ComparisonJob {
     }
   }
 
-  /** Passes rows through; on the first attempt of every third task, fails once they are all read. */
+  /**
+   * Passes rows through; on the first attempt of every third task, fails once they are all read.
+   */
   static final class FailAtEndOfFirstAttempt implements java.util.Iterator<Row> {
     private final java.util.Iterator<Row> input;
     private final boolean fail;
@@ -242,15 +272,18 @@ enum ComparisonJob {
     FailAtEndOfFirstAttempt(java.util.Iterator<Row> input) {
       this.input = input;
       org.apache.spark.TaskContext context = org.apache.spark.TaskContext.get();
-      this.fail = context.attemptNumber() == 0 && context.stageAttemptNumber() == 0
-          && context.partitionId() % 3 == 0;
+      this.fail =
+          context.attemptNumber() == 0
+              && context.stageAttemptNumber() == 0
+              && context.partitionId() % 3 == 0;
     }
 
     @Override
     public boolean hasNext() {
       boolean more = input.hasNext();
       if (!more && fail) {
-        throw new IllegalStateException("flaky job: the first attempt of this map task fails after its last row");
+        throw new IllegalStateException(
+            "flaky job: the first attempt of this map task fails after its last row");
       }
       return more;
     }
@@ -284,7 +317,8 @@ enum ComparisonJob {
         return job;
       }
     }
-    throw new IllegalArgumentException("unknown job '" + name + "'; one of large, small-blocks, sql, skew, flaky, slow");
+    throw new IllegalArgumentException(
+        "unknown job '" + name + "'; one of large, small-blocks, sql, skew, flaky, slow");
   }
 
   static long records(long base, double scale) {

@@ -18,13 +18,17 @@ import org.apache.spark.scheduler.SparkListenerTaskStart;
  *
  * <p>Spark delivers listener events on its listener-bus thread, after the action that caused them
  * may have returned. The DAG scheduler posts a task's end before the end of its job, so once the
- * end of every job of the action has arrived, the totals are complete: {@link #awaitJobs} waits
- * for that. Fields are written on the listener-bus thread and read by the caller, under
- * {@code lock}.
+ * end of every job of the action has arrived, the totals are complete: {@link #awaitJobs} waits for
+ * that. Fields are written on the listener-bus thread and read by the caller, under {@code lock}.
  */
 final class ShuffleBytesListener extends SparkListener {
   /** What the tasks of the finished jobs reported. */
-  record Totals(long writeBytes, long writeRecords, long readBytes, int stageRetries, int failedTasks,
+  record Totals(
+      long writeBytes,
+      long writeRecords,
+      long readBytes,
+      int stageRetries,
+      int failedTasks,
       int speculativeTasks) {}
 
   private final Object lock = new Object();
@@ -92,18 +96,28 @@ final class ShuffleBytesListener extends SparkListener {
    * Waits until the listener has seen the end of each of {@code jobIds} (the jobs the action ran,
    * from Spark's status tracker) and of every job it saw start, then returns the totals.
    */
-  Totals awaitJobs(List<Integer> jobIds, long timeout, TimeUnit unit) throws InterruptedException, TimeoutException {
+  Totals awaitJobs(List<Integer> jobIds, long timeout, TimeUnit unit)
+      throws InterruptedException, TimeoutException {
     long deadline = System.nanoTime() + unit.toNanos(timeout);
     synchronized (lock) {
       while (!ended.containsAll(jobIds) || !ended.containsAll(started)) {
         long left = deadline - System.nanoTime();
         if (left <= 0) {
-          throw new TimeoutException("Spark's listener bus did not deliver the end of jobs " + jobIds
-              + " within " + timeout + " " + unit + " (ended: " + ended + ")");
+          throw new TimeoutException(
+              "Spark's listener bus did not deliver the end of jobs "
+                  + jobIds
+                  + " within "
+                  + timeout
+                  + " "
+                  + unit
+                  + " (ended: "
+                  + ended
+                  + ")");
         }
         TimeUnit.NANOSECONDS.timedWait(lock, left);
       }
-      return new Totals(writeBytes, writeRecords, readBytes, stageRetries, failedTasks, speculativeTasks);
+      return new Totals(
+          writeBytes, writeRecords, readBytes, stageRetries, failedTasks, speculativeTasks);
     }
   }
 }

@@ -28,19 +28,26 @@ public final class ShuffleDemo {
       throw new IllegalArgumentException("--master-endpoints is required");
     }
     String builtIn = run(conf("demo-built-in-shuffle"), records, "Spark's built-in shuffle");
-    String faro = run(conf("demo-faro")
-        .set("spark.shuffle.manager", "io.faro.spark.FaroShuffleManager")
-        .set("spark.faro.master.endpoints", masters)
-        .set("spark.shuffle.service.enabled", "false"), records, "Faro");
+    String faro =
+        run(
+            conf("demo-faro")
+                .set("spark.shuffle.manager", "io.faro.spark.FaroShuffleManager")
+                .set("spark.faro.master.endpoints", masters)
+                .set("spark.shuffle.service.enabled", "false"),
+            records,
+            "Faro");
     boolean same = builtIn.equals(faro);
-    System.out.println(same
-        ? "RESULT: identical with Faro and with Spark's built-in shuffle."
-        : "RESULT: DIFFERENT results with Faro and with Spark's built-in shuffle!");
+    System.out.println(
+        same
+            ? "RESULT: identical with Faro and with Spark's built-in shuffle."
+            : "RESULT: DIFFERENT results with Faro and with Spark's built-in shuffle!");
     System.exit(same ? 0 : 1);
   }
 
   private static SparkConf conf(String name) {
-    return new SparkConf().setMaster("local[2]").setAppName(name)
+    return new SparkConf()
+        .setMaster("local[2]")
+        .setAppName(name)
         .set("spark.ui.enabled", "false")
         .set("spark.driver.host", "127.0.0.1")
         .set("spark.sql.shuffle.partitions", "64")
@@ -52,23 +59,34 @@ public final class ShuffleDemo {
     SparkSession spark = SparkSession.builder().config(conf).getOrCreate();
     try {
       long start = System.nanoTime();
-      spark.range(0, records, 1, 8)
+      spark
+          .range(0, records, 1, 8)
           .selectExpr("id % 1000 AS k", "id AS v", "sha1(CAST(id AS STRING)) AS s")
           .createOrReplaceTempView("events");
-      List<Row> rows = spark.sql(
-          "SELECT g.k, g.n, g.total, g.maxs FROM "
-              + "(SELECT k, count(*) AS n, sum(v) AS total, max(s) AS maxs FROM events GROUP BY k) g "
-              + "JOIN (SELECT DISTINCT k FROM events WHERE v % 7 = 0) d ON g.k = d.k "
-              + "ORDER BY g.k").collectAsList();
+      List<Row> rows =
+          spark
+              .sql(
+                  "SELECT g.k, g.n, g.total, g.maxs FROM "
+                      + "(SELECT k, count(*) AS n, sum(v) AS total, max(s) AS maxs FROM events GROUP BY k) g "
+                      + "JOIN (SELECT DISTINCT k FROM events WHERE v % 7 = 0) d ON g.k = d.k "
+                      + "ORDER BY g.k")
+              .collectAsList();
       long millis = (System.nanoTime() - start) / 1_000_000;
       long checksum = 0;
       for (Row r : rows) {
         checksum = checksum * 31 + r.toString().hashCode();
       }
-      String summary = rows.size() + " groups, first " + rows.get(0) + ", last " + rows.get(rows.size() - 1)
-          + ", checksum " + Long.toHexString(checksum);
+      String summary =
+          rows.size()
+              + " groups, first "
+              + rows.get(0)
+              + ", last "
+              + rows.get(rows.size() - 1)
+              + ", checksum "
+              + Long.toHexString(checksum);
       String manager = org.apache.spark.SparkEnv.get().shuffleManager().getClass().getName();
-      System.out.println("With " + label + " (" + manager + "): " + summary + " (" + millis + " ms)");
+      System.out.println(
+          "With " + label + " (" + manager + "): " + summary + " (" + millis + " ms)");
       return summary;
     } finally {
       spark.stop();

@@ -13,29 +13,48 @@ class CompareJobsTest {
     // Two rows whose hash is -1 (all 64 bits set): each half sums to 2 * 0xFFFFFFFF, and the
     // recombined sum wraps to -2.
     long halves = 2 * 0xFFFF_FFFFL;
-    assertThat(CompareJobs.checksum(RowFactory.create(2L, halves, halves))).isEqualTo("fffffffffffffffe:2");
+    assertThat(CompareJobs.checksum(RowFactory.create(2L, halves, halves)))
+        .isEqualTo("fffffffffffffffe:2");
     assertThat(CompareJobs.checksum(RowFactory.create(1L, 0L, 7L))).isEqualTo("0000000000000007:1");
   }
 
   @Test
   void anEmptyResultHasAZeroChecksum() {
     // Spark's sum over no rows is null.
-    assertThat(CompareJobs.checksum(RowFactory.create(0L, null, null))).isEqualTo("0000000000000000:0");
+    assertThat(CompareJobs.checksum(RowFactory.create(0L, null, null)))
+        .isEqualTo("0000000000000000:0");
   }
 
   @Test
   void argumentsAreParsedAndCheckedBeforeSparkStarts() {
-    CompareJobs.Options options = CompareJobs.Options.parse(new String[] {"--job", "small-blocks", "--mode", "faro",
-        "--master-endpoints", "127.0.0.1:9097", "--scale", "0.5", "--conf", "spark.a=b=c"});
+    CompareJobs.Options options =
+        CompareJobs.Options.parse(
+            new String[] {
+              "--job",
+              "small-blocks",
+              "--mode",
+              "faro",
+              "--master-endpoints",
+              "127.0.0.1:9097",
+              "--scale",
+              "0.5",
+              "--conf",
+              "spark.a=b=c"
+            });
     assertThat(options.job()).isEqualTo(ComparisonJob.SMALL_BLOCKS);
     assertThat(options.scale()).isEqualTo(0.5);
     assertThat(options.extraConf()).containsEntry("spark.a", "b=c");
 
-    assertThatThrownBy(() -> CompareJobs.Options.parse(new String[] {"--job", "large", "--mode", "faro"}))
+    assertThatThrownBy(
+            () -> CompareJobs.Options.parse(new String[] {"--job", "large", "--mode", "faro"}))
         .hasMessageContaining("--master-endpoints");
-    assertThatThrownBy(() -> CompareJobs.Options.parse(new String[] {"--job", "huge", "--mode", "builtin"}))
+    assertThatThrownBy(
+            () -> CompareJobs.Options.parse(new String[] {"--job", "huge", "--mode", "builtin"}))
         .hasMessageContaining("unknown job 'huge'");
-    assertThatThrownBy(() -> CompareJobs.Options.parse(new String[] {"--job", "sql", "--mode", "builtin", "--scale", "0"}))
+    assertThatThrownBy(
+            () ->
+                CompareJobs.Options.parse(
+                    new String[] {"--job", "sql", "--mode", "builtin", "--scale", "0"}))
         .hasMessageContaining("--scale must be positive");
     assertThatThrownBy(() -> CompareJobs.Options.parse(new String[] {"--job", "sql", "--mode"}))
         .hasMessageContaining("missing value of --mode");

@@ -12,10 +12,10 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * What a user does: a Faro cluster of real processes (one master, two workers), and an
- * unmodified Spark application run in its own JVM with only the shaded client jar and the
- * Faro settings added. The job prints its result with Spark's built-in shuffle and with Faro,
- * and exits non-zero if they differ.
+ * What a user does: a Faro cluster of real processes (one master, two workers), and an unmodified
+ * Spark application run in its own JVM with only the shaded client jar and the Faro settings added.
+ * The job prints its result with Spark's built-in shuffle and with Faro, and exits non-zero if they
+ * differ.
  */
 class DemoIT {
   private static Path property(String name) {
@@ -25,17 +25,28 @@ class DemoIT {
   }
 
   @Test
-  void aPlainSparkJobWithTheShadedJarGetsTheBuiltInShufflesResult(@TempDir Path dir) throws Exception {
+  void aPlainSparkJobWithTheShadedJarGetsTheBuiltInShufflesResult(@TempDir Path dir)
+      throws Exception {
     try (LocalCluster cluster = LocalCluster.start(dir.resolve("cluster"), 2, null, 0)) {
       Path output = dir.resolve("job.out");
-      List<String> command = DemoJob.command(property("faro.demo.sparkClasspath"),
-          property("faro.demo.clientJar"), property("faro.demo.examplesJar"), cluster.masterEndpoint(), 300_000);
-      Process job = new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(output.toFile()).start();
+      List<String> command =
+          DemoJob.command(
+              property("faro.demo.sparkClasspath"),
+              property("faro.demo.clientJar"),
+              property("faro.demo.examplesJar"),
+              cluster.masterEndpoint(),
+              300_000);
+      Process job =
+          new ProcessBuilder(command)
+              .redirectErrorStream(true)
+              .redirectOutput(output.toFile())
+              .start();
       assertThat(job.waitFor(5, TimeUnit.MINUTES)).as("job finished; output in " + output).isTrue();
       String out = Files.readString(output);
       assertThat(job.exitValue()).as(out).isZero();
       // Not a silent fall back: the second run really used Faro's shuffle manager.
-      assertThat(out).contains("With Faro (io.faro.spark.FaroShuffleManager): 1000 groups")
+      assertThat(out)
+          .contains("With Faro (io.faro.spark.FaroShuffleManager): 1000 groups")
           .contains("RESULT: identical");
     }
   }

@@ -36,7 +36,8 @@ final class FaroCommand {
       byte[] output = process.getInputStream().readAllBytes();
       if (!process.waitFor(timeout.toMillis(), TimeUnit.MILLISECONDS)) {
         process.destroyForcibly();
-        throw new IllegalStateException("faro " + String.join(" ", args) + " did not finish within " + timeout);
+        throw new IllegalStateException(
+            "faro " + String.join(" ", args) + " did not finish within " + timeout);
       }
       return new CommandResult(process.exitValue(), new String(output, StandardCharsets.UTF_8));
     } catch (InterruptedException e) {
@@ -48,5 +49,4 @@ final class FaroCommand {
 
   /** What a {@link #run} command returned. */
   record CommandResult(int exitCode, String output) {}
-
 }

@@ -3,8 +3,8 @@ package io.faro.examples;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.faro.cli.LocalCluster;
-import io.faro.common.testing.Eventually;
 import io.faro.common.json.Json;
+import io.faro.common.testing.Eventually;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -19,10 +19,10 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * Three master processes and two workers; a Spark job (SQL join and aggregation, several
- * shuffles, in its own JVM) runs through them while masters are killed with SIGKILL, restarted
- * one by one, or stopped with SIGSTOP. Every run must give the built-in shuffle's checksum: the
- * job never notices the masters.
+ * Three master processes and two workers; a Spark job (SQL join and aggregation, several shuffles,
+ * in its own JVM) runs through them while masters are killed with SIGKILL, restarted one by one, or
+ * stopped with SIGSTOP. Every run must give the built-in shuffle's checksum: the job never notices
+ * the masters.
  */
 class MasterFailoverIT {
   private static final String JOB = "sql";
@@ -30,8 +30,8 @@ class MasterFailoverIT {
   private static final Duration ADMIN_TIMEOUT = Duration.ofSeconds(30);
 
   /** One master's answer to `faro admin masters`; absent when it did not answer. */
-  private record MasterView(String role, boolean leaderReady, long term, long appliedIndex, long apps,
-      long shuffles) {}
+  private record MasterView(
+      String role, boolean leaderReady, long term, long appliedIndex, long apps, long shuffles) {}
 
   @TempDir static Path dir;
   private static LocalCluster cluster;
@@ -62,16 +62,21 @@ class MasterFailoverIT {
         cluster.restart(m.name());
       }
     }
-    awaitStatus("three masters, one leader, all caught up", statuses ->
-        statuses.stream().allMatch(Optional::isPresent)
-            && statuses.stream().filter(s -> s.get().role().equals("leader")).count() == 1
-            && statuses.stream().map(s -> s.get().appliedIndex()).distinct().count() == 1);
+    awaitStatus(
+        "three masters, one leader, all caught up",
+        statuses ->
+            statuses.stream().allMatch(Optional::isPresent)
+                && statuses.stream().filter(s -> s.get().role().equals("leader")).count() == 1
+                && statuses.stream().map(s -> s.get().appliedIndex()).distinct().count() == 1);
   }
 
   @Test
   void leaderKilledWhileTheJobShuffles() throws Exception {
-    SparkJobRunner.Started job = runner.start(JOB, "faro", SCALE, cluster.masterEndpoint(), "kill-while-shuffling");
-    int leader = awaitLeaderWith("the job's first shuffle registered", s -> s.apps() >= 1 && s.shuffles() >= 1);
+    SparkJobRunner.Started job =
+        runner.start(JOB, "faro", SCALE, cluster.masterEndpoint(), "kill-while-shuffling");
+    int leader =
+        awaitLeaderWith(
+            "the job's first shuffle registered", s -> s.apps() >= 1 && s.shuffles() >= 1);
     assertThat(job.process().isAlive()).as("the job still runs when its leader dies").isTrue();
     long term = status(leader).orElseThrow().term();
 
@@ -85,7 +90,8 @@ class MasterFailoverIT {
 
   @Test
   void leaderKilledBeforeTheFirstSlotAllocation() throws Exception {
-    SparkJobRunner.Started job = runner.start(JOB, "faro", SCALE, cluster.masterEndpoint(), "kill-before-slots");
+    SparkJobRunner.Started job =
+        runner.start(JOB, "faro", SCALE, cluster.masterEndpoint(), "kill-before-slots");
     int leader = awaitLeaderWith("the job's app registered", s -> s.apps() >= 1);
     assertThat(job.process().isAlive()).as("the job still runs when its leader dies").isTrue();
 
@@ -98,8 +104,11 @@ class MasterFailoverIT {
   void leaderKilledWhenALaterStageStarts() throws Exception {
     // The second shuffle is registered when its stage starts: the first shuffle's maps have
     // ended and its files were committed, and its reducers read them while the leader dies.
-    SparkJobRunner.Started job = runner.start(JOB, "faro", SCALE, cluster.masterEndpoint(), "kill-later-stage");
-    int leader = awaitLeaderWith("the job's second shuffle registered", s -> s.apps() >= 1 && s.shuffles() >= 2);
+    SparkJobRunner.Started job =
+        runner.start(JOB, "faro", SCALE, cluster.masterEndpoint(), "kill-later-stage");
+    int leader =
+        awaitLeaderWith(
+            "the job's second shuffle registered", s -> s.apps() >= 1 && s.shuffles() >= 2);
     assertThat(job.process().isAlive()).as("the job still runs when its leader dies").isTrue();
 
     kill(leader);
@@ -109,7 +118,8 @@ class MasterFailoverIT {
 
   @Test
   void mastersRestartedOneByOneDuringTheJob() throws Exception {
-    SparkJobRunner.Started job = runner.start(JOB, "faro", SCALE, cluster.masterEndpoint(), "rolling-restart");
+    SparkJobRunner.Started job =
+        runner.start(JOB, "faro", SCALE, cluster.masterEndpoint(), "rolling-restart");
     awaitLeaderWith("the job's app registered", s -> s.apps() >= 1);
     assertThat(job.process().isAlive()).isTrue();
     int restartedWhileRunning = 0;
@@ -117,9 +127,11 @@ class MasterFailoverIT {
       boolean running = job.process().isAlive();
       cluster.restart("master-" + i);
       restartedWhileRunning += running ? 1 : 0;
-      awaitStatus("master-" + i + " back in a group with a leader", statuses ->
-          statuses.stream().allMatch(Optional::isPresent)
-              && statuses.stream().filter(s -> s.get().role().equals("leader")).count() == 1);
+      awaitStatus(
+          "master-" + i + " back in a group with a leader",
+          statuses ->
+              statuses.stream().allMatch(Optional::isPresent)
+                  && statuses.stream().filter(s -> s.get().role().equals("leader")).count() == 1);
     }
 
     assertThat(Json.string(job.awaitResult(), "checksum")).isEqualTo(expectedChecksum);
@@ -152,14 +164,21 @@ class MasterFailoverIT {
 
   private static void signal(String signal, long pid) throws Exception {
     Process kill = new ProcessBuilder("kill", "-" + signal, Long.toString(pid)).inheritIO().start();
-    assertThat(kill.waitFor(10, TimeUnit.SECONDS) && kill.exitValue() == 0).as("kill -%s %d", signal, pid).isTrue();
+    assertThat(kill.waitFor(10, TimeUnit.SECONDS) && kill.exitValue() == 0)
+        .as("kill -%s %d", signal, pid)
+        .isTrue();
   }
 
   /** Index (0-based) of the leader, once the leader's own status satisfies {@code condition}. */
   private static int awaitLeaderWith(String what, Predicate<MasterView> condition) {
     // Each poll runs `faro admin masters` in a new JVM: no pause needed between them.
-    List<Optional<MasterView>> found = Eventually.awaitEvery(Duration.ZERO, what, Duration.ofSeconds(60),
-        MasterFailoverIT::statuses, all -> leaderWith(all, condition) >= 0);
+    List<Optional<MasterView>> found =
+        Eventually.awaitEvery(
+            Duration.ZERO,
+            what,
+            Duration.ofSeconds(60),
+            MasterFailoverIT::statuses,
+            all -> leaderWith(all, condition) >= 0);
     return leaderWith(found, condition);
   }
 
@@ -175,15 +194,29 @@ class MasterFailoverIT {
 
   private static void awaitStatus(String what, Predicate<List<Optional<MasterView>>> condition) {
     // The masters are other processes: their status, polled, is the only signal.
-    Eventually.awaitEvery(Duration.ofMillis(100), what, Duration.ofSeconds(60), MasterFailoverIT::statuses, condition);
+    Eventually.awaitEvery(
+        Duration.ofMillis(100),
+        what,
+        Duration.ofSeconds(60),
+        MasterFailoverIT::statuses,
+        condition);
   }
 
   /** Every master's own view, from `faro admin masters --json` run as an operator would. */
   private static List<Optional<MasterView>> statuses() {
     String out;
     try {
-      out = FaroCommand.run(ADMIN_TIMEOUT, "admin", "masters", "--json", "--timeout", "2s",
-          "--endpoints", cluster.masterEndpoint()).output();
+      out =
+          FaroCommand.run(
+                  ADMIN_TIMEOUT,
+                  "admin",
+                  "masters",
+                  "--json",
+                  "--timeout",
+                  "2s",
+                  "--endpoints",
+                  cluster.masterEndpoint())
+              .output();
     } catch (java.io.IOException e) {
       throw new java.io.UncheckedIOException(e);
     }
@@ -193,9 +226,17 @@ class MasterFailoverIT {
     for (int i = 1; i < objects.length; i++) {
       String o = objects[i];
       String role = Json.string(o, "role");
-      views.add(role == null || role.equals("unreachable") ? Optional.empty() : Optional.of(new MasterView(
-          role, o.contains("\"leader_ready\": true"), Json.number(o, "term"), Json.number(o, "applied_index"),
-          Json.number(o, "apps"), Json.number(o, "shuffles"))));
+      views.add(
+          role == null || role.equals("unreachable")
+              ? Optional.empty()
+              : Optional.of(
+                  new MasterView(
+                      role,
+                      o.contains("\"leader_ready\": true"),
+                      Json.number(o, "term"),
+                      Json.number(o, "applied_index"),
+                      Json.number(o, "apps"),
+                      Json.number(o, "shuffles"))));
     }
     if (views.size() != 3) {
       throw new AssertionError("faro admin masters answered: " + out);

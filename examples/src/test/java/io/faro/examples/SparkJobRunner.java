@@ -10,9 +10,9 @@ import java.util.List;
 import java.util.concurrent.TimeUnit;
 
 /**
- * Runs one {@link CompareJobs} job in a fresh JVM built as the demo's is (Spark's jars, the
- * shaded client jar, the examples jar), for the tests that compare Faro with Spark's built-in
- * shuffle through real processes.
+ * Runs one {@link CompareJobs} job in a fresh JVM built as the demo's is (Spark's jars, the shaded
+ * client jar, the examples jar), for the tests that compare Faro with Spark's built-in shuffle
+ * through real processes.
  */
 final class SparkJobRunner {
   private final Path dir;
@@ -21,31 +21,58 @@ final class SparkJobRunner {
     this.dir = dir;
   }
 
-  /** Starts {@code job} in {@code mode} ("builtin" or "faro"); its output goes to a file in the work dir. */
-  Started start(String job, String mode, String scale, String masterEndpoints, String name) throws Exception {
+  /**
+   * Starts {@code job} in {@code mode} ("builtin" or "faro"); its output goes to a file in the work
+   * dir.
+   */
+  Started start(String job, String mode, String scale, String masterEndpoints, String name)
+      throws Exception {
     return start(job, mode, scale, masterEndpoints, name, List.of());
   }
 
-  /** As {@link #start}, with Spark settings {@code key=value} (e.g. spark.faro.* client settings). */
-  Started start(String job, String mode, String scale, String masterEndpoints, String name, List<String> conf)
+  /**
+   * As {@link #start}, with Spark settings {@code key=value} (e.g. spark.faro.* client settings).
+   */
+  Started start(
+      String job, String mode, String scale, String masterEndpoints, String name, List<String> conf)
       throws Exception {
     Path output = dir.resolve(name + ".out");
-    List<String> args = new ArrayList<>(List.of("--job", job, "--mode", mode, "--scale", scale,
-        "--local-dir", dir.resolve("spark-local-" + name).toString()));
+    List<String> args =
+        new ArrayList<>(
+            List.of(
+                "--job",
+                job,
+                "--mode",
+                mode,
+                "--scale",
+                scale,
+                "--local-dir",
+                dir.resolve("spark-local-" + name).toString()));
     conf.forEach(c -> args.addAll(List.of("--conf", c)));
     if (mode.equals("faro")) {
       args.addAll(List.of("--master-endpoints", masterEndpoints));
     }
-    List<String> command = new ArrayList<>(DemoJob.command(property("faro.demo.sparkClasspath"),
-        property("faro.demo.clientJar"), property("faro.demo.examplesJar"), CompareJobs.class.getName(), args));
+    List<String> command =
+        new ArrayList<>(
+            DemoJob.command(
+                property("faro.demo.sparkClasspath"),
+                property("faro.demo.clientJar"),
+                property("faro.demo.examplesJar"),
+                CompareJobs.class.getName(),
+                args));
     // C1 only: these runs are too short for C2 to pay back its compile time (about 20% faster).
     command.add(1, "-XX:TieredStopAtLevel=1");
-    Process process = new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(output.toFile()).start();
+    Process process =
+        new ProcessBuilder(command)
+            .redirectErrorStream(true)
+            .redirectOutput(output.toFile())
+            .start();
     return new Started(process, output);
   }
 
   /** Runs {@code job} to the end; returns its JSON line. */
-  String run(String job, String mode, String scale, String masterEndpoints, String name) throws Exception {
+  String run(String job, String mode, String scale, String masterEndpoints, String name)
+      throws Exception {
     return start(job, mode, scale, masterEndpoints, name).awaitResult();
   }
 
@@ -57,7 +84,8 @@ final class SparkJobRunner {
       String out = Files.readString(output);
       assertThat(process.exitValue()).as(out).isZero();
       // The lifecycle manager's check of finished map stage attempts never fires in these jobs.
-      assertThat(out).as("a generation lost because a stage attempt ended without a map")
+      assertThat(out)
+          .as("a generation lost because a stage attempt ended without a map")
           .doesNotContain("never ended in it");
       List<String> lines = out.lines().filter(l -> l.startsWith("{\"job\"")).toList();
       assertThat(lines).as(out).hasSize(1);

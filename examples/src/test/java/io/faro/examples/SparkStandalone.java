@@ -15,18 +15,19 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
 /**
- * A Spark standalone cluster of real processes: one Spark master and one Spark worker per
- * loopback address (127.0.0.2, 127.0.0.3, ...), so that its executors sit on different hosts as
- * far as Spark's scheduler knows. Spark starts a speculative copy of a task only on a host where
- * no attempt of it runs, and in local mode it never speculates at all: this is the smallest
- * setup in which speculation really happens.
+ * A Spark standalone cluster of real processes: one Spark master and one Spark worker per loopback
+ * address (127.0.0.2, 127.0.0.3, ...), so that its executors sit on different hosts as far as
+ * Spark's scheduler knows. Spark starts a speculative copy of a task only on a host where no
+ * attempt of it runs, and in local mode it never speculates at all: this is the smallest setup in
+ * which speculation really happens.
  *
  * <p>Spark's workers launch executors with Spark's own launcher, which wants a Spark home with a
  * {@code jars} directory: an empty one is made here, and the job gives its executors their class
  * path ({@link #executorConf}).
  */
 final class SparkStandalone implements AutoCloseable {
-  private static final Pattern MASTER_URL = Pattern.compile("Starting Spark master at (spark://\\S+)");
+  private static final Pattern MASTER_URL =
+      Pattern.compile("Starting Spark master at (spark://\\S+)");
   private static final String REGISTERED = "Registering worker ";
 
   private final List<Process> processes = new ArrayList<>();
@@ -37,16 +38,28 @@ final class SparkStandalone implements AutoCloseable {
     this.masterLog = dir.resolve("spark-master.log");
   }
 
-  /** Starts a master and {@code workers} workers of {@code cores} cores each; waits until all registered. */
+  /**
+   * Starts a master and {@code workers} workers of {@code cores} cores each; waits until all
+   * registered.
+   */
   static SparkStandalone start(Path dir, int workers, int cores) throws Exception {
     Path home = Files.createDirectories(dir.resolve("spark-home"));
     Files.createDirectories(home.resolve("jars"));
     // The class path's log4j2 settings say WARN; the master's URL and registrations are INFO.
-    Files.writeString(home.resolve("log4j2.properties"), String.join("\n",
-        "rootLogger.level = warn", "rootLogger.appenderRef.stderr.ref = console",
-        "appender.console.type = Console", "appender.console.name = console", "appender.console.target = SYSTEM_ERR",
-        "appender.console.layout.type = PatternLayout", "appender.console.layout.pattern = %d{HH:mm:ss} %p %c{1}: %m%n",
-        "logger.deploy.name = org.apache.spark.deploy", "logger.deploy.level = info", ""));
+    Files.writeString(
+        home.resolve("log4j2.properties"),
+        String.join(
+            "\n",
+            "rootLogger.level = warn",
+            "rootLogger.appenderRef.stderr.ref = console",
+            "appender.console.type = Console",
+            "appender.console.name = console",
+            "appender.console.target = SYSTEM_ERR",
+            "appender.console.layout.type = PatternLayout",
+            "appender.console.layout.pattern = %d{HH:mm:ss} %p %c{1}: %m%n",
+            "logger.deploy.name = org.apache.spark.deploy",
+            "logger.deploy.level = info",
+            ""));
     SparkStandalone cluster = new SparkStandalone(dir);
     try {
       cluster.masterUrl = cluster.startMaster(home);
@@ -54,11 +67,28 @@ final class SparkStandalone implements AutoCloseable {
         String host = "127.0.0." + (i + 2);
         // The worker's executors keep their block manager's files there, not in /tmp.
         Path local = Files.createDirectories(dir.resolve("spark-local-" + i));
-        cluster.launch(home, local, "org.apache.spark.deploy.worker.Worker", dir.resolve("spark-worker-" + i + ".log"),
-            List.of("--host", host, "--port", "0", "--webui-port", "0", "--cores", Integer.toString(cores),
-                "--memory", "2g", "--work-dir", dir.resolve("spark-work-" + i).toString(), cluster.masterUrl));
+        cluster.launch(
+            home,
+            local,
+            "org.apache.spark.deploy.worker.Worker",
+            dir.resolve("spark-worker-" + i + ".log"),
+            List.of(
+                "--host",
+                host,
+                "--port",
+                "0",
+                "--webui-port",
+                "0",
+                "--cores",
+                Integer.toString(cores),
+                "--memory",
+                "2g",
+                "--work-dir",
+                dir.resolve("spark-work-" + i).toString(),
+                cluster.masterUrl));
       }
-      cluster.awaitMasterLog(log -> count(log, REGISTERED) >= workers, "the registration of " + workers + " workers");
+      cluster.awaitMasterLog(
+          log -> count(log, REGISTERED) >= workers, "the registration of " + workers + " workers");
       return cluster;
     } catch (Exception | AssertionError e) {
       cluster.close();
@@ -77,14 +107,24 @@ final class SparkStandalone implements AutoCloseable {
    * {@code spark.executor.extraClassPath}, since Spark 3.5 loads it before any added jar).
    */
   List<String> executorConf() throws IOException {
-    String classpath = Files.readString(SparkJobRunner.property("faro.demo.sparkClasspath")).trim() + File.pathSeparator
-        + SparkJobRunner.property("faro.demo.clientJar") + File.pathSeparator + SparkJobRunner.property("faro.demo.examplesJar");
-    return List.of("spark.master=" + masterUrl, "spark.executor.extraClassPath=" + classpath,
+    String classpath =
+        Files.readString(SparkJobRunner.property("faro.demo.sparkClasspath")).trim()
+            + File.pathSeparator
+            + SparkJobRunner.property("faro.demo.clientJar")
+            + File.pathSeparator
+            + SparkJobRunner.property("faro.demo.examplesJar");
+    return List.of(
+        "spark.master=" + masterUrl,
+        "spark.executor.extraClassPath=" + classpath,
         "spark.executor.memory=1g");
   }
 
   private String startMaster(Path home) throws Exception {
-    launch(home, null, "org.apache.spark.deploy.master.Master", masterLog,
+    launch(
+        home,
+        null,
+        "org.apache.spark.deploy.master.Master",
+        masterLog,
         List.of("--host", "127.0.0.1", "--port", "0", "--webui-port", "0"));
     awaitMasterLog(log -> MASTER_URL.matcher(log).find(), "the master's URL");
     Matcher m = MASTER_URL.matcher(Files.readString(masterLog));
@@ -92,12 +132,19 @@ final class SparkStandalone implements AutoCloseable {
     return m.group(1);
   }
 
-  private void launch(Path home, Path localDirs, String mainClass, Path log, List<String> args) throws IOException {
-    List<String> command = DemoJob.command(SparkJobRunner.property("faro.demo.sparkClasspath"), SparkJobRunner.property("faro.demo.clientJar"),
-        SparkJobRunner.property("faro.demo.examplesJar"), mainClass, args);
+  private void launch(Path home, Path localDirs, String mainClass, Path log, List<String> args)
+      throws IOException {
+    List<String> command =
+        DemoJob.command(
+            SparkJobRunner.property("faro.demo.sparkClasspath"),
+            SparkJobRunner.property("faro.demo.clientJar"),
+            SparkJobRunner.property("faro.demo.examplesJar"),
+            mainClass,
+            args);
     command.set(command.indexOf("-Xmx2g"), "-Xmx512m");
     command.add(1, "-Dlog4j2.configurationFile=" + home.resolve("log4j2.properties").toUri());
-    ProcessBuilder builder = new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(log.toFile());
+    ProcessBuilder builder =
+        new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(log.toFile());
     Map<String, String> env = builder.environment();
     env.put("SPARK_HOME", home.toString());
     // Spark's launcher asks for the Scala version before it looks at the jars directory.
@@ -118,8 +165,13 @@ final class SparkStandalone implements AutoCloseable {
     long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(90);
     while (System.nanoTime() < deadline) {
       for (Process p : processes) {
-        assertThat(p.isAlive()).as("a Spark daemon exited while waiting for " + what + "; logs in "
-            + masterLog.getParent()).isTrue();
+        assertThat(p.isAlive())
+            .as(
+                "a Spark daemon exited while waiting for "
+                    + what
+                    + "; logs in "
+                    + masterLog.getParent())
+            .isTrue();
       }
       if (Files.exists(masterLog) && condition.test(Files.readString(masterLog))) {
         return;

@@ -16,7 +16,6 @@ import io.faro.proto.MasterStatusResponse;
 import io.faro.proto.ShuffleKeyP;
 import io.faro.proto.WorkerStatusRequest;
 import io.faro.proto.WorkerStatusResponse;
-import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -33,8 +32,8 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * A million hostile frames ({@link WireFuzzer}) against a master and a worker's three ports while
- * a Spark job shuffles through the same cluster of real processes: the job's answer equals the
+ * A million hostile frames ({@link WireFuzzer}) against a master and a worker's three ports while a
+ * Spark job shuffles through the same cluster of real processes: the job's answer equals the
  * built-in shuffle's, every process stays up, Netty finds no leak, what each process holds after a
  * full collection (resident memory outside the heap, and heap in use) comes back to within 10% of
  * where it was, and the master's Raft term does not change.
@@ -44,6 +43,7 @@ class WireFuzzIT {
   private static final long FRAMES = Long.getLong("faro.fuzz.frames", 1_000_000);
   private static final long SEED = Long.getLong("faro.fuzz.seed", 20261124);
   private static final String LEAK_LEVEL = "io.netty.leakDetection.level";
+
   /** Growth (KiB) of resident memory outside the heap allowed where 10% is less (see the check). */
   private static final long NOISE_KIB = 16 * 1024;
 
@@ -68,19 +68,30 @@ class WireFuzzIT {
       }
     }
     try (LocalCluster cluster = started;
-        ClientPool pool = new ClientPool("fuzz-observer", NetworkOptions.Settings.from(FaroConf.empty()))) {
-      MasterClient master = new MasterClient(pool, List.of(HostPort.parse(cluster.masterEndpoint())),
-          Duration.ofSeconds(30));
-      // Warm: a job brings pools, caches and the JIT to their working size, so RSS has a level to return to.
-      assertThat(Json.string(runner.run("large", "faro", SCALE, cluster.masterEndpoint(), "warm"), "checksum"))
+        ClientPool pool =
+            new ClientPool("fuzz-observer", NetworkOptions.Settings.from(FaroConf.empty()))) {
+      MasterClient master =
+          new MasterClient(
+              pool, List.of(HostPort.parse(cluster.masterEndpoint())), Duration.ofSeconds(30));
+      // Warm: a job brings pools, caches and the JIT to their working size, so RSS has a level to
+      // return to.
+      assertThat(
+              Json.string(
+                  runner.run("large", "faro", SCALE, cluster.masterEndpoint(), "warm"), "checksum"))
           .isEqualTo(expected);
-      long term = master.callBlocking(MasterStatusRequest.getDefaultInstance(), MasterStatusResponse.class).getTerm();
+      long term =
+          master
+              .callBlocking(MasterStatusRequest.getDefaultInstance(), MasterStatusResponse.class)
+              .getTerm();
       // And a fuzz as large first, with another seed: its code paths get compiled (the JIT's code
       // and its compiler arenas are resident memory outside the heap) and the allocators reach
       // their size, so that what the second adds on top is what it holds (a leak grows with it).
       new WireFuzzer(SEED + 1, 128 << 20).run(targets(cluster), FRAMES, 4, 4);
       // And a job after it, as after the measured fuzz: both sides have run the same things.
-      assertThat(Json.string(runner.run("large", "faro", SCALE, cluster.masterEndpoint(), "warm-after"), "checksum"))
+      assertThat(
+              Json.string(
+                  runner.run("large", "faro", SCALE, cluster.masterEndpoint(), "warm-after"),
+                  "checksum"))
           .isEqualTo(expected);
       Map<String, Held> before = held(cluster, pool);
       System.out.println("fuzzed worker before: " + memory(pool, targets(cluster).get(1)));
@@ -90,7 +101,8 @@ class WireFuzzIT {
       ExecutorService threads = Executors.newFixedThreadPool(2);
       try {
         Future<WireFuzzer.Stats> fuzz = threads.submit(() -> fuzzer.run(targets, FRAMES, 4, 4));
-        SparkJobRunner.Started job = runner.start("large", "faro", SCALE, cluster.masterEndpoint(), "fuzzed");
+        SparkJobRunner.Started job =
+            runner.start("large", "faro", SCALE, cluster.masterEndpoint(), "fuzzed");
         // Let the fuzzer aim commits and fetches at the job's real shuffles.
         threads.submit(() -> followShuffles(master, fuzzer, fuzz));
         String result = job.awaitResult();
@@ -100,7 +112,10 @@ class WireFuzzIT {
         assertThat(stats.frames()).isEqualTo(FRAMES);
         assertThat(Json.string(result, "checksum")).as(result).isEqualTo(expected);
         // And a job after the fuzz, on the same processes.
-        assertThat(Json.string(runner.run("large", "faro", SCALE, cluster.masterEndpoint(), "after"), "checksum"))
+        assertThat(
+                Json.string(
+                    runner.run("large", "faro", SCALE, cluster.masterEndpoint(), "after"),
+                    "checksum"))
             .isEqualTo(expected);
       } finally {
         threads.shutdownNow();
@@ -109,27 +124,48 @@ class WireFuzzIT {
       for (LocalCluster.Member m : cluster.members()) {
         assertThat(m.process().isAlive()).as(m.name() + " is up").isTrue();
         String log = Files.readString(m.log());
-        assertThat(log).as(m.name() + " log").doesNotContain("LEAK:").doesNotContain("OutOfMemoryError");
+        assertThat(log)
+            .as(m.name() + " log")
+            .doesNotContain("LEAK:")
+            .doesNotContain("OutOfMemoryError");
       }
-      assertThat(master.callBlocking(MasterStatusRequest.getDefaultInstance(), MasterStatusResponse.class).getTerm())
-          .as("the master's term").isEqualTo(term);
+      assertThat(
+              master
+                  .callBlocking(
+                      MasterStatusRequest.getDefaultInstance(), MasterStatusResponse.class)
+                  .getTerm())
+          .as("the master's term")
+          .isEqualTo(term);
       Map<String, Held> after = held(cluster, pool);
-      System.out.println("held before " + before + ", after " + after + "; fuzzed worker after: "
-          + memory(pool, targets.get(1)));
-      before.forEach((name, b) -> {
-        Held a = after.get(name);
-        // 10%, or 16 MiB where that is more. Over seven runs the fuzzed worker's figure grew by 1
-        // to 12 MiB while its heap, its pooled direct memory and the leak detector showed nothing
-        // held; where the rest goes (allocator, thread caches) is not known yet. A leak of 17
-        // bytes or more per frame fails this over the million frames.
-        assertThat(a.nonHeapResident()).as(name + ": resident memory outside the heap (KiB), before " + b)
-            .isLessThanOrEqualTo(b.nonHeapResident() + Math.max(b.nonHeapResident() / 10, NOISE_KIB));
-        assertThat(a.heapUsed()).as(name + ": heap in use after a full collection (KiB), before " + b)
-            .isLessThanOrEqualTo(b.heapUsed() + Math.max(b.heapUsed() / 10, 4096));
-        // Netty's pools grow by whole chunks (4 MiB) per arena (two per core): one more each at most.
-        assertThat(a.direct()).as(name + ": pooled direct memory (KiB), before " + b)
-            .isLessThanOrEqualTo(b.direct() + Math.max(b.direct() / 10, 16 * 1024));
-      });
+      System.out.println(
+          "held before "
+              + before
+              + ", after "
+              + after
+              + "; fuzzed worker after: "
+              + memory(pool, targets.get(1)));
+      before.forEach(
+          (name, b) -> {
+            Held a = after.get(name);
+            // 10%, or 16 MiB where that is more. Over seven runs the fuzzed worker's figure grew by
+            // 1
+            // to 12 MiB while its heap, its pooled direct memory and the leak detector showed
+            // nothing
+            // held; where the rest goes (allocator, thread caches) is not known yet. A leak of 17
+            // bytes or more per frame fails this over the million frames.
+            assertThat(a.nonHeapResident())
+                .as(name + ": resident memory outside the heap (KiB), before " + b)
+                .isLessThanOrEqualTo(
+                    b.nonHeapResident() + Math.max(b.nonHeapResident() / 10, NOISE_KIB));
+            assertThat(a.heapUsed())
+                .as(name + ": heap in use after a full collection (KiB), before " + b)
+                .isLessThanOrEqualTo(b.heapUsed() + Math.max(b.heapUsed() / 10, 4096));
+            // Netty's pools grow by whole chunks (4 MiB) per arena (two per core): one more each at
+            // most.
+            assertThat(a.direct())
+                .as(name + ": pooled direct memory (KiB), before " + b)
+                .isLessThanOrEqualTo(b.direct() + Math.max(b.direct() / 10, 16 * 1024));
+          });
     }
   }
 
@@ -153,17 +189,30 @@ class WireFuzzIT {
 
   /** Heap and direct memory of the worker behind {@code rpc}, as its status reports them. */
   private static String memory(ClientPool pool, WireFuzzer.Target rpc) {
-    WorkerStatusResponse s = pool.call(new HostPort("127.0.0.1", rpc.address().getPort()),
-        WorkerStatusRequest.getDefaultInstance(), WorkerStatusResponse.class).join();
-    return "heap used " + (s.getHeapUsedBytes() >> 20) + " MiB, direct " + (s.getDirectMemoryBytes() >> 20)
-        + " MiB (peak " + (s.getPeakDirectMemoryBytes() >> 20) + "), budget used " + s.getMemoryBudgetUsedBytes();
+    WorkerStatusResponse s =
+        pool.call(
+                new HostPort("127.0.0.1", rpc.address().getPort()),
+                WorkerStatusRequest.getDefaultInstance(),
+                WorkerStatusResponse.class)
+            .join();
+    return "heap used "
+        + (s.getHeapUsedBytes() >> 20)
+        + " MiB, direct "
+        + (s.getDirectMemoryBytes() >> 20)
+        + " MiB (peak "
+        + (s.getPeakDirectMemoryBytes() >> 20)
+        + "), budget used "
+        + s.getMemoryBudgetUsedBytes();
   }
 
   /** Keeps the fuzzer told of the shuffles the cluster holds until it is done. */
-  private static Void followShuffles(MasterClient master, WireFuzzer fuzzer, Future<?> fuzz) throws Exception {
+  private static Void followShuffles(MasterClient master, WireFuzzer fuzzer, Future<?> fuzz)
+      throws Exception {
     while (!fuzz.isDone()) {
-      List<ShuffleKeyP> shuffles = master.callBlocking(ClusterStatusRequest.getDefaultInstance(),
-          ClusterStatusResponse.class).getShufflesList();
+      List<ShuffleKeyP> shuffles =
+          master
+              .callBlocking(ClusterStatusRequest.getDefaultInstance(), ClusterStatusResponse.class)
+              .getShufflesList();
       fuzzer.realShuffles.clear();
       fuzzer.realShuffles.addAll(shuffles);
       // A poll of the master, as an operator's dashboard would.
@@ -175,21 +224,24 @@ class WireFuzzIT {
   /**
    * What a process holds after a full collection, in KiB: resident memory outside the Java heap,
    * the JIT's code and a worker's pooled direct buffers (thread stacks, metaspace, malloc arenas:
-   * where a native leak shows), the heap in use, and a worker's pooled direct memory. The heap's committed size is left out: how much of it G1 keeps
-   * after a collection is its sizing policy, not memory anything still holds, and it varied by
-   * 30 MB between runs of the same fuzz.
+   * where a native leak shows), the heap in use, and a worker's pooled direct memory. The heap's
+   * committed size is left out: how much of it G1 keeps after a collection is its sizing policy,
+   * not memory anything still holds, and it varied by 30 MB between runs of the same fuzz.
    */
   record Held(long nonHeapResident, long heapUsed, long direct) {}
 
-  private static final java.util.regex.Pattern CODE = java.util.regex.Pattern.compile("max_used=(\\d+)Kb");
-  private static final java.util.regex.Pattern HEAP = java.util.regex.Pattern.compile("total (\\d+)K, used (\\d+)K");
+  private static final java.util.regex.Pattern CODE =
+      java.util.regex.Pattern.compile("max_used=(\\d+)Kb");
+  private static final java.util.regex.Pattern HEAP =
+      java.util.regex.Pattern.compile("total (\\d+)K, used (\\d+)K");
 
   private static Map<String, Held> held(LocalCluster cluster, ClientPool pool) throws Exception {
     Map<String, Held> held = new HashMap<>();
     Path jcmd = Path.of(System.getProperty("java.home"), "bin", "jcmd");
     for (LocalCluster.Member m : cluster.members()) {
       run(jcmd.toString(), Long.toString(m.pid()), "GC.run");
-      java.util.regex.Matcher heap = HEAP.matcher(run(jcmd.toString(), Long.toString(m.pid()), "GC.heap_info"));
+      java.util.regex.Matcher heap =
+          HEAP.matcher(run(jcmd.toString(), Long.toString(m.pid()), "GC.heap_info"));
       assertThat(heap.find()).as("heap of " + m.name()).isTrue();
       long rss = 0;
       for (String line : Files.readAllLines(Path.of("/proc", Long.toString(m.pid()), "status"))) {
@@ -199,23 +251,37 @@ class WireFuzzIT {
       }
       // A worker's pooled direct buffers, as it counts them (Netty's pools keep chunks they grew
       // to; the leak detector, not this figure, finds buffers nobody released).
-      long direct = m.role().equals("worker") ? pool.call(new HostPort("127.0.0.1", (int) Json.number(m.ports(), "rpcPort")),
-          WorkerStatusRequest.getDefaultInstance(), WorkerStatusResponse.class).join().getDirectMemoryBytes() >> 10 : 0;
+      long direct =
+          m.role().equals("worker")
+              ? pool.call(
+                          new HostPort("127.0.0.1", (int) Json.number(m.ports(), "rpcPort")),
+                          WorkerStatusRequest.getDefaultInstance(),
+                          WorkerStatusResponse.class)
+                      .join()
+                      .getDirectMemoryBytes()
+                  >> 10
+              : 0;
       // The JIT's compiled code: it grows while new paths get hot (warm-up, not something held).
       long code = 0;
-      java.util.regex.Matcher codeHeap = CODE.matcher(run(jcmd.toString(), Long.toString(m.pid()), "Compiler.codecache"));
+      java.util.regex.Matcher codeHeap =
+          CODE.matcher(run(jcmd.toString(), Long.toString(m.pid()), "Compiler.codecache"));
       while (codeHeap.find()) {
         code += Long.parseLong(codeHeap.group(1));
       }
-      held.put(m.name(), new Held(rss - Long.parseLong(heap.group(1)) - direct - code, Long.parseLong(heap.group(2)),
-          direct));
+      held.put(
+          m.name(),
+          new Held(
+              rss - Long.parseLong(heap.group(1)) - direct - code,
+              Long.parseLong(heap.group(2)),
+              direct));
     }
     return held;
   }
 
   private static String run(String... command) throws Exception {
     Process p = new ProcessBuilder(command).redirectErrorStream(true).start();
-    String out = new String(p.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
+    String out =
+        new String(p.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
     assertThat(p.waitFor(60, TimeUnit.SECONDS)).as(String.join(" ", command)).isTrue();
     return out;
   }

@@ -45,9 +45,9 @@ import java.util.concurrent.atomic.AtomicLong;
 /**
  * A seeded, bounded generator of hostile traffic for Faro's ports: well-formed requests of every
  * message type with adversarial fields, mutated frames, corrupt headers, truncated and oversized
- * frames, and the requests that once took a process down or changed a job's answer (a slot
- * request for 2^31-1 partitions, reservations of more locations than allowed, ids of 20,000
- * characters or with a newline, a commit of a running job's shuffle, half-sent huge frames).
+ * frames, and the requests that once took a process down or changed a job's answer (a slot request
+ * for 2^31-1 partitions, reservations of more locations than allowed, ids of 20,000 characters or
+ * with a newline, a commit of a running job's shuffle, half-sent huge frames).
  *
  * <p>It stays clear of what only authentication can refuse (issue "Let no one in"): well-formed
  * registrations of impostor workers, admission changes and unregistrations of real workers, apps
@@ -65,13 +65,16 @@ final class WireFuzzer {
   record Stats(long frames, long connections, long bytes, long writeFailures) {}
 
   private static final int KIND_REQUEST = 1;
+
   /** Request types a peer may send; response types are sent too, as nonsense. */
   private static final MessageType[] TYPES = MessageType.values();
 
   private final Random random;
   private final int maxFrameSize;
+
   /** Shuffles of running jobs (app id, shuffle id), for the commits a stray client could send. */
   final List<ShuffleKeyP> realShuffles = new CopyOnWriteArrayList<>();
+
   private final byte[] validBatch;
   private final AtomicLong bytes = new AtomicLong();
   private long nextRequestId;
@@ -93,14 +96,21 @@ final class WireFuzzer {
    * connections each (reopened when the server closes one), and {@code halfSent} connections that
    * send the first part of a frame just under the maximum size and hold it until the end.
    */
-  Stats run(List<Target> targets, long frames, int connectionsPerTarget, int halfSent) throws IOException {
+  Stats run(List<Target> targets, long frames, int connectionsPerTarget, int halfSent)
+      throws IOException {
     List<Connection> held = new ArrayList<>();
     for (int i = 0; i < halfSent; i++) {
       Target target = targets.get(i % targets.size());
       Connection c = new Connection(target);
       if (c.open()) {
-        byte[] head = ByteBuffer.allocate(19).putInt(maxFrameSize - 16).put((byte) KIND_REQUEST)
-            .putShort((short) MessageType.PUSH_REQUEST_VALUE).putLong(1).putInt(0).array();
+        byte[] head =
+            ByteBuffer.allocate(19)
+                .putInt(maxFrameSize - 16)
+                .put((byte) KIND_REQUEST)
+                .putShort((short) MessageType.PUSH_REQUEST_VALUE)
+                .putLong(1)
+                .putInt(0)
+                .array();
         c.write(head);
         c.write(new byte[8 << 20]);
         held.add(c);
@@ -177,8 +187,10 @@ final class WireFuzzer {
     }
     if (dice < 985) {
       // A length far beyond the maximum, or below the header.
-      int length = random.nextBoolean() ? Integer.MAX_VALUE - random.nextInt(1000) : random.nextInt(15);
-      return c.write(ByteBuffer.allocate(4 + 16).putInt(length).putLong(random.nextLong()).putLong(0).array());
+      int length =
+          random.nextBoolean() ? Integer.MAX_VALUE - random.nextInt(1000) : random.nextInt(15);
+      return c.write(
+          ByteBuffer.allocate(4 + 16).putInt(length).putLong(random.nextLong()).putLong(0).array());
     }
     // Plain garbage.
     byte[] garbage = new byte[1 + random.nextInt(512)];
@@ -189,8 +201,13 @@ final class WireFuzzer {
   private byte[] frame(int type, Message meta, byte[] body) {
     byte[] m = meta.toByteArray();
     ByteBuffer b = ByteBuffer.allocate(4 + 15 + m.length + body.length);
-    b.putInt(15 + m.length + body.length).put((byte) KIND_REQUEST).putShort((short) type)
-        .putLong(nextRequestId++).putInt(m.length).put(m).put(body);
+    b.putInt(15 + m.length + body.length)
+        .put((byte) KIND_REQUEST)
+        .putShort((short) type)
+        .putLong(nextRequestId++)
+        .putInt(m.length)
+        .put(m)
+        .put(body);
     return b.array();
   }
 
@@ -236,7 +253,9 @@ final class WireFuzzer {
 
   private int count() {
     int dice = random.nextInt(100);
-    return dice < 2 ? Integer.MAX_VALUE : dice < 4 ? -random.nextInt(1000) : dice < 6 ? 0 : random.nextInt(2000);
+    return dice < 2
+        ? Integer.MAX_VALUE
+        : dice < 4 ? -random.nextInt(1000) : dice < 6 ? 0 : random.nextInt(2000);
   }
 
   private Message request(MessageType type) {
@@ -249,8 +268,13 @@ final class WireFuzzer {
           case 1 -> b.setWorkerId("w".repeat(5_000));
           case 2 -> b.setWorkerId("fuzz-worker-" + random.nextInt(100)); // no endpoint
           default -> {
-            b.setWorkerId("fuzz-worker-" + random.nextInt(100)).setEndpoint(WorkerEndpointP.newBuilder()
-                .setHost("127.0.0.1").setRpcPort(1).setPushPort(1).setFetchPort(1));
+            b.setWorkerId("fuzz-worker-" + random.nextInt(100))
+                .setEndpoint(
+                    WorkerEndpointP.newBuilder()
+                        .setHost("127.0.0.1")
+                        .setRpcPort(1)
+                        .setPushPort(1)
+                        .setFetchPort(1));
             for (int i = 0; i < 2_000; i++) {
               b.addDisks(DiskSpecP.newBuilder().setIndex(i).setPath("/d").setTier(DiskTierP.SSD));
             }
@@ -259,7 +283,8 @@ final class WireFuzzer {
         yield b.build();
       }
       case WORKER_HEARTBEAT_REQUEST -> {
-        WorkerHeartbeatRequest.Builder b = WorkerHeartbeatRequest.newBuilder().setWorkerId(workerId());
+        WorkerHeartbeatRequest.Builder b =
+            WorkerHeartbeatRequest.newBuilder().setWorkerId(workerId());
         int disks = random.nextInt(20) == 0 ? 2_000 : random.nextInt(3);
         for (int i = 0; i < disks; i++) {
           b.addDisks(DiskLoadP.newBuilder().setIndex(i).setUsableBytes(random.nextLong()));
@@ -273,48 +298,85 @@ final class WireFuzzer {
       case APP_HEARTBEAT_REQUEST -> AppHeartbeatRequest.newBuilder().setAppId(appId()).build();
       case UNREGISTER_APP_REQUEST -> UnregisterAppRequest.newBuilder().setAppId(appId()).build();
       case REQUEST_SLOTS_REQUEST -> {
-        RequestSlotsRequest.Builder b = RequestSlotsRequest.newBuilder().setShuffle(fuzzShuffle())
-            .setNumPartitions(count()).setEpoch(random.nextInt(3)).setReplicate(random.nextBoolean())
-            .setRequestId(random.nextInt(10) == 0 ? "r".repeat(1_000) : "req-" + random.nextInt());
+        RequestSlotsRequest.Builder b =
+            RequestSlotsRequest.newBuilder()
+                .setShuffle(fuzzShuffle())
+                .setNumPartitions(count())
+                .setEpoch(random.nextInt(3))
+                .setReplicate(random.nextBoolean())
+                .setRequestId(
+                    random.nextInt(10) == 0 ? "r".repeat(1_000) : "req-" + random.nextInt());
         for (int i = random.nextInt(8); i > 0; i--) {
           b.addPartitionIds(random.nextInt(100) - 5);
         }
         yield b.build();
       }
-      case UNREGISTER_SHUFFLE_REQUEST -> UnregisterShuffleRequest.newBuilder().setShuffle(fuzzShuffle()).build();
-      case CLUSTER_STATUS_REQUEST -> ClusterStatusRequest.newBuilder().setPageSize(random.nextInt(20_000) - 10)
-          .setAppsAfter(random.nextBoolean() ? "" : appId()).build();
+      case UNREGISTER_SHUFFLE_REQUEST ->
+          UnregisterShuffleRequest.newBuilder().setShuffle(fuzzShuffle()).build();
+      case CLUSTER_STATUS_REQUEST ->
+          ClusterStatusRequest.newBuilder()
+              .setPageSize(random.nextInt(20_000) - 10)
+              .setAppsAfter(random.nextBoolean() ? "" : appId())
+              .build();
       case MASTER_STATUS_REQUEST -> MasterStatusRequest.getDefaultInstance();
-      case TRANSFER_LEADER_REQUEST -> TransferLeaderRequest.newBuilder()
-          .setTo(random.nextBoolean() ? "" : "fuzz-m" + random.nextInt(5)).build();
-      case SET_WORKER_ADMISSION_REQUEST -> SetWorkerAdmissionRequest.newBuilder().setWorkerId(workerId())
-          .setReasonBytes(com.google.protobuf.ByteString.copyFromUtf8("fuzz\nforged")).build();
+      case TRANSFER_LEADER_REQUEST ->
+          TransferLeaderRequest.newBuilder()
+              .setTo(random.nextBoolean() ? "" : "fuzz-m" + random.nextInt(5))
+              .build();
+      case SET_WORKER_ADMISSION_REQUEST ->
+          SetWorkerAdmissionRequest.newBuilder()
+              .setWorkerId(workerId())
+              .setReasonBytes(com.google.protobuf.ByteString.copyFromUtf8("fuzz\nforged"))
+              .build();
       case RESERVE_SLOTS_REQUEST -> {
         // Reservations for made-up apps (the master expires them at the next heartbeat), now and
         // then more locations than a worker takes in one request.
-        ReserveSlotsRequest.Builder b = ReserveSlotsRequest.newBuilder().setShuffle(fuzzShuffle())
-            .setOwnerToken(random.nextLong());
+        ReserveSlotsRequest.Builder b =
+            ReserveSlotsRequest.newBuilder()
+                .setShuffle(fuzzShuffle())
+                .setOwnerToken(random.nextLong());
         int n = random.nextInt(5_000) == 0 ? 150_000 : random.nextInt(50);
         for (int i = 0; i < n; i++) {
-          b.addLocations(PartitionLocationP.newBuilder().setPartitionId(random.nextInt(1_000) - 2)
-              .setEpoch(random.nextInt(3)).setRole(RoleP.PRIMARY).setDiskIndex(random.nextInt(4) - 1));
+          b.addLocations(
+              PartitionLocationP.newBuilder()
+                  .setPartitionId(random.nextInt(1_000) - 2)
+                  .setEpoch(random.nextInt(3))
+                  .setRole(RoleP.PRIMARY)
+                  .setDiskIndex(random.nextInt(4) - 1));
         }
         yield b.build();
       }
-      case COMMIT_FILES_REQUEST -> CommitFilesRequest.newBuilder().setShuffle(someShuffle())
-          .setOwnerToken(random.nextBoolean() ? 0 : random.nextLong()).build();
+      case COMMIT_FILES_REQUEST ->
+          CommitFilesRequest.newBuilder()
+              .setShuffle(someShuffle())
+              .setOwnerToken(random.nextBoolean() ? 0 : random.nextLong())
+              .build();
       case PUSH_REQUEST -> {
-        PushRequest.Builder b = PushRequest.newBuilder().setShuffle(fuzzShuffle())
-            .setReplica(random.nextInt(10) == 0).setChunkSize(random.nextInt(10) == 0 ? random.nextLong() : 0);
-        b.addParts(PushPart.newBuilder().setPartitionId(random.nextInt(100)).setEpoch(random.nextInt(2))
-            .setLength(validBatch.length + random.nextInt(3) - 1));
+        PushRequest.Builder b =
+            PushRequest.newBuilder()
+                .setShuffle(fuzzShuffle())
+                .setReplica(random.nextInt(10) == 0)
+                .setChunkSize(random.nextInt(10) == 0 ? random.nextLong() : 0);
+        b.addParts(
+            PushPart.newBuilder()
+                .setPartitionId(random.nextInt(100))
+                .setEpoch(random.nextInt(2))
+                .setLength(validBatch.length + random.nextInt(3) - 1));
         yield b.build();
       }
-      case OPEN_STREAM_REQUEST -> OpenStreamRequest.newBuilder().setShuffle(someShuffle())
-          .setPartitionId(random.nextInt(100) - 2).setEpoch(random.nextInt(3)).build();
-      case FETCH_CHUNK_REQUEST -> FetchChunkRequest.newBuilder().setShuffle(someShuffle())
-          .setPartitionId(random.nextInt(100) - 2).setEpoch(random.nextInt(3))
-          .setChunkIndex(random.nextInt(10) - 2).build();
+      case OPEN_STREAM_REQUEST ->
+          OpenStreamRequest.newBuilder()
+              .setShuffle(someShuffle())
+              .setPartitionId(random.nextInt(100) - 2)
+              .setEpoch(random.nextInt(3))
+              .build();
+      case FETCH_CHUNK_REQUEST ->
+          FetchChunkRequest.newBuilder()
+              .setShuffle(someShuffle())
+              .setPartitionId(random.nextInt(100) - 2)
+              .setEpoch(random.nextInt(3))
+              .setChunkIndex(random.nextInt(10) - 2)
+              .build();
       case WORKER_STATUS_REQUEST -> WorkerStatusRequest.getDefaultInstance();
       // Response types and others no peer sends as a request: a harmless message under that type.
       default -> MasterStatusRequest.getDefaultInstance();

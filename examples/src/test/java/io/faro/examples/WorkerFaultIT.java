@@ -3,14 +3,14 @@ package io.faro.examples;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.faro.cli.LocalCluster;
-import io.faro.common.testing.Eventually;
 import io.faro.common.json.Json;
+import io.faro.common.testing.Eventually;
 import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.io.UncheckedIOException;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.function.LongPredicate;
@@ -19,11 +19,11 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * Workers fail under real Spark jobs (each in its own JVM) on a local cluster of real processes:
- * a worker killed with SIGKILL while maps push or while reducers fetch, with and without
- * replication; connections dropped at random; map tasks whose first attempt fails after pushing
- * everything; one reducer many times larger than the split threshold. Every job must give the
- * built-in shuffle's checksum.
+ * Workers fail under real Spark jobs (each in its own JVM) on a local cluster of real processes: a
+ * worker killed with SIGKILL while maps push or while reducers fetch, with and without replication;
+ * connections dropped at random; map tasks whose first attempt fails after pushing everything; one
+ * reducer many times larger than the split threshold. Every job must give the built-in shuffle's
+ * checksum.
  */
 class WorkerFaultIT {
   private static final String SCALE = "0.02";
@@ -37,7 +37,8 @@ class WorkerFaultIT {
   @BeforeAll
   static void builtinResults() throws Exception {
     runner = new SparkJobRunner(dir);
-    expectedLarge = Json.string(runner.run("large", "builtin", SCALE, "", "builtin-large"), "checksum");
+    expectedLarge =
+        Json.string(runner.run("large", "builtin", SCALE, "", "builtin-large"), "checksum");
     assertThat(expectedLarge).isNotBlank();
   }
 
@@ -50,28 +51,45 @@ class WorkerFaultIT {
 
   @Test
   void withReplicationAWorkerKilledWhileMapsPushCostsNoStageRetry() throws Exception {
-    String result = largeJobWithAWorkerKilled("replicated-push", "worker-1", "appended_bytes",
-        List.of(REPLICATE, "spark.faro.client.push.batch.size=16k"));
+    String result =
+        largeJobWithAWorkerKilled(
+            "replicated-push",
+            "worker-1",
+            "appended_bytes",
+            List.of(REPLICATE, "spark.faro.client.push.batch.size=16k"));
     assertThat(Json.number(result, "stage_retries")).as("stage retries").isZero();
   }
 
   @Test
   void withReplicationAWorkerKilledWhileReducersFetchCostsNoStageRetry() throws Exception {
-    String result = largeJobWithAWorkerKilled("replicated-fetch", "worker-2", "fetched_chunks",
-        List.of(REPLICATE, "spark.faro.client.fetch.prefetch.chunks=1", ComparisonJob.READ_PAUSE_KEY + "=30"));
+    String result =
+        largeJobWithAWorkerKilled(
+            "replicated-fetch",
+            "worker-2",
+            "fetched_chunks",
+            List.of(
+                REPLICATE,
+                "spark.faro.client.fetch.prefetch.chunks=1",
+                ComparisonJob.READ_PAUSE_KEY + "=30"));
     assertThat(Json.number(result, "stage_retries")).as("stage retries").isZero();
     // Readers were mid-read on the victim: some resumed on the replica at the chunk they lost.
     String out = Files.readString(dir.resolve("replicated-fetch.out"));
     assertThat(out).contains("switching to the other copy at once: its worker cannot be reached");
     // A dead worker refuses connections: nobody waits out retries on it when a replica exists.
-    assertThat(out.lines().filter(l -> l.contains("Connection refused") && l.contains("asking again")))
-        .as("retries of a copy whose worker refused the connection").isEmpty();
+    assertThat(
+            out.lines().filter(l -> l.contains("Connection refused") && l.contains("asking again")))
+        .as("retries of a copy whose worker refused the connection")
+        .isEmpty();
   }
 
   @Test
   void withoutReplicationAWorkerKilledWhileMapsPushIsRepairedByAStageRetry() throws Exception {
-    String result = largeJobWithAWorkerKilled("plain-push", "worker-0", "appended_bytes",
-        List.of("spark.faro.client.push.batch.size=16k"));
+    String result =
+        largeJobWithAWorkerKilled(
+            "plain-push",
+            "worker-0",
+            "appended_bytes",
+            List.of("spark.faro.client.push.batch.size=16k"));
     // The victim held acknowledged data of the first generation: lost, and written again.
     assertThat(Json.number(result, "stage_retries")).as("stage retries").isPositive();
     assertThat(Files.readString(dir.resolve("plain-push.out"))).contains("runs again");
@@ -82,10 +100,11 @@ class WorkerFaultIT {
    * counter {@code counter} is positive (it holds pushed data, or has served a chunk); checks the
    * job's checksum and returns its JSON line.
    */
-  private static String largeJobWithAWorkerKilled(String name, String victim, String counter, List<String> conf)
-      throws Exception {
+  private static String largeJobWithAWorkerKilled(
+      String name, String victim, String counter, List<String> conf) throws Exception {
     try (LocalCluster cluster = cluster(name)) {
-      SparkJobRunner.Started job = runner.start("large", "faro", SCALE, cluster.masterEndpoint(), name, conf);
+      SparkJobRunner.Started job =
+          runner.start("large", "faro", SCALE, cluster.masterEndpoint(), name, conf);
       LocalCluster.Member member = cluster.member(victim);
       awaitWorker(member, counter, v -> v > 0, job);
 
@@ -99,16 +118,28 @@ class WorkerFaultIT {
 
   @Test
   void connectionsDroppedAtRandomLoseAndDoubleNothing() throws Exception {
-    try (LocalCluster cluster = cluster("drops", "faro.worker.testing.drop.connections.per.mille=5")) {
+    try (LocalCluster cluster =
+        cluster("drops", "faro.worker.testing.drop.connections.per.mille=5")) {
       // Small batches and frames: thousands of pushes, of which a few dozen lose their connection.
-      String result = runner.start("large", "faro", SCALE, cluster.masterEndpoint(), "drops",
-          List.of("spark.faro.client.push.batch.size=4k", "spark.faro.client.push.merge.size=16k",
-              "spark.faro.client.fetch.retry.wait=100ms")).awaitResult();
+      String result =
+          runner
+              .start(
+                  "large",
+                  "faro",
+                  SCALE,
+                  cluster.masterEndpoint(),
+                  "drops",
+                  List.of(
+                      "spark.faro.client.push.batch.size=4k",
+                      "spark.faro.client.push.merge.size=16k",
+                      "spark.faro.client.fetch.retry.wait=100ms"))
+              .awaitResult();
       assertThat(Json.string(result, "checksum")).isEqualTo(expectedLarge);
       long drops = 0;
       for (LocalCluster.Member m : cluster.members()) {
         if (m.role().equals("worker")) {
-          drops += Files.readString(m.log()).lines().filter(l -> l.contains("fault injection")).count();
+          drops +=
+              Files.readString(m.log()).lines().filter(l -> l.contains("fault injection")).count();
         }
       }
       assertThat(drops).as("connections the workers dropped").isGreaterThan(5);
@@ -118,47 +149,73 @@ class WorkerFaultIT {
   @Test
   void retriedMapAttemptsAreReadOnce() throws Exception {
     List<String> retries = List.of("spark.master=local[2,4]");
-    String expected = Json.string(runner.start("flaky", "builtin", SCALE, "", "flaky-builtin", retries).awaitResult(),
-        "checksum");
+    String expected =
+        Json.string(
+            runner.start("flaky", "builtin", SCALE, "", "flaky-builtin", retries).awaitResult(),
+            "checksum");
     try (LocalCluster cluster = cluster("flaky")) {
-      String result = runner.start("flaky", "faro", SCALE, cluster.masterEndpoint(), "flaky-faro", retries)
-          .awaitResult();
+      String result =
+          runner
+              .start("flaky", "faro", SCALE, cluster.masterEndpoint(), "flaky-faro", retries)
+              .awaitResult();
       assertThat(Json.string(result, "checksum")).isEqualTo(expected);
-      assertThat(Json.number(result, "failed_tasks")).as("map attempts that failed after pushing").isPositive();
+      assertThat(Json.number(result, "failed_tasks"))
+          .as("map attempts that failed after pushing")
+          .isPositive();
     }
   }
 
   @Test
   void speculativeCopiesOfStragglersThatPushedHalfTheirRowsAreReadOnce() throws Exception {
-    String expected = Json.string(runner.run("slow", "builtin", "0.25", "", "slow-builtin"), "checksum");
+    String expected =
+        Json.string(runner.run("slow", "builtin", "0.25", "", "slow-builtin"), "checksum");
     try (LocalCluster cluster = cluster("slow");
         SparkStandalone spark = SparkStandalone.start(dir.resolve("spark"), 2, 2)) {
       List<String> conf = new ArrayList<>(spark.executorConf());
-      conf.addAll(List.of("spark.speculation=true", "spark.speculation.interval=200ms",
-          "spark.speculation.quantile=0.5", "spark.speculation.multiplier=2", "spark.speculation.minTaskRuntime=1s",
-          // Small batches and frames: a straggler's first half is pushed before it stalls.
-          "spark.faro.client.push.batch.size=4k", "spark.faro.client.push.merge.size=16k"));
-      String result = runner.start("slow", "faro", "0.25", cluster.masterEndpoint(), "slow-faro", conf)
-          .awaitResult();
+      conf.addAll(
+          List.of(
+              "spark.speculation=true",
+              "spark.speculation.interval=200ms",
+              "spark.speculation.quantile=0.5",
+              "spark.speculation.multiplier=2",
+              "spark.speculation.minTaskRuntime=1s",
+              // Small batches and frames: a straggler's first half is pushed before it stalls.
+              "spark.faro.client.push.batch.size=4k",
+              "spark.faro.client.push.merge.size=16k"));
+      String result =
+          runner
+              .start("slow", "faro", "0.25", cluster.masterEndpoint(), "slow-faro", conf)
+              .awaitResult();
       assertThat(Json.string(result, "checksum")).isEqualTo(expected);
-      assertThat(Json.number(result, "speculative_tasks")).as("speculative copies started").isPositive();
+      assertThat(Json.number(result, "speculative_tasks"))
+          .as("speculative copies started")
+          .isPositive();
       // The stragglers stall for a minute unless killed: a killed attempt is one whose copy won.
-      assertThat(Json.number(result, "failed_tasks")).as("stragglers killed after their copy won").isPositive();
+      assertThat(Json.number(result, "failed_tasks"))
+          .as("stragglers killed after their copy won")
+          .isPositive();
       assertThat(Json.number(result, "stage_retries")).as("stage retries").isZero();
       // Readers fetch whole chunks: the stragglers' pushed halves were in them, and were dropped.
-      assertThat(Json.number(result, "shuffle_read_bytes")).as("bytes fetched, the stragglers' included")
+      assertThat(Json.number(result, "shuffle_read_bytes"))
+          .as("bytes fetched, the stragglers' included")
           .isGreaterThan(Json.number(result, "shuffle_write_bytes"));
     }
   }
 
   @Test
   void aReducerFarLargerThanTheSplitThresholdSpreadsOverEveryWorker() throws Exception {
-    String expected = Json.string(runner.run("skew", "builtin", "0.25", "", "skew-builtin"), "checksum");
+    String expected =
+        Json.string(runner.run("skew", "builtin", "0.25", "", "skew-builtin"), "checksum");
     long budget = 32L << 20;
-    try (LocalCluster cluster = cluster("skew", "faro.worker.partition.split.threshold=2m",
-        "faro.worker.memory.budget=" + budget)) {
-      String result = runner.start("skew", "faro", "0.25", cluster.masterEndpoint(), "skew-faro", List.of())
-          .awaitResult();
+    try (LocalCluster cluster =
+        cluster(
+            "skew",
+            "faro.worker.partition.split.threshold=2m",
+            "faro.worker.memory.budget=" + budget)) {
+      String result =
+          runner
+              .start("skew", "faro", "0.25", cluster.masterEndpoint(), "skew-faro", List.of())
+              .awaitResult();
       assertThat(Json.string(result, "checksum")).isEqualTo(expected);
       // A quarter of 1 million rows of ~100 bytes go to one reducer: over 10 times the threshold.
       long splits = 0;
@@ -167,8 +224,11 @@ class WorkerFaultIT {
           continue;
         }
         String status = workerStatus(m);
-        assertThat(Json.number(status, "appended_bytes")).as("bytes on %s", m.name()).isGreaterThan(2L << 20);
-        assertThat(Json.number(status, "peak_memory_budget_used_bytes")).as("peak budget on %s", m.name())
+        assertThat(Json.number(status, "appended_bytes"))
+            .as("bytes on %s", m.name())
+            .isGreaterThan(2L << 20);
+        assertThat(Json.number(status, "peak_memory_budget_used_bytes"))
+            .as("peak budget on %s", m.name())
             .isLessThanOrEqualTo(budget);
         splits += Json.number(status, "split_answers");
       }
@@ -185,24 +245,43 @@ class WorkerFaultIT {
 
   private static String workerStatus(LocalCluster.Member worker) throws IOException {
     long rpcPort = Json.number(worker.ports(), "rpcPort");
-    FaroCommand.CommandResult r = FaroCommand.run(ADMIN_TIMEOUT, "admin", "worker-status",
-        "--worker", "127.0.0.1:" + rpcPort, "--timeout", "5s");
+    FaroCommand.CommandResult r =
+        FaroCommand.run(
+            ADMIN_TIMEOUT,
+            "admin",
+            "worker-status",
+            "--worker",
+            "127.0.0.1:" + rpcPort,
+            "--timeout",
+            "5s");
     assertThat(r.exitCode()).as(r.output()).isZero();
     return r.output();
   }
 
-  /** Waits until a counter of the worker's status satisfies {@code condition}, while the job runs. */
-  private static void awaitWorker(LocalCluster.Member worker, String counter, LongPredicate condition,
+  /**
+   * Waits until a counter of the worker's status satisfies {@code condition}, while the job runs.
+   */
+  private static void awaitWorker(
+      LocalCluster.Member worker,
+      String counter,
+      LongPredicate condition,
       SparkJobRunner.Started job) {
     // The worker is another process: its status, polled, is the only signal.
-    Eventually.awaitEvery(Duration.ofMillis(200), "worker " + worker.name() + " to reach the awaited " + counter,
-        Duration.ofMinutes(2), () -> {
-          assertThat(job.process().isAlive()).as("the job still runs; output in " + job.output()).isTrue();
+    Eventually.awaitEvery(
+        Duration.ofMillis(200),
+        "worker " + worker.name() + " to reach the awaited " + counter,
+        Duration.ofMinutes(2),
+        () -> {
+          assertThat(job.process().isAlive())
+              .as("the job still runs; output in " + job.output())
+              .isTrue();
           try {
             return workerStatus(worker);
           } catch (IOException e) {
             throw new UncheckedIOException(e);
           }
-        }, status -> status.contains("\"" + counter + "\"") && condition.test(Json.number(status, counter)));
+        },
+        status ->
+            status.contains("\"" + counter + "\"") && condition.test(Json.number(status, counter)));
   }
 }

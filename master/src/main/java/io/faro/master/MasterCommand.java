@@ -11,39 +11,48 @@ import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Spec;
 
-
 /**
  * {@code faro master}: runs one master until the process is asked to stop. Flags only become
- * config: {@code --conf} reads a file, each {@code --set key=value} overrides one key, and
- * {@link MasterServer} does the rest. Exit codes: 0 after a normal stop, 2 for bad config
- * (the message names the key), 1 when the master cannot start.
+ * config: {@code --conf} reads a file, each {@code --set key=value} overrides one key, and {@link
+ * MasterServer} does the rest. Exit codes: 0 after a normal stop, 2 for bad config (the message
+ * names the key), 1 when the master cannot start.
  */
 @Command(
     name = "master",
-    description = "Run a Faro master: worker membership, slot allocation, app and shuffle registry.",
+    description =
+        "Run a Faro master: worker membership, slot allocation, app and shuffle registry.",
     sortOptions = false)
 public final class MasterCommand implements Callable<Integer> {
   static final int EXIT_BAD_CONFIG = ServerProcess.EXIT_CONFIG_ERROR;
   static final int EXIT_FAILED = ServerProcess.EXIT_START_FAILED;
 
-  @Option(names = "--conf", paramLabel = "FILE",
+  @Option(
+      names = "--conf",
+      paramLabel = "FILE",
       description = "Config file (key value per line), e.g. conf/faro-defaults.conf.")
   Path confFile;
 
-  @Option(names = "--set", paramLabel = "KEY=VALUE",
+  @Option(
+      names = "--set",
+      paramLabel = "KEY=VALUE",
       description = "Sets one config key, overriding the file; repeatable.")
   Map<String, String> overrides = new LinkedHashMap<>();
 
-  @Option(names = "--port-file", paramLabel = "FILE",
-      description = "After start, atomically writes {\"role\":\"master\",\"pid\":N,\"rpcPort\":N,"
-          + "\"raftPort\":N} here, so a launcher can learn ephemeral ports.")
+  @Option(
+      names = "--port-file",
+      paramLabel = "FILE",
+      description =
+          "After start, atomically writes {\"role\":\"master\",\"pid\":N,\"rpcPort\":N,"
+              + "\"raftPort\":N} here, so a launcher can learn ephemeral ports.")
   Path portFile;
 
-  @Option(names = {"-h", "--help"}, usageHelp = true, description = "Show this help and exit.")
+  @Option(
+      names = {"-h", "--help"},
+      usageHelp = true,
+      description = "Show this help and exit.")
   boolean help;
 
-  @Spec
-  CommandLine.Model.CommandSpec spec;
+  @Spec CommandLine.Model.CommandSpec spec;
 
   private final ServerProcess process = new ServerProcess("master");
 

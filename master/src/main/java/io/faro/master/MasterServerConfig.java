@@ -95,13 +95,32 @@ public record MasterServerConfig(
   public MasterServerConfig withRaftPort(int port) {
     List<RaftPeerSpec> updated =
         peers.stream()
-            .map(p -> p.id().equals(masterId)
-                ? new RaftPeerSpec(p.id(), new HostPort(p.raftAddress().host(), port), p.rpcPort())
-                : p)
+            .map(
+                p ->
+                    p.id().equals(masterId)
+                        ? new RaftPeerSpec(
+                            p.id(), new HostPort(p.raftAddress().host(), port), p.rpcPort())
+                        : p)
             .toList();
-    return new MasterServerConfig(bindHost, advertisedHost, rpcPort, httpPort, port, masterId, updated,
-        ratisDir, workerTimeout, appTimeout, snapshotThreshold, raftLogSegmentSize,
-        electionTimeout, leaderWaitTimeout, maxWorkersPerShuffle, maxPartitionsPerShuffle, maxApps, network);
+    return new MasterServerConfig(
+        bindHost,
+        advertisedHost,
+        rpcPort,
+        httpPort,
+        port,
+        masterId,
+        updated,
+        ratisDir,
+        workerTimeout,
+        appTimeout,
+        snapshotThreshold,
+        raftLogSegmentSize,
+        electionTimeout,
+        leaderWaitTimeout,
+        maxWorkersPerShuffle,
+        maxPartitionsPerShuffle,
+        maxApps,
+        network);
   }
 
   /** The configured id, or the one found among the peers by this machine's addresses. */
@@ -116,25 +135,37 @@ public record MasterServerConfig(
     }
     boolean portSet = conf.raw(MasterServerOptions.RAFT_PORT.key()).isPresent();
     int raftPort = conf.get(MasterServerOptions.RAFT_PORT);
-    List<RaftPeerSpec> local = peers.stream()
-        .filter(p -> isLocal(p.raftAddress().host()))
-        .filter(p -> !portSet || p.raftAddress().port() == raftPort)
-        .toList();
+    List<RaftPeerSpec> local =
+        peers.stream()
+            .filter(p -> isLocal(p.raftAddress().host()))
+            .filter(p -> !portSet || p.raftAddress().port() == raftPort)
+            .toList();
     if (local.size() == 1) {
       return local.get(0).id();
     }
-    throw new ConfigException(MasterServerOptions.ID.key() + " is not set and "
-        + (local.isEmpty() ? "no entry" : "several entries " + local) + " of "
-        + MasterServerOptions.RAFT_PEERS.key() + " " + peers + " " + (local.isEmpty()
-            ? "has a host that is an address of this machine" : "are on this machine")
-        + ": set " + MasterServerOptions.ID.key() + (local.isEmpty() ? "" : " or "
-            + MasterServerOptions.RAFT_PORT.key()) + " on this master");
+    throw new ConfigException(
+        MasterServerOptions.ID.key()
+            + " is not set and "
+            + (local.isEmpty() ? "no entry" : "several entries " + local)
+            + " of "
+            + MasterServerOptions.RAFT_PEERS.key()
+            + " "
+            + peers
+            + " "
+            + (local.isEmpty()
+                ? "has a host that is an address of this machine"
+                : "are on this machine")
+            + ": set "
+            + MasterServerOptions.ID.key()
+            + (local.isEmpty() ? "" : " or " + MasterServerOptions.RAFT_PORT.key())
+            + " on this master");
   }
 
   private static boolean isLocal(String host) {
     try {
       for (InetAddress address : InetAddress.getAllByName(host)) {
-        if (address.isLoopbackAddress() || address.isAnyLocalAddress()
+        if (address.isLoopbackAddress()
+            || address.isAnyLocalAddress()
             || NetworkInterface.getByInetAddress(address) != null) {
           return true;
         }
@@ -155,19 +186,43 @@ public record MasterServerConfig(
     Set<String> ids = new HashSet<>();
     for (RaftPeerSpec peer : listed) {
       if (!ids.add(peer.id())) {
-        throw new ConfigException("Invalid value for " + MasterServerOptions.RAFT_PEERS.key()
-            + ": master id '" + peer.id() + "' is listed twice in " + listed);
+        throw new ConfigException(
+            "Invalid value for "
+                + MasterServerOptions.RAFT_PEERS.key()
+                + ": master id '"
+                + peer.id()
+                + "' is listed twice in "
+                + listed);
       }
     }
-    RaftPeerSpec self = listed.stream().filter(p -> p.id().equals(id)).findFirst()
-        .orElseThrow(() -> new ConfigException("Invalid value for "
-            + MasterServerOptions.RAFT_PEERS.key() + ": " + listed + " does not list this master ("
-            + MasterServerOptions.ID.key() + "=" + id + ")"));
+    RaftPeerSpec self =
+        listed.stream()
+            .filter(p -> p.id().equals(id))
+            .findFirst()
+            .orElseThrow(
+                () ->
+                    new ConfigException(
+                        "Invalid value for "
+                            + MasterServerOptions.RAFT_PEERS.key()
+                            + ": "
+                            + listed
+                            + " does not list this master ("
+                            + MasterServerOptions.ID.key()
+                            + "="
+                            + id
+                            + ")"));
     boolean portSet = conf.raw(MasterServerOptions.RAFT_PORT.key()).isPresent();
     if (portSet && raftPort != self.raftAddress().port()) {
-      throw new ConfigException("Conflicting " + MasterServerOptions.RAFT_PORT.key() + "="
-          + raftPort + " and " + MasterServerOptions.RAFT_PEERS.key() + " entry " + self
-          + ": set the port in one place");
+      throw new ConfigException(
+          "Conflicting "
+              + MasterServerOptions.RAFT_PORT.key()
+              + "="
+              + raftPort
+              + " and "
+              + MasterServerOptions.RAFT_PEERS.key()
+              + " entry "
+              + self
+              + ": set the port in one place");
     }
     return listed;
   }

@@ -13,99 +13,175 @@ import java.time.Duration;
 import java.util.List;
 
 /**
- * Every key of the master process, with its default, unit, doc and validator. How other
- * processes reach the masters ({@code faro.master.endpoints}) lives in common's {@code
- * MasterOptions}; this class holds what only a master reads. {@link MasterServerConfig} is the
- * typed, validated form.
+ * Every key of the master process, with its default, unit, doc and validator. How other processes
+ * reach the masters ({@code faro.master.endpoints}) lives in common's {@code MasterOptions}; this
+ * class holds what only a master reads. {@link MasterServerConfig} is the typed, validated form.
  */
 public final class MasterServerOptions {
   public static final ConfigOption<String> HOST =
-      nonEmptyStringOption("faro.master.host", "0.0.0.0",
+      nonEmptyStringOption(
+          "faro.master.host",
+          "0.0.0.0",
           "Address the master's RPC and Raft servers bind to; 0.0.0.0 means every interface.");
   public static final ConfigOption<String> ADVERTISED_HOST =
-      stringOption("faro.master.advertised.host", "",
+      stringOption(
+          "faro.master.advertised.host",
+          "",
           "Host name other processes use to reach this master (in leader hints and in the "
               + "default Raft peer list). Empty means this machine's host name.");
   public static final ConfigOption<Integer> PORT =
-      intOption("faro.master.port", 9097, 0, 65535, "port",
+      intOption(
+          "faro.master.port",
+          9097,
+          0,
+          65535,
+          "port",
           "Port of the master's RPC server (workers, lifecycle managers, admin tool). "
               + "0 picks a free port, for tests.");
   public static final ConfigOption<Integer> RAFT_PORT =
-      intOption("faro.master.raft.port", 9872, 0, 65535, "port",
+      intOption(
+          "faro.master.raft.port",
+          9872,
+          0,
+          65535,
+          "port",
           "Port of the Raft server that replicates the master state. 0 picks a free port, for "
               + "tests. With faro.master.raft.peers set, this master's entry there gives the port.");
   public static final ConfigOption<Integer> HTTP_PORT =
-      intOption("faro.master.http.port", 9096, -1, 65535, "port",
+      intOption(
+          "faro.master.http.port",
+          9096,
+          -1,
+          65535,
+          "port",
           "Port of the master's HTTP status page: / (text) and /status (JSON) show this master's "
               + "role, term, applied index, leader and pid, as `bin/faro admin masters` does. "
               + "0 picks a free port; -1 turns the page off.");
   public static final ConfigOption<String> ID =
-      stringOption("faro.master.id", "",
+      stringOption(
+          "faro.master.id",
+          "",
           "Id of this master in the Raft group; must never change for a given "
               + "faro.master.ratis.dir. Empty: m1 for a single master; in a group, the entry of "
               + "faro.master.raft.peers whose host is an address of this machine (and, if several "
               + "are, whose Raft port is faro.master.raft.port), so that every master can read "
               + "the same faro-defaults.conf.");
   public static final ConfigOption<List<RaftPeerSpec>> RAFT_PEERS =
-      listOption("faro.master.raft.peers", "", RaftPeerSpec::parse, true,
+      listOption(
+          "faro.master.raft.peers",
+          "",
+          RaftPeerSpec::parse,
+          true,
           "id@host:raftPort[/rpcPort]",
           "Every master of the Raft group. Empty means this master alone (a group of one, "
               + "id@advertised-host:raft-port). The optional /rpcPort is needed only when the "
               + "masters do not all use the same faro.master.port.");
   public static final ConfigOption<String> RATIS_DIR =
-      nonEmptyStringOption("faro.master.ratis.dir", "/tmp/faro/master-ratis",
+      nonEmptyStringOption(
+          "faro.master.ratis.dir",
+          "/tmp/faro/master-ratis",
           "Directory of the Raft log and snapshots. Restarting on the same directory recovers "
               + "workers, apps and shuffles. Put it on persistent storage in production: "
               + "the default under /tmp suits trying Faro out.");
   public static final ConfigOption<Duration> WORKER_TIMEOUT =
-      durationOption("faro.master.worker.timeout", "120s", Duration.ofMillis(100),
+      durationOption(
+          "faro.master.worker.timeout",
+          "120s",
+          Duration.ofMillis(100),
           "A worker without a heartbeat for this long is declared lost: it gets no new slots "
               + "until it registers again.");
   public static final ConfigOption<Duration> APP_TIMEOUT =
-      durationOption("faro.master.app.timeout", "300s", Duration.ofMillis(100),
+      durationOption(
+          "faro.master.app.timeout",
+          "300s",
+          Duration.ofMillis(100),
           "An application without a heartbeat for this long is removed with all its shuffles; "
               + "workers then delete their files.");
   public static final ConfigOption<Integer> SNAPSHOT_THRESHOLD =
-      intOption("faro.master.snapshot.auto.trigger.threshold", 10_000, 1, Integer.MAX_VALUE,
+      intOption(
+          "faro.master.snapshot.auto.trigger.threshold",
+          10_000,
+          1,
+          Integer.MAX_VALUE,
           "entries",
           "Raft log entries applied between two snapshots of the master state. The log before "
               + "a snapshot is purged, so this bounds both disk use and the replay on restart.");
   public static final ConfigOption<Long> RAFT_LOG_SEGMENT_SIZE =
-      sizeOption("faro.master.raft.log.segment.size", "8m", 16 * 1024, 1L << 30,
+      sizeOption(
+          "faro.master.raft.log.segment.size",
+          "8m",
+          16 * 1024,
+          1L << 30,
           "Size of one Raft log segment file. Only whole segments behind a snapshot are purged.");
   public static final ConfigOption<Duration> ELECTION_TIMEOUT =
-      durationOption("faro.master.raft.election.timeout", "500ms", Duration.ofMillis(100),
+      durationOption(
+          "faro.master.raft.election.timeout",
+          "500ms",
+          Duration.ofMillis(100),
           "A follower that hears nothing from the leader for a random time between this and twice "
               + "this starts an election. Lower fails over faster; too low starts needless elections "
               + "when a busy host delays the leader's heartbeats (Ratis's own default, 150ms, did "
               + "on a loaded 2-core machine).");
   public static final ConfigOption<Duration> LEADER_WAIT_TIMEOUT =
-      durationOption("faro.master.leader.wait.timeout", "30s", Duration.ofMillis(100),
+      durationOption(
+          "faro.master.leader.wait.timeout",
+          "30s",
+          Duration.ofMillis(100),
           "How long startup waits for a Raft leader to be elected. A single master that is not "
               + "leader by then fails to start; in a group, startup goes on and answers "
               + "NOT_LEADER until an election succeeds.");
   public static final ConfigOption<Integer> MAX_WORKERS_PER_SHUFFLE =
-      intOption("faro.master.slots.max.workers.per.shuffle", 500, 1, 1_000_000, "workers",
+      intOption(
+          "faro.master.slots.max.workers.per.shuffle",
+          500,
+          1,
+          1_000_000,
+          "workers",
           "Most workers the partitions of one shuffle are spread over. Bounds the connections "
               + "every map task opens.");
 
   public static final ConfigOption<Integer> MAX_PARTITIONS_PER_SHUFFLE =
-      intOption("faro.master.max.partitions.per.shuffle", 1_000_000, 1, 16_777_216, "partitions",
+      intOption(
+          "faro.master.max.partitions.per.shuffle",
+          1_000_000,
+          1,
+          16_777_216,
+          "partitions",
           "Most reducer partitions one shuffle may have. A slot request for more is refused "
               + "with LIMIT_EXCEEDED before anything is placed: a request of a few bytes must not "
               + "make the master allocate without bound. Every location of a shuffle travels to "
               + "its lifecycle manager in one answer, so a higher limit needs a larger "
               + "faro.network.max.frame.size and master heap.");
   public static final ConfigOption<Integer> MAX_APPS =
-      intOption("faro.master.max.apps", 10_000, 1, 10_000_000, "apps",
+      intOption(
+          "faro.master.max.apps",
+          10_000,
+          1,
+          10_000_000,
+          "apps",
           "Most applications registered at once. A registration beyond it is refused with "
               + "LIMIT_EXCEEDED (the application's job fails at its first shuffle, saying so); "
               + "apps that end or stop heartbeating make room.");
 
   public static final List<ConfigOption<?>> ALL =
-      List.of(HOST, ADVERTISED_HOST, PORT, RAFT_PORT, HTTP_PORT, ID, RAFT_PEERS, RATIS_DIR, WORKER_TIMEOUT,
-          APP_TIMEOUT, SNAPSHOT_THRESHOLD, RAFT_LOG_SEGMENT_SIZE, ELECTION_TIMEOUT, LEADER_WAIT_TIMEOUT,
-          MAX_WORKERS_PER_SHUFFLE, MAX_PARTITIONS_PER_SHUFFLE, MAX_APPS);
+      List.of(
+          HOST,
+          ADVERTISED_HOST,
+          PORT,
+          RAFT_PORT,
+          HTTP_PORT,
+          ID,
+          RAFT_PEERS,
+          RATIS_DIR,
+          WORKER_TIMEOUT,
+          APP_TIMEOUT,
+          SNAPSHOT_THRESHOLD,
+          RAFT_LOG_SEGMENT_SIZE,
+          ELECTION_TIMEOUT,
+          LEADER_WAIT_TIMEOUT,
+          MAX_WORKERS_PER_SHUFFLE,
+          MAX_PARTITIONS_PER_SHUFFLE,
+          MAX_APPS);
 
   private MasterServerOptions() {}
 }

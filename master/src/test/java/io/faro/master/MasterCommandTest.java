@@ -1,17 +1,15 @@
 package io.faro.master;
 
-import io.faro.common.json.Json;
-
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.faro.common.config.FaroConf;
+import io.faro.common.json.Json;
 import io.faro.common.network.ClientPool;
 import io.faro.common.network.HostPort;
 import io.faro.common.network.NetworkOptions;
 import io.faro.common.testing.Eventually;
 import io.faro.proto.ClusterStatusRequest;
 import io.faro.proto.ClusterStatusResponse;
-import java.io.IOException;
 import java.io.PrintWriter;
 import java.io.StringWriter;
 import java.nio.file.Files;
@@ -19,8 +17,6 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import picocli.CommandLine;
@@ -64,18 +60,35 @@ class MasterCommandTest {
   @Test
   void runsTheMasterAndWritesItsPortsUntilStopped() throws Exception {
     Path conf = dir.resolve("faro-defaults.conf");
-    Files.writeString(conf, String.join("\n",
-        "faro.master.host 127.0.0.1",
-        "faro.master.advertised.host 127.0.0.1",
-        "faro.master.port 9097",
-        "faro.master.ratis.dir " + dir.resolve("ratis"),
-        "faro.network.io.threads 2"));
+    Files.writeString(
+        conf,
+        String.join(
+            "\n",
+            "faro.master.host 127.0.0.1",
+            "faro.master.advertised.host 127.0.0.1",
+            "faro.master.port 9097",
+            "faro.master.ratis.dir " + dir.resolve("ratis"),
+            "faro.network.io.threads 2"));
     Path portFile = dir.resolve("run/master.json");
     Files.createDirectories(portFile.getParent());
     AtomicInteger exit = new AtomicInteger(-1);
-    Thread runner = new Thread(() -> exit.set(command().execute("--conf", conf.toString(),
-        "--set", "faro.master.port=0", "--set", "faro.master.raft.port=0", "--set", "faro.master.http.port=0",
-        "--port-file", portFile.toString())), "master-command-test");
+    Thread runner =
+        new Thread(
+            () ->
+                exit.set(
+                    command()
+                        .execute(
+                            "--conf",
+                            conf.toString(),
+                            "--set",
+                            "faro.master.port=0",
+                            "--set",
+                            "faro.master.raft.port=0",
+                            "--set",
+                            "faro.master.http.port=0",
+                            "--port-file",
+                            portFile.toString())),
+            "master-command-test");
     runner.start();
     try {
       Eventually.await("the port file", Duration.ofSeconds(20), () -> Files.exists(portFile));
@@ -85,10 +98,14 @@ class MasterCommandTest {
       int rpcPort = field(json, "rpcPort");
       assertThat(field(json, "raftPort")).isPositive();
 
-      try (ClientPool pool = new ClientPool("test-client", NetworkOptions.Settings.from(FaroConf.empty()))) {
-        ClusterStatusResponse status = pool.call(new HostPort("127.0.0.1", rpcPort),
-            ClusterStatusRequest.getDefaultInstance(), ClusterStatusResponse.class)
-            .get(10, TimeUnit.SECONDS);
+      try (ClientPool pool =
+          new ClientPool("test-client", NetworkOptions.Settings.from(FaroConf.empty()))) {
+        ClusterStatusResponse status =
+            pool.call(
+                    new HostPort("127.0.0.1", rpcPort),
+                    ClusterStatusRequest.getDefaultInstance(),
+                    ClusterStatusResponse.class)
+                .get(10, TimeUnit.SECONDS);
         assertThat(status.getLeaderId()).isEqualTo("m1");
       }
     } finally {

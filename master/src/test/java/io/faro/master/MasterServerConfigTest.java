@@ -24,15 +24,16 @@ class MasterServerConfigTest {
 
   @Test
   void defaultsDescribeASingleMaster() {
-    MasterServerConfig config = MasterServerConfig.from(
-        FaroConf.empty().with(MasterServerOptions.ADVERTISED_HOST, "master-1"));
+    MasterServerConfig config =
+        MasterServerConfig.from(
+            FaroConf.empty().with(MasterServerOptions.ADVERTISED_HOST, "master-1"));
 
     assertThat(config.bindHost()).isEqualTo("0.0.0.0");
     assertThat(config.rpcPort()).isEqualTo(9097);
     assertThat(config.raftPort()).isEqualTo(9872);
     assertThat(config.masterId()).isEqualTo("m1");
-    assertThat(config.peers()).containsExactly(
-        new RaftPeerSpec("m1", new HostPort("master-1", 9872), 0));
+    assertThat(config.peers())
+        .containsExactly(new RaftPeerSpec("m1", new HostPort("master-1", 9872), 0));
     assertThat(config.ratisDir()).isEqualTo(Path.of("/tmp/faro/master-ratis"));
     assertThat(config.workerTimeout()).isEqualTo(Duration.ofSeconds(120));
     assertThat(config.appTimeout()).isEqualTo(Duration.ofSeconds(300));
@@ -46,9 +47,11 @@ class MasterServerConfigTest {
 
   @Test
   void peersListGivesTheGroupAndThisMastersRaftPort() {
-    MasterServerConfig config = MasterServerConfig.from(FaroConf.empty()
-        .with(MasterServerOptions.ID, "m2")
-        .with(MasterServerOptions.RAFT_PEERS, "m1@h1:9872, m2@h2:9873/9098 ,m3@h3:9872"));
+    MasterServerConfig config =
+        MasterServerConfig.from(
+            FaroConf.empty()
+                .with(MasterServerOptions.ID, "m2")
+                .with(MasterServerOptions.RAFT_PEERS, "m1@h1:9872, m2@h2:9873/9098 ,m3@h3:9872"));
 
     assertThat(config.peers()).extracting(RaftPeerSpec::id).containsExactly("m1", "m2", "m3");
     assertThat(config.raftPort()).isEqualTo(9873);
@@ -57,16 +60,18 @@ class MasterServerConfigTest {
   }
 
   @ParameterizedTest
-  @CsvSource(delimiter = ';', value = {
-      "faro.master.port; 70000; an integer in [0, 65535]",
-      "faro.master.raft.port; -1; an integer in [0, 65535]",
-      "faro.master.worker.timeout; soon; a duration",
-      "faro.master.app.timeout; 10ms; at least 100ms",
-      "faro.master.slots.max.workers.per.shuffle; 0; an integer in [1",
-      "faro.master.snapshot.auto.trigger.threshold; many; an integer",
-      "faro.master.raft.log.segment.size; 1k; a size",
-      "faro.master.raft.peers; m1-localhost-9872; id@host:raftPort",
-  })
+  @CsvSource(
+      delimiter = ';',
+      value = {
+        "faro.master.port; 70000; an integer in [0, 65535]",
+        "faro.master.raft.port; -1; an integer in [0, 65535]",
+        "faro.master.worker.timeout; soon; a duration",
+        "faro.master.app.timeout; 10ms; at least 100ms",
+        "faro.master.slots.max.workers.per.shuffle; 0; an integer in [1",
+        "faro.master.snapshot.auto.trigger.threshold; many; an integer",
+        "faro.master.raft.log.segment.size; 1k; a size",
+        "faro.master.raft.peers; m1-localhost-9872; id@host:raftPort",
+      })
   void badValueNamesTheKeyAndWhatIsAllowed(String key, String value, String allowed) {
     FaroConf conf = FaroConf.of(Map.of(key, value));
 
@@ -80,19 +85,34 @@ class MasterServerConfigTest {
   void withoutAnIdEachMasterFindsItselfAmongThePeersBySharedConfig() {
     // One faro-defaults.conf for every master: the entry on this machine is this master.
     String peers = "m1@10.255.255.1:9872,m2@127.0.0.1:9872/9098,m3@10.255.255.3:9872";
-    assertThat(MasterServerConfig.from(FaroConf.empty().with(MasterServerOptions.RAFT_PEERS, peers)).masterId())
+    assertThat(
+            MasterServerConfig.from(FaroConf.empty().with(MasterServerOptions.RAFT_PEERS, peers))
+                .masterId())
         .isEqualTo("m2");
     // Several on this machine (a local test group): the Raft port tells them apart.
     String local = "m1@127.0.0.1:9872,m2@127.0.0.1:9873,m3@127.0.0.1:9874";
-    assertThat(MasterServerConfig.from(FaroConf.empty().with(MasterServerOptions.RAFT_PEERS, local)
-        .with(MasterServerOptions.RAFT_PORT, "9874")).masterId()).isEqualTo("m3");
-    assertThatThrownBy(() -> MasterServerConfig.from(FaroConf.empty().with(MasterServerOptions.RAFT_PEERS, local)))
+    assertThat(
+            MasterServerConfig.from(
+                    FaroConf.empty()
+                        .with(MasterServerOptions.RAFT_PEERS, local)
+                        .with(MasterServerOptions.RAFT_PORT, "9874"))
+                .masterId())
+        .isEqualTo("m3");
+    assertThatThrownBy(
+            () ->
+                MasterServerConfig.from(
+                    FaroConf.empty().with(MasterServerOptions.RAFT_PEERS, local)))
         .isInstanceOf(ConfigException.class)
         .hasMessageContaining("several entries")
         .hasMessageContaining("faro.master.id")
         .hasMessageContaining("faro.master.raft.port");
-    assertThatThrownBy(() -> MasterServerConfig.from(FaroConf.empty()
-        .with(MasterServerOptions.RAFT_PEERS, "m1@10.255.255.1:9872,m2@10.255.255.2:9872")))
+    assertThatThrownBy(
+            () ->
+                MasterServerConfig.from(
+                    FaroConf.empty()
+                        .with(
+                            MasterServerOptions.RAFT_PEERS,
+                            "m1@10.255.255.1:9872,m2@10.255.255.2:9872")))
         .isInstanceOf(ConfigException.class)
         .hasMessageContaining("no entry")
         .hasMessageContaining("faro.master.id");
@@ -100,8 +120,10 @@ class MasterServerConfigTest {
 
   @Test
   void peersThatDoNotListThisMasterAreRefused() {
-    FaroConf conf = FaroConf.empty().with(MasterServerOptions.ID, "m1")
-        .with(MasterServerOptions.RAFT_PEERS, "m2@h2:9872,m3@h3:9872");
+    FaroConf conf =
+        FaroConf.empty()
+            .with(MasterServerOptions.ID, "m1")
+            .with(MasterServerOptions.RAFT_PEERS, "m2@h2:9872,m3@h3:9872");
 
     assertThatThrownBy(() -> MasterServerConfig.from(conf))
         .isInstanceOf(ConfigException.class)
@@ -111,12 +133,21 @@ class MasterServerConfigTest {
 
   @Test
   void duplicatePeersAndConflictingPortsAreRefused() {
-    assertThatThrownBy(() -> MasterServerConfig.from(FaroConf.empty().with(MasterServerOptions.ID, "m1")
-        .with(MasterServerOptions.RAFT_PEERS, "m1@h1:9872,m1@h2:9872")))
-        .isInstanceOf(ConfigException.class).hasMessageContaining("listed twice");
-    assertThatThrownBy(() -> MasterServerConfig.from(FaroConf.empty().with(MasterServerOptions.ID, "m1")
-        .with(MasterServerOptions.RAFT_PEERS, "m1@h1:9872")
-        .with(MasterServerOptions.RAFT_PORT, "9999")))
+    assertThatThrownBy(
+            () ->
+                MasterServerConfig.from(
+                    FaroConf.empty()
+                        .with(MasterServerOptions.ID, "m1")
+                        .with(MasterServerOptions.RAFT_PEERS, "m1@h1:9872,m1@h2:9872")))
+        .isInstanceOf(ConfigException.class)
+        .hasMessageContaining("listed twice");
+    assertThatThrownBy(
+            () ->
+                MasterServerConfig.from(
+                    FaroConf.empty()
+                        .with(MasterServerOptions.ID, "m1")
+                        .with(MasterServerOptions.RAFT_PEERS, "m1@h1:9872")
+                        .with(MasterServerOptions.RAFT_PORT, "9999")))
         .isInstanceOf(ConfigException.class)
         .hasMessageContaining("faro.master.raft.port=9999");
   }

@@ -12,39 +12,48 @@ import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Spec;
 
-
 /**
- * {@code faro worker}: runs one worker until the process is told to stop (SIGTERM, Ctrl-C).
- * Flags only build the configuration; everything else is {@link WorkerServer}'s.
+ * {@code faro worker}: runs one worker until the process is told to stop (SIGTERM, Ctrl-C). Flags
+ * only build the configuration; everything else is {@link WorkerServer}'s.
  *
- * <p>Exit codes: 0 after a normal stop, 1 when the worker cannot start (disk, port, masters),
- * 2 for a configuration or usage error.
+ * <p>Exit codes: 0 after a normal stop, 1 when the worker cannot start (disk, port, masters), 2 for
+ * a configuration or usage error.
  */
 @Command(
     name = "worker",
-    description = "Runs a Faro worker: takes pushed shuffle data, writes partition files, serves fetches.",
+    description =
+        "Runs a Faro worker: takes pushed shuffle data, writes partition files, serves fetches.",
     sortOptions = false)
 public final class WorkerCommand implements Callable<Integer> {
   public static final int EXIT_START_FAILED = ServerProcess.EXIT_START_FAILED;
   public static final int EXIT_CONFIG_ERROR = ServerProcess.EXIT_CONFIG_ERROR;
 
-  @Option(names = "--conf", paramLabel = "FILE",
+  @Option(
+      names = "--conf",
+      paramLabel = "FILE",
       description = "Config file (key value per line), e.g. conf/faro-defaults.conf.")
   private Path confFile;
 
-  @Option(names = "--set", paramLabel = "KEY=VALUE",
+  @Option(
+      names = "--set",
+      paramLabel = "KEY=VALUE",
       description = "Sets one config key, over the file's value. Repeatable.")
   private Map<String, String> overrides = new LinkedHashMap<>();
 
-  @Option(names = "--port-file", paramLabel = "FILE",
-      description = "Once started, atomically write the worker's id, pid, ports and dirs here as JSON.")
+  @Option(
+      names = "--port-file",
+      paramLabel = "FILE",
+      description =
+          "Once started, atomically write the worker's id, pid, ports and dirs here as JSON.")
   private Path portFile;
 
-  @Option(names = {"-h", "--help"}, usageHelp = true, description = "Shows this help.")
+  @Option(
+      names = {"-h", "--help"},
+      usageHelp = true,
+      description = "Shows this help.")
   private boolean help;
 
-  @Spec
-  private CommandSpec spec;
+  @Spec private CommandSpec spec;
 
   private final ServerProcess process = new ServerProcess("worker");
 

@@ -32,33 +32,56 @@ import java.util.Optional;
 import java.util.Set;
 
 /**
- * Every setting of the worker, each with its default, unit, doc and validator, and the typed
- * {@link Settings} built from them. {@link #ALL} feeds docs/configuration.md.
+ * Every setting of the worker, each with its default, unit, doc and validator, and the typed {@link
+ * Settings} built from them. {@link #ALL} feeds docs/configuration.md.
  */
 public final class WorkerOptions {
   public static final ConfigOption<String> HOST =
-      stringOption("faro.worker.host", "",
+      stringOption(
+          "faro.worker.host",
+          "",
           "Host name or address the worker advertises to the masters and clients; empty means "
               + "the local host name.");
   public static final ConfigOption<String> BIND_HOST =
-      stringOption("faro.worker.bind.host", "0.0.0.0",
-          "Address the worker's three servers listen on.");
+      stringOption(
+          "faro.worker.bind.host", "0.0.0.0", "Address the worker's three servers listen on.");
   public static final ConfigOption<String> ID =
-      stringOption("faro.worker.id", "",
+      stringOption(
+          "faro.worker.id",
+          "",
           "Stable identity of this worker; empty means host:rpcPort. Keep it stable across "
               + "restarts so the masters recognise the worker.");
   public static final ConfigOption<Integer> RPC_PORT =
-      intOption("faro.worker.rpc.port", 9100, 0, 65535, "port",
+      intOption(
+          "faro.worker.rpc.port",
+          9100,
+          0,
+          65535,
+          "port",
           "Port of control RPCs (reserve slots, commit files); 0 picks a free one.");
   public static final ConfigOption<Integer> PUSH_PORT =
-      intOption("faro.worker.push.port", 9101, 0, 65535, "port",
+      intOption(
+          "faro.worker.push.port",
+          9101,
+          0,
+          65535,
+          "port",
           "Port that map tasks push batches to; 0 picks a free one. Separate from the others "
               + "so that push back-pressure never stalls control or fetch traffic.");
   public static final ConfigOption<Integer> FETCH_PORT =
-      intOption("faro.worker.fetch.port", 9102, 0, 65535, "port",
+      intOption(
+          "faro.worker.fetch.port",
+          9102,
+          0,
+          65535,
+          "port",
           "Port that reducers fetch chunks from; 0 picks a free one.");
   public static final ConfigOption<List<DiskDir>> DIRS =
-      listOption("faro.worker.dirs", "", DiskDir::parse, true,
+      listOption(
+          "faro.worker.dirs",
+          "",
+          DiskDir::parse,
+          true,
           "path:tier with tier one of " + DiskTier.allowed(),
           "The worker's disks, one directory per disk, each with its tier, e.g. "
               + "/data1/faro:ssd,/data2/faro:hdd. Required. The position in this list is the "
@@ -66,23 +89,39 @@ public final class WorkerOptions {
               + "third field caps what Faro keeps on that disk (a disk shared with HDFS), e.g. "
               + "/data1/faro:hdd:2t.");
   public static final ConfigOption<Long> FLUSH_BUFFER_SIZE =
-      sizeOption("faro.worker.flush.buffer.size", "256k", 4 * 1024, 256L << 20,
+      sizeOption(
+          "faro.worker.flush.buffer.size",
+          "256k",
+          4 * 1024,
+          256L << 20,
           "Bytes one partition buffers in memory before they are handed to its disk's flusher. "
               + "Larger means fewer, bigger sequential writes and more memory per partition.");
   public static final ConfigOption<Integer> FLUSH_THREADS_PER_DISK =
-      intOption("faro.worker.flush.threads.per.disk", 1, 1, 64, "threads",
+      intOption(
+          "faro.worker.flush.threads.per.disk",
+          1,
+          1,
+          64,
+          "threads",
           "Flusher threads per disk. One suits an HDD (sequential writes); an NVMe disk may "
               + "take more. A partition always flushes on the same thread.");
   public static final long CHUNK_SIZE_MIN = 1024;
   public static final long CHUNK_SIZE_MAX = 1L << 30;
   public static final ConfigOption<Long> CHUNK_SIZE =
-      sizeOption("faro.worker.chunk.size", "8m", CHUNK_SIZE_MIN, CHUNK_SIZE_MAX,
+      sizeOption(
+          "faro.worker.chunk.size",
+          "8m",
+          CHUNK_SIZE_MIN,
+          CHUNK_SIZE_MAX,
           "Target size of the chunks a partition file is cut into; reducers fetch one chunk "
               + "per request. A chunk ends after the pushed part that makes it reach this size. "
               + "A replica is cut by its primary worker's chunk size, so that both copies share "
               + "chunk boundaries even when the workers are configured differently.");
   public static final ConfigOption<IoMode> IO_MODE =
-      enumOption("faro.worker.io.mode", IoMode.AUTO, IoMode.class,
+      enumOption(
+          "faro.worker.io.mode",
+          IoMode.AUTO,
+          IoMode.class,
           "How partition files are written and read. direct: O_DIRECT writes from aligned "
               + "staging buffers and direct reads on per-disk reader threads, bypassing the page "
               + "cache (less CPU and no page cache pressure on the host; nothing is cached for "
@@ -92,11 +131,20 @@ public final class WorkerOptions {
               + "(ext4, xfs; tmpfs since Linux 6.6, where the data is in memory anyway), buffered "
               + "elsewhere.");
   public static final ConfigOption<Integer> IO_READ_THREADS_PER_DISK =
-      intOption("faro.worker.io.read.threads.per.disk", 2, 1, 64, "threads",
+      intOption(
+          "faro.worker.io.read.threads.per.disk",
+          2,
+          1,
+          64,
+          "threads",
           "Threads per disk that read chunks for fetches when the disk does direct I/O. Two "
               + "keep an HDD or SATA SSD busy; an NVMe disk may take more.");
   public static final ConfigOption<Long> IO_READ_BUFFER_PER_DISK =
-      sizeOption("faro.worker.io.read.buffer.per.disk", "64m", 2L << 20, 1L << 40,
+      sizeOption(
+          "faro.worker.io.read.buffer.per.disk",
+          "64m",
+          2L << 20,
+          1L << 40,
           "Direct memory per disk with direct I/O that holds chunks read for fetches until they "
               + "are sent. A read reserves all it needs at once; when the buffers are all lent "
               + "out, reads wait for answers to drain (up to a quarter of "
@@ -104,47 +152,82 @@ public final class WorkerOptions {
               + "chunks (2 x faro.worker.chunk.size + 2m). Counted with faro.worker.memory.budget "
               + "against the 90% limit of the JVM's direct memory.");
   public static final ConfigOption<Duration> HEARTBEAT_INTERVAL =
-      durationOption("faro.worker.heartbeat.interval", "5s", Duration.ofMillis(50),
+      durationOption(
+          "faro.worker.heartbeat.interval",
+          "5s",
+          Duration.ofMillis(50),
           "How often the worker reports its disks and shuffles to the masters.");
+
   /** The budget's share of the JVM's direct memory limit when none is configured. */
   static final int AUTO_BUDGET_PERCENT = 60;
+
   /** The largest budget accepted, as a share of the JVM's direct memory limit. */
   static final int MAX_BUDGET_PERCENT = 90;
 
   public static final ConfigOption<Long> MEMORY_BUDGET =
-      sizeOption("faro.worker.memory.budget", "0", 0, 1L << 40,
+      sizeOption(
+          "faro.worker.memory.budget",
+          "0",
+          0,
+          1L << 40,
           "Direct memory that pushed data waiting for its flush may take; 0 means "
-              + AUTO_BUDGET_PERCENT + "% of the JVM's direct memory limit (-XX:MaxDirectMemorySize). "
+              + AUTO_BUDGET_PERCENT
+              + "% of the JVM's direct memory limit (-XX:MaxDirectMemorySize). "
               + "Above the pause mark the worker stops reading push connections and answers "
-              + "SLOW_DOWN. More than " + MAX_BUDGET_PERCENT + "% of the limit is refused: "
+              + "SLOW_DOWN. More than "
+              + MAX_BUDGET_PERCENT
+              + "% of the limit is refused: "
               + "receive buffers and fetches need direct memory too.");
   public static final ConfigOption<Integer> MEMORY_PAUSE_PERCENT =
-      intOption("faro.worker.memory.pause.percent", 90, 1, 100, "percent",
+      intOption(
+          "faro.worker.memory.pause.percent",
+          90,
+          1,
+          100,
+          "percent",
           "Share of faro.worker.memory.budget above which push connections are paused.");
   public static final ConfigOption<Integer> MEMORY_RESUME_PERCENT =
-      intOption("faro.worker.memory.resume.percent", 70, 0, 99, "percent",
+      intOption(
+          "faro.worker.memory.resume.percent",
+          70,
+          0,
+          99,
+          "percent",
           "Share of faro.worker.memory.budget below which paused push connections resume. "
               + "Must be below faro.worker.memory.pause.percent.");
 
   /** What a partition location does once its file passes the split threshold. */
   public enum SplitMode {
-    /** Keep appending, and answer SOFT_SPLIT so that clients move on after the batches in flight. */
+    /**
+     * Keep appending, and answer SOFT_SPLIT so that clients move on after the batches in flight.
+     */
     SOFT,
     /** Refuse with SPLIT: clients push the refused batches to a new location. */
     HARD
   }
 
   public static final ConfigOption<Long> SPLIT_THRESHOLD =
-      sizeOption("faro.worker.partition.split.threshold", "1g", 64 * 1024, 1L << 50,
+      sizeOption(
+          "faro.worker.partition.split.threshold",
+          "1g",
+          64 * 1024,
+          1L << 50,
           "Size of a partition file after which the worker tells clients to continue the partition "
               + "at a new location (a split, possibly on another worker). Bounds one file and spreads "
               + "a huge reducer partition over workers; a reducer reads all splits in order.");
   public static final ConfigOption<SplitMode> SPLIT_MODE =
-      enumOption("faro.worker.partition.split.mode", SplitMode.SOFT, SplitMode.class,
+      enumOption(
+          "faro.worker.partition.split.mode",
+          SplitMode.SOFT,
+          SplitMode.class,
           "soft: past the threshold, keep appending and answer SOFT_SPLIT, so clients move without "
               + "resending anything; hard: refuse with SPLIT, clients resend the refused batches.");
   public static final ConfigOption<Long> DISK_RESERVE =
-      sizeOption("faro.worker.disk.reserve", "1g", 0, 1L << 50,
+      sizeOption(
+          "faro.worker.disk.reserve",
+          "1g",
+          0,
+          1L << 50,
           "A disk with fewer usable bytes than this (free space, or what its capacity in "
               + "faro.worker.dirs leaves) is full: the masters place nothing new there and its open "
               + "partitions answer split (soft or hard as faro.worker.partition.split.mode), so "
@@ -152,28 +235,49 @@ public final class WorkerOptions {
               + "since the last one. The reserve must absorb what is in flight meanwhile, up to "
               + "what faro.worker.memory.budget holds for that disk.");
   public static final ConfigOption<Duration> DISK_CHECK_INTERVAL =
-      durationOption("faro.worker.disk.check.interval", "5s", Duration.ofMillis(50),
+      durationOption(
+          "faro.worker.disk.check.interval",
+          "5s",
+          Duration.ofMillis(50),
           "How often the worker checks each disk: writes, forces and deletes a small file, and "
               + "compares the usable bytes with faro.worker.disk.reserve. A disk that fails the "
               + "check (or any write) is broken: nothing new goes there and its partitions refuse "
               + "data with SPLIT, until a check succeeds again.");
   public static final ConfigOption<Duration> DISK_CHECK_TIMEOUT =
-      durationOption("faro.worker.disk.check.timeout", "60s", Duration.ofMillis(100),
+      durationOption(
+          "faro.worker.disk.check.timeout",
+          "60s",
+          Duration.ofMillis(100),
           "A disk whose check has run for longer than this (a hung drive) counts as broken. "
               + "Generous: a busy disk may take seconds to force a small file.");
   public static final ConfigOption<Integer> TESTING_DROP_PER_MILLE =
-      intOption("faro.worker.testing.drop.connections.per.mille", 0, 0, 1000, "per mille",
+      intOption(
+          "faro.worker.testing.drop.connections.per.mille",
+          0,
+          0,
+          1000,
+          "per mille",
           "For fault tests only: of every 1000 requests on the push and fetch ports, close the "
               + "connection on about this many, half before handling the request and half after "
               + "(its answer lost). 0 (the default) injects nothing.");
 
   public static final ConfigOption<Integer> RESERVE_MAX_LOCATIONS =
-      intOption("faro.worker.reserve.max.locations", 100_000, 1, 10_000_000, "locations",
+      intOption(
+          "faro.worker.reserve.max.locations",
+          100_000,
+          1,
+          10_000_000,
+          "locations",
           "Most partition locations one ReserveSlots request may ask for; a larger request is "
               + "refused with LIMIT_EXCEEDED and nothing of it is reserved. Lifecycle managers "
               + "send at most 50,000 per request.");
   public static final ConfigOption<Integer> MAX_PARTITIONS =
-      intOption("faro.worker.max.partitions", 0, 0, 100_000_000, "locations",
+      intOption(
+          "faro.worker.max.partitions",
+          0,
+          0,
+          100_000_000,
+          "locations",
           "Most partition locations (of every shuffle, primaries and replicas) this worker holds "
               + "at once; 0 (the default) allows one per KiB of a quarter "
               + "of the heap (-Xmx): 262,144 with 1 GiB. A reservation beyond the limit is refused "
@@ -192,27 +296,54 @@ public final class WorkerOptions {
   }
 
   public static final List<ConfigOption<?>> ALL =
-      List.of(HOST, BIND_HOST, ID, RPC_PORT, PUSH_PORT, FETCH_PORT, DIRS, FLUSH_BUFFER_SIZE,
-          FLUSH_THREADS_PER_DISK, CHUNK_SIZE, IO_MODE, IO_READ_THREADS_PER_DISK,
-          IO_READ_BUFFER_PER_DISK, HEARTBEAT_INTERVAL, MEMORY_BUDGET,
-          MEMORY_PAUSE_PERCENT, MEMORY_RESUME_PERCENT, SPLIT_THRESHOLD, SPLIT_MODE, DISK_RESERVE, DISK_CHECK_INTERVAL,
-          DISK_CHECK_TIMEOUT, TESTING_DROP_PER_MILLE, RESERVE_MAX_LOCATIONS, MAX_PARTITIONS);
+      List.of(
+          HOST,
+          BIND_HOST,
+          ID,
+          RPC_PORT,
+          PUSH_PORT,
+          FETCH_PORT,
+          DIRS,
+          FLUSH_BUFFER_SIZE,
+          FLUSH_THREADS_PER_DISK,
+          CHUNK_SIZE,
+          IO_MODE,
+          IO_READ_THREADS_PER_DISK,
+          IO_READ_BUFFER_PER_DISK,
+          HEARTBEAT_INTERVAL,
+          MEMORY_BUDGET,
+          MEMORY_PAUSE_PERCENT,
+          MEMORY_RESUME_PERCENT,
+          SPLIT_THRESHOLD,
+          SPLIT_MODE,
+          DISK_RESERVE,
+          DISK_CHECK_INTERVAL,
+          DISK_CHECK_TIMEOUT,
+          TESTING_DROP_PER_MILLE,
+          RESERVE_MAX_LOCATIONS,
+          MAX_PARTITIONS);
 
   private WorkerOptions() {}
 
   /**
    * The budget in bytes: a share of {@code maxDirect} (the JVM's direct memory limit) when not
-   * configured; a configured one that would leave the JVM no room for receive buffers is
-   * refused rather than left to end in OutOfMemoryError under load.
+   * configured; a configured one that would leave the JVM no room for receive buffers is refused
+   * rather than left to end in OutOfMemoryError under load.
    */
   static long memoryBudget(long configured, long maxDirect) {
     if (configured == 0) {
       return maxDirect / 100 * AUTO_BUDGET_PERCENT;
     }
     if (configured > maxDirect / 100 * MAX_BUDGET_PERCENT) {
-      throw new ConfigException("faro.worker.memory.budget " + configured + " is more than "
-          + MAX_BUDGET_PERCENT + "% of the " + maxDirect + " bytes of direct memory this JVM may "
-          + "use: lower it, or raise -XX:MaxDirectMemorySize (FARO_JAVA_OPTS for bin/faro)");
+      throw new ConfigException(
+          "faro.worker.memory.budget "
+              + configured
+              + " is more than "
+              + MAX_BUDGET_PERCENT
+              + "% of the "
+              + maxDirect
+              + " bytes of direct memory this JVM may "
+              + "use: lower it, or raise -XX:MaxDirectMemorySize (FARO_JAVA_OPTS for bin/faro)");
     }
     return configured;
   }
@@ -275,16 +406,20 @@ public final class WorkerOptions {
               conf.get(IO_READ_THREADS_PER_DISK),
               conf.get(IO_READ_BUFFER_PER_DISK),
               conf.get(HEARTBEAT_INTERVAL),
-              WorkerOptions.memoryBudget(conf.get(MEMORY_BUDGET), PlatformDependent.maxDirectMemory()),
+              WorkerOptions.memoryBudget(
+                  conf.get(MEMORY_BUDGET), PlatformDependent.maxDirectMemory()),
               conf.get(MEMORY_PAUSE_PERCENT),
               conf.get(MEMORY_RESUME_PERCENT),
               conf.get(SPLIT_THRESHOLD),
               conf.get(SPLIT_MODE),
-              new DiskChecker.Settings(conf.get(DISK_RESERVE), conf.get(DISK_CHECK_INTERVAL),
+              new DiskChecker.Settings(
+                  conf.get(DISK_RESERVE),
+                  conf.get(DISK_CHECK_INTERVAL),
                   conf.get(DISK_CHECK_TIMEOUT)),
               conf.get(TESTING_DROP_PER_MILLE),
               conf.get(RESERVE_MAX_LOCATIONS),
-              WorkerOptions.maxPartitions(conf.get(MAX_PARTITIONS), Runtime.getRuntime().maxMemory()),
+              WorkerOptions.maxPartitions(
+                  conf.get(MAX_PARTITIONS), Runtime.getRuntime().maxMemory()),
               NetworkOptions.Settings.from(conf),
               conf.get(MasterOptions.ENDPOINTS),
               conf.get(MasterOptions.RETRY_TIMEOUT),
@@ -296,8 +431,12 @@ public final class WorkerOptions {
 
     private void check() {
       if (dirs.isEmpty()) {
-        throw new ConfigException(DIRS.key() + " is not set: list the worker's disks as "
-            + "path:tier (tier one of " + DiskTier.allowed() + "), e.g. /data1/faro:ssd,/data2/faro:hdd");
+        throw new ConfigException(
+            DIRS.key()
+                + " is not set: list the worker's disks as "
+                + "path:tier (tier one of "
+                + DiskTier.allowed()
+                + "), e.g. /data1/faro:ssd,/data2/faro:hdd");
       }
       Set<Path> seen = new HashSet<>();
       for (DiskDir dir : dirs) {
@@ -306,18 +445,38 @@ public final class WorkerOptions {
         }
       }
       if (memoryResumePercent >= memoryPausePercent) {
-        throw new ConfigException(MEMORY_RESUME_PERCENT.key() + " (" + memoryResumePercent
-            + ") must be below " + MEMORY_PAUSE_PERCENT.key() + " (" + memoryPausePercent + ")");
+        throw new ConfigException(
+            MEMORY_RESUME_PERCENT.key()
+                + " ("
+                + memoryResumePercent
+                + ") must be below "
+                + MEMORY_PAUSE_PERCENT.key()
+                + " ("
+                + memoryPausePercent
+                + ")");
       }
       if (chunkSize + FrameCodec.HEADER >= network.maxFrameSize()) {
-        throw new ConfigException(CHUNK_SIZE.key() + " (" + chunkSize + ") must be smaller than "
-            + NetworkOptions.MAX_FRAME_SIZE.key() + " (" + network.maxFrameSize()
-            + "): a fetched chunk travels in one frame");
+        throw new ConfigException(
+            CHUNK_SIZE.key()
+                + " ("
+                + chunkSize
+                + ") must be smaller than "
+                + NetworkOptions.MAX_FRAME_SIZE.key()
+                + " ("
+                + network.maxFrameSize()
+                + "): a fetched chunk travels in one frame");
       }
       if (ioMode != IoMode.BUFFERED && ioReadBufferPerDisk < 2 * chunkSize + (2L << 20)) {
-        throw new ConfigException(IO_READ_BUFFER_PER_DISK.key() + " (" + ioReadBufferPerDisk
-            + ") must hold at least two chunks: 2 x " + CHUNK_SIZE.key() + " (" + chunkSize
-            + ") + 2m = " + (2 * chunkSize + (2L << 20)));
+        throw new ConfigException(
+            IO_READ_BUFFER_PER_DISK.key()
+                + " ("
+                + ioReadBufferPerDisk
+                + ") must hold at least two chunks: 2 x "
+                + CHUNK_SIZE.key()
+                + " ("
+                + chunkSize
+                + ") + 2m = "
+                + (2 * chunkSize + (2L << 20)));
       }
       checkDistinct(RPC_PORT, rpcPort, PUSH_PORT, pushPort);
       checkDistinct(RPC_PORT, rpcPort, FETCH_PORT, fetchPort);
@@ -327,35 +486,56 @@ public final class WorkerOptions {
     private static void checkDistinct(
         ConfigOption<Integer> a, int portA, ConfigOption<Integer> b, int portB) {
       if (portA != 0 && portA == portB) {
-        throw new ConfigException(a.key() + " and " + b.key() + " are both " + portA
-            + ": each server needs its own port");
+        throw new ConfigException(
+            a.key()
+                + " and "
+                + b.key()
+                + " are both "
+                + portA
+                + ": each server needs its own port");
       }
     }
 
     /**
-     * Direct memory that direct I/O may take besides the memory budget, at most: every disk's
-     * read buffers and every flusher's staging buffer. None when every disk is buffered.
+     * Direct memory that direct I/O may take besides the memory budget, at most: every disk's read
+     * buffers and every flusher's staging buffer. None when every disk is buffered.
      */
     public long directIoMemoryBytes() {
       if (ioMode == IoMode.BUFFERED) {
         return 0;
       }
-      return dirs.size() * (ioReadBufferPerDisk + (long) flushThreadsPerDisk * DirectIo.STAGING_BYTES);
+      return dirs.size()
+          * (ioReadBufferPerDisk + (long) flushThreadsPerDisk * DirectIo.STAGING_BYTES);
     }
 
     /**
-     * Refuses settings whose memory budget and direct I/O buffers together leave the JVM too
-     * little direct memory for network buffers ({@code maxDirect}: its limit).
+     * Refuses settings whose memory budget and direct I/O buffers together leave the JVM too little
+     * direct memory for network buffers ({@code maxDirect}: its limit).
      */
     void checkDirectMemory(long maxDirect) {
       long limit = maxDirect / 100 * MAX_BUDGET_PERCENT;
       if (memoryBudget + directIoMemoryBytes() > limit) {
-        throw new ConfigException(MEMORY_BUDGET.key() + " (" + memoryBudget + ") plus the read buffers of "
-            + dirs.size() + " disks (" + IO_READ_BUFFER_PER_DISK.key() + " " + ioReadBufferPerDisk
-            + ") and the flushers' staging buffers come to " + (memoryBudget + directIoMemoryBytes())
-            + " bytes, more than " + MAX_BUDGET_PERCENT + "% of the " + maxDirect + " bytes of direct memory "
-            + "this JVM may use: lower them, set " + IO_MODE.key() + " to buffered, or raise "
-            + "-XX:MaxDirectMemorySize (FARO_JAVA_OPTS for bin/faro)");
+        throw new ConfigException(
+            MEMORY_BUDGET.key()
+                + " ("
+                + memoryBudget
+                + ") plus the read buffers of "
+                + dirs.size()
+                + " disks ("
+                + IO_READ_BUFFER_PER_DISK.key()
+                + " "
+                + ioReadBufferPerDisk
+                + ") and the flushers' staging buffers come to "
+                + (memoryBudget + directIoMemoryBytes())
+                + " bytes, more than "
+                + MAX_BUDGET_PERCENT
+                + "% of the "
+                + maxDirect
+                + " bytes of direct memory "
+                + "this JVM may use: lower them, set "
+                + IO_MODE.key()
+                + " to buffered, or raise "
+                + "-XX:MaxDirectMemorySize (FARO_JAVA_OPTS for bin/faro)");
       }
     }
 
@@ -363,7 +543,11 @@ public final class WorkerOptions {
     public Disks.Options diskOptions() {
       // A quarter of the request timeout: a read that waits longer for buffers would answer a
       // client that has given up on it.
-      return new Disks.Options(flushThreadsPerDisk, ioMode, ioReadThreadsPerDisk, ioReadBufferPerDisk,
+      return new Disks.Options(
+          flushThreadsPerDisk,
+          ioMode,
+          ioReadThreadsPerDisk,
+          ioReadBufferPerDisk,
           Math.max(1, network.requestTimeout().toMillis() / 4));
     }
 
@@ -384,8 +568,8 @@ public final class WorkerOptions {
       try {
         return InetAddress.getLocalHost().getHostName();
       } catch (UnknownHostException e) {
-        throw new ConfigException("cannot determine the local host name (" + e.getMessage()
-            + "): set " + HOST.key());
+        throw new ConfigException(
+            "cannot determine the local host name (" + e.getMessage() + "): set " + HOST.key());
       }
     }
   }

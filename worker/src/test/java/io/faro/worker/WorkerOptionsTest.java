@@ -17,7 +17,8 @@ import java.util.Set;
 import org.junit.jupiter.api.Test;
 
 class WorkerOptionsTest {
-  private static final FaroConf MINIMAL = FaroConf.empty().with("faro.worker.dirs", "/data1/faro:ssd, /data2/faro:hdd");
+  private static final FaroConf MINIMAL =
+      FaroConf.empty().with("faro.worker.dirs", "/data1/faro:ssd, /data2/faro:hdd");
 
   @Test
   void everyKeyHasADefaultThatParsesAndADoc() {
@@ -32,12 +33,16 @@ class WorkerOptionsTest {
 
   @Test
   void defaults() {
-    WorkerOptions.Settings settings = WorkerOptions.Settings.from(MINIMAL.with("faro.worker.host", "w1.example"));
+    WorkerOptions.Settings settings =
+        WorkerOptions.Settings.from(MINIMAL.with("faro.worker.host", "w1.example"));
     assertThat(settings.host()).isEqualTo("w1.example");
     assertThat(settings.id()).isEmpty();
-    assertThat(List.of(settings.rpcPort(), settings.pushPort(), settings.fetchPort())).containsExactly(9100, 9101, 9102);
-    assertThat(settings.dirs()).containsExactly(
-        new DiskDir(Path.of("/data1/faro"), DiskTier.SSD), new DiskDir(Path.of("/data2/faro"), DiskTier.HDD));
+    assertThat(List.of(settings.rpcPort(), settings.pushPort(), settings.fetchPort()))
+        .containsExactly(9100, 9101, 9102);
+    assertThat(settings.dirs())
+        .containsExactly(
+            new DiskDir(Path.of("/data1/faro"), DiskTier.SSD),
+            new DiskDir(Path.of("/data2/faro"), DiskTier.HDD));
     assertThat(settings.flushBufferSize()).isEqualTo(256 * 1024);
     assertThat(settings.flushThreadsPerDisk()).isEqualTo(1);
     assertThat(settings.chunkSize()).isEqualTo(8 << 20);
@@ -52,13 +57,17 @@ class WorkerOptionsTest {
 
   @Test
   void aBadIoModeOrTooSmallReadBufferNamesTheKeyAndWhatIsAllowed() {
-    assertThatThrownBy(() -> WorkerOptions.Settings.from(MINIMAL.with("faro.worker.io.mode", "mmap")))
+    assertThatThrownBy(
+            () -> WorkerOptions.Settings.from(MINIMAL.with("faro.worker.io.mode", "mmap")))
         .isInstanceOf(ConfigException.class)
         .hasMessageContaining("faro.worker.io.mode")
         .hasMessageContaining("auto, direct, buffered");
     assertThat(WorkerOptions.Settings.from(MINIMAL.with("faro.worker.io.mode", "Direct")).ioMode())
         .isEqualTo(IoMode.DIRECT);
-    assertThatThrownBy(() -> WorkerOptions.Settings.from(MINIMAL.with("faro.worker.io.read.buffer.per.disk", "16m")))
+    assertThatThrownBy(
+            () ->
+                WorkerOptions.Settings.from(
+                    MINIMAL.with("faro.worker.io.read.buffer.per.disk", "16m")))
         .isInstanceOf(ConfigException.class)
         .hasMessageContaining("faro.worker.io.read.buffer.per.disk")
         .hasMessageContaining("faro.worker.chunk.size");
@@ -66,7 +75,8 @@ class WorkerOptionsTest {
 
   @Test
   void theBudgetAndDirectIoBuffersMustLeaveRoomInDirectMemory() {
-    WorkerOptions.Settings settings = WorkerOptions.Settings.from(MINIMAL.with("faro.worker.memory.budget", "100m"));
+    WorkerOptions.Settings settings =
+        WorkerOptions.Settings.from(MINIMAL.with("faro.worker.memory.budget", "100m"));
     // Two disks: 2 x (64m read buffers + 1m staging) = 130m besides the 100m budget.
     assertThat(settings.directIoMemoryBytes()).isEqualTo(130L << 20);
     settings.checkDirectMemory(256L << 20);
@@ -75,22 +85,32 @@ class WorkerOptionsTest {
         .hasMessageContaining("faro.worker.memory.budget")
         .hasMessageContaining("faro.worker.io.read.buffer.per.disk")
         .hasMessageContaining("MaxDirectMemorySize");
-    WorkerOptions.Settings buffered = WorkerOptions.Settings.from(
-        MINIMAL.with("faro.worker.memory.budget", "100m").with("faro.worker.io.mode", "buffered"));
+    WorkerOptions.Settings buffered =
+        WorkerOptions.Settings.from(
+            MINIMAL
+                .with("faro.worker.memory.budget", "100m")
+                .with("faro.worker.io.mode", "buffered"));
     assertThat(buffered.directIoMemoryBytes()).isZero();
     buffered.checkDirectMemory(120L << 20);
     // The read buffers' minimum only matters where they are used.
-    WorkerOptions.Settings.from(MINIMAL.with("faro.worker.io.mode", "buffered").with("faro.worker.io.read.buffer.per.disk", "16m"));
+    WorkerOptions.Settings.from(
+        MINIMAL
+            .with("faro.worker.io.mode", "buffered")
+            .with("faro.worker.io.read.buffer.per.disk", "16m"));
   }
 
   @Test
   void aBadTierNamesTheKeyAndTheTiers() {
-    assertThatThrownBy(() -> WorkerOptions.Settings.from(FaroConf.empty().with("faro.worker.dirs", "/data1:ssd,/data2:floppy")))
+    assertThatThrownBy(
+            () ->
+                WorkerOptions.Settings.from(
+                    FaroConf.empty().with("faro.worker.dirs", "/data1:ssd,/data2:floppy")))
         .isInstanceOf(ConfigException.class)
         .hasMessageContaining("faro.worker.dirs")
         .hasMessageContaining("floppy")
         .hasMessageContaining("nvme, ssd, hdd");
-    assertThatThrownBy(() -> WorkerOptions.Settings.from(FaroConf.empty().with("faro.worker.dirs", "/data1")))
+    assertThatThrownBy(
+            () -> WorkerOptions.Settings.from(FaroConf.empty().with("faro.worker.dirs", "/data1")))
         .isInstanceOf(ConfigException.class)
         .hasMessageContaining("faro.worker.dirs")
         .hasMessageContaining("path:tier");
@@ -98,24 +118,33 @@ class WorkerOptionsTest {
 
   @Test
   void aDiskMayCarryACapacityAndABadOneNamesTheKeyAndTheForm() {
-    assertThat(WorkerOptions.Settings.from(MINIMAL.with("faro.worker.dirs", "/data1/faro:hdd:2t,/data2/faro:ssd")).dirs())
-        .containsExactly(new DiskDir(Path.of("/data1/faro"), DiskTier.HDD, 2L << 40),
+    assertThat(
+            WorkerOptions.Settings.from(
+                    MINIMAL.with("faro.worker.dirs", "/data1/faro:hdd:2t,/data2/faro:ssd"))
+                .dirs())
+        .containsExactly(
+            new DiskDir(Path.of("/data1/faro"), DiskTier.HDD, 2L << 40),
             new DiskDir(Path.of("/data2/faro"), DiskTier.SSD));
-    assertThatThrownBy(() -> WorkerOptions.Settings.from(MINIMAL.with("faro.worker.dirs", "/data1:hdd:lots")))
+    assertThatThrownBy(
+            () -> WorkerOptions.Settings.from(MINIMAL.with("faro.worker.dirs", "/data1:hdd:lots")))
         .isInstanceOf(ConfigException.class)
         .hasMessageContaining("faro.worker.dirs")
         .hasMessageContaining("capacity 'lots' is not a size like 512m or 2t");
-    assertThatThrownBy(() -> WorkerOptions.Settings.from(MINIMAL.with("faro.worker.dirs", "/data1:hdd:1t:x")))
+    assertThatThrownBy(
+            () -> WorkerOptions.Settings.from(MINIMAL.with("faro.worker.dirs", "/data1:hdd:1t:x")))
         .isInstanceOf(ConfigException.class)
         .hasMessageContaining("path:tier or path:tier:capacity");
   }
 
   @Test
   void aBadSizeNamesTheKey() {
-    assertThatThrownBy(() -> WorkerOptions.Settings.from(MINIMAL.with("faro.worker.flush.buffer.size", "lots")))
+    assertThatThrownBy(
+            () ->
+                WorkerOptions.Settings.from(MINIMAL.with("faro.worker.flush.buffer.size", "lots")))
         .isInstanceOf(ConfigException.class)
         .hasMessageContaining("faro.worker.flush.buffer.size");
-    assertThatThrownBy(() -> WorkerOptions.Settings.from(MINIMAL.with("faro.worker.chunk.size", "2g")))
+    assertThatThrownBy(
+            () -> WorkerOptions.Settings.from(MINIMAL.with("faro.worker.chunk.size", "2g")))
         .isInstanceOf(ConfigException.class)
         .hasMessageContaining("faro.worker.chunk.size");
   }
@@ -123,22 +152,34 @@ class WorkerOptionsTest {
   @Test
   void crossKeyChecksNameBothKeys() {
     assertThatThrownBy(() -> WorkerOptions.Settings.from(FaroConf.empty()))
-        .isInstanceOf(ConfigException.class).hasMessageContaining("faro.worker.dirs is not set");
-    assertThatThrownBy(() -> WorkerOptions.Settings.from(MINIMAL.with("faro.worker.dirs", "/a:ssd,/a/:hdd")))
-        .isInstanceOf(ConfigException.class).hasMessageContaining("twice");
-    assertThatThrownBy(() -> WorkerOptions.Settings.from(MINIMAL.with("faro.worker.memory.resume.percent", "95")))
+        .isInstanceOf(ConfigException.class)
+        .hasMessageContaining("faro.worker.dirs is not set");
+    assertThatThrownBy(
+            () -> WorkerOptions.Settings.from(MINIMAL.with("faro.worker.dirs", "/a:ssd,/a/:hdd")))
+        .isInstanceOf(ConfigException.class)
+        .hasMessageContaining("twice");
+    assertThatThrownBy(
+            () ->
+                WorkerOptions.Settings.from(
+                    MINIMAL.with("faro.worker.memory.resume.percent", "95")))
         .isInstanceOf(ConfigException.class)
         .hasMessageContaining("faro.worker.memory.resume.percent")
         .hasMessageContaining("faro.worker.memory.pause.percent");
-    assertThatThrownBy(() -> WorkerOptions.Settings.from(MINIMAL.with("faro.worker.chunk.size", "128m")))
+    assertThatThrownBy(
+            () -> WorkerOptions.Settings.from(MINIMAL.with("faro.worker.chunk.size", "128m")))
         .isInstanceOf(ConfigException.class)
         .hasMessageContaining("faro.network.max.frame.size");
-    assertThatThrownBy(() -> WorkerOptions.Settings.from(MINIMAL.with("faro.worker.fetch.port", "9101")))
+    assertThatThrownBy(
+            () -> WorkerOptions.Settings.from(MINIMAL.with("faro.worker.fetch.port", "9101")))
         .isInstanceOf(ConfigException.class)
         .hasMessageContaining("faro.worker.push.port")
         .hasMessageContaining("faro.worker.fetch.port");
-    WorkerOptions.Settings ephemeral = WorkerOptions.Settings.from(MINIMAL
-        .with("faro.worker.rpc.port", "0").with("faro.worker.push.port", "0").with("faro.worker.fetch.port", "0"));
+    WorkerOptions.Settings ephemeral =
+        WorkerOptions.Settings.from(
+            MINIMAL
+                .with("faro.worker.rpc.port", "0")
+                .with("faro.worker.push.port", "0")
+                .with("faro.worker.fetch.port", "0"));
     assertThat(ephemeral.rpcPort()).isZero();
   }
 

@@ -23,7 +23,8 @@ public final class BenchCluster implements AutoCloseable {
   private final LocalCluster local;
   private final Path temporaryDir;
 
-  private BenchCluster(List<HostPort> masters, int expectedWorkers, LocalCluster local, Path temporaryDir) {
+  private BenchCluster(
+      List<HostPort> masters, int expectedWorkers, LocalCluster local, Path temporaryDir) {
     this.masters = List.copyOf(masters);
     this.expectedWorkers = expectedWorkers;
     this.local = local;
@@ -35,7 +36,8 @@ public final class BenchCluster implements AutoCloseable {
    *
    * @param confFile the settings file every process of a local cluster reads first
    */
-  public static BenchCluster open(ClusterTarget target, Optional<Path> confFile) throws IOException {
+  public static BenchCluster open(ClusterTarget target, Optional<Path> confFile)
+      throws IOException {
     requireNonNull(target, "target is null");
     if (target instanceof ClusterTarget.Running running) {
       return new BenchCluster(running.masters(), 0, null, null);
@@ -45,7 +47,8 @@ public final class BenchCluster implements AutoCloseable {
     Path workDir = spec.workDir().orElse(temporary);
     try {
       LocalCluster cluster = LocalCluster.start(workDir, spec.workers(), confFile.orElse(null), 0);
-      return new BenchCluster(List.of(HostPort.parse(cluster.masterEndpoint())), spec.workers(), cluster, temporary);
+      return new BenchCluster(
+          List.of(HostPort.parse(cluster.masterEndpoint())), spec.workers(), cluster, temporary);
     } catch (IOException | RuntimeException e) {
       if (temporary != null) {
         deleteRecursively(temporary);
@@ -67,7 +70,10 @@ public final class BenchCluster implements AutoCloseable {
     if (local == null) {
       return "running cluster, masters " + masters;
     }
-    return "local cluster (1 master, " + expectedWorkers + (expectedWorkers == 1 ? " worker" : " workers") + ") in "
+    return "local cluster (1 master, "
+        + expectedWorkers
+        + (expectedWorkers == 1 ? " worker" : " workers")
+        + ") in "
         + local.workDir();
   }
 
@@ -88,7 +94,8 @@ public final class BenchCluster implements AutoCloseable {
         Files.deleteIfExists(p);
       }
     } catch (IOException e) {
-      throw new UncheckedIOException("cannot remove the benchmark's temporary directory " + root, e);
+      throw new UncheckedIOException(
+          "cannot remove the benchmark's temporary directory " + root, e);
     }
   }
 }

@@ -44,8 +44,7 @@ public final class WorkerProbe {
   }
 
   /**
-   * The alive workers the masters know, once there are at least {@code atLeast} (and at least
-   * one).
+   * The alive workers the masters know, once there are at least {@code atLeast} (and at least one).
    *
    * @throws FaroException NO_AVAILABLE_WORKERS when they are not there within {@code timeout}
    */
@@ -53,20 +52,32 @@ public final class WorkerProbe {
     long deadline = System.nanoTime() + timeout.toNanos();
     int wanted = Math.max(1, atLeast);
     while (true) {
-      ClusterStatusResponse status = masters.callBlocking(ClusterStatusRequest.getDefaultInstance(),
-          ClusterStatusResponse.class);
+      ClusterStatusResponse status =
+          masters.callBlocking(
+              ClusterStatusRequest.getDefaultInstance(), ClusterStatusResponse.class);
       List<Worker> alive = new ArrayList<>();
       for (WorkerStatusP w : status.getWorkersList()) {
         if (w.getAlive()) {
-          alive.add(new Worker(w.getWorkerId(), new HostPort(w.getEndpoint().getHost(), w.getEndpoint().getRpcPort())));
+          alive.add(
+              new Worker(
+                  w.getWorkerId(),
+                  new HostPort(w.getEndpoint().getHost(), w.getEndpoint().getRpcPort())));
         }
       }
       if (alive.size() >= wanted) {
         return alive;
       }
       if (System.nanoTime() > deadline) {
-        throw new FaroException(ErrorCode.NO_AVAILABLE_WORKERS, "the masters " + masters.endpoints() + " know "
-            + alive.size() + " alive workers after " + timeout.toSeconds() + "s, the benchmark needs " + wanted);
+        throw new FaroException(
+            ErrorCode.NO_AVAILABLE_WORKERS,
+            "the masters "
+                + masters.endpoints()
+                + " know "
+                + alive.size()
+                + " alive workers after "
+                + timeout.toSeconds()
+                + "s, the benchmark needs "
+                + wanted);
       }
       try {
         Thread.sleep(POLL.toMillis()); // registration has no event to wait on from here
@@ -85,16 +96,27 @@ public final class WorkerProbe {
   public List<WorkerReading> read() {
     List<CompletableFuture<WorkerStatusResponse>> answers = new ArrayList<>();
     for (Worker w : workers) {
-      answers.add(pool.call(w.rpc(), WorkerStatusRequest.getDefaultInstance(), WorkerStatusResponse.class));
+      answers.add(
+          pool.call(w.rpc(), WorkerStatusRequest.getDefaultInstance(), WorkerStatusResponse.class));
     }
     List<WorkerReading> readings = new ArrayList<>();
     for (int i = 0; i < workers.size(); i++) {
       Worker w = workers.get(i);
-      WorkerStatusResponse s = Futures.await(answers.get(i), timeout, "status of worker " + w.id() + " at " + w.rpc());
-      readings.add(new WorkerReading(w.id(), s.getProcessCpuNanos(), s.getRssBytes(), s.getPeakRssBytes(),
-          s.getDirectMemoryBytes(), s.getPeakDirectMemoryBytes(), s.getMemoryBudgetUsedBytes(),
-          s.getPeakMemoryBudgetUsedBytes(), s.getMemoryPauseBytes(), s.getHeapUsedBytes(),
-          s.getDiskIoModesList()));
+      WorkerStatusResponse s =
+          Futures.await(answers.get(i), timeout, "status of worker " + w.id() + " at " + w.rpc());
+      readings.add(
+          new WorkerReading(
+              w.id(),
+              s.getProcessCpuNanos(),
+              s.getRssBytes(),
+              s.getPeakRssBytes(),
+              s.getDirectMemoryBytes(),
+              s.getPeakDirectMemoryBytes(),
+              s.getMemoryBudgetUsedBytes(),
+              s.getPeakMemoryBudgetUsedBytes(),
+              s.getMemoryPauseBytes(),
+              s.getHeapUsedBytes(),
+              s.getDiskIoModesList()));
     }
     return readings;
   }

@@ -20,9 +20,9 @@ import org.openjdk.jmh.annotations.TearDown;
 import org.openjdk.jmh.infra.Blackhole;
 
 /**
- * One batch of {@code batchSize} record bytes (faro.client.push.batch.size): encoding as a map
- * task does it (LZ4 when {@code compress}, CRC32C always) and decoding as a reader does it (CRC
- * check, then LZ4). MB/s = ops/s x batchSize / 2^20.
+ * One batch of {@code batchSize} record bytes (faro.client.push.batch.size): encoding as a map task
+ * does it (LZ4 when {@code compress}, CRC32C always) and decoding as a reader does it (CRC check,
+ * then LZ4). MB/s = ops/s x batchSize / 2^20.
  */
 @State(Scope.Thread)
 @BenchmarkMode(Mode.Throughput)

@@ -32,12 +32,12 @@ import org.openjdk.jmh.annotations.TearDown;
 import org.openjdk.jmh.infra.Blackhole;
 
 /**
- * Reading chunks of a committed partition file, written in setup by the worker's own writer:
- * {@link #readChunk} opens the file and reads one chunk into a direct buffer, as a fetch without
- * sendfile would (the worker serves fetches with sendfile, which JMH cannot drive without a
- * socket); {@link #readAndVerifyChunk} also walks the chunk's batches as a reader does (CRC32C of
- * every batch, LZ4 decompression). The file was just written, so reads come from the page cache.
- * MB/s = ops/s x chunkSize / 2^20 (chunks end at a part boundary, so slightly more).
+ * Reading chunks of a committed partition file, written in setup by the worker's own writer: {@link
+ * #readChunk} opens the file and reads one chunk into a direct buffer, as a fetch without sendfile
+ * would (the worker serves fetches with sendfile, which JMH cannot drive without a socket); {@link
+ * #readAndVerifyChunk} also walks the chunk's batches as a reader does (CRC32C of every batch, LZ4
+ * decompression). The file was just written, so reads come from the page cache. MB/s = ops/s x
+ * chunkSize / 2^20 (chunks end at a part boundary, so slightly more).
  */
 @State(Scope.Thread)
 @BenchmarkMode(Mode.Throughput)
@@ -65,7 +65,8 @@ public class ChunkReadBenchmark {
     ByteBuf part = SampleRecords.batches(1, PART_SIZE, DataKind.COMPRESSIBLE, true);
     try {
       for (long written = 0; written < FILE_SIZE; written += part.readableBytes()) {
-        files.store.append(key, part.retainedSlice(), new FrameCharge(files.budget, part.readableBytes(), 1));
+        files.store.append(
+            key, part.retainedSlice(), new FrameCharge(files.budget, part.readableBytes(), 1));
       }
     } finally {
       part.release();

@@ -27,8 +27,8 @@ import org.openjdk.jmh.infra.Blackhole;
 /**
  * The transport's frame codec on a push frame ({@code PushRequest} meta with one part per
  * partition, a body of {@code bodySize} bytes), through Netty's pipeline on an {@link
- * EmbeddedChannel}. The body is never copied by either side, so the cost per frame should be
- * nearly independent of its size: compare the two sizes.
+ * EmbeddedChannel}. The body is never copied by either side, so the cost per frame should be nearly
+ * independent of its size: compare the two sizes.
  */
 @State(Scope.Thread)
 @BenchmarkMode(Mode.Throughput)
@@ -50,10 +50,15 @@ public class FrameCodecBenchmark {
 
   @Setup(Level.Trial)
   public void setUp() {
-    PushRequest.Builder request = PushRequest.newBuilder()
-        .setShuffle(ShuffleKeyP.newBuilder().setAppId("application_1700000000000_0001").setShuffleId(3));
+    PushRequest.Builder request =
+        PushRequest.newBuilder()
+            .setShuffle(
+                ShuffleKeyP.newBuilder()
+                    .setAppId("application_1700000000000_0001")
+                    .setShuffleId(3));
     for (int p = 0; p < parts; p++) {
-      request.addParts(PushPart.newBuilder().setPartitionId(p * 37).setEpoch(0).setLength(bodySize / parts));
+      request.addParts(
+          PushPart.newBuilder().setPartitionId(p * 37).setEpoch(0).setLength(bodySize / parts));
     }
     meta = request.build();
     body = PooledByteBufAllocator.DEFAULT.directBuffer(bodySize).writeZero(bodySize);
@@ -78,7 +83,8 @@ public class FrameCodecBenchmark {
   /** Header and meta written; the body passed on as a retained buffer. */
   @Benchmark
   public void encode(Blackhole blackhole) {
-    encoder.writeOutbound(new OutboundFrame(FrameKind.REQUEST, ++requestId, meta, body.retainedDuplicate()));
+    encoder.writeOutbound(
+        new OutboundFrame(FrameKind.REQUEST, ++requestId, meta, body.retainedDuplicate()));
     for (ByteBuf part; (part = encoder.readOutbound()) != null; ) {
       blackhole.consume(part.readableBytes());
       part.release();

@@ -26,11 +26,11 @@ import org.openjdk.jmh.annotations.TearDown;
 
 /**
  * The worker's ingest path below the network: pushed parts appended to partition writers, which
- * hand full buffers to the disk's flusher thread, which writes them to the partition files
- * (into the page cache: no fsync until the commit, as in the worker). The benchmark thread plays
- * the push event loop; it waits while more than {@link #IN_FLIGHT_LIMIT} bytes await their
- * flush, as a paused push connection would, so the rate measured is the sustained one: the
- * slower of appending and flushing. MB/s = ops/s x partSize / 2^20.
+ * hand full buffers to the disk's flusher thread, which writes them to the partition files (into
+ * the page cache: no fsync until the commit, as in the worker). The benchmark thread plays the push
+ * event loop; it waits while more than {@link #IN_FLIGHT_LIMIT} bytes await their flush, as a
+ * paused push connection would, so the rate measured is the sustained one: the slower of appending
+ * and flushing. MB/s = ops/s x partSize / 2^20.
  *
  * <p>Each iteration writes a new shuffle, committed and deleted after it (not timed).
  */
@@ -96,6 +96,7 @@ public class PartitionAppendBenchmark {
       LockSupport.parkNanos(10_000); // leave the core to the flusher
     }
     PartitionKey key = keys[next++ % keys.length];
-    return files.store.append(key, part.retainedSlice(), new FrameCharge(files.budget, part.readableBytes(), 1));
+    return files.store.append(
+        key, part.retainedSlice(), new FrameCharge(files.budget, part.readableBytes(), 1));
   }
 }

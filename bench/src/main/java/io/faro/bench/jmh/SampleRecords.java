@@ -6,7 +6,9 @@ import io.faro.common.batch.BatchEncoder;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.PooledByteBufAllocator;
 
-/** The benchmarks' input: record bytes as {@code faro bench} generates them, and batches of them. */
+/**
+ * The benchmarks' input: record bytes as {@code faro bench} generates them, and batches of them.
+ */
 final class SampleRecords {
   static final int RECORD_SIZE = 100;
 

@@ -19,9 +19,9 @@ import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
 
 /**
- * A worker's storage without its servers, for benchmarks: one disk in a temporary directory
- * (direct or buffered I/O) with one flusher thread, a partition store and a memory budget, wired as {@code WorkerServer}
- * wires them. Closing removes the directory.
+ * A worker's storage without its servers, for benchmarks: one disk in a temporary directory (direct
+ * or buffered I/O) with one flusher thread, a partition store and a memory budget, wired as {@code
+ * WorkerServer} wires them. Closing removes the directory.
  */
 final class WorkerFiles implements AutoCloseable {
   final Path dir;
@@ -40,10 +40,14 @@ final class WorkerFiles implements AutoCloseable {
     } catch (IOException e) {
       throw new UncheckedIOException(e);
     }
-    disks = Disks.open(List.of(new DiskDir(dir, DiskTier.SSD)),
-        new Disks.Options(1, ioMode, 1, 64L << 20, 10_000), "faro-jmh");
+    disks =
+        Disks.open(
+            List.of(new DiskDir(dir, DiskTier.SSD)),
+            new Disks.Options(1, ioMode, 1, 64L << 20, 10_000),
+            "faro-jmh");
     store = new PartitionStore(disks, new WriterSettings(flushBufferSize, chunkSize));
-    memoryThread = new ScheduledThreadPoolExecutor(1, new DefaultThreadFactory("faro-jmh-memory", true));
+    memoryThread =
+        new ScheduledThreadPoolExecutor(1, new DefaultThreadFactory("faro-jmh-memory", true));
     // Marks far above what the benchmarks hold: they bound their memory themselves.
     budget = new MemoryBudget(8L << 30, 7L << 30, store::flushBuffered, memoryThread);
   }

@@ -36,39 +36,61 @@ import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
 /**
- * {@code bin/faro bench-masters}: what a Raft group of masters costs and how fast it recovers,
- * on a local cluster of real processes it starts (N masters, 2 workers) and stops.
+ * {@code bin/faro bench-masters}: what a Raft group of masters costs and how fast it recovers, on a
+ * local cluster of real processes it starts (N masters, 2 workers) and stops.
  *
  * <ul>
  *   <li><b>Shuffle registrations per second</b>: for {@code --duration}, {@code --concurrency}
- *       requests at a time each register a new shuffle of {@code --partitions} partitions (a
- *       slot allocation: placement on the leader, one Raft log entry committed by a majority).
+ *       requests at a time each register a new shuffle of {@code --partitions} partitions (a slot
+ *       allocation: placement on the leader, one Raft log entry committed by a majority).
  *   <li><b>Failover</b>, {@code --failovers} times: SIGKILL the leader's process, then ask for
  *       slots through a client that knows every master, and time from the kill to the first
- *       allocation that succeeds; the killed master is restarted and catches up before the
- *       next round.
+ *       allocation that succeeds; the killed master is restarted and catches up before the next
+ *       round.
  * </ul>
  */
-@Command(name = "bench-masters", mixinStandardHelpOptions = true, sortOptions = false,
-    description = "Measures shuffle registrations per second through a group of masters, and the time "
-        + "from SIGKILL of the leader to the next successful slot allocation.")
+@Command(
+    name = "bench-masters",
+    mixinStandardHelpOptions = true,
+    sortOptions = false,
+    description =
+        "Measures shuffle registrations per second through a group of masters, and the time "
+            + "from SIGKILL of the leader to the next successful slot allocation.")
 public final class MasterBenchCommand implements Callable<Integer>, FaroSubcommand {
-  @Option(names = "--masters", defaultValue = "3", description = "Masters of the group (default: ${DEFAULT-VALUE}).")
+  @Option(
+      names = "--masters",
+      defaultValue = "3",
+      description = "Masters of the group (default: ${DEFAULT-VALUE}).")
   int masters;
 
-  @Option(names = "--duration", defaultValue = "20", description = "Seconds of registrations (default: ${DEFAULT-VALUE}).")
+  @Option(
+      names = "--duration",
+      defaultValue = "20",
+      description = "Seconds of registrations (default: ${DEFAULT-VALUE}).")
   int durationSeconds;
 
-  @Option(names = "--concurrency", defaultValue = "16", description = "Registrations in flight (default: ${DEFAULT-VALUE}).")
+  @Option(
+      names = "--concurrency",
+      defaultValue = "16",
+      description = "Registrations in flight (default: ${DEFAULT-VALUE}).")
   int concurrency;
 
-  @Option(names = "--partitions", defaultValue = "100", description = "Partitions per shuffle (default: ${DEFAULT-VALUE}).")
+  @Option(
+      names = "--partitions",
+      defaultValue = "100",
+      description = "Partitions per shuffle (default: ${DEFAULT-VALUE}).")
   int partitions;
 
-  @Option(names = "--failovers", defaultValue = "10", description = "Leader kills to time (default: ${DEFAULT-VALUE}).")
+  @Option(
+      names = "--failovers",
+      defaultValue = "10",
+      description = "Leader kills to time (default: ${DEFAULT-VALUE}).")
   int failovers;
 
-  @Option(names = "--work-dir", description = "Directory of the local cluster (default: a temporary one, removed at the end).")
+  @Option(
+      names = "--work-dir",
+      description =
+          "Directory of the local cluster (default: a temporary one, removed at the end).")
   Path workDir;
 
   @Option(names = "--json", description = "Also write the report as JSON to FILE.")
@@ -80,11 +102,14 @@ public final class MasterBenchCommand implements Callable<Integer>, FaroSubcomma
   @Override
   public Integer call() throws Exception {
     if (masters < 1 || concurrency < 1 || partitions < 1 || durationSeconds < 1 || failovers < 0) {
-      throw new IllegalArgumentException("--masters, --concurrency, --partitions and --duration must be positive");
+      throw new IllegalArgumentException(
+          "--masters, --concurrency, --partitions and --duration must be positive");
     }
     if (failovers > 0 && masters < 3) {
-      throw new IllegalArgumentException("failover needs at least 3 masters (a majority must survive): --masters "
-          + masters + ", or --failovers 0");
+      throw new IllegalArgumentException(
+          "failover needs at least 3 masters (a majority must survive): --masters "
+              + masters
+              + ", or --failovers 0");
     }
     boolean temporary = workDir == null;
     Path dir = temporary ? Files.createTempDirectory("faro-bench-masters-") : workDir;
@@ -93,31 +118,49 @@ public final class MasterBenchCommand implements Callable<Integer>, FaroSubcomma
     report.put("masters", masters);
     report.put("cores", Runtime.getRuntime().availableProcessors());
     try (LocalCluster cluster = LocalCluster.start(dir.resolve("cluster"), masters, 2, null, 0);
-        ClientPool pool = new ClientPool("faro-bench-masters",
-            NetworkOptions.Settings.from(FaroConf.empty().with(NetworkOptions.IO_THREADS, "2")))) {
+        ClientPool pool =
+            new ClientPool(
+                "faro-bench-masters",
+                NetworkOptions.Settings.from(
+                    FaroConf.empty().with(NetworkOptions.IO_THREADS, "2")))) {
       List<HostPort> endpoints = cluster.masterEndpoints().stream().map(HostPort::parse).toList();
-      MasterClient client = new MasterClient(pool, endpoints, Duration.ofSeconds(60), Duration.ofSeconds(5));
-      client.callBlocking(RegisterAppRequest.newBuilder().setAppId(APP).build(), EmptyResponse.class);
+      MasterClient client =
+          new MasterClient(pool, endpoints, Duration.ofSeconds(60), Duration.ofSeconds(5));
+      client.callBlocking(
+          RegisterAppRequest.newBuilder().setAppId(APP).build(), EmptyResponse.class);
       awaitWorkers(client);
 
       report.putAll(registrations(client));
-      System.out.printf(Locale.ROOT, "registrations: %.0f shuffles/s (%d in %.1f s, %d partitions each, %d in flight)%n",
-          report.get("registrations_per_s"), report.get("registrations"), report.get("registration_seconds"),
-          partitions, concurrency);
+      System.out.printf(
+          Locale.ROOT,
+          "registrations: %.0f shuffles/s (%d in %.1f s, %d partitions each, %d in flight)%n",
+          report.get("registrations_per_s"),
+          report.get("registrations"),
+          report.get("registration_seconds"),
+          partitions,
+          concurrency);
       if (failovers > 0) {
         List<Long> samples = new ArrayList<>();
         for (int i = 0; i < failovers; i++) {
           long ms = failover(cluster, pool, endpoints, client);
           samples.add(ms);
-          System.out.printf(Locale.ROOT, "failover %d/%d: %d ms from SIGKILL of the leader to the next slot allocation%n",
-              i + 1, failovers, ms);
+          System.out.printf(
+              Locale.ROOT,
+              "failover %d/%d: %d ms from SIGKILL of the leader to the next slot allocation%n",
+              i + 1,
+              failovers,
+              ms);
         }
         List<Long> sorted = samples.stream().sorted().toList();
         report.put("failover_ms", samples);
         report.put("failover_median_ms", median(sorted));
         report.put("failover_max_ms", sorted.get(sorted.size() - 1));
-        System.out.printf(Locale.ROOT, "failover: median %d ms, max %d ms over %d kills%n",
-            median(sorted), sorted.get(sorted.size() - 1), samples.size());
+        System.out.printf(
+            Locale.ROOT,
+            "failover: median %d ms, max %d ms over %d kills%n",
+            median(sorted),
+            sorted.get(sorted.size() - 1),
+            samples.size());
       }
     } finally {
       if (temporary) {
@@ -156,10 +199,13 @@ public final class MasterBenchCommand implements Callable<Integer>, FaroSubcomma
       if (!inFlight.tryAcquire(100, TimeUnit.MILLISECONDS)) {
         continue;
       }
-      client.call(slots(), RequestSlotsResponse.class).whenComplete((r, e) -> {
-        (e == null ? done : failed).incrementAndGet();
-        inFlight.release();
-      });
+      client
+          .call(slots(), RequestSlotsResponse.class)
+          .whenComplete(
+              (r, e) -> {
+                (e == null ? done : failed).incrementAndGet();
+                inFlight.release();
+              });
     }
     inFlight.acquire(concurrency);
     double seconds = (System.nanoTime() - start) / 1e9;
@@ -173,12 +219,16 @@ public final class MasterBenchCommand implements Callable<Integer>, FaroSubcomma
     return out;
   }
 
-  /** Kills the leader, times the first allocation after it, restarts it and waits for it to catch up. */
-  private long failover(LocalCluster cluster, ClientPool pool, List<HostPort> endpoints, MasterClient client)
+  /**
+   * Kills the leader, times the first allocation after it, restarts it and waits for it to catch
+   * up.
+   */
+  private long failover(
+      LocalCluster cluster, ClientPool pool, List<HostPort> endpoints, MasterClient client)
       throws Exception {
     int leader = awaitLeader(pool, endpoints);
-    LocalCluster.Member member = cluster.members().stream()
-        .filter(m -> m.role().equals("master")).toList().get(leader);
+    LocalCluster.Member member =
+        cluster.members().stream().filter(m -> m.role().equals("master")).toList().get(leader);
     member.process().destroyForcibly();
     long killed = System.nanoTime();
     member.process().waitFor(10, TimeUnit.SECONDS);
@@ -195,12 +245,14 @@ public final class MasterBenchCommand implements Callable<Integer>, FaroSubcomma
 
   private RequestSlotsRequest slots() {
     return RequestSlotsRequest.newBuilder()
-        .setShuffle(ShuffleKeyP.newBuilder().setAppId(APP).setShuffleId(shuffleIds.getAndIncrement()))
+        .setShuffle(
+            ShuffleKeyP.newBuilder().setAppId(APP).setShuffleId(shuffleIds.getAndIncrement()))
         .setNumPartitions(partitions)
         .build();
   }
 
-  private static int awaitLeader(ClientPool pool, List<HostPort> endpoints) throws InterruptedException {
+  private static int awaitLeader(ClientPool pool, List<HostPort> endpoints)
+      throws InterruptedException {
     long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
     while (System.nanoTime() < deadline) {
       List<MasterStatusResponse> all = statuses(pool, endpoints);
@@ -215,7 +267,8 @@ public final class MasterBenchCommand implements Callable<Integer>, FaroSubcomma
     throw new IllegalStateException("no master leads after 60 s");
   }
 
-  private static void awaitCaughtUp(ClientPool pool, List<HostPort> endpoints) throws InterruptedException {
+  private static void awaitCaughtUp(ClientPool pool, List<HostPort> endpoints)
+      throws InterruptedException {
     long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
     while (System.nanoTime() < deadline) {
       List<MasterStatusResponse> all = statuses(pool, endpoints);
@@ -231,9 +284,16 @@ public final class MasterBenchCommand implements Callable<Integer>, FaroSubcomma
   }
 
   private static List<MasterStatusResponse> statuses(ClientPool pool, List<HostPort> endpoints) {
-    List<CompletableFuture<MasterStatusResponse>> calls = endpoints.stream()
-        .map(e -> pool.call(e, MasterStatusRequest.getDefaultInstance(), MasterStatusResponse.class, Duration.ofSeconds(2)))
-        .toList();
+    List<CompletableFuture<MasterStatusResponse>> calls =
+        endpoints.stream()
+            .map(
+                e ->
+                    pool.call(
+                        e,
+                        MasterStatusRequest.getDefaultInstance(),
+                        MasterStatusResponse.class,
+                        Duration.ofSeconds(2)))
+            .toList();
     List<MasterStatusResponse> out = new ArrayList<>();
     for (CompletableFuture<MasterStatusResponse> call : calls) {
       try {

@@ -9,12 +9,17 @@ import java.time.Instant;
 import java.util.Map;
 
 /**
- * A run with everything needed to read it later: settings, cluster, machine, date, and the
- * figures derived from the measurements. Throughputs and CPU per GB count record bytes (before
+ * A run with everything needed to read it later: settings, cluster, machine, date, and the figures
+ * derived from the measurements. Throughputs and CPU per GB count record bytes (before
  * compression); MB is 2^20 bytes and GB 2^30.
  */
-public record BenchReport(BenchSettings settings, String cluster, Map<String, String> clientConf,
-    MachineFacts machine, Instant date, RunResult result) {
+public record BenchReport(
+    BenchSettings settings,
+    String cluster,
+    Map<String, String> clientConf,
+    MachineFacts machine,
+    Instant date,
+    RunResult result) {
   static final double MB = 1 << 20;
   static final double GB = 1 << 30;
 
@@ -33,7 +38,8 @@ public record BenchReport(BenchSettings settings, String cluster, Map<String, St
 
   /** Until the data is in closed files on the workers' disks: push plus commit. */
   public double pushAndCommitMbPerSecond() {
-    return perSecond(result.bytes() / MB, result.times().pushNanos() + result.times().commitNanos());
+    return perSecond(
+        result.bytes() / MB, result.times().pushNanos() + result.times().commitNanos());
   }
 
   public double fetchMbPerSecond() {

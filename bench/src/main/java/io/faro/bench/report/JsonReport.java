@@ -14,9 +14,9 @@ import java.util.Map;
 import java.util.TreeMap;
 
 /**
- * The report as JSON. Keys are snake_case and stable: tools compare runs by them, so a key is
- * never renamed or given another unit; new figures get new keys. The headline figures are at
- * the top level; settings, client settings, machine and per-worker figures are nested.
+ * The report as JSON. Keys are snake_case and stable: tools compare runs by them, so a key is never
+ * renamed or given another unit; new figures get new keys. The headline figures are at the top
+ * level; settings, client settings, machine and per-worker figures are nested.
  */
 public final class JsonReport {
   /** Bumped only if an existing key changes meaning. */
@@ -52,8 +52,9 @@ public final class JsonReport {
     out.put("push_latency_p50_ms", round(r.pushLatency().p50Ms()));
     out.put("push_latency_p99_ms", round(r.pushLatency().p99Ms()));
     out.put("push_latency_samples", r.pushLatency().count());
-    out.put("push_latency_method", "time from sending each push request to its answer, every request of every "
-        + "map task");
+    out.put(
+        "push_latency_method",
+        "time from sending each push request to its answer, every request of every " + "map task");
     out.put("batch_cut_p50_ms", round(r.batchCuts().p50Ms()));
     out.put("batch_cut_p99_ms", round(r.batchCuts().p99Ms()));
     out.put("map_finish_p50_ms", round(r.mapFinishes().p50Ms()));
@@ -70,8 +71,10 @@ public final class JsonReport {
     out.put("worker_peak_direct_mb", round(report.workerPeakDirectMb()));
     out.put("worker_peak_memory_budget_mb", round(report.workerPeakBudgetMb()));
     out.put("worker_memory_pause_mb", round(report.workerPauseMb()));
-    out.put("units", "MB = 2^20 bytes, GB = 2^30 bytes; throughput and per-GB figures count record bytes "
-        + "before compression; worker peaks are since each worker process started");
+    out.put(
+        "units",
+        "MB = 2^20 bytes, GB = 2^30 bytes; throughput and per-GB figures count record bytes "
+            + "before compression; worker peaks are since each worker process started");
     out.put("settings", settings(report.settings(), report.cluster()));
     out.put("client_settings", new TreeMap<>(report.clientConf()));
     out.put("machine", machine(report.machine()));

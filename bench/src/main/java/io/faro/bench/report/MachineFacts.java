@@ -15,21 +15,35 @@ import java.util.List;
  * @param loadAverage the system's one-minute load average when detected (-1 where unknown): other
  *     work on the machine during a run shows here
  */
-public record MachineFacts(int cores, long memoryBytes, String cpuModel, String os, String arch, String javaVersion,
+public record MachineFacts(
+    int cores,
+    long memoryBytes,
+    String cpuModel,
+    String os,
+    String arch,
+    String javaVersion,
     double loadAverage) {
   public static MachineFacts detect() {
     com.sun.management.OperatingSystemMXBean os =
         (com.sun.management.OperatingSystemMXBean) ManagementFactory.getOperatingSystemMXBean();
-    return new MachineFacts(Runtime.getRuntime().availableProcessors(), os.getTotalMemorySize(), readCpuModel(),
-        System.getProperty("os.name") + " " + System.getProperty("os.version"), System.getProperty("os.arch"),
-        System.getProperty("java.version"), os.getSystemLoadAverage());
+    return new MachineFacts(
+        Runtime.getRuntime().availableProcessors(),
+        os.getTotalMemorySize(),
+        readCpuModel(),
+        System.getProperty("os.name") + " " + System.getProperty("os.version"),
+        System.getProperty("os.arch"),
+        System.getProperty("java.version"),
+        os.getSystemLoadAverage());
   }
 
   private static String readCpuModel() {
     try {
       List<String> lines = Files.readAllLines(Path.of("/proc/cpuinfo"));
-      return lines.stream().filter(l -> l.startsWith("model name")).findFirst()
-          .map(l -> l.substring(l.indexOf(':') + 1).trim()).orElse("unknown");
+      return lines.stream()
+          .filter(l -> l.startsWith("model name"))
+          .findFirst()
+          .map(l -> l.substring(l.indexOf(':') + 1).trim())
+          .orElse("unknown");
     } catch (IOException | RuntimeException e) {
       return "unknown";
     }

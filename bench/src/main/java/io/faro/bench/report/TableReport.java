@@ -14,39 +14,115 @@ public final class TableReport {
     BenchSettings s = report.settings();
     RunResult r = report.result();
     StringBuilder out = new StringBuilder();
-    out.append(String.format(Locale.ROOT, "Faro bench: %s of %d-byte records (%s, %s), %d maps x %d partitions, "
-            + "%d threads%n", size(r.bytes()), s.recordSize(), lower(s.data()), lower(s.codec()), s.maps(),
-        s.partitions(), s.threads()));
+    out.append(
+        String.format(
+            Locale.ROOT,
+            "Faro bench: %s of %d-byte records (%s, %s), %d maps x %d partitions, "
+                + "%d threads%n",
+            size(r.bytes()),
+            s.recordSize(),
+            lower(s.data()),
+            lower(s.codec()),
+            s.maps(),
+            s.partitions(),
+            s.threads()));
     out.append("cluster: ").append(report.cluster()).append('\n');
     MachineFacts m = report.machine();
-    out.append(String.format(Locale.ROOT, "machine: %d cores, %s memory, %s, %s, Java %s, load %.2f at start%n%n",
-        m.cores(), size(m.memoryBytes()), m.cpuModel(), m.os(), m.javaVersion(), m.loadAverage()));
+    out.append(
+        String.format(
+            Locale.ROOT,
+            "machine: %d cores, %s memory, %s, %s, Java %s, load %.2f at start%n%n",
+            m.cores(),
+            size(m.memoryBytes()),
+            m.cpuModel(),
+            m.os(),
+            m.javaVersion(),
+            m.loadAverage()));
     List<String[]> rows = new ArrayList<>();
     rows.add(row("push", report.pushMbPerSecond(), "MB/s", ms(r.times().pushNanos())));
     rows.add(row("commit", r.times().commitNanos() / 1e6, "ms", "until the files are closed"));
-    rows.add(row("push + commit", report.pushAndCommitMbPerSecond(), "MB/s", "until the data is on disk"));
-    rows.add(row("fetch", report.fetchMbPerSecond(), "MB/s", ms(r.times().fetchNanos()) + ", verified"));
-    rows.add(row("push latency p50", r.pushLatency().p50Ms(), "ms", r.pushLatency().count() + " push requests"));
-    rows.add(row("push latency p99", r.pushLatency().p99Ms(), "ms",
-        "sending each push request to its answer, every request of every map task"));
-    rows.add(row("batch cut p50 / p99", r.batchCuts().p50Ms(), "ms", format(r.batchCuts().p99Ms()) + " ms"));
-    rows.add(row("map finish p50 / p99", r.mapFinishes().p50Ms(), "ms", format(r.mapFinishes().p99Ms()) + " ms"));
-    rows.add(row("worker CPU", report.workerCpuSecondsPerGb(), "s/GB", "ingest "
-        + format(report.workerIngestCpuSecondsPerGb()) + ", fetch " + format(report.workerFetchCpuSecondsPerGb())));
-    rows.add(row("client CPU", report.clientCpuSecondsPerGb(), "s/GB", "ingest "
-        + format(report.clientIngestCpuSecondsPerGb()) + ", fetch " + format(report.clientFetchCpuSecondsPerGb())
-        + "; generating and verifying records alone: " + format(r.workloadCpuSecondsPerGb())));
+    rows.add(
+        row(
+            "push + commit",
+            report.pushAndCommitMbPerSecond(),
+            "MB/s",
+            "until the data is on disk"));
+    rows.add(
+        row("fetch", report.fetchMbPerSecond(), "MB/s", ms(r.times().fetchNanos()) + ", verified"));
+    rows.add(
+        row(
+            "push latency p50",
+            r.pushLatency().p50Ms(),
+            "ms",
+            r.pushLatency().count() + " push requests"));
+    rows.add(
+        row(
+            "push latency p99",
+            r.pushLatency().p99Ms(),
+            "ms",
+            "sending each push request to its answer, every request of every map task"));
+    rows.add(
+        row(
+            "batch cut p50 / p99",
+            r.batchCuts().p50Ms(),
+            "ms",
+            format(r.batchCuts().p99Ms()) + " ms"));
+    rows.add(
+        row(
+            "map finish p50 / p99",
+            r.mapFinishes().p50Ms(),
+            "ms",
+            format(r.mapFinishes().p99Ms()) + " ms"));
+    rows.add(
+        row(
+            "worker CPU",
+            report.workerCpuSecondsPerGb(),
+            "s/GB",
+            "ingest "
+                + format(report.workerIngestCpuSecondsPerGb())
+                + ", fetch "
+                + format(report.workerFetchCpuSecondsPerGb())));
+    rows.add(
+        row(
+            "client CPU",
+            report.clientCpuSecondsPerGb(),
+            "s/GB",
+            "ingest "
+                + format(report.clientIngestCpuSecondsPerGb())
+                + ", fetch "
+                + format(report.clientFetchCpuSecondsPerGb())
+                + "; generating and verifying records alone: "
+                + format(r.workloadCpuSecondsPerGb())));
     rows.add(row("worker peak RSS", report.workerPeakRssMb(), "MB", "largest of any worker"));
     rows.add(row("worker peak direct", report.workerPeakDirectMb(), "MB", "sampled every 100 ms"));
-    rows.add(row("worker peak budget", report.workerPeakBudgetMb(), "MB", "pause mark " + format(report.workerPauseMb())
-        + " MB"));
-    rows.add(new String[] {"worker disk I/O", String.join(", ", r.workers().stream()
-        .flatMap(w -> w.end().diskIoModes().stream()).distinct().toList()), "",
-        "faro.worker.io.mode: direct (O_DIRECT) or buffered (page cache)"});
+    rows.add(
+        row(
+            "worker peak budget",
+            report.workerPeakBudgetMb(),
+            "MB",
+            "pause mark " + format(report.workerPauseMb()) + " MB"));
+    rows.add(
+        new String[] {
+          "worker disk I/O",
+          String.join(
+              ", ",
+              r.workers().stream()
+                  .flatMap(w -> w.end().diskIoModes().stream())
+                  .distinct()
+                  .toList()),
+          "",
+          "faro.worker.io.mode: direct (O_DIRECT) or buffered (page cache)"
+        });
     rows.add(row("compression", report.compressionRatio(), "x", size(r.storedBytes()) + " stored"));
-    rows.add(new String[] {"verified", r.verification().verified() ? "yes" : "NO",
-        "", r.verification().verified() ? "records, bytes and checksum of every partition match"
-            : r.verification().mismatchedPartitions() + " partitions differ"});
+    rows.add(
+        new String[] {
+          "verified",
+          r.verification().verified() ? "yes" : "NO",
+          "",
+          r.verification().verified()
+              ? "records, bytes and checksum of every partition match"
+              : r.verification().mismatchedPartitions() + " partitions differ"
+        });
     appendRows(out, rows);
     r.verification().examples().forEach(e -> out.append("  ").append(e).append('\n'));
     return out.toString();
@@ -60,8 +136,16 @@ public final class TableReport {
       }
     }
     for (String[] row : rows) {
-      out.append(String.format(Locale.ROOT, "%-" + widths[0] + "s  %" + widths[1] + "s %-" + widths[2] + "s  %s",
-          row[0], row[1], row[2], row[3]).stripTrailing()).append('\n');
+      out.append(
+              String.format(
+                      Locale.ROOT,
+                      "%-" + widths[0] + "s  %" + widths[1] + "s %-" + widths[2] + "s  %s",
+                      row[0],
+                      row[1],
+                      row[2],
+                      row[3])
+                  .stripTrailing())
+          .append('\n');
     }
   }
 
@@ -78,7 +162,8 @@ public final class TableReport {
   }
 
   private static String size(long bytes) {
-    return bytes >= (1L << 30) ? String.format(Locale.ROOT, "%.2f GB", bytes / BenchReport.GB)
+    return bytes >= (1L << 30)
+        ? String.format(Locale.ROOT, "%.2f GB", bytes / BenchReport.GB)
         : String.format(Locale.ROOT, "%.1f MB", bytes / BenchReport.MB);
   }
 

@@ -33,8 +33,15 @@ final class MapTask implements Callable<MapTask.Result> {
    * @param finishedAt when {@code finish()} returned ({@link System#nanoTime()})
    * @param mapperEndAt when the task reported its end ({@link System#nanoTime()})
    */
-  record Result(PartitionTally written, long storedBytes, LatencySamples cuts, LatencySamples pushes,
-      long finishNanos, long blockedNanos, long finishedAt, long mapperEndAt) {}
+  record Result(
+      PartitionTally written,
+      long storedBytes,
+      LatencySamples cuts,
+      LatencySamples pushes,
+      long finishNanos,
+      long blockedNanos,
+      long finishedAt,
+      long mapperEndAt) {}
 
   private final BenchSettings settings;
   private final ShuffleClient client;
@@ -43,7 +50,12 @@ final class MapTask implements Callable<MapTask.Result> {
   private final int mapId;
   private final Progress progress;
 
-  MapTask(BenchSettings settings, ShuffleClient client, HostPort lifecycle, ShuffleId shuffle, int mapId,
+  MapTask(
+      BenchSettings settings,
+      ShuffleClient client,
+      HostPort lifecycle,
+      ShuffleId shuffle,
+      int mapId,
       Progress progress) {
     this.settings = requireNonNull(settings, "settings is null");
     this.client = requireNonNull(client, "client is null");
@@ -60,8 +72,9 @@ final class MapTask implements Callable<MapTask.Result> {
     LatencySamples cuts = new LatencySamples(settings.seed() + mapId);
     // Recorded on the pool's event loops as answers arrive: guarded by its own monitor.
     LatencySamples answered = new LatencySamples(settings.seed() + settings.maps() + mapId);
-    RecordGenerator generator = new RecordGenerator(settings.seed(), mapId, recordSize, settings.partitions(),
-        settings.data());
+    RecordGenerator generator =
+        new RecordGenerator(
+            settings.seed(), mapId, recordSize, settings.partitions(), settings.data());
     byte[] record = new byte[recordSize];
     long records = settings.recordsOfMap(mapId);
     long stored = 0;
@@ -69,12 +82,14 @@ final class MapTask implements Callable<MapTask.Result> {
     int[] batchCounts;
     long blockedNanos;
     long finishedAt;
-    try (MapPusher pusher = client.newMapPusher(lifecycle, shuffle, mapId, 0, settings.maps(), settings.partitions())) {
-      pusher.onPushAnswered(nanos -> {
-        synchronized (answered) {
-          answered.record(nanos);
-        }
-      });
+    try (MapPusher pusher =
+        client.newMapPusher(lifecycle, shuffle, mapId, 0, settings.maps(), settings.partitions())) {
+      pusher.onPushAnswered(
+          nanos -> {
+            synchronized (answered) {
+              answered.record(nanos);
+            }
+          });
       int batchSize = pusher.batchSize();
       for (long i = 1; i <= records; i++) {
         int partition = generator.next(record);
@@ -110,6 +125,7 @@ final class MapTask implements Callable<MapTask.Result> {
     }
     long mapperEndAt = System.nanoTime();
     client.mapperEnd(lifecycle, shuffle, mapId, 0, settings.maps(), batchCounts);
-    return new Result(written, stored, cuts, pushes, finishNanos, blockedNanos, finishedAt, mapperEndAt);
+    return new Result(
+        written, stored, cuts, pushes, finishNanos, blockedNanos, finishedAt, mapperEndAt);
   }
 }

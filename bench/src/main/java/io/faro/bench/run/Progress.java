@@ -11,8 +11,8 @@ import java.util.concurrent.atomic.LongAdder;
 
 /**
  * Prints a line every {@link #INTERVAL_SECONDS} seconds while a run goes on: the phase, the
- * megabytes done of the phase's total and the rate over the last interval. Workers of a phase
- * add bytes from any thread; one daemon thread prints.
+ * megabytes done of the phase's total and the rate over the last interval. Workers of a phase add
+ * bytes from any thread; one daemon thread prints.
  */
 public final class Progress implements AutoCloseable {
   static final int INTERVAL_SECONDS = 2;
@@ -32,15 +32,19 @@ public final class Progress implements AutoCloseable {
 
   public Progress(PrintWriter out) {
     this.out = requireNonNull(out, "out is null");
-    this.printer = Executors.newSingleThreadScheduledExecutor(r -> {
-      Thread t = new Thread(r, "faro-bench-progress");
-      t.setDaemon(true);
-      return t;
-    });
+    this.printer =
+        Executors.newSingleThreadScheduledExecutor(
+            r -> {
+              Thread t = new Thread(r, "faro-bench-progress");
+              t.setDaemon(true);
+              return t;
+            });
     printer.scheduleAtFixedRate(this::print, INTERVAL_SECONDS, INTERVAL_SECONDS, TimeUnit.SECONDS);
   }
 
-  /** Starts counting {@code phase}, whose work is {@code totalBytes} (0 when not counted in bytes). */
+  /**
+   * Starts counting {@code phase}, whose work is {@code totalBytes} (0 when not counted in bytes).
+   */
   public void phase(String phase, long totalBytes) {
     this.phaseTotal = totalBytes;
     this.phaseStartNanos = System.nanoTime();
@@ -67,7 +71,13 @@ public final class Progress implements AutoCloseable {
     lastNanos = now;
     long total = phaseTotal;
     if (total > 0) {
-      out.printf(Locale.ROOT, "  %-7s %9.1f of %9.1f MB  %8.1f MB/s%n", phase, bytes / MB, total / MB, rate);
+      out.printf(
+          Locale.ROOT,
+          "  %-7s %9.1f of %9.1f MB  %8.1f MB/s%n",
+          phase,
+          bytes / MB,
+          total / MB,
+          rate);
     } else {
       out.printf(Locale.ROOT, "  %-7s %5.1f s%n", phase, (now - phaseStartNanos) / 1e9);
     }

@@ -12,8 +12,8 @@ import java.util.concurrent.Callable;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
- * One reader thread: takes partitions one at a time until none is left, reads each through a
- * {@link PartitionReader} (every map, as one reduce task would) and tallies every record it gets.
+ * One reader thread: takes partitions one at a time until none is left, reads each through a {@link
+ * PartitionReader} (every map, as one reduce task would) and tallies every record it gets.
  */
 final class ReadTask implements Callable<ReadTask.Result> {
   /**
@@ -33,8 +33,15 @@ final class ReadTask implements Callable<ReadTask.Result> {
   private final AtomicInteger nextPartition;
   private final Progress progress;
 
-  ReadTask(ShuffleClient client, HostPort lifecycle, ShuffleId shuffle, int maps, int partitions, int recordSize,
-      AtomicInteger nextPartition, Progress progress) {
+  ReadTask(
+      ShuffleClient client,
+      HostPort lifecycle,
+      ShuffleId shuffle,
+      int maps,
+      int partitions,
+      int recordSize,
+      AtomicInteger nextPartition,
+      Progress progress) {
     this.client = requireNonNull(client, "client is null");
     this.lifecycle = requireNonNull(lifecycle, "lifecycle is null");
     this.shuffle = requireNonNull(shuffle, "shuffle is null");
@@ -49,7 +56,9 @@ final class ReadTask implements Callable<ReadTask.Result> {
   public Result call() {
     PartitionTally read = new PartitionTally(partitions);
     long fetched = 0;
-    for (int p = nextPartition.getAndIncrement(); p < partitions; p = nextPartition.getAndIncrement()) {
+    for (int p = nextPartition.getAndIncrement();
+        p < partitions;
+        p = nextPartition.getAndIncrement()) {
       try (PartitionReader reader = client.newReader(lifecycle, shuffle, maps, p, p + 1, 0, maps)) {
         Batch batch;
         while ((batch = reader.next()) != null) {

@@ -11,15 +11,15 @@ import java.util.List;
  * @param bytes record bytes pushed (and, when verified, read back)
  * @param storedBytes bytes the workers stored: compressed batches with their headers
  * @param fetchedBytes bytes the readers fetched, as stored
- * @param pushLatency time from sending each push request to its answer, every request of every
- *     map task (as {@code MapPusher#onPushAnswered} hears it)
+ * @param pushLatency time from sending each push request to its answer, every request of every map
+ *     task (as {@code MapPusher#onPushAnswered} hears it)
  * @param batchCuts time a map task spent on each batch it cut
  * @param mapFinishes time of each map task's {@code finish()}
  * @param mapBlockedMillisMean mean time per map task spent waiting for push answers
  * @param clientIngestCpuNanos this process's CPU time for placement, push and commit
  * @param clientFetchCpuNanos this process's CPU time for the fetch and its verification
- * @param workloadCpuSecondsPerGb the part of the client's CPU per GB that the benchmark's own
- *     work takes (generating and hashing records), measured apart before the run
+ * @param workloadCpuSecondsPerGb the part of the client's CPU per GB that the benchmark's own work
+ *     takes (generating and hashing records), measured apart before the run
  */
 public record RunResult(
     long bytes,

@@ -25,11 +25,11 @@ import java.util.List;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
- * One benchmark run through the real client library, as an engine would drive it but without
- * one: a lifecycle manager and a shuffle client in this process; placement; M map tasks pushing
- * in parallel; the commit the last map's end starts; R partitions read back in parallel and
- * verified record by record against what was written. Around each phase it reads this process's
- * CPU time and every worker's own accounting.
+ * One benchmark run through the real client library, as an engine would drive it but without one: a
+ * lifecycle manager and a shuffle client in this process; placement; M map tasks pushing in
+ * parallel; the commit the last map's end starts; R partitions read back in parallel and verified
+ * record by record against what was written. Around each phase it reads this process's CPU time and
+ * every worker's own accounting.
  */
 public final class ShuffleRun {
   private static final Duration DISCOVERY_TIMEOUT = Duration.ofSeconds(60);
@@ -45,7 +45,8 @@ public final class ShuffleRun {
    * @param expectedWorkers alive workers to wait for before starting (0: any)
    * @param progressOut where progress lines go
    */
-  public ShuffleRun(BenchSettings settings, FaroConf clientConf, int expectedWorkers, PrintWriter progressOut) {
+  public ShuffleRun(
+      BenchSettings settings, FaroConf clientConf, int expectedWorkers, PrintWriter progressOut) {
     this.settings = requireNonNull(settings, "settings is null");
     this.client = ClientOptions.Settings.from(requireNonNull(clientConf, "clientConf is null"));
     this.expectedWorkers = expectedWorkers;
@@ -53,25 +54,40 @@ public final class ShuffleRun {
   }
 
   /** The map side: placement, pushes and the commit. */
-  private record Ingest(List<MapTask.Result> maps, long placementNanos, long pushNanos, long commitNanos) {}
+  private record Ingest(
+      List<MapTask.Result> maps, long placementNanos, long pushNanos, long commitNanos) {}
 
   /** The shuffle being measured and what drives it. */
   private record Target(ShuffleClient shuffles, HostPort lifecycle, ShuffleId shuffle) {}
 
-  /** @throws RunFailedException when a task fails or the run passes --timeout */
+  /**
+   * @throws RunFailedException when a task fails or the run passes --timeout
+   */
   public RunResult run() {
     long deadline = System.nanoTime() + settings.timeout().toNanos();
     try (ClientPool pool = new ClientPool("faro-bench", client.network());
         Progress progress = new Progress(progressOut);
-        LifecycleManager lifecycle = new LifecycleManager(
-            new AppId("faro-bench-" + ProcessHandle.current().pid() + "-" + System.nanoTime()), client, pool, "127.0.0.1")) {
+        LifecycleManager lifecycle =
+            new LifecycleManager(
+                new AppId("faro-bench-" + ProcessHandle.current().pid() + "-" + System.nanoTime()),
+                client,
+                pool,
+                "127.0.0.1")) {
       MasterClient masters = new MasterClient(pool, client.masters(), client.masterRetryTimeout());
-      WorkerProbe workers = new WorkerProbe(pool, WorkerProbe.discover(masters, expectedWorkers, DISCOVERY_TIMEOUT),
-          STATUS_TIMEOUT);
-      Target target = new Target(new ShuffleClient(pool, client), lifecycle.endpoint(),
-          new ShuffleId(lifecycle.app(), 0));
+      WorkerProbe workers =
+          new WorkerProbe(
+              pool,
+              WorkerProbe.discover(masters, expectedWorkers, DISCOVERY_TIMEOUT),
+              STATUS_TIMEOUT);
+      Target target =
+          new Target(
+              new ShuffleClient(pool, client),
+              lifecycle.endpoint(),
+              new ShuffleId(lifecycle.app(), 0));
 
-      double workloadCost = WorkloadCost.cpuSecondsPerGb(settings.recordSize(), settings.data(), settings.partitions());
+      double workloadCost =
+          WorkloadCost.cpuSecondsPerGb(
+              settings.recordSize(), settings.data(), settings.partitions());
       List<WorkerReading> atStart = workers.read();
       long cpuAtStart = processCpuNanos();
       Ingest ingest = ingest(target, progress, deadline);
@@ -87,8 +103,16 @@ public final class ShuffleRun {
       progress.phase("done", 0);
       lifecycle.unregisterShuffle(target.shuffle().shuffle());
 
-      PhaseTimes times = new PhaseTimes(ingest.placementNanos(), ingest.pushNanos(), ingest.commitNanos(), fetchNanos);
-      return result(ingest, reads, times, cpuAfterIngest - cpuAtStart, cpuAtEnd - cpuAfterIngest, workloadCost,
+      PhaseTimes times =
+          new PhaseTimes(
+              ingest.placementNanos(), ingest.pushNanos(), ingest.commitNanos(), fetchNanos);
+      return result(
+          ingest,
+          reads,
+          times,
+          cpuAfterIngest - cpuAtStart,
+          cpuAtEnd - cpuAfterIngest,
+          workloadCost,
           usage(atStart, afterIngest, atEnd));
     }
   }
@@ -97,14 +121,22 @@ public final class ShuffleRun {
     progress.phase("place", 0);
     long placementStart = System.nanoTime();
     // Each blocking call runs under the run's deadline, not only under the client's own timeouts.
-    TaskRunner.runOne("place", () -> target.shuffles()
-        .pushLocations(target.lifecycle(), target.shuffle(), settings.maps(), settings.partitions()), deadline);
+    TaskRunner.runOne(
+        "place",
+        () ->
+            target
+                .shuffles()
+                .pushLocations(
+                    target.lifecycle(), target.shuffle(), settings.maps(), settings.partitions()),
+        deadline);
     long placementNanos = System.nanoTime() - placementStart;
 
     progress.phase("push", settings.totalRecords() * settings.recordSize());
     List<MapTask> tasks = new ArrayList<>();
     for (int m = 0; m < settings.maps(); m++) {
-      tasks.add(new MapTask(settings, target.shuffles(), target.lifecycle(), target.shuffle(), m, progress));
+      tasks.add(
+          new MapTask(
+              settings, target.shuffles(), target.lifecycle(), target.shuffle(), m, progress));
     }
     long pushStart = System.nanoTime();
     List<MapTask.Result> maps = TaskRunner.runAll("map", settings.threads(), tasks, deadline);
@@ -113,8 +145,11 @@ public final class ShuffleRun {
     long commitStart = maps.stream().mapToLong(MapTask.Result::mapperEndAt).max().orElseThrow();
 
     progress.phase("commit", 0);
-    TaskRunner.runOne("commit", () -> target.shuffles().fileGroups(target.lifecycle(), target.shuffle(),
-        settings.maps(), 0), deadline); // waits for the commit
+    TaskRunner.runOne(
+        "commit",
+        () ->
+            target.shuffles().fileGroups(target.lifecycle(), target.shuffle(), settings.maps(), 0),
+        deadline); // waits for the commit
     long commitEnd = System.nanoTime();
     return new Ingest(maps, placementNanos, pushEnd - pushStart, commitEnd - commitStart);
   }
@@ -123,14 +158,28 @@ public final class ShuffleRun {
     AtomicInteger nextPartition = new AtomicInteger();
     List<ReadTask> readers = new ArrayList<>();
     for (int t = 0; t < Math.min(settings.threads(), settings.partitions()); t++) {
-      readers.add(new ReadTask(target.shuffles(), target.lifecycle(), target.shuffle(), settings.maps(),
-          settings.partitions(), settings.recordSize(), nextPartition, progress));
+      readers.add(
+          new ReadTask(
+              target.shuffles(),
+              target.lifecycle(),
+              target.shuffle(),
+              settings.maps(),
+              settings.partitions(),
+              settings.recordSize(),
+              nextPartition,
+              progress));
     }
     return TaskRunner.runAll("reader", settings.threads(), readers, deadline);
   }
 
-  private RunResult result(Ingest ingest, List<ReadTask.Result> reads, PhaseTimes times, long clientIngestCpu,
-      long clientFetchCpu, double workloadCost, List<WorkerUsage> workers) {
+  private RunResult result(
+      Ingest ingest,
+      List<ReadTask.Result> reads,
+      PhaseTimes times,
+      long clientIngestCpu,
+      long clientFetchCpu,
+      double workloadCost,
+      List<WorkerUsage> workers) {
     List<MapTask.Result> maps = ingest.maps();
     PartitionTally written = new PartitionTally(settings.partitions());
     LatencySamples cuts = new LatencySamples(settings.seed());
@@ -152,17 +201,33 @@ public final class ShuffleRun {
       read.addAll(r.read());
       fetched += r.fetchedBytes();
     }
-    return new RunResult(written.totalBytes(), written.totalRecords(), stored, fetched, times, pushes.summary(),
-        cuts.summary(), finishes.summary(), blocked / 1e6 / maps.size(), clientIngestCpu, clientFetchCpu,
-        workloadCost, workers, Verification.compare(written, read));
+    return new RunResult(
+        written.totalBytes(),
+        written.totalRecords(),
+        stored,
+        fetched,
+        times,
+        pushes.summary(),
+        cuts.summary(),
+        finishes.summary(),
+        blocked / 1e6 / maps.size(),
+        clientIngestCpu,
+        clientFetchCpu,
+        workloadCost,
+        workers,
+        Verification.compare(written, read));
   }
 
-  private static List<WorkerUsage> usage(List<WorkerReading> start, List<WorkerReading> afterIngest,
-      List<WorkerReading> end) {
+  private static List<WorkerUsage> usage(
+      List<WorkerReading> start, List<WorkerReading> afterIngest, List<WorkerReading> end) {
     List<WorkerUsage> usage = new ArrayList<>();
     for (int i = 0; i < end.size(); i++) {
-      usage.add(new WorkerUsage(end.get(i).workerId(), afterIngest.get(i).cpuNanos() - start.get(i).cpuNanos(),
-          end.get(i).cpuNanos() - afterIngest.get(i).cpuNanos(), end.get(i)));
+      usage.add(
+          new WorkerUsage(
+              end.get(i).workerId(),
+              afterIngest.get(i).cpuNanos() - start.get(i).cpuNanos(),
+              end.get(i).cpuNanos() - afterIngest.get(i).cpuNanos(),
+              end.get(i)));
     }
     return usage;
   }

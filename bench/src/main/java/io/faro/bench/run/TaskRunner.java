@@ -13,9 +13,9 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
- * Runs a phase's tasks on a bounded pool of named threads and waits for all of them, failing
- * on the first task that fails or when the deadline passes; either way the other tasks are
- * interrupted and the threads stop.
+ * Runs a phase's tasks on a bounded pool of named threads and waits for all of them, failing on the
+ * first task that fails or when the deadline passes; either way the other tasks are interrupted and
+ * the threads stop.
  */
 final class TaskRunner {
   private TaskRunner() {}
@@ -29,13 +29,17 @@ final class TaskRunner {
    * @param deadlineNanos the {@link System#nanoTime()} by which every task must be done
    * @throws RunFailedException naming the phase and the first failure
    */
-  static <T> List<T> runAll(String phase, int threads, List<? extends Callable<T>> tasks, long deadlineNanos) {
+  static <T> List<T> runAll(
+      String phase, int threads, List<? extends Callable<T>> tasks, long deadlineNanos) {
     AtomicInteger counter = new AtomicInteger();
-    ExecutorService pool = Executors.newFixedThreadPool(threads, r -> {
-      Thread t = new Thread(r, "faro-bench-" + phase + "-" + counter.getAndIncrement());
-      t.setDaemon(true);
-      return t;
-    });
+    ExecutorService pool =
+        Executors.newFixedThreadPool(
+            threads,
+            r -> {
+              Thread t = new Thread(r, "faro-bench-" + phase + "-" + counter.getAndIncrement());
+              t.setDaemon(true);
+              return t;
+            });
     try {
       CompletionService<T> completion = new ExecutorCompletionService<>(pool);
       List<Future<T>> submitted = new ArrayList<>();
@@ -43,9 +47,11 @@ final class TaskRunner {
         submitted.add(completion.submit(task));
       }
       for (int i = 0; i < submitted.size(); i++) {
-        Future<T> done = completion.poll(Math.max(0, deadlineNanos - System.nanoTime()), TimeUnit.NANOSECONDS);
+        Future<T> done =
+            completion.poll(Math.max(0, deadlineNanos - System.nanoTime()), TimeUnit.NANOSECONDS);
         if (done == null) {
-          throw new RunFailedException(phase + " did not finish within the run's time limit (--timeout)", null);
+          throw new RunFailedException(
+              phase + " did not finish within the run's time limit (--timeout)", null);
         }
         done.get();
       }

@@ -11,7 +11,8 @@ import io.faro.bench.cluster.WorkerReading;
  * @param fetchCpuNanos CPU time while the readers fetched
  * @param end its reading after the fetch (current and peak memory)
  */
-public record WorkerUsage(String workerId, long ingestCpuNanos, long fetchCpuNanos, WorkerReading end) {
+public record WorkerUsage(
+    String workerId, long ingestCpuNanos, long fetchCpuNanos, WorkerReading end) {
   public WorkerUsage {
     requireNonNull(workerId, "workerId is null");
     requireNonNull(end, "end is null");

@@ -1,9 +1,9 @@
 package io.faro.bench.workload;
 
 /**
- * Records, bytes and a checksum per partition: what the map tasks wrote, or what the readers
- * read. The checksum is the sum of {@link RecordHash} values, so any order of arrival gives the
- * same tally, and a lost, duplicated, altered or misplaced record changes it.
+ * Records, bytes and a checksum per partition: what the map tasks wrote, or what the readers read.
+ * The checksum is the sum of {@link RecordHash} values, so any order of arrival gives the same
+ * tally, and a lost, duplicated, altered or misplaced record changes it.
  *
  * <p>Confined to one thread; tallies of several threads are combined with {@link #addAll} after
  * those threads are joined.
@@ -30,9 +30,9 @@ public final class PartitionTally {
   }
 
   /**
-   * Counts every record of {@code data[0, length)}, read from {@code partition}: records are
-   * {@code recordSize} bytes each; a shorter tail counts as one (damaged) record, so that the
-   * tallies differ.
+   * Counts every record of {@code data[0, length)}, read from {@code partition}: records are {@code
+   * recordSize} bytes each; a shorter tail counts as one (damaged) record, so that the tallies
+   * differ.
    */
   public void addRecords(int partition, byte[] data, int length, int recordSize) {
     for (int offset = 0; offset < length; offset += recordSize) {
@@ -43,7 +43,8 @@ public final class PartitionTally {
 
   public void addAll(PartitionTally other) {
     if (other.partitions() != partitions()) {
-      throw new IllegalArgumentException("tallies of " + other.partitions() + " and " + partitions() + " partitions");
+      throw new IllegalArgumentException(
+          "tallies of " + other.partitions() + " and " + partitions() + " partitions");
     }
     for (int p = 0; p < records.length; p++) {
       records[p] += other.records[p];

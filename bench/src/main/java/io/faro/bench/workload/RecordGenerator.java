@@ -7,13 +7,13 @@ import java.lang.invoke.VarHandle;
 import java.nio.ByteOrder;
 
 /**
- * The records of one map task, deterministic for a seed and map id: a xorshift64* sequence, so
- * a run can be repeated exactly and generating a 100-byte record costs a few nanoseconds (the
+ * The records of one map task, deterministic for a seed and map id: a xorshift64* sequence, so a
+ * run can be repeated exactly and generating a 100-byte record costs a few nanoseconds (the
  * benchmark measures Faro, not its own data source).
  *
  * <p>Record layout, {@code recordSize} bytes: {@code [long key][filler]}, little-endian. The key
- * decides the partition ({@link #partitionOf}), so a record read from the wrong partition shows
- * up in the per-partition tallies. The filler is random ({@link DataKind#RANDOM}) or 8-byte words
+ * decides the partition ({@link #partitionOf}), so a record read from the wrong partition shows up
+ * in the per-partition tallies. The filler is random ({@link DataKind#RANDOM}) or 8-byte words
  * drawn from a 16-word vocabulary ({@link DataKind#COMPRESSIBLE}).
  *
  * <p>Not thread-safe: one per map task.
@@ -22,10 +22,26 @@ public final class RecordGenerator {
   /** A record holds at least its key. */
   public static final int MIN_RECORD_SIZE = Long.BYTES;
 
-  private static final VarHandle LONGS = MethodHandles.byteArrayViewVarHandle(long[].class, ByteOrder.LITTLE_ENDIAN);
-  private static final long[] VOCABULARY = vocabulary(
-      "shuffle ", "partitn ", "reducer ", "mapper  ", "record  ", "network ", "flushes ", "chunked ",
-      "worker  ", "master  ", "spark   ", "faro    ", "bytes   ", "commit  ", "fetch   ", "batch   ");
+  private static final VarHandle LONGS =
+      MethodHandles.byteArrayViewVarHandle(long[].class, ByteOrder.LITTLE_ENDIAN);
+  private static final long[] VOCABULARY =
+      vocabulary(
+          "shuffle ",
+          "partitn ",
+          "reducer ",
+          "mapper  ",
+          "record  ",
+          "network ",
+          "flushes ",
+          "chunked ",
+          "worker  ",
+          "master  ",
+          "spark   ",
+          "faro    ",
+          "bytes   ",
+          "commit  ",
+          "fetch   ",
+          "batch   ");
 
   private final int recordSize;
   private final int partitions;
@@ -34,7 +50,8 @@ public final class RecordGenerator {
 
   public RecordGenerator(long seed, int mapId, int recordSize, int partitions, DataKind data) {
     if (recordSize < MIN_RECORD_SIZE) {
-      throw new IllegalArgumentException("record size " + recordSize + " is below " + MIN_RECORD_SIZE);
+      throw new IllegalArgumentException(
+          "record size " + recordSize + " is below " + MIN_RECORD_SIZE);
     }
     if (partitions < 1) {
       throw new IllegalArgumentException("partitions must be positive: " + partitions);
@@ -50,7 +67,10 @@ public final class RecordGenerator {
     this.state = (z ^ (z >>> 31)) | 1;
   }
 
-  /** The partition a record with {@code key} belongs to: the key's high bits scaled to [0, partitions). */
+  /**
+   * The partition a record with {@code key} belongs to: the key's high bits scaled to [0,
+   * partitions).
+   */
   public static int partitionOf(long key, int partitions) {
     return (int) (((key >>> 32) * partitions) >>> 32);
   }

@@ -5,13 +5,14 @@ import java.lang.invoke.VarHandle;
 import java.nio.ByteOrder;
 
 /**
- * A 64-bit hash of one record's bytes, computed by the map task when it writes a record and by
- * the reader when it reads it back. Partition checksums are sums of these, so they do not depend
- * on the order in which batches of different maps land in a partition's file. Eight bytes per
- * step, so hashing costs far less than moving the bytes.
+ * A 64-bit hash of one record's bytes, computed by the map task when it writes a record and by the
+ * reader when it reads it back. Partition checksums are sums of these, so they do not depend on the
+ * order in which batches of different maps land in a partition's file. Eight bytes per step, so
+ * hashing costs far less than moving the bytes.
  */
 public final class RecordHash {
-  private static final VarHandle LONGS = MethodHandles.byteArrayViewVarHandle(long[].class, ByteOrder.LITTLE_ENDIAN);
+  private static final VarHandle LONGS =
+      MethodHandles.byteArrayViewVarHandle(long[].class, ByteOrder.LITTLE_ENDIAN);
   private static final long PRIME_1 = 0x9E3779B185EBCA87L;
   private static final long PRIME_2 = 0xC2B2AE3D27D4EB4FL;
 

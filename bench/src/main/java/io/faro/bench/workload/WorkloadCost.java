@@ -6,8 +6,8 @@ import java.lang.management.ThreadMXBean;
 /**
  * What the benchmark's own work costs the client: generating and hashing each record when it is
  * written, and hashing it again when it is read. Measured on this thread before the run, so that
- * the client's CPU per GB can be read net of it; an engine would serialize and deserialize
- * records instead.
+ * the client's CPU per GB can be read net of it; an engine would serialize and deserialize records
+ * instead.
  */
 public final class WorkloadCost {
   private static final long SAMPLE_BYTES = 64L << 20;

@@ -11,20 +11,25 @@ import org.junit.jupiter.api.Test;
 import org.openjdk.jmh.infra.Blackhole;
 
 /**
- * Every JMH benchmark runs once, outside JMH: a benchmark that throws or leaks a buffer fails
- * the build here rather than in the middle of a measurement. Also checks that the annotation
- * processor listed them all.
+ * Every JMH benchmark runs once, outside JMH: a benchmark that throws or leaks a buffer fails the
+ * build here rather than in the middle of a measurement. Also checks that the annotation processor
+ * listed them all.
  */
 class JmhBenchmarksTest {
-  private final Blackhole blackhole = new Blackhole(
-      "Today's password is swordfish. I understand instantiating Blackholes directly is dangerous.");
+  private final Blackhole blackhole =
+      new Blackhole(
+          "Today's password is swordfish. I understand instantiating Blackholes directly is dangerous.");
 
   @Test
   void theAnnotationProcessorListedEveryBenchmark() throws Exception {
     try (InputStream list = getClass().getResourceAsStream("/META-INF/BenchmarkList")) {
       assertThat(list).isNotNull();
-      assertThat(new String(list.readAllBytes(), StandardCharsets.UTF_8)).contains(
-          "FrameCodecBenchmark", "BatchCodecBenchmark", "PartitionAppendBenchmark", "ChunkReadBenchmark");
+      assertThat(new String(list.readAllBytes(), StandardCharsets.UTF_8))
+          .contains(
+              "FrameCodecBenchmark",
+              "BatchCodecBenchmark",
+              "PartitionAppendBenchmark",
+              "ChunkReadBenchmark");
     }
   }
 
@@ -71,7 +76,9 @@ class JmhBenchmarksTest {
       try {
         benchmark.newShuffle();
         for (int i = 0; i < 64; i++) {
-          assertThat(benchmark.appendAndFlush()).as("%s I/O", mode).isEqualTo(AppendStatus.ACCEPTED);
+          assertThat(benchmark.appendAndFlush())
+              .as("%s I/O", mode)
+              .isEqualTo(AppendStatus.ACCEPTED);
         }
         benchmark.dropShuffle();
       } finally {

@@ -27,7 +27,8 @@ class RecordGeneratorTest {
     int[] counts = new int[16];
     for (int i = 0; i < 16_000; i++) {
       int partition = generator.next(record);
-      assertThat(RecordGenerator.partitionOf(RecordGenerator.key(record, 0), 16)).isEqualTo(partition);
+      assertThat(RecordGenerator.partitionOf(RecordGenerator.key(record, 0), 16))
+          .isEqualTo(partition);
       counts[partition]++;
     }
     assertThat(Arrays.stream(counts).min().orElseThrow()).isGreaterThan(800);
@@ -50,7 +51,9 @@ class RecordGeneratorTest {
   private static int encodedSize(DataKind data) {
     byte[] raw = records(new RecordGenerator(1, 0, 100, 8, data), 64 * 1024 / 100);
     byte[] exact = Arrays.copyOf(raw, 64 * 1024);
-    ByteBuf batch = new BatchEncoder(true, UnpooledByteBufAllocator.DEFAULT).encode(0, 0, 0, exact, 0, exact.length);
+    ByteBuf batch =
+        new BatchEncoder(true, UnpooledByteBufAllocator.DEFAULT)
+            .encode(0, 0, 0, exact, 0, exact.length);
     try {
       return batch.readableBytes();
     } finally {

@@ -18,6 +18,7 @@ class VerificationTest {
   private static final int PARTITIONS = 8;
 
   private PartitionTally written;
+
   /** readsByPartition.get(p): the records of partition p, as a reader would get them. */
   private List<List<byte[]>> readsByPartition;
 
@@ -29,7 +30,8 @@ class VerificationTest {
       readsByPartition.add(new ArrayList<>());
     }
     for (int map = 0; map < 2; map++) {
-      RecordGenerator generator = new RecordGenerator(11, map, RECORD_SIZE, PARTITIONS, DataKind.COMPRESSIBLE);
+      RecordGenerator generator =
+          new RecordGenerator(11, map, RECORD_SIZE, PARTITIONS, DataKind.COMPRESSIBLE);
       for (int i = 0; i < 500; i++) {
         byte[] record = new byte[RECORD_SIZE];
         int partition = generator.next(record);
@@ -70,7 +72,11 @@ class VerificationTest {
 
     assertThat(verification.verified()).isFalse();
     assertThat(verification.mismatchedPartitions()).isEqualTo(1);
-    assertThat(verification.examples()).singleElement().asString().startsWith("partition 3:").contains("checksum");
+    assertThat(verification.examples())
+        .singleElement()
+        .asString()
+        .startsWith("partition 3:")
+        .contains("checksum");
   }
 
   @Test

@@ -21,8 +21,8 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The app's standing with the masters: registered at start (a job must never silently run
- * without the shuffle service it was configured for), kept alive by a heartbeat to every master,
+ * The app's standing with the masters: registered at start (a job must never silently run without
+ * the shuffle service it was configured for), kept alive by a heartbeat to every master,
  * unregistered at close. The heartbeat thread also runs {@code onBeat} (the lifecycle manager's
  * periodic checks) before each beat.
  */
@@ -44,17 +44,26 @@ final class AppSession implements AutoCloseable {
     this.master = requireNonNull(master, "master is null");
     this.onBeat = requireNonNull(onBeat, "onBeat is null");
     try {
-      master.callBlocking(RegisterAppRequest.newBuilder().setAppId(app.value()).build(), EmptyResponse.class);
+      master.callBlocking(
+          RegisterAppRequest.newBuilder().setAppId(app.value()).build(), EmptyResponse.class);
     } catch (FaroException e) {
-      throw new FaroException(e.code(),
-          "Cannot register application " + app + " with the Faro cluster at " + settings.masters()
-              + " (faro.master.endpoints, spark.faro.master.endpoints in Spark): " + e.getMessage(), e);
+      throw new FaroException(
+          e.code(),
+          "Cannot register application "
+              + app
+              + " with the Faro cluster at "
+              + settings.masters()
+              + " (faro.master.endpoints, spark.faro.master.endpoints in Spark): "
+              + e.getMessage(),
+          e);
     }
-    this.heartbeat = Executors.newSingleThreadScheduledExecutor(r -> {
-      Thread t = new Thread(r, "faro-app-heartbeat");
-      t.setDaemon(true);
-      return t;
-    });
+    this.heartbeat =
+        Executors.newSingleThreadScheduledExecutor(
+            r -> {
+              Thread t = new Thread(r, "faro-app-heartbeat");
+              t.setDaemon(true);
+              return t;
+            });
     long period = settings.appHeartbeatInterval().toMillis();
     heartbeat.scheduleWithFixedDelay(this::beat, period, period, TimeUnit.MILLISECONDS);
   }
@@ -68,14 +77,21 @@ final class AppSession implements AutoCloseable {
       LOG.warn("A periodic check of app {} failed", app, e);
     }
     List<CompletableFuture<EmptyResponse>> answers =
-        master.callEach(AppHeartbeatRequest.newBuilder().setAppId(app.value()).build(), EmptyResponse.class);
-    CompletableFuture.allOf(answers.stream().map(a -> a.handle((r, e) -> e == null))
-        .toArray(CompletableFuture[]::new)).thenRun(() -> {
-          if (answers.stream().allMatch(CompletableFuture::isCompletedExceptionally)) {
-            LOG.warn("App heartbeat for {} reached no master: {}", app,
-                Futures.unwrap(answers.get(0).handle((r, e) -> e).join()).toString());
-          }
-        });
+        master.callEach(
+            AppHeartbeatRequest.newBuilder().setAppId(app.value()).build(), EmptyResponse.class);
+    CompletableFuture.allOf(
+            answers.stream()
+                .map(a -> a.handle((r, e) -> e == null))
+                .toArray(CompletableFuture[]::new))
+        .thenRun(
+            () -> {
+              if (answers.stream().allMatch(CompletableFuture::isCompletedExceptionally)) {
+                LOG.warn(
+                    "App heartbeat for {} reached no master: {}",
+                    app,
+                    Futures.unwrap(answers.get(0).handle((r, e) -> e).join()).toString());
+              }
+            });
   }
 
   /** Stops the heartbeat and unregisters the app; the masters expire it if that fails. */
@@ -83,8 +99,11 @@ final class AppSession implements AutoCloseable {
   public void close() {
     heartbeat.shutdownNow();
     try {
-      Futures.await(master.call(UnregisterAppRequest.newBuilder().setAppId(app.value()).build(),
-          EmptyResponse.class), Duration.ofSeconds(10), "unregistering app " + app);
+      Futures.await(
+          master.call(
+              UnregisterAppRequest.newBuilder().setAppId(app.value()).build(), EmptyResponse.class),
+          Duration.ofSeconds(10),
+          "unregistering app " + app);
     } catch (FaroException e) {
       LOG.warn("Could not unregister app {}; the master expires it: {}", app, e.getMessage());
     }

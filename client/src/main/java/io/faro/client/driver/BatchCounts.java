@@ -19,10 +19,16 @@ record BatchCounts(int[] partitions, int[] counts) {
 
   static BatchCounts of(List<Integer> partitions, List<Integer> counts) {
     if (partitions.size() != counts.size()) {
-      throw new FaroException(ErrorCode.INVALID_REQUEST, "mapper end lists " + partitions.size()
-          + " partitions but " + counts.size() + " batch counts");
+      throw new FaroException(
+          ErrorCode.INVALID_REQUEST,
+          "mapper end lists "
+              + partitions.size()
+              + " partitions but "
+              + counts.size()
+              + " batch counts");
     }
-    return new BatchCounts(partitions.stream().mapToInt(Integer::intValue).toArray(),
+    return new BatchCounts(
+        partitions.stream().mapToInt(Integer::intValue).toArray(),
         counts.stream().mapToInt(Integer::intValue).toArray());
   }
 
@@ -32,16 +38,30 @@ record BatchCounts(int[] partitions, int[] counts) {
    */
   void checkWithin(int numPartitions, ShuffleId shuffle) {
     if (partitions.length > numPartitions) {
-      throw new FaroException(ErrorCode.INVALID_REQUEST, "mapper end of shuffle " + shuffle + " counts batches of "
-          + partitions.length + " partitions; it has " + numPartitions);
+      throw new FaroException(
+          ErrorCode.INVALID_REQUEST,
+          "mapper end of shuffle "
+              + shuffle
+              + " counts batches of "
+              + partitions.length
+              + " partitions; it has "
+              + numPartitions);
     }
     BitSet seen = new BitSet(numPartitions);
     for (int i = 0; i < partitions.length; i++) {
       int p = partitions[i];
       if (p < 0 || p >= numPartitions || seen.get(p) || counts[i] <= 0) {
-        throw new FaroException(ErrorCode.INVALID_REQUEST, "mapper end of shuffle " + shuffle + " counts "
-            + counts[i] + " batches of partition " + p + ": partitions must be distinct and in 0.."
-            + (numPartitions - 1) + ", counts positive");
+        throw new FaroException(
+            ErrorCode.INVALID_REQUEST,
+            "mapper end of shuffle "
+                + shuffle
+                + " counts "
+                + counts[i]
+                + " batches of partition "
+                + p
+                + ": partitions must be distinct and in 0.."
+                + (numPartitions - 1)
+                + ", counts positive");
       }
       seen.set(p);
     }

@@ -26,9 +26,9 @@ import org.slf4j.LoggerFactory;
  * Commits still waiting for a worker's answer, and the question the lifecycle manager asks the
  * masters about them: is that worker lost? A hung worker (stopped, swapping, its disk stuck)
  * answers nothing, and its commit would take the whole of faro.client.commit.timeout (600 s by
- * default); once the masters have declared it lost (faro.master.worker.timeout, 120 s by
- * default) its commit fails at once, so its copies count as lost (read from their replicas, or
- * the map stage runs again) instead of stalling every reader of the shuffle.
+ * default); once the masters have declared it lost (faro.master.worker.timeout, 120 s by default)
+ * its commit fails at once, so its copies count as lost (read from their replicas, or the map stage
+ * runs again) instead of stalling every reader of the shuffle.
  *
  * <p>{@link #check} runs on the heartbeat thread; it asks the masters only while some commit has
  * waited longer than {@code minWait}, once per call, whatever the number of commits.
@@ -36,7 +36,7 @@ import org.slf4j.LoggerFactory;
 final class CommitWatch {
   private static final Logger LOG = LoggerFactory.getLogger(CommitWatch.class);
 
-  private record Waiting(ShuffleId shuffle, WorkerId worker, long sinceMillis) { }
+  private record Waiting(ShuffleId shuffle, WorkerId worker, long sinceMillis) {}
 
   private final MasterClient master;
   private final long minWaitMillis;
@@ -62,8 +62,8 @@ final class CommitWatch {
   }
 
   /**
-   * Asks the masters which workers are lost if some commit has waited long enough, and fails
-   * each waiting commit on such a worker.
+   * Asks the masters which workers are lost if some commit has waited long enough, and fails each
+   * waiting commit on such a worker.
    */
   void check() {
     try {
@@ -82,31 +82,45 @@ final class CommitWatch {
       return;
     }
     // One page of one app and one shuffle: the answer is the list of workers.
-    master.call(ClusterStatusRequest.newBuilder().setPageSize(1).build(), ClusterStatusResponse.class)
-        .whenComplete((status, error) -> {
-          asking.set(false);
-          if (error != null) {
-            LOG.debug("Cannot ask the masters about workers with waiting commits: {}",
-                Futures.unwrap(error).toString());
-            return;
-          }
-          // Only a worker the masters list as lost: one they do not list (masters that lost
-          // their state and have not heard it register again yet) may well be alive.
-          Set<String> lost = new HashSet<>();
-          for (WorkerStatusP w : status.getWorkersList()) {
-            if (!w.getAlive()) {
-              lost.add(w.getWorkerId());
-            }
-          }
-          waiting.forEach((commit, w) -> {
-            if (lost.contains(w.worker().value())) {
-              String reason = "worker " + w.worker() + " is lost: the masters have not heard from it within "
-                  + "faro.master.worker.timeout, and its commit of shuffle " + w.shuffle() + " has not answered";
-              if (commit.completeExceptionally(new FaroException(ErrorCode.COMMIT_FAILED, reason))) {
-                LOG.warn("Commit of shuffle {} on worker {} gives up: {}", w.shuffle(), w.worker(), reason);
+    master
+        .call(ClusterStatusRequest.newBuilder().setPageSize(1).build(), ClusterStatusResponse.class)
+        .whenComplete(
+            (status, error) -> {
+              asking.set(false);
+              if (error != null) {
+                LOG.debug(
+                    "Cannot ask the masters about workers with waiting commits: {}",
+                    Futures.unwrap(error).toString());
+                return;
               }
-            }
-          });
-        });
+              // Only a worker the masters list as lost: one they do not list (masters that lost
+              // their state and have not heard it register again yet) may well be alive.
+              Set<String> lost = new HashSet<>();
+              for (WorkerStatusP w : status.getWorkersList()) {
+                if (!w.getAlive()) {
+                  lost.add(w.getWorkerId());
+                }
+              }
+              waiting.forEach(
+                  (commit, w) -> {
+                    if (lost.contains(w.worker().value())) {
+                      String reason =
+                          "worker "
+                              + w.worker()
+                              + " is lost: the masters have not heard from it within "
+                              + "faro.master.worker.timeout, and its commit of shuffle "
+                              + w.shuffle()
+                              + " has not answered";
+                      if (commit.completeExceptionally(
+                          new FaroException(ErrorCode.COMMIT_FAILED, reason))) {
+                        LOG.warn(
+                            "Commit of shuffle {} on worker {} gives up: {}",
+                            w.shuffle(),
+                            w.worker(),
+                            reason);
+                      }
+                    }
+                  });
+            });
   }
 }

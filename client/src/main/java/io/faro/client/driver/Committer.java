@@ -31,21 +31,26 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Commits generations on the workers and keeps what readers are answered: the file groups of
- * each generation (the winning attempt of every map, every committed file, the batches expected
- * per partition, the partitions lost), once its commit ended or it was abandoned. Built once per
+ * Commits generations on the workers and keeps what readers are answered: the file groups of each
+ * generation (the winning attempt of every map, every committed file, the batches expected per
+ * partition, the partitions lost), once its commit ended or it was abandoned. Built once per
  * generation, answered to every reducer from there.
  */
 final class Committer {
   private static final Logger LOG = LoggerFactory.getLogger(Committer.class);
-  /** Commits of one shuffle on one worker before it fails; only retryable failures are tried again. */
+
+  /**
+   * Commits of one shuffle on one worker before it fails; only retryable failures are tried again.
+   */
   private static final int ATTEMPTS = 3;
 
   private final ClientOptions.Settings settings;
   private final ClientPool pool;
   private final CommitWatch watch;
+
   /** The file groups of each generation by Faro shuffle id, complete once known. */
-  private final Map<Integer, CompletableFuture<GetReducerFileGroupsResponse>> fileGroups = new ConcurrentHashMap<>();
+  private final Map<Integer, CompletableFuture<GetReducerFileGroupsResponse>> fileGroups =
+      new ConcurrentHashMap<>();
 
   Committer(ClientOptions.Settings settings, ClientPool pool, CommitWatch watch) {
     this.settings = requireNonNull(settings, "settings is null");
@@ -74,42 +79,57 @@ final class Committer {
   void forget(Generation g) {
     CompletableFuture<GetReducerFileGroupsResponse> f = fileGroups.remove(g.id().shuffle());
     if (f != null) {
-      f.completeExceptionally(new FaroException(ErrorCode.UNKNOWN_SHUFFLE, "shuffle " + g.id()
-          + " was unregistered before its commit ended"));
+      f.completeExceptionally(
+          new FaroException(
+              ErrorCode.UNKNOWN_SHUFFLE,
+              "shuffle " + g.id() + " was unregistered before its commit ended"));
     }
   }
 
   /**
-   * Flushes and closes the generation's files on every worker that holds a copy of some
-   * location, then completes its file groups. Commit is idempotent on the workers, so a
-   * retryable failure (a connection reset, a timeout) is tried again on that worker, up to
-   * {@link #ATTEMPTS} times. A worker that still fails loses only its copies: a partition is lost
-   * when some epoch of it has no committed copy, and its reducers then fail with DATA_LOST (the
-   * engine re-runs the map stage); the others read.
+   * Flushes and closes the generation's files on every worker that holds a copy of some location,
+   * then completes its file groups. Commit is idempotent on the workers, so a retryable failure (a
+   * connection reset, a timeout) is tried again on that worker, up to {@link #ATTEMPTS} times. A
+   * worker that still fails loses only its copies: a partition is lost when some epoch of it has no
+   * committed copy, and its reducers then fail with DATA_LOST (the engine re-runs the map stage);
+   * the others read.
    */
   void commit(Generation g) {
     CompletableFuture<GetReducerFileGroupsResponse> answer = fileGroups(g);
-    g.placementIfStarted().handle((placed, error) -> null).thenCompose(v -> {
-      List<PartitionLocation> locations = g.locations().all();
-      Map<WorkerId, List<PartitionLocation>> byWorker = Locations.copiesByWorker(locations);
-      Map<WorkerId, CompletableFuture<CommitFilesResponse>> commits = new LinkedHashMap<>();
-      byWorker.forEach((worker, locs) -> {
-        HostPort rpc = locs.get(0).endpoint().rpc();
-        CompletableFuture<CommitFilesResponse> commit =
-            commitOn(g, worker, rpc, 1, System.nanoTime() + settings.commitTimeout().toNanos());
-        commits.put(worker, commit);
-        watch.watch(g.id(), worker, commit);
-      });
-      return CompletableFuture.allOf(commits.values().stream().map(f -> f.exceptionally(e -> null))
-              .toArray(CompletableFuture[]::new))
-          .thenApply(done -> committedFiles(g, locations, commits));
-    }).whenComplete((files, error) -> {
-      if (error != null) {
-        answer.completeExceptionally(error);
-      } else {
-        answer.complete(files);
-      }
-    });
+    g.placementIfStarted()
+        .handle((placed, error) -> null)
+        .thenCompose(
+            v -> {
+              List<PartitionLocation> locations = g.locations().all();
+              Map<WorkerId, List<PartitionLocation>> byWorker = Locations.copiesByWorker(locations);
+              Map<WorkerId, CompletableFuture<CommitFilesResponse>> commits = new LinkedHashMap<>();
+              byWorker.forEach(
+                  (worker, locs) -> {
+                    HostPort rpc = locs.get(0).endpoint().rpc();
+                    CompletableFuture<CommitFilesResponse> commit =
+                        commitOn(
+                            g,
+                            worker,
+                            rpc,
+                            1,
+                            System.nanoTime() + settings.commitTimeout().toNanos());
+                    commits.put(worker, commit);
+                    watch.watch(g.id(), worker, commit);
+                  });
+              return CompletableFuture.allOf(
+                      commits.values().stream()
+                          .map(f -> f.exceptionally(e -> null))
+                          .toArray(CompletableFuture[]::new))
+                  .thenApply(done -> committedFiles(g, locations, commits));
+            })
+        .whenComplete(
+            (files, error) -> {
+              if (error != null) {
+                answer.completeExceptionally(error);
+              } else {
+                answer.complete(files);
+              }
+            });
   }
 
   /**
@@ -117,32 +137,54 @@ final class Committer {
    * together take at most faro.client.commit.timeout, the time readers wait for the commit, so a
    * hung worker's copies are given up on before the readers give up on the whole shuffle.
    */
-  private CompletableFuture<CommitFilesResponse> commitOn(Generation g, WorkerId worker, HostPort rpc,
-      int attempt, long deadlineNanos) {
+  private CompletableFuture<CommitFilesResponse> commitOn(
+      Generation g, WorkerId worker, HostPort rpc, int attempt, long deadlineNanos) {
     Duration left = Duration.ofNanos(Math.max(1_000_000, deadlineNanos - System.nanoTime()));
-    return pool.call(rpc, CommitFilesRequest.newBuilder().setShuffle(IdMapper.toProto(g.id()))
-            .setOwnerToken(g.ownerToken()).build(),
-            CommitFilesResponse.class, left)
-        .handle((response, error) -> {
-          if (error == null) {
-            return CompletableFuture.completedFuture(response);
-          }
-          Throwable cause = Futures.unwrap(error);
-          boolean timeLeft = deadlineNanos - System.nanoTime() > TimeUnit.SECONDS.toNanos(attempt);
-          if (attempt >= ATTEMPTS || !timeLeft || !(cause instanceof FaroException fe) || !fe.retryable()) {
-            LOG.warn("Commit of shuffle {} on worker {} failed ({} attempts): {}", g.id(), worker, attempt,
-                cause.getMessage());
-            return CompletableFuture.<CommitFilesResponse>failedFuture(cause);
-          }
-          LOG.warn("Commit of shuffle {} on worker {} failed (attempt {} of {}), retrying: {}", g.id(), worker,
-              attempt, ATTEMPTS, cause.getMessage());
-          return CompletableFuture.supplyAsync(() -> null,
-                  CompletableFuture.delayedExecutor(attempt, TimeUnit.SECONDS))
-              .thenCompose(x -> commitOn(g, worker, rpc, attempt + 1, deadlineNanos));
-        }).thenCompose(f -> f);
+    return pool.call(
+            rpc,
+            CommitFilesRequest.newBuilder()
+                .setShuffle(IdMapper.toProto(g.id()))
+                .setOwnerToken(g.ownerToken())
+                .build(),
+            CommitFilesResponse.class,
+            left)
+        .handle(
+            (response, error) -> {
+              if (error == null) {
+                return CompletableFuture.completedFuture(response);
+              }
+              Throwable cause = Futures.unwrap(error);
+              boolean timeLeft =
+                  deadlineNanos - System.nanoTime() > TimeUnit.SECONDS.toNanos(attempt);
+              if (attempt >= ATTEMPTS
+                  || !timeLeft
+                  || !(cause instanceof FaroException fe)
+                  || !fe.retryable()) {
+                LOG.warn(
+                    "Commit of shuffle {} on worker {} failed ({} attempts): {}",
+                    g.id(),
+                    worker,
+                    attempt,
+                    cause.getMessage());
+                return CompletableFuture.<CommitFilesResponse>failedFuture(cause);
+              }
+              LOG.warn(
+                  "Commit of shuffle {} on worker {} failed (attempt {} of {}), retrying: {}",
+                  g.id(),
+                  worker,
+                  attempt,
+                  ATTEMPTS,
+                  cause.getMessage());
+              return CompletableFuture.supplyAsync(
+                      () -> null, CompletableFuture.delayedExecutor(attempt, TimeUnit.SECONDS))
+                  .thenCompose(x -> commitOn(g, worker, rpc, attempt + 1, deadlineNanos));
+            })
+        .thenCompose(f -> f);
   }
 
-  private GetReducerFileGroupsResponse committedFiles(Generation g, List<PartitionLocation> locations,
+  private GetReducerFileGroupsResponse committedFiles(
+      Generation g,
+      List<PartitionLocation> locations,
       Map<WorkerId, CompletableFuture<CommitFilesResponse>> commits) {
     GetReducerFileGroupsResponse.Builder b = fileGroupsOf(g, g.winners());
     for (long expected : g.expectedBatches()) {
@@ -150,19 +192,26 @@ final class Committer {
     }
     // What each worker committed, by (partition, epoch); a worker whose commit failed has nothing.
     Map<WorkerId, Map<Long, CommittedPartitionP>> committed = new HashMap<>();
-    commits.forEach((worker, f) -> {
-      Map<Long, CommittedPartitionP> files = new HashMap<>();
-      if (!f.isCompletedExceptionally()) {
-        CommitFilesResponse response = f.join();
-        response.getCommittedList().forEach(c -> files.put(key(c.getPartitionId(), c.getEpoch()), c));
-        for (int i = 0; i < response.getFailedPartitionIdsCount(); i++) {
-          int epoch = i < response.getFailedEpochsCount() ? response.getFailedEpochs(i) : -1;
-          LOG.warn("Worker {} lost partition {} epoch {} of shuffle {} (its file failed)", worker,
-              response.getFailedPartitionIds(i), epoch, g.id());
-        }
-      }
-      committed.put(worker, files);
-    });
+    commits.forEach(
+        (worker, f) -> {
+          Map<Long, CommittedPartitionP> files = new HashMap<>();
+          if (!f.isCompletedExceptionally()) {
+            CommitFilesResponse response = f.join();
+            response
+                .getCommittedList()
+                .forEach(c -> files.put(key(c.getPartitionId(), c.getEpoch()), c));
+            for (int i = 0; i < response.getFailedPartitionIdsCount(); i++) {
+              int epoch = i < response.getFailedEpochsCount() ? response.getFailedEpochs(i) : -1;
+              LOG.warn(
+                  "Worker {} lost partition {} epoch {} of shuffle {} (its file failed)",
+                  worker,
+                  response.getFailedPartitionIds(i),
+                  epoch,
+                  g.id());
+            }
+          }
+          committed.put(worker, files);
+        });
     long bytes = 0;
     SortedSet<Integer> lost = new TreeSet<>();
     for (PartitionLocation location : locations) {
@@ -170,16 +219,24 @@ final class Committer {
       for (PartitionLocation copy : location.copies()) {
         // A location the worker does not report (it restarted, or expired the shuffle) held data
         // that is gone, like one on a worker that did not answer.
-        CommittedPartitionP c = committed.getOrDefault(copy.worker(), Map.of())
-            .get(key(copy.partition(), copy.epoch()));
+        CommittedPartitionP c =
+            committed
+                .getOrDefault(copy.worker(), Map.of())
+                .get(key(copy.partition(), copy.epoch()));
         if (c == null) {
           continue;
         }
         anyCopy = true;
         if (c.getBytes() > 0) {
-          b.addFiles(CommittedFileP.newBuilder().setLocation(IdMapper.toProto(copy))
-              .setBytes(c.getBytes()).setChunks(c.getChunks()));
-          bytes += copy.role() == Role.PRIMARY ? c.getBytes() : 0; // the shuffle's bytes, not its copies'
+          b.addFiles(
+              CommittedFileP.newBuilder()
+                  .setLocation(IdMapper.toProto(copy))
+                  .setBytes(c.getBytes())
+                  .setChunks(c.getChunks()));
+          bytes +=
+              copy.role() == Role.PRIMARY
+                  ? c.getBytes()
+                  : 0; // the shuffle's bytes, not its copies'
         }
       }
       if (!anyCopy) {
@@ -188,8 +245,12 @@ final class Committer {
     }
     b.addAllLostPartitionIds(lost);
     if (!lost.isEmpty()) {
-      LOG.warn("Shuffle {} committed with {} partitions lost on every copy (for example {}): their reducers "
-          + "fail and the map stage runs again", g.id(), lost.size(), lost.first());
+      LOG.warn(
+          "Shuffle {} committed with {} partitions lost on every copy (for example {}): their reducers "
+              + "fail and the map stage runs again",
+          g.id(),
+          lost.size(),
+          lost.first());
     }
     LOG.info("Shuffle {} committed: {} files, {} bytes", g.id(), b.getFilesCount(), bytes);
     return b.build();
@@ -201,8 +262,8 @@ final class Committer {
 
   /** File groups of generation {@code g} with its maps' {@code winners}, to be filled in. */
   private static GetReducerFileGroupsResponse.Builder fileGroupsOf(Generation g, int[] winners) {
-    GetReducerFileGroupsResponse.Builder b = GetReducerFileGroupsResponse.newBuilder()
-        .setFaroShuffleId(g.id().shuffle());
+    GetReducerFileGroupsResponse.Builder b =
+        GetReducerFileGroupsResponse.newBuilder().setFaroShuffleId(g.id().shuffle());
     for (int w : winners) {
       b.addWinningAttempts(w);
     }

@@ -17,21 +17,21 @@ import java.util.concurrent.atomic.AtomicReference;
 
 /**
  * One generation of one shuffle, as the driver knows it: its identity and shape, the token that
- * proves its requests to workers, the stage attempts that write it, which attempt won each map
- * (the first to report success) with the batches it pushed, its placement, its {@link Locations},
- * and where it stands: maps running, commit started, or lost.
+ * proves its requests to workers, the stage attempts that write it, which attempt won each map (the
+ * first to report success) with the batches it pushed, its placement, its {@link Locations}, and
+ * where it stands: maps running, commit started, or lost.
  *
  * <p>A generation is Faro's shuffle {@link #id()}; the engine's shuffle {@link #engineShuffleId()}
  * gets a new generation when a stage attempt re-runs its maps after data was lost or after the
  * engine rolled its stage back (see {@link Generations}). What acts on a generation (placing,
- * reviving, committing) lives in {@link Placement} and {@link Committer}; this class only keeps
- * the state, and decides atomically which map end starts the commit.
+ * reviving, committing) lives in {@link Placement} and {@link Committer}; this class only keeps the
+ * state, and decides atomically which map end starts the commit.
  *
  * <p>Thread-safe: everything is set once, atomic, or guarded by {@code this}.
  */
 final class Generation {
   /** What a map's end decided: the winning attempt, and whether this end starts the commit. */
-  record MapEnd(int winner, boolean startsCommit) { }
+  record MapEnd(int winner, boolean startsCommit) {}
 
   private static final java.security.SecureRandom TOKENS = new java.security.SecureRandom();
 
@@ -39,18 +39,26 @@ final class Generation {
   private final ShuffleId id;
   private final int numMaps;
   private final int numPartitions;
+
   /** Proves to workers that reservations and the commit come from this lifecycle manager. */
   private final long ownerToken;
+
   private final AtomicIntegerArray winners;
-  /** Batches the winning attempts pushed, per partition: readers check that they read exactly these. */
+
+  /**
+   * Batches the winning attempts pushed, per partition: readers check that they read exactly these.
+   */
   private final AtomicLongArray expectedBatches;
+
   private final AtomicInteger remainingMaps;
   // The latest placement attempt; a failed one is replaced by the next request.
-  private final AtomicReference<CompletableFuture<List<PartitionLocation>>> placement = new AtomicReference<>();
+  private final AtomicReference<CompletableFuture<List<PartitionLocation>>> placement =
+      new AtomicReference<>();
   private final AtomicInteger nextEpoch = new AtomicInteger(1);
   private final Locations locations;
   private volatile boolean commitStarted;
   private volatile boolean lost;
+
   /** The (stage id, stage attempt) pairs whose tasks write this generation. */
   private final Set<Long> writerStages = ConcurrentHashMap.newKeySet();
 
@@ -112,13 +120,23 @@ final class Generation {
   }
 
   /**
-   * @throws FaroException INVALID_REQUEST unless a request's shape is this generation's; a
-   *     negative {@code numPartitions} means "as known" (a map's end names none)
+   * @throws FaroException INVALID_REQUEST unless a request's shape is this generation's; a negative
+   *     {@code numPartitions} means "as known" (a map's end names none)
    */
   void checkShape(int requestMaps, int requestPartitions) {
     if (numMaps != requestMaps || (requestPartitions >= 0 && numPartitions != requestPartitions)) {
-      throw new FaroException(ErrorCode.INVALID_REQUEST, "shuffle " + id + " has " + numMaps
-          + " maps and " + numPartitions + " partitions, request says " + requestMaps + " and " + requestPartitions);
+      throw new FaroException(
+          ErrorCode.INVALID_REQUEST,
+          "shuffle "
+              + id
+              + " has "
+              + numMaps
+              + " maps and "
+              + numPartitions
+              + " partitions, request says "
+              + requestMaps
+              + " and "
+              + requestPartitions);
     }
   }
 
@@ -132,7 +150,8 @@ final class Generation {
   }
 
   /** Makes {@code next} the placement attempt if {@code expected} still is; true if it did. */
-  boolean replacePlacement(CompletableFuture<List<PartitionLocation>> expected,
+  boolean replacePlacement(
+      CompletableFuture<List<PartitionLocation>> expected,
       CompletableFuture<List<PartitionLocation>> next) {
     return placement.compareAndSet(expected, next);
   }
@@ -156,7 +175,8 @@ final class Generation {
    */
   MapEnd mapperEnd(int mapId, int attemptId, BatchCounts batches, boolean incomplete) {
     if (mapId < 0 || mapId >= numMaps) {
-      throw new FaroException(ErrorCode.INVALID_REQUEST,
+      throw new FaroException(
+          ErrorCode.INVALID_REQUEST,
           "map " + mapId + " outside 0.." + (numMaps - 1) + " of shuffle " + id);
     }
     batches.checkWithin(numPartitions, id);
@@ -164,9 +184,16 @@ final class Generation {
       // Pushed into a committed shuffle: another attempt won, and this one never may.
       int winner = winners.get(mapId);
       if (winner < 0) {
-        throw new FaroException(ErrorCode.SHUFFLE_COMMITTED, "attempt " + attemptId + " of map " + mapId
-            + " of shuffle " + id + " has incomplete output (the shuffle was committed while it pushed) and no "
-            + "attempt of the map won");
+        throw new FaroException(
+            ErrorCode.SHUFFLE_COMMITTED,
+            "attempt "
+                + attemptId
+                + " of map "
+                + mapId
+                + " of shuffle "
+                + id
+                + " has incomplete output (the shuffle was committed while it pushed) and no "
+                + "attempt of the map won");
       }
       return new MapEnd(winner, false);
     }
@@ -184,8 +211,8 @@ final class Generation {
   }
 
   /**
-   * Marks the generation lost if some map has not ended (and so no commit started), atomically
-   * with {@link #mapperEnd}'s last map; true if it did.
+   * Marks the generation lost if some map has not ended (and so no commit started), atomically with
+   * {@link #mapperEnd}'s last map; true if it did.
    */
   synchronized boolean loseIfIncomplete() {
     if (lost || commitStarted || remainingMaps.get() == 0) {

@@ -18,11 +18,12 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The generations of every shuffle of the app: which one a map task writes, which one readers
- * read (the newest), and each by Faro's shuffle id. Thread-safe.
+ * The generations of every shuffle of the app: which one a map task writes, which one readers read
+ * (the newest), and each by Faro's shuffle id. Thread-safe.
  */
 final class Generations {
   private static final Logger LOG = LoggerFactory.getLogger(Generations.class);
+
   /**
    * Most maps or partitions of one shuffle (4,194,304): a generation holds arrays of both, so the
    * bound caps what one executor request can make the driver allocate (well above the masters'
@@ -31,10 +32,13 @@ final class Generations {
   static final int MAX_SHAPE = 1 << 22;
 
   private final AppId app;
+
   /** Generations of each engine shuffle, oldest first; guarded by itself. */
   private final Map<Integer, List<Generation>> byEngineShuffle = new HashMap<>();
+
   /** Every generation by Faro's shuffle id. */
   private final Map<Integer, Generation> byId = new ConcurrentHashMap<>();
+
   private final AtomicInteger nextShuffleId = new AtomicInteger();
 
   Generations(AppId app) {
@@ -42,25 +46,37 @@ final class Generations {
   }
 
   /**
-   * The generation a map task of stage {@code stageId} attempt {@code stageAttempt} writes. A
-   * stage attempt always writes the generation it wrote first (zombie tasks of a retried stage
-   * keep writing theirs, which nobody reads). A stage attempt new to this shuffle writes the
-   * latest generation, unless that one is lost or already committed: then it gets a new
-   * generation (a new Faro shuffle id), so that a re-run's data never mixes with the old. Stages
-   * are told apart by id and attempt: a later job's new stage object re-running a skipped stage
-   * numbers its attempts from 0 again.
+   * The generation a map task of stage {@code stageId} attempt {@code stageAttempt} writes. A stage
+   * attempt always writes the generation it wrote first (zombie tasks of a retried stage keep
+   * writing theirs, which nobody reads). A stage attempt new to this shuffle writes the latest
+   * generation, unless that one is lost or already committed: then it gets a new generation (a new
+   * Faro shuffle id), so that a re-run's data never mixes with the old. Stages are told apart by id
+   * and attempt: a later job's new stage object re-running a skipped stage numbers its attempts
+   * from 0 again.
    */
-  Generation forWriter(int engineShuffle, int stageId, int stageAttempt, int numMaps, int numPartitions) {
+  Generation forWriter(
+      int engineShuffle, int stageId, int stageAttempt, int numMaps, int numPartitions) {
     // Before anything proportional to them is allocated (arrays per map and per partition).
     // A negative partition count means "as known" (a map's end names none).
     if (numMaps < 0 || numMaps > MAX_SHAPE || numPartitions > MAX_SHAPE) {
-      throw new FaroException(ErrorCode.LIMIT_EXCEEDED, "shuffle " + engineShuffle + " of " + app + " asks for "
-          + numMaps + " maps and " + numPartitions + " partitions; each must be in 0.." + MAX_SHAPE);
+      throw new FaroException(
+          ErrorCode.LIMIT_EXCEEDED,
+          "shuffle "
+              + engineShuffle
+              + " of "
+              + app
+              + " asks for "
+              + numMaps
+              + " maps and "
+              + numPartitions
+              + " partitions; each must be in 0.."
+              + MAX_SHAPE);
     }
     long stageKey = ShuffleClient.stageKey(stageId, stageAttempt);
     Generation g = null;
     synchronized (byEngineShuffle) {
-      List<Generation> list = byEngineShuffle.computeIfAbsent(engineShuffle, id -> new ArrayList<>());
+      List<Generation> list =
+          byEngineShuffle.computeIfAbsent(engineShuffle, id -> new ArrayList<>());
       for (int i = list.size() - 1; i >= 0 && g == null; i--) {
         if (list.get(i).writtenBy(stageKey)) {
           g = list.get(i);
@@ -75,20 +91,40 @@ final class Generations {
         // engine dropped outputs Faro still holds (Spark rolls back the stages after an
         // indeterminate one, e.g. after a repartition, and runs them again whole). Its new
         // output must not meet the old: a new generation, never the committed one.
-        LOG.info("Stage {} attempt {} runs maps of shuffle {} whose generation {} is already committed: the "
-            + "engine re-runs it, so it writes a new generation", stageId, stageAttempt, engineShuffle, latest.id());
+        LOG.info(
+            "Stage {} attempt {} runs maps of shuffle {} whose generation {} is already committed: the "
+                + "engine re-runs it, so it writes a new generation",
+            stageId,
+            stageAttempt,
+            engineShuffle,
+            latest.id());
       }
       if (g == null && numPartitions <= 0) {
-        throw new FaroException(ErrorCode.INVALID_REQUEST, "shuffle " + engineShuffle + " of " + app
-            + " is not written yet and the request gives no partition count");
+        throw new FaroException(
+            ErrorCode.INVALID_REQUEST,
+            "shuffle "
+                + engineShuffle
+                + " of "
+                + app
+                + " is not written yet and the request gives no partition count");
       }
       if (g == null) {
-        g = new Generation(engineShuffle, new ShuffleId(app, nextShuffleId.getAndIncrement()), numMaps,
-            numPartitions);
+        g =
+            new Generation(
+                engineShuffle,
+                new ShuffleId(app, nextShuffleId.getAndIncrement()),
+                numMaps,
+                numPartitions);
         list.add(g);
         byId.put(g.id().shuffle(), g);
-        LOG.info("Shuffle {} of {} is written as Faro shuffle {} (generation {}, stage {} attempt {})",
-            engineShuffle, app, g.id(), list.size() - 1, stageId, stageAttempt);
+        LOG.info(
+            "Shuffle {} of {} is written as Faro shuffle {} (generation {}, stage {} attempt {})",
+            engineShuffle,
+            app,
+            g.id(),
+            list.size() - 1,
+            stageId,
+            stageAttempt);
       }
       g.addWriter(stageKey);
     }
@@ -104,8 +140,13 @@ final class Generations {
   Generation get(int shuffleId) {
     Generation g = byId.get(shuffleId);
     if (g == null) {
-      throw new FaroException(ErrorCode.UNKNOWN_SHUFFLE, "Faro shuffle " + shuffleId + " of " + app
-          + " is not known to this lifecycle manager (never written, or unregistered)");
+      throw new FaroException(
+          ErrorCode.UNKNOWN_SHUFFLE,
+          "Faro shuffle "
+              + shuffleId
+              + " of "
+              + app
+              + " is not known to this lifecycle manager (never written, or unregistered)");
     }
     return g;
   }

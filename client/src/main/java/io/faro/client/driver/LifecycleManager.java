@@ -31,25 +31,25 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The driver side of Faro for one application, and what executors ask it. Its parts, in the
- * order a shuffle meets them:
+ * The driver side of Faro for one application, and what executors ask it. Its parts, in the order a
+ * shuffle meets them:
  *
  * <ul>
  *   <li>{@link AppSession}: registers the app with the masters, keeps it alive, unregisters it;
  *   <li>{@link Generations}: which generation of a shuffle a map task writes and readers read;
- *   <li>{@link Placement}: slots from the masters, reserved on the workers, when the first map
- *       task asks; revives of partitions whose push failed;
+ *   <li>{@link Placement}: slots from the masters, reserved on the workers, when the first map task
+ *       asks; revives of partitions whose push failed;
  *   <li>{@link Generation#mapperEnd}: the winning attempt of each map; the last map's end starts
  *       the commit;
  *   <li>{@link Committer}: the commit on the workers, and the file groups readers are answered
  *       (with {@link CommitWatch} giving up on workers the masters declared lost);
- *   <li>{@link LossCheck}: lost data, and stage attempts that ended without some map, turned
- *       into a re-run of the map stage.
+ *   <li>{@link LossCheck}: lost data, and stage attempts that ended without some map, turned into a
+ *       re-run of the map stage.
  * </ul>
  *
- * <p>Threads: one RPC server for executors (bounded event loops) and one heartbeat thread,
- * whatever the number of shuffles or workers; all work is asynchronous on the shared {@link
- * ClientPool}. The pool is borrowed, not owned.
+ * <p>Threads: one RPC server for executors (bounded event loops) and one heartbeat thread, whatever
+ * the number of shuffles or workers; all work is asynchronous on the shared {@link ClientPool}. The
+ * pool is borrowed, not owned.
  */
 public final class LifecycleManager implements RequestHandler, AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(LifecycleManager.class);
@@ -70,16 +70,26 @@ public final class LifecycleManager implements RequestHandler, AutoCloseable {
    * @throws io.faro.common.error.FaroException CONNECTION_FAILED when no master can be reached: a
    *     job must never silently run without the shuffle service it was configured for
    */
-  public LifecycleManager(AppId app, ClientOptions.Settings settings, ClientPool pool, String advertisedHost) {
+  public LifecycleManager(
+      AppId app, ClientOptions.Settings settings, ClientPool pool, String advertisedHost) {
     this(app, settings, pool, advertisedHost, Clock.systemUTC());
   }
 
-  LifecycleManager(AppId app, ClientOptions.Settings settings, ClientPool pool, String advertisedHost, Clock clock) {
+  LifecycleManager(
+      AppId app,
+      ClientOptions.Settings settings,
+      ClientPool pool,
+      String advertisedHost,
+      Clock clock) {
     this.app = requireNonNull(app, "app is null");
     requireNonNull(settings, "settings is null");
     requireNonNull(pool, "pool is null");
-    this.master = new MasterClient(pool, settings.masters(), settings.masterRetryTimeout(),
-        settings.masterAttemptTimeout());
+    this.master =
+        new MasterClient(
+            pool,
+            settings.masters(),
+            settings.masterRetryTimeout(),
+            settings.masterAttemptTimeout());
     this.generations = new Generations(app);
     this.placement = new Placement(settings, pool, master, clock);
     CommitWatch commitWatch = new CommitWatch(master, settings.appHeartbeatInterval(), clock);
@@ -87,9 +97,15 @@ public final class LifecycleManager implements RequestHandler, AutoCloseable {
     this.lossCheck = new LossCheck(generations, committer);
     this.session = new AppSession(app, settings, master, commitWatch::check);
     try {
-      this.server = new TransportServer("faro-lifecycle", "0.0.0.0", settings.lifecyclePort(),
-          ClientOptions.LIFECYCLE_PORT.key() + " (spark.faro.client.lifecycle.port in Spark)", settings.network(),
-          this, null);
+      this.server =
+          new TransportServer(
+              "faro-lifecycle",
+              "0.0.0.0",
+              settings.lifecyclePort(),
+              ClientOptions.LIFECYCLE_PORT.key() + " (spark.faro.client.lifecycle.port in Spark)",
+              settings.network(),
+              this,
+              null);
     } catch (RuntimeException e) {
       session.close();
       throw e;
@@ -112,42 +128,58 @@ public final class LifecycleManager implements RequestHandler, AutoCloseable {
   @Override
   public void handle(Request request, Responder responder) {
     switch (request.type()) {
-      case GET_PUSH_LOCATIONS_REQUEST -> pushLocations(request.meta(GetPushLocationsRequest.class), responder);
+      case GET_PUSH_LOCATIONS_REQUEST ->
+          pushLocations(request.meta(GetPushLocationsRequest.class), responder);
       case MAPPER_END_REQUEST -> mapperEnd(request.meta(MapperEndRequest.class), responder);
       case GET_REDUCER_FILE_GROUPS_REQUEST ->
           reducerFileGroups(request.meta(GetReducerFileGroupsRequest.class), responder);
       case REVIVE_REQUEST -> revive(request.meta(ReviveRequest.class), responder);
-      case REPORT_SHUFFLE_LOST_REQUEST -> reportLost(request.meta(ReportShuffleLostRequest.class), responder);
-      default -> responder.fail(ErrorCode.UNSUPPORTED_MESSAGE,
-          "the lifecycle manager does not serve " + request.type());
+      case REPORT_SHUFFLE_LOST_REQUEST ->
+          reportLost(request.meta(ReportShuffleLostRequest.class), responder);
+      default ->
+          responder.fail(
+              ErrorCode.UNSUPPORTED_MESSAGE,
+              "the lifecycle manager does not serve " + request.type());
     }
   }
 
   private void pushLocations(GetPushLocationsRequest r, Responder responder) {
-    Generation g = generations.forWriter(r.getShuffleId(), r.getStageId(), r.getStageAttempt(), r.getNumMaps(),
-        r.getNumPartitions());
-    placement.firstPlacement(g).whenComplete((placed, error) -> {
-      if (error != null) {
-        responder.fail(error);
-        return;
-      }
-      GetPushLocationsResponse.Builder b = GetPushLocationsResponse.newBuilder().setFaroShuffleId(g.id().shuffle());
-      g.locations().current().forEach(l -> b.addLocations(IdMapper.toProto(l)));
-      responder.respond(b.build());
-    });
+    Generation g =
+        generations.forWriter(
+            r.getShuffleId(),
+            r.getStageId(),
+            r.getStageAttempt(),
+            r.getNumMaps(),
+            r.getNumPartitions());
+    placement
+        .firstPlacement(g)
+        .whenComplete(
+            (placed, error) -> {
+              if (error != null) {
+                responder.fail(error);
+                return;
+              }
+              GetPushLocationsResponse.Builder b =
+                  GetPushLocationsResponse.newBuilder().setFaroShuffleId(g.id().shuffle());
+              g.locations().current().forEach(l -> b.addLocations(IdMapper.toProto(l)));
+              responder.respond(b.build());
+            });
   }
 
   private void revive(ReviveRequest r, Responder responder) {
     Generation g = generations.get(r.getShuffleId());
-    placement.revive(g, r.getPartitionsList()).whenComplete((locations, error) -> {
-      if (error != null) {
-        responder.fail(Futures.unwrap(error));
-        return;
-      }
-      ReviveResponse.Builder b = ReviveResponse.newBuilder();
-      locations.forEach(l -> b.addLocations(IdMapper.toProto(l)));
-      responder.respond(b.build());
-    });
+    placement
+        .revive(g, r.getPartitionsList())
+        .whenComplete(
+            (locations, error) -> {
+              if (error != null) {
+                responder.fail(Futures.unwrap(error));
+                return;
+              }
+              ReviveResponse.Builder b = ReviveResponse.newBuilder();
+              locations.forEach(l -> b.addLocations(IdMapper.toProto(l)));
+              responder.respond(b.build());
+            });
   }
 
   private void mapperEnd(MapperEndRequest r, Responder responder) {
@@ -158,11 +190,16 @@ public final class LifecycleManager implements RequestHandler, AutoCloseable {
     if (end.startsCommit()) {
       committer.commit(g);
     }
-    responder.respond(MapperEndResponse.newBuilder().setWinningAttemptId(end.winner())
-        .setGenerationLost(g.lost()).build());
+    responder.respond(
+        MapperEndResponse.newBuilder()
+            .setWinningAttemptId(end.winner())
+            .setGenerationLost(g.lost())
+            .build());
   }
 
-  /** A reducer found data of a generation lost on every copy (see {@link LossCheck#reportedLost}). */
+  /**
+   * A reducer found data of a generation lost on every copy (see {@link LossCheck#reportedLost}).
+   */
   private void reportLost(ReportShuffleLostRequest r, Responder responder) {
     Generation g = generations.get(r.getFaroShuffleId());
     RuntimeException error = lossCheck.reportedLost(g, r.getPartitionId(), r.getReason());
@@ -180,27 +217,39 @@ public final class LifecycleManager implements RequestHandler, AutoCloseable {
     }
     Generation g = generations.latest(r.getShuffleId());
     if (g == null) {
-      responder.fail(ErrorCode.UNKNOWN_SHUFFLE, "shuffle " + r.getShuffleId() + " of " + app
-          + " was never written through this lifecycle manager (or was unregistered)");
+      responder.fail(
+          ErrorCode.UNKNOWN_SHUFFLE,
+          "shuffle "
+              + r.getShuffleId()
+              + " of "
+              + app
+              + " was never written through this lifecycle manager (or was unregistered)");
       return;
     }
-    committer.fileGroups(g).whenComplete((groups, error) -> {
-      if (error != null) {
-        responder.fail(error);
-      } else {
-        responder.respond(groups);
-      }
-    });
+    committer
+        .fileGroups(g)
+        .whenComplete(
+            (groups, error) -> {
+              if (error != null) {
+                responder.fail(error);
+              } else {
+                responder.respond(groups);
+              }
+            });
   }
 
   // ------------------------------------------------------------------ driver API
 
-  /** Hears the engine shuffle id of every generation reported lost (the engine re-runs its maps). */
+  /**
+   * Hears the engine shuffle id of every generation reported lost (the engine re-runs its maps).
+   */
   public void onShuffleLost(IntConsumer listener) {
     lossCheck.onShuffleLost(listener);
   }
 
-  /** The engine finished a map stage attempt with success (see {@link LossCheck#stageAttemptEnded}). */
+  /**
+   * The engine finished a map stage attempt with success (see {@link LossCheck#stageAttemptEnded}).
+   */
   public void stageAttemptEnded(int stageId, int stageAttempt) {
     lossCheck.stageAttemptEnded(stageId, stageAttempt);
   }
@@ -209,13 +258,19 @@ public final class LifecycleManager implements RequestHandler, AutoCloseable {
   public void unregisterShuffle(int shuffleId) {
     for (Generation g : generations.remove(shuffleId)) {
       committer.forget(g);
-      master.call(UnregisterShuffleRequest.newBuilder().setShuffle(IdMapper.toProto(g.id())).build(),
-          EmptyResponse.class).whenComplete((r, e) -> {
-            if (e != null) {
-              LOG.warn("Unregistering shuffle {} failed; the master frees it with the app: {}",
-                  g.id(), Futures.unwrap(e).toString());
-            }
-          });
+      master
+          .call(
+              UnregisterShuffleRequest.newBuilder().setShuffle(IdMapper.toProto(g.id())).build(),
+              EmptyResponse.class)
+          .whenComplete(
+              (r, e) -> {
+                if (e != null) {
+                  LOG.warn(
+                      "Unregistering shuffle {} failed; the master frees it with the app: {}",
+                      g.id(),
+                      Futures.unwrap(e).toString());
+                }
+              });
     }
   }
 

@@ -24,7 +24,7 @@ final class Locations {
    * What a revive of one partition is answered with: {@code answer}; when {@code mustPlace}, the
    * caller places the partition and ends the revive with {@link #revived}.
    */
-  record Revive(CompletableFuture<PartitionLocation> answer, boolean mustPlace) { }
+  record Revive(CompletableFuture<PartitionLocation> answer, boolean mustPlace) {}
 
   private final ShuffleId shuffle;
   // @GuardedBy("this")
@@ -71,13 +71,19 @@ final class Locations {
 
   /**
    * A revive of {@code partition}, whose push to {@code failedEpoch} failed: its current location
-   * if that is newer already, the revive in progress if another task asked first, or a new one
-   * that the caller must place.
+   * if that is newer already, the revive in progress if another task asked first, or a new one that
+   * the caller must place.
    */
   synchronized Revive revive(int partition, int failedEpoch) {
     if (partition < 0 || partition >= current.length) {
-      throw new FaroException(ErrorCode.INVALID_REQUEST,
-          "partition " + partition + " outside 0.." + (current.length - 1) + " of shuffle " + shuffle);
+      throw new FaroException(
+          ErrorCode.INVALID_REQUEST,
+          "partition "
+              + partition
+              + " outside 0.."
+              + (current.length - 1)
+              + " of shuffle "
+              + shuffle);
     }
     PartitionLocation known = current[partition];
     if (known != null && known.epoch() > failedEpoch) {
@@ -113,7 +119,9 @@ final class Locations {
     }
   }
 
-  /** Every copy (primaries with their replica, replicas on their own) by the worker that holds it. */
+  /**
+   * Every copy (primaries with their replica, replicas on their own) by the worker that holds it.
+   */
   static Map<WorkerId, List<PartitionLocation>> copiesByWorker(List<PartitionLocation> locations) {
     Map<WorkerId, List<PartitionLocation>> byWorker = new LinkedHashMap<>();
     for (PartitionLocation l : locations) {

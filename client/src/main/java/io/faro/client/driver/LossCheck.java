@@ -12,38 +12,43 @@ import org.slf4j.LoggerFactory;
 
 /**
  * Turns lost data into a re-run of the map stage: a generation that reducers found lost, or one
- * that can never commit because the engine took some map's output from an older generation, has
- * the engine forget the shuffle's map outputs (so its next stage attempt writes a new
- * generation).
+ * that can never commit because the engine took some map's output from an older generation, has the
+ * engine forget the shuffle's map outputs (so its next stage attempt writes a new generation).
  */
 final class LossCheck {
   private static final Logger LOG = LoggerFactory.getLogger(LossCheck.class);
 
   private final Generations generations;
   private final Committer committer;
-  private volatile IntConsumer onShuffleLost = id -> { };
+  private volatile IntConsumer onShuffleLost = id -> {};
 
   LossCheck(Generations generations, Committer committer) {
     this.generations = requireNonNull(generations, "generations is null");
     this.committer = requireNonNull(committer, "committer is null");
   }
 
-  /** Hears the engine shuffle id of every generation reported lost (the engine re-runs its maps). */
+  /**
+   * Hears the engine shuffle id of every generation reported lost (the engine re-runs its maps).
+   */
   void onShuffleLost(IntConsumer listener) {
     this.onShuffleLost = requireNonNull(listener, "listener is null");
   }
 
   /**
    * A reducer found data of generation {@code g} lost on every copy: the engine forgets the map
-   * outputs of the shuffle before the reducer is answered and fails its task. Returns the
-   * engine's error, or null.
+   * outputs of the shuffle before the reducer is answered and fails its task. Returns the engine's
+   * error, or null.
    */
   RuntimeException reportedLost(Generation g, int partition, String reason) {
     if (!g.markLost()) {
       return null;
     }
-    LOG.warn("Shuffle {} (generation of shuffle {}) lost data of partition {}: {}; its map stage runs again",
-        g.id(), g.engineShuffleId(), partition, LogSafe.text(reason));
+    LOG.warn(
+        "Shuffle {} (generation of shuffle {}) lost data of partition {}: {}; its map stage runs again",
+        g.id(),
+        g.engineShuffleId(),
+        partition,
+        LogSafe.text(reason));
     return forgetMapOutputs(g);
   }
 
@@ -53,9 +58,9 @@ final class LossCheck {
    * attempt wrote has ended by now, unless the engine took some map's output from a task of an
    * older, lost generation (a zombie that finished while that generation was being lost, whose
    * output the engine registered after it forgot the others). That generation can then never
-   * commit, and its readers would wait for it until faro.client.commit.timeout: it is lost at
-   * once instead, the engine forgets the shuffle's map outputs, and the readers are answered with
-   * every partition lost, so that the map stage runs again, whole.
+   * commit, and its readers would wait for it until faro.client.commit.timeout: it is lost at once
+   * instead, the engine forgets the shuffle's map outputs, and the readers are answered with every
+   * partition lost, so that the map stage runs again, whole.
    */
   void stageAttemptEnded(int stageId, int stageAttempt) {
     long stageKey = ShuffleClient.stageKey(stageId, stageAttempt);
@@ -70,9 +75,14 @@ final class LossCheck {
           missing.add(m);
         }
       }
-      LOG.warn("Stage {} attempt {} ended but maps {} of shuffle {} (generation of shuffle {}) never ended in it: "
-          + "the engine kept their output from a lost generation; the map stage runs again", stageId, stageAttempt,
-          missing.size() > 10 ? missing.subList(0, 10) + "..." : missing, g.id(), g.engineShuffleId());
+      LOG.warn(
+          "Stage {} attempt {} ended but maps {} of shuffle {} (generation of shuffle {}) never ended in it: "
+              + "the engine kept their output from a lost generation; the map stage runs again",
+          stageId,
+          stageAttempt,
+          missing.size() > 10 ? missing.subList(0, 10) + "..." : missing,
+          g.id(),
+          g.engineShuffleId());
       forgetMapOutputs(g);
       committer.abandon(g);
     }
@@ -84,7 +94,8 @@ final class LossCheck {
       onShuffleLost.accept(g.engineShuffleId());
       return null;
     } catch (RuntimeException e) {
-      LOG.error("The engine could not forget the map outputs of shuffle {}", g.engineShuffleId(), e);
+      LOG.error(
+          "The engine could not forget the map outputs of shuffle {}", g.engineShuffleId(), e);
       return e;
     }
   }

@@ -37,18 +37,34 @@ import org.slf4j.LoggerFactory;
  */
 final class Placement {
   private static final Logger LOG = LoggerFactory.getLogger(Placement.class);
-  /** Rounds of placement before a shuffle's registration fails; each excludes the workers that failed. */
+
+  /**
+   * Rounds of placement before a shuffle's registration fails; each excludes the workers that
+   * failed.
+   */
   private static final int ROUNDS = 3;
-  /** Most locations in one ReserveSlots request: below every worker's faro.worker.reserve.max.locations default. */
+
+  /**
+   * Most locations in one ReserveSlots request: below every worker's
+   * faro.worker.reserve.max.locations default.
+   */
   static final int RESERVE_BATCH = 50_000;
-  /** How long a worker that failed a push or a reservation is left out of revives of the app's shuffles. */
+
+  /**
+   * How long a worker that failed a push or a reservation is left out of revives of the app's
+   * shuffles.
+   */
   private static final long FAILED_WORKER_MILLIS = 60_000;
 
   private final ClientOptions.Settings settings;
   private final ClientPool pool;
   private final MasterClient master;
   private final Clock clock;
-  /** Workers that failed a push or a reservation recently, with the time: revives avoid them for a while. */
+
+  /**
+   * Workers that failed a push or a reservation recently, with the time: revives avoid them for a
+   * while.
+   */
   private final Map<WorkerId, Long> recentlyFailed = new ConcurrentHashMap<>();
 
   Placement(ClientOptions.Settings settings, ClientPool pool, MasterClient master, Clock clock) {
@@ -60,8 +76,7 @@ final class Placement {
 
   /**
    * The generation's first locations. The first caller places it and the others share that
-   * placement; after a failure (a master election, workers refusing), the next caller places
-   * again.
+   * placement; after a failure (a master election, workers refusing), the next caller places again.
    */
   CompletableFuture<List<PartitionLocation>> firstPlacement(Generation g) {
     while (true) {
@@ -71,14 +86,16 @@ final class Placement {
       }
       CompletableFuture<List<PartitionLocation>> next = new CompletableFuture<>();
       if (g.replacePlacement(current, next)) {
-        place(g).whenComplete((locations, error) -> {
-          if (error != null) {
-            next.completeExceptionally(error);
-          } else {
-            g.locations().placed(locations);
-            next.complete(locations);
-          }
-        });
+        place(g)
+            .whenComplete(
+                (locations, error) -> {
+                  if (error != null) {
+                    next.completeExceptionally(error);
+                  } else {
+                    g.locations().placed(locations);
+                    next.complete(locations);
+                  }
+                });
         return next;
       }
     }
@@ -86,109 +103,164 @@ final class Placement {
 
   /**
    * Asks the master for slots, then reserves them on every chosen worker. A worker that cannot
-   * reserve (unreachable, refusing) is replaced: its partitions are placed again, under a new
-   * epoch and excluding every worker that failed so far, for at most {@link #ROUNDS} rounds.
+   * reserve (unreachable, refusing) is replaced: its partitions are placed again, under a new epoch
+   * and excluding every worker that failed so far, for at most {@link #ROUNDS} rounds.
    */
   private CompletableFuture<List<PartitionLocation>> place(Generation g) {
     return placeRound(g, List.of(), new HashSet<>(), Set.of(), new ArrayList<>(), 1, 0);
   }
 
   /**
-   * One round of placement: {@code excluded} workers get nothing (they failed to reserve);
-   * {@code avoided} ones get partitions only when the others cannot take them.
+   * One round of placement: {@code excluded} workers get nothing (they failed to reserve); {@code
+   * avoided} ones get partitions only when the others cannot take them.
    */
-  private CompletableFuture<List<PartitionLocation>> placeRound(Generation g, List<Integer> partitions,
-      Set<WorkerId> excluded, Set<WorkerId> avoided, List<PartitionLocation> placed, int round, int epoch) {
-    RequestSlotsRequest.Builder request = RequestSlotsRequest.newBuilder()
-        .setShuffle(IdMapper.toProto(g.id()))
-        .setNumPartitions(g.numPartitions())
-        .addAllPartitionIds(partitions)
-        .setEpoch(epoch)
-        .setReplicate(settings.replicate())
-        // The same on every retry of this call (the master client resends this message).
-        .setRequestId(UUID.randomUUID().toString());
+  private CompletableFuture<List<PartitionLocation>> placeRound(
+      Generation g,
+      List<Integer> partitions,
+      Set<WorkerId> excluded,
+      Set<WorkerId> avoided,
+      List<PartitionLocation> placed,
+      int round,
+      int epoch) {
+    RequestSlotsRequest.Builder request =
+        RequestSlotsRequest.newBuilder()
+            .setShuffle(IdMapper.toProto(g.id()))
+            .setNumPartitions(g.numPartitions())
+            .addAllPartitionIds(partitions)
+            .setEpoch(epoch)
+            .setReplicate(settings.replicate())
+            // The same on every retry of this call (the master client resends this message).
+            .setRequestId(UUID.randomUUID().toString());
     excluded.forEach(w -> request.addExcludedWorkers(w.value()));
     avoided.forEach(w -> request.addAvoidedWorkers(w.value()));
-    return master.call(request.build(), RequestSlotsResponse.class).thenCompose(response -> {
-      List<PartitionLocation> locations =
-          response.getLocationsList().stream().map(IdMapper::location).toList();
-      // Primaries and replicas alike: a location is placed only once every copy is reserved.
-      Map<WorkerId, List<PartitionLocation>> byWorker = Locations.copiesByWorker(locations);
-      Map<WorkerId, CompletableFuture<ReserveSlotsResponse>> reservations = new LinkedHashMap<>();
-      byWorker.forEach((worker, locs) -> reservations.put(worker, reserve(g, worker, locs)));
-      return CompletableFuture.allOf(reservations.values().stream()
-              .map(f -> f.exceptionally(e -> null)).toArray(CompletableFuture[]::new))
-          .thenCompose(v -> {
-            Set<WorkerId> failed = new HashSet<>();
-            List<String> failures = new ArrayList<>();
-            reservations.forEach((worker, f) -> {
-              if (f.isCompletedExceptionally()) {
-                failed.add(worker);
-                failures.add(Futures.unwrap(f.handle((r, e) -> e).join()).getMessage());
-              }
+    return master
+        .call(request.build(), RequestSlotsResponse.class)
+        .thenCompose(
+            response -> {
+              List<PartitionLocation> locations =
+                  response.getLocationsList().stream().map(IdMapper::location).toList();
+              // Primaries and replicas alike: a location is placed only once every copy is
+              // reserved.
+              Map<WorkerId, List<PartitionLocation>> byWorker = Locations.copiesByWorker(locations);
+              Map<WorkerId, CompletableFuture<ReserveSlotsResponse>> reservations =
+                  new LinkedHashMap<>();
+              byWorker.forEach(
+                  (worker, locs) -> reservations.put(worker, reserve(g, worker, locs)));
+              return CompletableFuture.allOf(
+                      reservations.values().stream()
+                          .map(f -> f.exceptionally(e -> null))
+                          .toArray(CompletableFuture[]::new))
+                  .thenCompose(
+                      v -> {
+                        Set<WorkerId> failed = new HashSet<>();
+                        List<String> failures = new ArrayList<>();
+                        reservations.forEach(
+                            (worker, f) -> {
+                              if (f.isCompletedExceptionally()) {
+                                failed.add(worker);
+                                failures.add(
+                                    Futures.unwrap(f.handle((r, e) -> e).join()).getMessage());
+                              }
+                            });
+                        List<Integer> retry = new ArrayList<>();
+                        for (PartitionLocation l : locations) {
+                          if (l.copies().stream().anyMatch(c -> failed.contains(c.worker()))) {
+                            retry.add(l.partition());
+                          } else {
+                            placed.add(l);
+                          }
+                        }
+                        if (retry.isEmpty()) {
+                          LOG.info(
+                              "Shuffle {} placed: {} partitions (epoch {}) on {} workers{}",
+                              g.id(),
+                              placed.size(),
+                              epoch,
+                              Locations.copiesByWorker(placed).size(),
+                              settings.replicate() ? ", replicated" : "");
+                          return CompletableFuture.completedFuture(List.copyOf(placed));
+                        }
+                        excluded.addAll(failed);
+                        long now = clock.millis();
+                        failed.forEach(w -> recentlyFailed.put(w, now));
+                        if (round >= ROUNDS) {
+                          return CompletableFuture.failedFuture(
+                              new FaroException(
+                                  ErrorCode.RESERVE_FAILED,
+                                  "could not reserve "
+                                      + retry.size()
+                                      + " partitions of shuffle "
+                                      + g.id()
+                                      + " after "
+                                      + round
+                                      + " rounds; last failures: "
+                                      + failures));
+                        }
+                        LOG.warn(
+                            "Shuffle {}: placing {} partitions again without workers {}: {}",
+                            g.id(),
+                            retry.size(),
+                            excluded,
+                            failures);
+                        // A new epoch: a worker that did reserve keeps its (now unused, empty)
+                        // location.
+                        return placeRound(
+                            g, retry, excluded, avoided, placed, round + 1, g.newEpoch());
+                      });
             });
-            List<Integer> retry = new ArrayList<>();
-            for (PartitionLocation l : locations) {
-              if (l.copies().stream().anyMatch(c -> failed.contains(c.worker()))) {
-                retry.add(l.partition());
-              } else {
-                placed.add(l);
-              }
-            }
-            if (retry.isEmpty()) {
-              LOG.info("Shuffle {} placed: {} partitions (epoch {}) on {} workers{}", g.id(), placed.size(), epoch,
-                  Locations.copiesByWorker(placed).size(), settings.replicate() ? ", replicated" : "");
-              return CompletableFuture.completedFuture(List.copyOf(placed));
-            }
-            excluded.addAll(failed);
-            long now = clock.millis();
-            failed.forEach(w -> recentlyFailed.put(w, now));
-            if (round >= ROUNDS) {
-              return CompletableFuture.failedFuture(new FaroException(ErrorCode.RESERVE_FAILED,
-                  "could not reserve " + retry.size() + " partitions of shuffle " + g.id() + " after "
-                      + round + " rounds; last failures: " + failures));
-            }
-            LOG.warn("Shuffle {}: placing {} partitions again without workers {}: {}",
-                g.id(), retry.size(), excluded, failures);
-            // A new epoch: a worker that did reserve keeps its (now unused, empty) location.
-            return placeRound(g, retry, excluded, avoided, placed, round + 1, g.newEpoch());
-          });
-    });
   }
 
-  private CompletableFuture<ReserveSlotsResponse> reserve(Generation g, WorkerId worker,
-      List<PartitionLocation> locs) {
+  private CompletableFuture<ReserveSlotsResponse> reserve(
+      Generation g, WorkerId worker, List<PartitionLocation> locs) {
     HostPort rpc = locs.get(0).endpoint().rpc();
     // In requests of at most RESERVE_BATCH locations: a worker refuses larger ones
     // (faro.worker.reserve.max.locations), whatever the number of partitions of the shuffle.
     List<CompletableFuture<ReserveSlotsResponse>> parts = new ArrayList<>();
     for (int from = 0; from < locs.size(); from += RESERVE_BATCH) {
-      ReserveSlotsRequest.Builder b = ReserveSlotsRequest.newBuilder().setShuffle(IdMapper.toProto(g.id()))
-          .setOwnerToken(g.ownerToken());
-      locs.subList(from, Math.min(locs.size(), from + RESERVE_BATCH)).forEach(l -> b.addLocations(IdMapper.toProto(l)));
+      ReserveSlotsRequest.Builder b =
+          ReserveSlotsRequest.newBuilder()
+              .setShuffle(IdMapper.toProto(g.id()))
+              .setOwnerToken(g.ownerToken());
+      locs.subList(from, Math.min(locs.size(), from + RESERVE_BATCH))
+          .forEach(l -> b.addLocations(IdMapper.toProto(l)));
       parts.add(pool.call(rpc, b.build(), ReserveSlotsResponse.class));
     }
     return CompletableFuture.allOf(parts.toArray(CompletableFuture[]::new))
         .thenApply(done -> ReserveSlotsResponse.getDefaultInstance())
-        .exceptionally(e -> {
-          throw new FaroException(ErrorCode.RESERVE_FAILED, "worker " + worker + " at " + rpc
-              + " did not reserve " + locs.size() + " partitions of shuffle " + g.id() + ": "
-              + Futures.unwrap(e).getMessage(), Futures.unwrap(e));
-        });
+        .exceptionally(
+            e -> {
+              throw new FaroException(
+                  ErrorCode.RESERVE_FAILED,
+                  "worker "
+                      + worker
+                      + " at "
+                      + rpc
+                      + " did not reserve "
+                      + locs.size()
+                      + " partitions of shuffle "
+                      + g.id()
+                      + ": "
+                      + Futures.unwrap(e).getMessage(),
+                  Futures.unwrap(e));
+            });
   }
 
   /**
-   * New locations for partitions whose push failed, in the order asked. A partition already
-   * moved past the failed epoch gets its current location; one being revived by another task
-   * shares that revive; the rest are placed together, one placement (under one new epoch) per
-   * worker they are on, which that placement avoids, as it avoids the workers that failed
-   * recently.
+   * New locations for partitions whose push failed, in the order asked. A partition already moved
+   * past the failed epoch gets its current location; one being revived by another task shares that
+   * revive; the rest are placed together, one placement (under one new epoch) per worker they are
+   * on, which that placement avoids, as it avoids the workers that failed recently.
    */
-  CompletableFuture<List<PartitionLocation>> revive(Generation g, List<RevivePartitionP> partitions) {
+  CompletableFuture<List<PartitionLocation>> revive(
+      Generation g, List<RevivePartitionP> partitions) {
     if (g.commitStarted()) {
-      return CompletableFuture.failedFuture(new FaroException(ErrorCode.INVALID_REQUEST, "every map of shuffle "
-          + g.id() + " has ended and its files are committed: this task is a losing attempt and its data is "
-          + "not needed"));
+      return CompletableFuture.failedFuture(
+          new FaroException(
+              ErrorCode.INVALID_REQUEST,
+              "every map of shuffle "
+                  + g.id()
+                  + " has ended and its files are committed: this task is a losing attempt and its data is "
+                  + "not needed"));
     }
     long now = clock.millis();
     for (RevivePartitionP p : partitions) {
@@ -215,16 +287,24 @@ final class Placement {
       WorkerId worker = at == null ? new WorkerId("-") : at.worker();
       byCurrentWorker.computeIfAbsent(worker, w -> new ArrayList<>()).add(partition);
     }
-    byCurrentWorker.forEach((worker, moved) -> {
-      int epoch = g.newEpoch();
-      Set<WorkerId> avoid = new HashSet<>(recentlyFailed.keySet());
-      avoid.add(worker);
-      LOG.info("Shuffle {}: moving {} partitions off worker {} to epoch {}, avoiding {}", g.id(), moved.size(),
-          worker, epoch, avoid);
-      placeRound(g, moved, new HashSet<>(), avoid, new ArrayList<>(), 1, epoch)
-          .whenComplete((placed, error) ->
-              locations.revived(moved, placed, error == null ? null : Futures.unwrap(error)));
-    });
+    byCurrentWorker.forEach(
+        (worker, moved) -> {
+          int epoch = g.newEpoch();
+          Set<WorkerId> avoid = new HashSet<>(recentlyFailed.keySet());
+          avoid.add(worker);
+          LOG.info(
+              "Shuffle {}: moving {} partitions off worker {} to epoch {}, avoiding {}",
+              g.id(),
+              moved.size(),
+              worker,
+              epoch,
+              avoid);
+          placeRound(g, moved, new HashSet<>(), avoid, new ArrayList<>(), 1, epoch)
+              .whenComplete(
+                  (placed, error) ->
+                      locations.revived(
+                          moved, placed, error == null ? null : Futures.unwrap(error)));
+        });
     return CompletableFuture.allOf(answers.toArray(CompletableFuture[]::new))
         .thenApply(v -> answers.stream().map(CompletableFuture::join).toList());
   }

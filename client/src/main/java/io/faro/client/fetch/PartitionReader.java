@@ -34,17 +34,18 @@ import org.slf4j.LoggerFactory;
  * every batch's checksum, and returns exactly the batches of each map's winning attempt, each
  * batchId once.
  *
- * <p>Failures: a chunk that cannot be fetched (connection lost, timeout, worker error) or fails
- * its checksum is asked again, {@code faro.client.fetch.retries} times per copy with a growing
- * wait, then from the epoch's other copy (the replica, which cuts the same chunks) at the same
- * chunk; a copy whose worker refuses the connection (it is gone) is left at once when another
- * copy remains. When no copy serves it, or a partition was lost at commit, the reader throws DATA_LOST:
- * the engine re-runs the map stage. Batches read before a failure are not returned twice.
+ * <p>Failures: a chunk that cannot be fetched (connection lost, timeout, worker error) or fails its
+ * checksum is asked again, {@code faro.client.fetch.retries} times per copy with a growing wait,
+ * then from the epoch's other copy (the replica, which cuts the same chunks) at the same chunk; a
+ * copy whose worker refuses the connection (it is gone) is left at once when another copy remains.
+ * When no copy serves it, or a partition was lost at commit, the reader throws DATA_LOST: the
+ * engine re-runs the map stage. Batches read before a failure are not returned twice.
  *
  * <p>Confined to the reducer's thread. Each returned batch is valid until the next call.
  */
 public final class PartitionReader implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(PartitionReader.class);
+
   /** Busy answers tolerated per configured retry before a busy copy counts as failing. */
   private static final int BUSY_RETRIES_PER_RETRY = 10;
 
@@ -58,8 +59,10 @@ public final class PartitionReader implements AutoCloseable {
   private final BitSet[] seenBatches;
   private final int startPartition;
   private final int endPartition;
+
   /** Batches returned per partition of [startPartition, endPartition). */
   private final long[] keptBatches;
+
   /** The partition a DATA_LOST failure found missing data in, when no chunk is being read. */
   private int failedPartition = -1;
 
@@ -81,9 +84,20 @@ public final class PartitionReader implements AutoCloseable {
 
   private record ChunkRef(EpochGroup group, CommittedFile file, int chunkIndex) {
     String describe(ShuffleId shuffle) {
-      return "chunk " + chunkIndex + "/" + file.chunks() + " of partition " + file.location().partition()
-          + " epoch " + file.location().epoch() + " (" + file.location().role().name().toLowerCase(java.util.Locale.ROOT)
-          + ") of shuffle " + shuffle + " on worker " + file.location().worker();
+      return "chunk "
+          + chunkIndex
+          + "/"
+          + file.chunks()
+          + " of partition "
+          + file.location().partition()
+          + " epoch "
+          + file.location().epoch()
+          + " ("
+          + file.location().role().name().toLowerCase(java.util.Locale.ROOT)
+          + ") of shuffle "
+          + shuffle
+          + " on worker "
+          + file.location().worker();
     }
   }
 
@@ -111,8 +125,14 @@ public final class PartitionReader implements AutoCloseable {
   /**
    * @throws FaroException DATA_LOST if one of the partitions was lost on every copy at commit
    */
-  public PartitionReader(ReducerFileGroups groups, int startPartition, int endPartition,
-      int startMap, int endMap, ClientPool pool, ClientOptions.Settings settings) {
+  public PartitionReader(
+      ReducerFileGroups groups,
+      int startPartition,
+      int endPartition,
+      int startMap,
+      int endMap,
+      ClientPool pool,
+      ClientOptions.Settings settings) {
     this.groups = requireNonNull(groups, "groups is null");
     this.shuffle = groups.faroShuffle();
     this.pool = requireNonNull(pool, "pool is null");
@@ -125,7 +145,10 @@ public final class PartitionReader implements AutoCloseable {
     this.keptBatches = new long[Math.max(0, endPartition - startPartition)];
     for (int p = startPartition; p < endPartition; p++) {
       if (groups.lost(p)) {
-        throw lost(p, "its data was on no committed copy when the shuffle was committed (a worker was lost)", null);
+        throw lost(
+            p,
+            "its data was on no committed copy when the shuffle was committed (a worker was lost)",
+            null);
       }
       TreeMap<Integer, List<CommittedFile>> byEpoch = new TreeMap<>();
       for (CommittedFile f : groups.files(p)) {
@@ -138,11 +161,15 @@ public final class PartitionReader implements AutoCloseable {
   }
 
   private FaroException lost(int partition, String why, Throwable cause) {
-    return new FaroException(ErrorCode.DATA_LOST, "partition " + partition + " of shuffle " + shuffle
-        + " cannot be read: " + why, cause);
+    return new FaroException(
+        ErrorCode.DATA_LOST,
+        "partition " + partition + " of shuffle " + shuffle + " cannot be read: " + why,
+        cause);
   }
 
-  /** The partition a {@link ErrorCode#DATA_LOST} failure was about, for the engine's fetch failure. */
+  /**
+   * The partition a {@link ErrorCode#DATA_LOST} failure was about, for the engine's fetch failure.
+   */
   public int currentPartition() {
     if (failedPartition >= 0) {
       return failedPartition;
@@ -214,14 +241,15 @@ public final class PartitionReader implements AutoCloseable {
   }
 
   /**
-   * Restarts the stream at {@code failed}: after a wait on the same copy, or at once on the
-   * epoch's other copy, or throws DATA_LOST when every copy failed its retries.
+   * Restarts the stream at {@code failed}: after a wait on the same copy, or at once on the epoch's
+   * other copy, or throws DATA_LOST when every copy failed its retries.
    */
   private void recover(ChunkRef failed, FaroException error) {
     dropInFlight();
     fetchRetries++;
     EpochGroup group = failed.group();
-    if (busy(error) && busyAnswers(failed) <= Math.max(1, settings.fetchRetries()) * BUSY_RETRIES_PER_RETRY) {
+    if (busy(error)
+        && busyAnswers(failed) <= Math.max(1, settings.fetchRetries()) * BUSY_RETRIES_PER_RETRY) {
       // The worker answered that its read buffers are all in use: it is busy, not failing, and
       // its copy is as good as before. Wait and ask the same copy again, without counting it
       // against the copy (after enough of them, a busy worker counts as failing like any other).
@@ -238,14 +266,26 @@ public final class PartitionReader implements AutoCloseable {
     boolean switchCopy = unreachable || ++failuresOnCopy >= perCopy;
     if (switchCopy) {
       if (++copiesGivenUp >= group.copies.size()) {
-        throw lost(group.partition, "every copy failed " + perCopy + " times; last: " + failed.describe(shuffle)
-            + ": " + error.getMessage(), error);
+        throw lost(
+            group.partition,
+            "every copy failed "
+                + perCopy
+                + " times; last: "
+                + failed.describe(shuffle)
+                + ": "
+                + error.getMessage(),
+            error);
       }
       failuresOnCopy = 0;
       group.copy = (group.copy + 1) % group.copies.size();
     }
-    LOG.warn("Fetching {} failed ({}); {}", failed.describe(shuffle), error.getMessage(),
-        switchCopy ? "switching to the other copy" + (unreachable ? " at once: its worker cannot be reached" : "")
+    LOG.warn(
+        "Fetching {} failed ({}); {}",
+        failed.describe(shuffle),
+        error.getMessage(),
+        switchCopy
+            ? "switching to the other copy"
+                + (unreachable ? " at once: its worker cannot be reached" : "")
             : "asking again (retry " + failuresOnCopy + ")");
     if (!switchCopy) {
       sleep(settings.fetchRetryWait().toMillis() << Math.min(failuresOnCopy - 1, 4));
@@ -263,14 +303,19 @@ public final class PartitionReader implements AutoCloseable {
 
   /** Busy answers for {@code chunk} in a row, counting this one. */
   private int busyAnswers(ChunkRef chunk) {
-    boolean same = busyChunk != null && busyChunk.group() == chunk.group() && busyChunk.chunkIndex() == chunk.chunkIndex()
-        && busyChunk.file() == chunk.file();
+    boolean same =
+        busyChunk != null
+            && busyChunk.group() == chunk.group()
+            && busyChunk.chunkIndex() == chunk.chunkIndex()
+            && busyChunk.file() == chunk.file();
     busyChunk = chunk;
     busyAnswers = same ? busyAnswers + 1 : 1;
     return busyAnswers;
   }
 
-  /** Whether the worker itself answered TIMEOUT: its read buffers were all in use (busy, not lost). */
+  /**
+   * Whether the worker itself answered TIMEOUT: its read buffers were all in use (busy, not lost).
+   */
   private static boolean busy(Throwable error) {
     for (Throwable t = error; t != null; t = t.getCause()) {
       if (t instanceof RemoteException remote) {
@@ -281,20 +326,23 @@ public final class PartitionReader implements AutoCloseable {
   }
 
   /**
-   * Whether {@code error} comes from a connection that was refused (nothing listens: the worker
-   * is gone). A connect that timed out is not: a busy worker may still answer a retry.
+   * Whether {@code error} comes from a connection that was refused (nothing listens: the worker is
+   * gone). A connect that timed out is not: a busy worker may still answer a retry.
    */
   private static boolean unreachable(Throwable error) {
     for (Throwable t = error; t != null; t = t.getCause()) {
       // Netty's ConnectTimeoutException is a ConnectException too; its name survives shading.
-      if (t instanceof java.net.ConnectException && !t.getClass().getSimpleName().equals("ConnectTimeoutException")) {
+      if (t instanceof java.net.ConnectException
+          && !t.getClass().getSimpleName().equals("ConnectTimeoutException")) {
         return true;
       }
     }
     return false;
   }
 
-  /** The backoff before asking the same copy again: a worker that dropped a connection may be busy. */
+  /**
+   * The backoff before asking the same copy again: a worker that dropped a connection may be busy.
+   */
   private static void sleep(long millis) {
     try {
       Thread.sleep(millis);
@@ -306,15 +354,16 @@ public final class PartitionReader implements AutoCloseable {
 
   /**
    * Whether a batch counts: its map is read, its attempt won, and it was not returned before.
-   * Marked seen by {@link #next} once decoded. Called after the batch's CRC checked, so its
-   * header is as its writer wrote it; a header no writer writes (a negative batch id) is corrupt.
+   * Marked seen by {@link #next} once decoded. Called after the batch's CRC checked, so its header
+   * is as its writer wrote it; a header no writer writes (a negative batch id) is corrupt.
    */
   private boolean keep(int mapId, int attemptId, int batchId) {
     if (mapId < startMap || mapId >= endMap || groups.winningAttempt(mapId) != attemptId) {
       return false;
     }
     if (batchId < 0) {
-      throw BatchFormat.corrupt("batch of map " + mapId + " attempt " + attemptId + " has negative id " + batchId);
+      throw BatchFormat.corrupt(
+          "batch of map " + mapId + " attempt " + attemptId + " has negative id " + batchId);
     }
     BitSet seen = seenBatches[mapId];
     if (seen == null) {
@@ -325,9 +374,9 @@ public final class PartitionReader implements AutoCloseable {
 
   /**
    * After the last chunk: when every map is read, each partition must have given exactly the
-   * batches its winning attempts reported at mapper end. Fewer means a batch was lost on its way
-   * (a push dropped after being acknowledged, a commit that came too early): DATA_LOST, so that
-   * the engine runs the map stage again, instead of a wrong answer. More cannot happen unless the
+   * batches its winning attempts reported at mapper end. Fewer means a batch was lost on its way (a
+   * push dropped after being acknowledged, a commit that came too early): DATA_LOST, so that the
+   * engine runs the map stage again, instead of a wrong answer. More cannot happen unless the
    * counts are wrong, which is as bad.
    */
   private void checkEveryBatchRead() {
@@ -339,8 +388,14 @@ public final class PartitionReader implements AutoCloseable {
       long kept = keptBatches[p - startPartition];
       if (expected >= 0 && kept != expected) {
         failedPartition = p;
-        throw lost(p, "its winning map attempts pushed " + expected + " batches but " + kept
-            + " were read from the committed files: data went missing after it was acknowledged", null);
+        throw lost(
+            p,
+            "its winning map attempts pushed "
+                + expected
+                + " batches but "
+                + kept
+                + " were read from the committed files: data went missing after it was acknowledged",
+            null);
       }
     }
   }
@@ -354,12 +409,13 @@ public final class PartitionReader implements AutoCloseable {
         continue;
       }
       ChunkRef ref = new ChunkRef(group, group.file(), nextChunk++);
-      FetchChunkRequest request = FetchChunkRequest.newBuilder()
-          .setShuffle(IdMapper.toProto(shuffle))
-          .setPartitionId(ref.file().location().partition())
-          .setEpoch(ref.file().location().epoch())
-          .setChunkIndex(ref.chunkIndex())
-          .build();
+      FetchChunkRequest request =
+          FetchChunkRequest.newBuilder()
+              .setShuffle(IdMapper.toProto(shuffle))
+              .setPartitionId(ref.file().location().partition())
+              .setEpoch(ref.file().location().epoch())
+              .setChunkIndex(ref.chunkIndex())
+              .build();
       HostPort fetch = ref.file().location().endpoint().fetch();
       inFlight.addLast(new InFlight(ref, pool.send(fetch, request, null, settings.fetchTimeout())));
     }
@@ -368,11 +424,13 @@ public final class PartitionReader implements AutoCloseable {
   /** Forgets the requests ahead; their answers are released when they come. */
   private void dropInFlight() {
     for (InFlight f : inFlight) {
-      f.answer().whenComplete((frame, error) -> {
-        if (frame != null) {
-          frame.release();
-        }
-      });
+      f.answer()
+          .whenComplete(
+              (frame, error) -> {
+                if (frame != null) {
+                  frame.release();
+                }
+              });
     }
     inFlight.clear();
   }

@@ -14,10 +14,10 @@ import java.util.Map;
 import java.util.Set;
 
 /**
- * What reducers of one committed shuffle generation need: its Faro id, the winning attempt of
- * every map, the committed files of every partition (all epochs in epoch order, each epoch's
- * copies primary first), the partitions lost on every copy, and how many batches the winning
- * attempts pushed to each partition. Immutable.
+ * What reducers of one committed shuffle generation need: its Faro id, the winning attempt of every
+ * map, the committed files of every partition (all epochs in epoch order, each epoch's copies
+ * primary first), the partitions lost on every copy, and how many batches the winning attempts
+ * pushed to each partition. Immutable.
  */
 public final class ReducerFileGroups {
   /** One committed partition file (one copy of one epoch). */
@@ -29,8 +29,12 @@ public final class ReducerFileGroups {
   private final Set<Integer> lost;
   private final long[] expectedBatches;
 
-  private ReducerFileGroups(ShuffleId faroShuffle, int[] winningAttempts,
-      Map<Integer, List<CommittedFile>> filesByPartition, Set<Integer> lost, long[] expectedBatches) {
+  private ReducerFileGroups(
+      ShuffleId faroShuffle,
+      int[] winningAttempts,
+      Map<Integer, List<CommittedFile>> filesByPartition,
+      Set<Integer> lost,
+      long[] expectedBatches) {
     this.faroShuffle = faroShuffle;
     this.winningAttempts = winningAttempts;
     this.filesByPartition = filesByPartition;
@@ -39,19 +43,31 @@ public final class ReducerFileGroups {
   }
 
   public static ReducerFileGroups fromProto(AppId app, GetReducerFileGroupsResponse response) {
-    int[] winners = response.getWinningAttemptsList().stream().mapToInt(Integer::intValue).toArray();
+    int[] winners =
+        response.getWinningAttemptsList().stream().mapToInt(Integer::intValue).toArray();
     Map<Integer, List<CommittedFile>> files = new HashMap<>();
     for (CommittedFileP f : response.getFilesList()) {
       PartitionLocation location = IdMapper.location(f.getLocation());
-      files.computeIfAbsent(location.partition(), p -> new ArrayList<>())
+      files
+          .computeIfAbsent(location.partition(), p -> new ArrayList<>())
           .add(new CommittedFile(location, f.getBytes(), f.getChunks()));
     }
-    files.values().forEach(l -> l.sort(Comparator.<CommittedFile>comparingInt(c -> c.location().epoch())
-        .thenComparing(c -> c.location().role())));
+    files
+        .values()
+        .forEach(
+            l ->
+                l.sort(
+                    Comparator.<CommittedFile>comparingInt(c -> c.location().epoch())
+                        .thenComparing(c -> c.location().role())));
     files.replaceAll((p, l) -> List.copyOf(l));
-    long[] expected = response.getExpectedBatchesList().stream().mapToLong(Long::longValue).toArray();
-    return new ReducerFileGroups(new ShuffleId(app, response.getFaroShuffleId()), winners, Map.copyOf(files),
-        Set.copyOf(response.getLostPartitionIdsList()), expected);
+    long[] expected =
+        response.getExpectedBatchesList().stream().mapToLong(Long::longValue).toArray();
+    return new ReducerFileGroups(
+        new ShuffleId(app, response.getFaroShuffleId()),
+        winners,
+        Map.copyOf(files),
+        Set.copyOf(response.getLostPartitionIdsList()),
+        expected);
   }
 
   /** Faro's id of the generation these files belong to. */
@@ -68,7 +84,9 @@ public final class ReducerFileGroups {
     return mapId >= 0 && mapId < winningAttempts.length ? winningAttempts[mapId] : -1;
   }
 
-  /** Every committed copy of every epoch of {@code partition}: epoch order, primary before replica. */
+  /**
+   * Every committed copy of every epoch of {@code partition}: epoch order, primary before replica.
+   */
   public List<CommittedFile> files(int partition) {
     return filesByPartition.getOrDefault(partition, List.of());
   }

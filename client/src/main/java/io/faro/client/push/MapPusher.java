@@ -21,13 +21,13 @@ import java.util.function.LongConsumer;
  * Pushes the output of one map attempt. Record bytes gather per partition ({@link
  * PartitionBuffers}); {@link #cut} turns a partition's bytes into one batch (compressed,
  * checksummed, numbered); batches bound for the same worker gather into one merged frame, and
- * frames are pushed asynchronously with at most {@code faro.client.push.max.in.flight}
- * unanswered ({@link PushWindow}).
+ * frames are pushed asynchronously with at most {@code faro.client.push.max.in.flight} unanswered
+ * ({@link PushWindow}).
  *
  * <p>Revive: a batch is kept until its worker acknowledged it. A batch whose push failed (the
- * connection was lost or timed out, the location refused it with SPLIT, its replica did not
- * confirm it) is pushed again, as the same batch, to the partition's new location, which the
- * {@link Reviver} gets from the lifecycle manager ({@link Revivals}); a SOFT_SPLIT moves only the
+ * connection was lost or timed out, the location refused it with SPLIT, its replica did not confirm
+ * it) is pushed again, as the same batch, to the partition's new location, which the {@link
+ * Reviver} gets from the lifecycle manager ({@link Revivals}); a SOFT_SPLIT moves only the
  * partition's later batches. The reader keeps each batch once, wherever it landed.
  *
  * <p>Threads: confined to the map task's thread, except the answer callbacks (see {@link
@@ -41,7 +41,9 @@ public final class MapPusher implements AutoCloseable {
     List<PartitionLocation> revive(List<Failed> failed);
   }
 
-  /** A partition whose push to {@code epoch} failed; {@code worker} is set when the worker failed. */
+  /**
+   * A partition whose push to {@code epoch} failed; {@code worker} is set when the worker failed.
+   */
   public record Failed(int partition, int epoch, Optional<WorkerId> worker) {}
 
   /** Room in a frame for its header and the push request's meta besides one batch. */
@@ -57,25 +59,50 @@ public final class MapPusher implements AutoCloseable {
   private final Revivals revivals;
   private final PushWindow window;
   private final long[] pushedBytes;
+
   /** Batches cut per partition: each is acknowledged before finish() returns, or the task fails. */
   private final int[] batchCounts;
+
   private int nextBatchId;
   private boolean closed;
 
   /** A pusher that cannot revive: a failed push fails the task (tests, tools). */
-  public MapPusher(ShuffleId shuffle, int mapId, int attemptId, List<PartitionLocation> locations,
-      int numPartitions, ClientPool pool, ClientOptions.Settings settings, ByteBufAllocator allocator) {
-    this(shuffle, mapId, attemptId, targets(shuffle, locations, numPartitions), failed -> {
-      throw new FaroException(ErrorCode.CONNECTION_FAILED, "this pusher cannot move partitions " + failed);
-    }, pool, settings, allocator);
+  public MapPusher(
+      ShuffleId shuffle,
+      int mapId,
+      int attemptId,
+      List<PartitionLocation> locations,
+      int numPartitions,
+      ClientPool pool,
+      ClientOptions.Settings settings,
+      ByteBufAllocator allocator) {
+    this(
+        shuffle,
+        mapId,
+        attemptId,
+        targets(shuffle, locations, numPartitions),
+        failed -> {
+          throw new FaroException(
+              ErrorCode.CONNECTION_FAILED, "this pusher cannot move partitions " + failed);
+        },
+        pool,
+        settings,
+        allocator);
   }
 
   /**
-   * @param targets the current location of every partition, shared with the executor's other
-   *     tasks of this shuffle: a revive by one task moves them all
+   * @param targets the current location of every partition, shared with the executor's other tasks
+   *     of this shuffle: a revive by one task moves them all
    */
-  public MapPusher(ShuffleId shuffle, int mapId, int attemptId, AtomicReferenceArray<PartitionLocation> targets,
-      Reviver reviver, ClientPool pool, ClientOptions.Settings settings, ByteBufAllocator allocator) {
+  public MapPusher(
+      ShuffleId shuffle,
+      int mapId,
+      int attemptId,
+      AtomicReferenceArray<PartitionLocation> targets,
+      Reviver reviver,
+      ClientPool pool,
+      ClientOptions.Settings settings,
+      ByteBufAllocator allocator) {
     this.shuffle = requireNonNull(shuffle, "shuffle is null");
     this.mapId = mapId;
     this.attemptId = attemptId;
@@ -84,20 +111,23 @@ public final class MapPusher implements AutoCloseable {
     int numPartitions = targets.length();
     for (int p = 0; p < numPartitions; p++) {
       if (targets.get(p) == null) {
-        throw new FaroException(ErrorCode.INTERNAL, "shuffle " + shuffle + " has no location for partition " + p);
+        throw new FaroException(
+            ErrorCode.INTERNAL, "shuffle " + shuffle + " has no location for partition " + p);
       }
     }
-    this.encoder = new BatchEncoder(settings.compress(), requireNonNull(allocator, "allocator is null"));
+    this.encoder =
+        new BatchEncoder(settings.compress(), requireNonNull(allocator, "allocator is null"));
     this.buffers = new PartitionBuffers(numPartitions, settings.bufferSize(), settings.batchSize());
-    this.revivals = new Revivals(shuffle, mapId, attemptId, settings.reviveMaxAttempts(), reviver, targets);
+    this.revivals =
+        new Revivals(shuffle, mapId, attemptId, settings.reviveMaxAttempts(), reviver, targets);
     this.window = new PushWindow(shuffle, mapId, attemptId, pool, settings, allocator, revivals);
     this.pushedBytes = new long[numPartitions];
     this.batchCounts = new int[numPartitions];
   }
 
   /** The locations as a target array of {@code numPartitions} (extra ones ignored). */
-  public static AtomicReferenceArray<PartitionLocation> targets(ShuffleId shuffle, List<PartitionLocation> locations,
-      int numPartitions) {
+  public static AtomicReferenceArray<PartitionLocation> targets(
+      ShuffleId shuffle, List<PartitionLocation> locations, int numPartitions) {
     AtomicReferenceArray<PartitionLocation> targets = new AtomicReferenceArray<>(numPartitions);
     for (PartitionLocation l : locations) {
       if (l.partition() < numPartitions) {
@@ -127,8 +157,8 @@ public final class MapPusher implements AutoCloseable {
 
   /**
    * Whether the task holds as much as {@code faro.client.push.buffer.size}, counting both the
-   * record bytes gathered and the arrays allocated for them; the caller then cuts every
-   * partition ({@link #cutAll}), which also frees arrays beyond the limit.
+   * record bytes gathered and the arrays allocated for them; the caller then cuts every partition
+   * ({@link #cutAll}), which also frees arrays beyond the limit.
    */
   public boolean overBufferLimit() {
     return buffers.overLimit();
@@ -157,16 +187,29 @@ public final class MapPusher implements AutoCloseable {
     if (size == 0) {
       return;
     }
-    ByteBuf batch = encoder.encode(mapId, attemptId, nextBatchId++, buffers.array(partition), 0, size);
+    ByteBuf batch =
+        encoder.encode(mapId, attemptId, nextBatchId++, buffers.array(partition), 0, size);
     // A batch travels whole in one frame; one that cannot (a giant record) would make the worker
     // close the connection every task of this executor shares. Refuse it here, saying why.
     if (batch.readableBytes() > settings.network().maxFrameSize() - FRAME_HEADROOM) {
       int encoded = batch.readableBytes();
       batch.release();
-      throw new FaroException(ErrorCode.LIMIT_EXCEEDED, "a batch of partition " + partition + " of map " + mapId
-          + " of shuffle " + shuffle + " is " + encoded + " bytes (" + size + " bytes of records), more than"
-          + " one frame carries: raise faro.network.max.frame.size (now " + settings.network().maxFrameSize()
-          + ") on the workers and the job, or make the largest record smaller");
+      throw new FaroException(
+          ErrorCode.LIMIT_EXCEEDED,
+          "a batch of partition "
+              + partition
+              + " of map "
+              + mapId
+              + " of shuffle "
+              + shuffle
+              + " is "
+              + encoded
+              + " bytes ("
+              + size
+              + " bytes of records), more than"
+              + " one frame carries: raise faro.network.max.frame.size (now "
+              + settings.network().maxFrameSize()
+              + ") on the workers and the job, or make the largest record smaller");
     }
     buffers.cleared(partition);
     pushedBytes[partition] += batch.readableBytes();
@@ -199,8 +242,8 @@ public final class MapPusher implements AutoCloseable {
   }
 
   /**
-   * Pushes everything still gathered and waits until every push is answered. Throws the first
-   * push failure.
+   * Pushes everything still gathered and waits until every push is answered. Throws the first push
+   * failure.
    */
   public void finish() {
     cutAll();
@@ -240,8 +283,8 @@ public final class MapPusher implements AutoCloseable {
   }
 
   /**
-   * Batches pushed per partition (each acknowledged once {@link #finish} returned), for mapper
-   * end: readers check that they read exactly these of the winning attempt.
+   * Batches pushed per partition (each acknowledged once {@link #finish} returned), for mapper end:
+   * readers check that they read exactly these of the winning attempt.
    */
   public int[] batchCounts() {
     return batchCounts.clone();

@@ -1,11 +1,11 @@
 package io.faro.client.push;
 
 /**
- * The record bytes of one map attempt gathered per partition, before they are cut into batches,
- * and what they cost: the bytes gathered and the capacity of the arrays that hold them. Arrays
- * are kept for reuse only while they all fit in half of the limit (the other half is room to
- * gather before {@link #overLimit()} asks for the next cut of every partition), and never one a
- * giant record grew: memory must not grow with the number of partitions.
+ * The record bytes of one map attempt gathered per partition, before they are cut into batches, and
+ * what they cost: the bytes gathered and the capacity of the arrays that hold them. Arrays are kept
+ * for reuse only while they all fit in half of the limit (the other half is room to gather before
+ * {@link #overLimit()} asks for the next cut of every partition), and never one a giant record
+ * grew: memory must not grow with the number of partitions.
  *
  * <p>Confined to the map task's thread.
  */
@@ -19,8 +19,8 @@ final class PartitionBuffers {
   private long retainedCapacity;
 
   /**
-   * @param limit faro.client.push.buffer.size: bytes gathered, or array capacity held, that ask
-   *     for a cut of every partition
+   * @param limit faro.client.push.buffer.size: bytes gathered, or array capacity held, that ask for
+   *     a cut of every partition
    * @param batchSize faro.client.push.batch.size: an array more than twice this is never kept
    */
   PartitionBuffers(int numPartitions, long limit, int batchSize) {
@@ -50,7 +50,9 @@ final class PartitionBuffers {
     int size = buffered[partition];
     byte[] buffer = buffers[partition];
     if (buffer == null || buffer.length - size < length) {
-      int capacity = Math.max(Math.max(size + length, initialCapacity), buffer == null ? 0 : buffer.length * 2);
+      int capacity =
+          Math.max(
+              Math.max(size + length, initialCapacity), buffer == null ? 0 : buffer.length * 2);
       byte[] grown = new byte[capacity];
       if (buffer != null) {
         System.arraycopy(buffer, 0, grown, 0, size);
@@ -90,8 +92,8 @@ final class PartitionBuffers {
   }
 
   /**
-   * Empties {@code partition} once its bytes were encoded; its array is kept for reuse only as
-   * the class comment says.
+   * Empties {@code partition} once its bytes were encoded; its array is kept for reuse only as the
+   * class comment says.
    */
   void cleared(int partition) {
     totalBuffered -= buffered[partition];

@@ -32,12 +32,12 @@ import java.util.function.LongConsumer;
  * The frames of one map attempt on their way: batches bound for the same worker gather into one
  * frame until it holds faro.client.push.merge.size; frames go out asynchronously with at most
  * faro.client.push.max.in.flight unanswered (the task's thread waits for a permit, at most
- * faro.network.request.timeout); answers release the batches their worker kept and hand the
- * others to {@link Revivals}. This window is where the worker's back-off belongs.
+ * faro.network.request.timeout); answers release the batches their worker kept and hand the others
+ * to {@link Revivals}. This window is where the worker's back-off belongs.
  *
  * <p>Threads: {@link #add}, {@link #sendAll}, {@link #awaitAnswers} and {@link #close} on the
- * task's thread; the answer callbacks touch only the semaphore, the revivals, the first failure
- * and the flags.
+ * task's thread; the answer callbacks touch only the semaphore, the revivals, the first failure and
+ * the flags.
  */
 final class PushWindow {
   /** Batches gathered for one worker, not yet sent. Owns its batches. */
@@ -61,14 +61,20 @@ final class PushWindow {
   private final Map<WorkerId, PendingFrame> pending = new HashMap<>();
   private final Semaphore inFlight;
   private final AtomicReference<Throwable> failure = new AtomicReference<>();
-  private volatile LongConsumer pushAnswered = nanos -> { };
+  private volatile LongConsumer pushAnswered = nanos -> {};
   // Set by an answer callback when a batch was refused because the shuffle was committed.
   private volatile boolean incomplete;
   private volatile boolean closed;
   private long blockedNanos;
 
-  PushWindow(ShuffleId shuffle, int mapId, int attemptId, ClientPool pool, ClientOptions.Settings settings,
-      ByteBufAllocator allocator, Revivals revivals) {
+  PushWindow(
+      ShuffleId shuffle,
+      int mapId,
+      int attemptId,
+      ClientPool pool,
+      ClientOptions.Settings settings,
+      ByteBufAllocator allocator,
+      Revivals revivals) {
     this.shuffle = requireNonNull(shuffle, "shuffle is null");
     this.mapId = mapId;
     this.attemptId = attemptId;
@@ -79,11 +85,13 @@ final class PushWindow {
     this.inFlight = new Semaphore(settings.maxInFlight());
   }
 
-  /** Adds {@code batch} to the frame of its target's worker (takes it); sends the frame once full. */
+  /**
+   * Adds {@code batch} to the frame of its target's worker (takes it); sends the frame once full.
+   */
   void add(PushedBatch batch) {
     WorkerId worker = batch.target().worker();
-    PendingFrame frame = pending.computeIfAbsent(worker,
-        w -> new PendingFrame(batch.target().endpoint().push()));
+    PendingFrame frame =
+        pending.computeIfAbsent(worker, w -> new PendingFrame(batch.target().endpoint().push()));
     frame.parts.add(batch);
     frame.bytes += batch.batch().readableBytes();
     if (frame.bytes >= settings.mergeSize()) {
@@ -120,53 +128,63 @@ final class PushWindow {
     PushRequest.Builder meta = PushRequest.newBuilder().setShuffle(IdMapper.toProto(shuffle));
     CompositeByteBuf body = allocator.compositeDirectBuffer(frame.parts.size());
     for (PushedBatch p : frame.parts) {
-      meta.addParts(PushPart.newBuilder().setPartitionId(p.partition()).setEpoch(p.target().epoch())
-          .setLength(p.batch().readableBytes()));
+      meta.addParts(
+          PushPart.newBuilder()
+              .setPartitionId(p.partition())
+              .setEpoch(p.target().epoch())
+              .setLength(p.batch().readableBytes()));
       body.addComponent(true, p.batch().retainedDuplicate());
     }
     long sentAt = System.nanoTime();
     pool.send(frame.address, meta.build(), body, settings.network().requestTimeout())
-        .whenComplete((answer, error) -> {
-          try {
-            if (error != null) {
-              Throwable cause = Futures.unwrap(error);
-              String why = "push to " + frame.address + " failed: " + cause.getMessage();
-              // A worker that answered with an error is alive; one that did not answer is suspect.
-              Optional<WorkerId> failed = cause instanceof RemoteException ? Optional.empty() : Optional.of(worker);
-              frame.parts.forEach(p -> revivals.failed(p, why, failed));
-            } else {
-              PushResponse response;
+        .whenComplete(
+            (answer, error) -> {
               try {
-                response = answer.meta(PushResponse.class);
+                if (error != null) {
+                  Throwable cause = Futures.unwrap(error);
+                  String why = "push to " + frame.address + " failed: " + cause.getMessage();
+                  // A worker that answered with an error is alive; one that did not answer is
+                  // suspect.
+                  Optional<WorkerId> failed =
+                      cause instanceof RemoteException ? Optional.empty() : Optional.of(worker);
+                  frame.parts.forEach(p -> revivals.failed(p, why, failed));
+                } else {
+                  PushResponse response;
+                  try {
+                    response = answer.meta(PushResponse.class);
+                  } catch (RuntimeException e) {
+                    // Not an answer to a push: nothing is known to be kept, push it all again.
+                    String why =
+                        "push to " + frame.address + " got an unexpected answer: " + e.getMessage();
+                    frame.parts.forEach(p -> revivals.failed(p, why, Optional.empty()));
+                    return;
+                  }
+                  answered(frame, response);
+                  reportLatency(System.nanoTime() - sentAt);
+                }
               } catch (RuntimeException e) {
-                // Not an answer to a push: nothing is known to be kept, push it all again.
-                String why = "push to " + frame.address + " got an unexpected answer: " + e.getMessage();
-                frame.parts.forEach(p -> revivals.failed(p, why, Optional.empty()));
-                return;
+                // Nobody reads this future: an unexpected answer must fail the task, not vanish.
+                failure.compareAndSet(null, e);
+              } finally {
+                if (answer != null) {
+                  answer.release();
+                }
+                if (closed) {
+                  revivals.releaseAll(); // the task is gone: nothing will push these again
+                }
+                inFlight.release();
               }
-              answered(frame, response);
-              reportLatency(System.nanoTime() - sentAt);
-            }
-          } catch (RuntimeException e) {
-            // Nobody reads this future: an unexpected answer must fail the task, not vanish.
-            failure.compareAndSet(null, e);
-          } finally {
-            if (answer != null) {
-              answer.release();
-            }
-            if (closed) {
-              revivals.releaseAll(); // the task is gone: nothing will push these again
-            }
-            inFlight.release();
-          }
-        });
+            });
   }
 
   /** Releases acknowledged batches; hands the others to the revivals. */
   private void answered(PendingFrame frame, PushResponse response) {
     for (int i = 0; i < frame.parts.size(); i++) {
       PushedBatch p = frame.parts.get(i);
-      PushStatusP status = i < response.getStatusesCount() ? response.getStatuses(i) : PushStatusP.PUSH_STATUS_UNSPECIFIED;
+      PushStatusP status =
+          i < response.getStatusesCount()
+              ? response.getStatuses(i)
+              : PushStatusP.PUSH_STATUS_UNSPECIFIED;
       switch (status) {
         case OK, SLOW_DOWN -> p.batch().release();
         case STAGE_ENDED -> {
@@ -181,8 +199,18 @@ final class PushWindow {
           p.batch().release();
           revivals.softSplit(p.target());
         }
-        default -> revivals.failed(p, "worker " + frame.address + " answered " + status
-            + " for partition " + p.partition() + " epoch " + p.target().epoch(), Optional.empty());
+        default ->
+            revivals.failed(
+                p,
+                "worker "
+                    + frame.address
+                    + " answered "
+                    + status
+                    + " for partition "
+                    + p.partition()
+                    + " epoch "
+                    + p.target().epoch(),
+                Optional.empty());
       }
     }
   }
@@ -190,16 +218,27 @@ final class PushWindow {
   private void acquire(int permits) {
     long start = System.nanoTime();
     try {
-      boolean acquired = inFlight.tryAcquire(permits, settings.network().requestTimeout().toMillis(), TimeUnit.MILLISECONDS);
+      boolean acquired =
+          inFlight.tryAcquire(
+              permits, settings.network().requestTimeout().toMillis(), TimeUnit.MILLISECONDS);
       blockedNanos += System.nanoTime() - start;
       if (!acquired) {
-        throw new FaroException(ErrorCode.TIMEOUT, "pushes of map " + mapId + " attempt " + attemptId
-            + " of shuffle " + shuffle + " got no answer within " + settings.network().requestTimeout().toMillis()
-            + "ms (faro.network.request.timeout)");
+        throw new FaroException(
+            ErrorCode.TIMEOUT,
+            "pushes of map "
+                + mapId
+                + " attempt "
+                + attemptId
+                + " of shuffle "
+                + shuffle
+                + " got no answer within "
+                + settings.network().requestTimeout().toMillis()
+                + "ms (faro.network.request.timeout)");
       }
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
-      throw new FaroException(ErrorCode.INTERNAL, "interrupted while pushing map " + mapId + " of " + shuffle, e);
+      throw new FaroException(
+          ErrorCode.INTERNAL, "interrupted while pushing map " + mapId + " of " + shuffle, e);
     }
     try {
       checkFailure();
@@ -213,7 +252,9 @@ final class PushWindow {
   void checkFailure() {
     Throwable t = failure.get();
     if (t != null) {
-      throw t instanceof FaroException fe ? fe : new FaroException(ErrorCode.INTERNAL, t.toString(), t);
+      throw t instanceof FaroException fe
+          ? fe
+          : new FaroException(ErrorCode.INTERNAL, t.toString(), t);
     }
   }
 
@@ -245,7 +286,10 @@ final class PushWindow {
     return incomplete;
   }
 
-  /** Releases the frames not sent; answers still on their way release the batches they return. Idempotent. */
+  /**
+   * Releases the frames not sent; answers still on their way release the batches they return.
+   * Idempotent.
+   */
   void close() {
     closed = true;
     for (PendingFrame frame : pending.values()) {

@@ -17,17 +17,20 @@ import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.atomic.AtomicReferenceArray;
 
 /**
- * The retry and revive queue of one map attempt: batches whose push failed (the connection was
- * lost or timed out, the location refused them with SPLIT, the replica did not confirm them) and
- * partitions that split softly, as the answers report them; and, on the task's thread, the
- * revive that moves those partitions to new locations (one request per partition, for the newest
- * epoch that failed), after which the failed batches are pushed again, as the same batches.
+ * The retry and revive queue of one map attempt: batches whose push failed (the connection was lost
+ * or timed out, the location refused them with SPLIT, the replica did not confirm them) and
+ * partitions that split softly, as the answers report them; and, on the task's thread, the revive
+ * that moves those partitions to new locations (one request per partition, for the newest epoch
+ * that failed), after which the failed batches are pushed again, as the same batches.
  *
  * <p>Answer callbacks add; the task's thread takes. Owns the batches it holds.
  */
 final class Revivals {
-  /** A batch to push again: {@code cause} says why, {@code worker} the worker that failed, if it did. */
-  private record Retry(PushedBatch pushed, String cause, Optional<WorkerId> worker) { }
+  /**
+   * A batch to push again: {@code cause} says why, {@code worker} the worker that failed, if it
+   * did.
+   */
+  private record Retry(PushedBatch pushed, String cause, Optional<WorkerId> worker) {}
 
   private final ShuffleId shuffle;
   private final int mapId;
@@ -40,10 +43,16 @@ final class Revivals {
   private long revived;
 
   /**
-   * @param maxAttempts faro.client.push.revive.max.attempts: pushes of one batch before the task fails
+   * @param maxAttempts faro.client.push.revive.max.attempts: pushes of one batch before the task
+   *     fails
    * @param targets the current location of every partition, which a revive moves on
    */
-  Revivals(ShuffleId shuffle, int mapId, int attemptId, int maxAttempts, MapPusher.Reviver reviver,
+  Revivals(
+      ShuffleId shuffle,
+      int mapId,
+      int attemptId,
+      int maxAttempts,
+      MapPusher.Reviver reviver,
       AtomicReferenceArray<PartitionLocation> targets) {
     this.shuffle = requireNonNull(shuffle, "shuffle is null");
     this.mapId = mapId;
@@ -78,9 +87,9 @@ final class Revivals {
   }
 
   /**
-   * Moves the partitions that failed or split to new locations (asking the reviver, unless
-   * another task of this executor moved them already) and returns the failed batches, bound for
-   * their partition's new location, for the caller to push. On the task's thread.
+   * Moves the partitions that failed or split to new locations (asking the reviver, unless another
+   * task of this executor moved them already) and returns the failed batches, bound for their
+   * partition's new location, for the caller to push. On the task's thread.
    *
    * @throws FaroException when a batch was pushed faro.client.push.revive.max.attempts times, or
    *     the revive failed; the batches taken are released first
@@ -98,10 +107,22 @@ final class Revivals {
     for (Retry r : failed) {
       if (r.pushed().attempts() + 1 > maxAttempts) {
         failed.forEach(x -> x.pushed().batch().release());
-        throw new FaroException(ErrorCode.CONNECTION_FAILED, "batch of partition " + r.pushed().partition()
-            + " of map " + mapId + " attempt " + attemptId + " of shuffle " + shuffle + " was pushed "
-            + (r.pushed().attempts() + 1) + " times without success (faro.client.push.revive.max.attempts "
-            + maxAttempts + "); last: " + r.cause());
+        throw new FaroException(
+            ErrorCode.CONNECTION_FAILED,
+            "batch of partition "
+                + r.pushed().partition()
+                + " of map "
+                + mapId
+                + " attempt "
+                + attemptId
+                + " of shuffle "
+                + shuffle
+                + " was pushed "
+                + (r.pushed().attempts() + 1)
+                + " times without success (faro.client.push.revive.max.attempts "
+                + maxAttempts
+                + "); last: "
+                + r.cause());
       }
       need(ask, r.pushed().target(), r.worker());
     }
@@ -114,13 +135,26 @@ final class Revivals {
       } catch (RuntimeException e) {
         failed.forEach(x -> x.pushed().batch().release());
         String cause = failed.isEmpty() ? "" : " after: " + failed.get(0).cause();
-        throw new FaroException(e instanceof FaroException fe ? fe.code() : ErrorCode.INTERNAL,
-            "cannot move partitions of map " + mapId + " attempt " + attemptId + " of shuffle " + shuffle
-                + " to new locations" + cause + ": " + e.getMessage(), e);
+        throw new FaroException(
+            e instanceof FaroException fe ? fe.code() : ErrorCode.INTERNAL,
+            "cannot move partitions of map "
+                + mapId
+                + " attempt "
+                + attemptId
+                + " of shuffle "
+                + shuffle
+                + " to new locations"
+                + cause
+                + ": "
+                + e.getMessage(),
+            e);
       }
       revived += request.size();
       for (PartitionLocation l : moved) {
-        targets.accumulateAndGet(l.partition(), l, (old, next) -> old == null || old.epoch() < next.epoch() ? next : old);
+        targets.accumulateAndGet(
+            l.partition(),
+            l,
+            (old, next) -> old == null || old.epoch() < next.epoch() ? next : old);
       }
     }
     List<PushedBatch> again = new ArrayList<>(failed.size());
@@ -130,13 +164,18 @@ final class Revivals {
     return again;
   }
 
-  /** Asks for a new location of the partition that failed at {@code failedAt}, unless it moved on. */
-  private void need(Map<Integer, MapPusher.Failed> ask, PartitionLocation failedAt, Optional<WorkerId> worker) {
+  /**
+   * Asks for a new location of the partition that failed at {@code failedAt}, unless it moved on.
+   */
+  private void need(
+      Map<Integer, MapPusher.Failed> ask, PartitionLocation failedAt, Optional<WorkerId> worker) {
     PartitionLocation now = targets.get(failedAt.partition());
     if (now.epoch() > failedAt.epoch()) {
       return; // already moved on
     }
-    ask.merge(failedAt.partition(), new MapPusher.Failed(failedAt.partition(), failedAt.epoch(), worker),
+    ask.merge(
+        failedAt.partition(),
+        new MapPusher.Failed(failedAt.partition(), failedAt.epoch(), worker),
         (a, b) -> a.worker().isPresent() ? a : b);
   }
 

@@ -32,15 +32,16 @@ import org.junit.jupiter.api.io.TempDir;
 /**
  * Placement rounds against a real master and real workers: a worker the master still counts as
  * alive but that no longer answers is replaced in the next round, under a new epoch; placement
- * gives up after its rounds; concurrent first placements share one; revives of one partition
- * share one placement that avoids the worker it leaves.
+ * gives up after its rounds; concurrent first placements share one; revives of one partition share
+ * one placement that avoids the worker it leaves.
  */
 class PlacementTest {
   private static final Duration WAIT = Duration.ofSeconds(60);
 
   @TempDir Path dir;
 
-  private record Parts(ClientPool pool, MasterClient master, Placement placement) implements AutoCloseable {
+  private record Parts(ClientPool pool, MasterClient master, Placement placement)
+      implements AutoCloseable {
     @Override
     public void close() {
       pool.close();
@@ -50,9 +51,14 @@ class PlacementTest {
   private static Parts parts(MiniFaroCluster cluster, AppId app) {
     ClientOptions.Settings settings = ClientOptions.Settings.from(cluster.clientConf());
     ClientPool pool = new ClientPool("test", settings.network());
-    MasterClient master = new MasterClient(pool, settings.masters(), settings.masterRetryTimeout(),
-        settings.masterAttemptTimeout());
-    master.callBlocking(RegisterAppRequest.newBuilder().setAppId(app.value()).build(), EmptyResponse.class);
+    MasterClient master =
+        new MasterClient(
+            pool,
+            settings.masters(),
+            settings.masterRetryTimeout(),
+            settings.masterAttemptTimeout());
+    master.callBlocking(
+        RegisterAppRequest.newBuilder().setAppId(app.value()).build(), EmptyResponse.class);
     return new Parts(pool, master, new Placement(settings, pool, master, Clock.systemUTC()));
   }
 
@@ -66,13 +72,16 @@ class PlacementTest {
         cluster.workers().get(0).close();
         Generation g = new Generation(0, new ShuffleId(app, 0), 4, 30);
 
-        List<PartitionLocation> placed = Futures.await(p.placement().firstPlacement(g), WAIT, "placement");
+        List<PartitionLocation> placed =
+            Futures.await(p.placement().firstPlacement(g), WAIT, "placement");
 
-        assertThat(placed).extracting(PartitionLocation::partition)
+        assertThat(placed)
+            .extracting(PartitionLocation::partition)
             .containsExactlyInAnyOrderElementsOf(IntStream.range(0, 30).boxed().toList());
         assertThat(placed).extracting(PartitionLocation::worker).doesNotContain(gone);
         // Round 1 had epoch 0; the partitions it gave the silent worker moved to a later epoch.
-        Set<Integer> epochs = placed.stream().map(PartitionLocation::epoch).collect(Collectors.toSet());
+        Set<Integer> epochs =
+            placed.stream().map(PartitionLocation::epoch).collect(Collectors.toSet());
         assertThat(epochs).contains(0).anyMatch(e -> e > 0);
         assertThat(g.locations().current()).containsExactlyInAnyOrderElementsOf(placed);
         // The same placement for every later caller.
@@ -94,8 +103,10 @@ class PlacementTest {
         CompletableFuture<List<PartitionLocation>> first = p.placement().firstPlacement(g);
         assertThatThrownBy(() -> Futures.await(first, WAIT, "placement"))
             .isInstanceOf(FaroException.class)
-            .satisfies(e -> assertThat(((FaroException) e).code()).isEqualTo(ErrorCode.RESERVE_FAILED))
-            .hasMessageContaining("could not reserve 1 partitions of shuffle " + g.id() + " after 3 rounds");
+            .satisfies(
+                e -> assertThat(((FaroException) e).code()).isEqualTo(ErrorCode.RESERVE_FAILED))
+            .hasMessageContaining(
+                "could not reserve 1 partitions of shuffle " + g.id() + " after 3 rounds");
         // A failed placement is not kept: the next request tries again.
         assertThat(p.placement().firstPlacement(g)).isNotSameAs(first);
       }
@@ -108,9 +119,11 @@ class PlacementTest {
       AppId app = new AppId("revive");
       try (Parts p = parts(cluster, app)) {
         Generation g = new Generation(0, new ShuffleId(app, 0), 1, 2);
-        List<PartitionLocation> placed = Futures.await(p.placement().firstPlacement(g), WAIT, "placement");
+        List<PartitionLocation> placed =
+            Futures.await(p.placement().firstPlacement(g), WAIT, "placement");
         PartitionLocation before = g.locations().current(1);
-        RevivePartitionP revive = RevivePartitionP.newBuilder().setPartitionId(1).setEpoch(before.epoch()).build();
+        RevivePartitionP revive =
+            RevivePartitionP.newBuilder().setPartitionId(1).setEpoch(before.epoch()).build();
 
         // Two tasks ask at once: one placement, one new location for both.
         CompletableFuture<List<PartitionLocation>> a = p.placement().revive(g, List.of(revive));
@@ -118,12 +131,15 @@ class PlacementTest {
         PartitionLocation moved = Futures.await(a, WAIT, "revive").get(0);
         assertThat(Futures.await(b, WAIT, "revive").get(0)).isEqualTo(moved);
         assertThat(moved.epoch()).isGreaterThan(before.epoch());
-        assertThat(moved.worker()).as("the worker the partition leaves is avoided").isNotEqualTo(before.worker());
+        assertThat(moved.worker())
+            .as("the worker the partition leaves is avoided")
+            .isNotEqualTo(before.worker());
         assertThat(g.locations().current(1)).isEqualTo(moved);
         assertThat(g.locations().all()).hasSize(placed.size() + 1);
 
         // A task that failed on the old epoch later gets the current location, no new placement.
-        assertThat(Futures.await(p.placement().revive(g, List.of(revive)), WAIT, "revive")).containsExactly(moved);
+        assertThat(Futures.await(p.placement().revive(g, List.of(revive)), WAIT, "revive"))
+            .containsExactly(moved);
         assertThat(g.locations().all()).hasSize(placed.size() + 1);
 
         List<Integer> partitionsOfOther = new ArrayList<>();

@@ -33,9 +33,9 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 /**
- * The reader against a hand-written fetch server on loopback that serves one chunk (three
- * batches of map 0, unless a test writes another), after answering "busy" (TIMEOUT) a chosen
- * number of times.
+ * The reader against a hand-written fetch server on loopback that serves one chunk (three batches
+ * of map 0, unless a test writes another), after answering "busy" (TIMEOUT) a chosen number of
+ * times.
  */
 class PartitionReaderTest {
   private static final AppId APP = new AppId("reader-test");
@@ -56,18 +56,30 @@ class PartitionReaderTest {
       chunk.writeBytes(batch);
       batch.release();
     }
-    settings = ClientOptions.Settings.from(FaroConf.of(Map.of(
-        "faro.client.fetch.retries", "1", "faro.client.fetch.retry.wait", "5ms")));
-    server = new TransportServer("fake-fetch", "127.0.0.1", 0, "faro.worker.fetch.port", settings.network(), (request, responder) -> {
-      requests.incrementAndGet();
-      if (request.type() != MessageType.FETCH_CHUNK_REQUEST) {
-        responder.fail(ErrorCode.UNSUPPORTED_MESSAGE, "only fetches here");
-      } else if (busyAnswersLeft.getAndDecrement() > 0) {
-        responder.fail(ErrorCode.TIMEOUT, "every read buffer of the disk is in use");
-      } else {
-        responder.respond(FetchChunkResponse.newBuilder().setChunkIndex(0).build(), chunk.retainedDuplicate());
-      }
-    }, null);
+    settings =
+        ClientOptions.Settings.from(
+            FaroConf.of(
+                Map.of("faro.client.fetch.retries", "1", "faro.client.fetch.retry.wait", "5ms")));
+    server =
+        new TransportServer(
+            "fake-fetch",
+            "127.0.0.1",
+            0,
+            "faro.worker.fetch.port",
+            settings.network(),
+            (request, responder) -> {
+              requests.incrementAndGet();
+              if (request.type() != MessageType.FETCH_CHUNK_REQUEST) {
+                responder.fail(ErrorCode.UNSUPPORTED_MESSAGE, "only fetches here");
+              } else if (busyAnswersLeft.getAndDecrement() > 0) {
+                responder.fail(ErrorCode.TIMEOUT, "every read buffer of the disk is in use");
+              } else {
+                responder.respond(
+                    FetchChunkResponse.newBuilder().setChunkIndex(0).build(),
+                    chunk.retainedDuplicate());
+              }
+            },
+            null);
     pool = new ClientPool("reader-test", settings.network());
   }
 
@@ -79,21 +91,29 @@ class PartitionReaderTest {
   }
 
   private ReducerFileGroups groups(long expectedBatches) {
-    WorkerEndpoint endpoint = new WorkerEndpoint("127.0.0.1", server.port(), server.port(), server.port());
-    PartitionLocation location = new PartitionLocation(0, 0, Role.PRIMARY, new WorkerId("fake"), endpoint, 0);
-    return ReducerFileGroups.fromProto(APP, GetReducerFileGroupsResponse.newBuilder()
-        .setFaroShuffleId(0)
-        .addWinningAttempts(0)
-        .addFiles(CommittedFileP.newBuilder().setLocation(IdMapper.toProto(location))
-            .setBytes(chunk.readableBytes()).setChunks(1))
-        .addExpectedBatches(expectedBatches)
-        .build());
+    WorkerEndpoint endpoint =
+        new WorkerEndpoint("127.0.0.1", server.port(), server.port(), server.port());
+    PartitionLocation location =
+        new PartitionLocation(0, 0, Role.PRIMARY, new WorkerId("fake"), endpoint, 0);
+    return ReducerFileGroups.fromProto(
+        APP,
+        GetReducerFileGroupsResponse.newBuilder()
+            .setFaroShuffleId(0)
+            .addWinningAttempts(0)
+            .addFiles(
+                CommittedFileP.newBuilder()
+                    .setLocation(IdMapper.toProto(location))
+                    .setBytes(chunk.readableBytes())
+                    .setChunks(1))
+            .addExpectedBatches(expectedBatches)
+            .build());
   }
 
   private int readAll(PartitionReader reader) {
     int batches = 0;
     for (Batch b; (b = reader.next()) != null; ) {
-      assertThat(new String(b.data(), 0, b.length(), StandardCharsets.UTF_8)).isEqualTo("batch " + b.batchId());
+      assertThat(new String(b.data(), 0, b.length(), StandardCharsets.UTF_8))
+          .isEqualTo("batch " + b.batchId());
       batches++;
     }
     return batches;
@@ -113,8 +133,9 @@ class PartitionReaderTest {
   void aWorkerBusyForeverIsGivenUpOn() {
     busyAnswersLeft.set(1_000);
     try (PartitionReader reader = new PartitionReader(groups(3), 0, 1, 0, 1, pool, settings)) {
-      assertThatThrownBy(() -> readAll(reader)).isInstanceOfSatisfying(FaroException.class,
-          e -> assertThat(e.code()).isEqualTo(ErrorCode.DATA_LOST));
+      assertThatThrownBy(() -> readAll(reader))
+          .isInstanceOfSatisfying(
+              FaroException.class, e -> assertThat(e.code()).isEqualTo(ErrorCode.DATA_LOST));
       assertThat(requests.get()).isBetween(11, 14);
     }
   }
@@ -122,8 +143,10 @@ class PartitionReaderTest {
   @Test
   void readingFewerBatchesThanTheWinnersPushedIsDataLost() {
     try (PartitionReader reader = new PartitionReader(groups(4), 0, 1, 0, 1, pool, settings)) {
-      assertThatThrownBy(() -> readAll(reader)).isInstanceOfSatisfying(FaroException.class,
-          e -> assertThat(e.code()).isEqualTo(ErrorCode.DATA_LOST)).hasMessageContaining("pushed 4 batches but 3");
+      assertThatThrownBy(() -> readAll(reader))
+          .isInstanceOfSatisfying(
+              FaroException.class, e -> assertThat(e.code()).isEqualTo(ErrorCode.DATA_LOST))
+          .hasMessageContaining("pushed 4 batches but 3");
     }
     // A reader of a map range cannot check per-partition totals; it reads what is there.
     try (PartitionReader reader = new PartitionReader(groups(4), 0, 1, 0, 0, pool, settings)) {
@@ -138,12 +161,11 @@ class PartitionReaderTest {
     // {map, attempt, batch}: what a partition file holds after retries, a losing attempt and a
     // zombie of an older stage attempt pushed to it.
     int[][] written = {
-        {0, 0, 0}, {0, 0, 1},
-        {0, 0, 1}, // pushed again after an answer was lost: the same batch twice
-        {0, 1, 0}, // a speculative attempt of map 0 that lost
-        {1, 0, 0}, // map 1's first attempt, which lost to attempt 2
-        {1, 2, 0}, {1, 2, 1},
-        {7, 0, 0}, // a map outside the shuffle's range
+      {0, 0, 0}, {0, 0, 1},
+      {0, 0, 1}, // pushed again after an answer was lost: the same batch twice
+      {0, 1, 0}, // a speculative attempt of map 0 that lost
+      {1, 0, 0}, // map 1's first attempt, which lost to attempt 2
+      {1, 2, 0}, {1, 2, 1}, {7, 0, 0}, // a map outside the shuffle's range
     };
     for (int[] w : written) {
       byte[] raw = ("m" + w[0] + " a" + w[1] + " b" + w[2]).getBytes(StandardCharsets.UTF_8);
@@ -153,16 +175,24 @@ class PartitionReaderTest {
     }
     chunk.release();
     chunk = mixed;
-    WorkerEndpoint endpoint = new WorkerEndpoint("127.0.0.1", server.port(), server.port(), server.port());
-    PartitionLocation location = new PartitionLocation(0, 0, Role.PRIMARY, new WorkerId("fake"), endpoint, 0);
-    ReducerFileGroups groups = ReducerFileGroups.fromProto(APP, GetReducerFileGroupsResponse.newBuilder()
-        .setFaroShuffleId(0)
-        .addWinningAttempts(0)
-        .addWinningAttempts(2)
-        .addFiles(CommittedFileP.newBuilder().setLocation(IdMapper.toProto(location))
-            .setBytes(chunk.readableBytes()).setChunks(1))
-        .addExpectedBatches(4)
-        .build());
+    WorkerEndpoint endpoint =
+        new WorkerEndpoint("127.0.0.1", server.port(), server.port(), server.port());
+    PartitionLocation location =
+        new PartitionLocation(0, 0, Role.PRIMARY, new WorkerId("fake"), endpoint, 0);
+    ReducerFileGroups groups =
+        ReducerFileGroups.fromProto(
+            APP,
+            GetReducerFileGroupsResponse.newBuilder()
+                .setFaroShuffleId(0)
+                .addWinningAttempts(0)
+                .addWinningAttempts(2)
+                .addFiles(
+                    CommittedFileP.newBuilder()
+                        .setLocation(IdMapper.toProto(location))
+                        .setBytes(chunk.readableBytes())
+                        .setChunks(1))
+                .addExpectedBatches(4)
+                .build());
 
     try (PartitionReader reader = new PartitionReader(groups, 0, 1, 0, 2, pool, settings)) {
       assertThat(contents(reader)).containsExactly("m0 a0 b0", "m0 a0 b1", "m1 a2 b0", "m1 a2 b1");

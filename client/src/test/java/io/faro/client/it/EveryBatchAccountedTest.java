@@ -1,13 +1,12 @@
 package io.faro.client.it;
 
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.assertj.core.api.Assertions.catchThrowable;
 
 import io.faro.client.ClientOptions;
 import io.faro.client.ShuffleClient;
-import io.faro.client.fetch.PartitionReader;
 import io.faro.client.driver.LifecycleManager;
+import io.faro.client.fetch.PartitionReader;
 import io.faro.client.push.MapPusher;
 import io.faro.client.testing.MiniFaroCluster;
 import io.faro.common.batch.Batch;
@@ -24,29 +23,31 @@ import io.faro.proto.CommitFilesResponse;
 import io.faro.worker.server.WorkerServer;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.Map;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * Every acknowledged batch is accounted for: a map's mapper end reports how many batches it
- * pushed per partition, and a reader that reads fewer fails with DATA_LOST (the engine re-runs
- * the map stage) instead of returning a wrong answer. A commit that does not come from the
- * shuffle's lifecycle manager ends nothing, and an attempt whose batches meet a committed shuffle
- * fails instead of succeeding.
+ * Every acknowledged batch is accounted for: a map's mapper end reports how many batches it pushed
+ * per partition, and a reader that reads fewer fails with DATA_LOST (the engine re-runs the map
+ * stage) instead of returning a wrong answer. A commit that does not come from the shuffle's
+ * lifecycle manager ends nothing, and an attempt whose batches meet a committed shuffle fails
+ * instead of succeeding.
  */
 class EveryBatchAccountedTest {
   @TempDir Path dir;
 
   /** A cluster of real workers and an app's lifecycle manager and executor client on it. */
-  private record App(MiniFaroCluster cluster, ClientPool pool, LifecycleManager lifecycle, ShuffleClient client)
+  private record App(
+      MiniFaroCluster cluster, ClientPool pool, LifecycleManager lifecycle, ShuffleClient client)
       implements AutoCloseable {
     static App start(Path dir, int workers, String app) throws Exception {
       MiniFaroCluster cluster = MiniFaroCluster.start(dir, workers);
-      ClientOptions.Settings settings = ClientOptions.Settings.from(
-          cluster.clientConf().with("faro.client.push.batch.size", "2k"));
+      ClientOptions.Settings settings =
+          ClientOptions.Settings.from(
+              cluster.clientConf().with("faro.client.push.batch.size", "2k"));
       ClientPool pool = new ClientPool("test", settings.network());
-      LifecycleManager lifecycle = new LifecycleManager(new AppId(app), settings, pool, "127.0.0.1");
+      LifecycleManager lifecycle =
+          new LifecycleManager(new AppId(app), settings, pool, "127.0.0.1");
       return new App(cluster, pool, lifecycle, new ShuffleClient(pool, settings));
     }
 
@@ -58,10 +59,16 @@ class EveryBatchAccountedTest {
     }
   }
 
-  private static int[] push(ShuffleClient client, LifecycleManager lifecycle, ShuffleId shuffle,
-      ShuffleWorkload workload, int mapId, int attemptId) {
-    try (MapPusher pusher = client.newMapPusher(lifecycle.endpoint(), shuffle, mapId, attemptId, workload.maps,
-        workload.partitions)) {
+  private static int[] push(
+      ShuffleClient client,
+      LifecycleManager lifecycle,
+      ShuffleId shuffle,
+      ShuffleWorkload workload,
+      int mapId,
+      int attemptId) {
+    try (MapPusher pusher =
+        client.newMapPusher(
+            lifecycle.endpoint(), shuffle, mapId, attemptId, workload.maps, workload.partitions)) {
       workload.writeMap(pusher, mapId, 0);
       pusher.finish();
       return pusher.batchCounts();
@@ -85,22 +92,29 @@ class EveryBatchAccountedTest {
 
       int[][] seen = new int[2][400];
       for (int p : new int[] {0, 1, 3}) {
-        try (PartitionReader reader = client.newReader(lifecycle.endpoint(), shuffle, 2, p, p + 1, 0, 2, 0)) {
+        try (PartitionReader reader =
+            client.newReader(lifecycle.endpoint(), shuffle, 2, p, p + 1, 0, 2, 0)) {
           for (Batch b; (b = reader.next()) != null; ) {
             workload.countBatch(b, p, seen);
           }
         }
       }
-      try (PartitionReader reader = client.newReader(lifecycle.endpoint(), shuffle, 2, 2, 3, 0, 2, 0)) {
-        FaroException missing = (FaroException) catchThrowable(() -> {
-          while (reader.next() != null) {
-            // read to the end: the check comes after the last chunk
-          }
-        });
+      try (PartitionReader reader =
+          client.newReader(lifecycle.endpoint(), shuffle, 2, 2, 3, 0, 2, 0)) {
+        FaroException missing =
+            (FaroException)
+                catchThrowable(
+                    () -> {
+                      while (reader.next() != null) {
+                        // read to the end: the check comes after the last chunk
+                      }
+                    });
         assertThat(missing).isNotNull();
         assertThat(missing.code()).isEqualTo(ErrorCode.DATA_LOST);
-        assertThat(missing).hasMessageContaining("partition 2")
-            .hasMessageContaining("pushed " + (map0[2] + map1[2]) + " batches but " + (map0[2] + map1[2] - 1));
+        assertThat(missing)
+            .hasMessageContaining("partition 2")
+            .hasMessageContaining(
+                "pushed " + (map0[2] + map1[2]) + " batches but " + (map0[2] + map1[2] - 1));
         assertThat(reader.currentPartition()).isEqualTo(2);
       }
       int[] partitionOf0 = workload.partitionsOf(0);
@@ -123,10 +137,22 @@ class EveryBatchAccountedTest {
       // Anyone who knows the app id can send this; it names the very shuffle being written.
       for (WorkerServer worker : app.cluster().workers()) {
         HostPort rpc = worker.endpoint().rpc();
-        Throwable refused = catchThrowable(() -> Futures.await(app.pool().call(rpc, CommitFilesRequest.newBuilder()
-            .setShuffle(IdMapper.toProto(shuffle)).build(), CommitFilesResponse.class), Duration.ofSeconds(10), "commit"));
-        assertThat(refused).isInstanceOfSatisfying(FaroException.class,
-            e -> assertThat(e.code()).isEqualTo(ErrorCode.NOT_OWNER));
+        Throwable refused =
+            catchThrowable(
+                () ->
+                    Futures.await(
+                        app.pool()
+                            .call(
+                                rpc,
+                                CommitFilesRequest.newBuilder()
+                                    .setShuffle(IdMapper.toProto(shuffle))
+                                    .build(),
+                                CommitFilesResponse.class),
+                        Duration.ofSeconds(10),
+                        "commit"));
+        assertThat(refused)
+            .isInstanceOfSatisfying(
+                FaroException.class, e -> assertThat(e.code()).isEqualTo(ErrorCode.NOT_OWNER));
       }
 
       batches[1] = push(client, lifecycle, shuffle, workload, 1, 0);
@@ -134,7 +160,8 @@ class EveryBatchAccountedTest {
       for (int m = 0; m < 3; m++) {
         client.mapperEnd(lifecycle.endpoint(), shuffle, m, 0, 3, batches[m]);
       }
-      ShuffleWorkload.assertEveryRecordOnce(workload.readAll(client, lifecycle.endpoint(), shuffle, r -> { }));
+      ShuffleWorkload.assertEveryRecordOnce(
+          workload.readAll(client, lifecycle.endpoint(), shuffle, r -> {}));
     }
   }
 
@@ -161,7 +188,8 @@ class EveryBatchAccountedTest {
       }
       assertThat(incomplete).as("batches answered STAGE_ENDED").isTrue();
       assertThat(client.mapperEnd(lifecycle.endpoint(), shuffle, 0, 0, 1, 1, late, true)).isZero();
-      ShuffleWorkload.assertEveryRecordOnce(workload.readAll(client, lifecycle.endpoint(), shuffle, r -> { }));
+      ShuffleWorkload.assertEveryRecordOnce(
+          workload.readAll(client, lifecycle.endpoint(), shuffle, r -> {}));
     }
   }
 
@@ -172,19 +200,26 @@ class EveryBatchAccountedTest {
       LifecycleManager lifecycle = app.lifecycle();
       ShuffleId shuffle = new ShuffleId(lifecycle.app(), 0);
       ShuffleWorkload workload = new ShuffleWorkload(2, 4, 300, 8L);
-      ShuffleId first = writeStage(client, lifecycle, shuffle, workload, ShuffleClient.stageKey(3, 0));
-      assertThat(client.fileGroups(lifecycle.endpoint(), shuffle, 2, ShuffleClient.stageKey(4, 0)).faroShuffle())
+      ShuffleId first =
+          writeStage(client, lifecycle, shuffle, workload, ShuffleClient.stageKey(3, 0));
+      assertThat(
+              client
+                  .fileGroups(lifecycle.endpoint(), shuffle, 2, ShuffleClient.stageKey(4, 0))
+                  .faroShuffle())
           .isEqualTo(first);
 
       // The engine rolled the stage back (its input is indeterminate) and runs it again, whole.
-      ShuffleId second = writeStage(client, lifecycle, shuffle, workload, ShuffleClient.stageKey(3, 1));
+      ShuffleId second =
+          writeStage(client, lifecycle, shuffle, workload, ShuffleClient.stageKey(3, 1));
 
       assertThat(second).isNotEqualTo(first);
       long reader = ShuffleClient.stageKey(4, 1);
-      assertThat(client.fileGroups(lifecycle.endpoint(), shuffle, 2, reader).faroShuffle()).isEqualTo(second);
+      assertThat(client.fileGroups(lifecycle.endpoint(), shuffle, 2, reader).faroShuffle())
+          .isEqualTo(second);
       int[][] seen = new int[2][300];
       for (int p = 0; p < 4; p++) {
-        try (PartitionReader r = client.newReader(lifecycle.endpoint(), shuffle, 2, p, p + 1, 0, 2, reader)) {
+        try (PartitionReader r =
+            client.newReader(lifecycle.endpoint(), shuffle, 2, p, p + 1, 0, 2, reader)) {
           for (Batch b; (b = r.next()) != null; ) {
             workload.countBatch(b, p, seen);
           }
@@ -194,15 +229,25 @@ class EveryBatchAccountedTest {
     }
   }
 
-  /** Runs every map of {@code workload} in stage attempt {@code stage}; returns the generation written. */
-  private static ShuffleId writeStage(ShuffleClient client, LifecycleManager lifecycle, ShuffleId shuffle,
-      ShuffleWorkload workload, long stage) {
-    ShuffleId written = client.pushTargets(lifecycle.endpoint(), shuffle, stage, workload.maps, workload.partitions)
-        .faroShuffle();
+  /**
+   * Runs every map of {@code workload} in stage attempt {@code stage}; returns the generation
+   * written.
+   */
+  private static ShuffleId writeStage(
+      ShuffleClient client,
+      LifecycleManager lifecycle,
+      ShuffleId shuffle,
+      ShuffleWorkload workload,
+      long stage) {
+    ShuffleId written =
+        client
+            .pushTargets(lifecycle.endpoint(), shuffle, stage, workload.maps, workload.partitions)
+            .faroShuffle();
     for (int m = 0; m < workload.maps; m++) {
       int[] batches;
-      try (MapPusher pusher = client.newMapPusher(lifecycle.endpoint(), shuffle, stage, m, 0, workload.maps,
-          workload.partitions)) {
+      try (MapPusher pusher =
+          client.newMapPusher(
+              lifecycle.endpoint(), shuffle, stage, m, 0, workload.maps, workload.partitions)) {
         workload.writeMap(pusher, m, 0);
         pusher.finish();
         batches = pusher.batchCounts();

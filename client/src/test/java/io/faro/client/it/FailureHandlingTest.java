@@ -5,12 +5,12 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.faro.client.ClientOptions;
 import io.faro.client.ShuffleClient;
-import io.faro.client.fetch.PartitionReader;
 import io.faro.client.driver.LifecycleManager;
+import io.faro.client.fetch.PartitionReader;
 import io.faro.client.fetch.ReducerFileGroups;
-import io.faro.common.batch.Batch;
 import io.faro.client.push.MapPusher;
 import io.faro.client.testing.MiniFaroCluster;
+import io.faro.common.batch.Batch;
 import io.faro.common.config.FaroConf;
 import io.faro.common.error.ErrorCode;
 import io.faro.common.error.FaroException;
@@ -41,12 +41,14 @@ class FailureHandlingTest {
   @TempDir Path dir;
 
   @Test
-  void aWorkerThatRestartedBeforeCommitLosesOnlyItsPartitionsAndTheirReadersFailLoudly() throws Exception {
+  void aWorkerThatRestartedBeforeCommitLosesOnlyItsPartitionsAndTheirReadersFailLoudly()
+      throws Exception {
     try (MiniFaroCluster cluster = MiniFaroCluster.start(dir, 2)) {
       ClientOptions.Settings settings = ClientOptions.Settings.from(cluster.clientConf());
       WorkerServer restarted = null;
       try (ClientPool pool = new ClientPool("test", settings.network());
-          LifecycleManager lifecycle = new LifecycleManager(new AppId("restart"), settings, pool, "127.0.0.1")) {
+          LifecycleManager lifecycle =
+              new LifecycleManager(new AppId("restart"), settings, pool, "127.0.0.1")) {
         ShuffleClient client = new ShuffleClient(pool, settings);
         ShuffleId shuffle = new ShuffleId(lifecycle.app(), 0);
         ShuffleWorkload workload = new ShuffleWorkload(3, 10, 500, 9L);
@@ -66,14 +68,17 @@ class FailureHandlingTest {
         WorkerEndpoint endpoint = old.endpoint();
         String id = old.workerId().value();
         old.close();
-        restarted = new WorkerServer(FaroConf.of(Map.of(
-            "faro.worker.host", "127.0.0.1",
-            "faro.worker.id", id,
-            "faro.worker.rpc.port", "" + endpoint.rpcPort(),
-            "faro.worker.push.port", "" + endpoint.pushPort(),
-            "faro.worker.fetch.port", "" + endpoint.fetchPort(),
-            "faro.worker.dirs", cluster.workerDirs().get(0) + ":ssd",
-            "faro.master.endpoints", "127.0.0.1:" + cluster.masterPort())));
+        restarted =
+            new WorkerServer(
+                FaroConf.of(
+                    Map.of(
+                        "faro.worker.host", "127.0.0.1",
+                        "faro.worker.id", id,
+                        "faro.worker.rpc.port", "" + endpoint.rpcPort(),
+                        "faro.worker.push.port", "" + endpoint.pushPort(),
+                        "faro.worker.fetch.port", "" + endpoint.fetchPort(),
+                        "faro.worker.dirs", cluster.workerDirs().get(0) + ":ssd",
+                        "faro.master.endpoints", "127.0.0.1:" + cluster.masterPort())));
         restarted.start();
         client.mapperEnd(lifecycle.endpoint(), shuffle, 2, 0, 3, batches[2]);
 
@@ -87,14 +92,17 @@ class FailureHandlingTest {
         assertThat(lostPartitions).isNotEmpty();
         assertThat(readable).isNotEmpty();
         int lostOne = lostPartitions.get(0);
-        assertThatThrownBy(() -> client.newReader(lifecycle.endpoint(), shuffle, 3, lostOne, lostOne + 1, 0, 3))
+        assertThatThrownBy(
+                () ->
+                    client.newReader(lifecycle.endpoint(), shuffle, 3, lostOne, lostOne + 1, 0, 3))
             .isInstanceOf(FaroException.class)
             .satisfies(e -> assertThat(((FaroException) e).code()).isEqualTo(ErrorCode.DATA_LOST))
             .hasMessageContaining("partition " + lostOne)
             .hasMessageContaining("no committed copy");
         int[][] seen = new int[3][500];
         for (int p : readable) {
-          try (PartitionReader reader = client.newReader(lifecycle.endpoint(), shuffle, 3, p, p + 1, 0, 3)) {
+          try (PartitionReader reader =
+              client.newReader(lifecycle.endpoint(), shuffle, 3, p, p + 1, 0, 3)) {
             for (Batch b; (b = reader.next()) != null; ) {
               workload.countBatch(b, p, seen);
             }
@@ -103,7 +111,8 @@ class FailureHandlingTest {
         for (int m = 0; m < 3; m++) {
           int[] partitionOf = workload.partitionsOf(m);
           for (int seq = 0; seq < 500; seq++) {
-            assertThat(seen[m][seq]).as("record %d of map %d (partition %d)", seq, m, partitionOf[seq])
+            assertThat(seen[m][seq])
+                .as("record %d of map %d (partition %d)", seq, m, partitionOf[seq])
                 .isEqualTo(readable.contains(partitionOf[seq]) ? 1 : 0);
           }
         }
@@ -116,14 +125,23 @@ class FailureHandlingTest {
   }
 
   @Test
-  void aCommitToAWorkerThatHangsGivesUpOnceTheMastersDeclareItLostNotAfterTheCommitTimeout() throws Exception {
+  void aCommitToAWorkerThatHangsGivesUpOnceTheMastersDeclareItLostNotAfterTheCommitTimeout()
+      throws Exception {
     List<Socket> accepted = Collections.synchronizedList(new ArrayList<>());
-    try (MiniFaroCluster cluster = MiniFaroCluster.start(dir, 2, Map.of("faro.master.worker.timeout", "3s"))) {
-      ClientOptions.Settings settings = ClientOptions.Settings.from(cluster.clientConf().withAll(FaroConf.of(Map.of(
-          "faro.client.app.heartbeat.interval", "500ms",
-          "faro.client.commit.timeout", "300s"))));
+    try (MiniFaroCluster cluster =
+        MiniFaroCluster.start(dir, 2, Map.of("faro.master.worker.timeout", "3s"))) {
+      ClientOptions.Settings settings =
+          ClientOptions.Settings.from(
+              cluster
+                  .clientConf()
+                  .withAll(
+                      FaroConf.of(
+                          Map.of(
+                              "faro.client.app.heartbeat.interval", "500ms",
+                              "faro.client.commit.timeout", "300s"))));
       try (ClientPool pool = new ClientPool("test", settings.network());
-          LifecycleManager lifecycle = new LifecycleManager(new AppId("hung"), settings, pool, "127.0.0.1")) {
+          LifecycleManager lifecycle =
+              new LifecycleManager(new AppId("hung"), settings, pool, "127.0.0.1")) {
         ShuffleClient client = new ShuffleClient(pool, settings);
         ShuffleId shuffle = new ShuffleId(lifecycle.app(), 0);
         ShuffleWorkload workload = new ShuffleWorkload(2, 10, 500, 11L);
@@ -142,15 +160,18 @@ class FailureHandlingTest {
         int rpcPort = hung.endpoint().rpcPort();
         hung.close();
         try (ServerSocket silent = new ServerSocket(rpcPort)) {
-          Thread acceptor = new Thread(() -> {
-            try {
-              while (true) {
-                accepted.add(silent.accept());
-              }
-            } catch (Exception e) {
-              // closed
-            }
-          }, "hung-worker");
+          Thread acceptor =
+              new Thread(
+                  () -> {
+                    try {
+                      while (true) {
+                        accepted.add(silent.accept());
+                      }
+                    } catch (Exception e) {
+                      // closed
+                    }
+                  },
+                  "hung-worker");
           acceptor.setDaemon(true);
           acceptor.start();
 
@@ -168,7 +189,10 @@ class FailureHandlingTest {
               lost.add(p);
             }
           }
-          assertThat(lost).as("the hung worker's partitions (no replicas)").isNotEmpty().hasSizeLessThan(10);
+          assertThat(lost)
+              .as("the hung worker's partitions (no replicas)")
+              .isNotEmpty()
+              .hasSizeLessThan(10);
           assertThat(accepted).as("the commit did reach the hung worker's port").isNotEmpty();
         } finally {
           synchronized (accepted) {
@@ -214,40 +238,51 @@ class FailureHandlingTest {
     // A worker that accepts connections and never answers.
     List<Socket> accepted = Collections.synchronizedList(new ArrayList<>());
     try (ServerSocket silent = new ServerSocket(0)) {
-      Thread acceptor = new Thread(() -> {
-        try {
-          while (true) {
-            accepted.add(silent.accept());
-          }
-        } catch (Exception e) {
-          // closed
-        }
-      }, "silent-worker");
+      Thread acceptor =
+          new Thread(
+              () -> {
+                try {
+                  while (true) {
+                    accepted.add(silent.accept());
+                  }
+                } catch (Exception e) {
+                  // closed
+                }
+              },
+              "silent-worker");
       acceptor.setDaemon(true);
       acceptor.start();
-      ClientOptions.Settings settings = ClientOptions.Settings.from(FaroConf.of(Map.of(
-          "faro.client.push.batch.size", "1k",
-          "faro.client.push.merge.size", "1k",
-          "faro.client.push.max.in.flight", "1",
-          "faro.network.request.timeout", "300ms")));
+      ClientOptions.Settings settings =
+          ClientOptions.Settings.from(
+              FaroConf.of(
+                  Map.of(
+                      "faro.client.push.batch.size", "1k",
+                      "faro.client.push.merge.size", "1k",
+                      "faro.client.push.max.in.flight", "1",
+                      "faro.network.request.timeout", "300ms")));
       TrackingAllocator allocator = new TrackingAllocator();
       int port = silent.getLocalPort();
       WorkerEndpoint endpoint = new WorkerEndpoint("127.0.0.1", port, port, port);
-      List<PartitionLocation> locations = List.of(
-          new PartitionLocation(0, 0, Role.PRIMARY, new WorkerId("silent"), endpoint, 0),
-          new PartitionLocation(1, 0, Role.PRIMARY, new WorkerId("silent-2"), endpoint, 0));
+      List<PartitionLocation> locations =
+          List.of(
+              new PartitionLocation(0, 0, Role.PRIMARY, new WorkerId("silent"), endpoint, 0),
+              new PartitionLocation(1, 0, Role.PRIMARY, new WorkerId("silent-2"), endpoint, 0));
       try (ClientPool pool = new ClientPool("test", settings.network())) {
-        MapPusher pusher = new MapPusher(new ShuffleId(new AppId("a"), 0), 0, 0, locations, 2, pool,
-            settings, allocator);
-        assertThatThrownBy(() -> {
-          try (pusher) {
-            for (int i = 0; i < 20; i++) {
-              pusher.write(i % 2, new byte[2048], 0, 2048);
-              pusher.cut(i % 2);
-            }
-            pusher.finish();
-          }
-        }).isInstanceOf(FaroException.class).hasMessageContaining("300ms");
+        MapPusher pusher =
+            new MapPusher(
+                new ShuffleId(new AppId("a"), 0), 0, 0, locations, 2, pool, settings, allocator);
+        assertThatThrownBy(
+                () -> {
+                  try (pusher) {
+                    for (int i = 0; i < 20; i++) {
+                      pusher.write(i % 2, new byte[2048], 0, 2048);
+                      pusher.cut(i % 2);
+                    }
+                    pusher.finish();
+                  }
+                })
+            .isInstanceOf(FaroException.class)
+            .hasMessageContaining("300ms");
       }
       // The pool is closed: every push frame was written or dropped by now.
       assertThat(allocator.made).isNotEmpty().allSatisfy(b -> assertThat(b.refCnt()).isZero());
@@ -259,26 +294,40 @@ class FailureHandlingTest {
 
   @Test
   void aPlacementThatFailedIsTriedAgainByTheNextTask() throws Exception {
-    try (MiniFaroCluster cluster = MiniFaroCluster.start(dir, 1, Map.of("faro.master.client.retry.timeout", "1s"))) {
+    try (MiniFaroCluster cluster =
+        MiniFaroCluster.start(dir, 1, Map.of("faro.master.client.retry.timeout", "1s"))) {
       FaroConf conf = cluster.clientConf().with("faro.master.client.retry.timeout", "1s");
       ClientOptions.Settings settings = ClientOptions.Settings.from(conf);
       // The only worker is gone, but the master still counts it alive: placement fails.
       cluster.workers().get(0).close();
       try (ClientPool pool = new ClientPool("test", settings.network());
-          LifecycleManager lifecycle = new LifecycleManager(new AppId("retry"), settings, pool, "127.0.0.1")) {
+          LifecycleManager lifecycle =
+              new LifecycleManager(new AppId("retry"), settings, pool, "127.0.0.1")) {
         ShuffleClient client = new ShuffleClient(pool, settings);
         ShuffleId shuffle = new ShuffleId(lifecycle.app(), 0);
         assertThatThrownBy(() -> client.pushLocations(lifecycle.endpoint(), shuffle, 1, 4))
             .isInstanceOf(FaroException.class);
 
-        WorkerServer replacement = new WorkerServer(FaroConf.of(Map.of(
-            "faro.worker.host", "127.0.0.1",
-            "faro.worker.rpc.port", "0", "faro.worker.push.port", "0", "faro.worker.fetch.port", "0",
-            "faro.worker.dirs", dir.resolve("replacement") + ":ssd",
-            "faro.master.endpoints", "127.0.0.1:" + cluster.masterPort())));
+        WorkerServer replacement =
+            new WorkerServer(
+                FaroConf.of(
+                    Map.of(
+                        "faro.worker.host",
+                        "127.0.0.1",
+                        "faro.worker.rpc.port",
+                        "0",
+                        "faro.worker.push.port",
+                        "0",
+                        "faro.worker.fetch.port",
+                        "0",
+                        "faro.worker.dirs",
+                        dir.resolve("replacement") + ":ssd",
+                        "faro.master.endpoints",
+                        "127.0.0.1:" + cluster.masterPort())));
         try (replacement) {
           replacement.start();
-          List<PartitionLocation> locations = client.pushLocations(lifecycle.endpoint(), shuffle, 1, 4);
+          List<PartitionLocation> locations =
+              client.pushLocations(lifecycle.endpoint(), shuffle, 1, 4);
           assertThat(locations).hasSize(4).allMatch(l -> l.worker().equals(replacement.workerId()));
         }
       }
@@ -290,35 +339,49 @@ class FailureHandlingTest {
     try (MiniFaroCluster cluster = MiniFaroCluster.start(dir, 1)) {
       ClientOptions.Settings settings = ClientOptions.Settings.from(cluster.clientConf());
       try (ClientPool pool = new ClientPool("test", settings.network());
-          LifecycleManager lifecycle = new LifecycleManager(new AppId("generations"), settings, pool, "127.0.0.1")) {
+          LifecycleManager lifecycle =
+              new LifecycleManager(new AppId("generations"), settings, pool, "127.0.0.1")) {
         List<Integer> lostShuffles = Collections.synchronizedList(new ArrayList<>());
         lifecycle.onShuffleLost(lostShuffles::add);
         ShuffleClient client = new ShuffleClient(pool, settings);
         ShuffleId shuffle = new ShuffleId(lifecycle.app(), 7);
         long stage3 = ShuffleClient.stageKey(3, 0);
-        ShuffleId first = client.pushTargets(lifecycle.endpoint(), shuffle, stage3, 1, 2).faroShuffle();
-        // Another stage object of a later job, attempt 0 too, shares the generation while it is fine.
-        assertThat(client.pushTargets(lifecycle.endpoint(), shuffle, ShuffleClient.stageKey(4, 0), 1, 2)
-            .faroShuffle()).isEqualTo(first);
+        ShuffleId first =
+            client.pushTargets(lifecycle.endpoint(), shuffle, stage3, 1, 2).faroShuffle();
+        // Another stage object of a later job, attempt 0 too, shares the generation while it is
+        // fine.
+        assertThat(
+                client
+                    .pushTargets(lifecycle.endpoint(), shuffle, ShuffleClient.stageKey(4, 0), 1, 2)
+                    .faroShuffle())
+            .isEqualTo(first);
 
         client.reportLost(lifecycle.endpoint(), first, 0, "test");
         assertThat(lostShuffles).containsExactly(7);
 
-        // The re-run, whether attempt 1 of stage 3 or attempt 0 of a new stage 5, writes a new generation.
-        ShuffleId rerun = client.pushTargets(lifecycle.endpoint(), shuffle, ShuffleClient.stageKey(3, 1), 1, 2)
-            .faroShuffle();
+        // The re-run, whether attempt 1 of stage 3 or attempt 0 of a new stage 5, writes a new
+        // generation.
+        ShuffleId rerun =
+            client
+                .pushTargets(lifecycle.endpoint(), shuffle, ShuffleClient.stageKey(3, 1), 1, 2)
+                .faroShuffle();
         assertThat(rerun).isNotEqualTo(first);
-        ShuffleId newStage = client.pushTargets(lifecycle.endpoint(), shuffle, ShuffleClient.stageKey(5, 0), 1, 2)
-            .faroShuffle();
+        ShuffleId newStage =
+            client
+                .pushTargets(lifecycle.endpoint(), shuffle, ShuffleClient.stageKey(5, 0), 1, 2)
+                .faroShuffle();
         assertThat(newStage).isEqualTo(rerun);
         // A zombie task of the lost attempt keeps its generation, and may not report success.
         int[] zombieBatches;
-        try (MapPusher pusher = client.newMapPusher(lifecycle.endpoint(), shuffle, stage3, 0, 0, 1, 2)) {
+        try (MapPusher pusher =
+            client.newMapPusher(lifecycle.endpoint(), shuffle, stage3, 0, 0, 1, 2)) {
           pusher.write(0, new byte[100], 0, 100);
           pusher.finish();
           zombieBatches = pusher.batchCounts();
         }
-        assertThatThrownBy(() -> client.mapperEnd(lifecycle.endpoint(), shuffle, stage3, 0, 0, 1, zombieBatches))
+        assertThatThrownBy(
+                () ->
+                    client.mapperEnd(lifecycle.endpoint(), shuffle, stage3, 0, 0, 1, zombieBatches))
             .isInstanceOf(FaroException.class)
             .satisfies(e -> assertThat(((FaroException) e).code()).isEqualTo(ErrorCode.DATA_LOST));
       }
@@ -326,19 +389,23 @@ class FailureHandlingTest {
   }
 
   @Test
-  void aStageAttemptThatEndsWithoutSomeMapsLosesItsGenerationInsteadOfStallingItsReaders() throws Exception {
+  void aStageAttemptThatEndsWithoutSomeMapsLosesItsGenerationInsteadOfStallingItsReaders()
+      throws Exception {
     try (MiniFaroCluster cluster = MiniFaroCluster.start(dir, 1)) {
       // Were the readers left waiting for a commit that cannot come, they would fail after this.
-      ClientOptions.Settings settings = ClientOptions.Settings.from(cluster.clientConf()
-          .with("faro.client.commit.timeout", "60s"));
+      ClientOptions.Settings settings =
+          ClientOptions.Settings.from(
+              cluster.clientConf().with("faro.client.commit.timeout", "60s"));
       try (ClientPool pool = new ClientPool("test", settings.network());
-          LifecycleManager lifecycle = new LifecycleManager(new AppId("zombie-output"), settings, pool, "127.0.0.1")) {
+          LifecycleManager lifecycle =
+              new LifecycleManager(new AppId("zombie-output"), settings, pool, "127.0.0.1")) {
         List<Integer> lostShuffles = Collections.synchronizedList(new ArrayList<>());
         lifecycle.onShuffleLost(lostShuffles::add);
         ShuffleClient client = new ShuffleClient(pool, settings);
         ShuffleId shuffle = new ShuffleId(lifecycle.app(), 9);
         long attempt0 = ShuffleClient.stageKey(3, 0);
-        ShuffleId first = client.pushTargets(lifecycle.endpoint(), shuffle, attempt0, 3, 2).faroShuffle();
+        ShuffleId first =
+            client.pushTargets(lifecycle.endpoint(), shuffle, attempt0, 3, 2).faroShuffle();
         for (int map = 0; map < 3; map++) {
           client.mapperEnd(lifecycle.endpoint(), shuffle, attempt0, map, 0, 3, new int[0]);
         }
@@ -351,24 +418,31 @@ class FailureHandlingTest {
         // The re-run runs maps 0 and 1 only: the engine kept map 2's output, registered by a
         // zombie of attempt 0 after it had forgotten the others.
         long attempt1 = ShuffleClient.stageKey(3, 1);
-        ShuffleId second = client.pushTargets(lifecycle.endpoint(), shuffle, attempt1, 3, 2).faroShuffle();
+        ShuffleId second =
+            client.pushTargets(lifecycle.endpoint(), shuffle, attempt1, 3, 2).faroShuffle();
         assertThat(second).isNotEqualTo(first);
         client.mapperEnd(lifecycle.endpoint(), shuffle, attempt1, 0, 1 << 16, 3, new int[0]);
         client.mapperEnd(lifecycle.endpoint(), shuffle, attempt1, 1, 1 << 16, 3, new int[0]);
 
         lifecycle.stageAttemptEnded(3, 1);
 
-        assertThat(lostShuffles).as("the engine forgets the map outputs again").containsExactly(9, 9);
+        assertThat(lostShuffles)
+            .as("the engine forgets the map outputs again")
+            .containsExactly(9, 9);
         long start = System.nanoTime();
         ReducerFileGroups groups = client.fileGroups(lifecycle.endpoint(), shuffle, 3, 2);
-        assertThat(Duration.ofNanos(System.nanoTime() - start)).as("answered, not timed out")
+        assertThat(Duration.ofNanos(System.nanoTime() - start))
+            .as("answered, not timed out")
             .isLessThan(Duration.ofSeconds(30));
         assertThat(groups.faroShuffle()).isEqualTo(second);
         assertThat(groups.lost(0)).isTrue();
         assertThat(groups.lost(1)).isTrue();
         // The next attempt runs every map into a generation of its own.
-        assertThat(client.pushTargets(lifecycle.endpoint(), shuffle, ShuffleClient.stageKey(3, 2), 3, 2)
-            .faroShuffle()).isNotIn(first, second);
+        assertThat(
+                client
+                    .pushTargets(lifecycle.endpoint(), shuffle, ShuffleClient.stageKey(3, 2), 3, 2)
+                    .faroShuffle())
+            .isNotIn(first, second);
       }
     }
   }

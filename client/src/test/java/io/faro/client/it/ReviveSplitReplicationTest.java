@@ -4,12 +4,10 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.faro.client.ClientOptions;
 import io.faro.client.ShuffleClient;
-import io.faro.client.fetch.PartitionReader;
 import io.faro.client.driver.LifecycleManager;
 import io.faro.client.fetch.ReducerFileGroups;
 import io.faro.client.push.MapPusher;
 import io.faro.client.testing.MiniFaroCluster;
-import io.faro.common.batch.Batch;
 import io.faro.common.config.FaroConf;
 import io.faro.common.id.AppId;
 import io.faro.common.id.PartitionLocation;
@@ -19,22 +17,20 @@ import io.faro.common.id.WorkerId;
 import io.faro.common.network.ClientPool;
 import io.faro.common.network.Futures;
 import io.faro.common.testing.Eventually;
-import io.faro.common.network.HostPort;
 import io.faro.proto.WorkerStatusRequest;
 import io.faro.proto.WorkerStatusResponse;
 import io.faro.worker.server.WorkerServer;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
-import java.util.concurrent.atomic.AtomicInteger;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
-import java.util.concurrent.TimeUnit;
-import java.time.Duration;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.stream.Collectors;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -42,9 +38,9 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * Revive, split and replication through real workers on loopback: a worker lost while maps push
- * or after the commit, partitions that pass their split threshold, and every record read exactly
- * once afterwards.
+ * Revive, split and replication through real workers on loopback: a worker lost while maps push or
+ * after the commit, partitions that pass their split threshold, and every record read exactly once
+ * afterwards.
  */
 class ReviveSplitReplicationTest {
   private static final int MAPS = 6;
@@ -67,31 +63,46 @@ class ReviveSplitReplicationTest {
     return settings(cluster, replicate, true);
   }
 
-  private static ClientOptions.Settings settings(MiniFaroCluster cluster, boolean replicate, boolean compress) {
-    FaroConf conf = cluster.clientConf()
-        .with("faro.client.push.compress", Boolean.toString(compress))
-        .with("faro.client.push.batch.size", "2k")
-        .with("faro.client.push.merge.size", "16k")
-        .with("faro.client.push.max.in.flight", "2")
-        .with("faro.client.fetch.retry.wait", "10ms")
-        .with("faro.client.push.replicate.enabled", Boolean.toString(replicate));
+  private static ClientOptions.Settings settings(
+      MiniFaroCluster cluster, boolean replicate, boolean compress) {
+    FaroConf conf =
+        cluster
+            .clientConf()
+            .with("faro.client.push.compress", Boolean.toString(compress))
+            .with("faro.client.push.batch.size", "2k")
+            .with("faro.client.push.merge.size", "16k")
+            .with("faro.client.push.max.in.flight", "2")
+            .with("faro.client.fetch.retry.wait", "10ms")
+            .with("faro.client.push.replicate.enabled", Boolean.toString(replicate));
     return ClientOptions.Settings.from(conf);
   }
 
   /** Runs maps [from, to) concurrently, each ending with mapper end. */
-  private void runMaps(ShuffleClient client, LifecycleManager lifecycle, ShuffleId shuffle, ShuffleWorkload workload,
-      int from, int to, List<Long> revives) throws Exception {
+  private void runMaps(
+      ShuffleClient client,
+      LifecycleManager lifecycle,
+      ShuffleId shuffle,
+      ShuffleWorkload workload,
+      int from,
+      int to,
+      List<Long> revives)
+      throws Exception {
     List<Future<Long>> maps = new ArrayList<>();
     for (int m = from; m < to; m++) {
       int mapId = m;
-      maps.add(tasks.submit(() -> {
-        try (MapPusher pusher = client.newMapPusher(lifecycle.endpoint(), shuffle, mapId, 0, MAPS, PARTITIONS)) {
-          workload.writeMap(pusher, mapId, 0);
-          pusher.finish();
-          client.mapperEnd(lifecycle.endpoint(), shuffle, mapId, 0, MAPS, pusher.batchCounts());
-          return pusher.revives();
-        }
-      }));
+      maps.add(
+          tasks.submit(
+              () -> {
+                try (MapPusher pusher =
+                    client.newMapPusher(
+                        lifecycle.endpoint(), shuffle, mapId, 0, MAPS, PARTITIONS)) {
+                  workload.writeMap(pusher, mapId, 0);
+                  pusher.finish();
+                  client.mapperEnd(
+                      lifecycle.endpoint(), shuffle, mapId, 0, MAPS, pusher.batchCounts());
+                  return pusher.revives();
+                }
+              }));
     }
     for (Future<Long> f : maps) {
       revives.add(f.get());
@@ -100,18 +111,23 @@ class ReviveSplitReplicationTest {
 
   @Test
   void withReplicationAWorkerLostWhileMapsPushLosesNothing() throws Exception {
-    try (MiniFaroCluster cluster = MiniFaroCluster.start(dir, 3, Map.of("faro.worker.chunk.size", "16k"))) {
+    try (MiniFaroCluster cluster =
+        MiniFaroCluster.start(dir, 3, Map.of("faro.worker.chunk.size", "16k"))) {
       ClientOptions.Settings settings = settings(cluster, true);
       ShuffleWorkload workload = new ShuffleWorkload(MAPS, PARTITIONS, 3000, 11L);
       try (ClientPool pool = new ClientPool("test", settings.network());
-          LifecycleManager lifecycle = new LifecycleManager(new AppId("replicated"), settings, pool, "127.0.0.1")) {
+          LifecycleManager lifecycle =
+              new LifecycleManager(new AppId("replicated"), settings, pool, "127.0.0.1")) {
         ShuffleClient client = new ShuffleClient(pool, settings);
         ShuffleId shuffle = new ShuffleId(lifecycle.app(), 0);
-        List<PartitionLocation> placed = client.pushLocations(lifecycle.endpoint(), shuffle, MAPS, PARTITIONS);
-        assertThat(placed).allSatisfy(l -> {
-          assertThat(l.replica()).isPresent();
-          assertThat(l.replica().get().worker()).isNotEqualTo(l.worker());
-        });
+        List<PartitionLocation> placed =
+            client.pushLocations(lifecycle.endpoint(), shuffle, MAPS, PARTITIONS);
+        assertThat(placed)
+            .allSatisfy(
+                l -> {
+                  assertThat(l.replica()).isPresent();
+                  assertThat(l.replica().get().worker()).isNotEqualTo(l.worker());
+                });
         List<Long> revives = new ArrayList<>();
         runMaps(client, lifecycle, shuffle, workload, 0, 3, revives);
 
@@ -122,16 +138,20 @@ class ReviveSplitReplicationTest {
 
         List<Long> fetchRetries = new ArrayList<>();
         ShuffleWorkload.assertEveryRecordOnce(
-            workload.readAll(client, lifecycle.endpoint(), shuffle, r -> fetchRetries.add(r.fetchRetries())));
+            workload.readAll(
+                client, lifecycle.endpoint(), shuffle, r -> fetchRetries.add(r.fetchRetries())));
         assertThat(revives.stream().mapToLong(Long::longValue).sum())
-            .as("pushes moved off the lost worker").isPositive();
+            .as("pushes moved off the lost worker")
+            .isPositive();
         ReducerFileGroups groups = client.fileGroups(lifecycle.endpoint(), shuffle, MAPS, 0);
         for (int p = 0; p < PARTITIONS; p++) {
           assertThat(groups.lost(p)).isFalse();
-          assertThat(groups.files(p)).noneMatch(f -> f.location().worker().equals(victim.workerId()));
+          assertThat(groups.files(p))
+              .noneMatch(f -> f.location().worker().equals(victim.workerId()));
         }
         // Partition 0's first epoch survives only as its replica.
-        assertThat(groups.files(0)).anyMatch(f -> f.location().epoch() == 0 && f.location().role() == Role.REPLICA);
+        assertThat(groups.files(0))
+            .anyMatch(f -> f.location().epoch() == 0 && f.location().role() == Role.REPLICA);
       }
     }
   }
@@ -140,30 +160,45 @@ class ReviveSplitReplicationTest {
   void withReplicationReadersFallBackToTheReplicaWhenAWorkerDiesAfterTheCommit() throws Exception {
     // Each worker has its own chunk size: a replica must still cut its primary's chunks.
     List<String> chunkSizes = List.of("16k", "24k", "40k");
-    try (MiniFaroCluster cluster = MiniFaroCluster.start(dir, 3, Map.of(),
-        i -> Map.of("faro.worker.chunk.size", chunkSizes.get(i)))) {
+    try (MiniFaroCluster cluster =
+        MiniFaroCluster.start(
+            dir, 3, Map.of(), i -> Map.of("faro.worker.chunk.size", chunkSizes.get(i)))) {
       ClientOptions.Settings settings = settings(cluster, true);
       ShuffleWorkload workload = new ShuffleWorkload(MAPS, PARTITIONS, 3000, 12L);
       try (ClientPool pool = new ClientPool("test", settings.network());
-          LifecycleManager lifecycle = new LifecycleManager(new AppId("failover"), settings, pool, "127.0.0.1")) {
+          LifecycleManager lifecycle =
+              new LifecycleManager(new AppId("failover"), settings, pool, "127.0.0.1")) {
         ShuffleClient client = new ShuffleClient(pool, settings);
         ShuffleId shuffle = new ShuffleId(lifecycle.app(), 0);
         runMaps(client, lifecycle, shuffle, workload, 0, MAPS, new ArrayList<>());
         ReducerFileGroups groups = client.fileGroups(lifecycle.endpoint(), shuffle, MAPS, 0);
         // Primary and replica of the same epoch cut the same chunks, by the primary's size.
         for (int p = 0; p < PARTITIONS; p++) {
-          Map<Integer, Set<Integer>> chunksByEpoch = groups.files(p).stream().collect(Collectors.groupingBy(
-              f -> f.location().epoch(), Collectors.mapping(ReducerFileGroups.CommittedFile::chunks, Collectors.toSet())));
+          Map<Integer, Set<Integer>> chunksByEpoch =
+              groups.files(p).stream()
+                  .collect(
+                      Collectors.groupingBy(
+                          f -> f.location().epoch(),
+                          Collectors.mapping(
+                              ReducerFileGroups.CommittedFile::chunks, Collectors.toSet())));
           assertThat(chunksByEpoch.values()).allSatisfy(counts -> assertThat(counts).hasSize(1));
-          assertThat(groups.files(p)).extracting(f -> f.location().role()).contains(Role.PRIMARY, Role.REPLICA);
+          assertThat(groups.files(p))
+              .extracting(f -> f.location().role())
+              .contains(Role.PRIMARY, Role.REPLICA);
         }
-        WorkerId primaryOf0 = groups.files(0).stream().filter(f -> f.location().role() == Role.PRIMARY)
-            .findFirst().orElseThrow().location().worker();
+        WorkerId primaryOf0 =
+            groups.files(0).stream()
+                .filter(f -> f.location().role() == Role.PRIMARY)
+                .findFirst()
+                .orElseThrow()
+                .location()
+                .worker();
         worker(cluster, primaryOf0).close();
 
         List<Long> fetchRetries = new ArrayList<>();
         ShuffleWorkload.assertEveryRecordOnce(
-            workload.readAll(client, lifecycle.endpoint(), shuffle, r -> fetchRetries.add(r.fetchRetries())));
+            workload.readAll(
+                client, lifecycle.endpoint(), shuffle, r -> fetchRetries.add(r.fetchRetries())));
         assertThat(fetchRetries.get(0)).as("partition 0 switched to its replica").isPositive();
       }
     }
@@ -173,27 +208,38 @@ class ReviveSplitReplicationTest {
   void aPartitionPastItsSplitThresholdContinuesOnOtherLocations() throws Exception {
     for (String mode : List.of("soft", "hard")) {
       Path clusterDir = dir.resolve(mode);
-      try (MiniFaroCluster cluster = MiniFaroCluster.start(clusterDir, 3, Map.of(
-          "faro.worker.chunk.size", "16k",
-          "faro.worker.partition.split.threshold", "64k",
-          "faro.worker.partition.split.mode", mode))) {
+      try (MiniFaroCluster cluster =
+          MiniFaroCluster.start(
+              clusterDir,
+              3,
+              Map.of(
+                  "faro.worker.chunk.size", "16k",
+                  "faro.worker.partition.split.threshold", "64k",
+                  "faro.worker.partition.split.mode", mode))) {
         // Uncompressed, so that file sizes follow record sizes.
         ClientOptions.Settings settings = settings(cluster, false, false);
-        // 6 maps x 3000 records x ~130 bytes over 8 partitions: about 290k per partition, 4x the threshold.
+        // 6 maps x 3000 records x ~130 bytes over 8 partitions: about 290k per partition, 4x the
+        // threshold.
         ShuffleWorkload workload = new ShuffleWorkload(MAPS, PARTITIONS, 3000, 13L);
         try (ClientPool pool = new ClientPool("test", settings.network());
-            LifecycleManager lifecycle = new LifecycleManager(new AppId("split-" + mode), settings, pool, "127.0.0.1")) {
+            LifecycleManager lifecycle =
+                new LifecycleManager(new AppId("split-" + mode), settings, pool, "127.0.0.1")) {
           ShuffleClient client = new ShuffleClient(pool, settings);
           ShuffleId shuffle = new ShuffleId(lifecycle.app(), 0);
           runMaps(client, lifecycle, shuffle, workload, 0, MAPS, new ArrayList<>());
-          ShuffleWorkload.assertEveryRecordOnce(workload.readAll(client, lifecycle.endpoint(), shuffle, r -> { }));
+          ShuffleWorkload.assertEveryRecordOnce(
+              workload.readAll(client, lifecycle.endpoint(), shuffle, r -> {}));
           ReducerFileGroups groups = client.fileGroups(lifecycle.endpoint(), shuffle, MAPS, 0);
           for (int p = 0; p < PARTITIONS; p++) {
             List<ReducerFileGroups.CommittedFile> files = groups.files(p);
-            assertThat(files.size()).as("%s split: files of partition %d", mode, p).isGreaterThanOrEqualTo(3);
+            assertThat(files.size())
+                .as("%s split: files of partition %d", mode, p)
+                .isGreaterThanOrEqualTo(3);
             Set<WorkerId> workers = new HashSet<>();
             files.forEach(f -> workers.add(f.location().worker()));
-            assertThat(workers).as("%s split: workers of partition %d", mode, p).hasSizeGreaterThanOrEqualTo(2);
+            assertThat(workers)
+                .as("%s split: workers of partition %d", mode, p)
+                .hasSizeGreaterThanOrEqualTo(2);
             // A split lets a file grow past the threshold by what was in flight, not without bound.
             assertThat(files).allSatisfy(f -> assertThat(f.bytes()).isLessThan(4 * 64 * 1024));
           }
@@ -207,44 +253,68 @@ class ReviveSplitReplicationTest {
     // Worker 0 may keep 512k of files on its one disk and must keep 256k of them usable: it is
     // full after about 256k, a small part of its share (about 3 MB) of this shuffle.
     Path worker0 = dir.resolve("worker-0");
-    try (MiniFaroCluster cluster = MiniFaroCluster.start(dir, 3, Map.of("faro.worker.chunk.size", "16k"),
-        i -> i != 0 ? Map.of() : Map.of(
-            "faro.worker.dirs", worker0 + ":ssd:512k",
-            "faro.worker.disk.reserve", "256k",
-            "faro.worker.disk.check.interval", "50ms",
-            "faro.worker.flush.buffer.size", "4k"))) {
+    try (MiniFaroCluster cluster =
+        MiniFaroCluster.start(
+            dir,
+            3,
+            Map.of("faro.worker.chunk.size", "16k"),
+            i ->
+                i != 0
+                    ? Map.of()
+                    : Map.of(
+                        "faro.worker.dirs", worker0 + ":ssd:512k",
+                        "faro.worker.disk.reserve", "256k",
+                        "faro.worker.disk.check.interval", "50ms",
+                        "faro.worker.flush.buffer.size", "4k"))) {
       ClientOptions.Settings settings = settings(cluster, false, false);
       ShuffleWorkload workload = new ShuffleWorkload(MAPS, PARTITIONS, 12_000, 14L);
       WorkerServer full = cluster.workers().get(0);
       try (ClientPool pool = new ClientPool("test", settings.network());
-          LifecycleManager lifecycle = new LifecycleManager(new AppId("disk-full"), settings, pool, "127.0.0.1")) {
+          LifecycleManager lifecycle =
+              new LifecycleManager(new AppId("disk-full"), settings, pool, "127.0.0.1")) {
         ShuffleClient client = new ShuffleClient(pool, settings);
         ShuffleId shuffle = new ShuffleId(lifecycle.app(), 0);
-        List<PartitionLocation> placed = client.pushLocations(lifecycle.endpoint(), shuffle, MAPS, PARTITIONS);
-        assertThat(placed).as("worker 0 starts healthy and gets partitions")
+        List<PartitionLocation> placed =
+            client.pushLocations(lifecycle.endpoint(), shuffle, MAPS, PARTITIONS);
+        assertThat(placed)
+            .as("worker 0 starts healthy and gets partitions")
             .anyMatch(l -> l.worker().equals(full.workerId()));
         List<Long> revives = new ArrayList<>();
         runMaps(client, lifecycle, shuffle, workload, 0, MAPS, revives);
 
-        ShuffleWorkload.assertEveryRecordOnce(workload.readAll(client, lifecycle.endpoint(), shuffle, r -> { }));
+        ShuffleWorkload.assertEveryRecordOnce(
+            workload.readAll(client, lifecycle.endpoint(), shuffle, r -> {}));
         WorkerStatusResponse status = status(pool, full);
-        assertThat(status.getDiskHealth(0)).startsWith("full: ").contains("faro.worker.disk.reserve");
-        assertThat(status.getSplitAnswers()).as("pushes worker 0 answered with a split").isPositive();
-        assertThat(revives.stream().mapToLong(Long::longValue).sum()).as("pushes moved on").isPositive();
+        assertThat(status.getDiskHealth(0))
+            .startsWith("full: ")
+            .contains("faro.worker.disk.reserve");
+        assertThat(status.getSplitAnswers())
+            .as("pushes worker 0 answered with a split")
+            .isPositive();
+        assertThat(revives.stream().mapToLong(Long::longValue).sum())
+            .as("pushes moved on")
+            .isPositive();
         long others = 0;
         for (WorkerServer w : cluster.workers().subList(1, 3)) {
           others += status(pool, w).getDiskUsedBytes(0);
         }
-        assertThat(status.getDiskUsedBytes(0)).as("bytes on the full disk, against %d on the two others", others)
+        assertThat(status.getDiskUsedBytes(0))
+            .as("bytes on the full disk, against %d on the two others", others)
             .isLessThan(others / 8);
 
         // Once the master heard (heartbeats every second), a new shuffle gets nothing there.
         // The master learns of the full disk only from the next heartbeat: a new shuffle each try.
         AtomicInteger next = new AtomicInteger(1);
-        Eventually.awaitEvery(Duration.ofMillis(200), "a shuffle placed after the heartbeat to avoid the full worker",
+        Eventually.awaitEvery(
+            Duration.ofMillis(200),
+            "a shuffle placed after the heartbeat to avoid the full worker",
             Duration.ofSeconds(15),
-            () -> client.pushLocations(lifecycle.endpoint(), new ShuffleId(lifecycle.app(), next.getAndIncrement()),
-                MAPS, PARTITIONS),
+            () ->
+                client.pushLocations(
+                    lifecycle.endpoint(),
+                    new ShuffleId(lifecycle.app(), next.getAndIncrement()),
+                    MAPS,
+                    PARTITIONS),
             later -> later.stream().noneMatch(l -> l.worker().equals(full.workerId())));
       }
     }
@@ -252,11 +322,19 @@ class ReviveSplitReplicationTest {
 
   /** The status RPC of an in-JVM worker. */
   private static WorkerStatusResponse status(ClientPool pool, WorkerServer worker) {
-    return Futures.await(pool.call(worker.endpoint().rpc(),
-        WorkerStatusRequest.getDefaultInstance(), WorkerStatusResponse.class), Duration.ofSeconds(10), "worker status");
+    return Futures.await(
+        pool.call(
+            worker.endpoint().rpc(),
+            WorkerStatusRequest.getDefaultInstance(),
+            WorkerStatusResponse.class),
+        Duration.ofSeconds(10),
+        "worker status");
   }
 
   private static WorkerServer worker(MiniFaroCluster cluster, WorkerId id) {
-    return cluster.workers().stream().filter(w -> w.workerId().equals(id)).findFirst().orElseThrow();
+    return cluster.workers().stream()
+        .filter(w -> w.workerId().equals(id))
+        .findFirst()
+        .orElseThrow();
   }
 }

@@ -5,11 +5,10 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.faro.client.ClientOptions;
 import io.faro.client.ShuffleClient;
-import io.faro.client.fetch.PartitionReader;
 import io.faro.client.driver.LifecycleManager;
+import io.faro.client.fetch.PartitionReader;
 import io.faro.client.push.MapPusher;
 import io.faro.client.testing.MiniFaroCluster;
-import io.faro.common.batch.Batch;
 import io.faro.common.config.FaroConf;
 import io.faro.common.error.ErrorCode;
 import io.faro.common.error.FaroException;
@@ -53,11 +52,13 @@ class ShuffleExactlyOnceTest {
   static void startCluster() throws IOException {
     // Small chunks and batches so that every partition spans several of each.
     cluster = MiniFaroCluster.start(dir, 3, Map.of("faro.worker.chunk.size", "16k"));
-    FaroConf conf = cluster.clientConf()
-        .with("faro.client.push.batch.size", "2k")
-        .with("faro.client.push.merge.size", "32k")
-        .with("faro.client.fetch.prefetch.chunks", "2")
-        .with("faro.client.fetch.retry.wait", "10ms");
+    FaroConf conf =
+        cluster
+            .clientConf()
+            .with("faro.client.push.batch.size", "2k")
+            .with("faro.client.push.merge.size", "32k")
+            .with("faro.client.fetch.prefetch.chunks", "2")
+            .with("faro.client.fetch.retry.wait", "10ms");
     settings = ClientOptions.Settings.from(conf);
     pool = new ClientPool("test-client", settings.network());
     tasks = Executors.newFixedThreadPool(4);
@@ -73,9 +74,16 @@ class ShuffleExactlyOnceTest {
   /** What one map attempt pushed: bytes as stored, and batches per partition for its mapper end. */
   private record Pushed(long bytes, int[] batchCounts) {}
 
-  private static Pushed push(ShuffleClient client, LifecycleManager lifecycle, ShuffleId shuffle,
-      ShuffleWorkload workload, int mapId, int attemptId, int variant) {
-    try (MapPusher pusher = client.newMapPusher(lifecycle.endpoint(), shuffle, mapId, attemptId, MAPS, PARTITIONS)) {
+  private static Pushed push(
+      ShuffleClient client,
+      LifecycleManager lifecycle,
+      ShuffleId shuffle,
+      ShuffleWorkload workload,
+      int mapId,
+      int attemptId,
+      int variant) {
+    try (MapPusher pusher =
+        client.newMapPusher(lifecycle.endpoint(), shuffle, mapId, attemptId, MAPS, PARTITIONS)) {
       workload.writeMap(pusher, mapId, variant);
       pusher.finish();
       long total = 0;
@@ -89,17 +97,23 @@ class ShuffleExactlyOnceTest {
   @Test
   void everyRecordIsReadExactlyOnce() throws Exception {
     ShuffleWorkload workload = new ShuffleWorkload(MAPS, PARTITIONS, 2000, 1L);
-    try (LifecycleManager lifecycle = new LifecycleManager(new AppId("exactly-once"), settings, pool, "127.0.0.1")) {
+    try (LifecycleManager lifecycle =
+        new LifecycleManager(new AppId("exactly-once"), settings, pool, "127.0.0.1")) {
       ShuffleClient client = new ShuffleClient(pool, settings);
       ShuffleId shuffle = new ShuffleId(lifecycle.app(), 0);
       List<Future<Long>> maps = new ArrayList<>();
       for (int m = 0; m < MAPS; m++) {
         int mapId = m;
-        maps.add(tasks.submit(() -> {
-          Pushed pushed = push(client, lifecycle, shuffle, workload, mapId, 0, 0);
-          assertThat(client.mapperEnd(lifecycle.endpoint(), shuffle, mapId, 0, MAPS, pushed.batchCounts())).isZero();
-          return pushed.bytes();
-        }));
+        maps.add(
+            tasks.submit(
+                () -> {
+                  Pushed pushed = push(client, lifecycle, shuffle, workload, mapId, 0, 0);
+                  assertThat(
+                          client.mapperEnd(
+                              lifecycle.endpoint(), shuffle, mapId, 0, MAPS, pushed.batchCounts()))
+                      .isZero();
+                  return pushed.bytes();
+                }));
       }
       long pushed = 0;
       for (Future<Long> f : maps) {
@@ -107,41 +121,53 @@ class ShuffleExactlyOnceTest {
       }
       AtomicLong read = new AtomicLong();
       ShuffleWorkload.assertEveryRecordOnce(
-          workload.readAll(client, lifecycle.endpoint(), shuffle, r -> read.addAndGet(r.bytesRead())));
+          workload.readAll(
+              client, lifecycle.endpoint(), shuffle, r -> read.addAndGet(r.bytesRead())));
       assertThat(read.get()).isEqualTo(pushed);
       // Every worker took part: placement spread the partitions.
-      assertThat(cluster.workerDirs()).allSatisfy(d -> assertThat(dataFiles(d, "exactly-once")).isNotEmpty());
+      assertThat(cluster.workerDirs())
+          .allSatisfy(d -> assertThat(dataFiles(d, "exactly-once")).isNotEmpty());
     }
   }
 
   @Test
   void duplicatedBatchesAndLosingAttemptsAreFilteredOut() throws Exception {
     ShuffleWorkload workload = new ShuffleWorkload(MAPS, PARTITIONS, 1000, 2L);
-    try (LifecycleManager lifecycle = new LifecycleManager(new AppId("duplicates"), settings, pool, "127.0.0.1")) {
+    try (LifecycleManager lifecycle =
+        new LifecycleManager(new AppId("duplicates"), settings, pool, "127.0.0.1")) {
       ShuffleClient client = new ShuffleClient(pool, settings);
       ShuffleId shuffle = new ShuffleId(lifecycle.app(), 0);
       List<Future<long[]>> maps = new ArrayList<>();
       for (int m = 0; m < MAPS; m++) {
         int mapId = m;
-        maps.add(tasks.submit(() -> {
-          long extra = 0;
-          Pushed loser = null;
-          if (mapId % 5 == 0) {
-            // A speculative attempt that loses: different payloads, pushed before the winner ends.
-            loser = push(client, lifecycle, shuffle, workload, mapId, 1, 7);
-            extra += loser.bytes();
-          }
-          Pushed winner = push(client, lifecycle, shuffle, workload, mapId, 0, 0);
-          if (mapId % 7 == 0) {
-            // A retried push: the same batches (same ids) arrive a second time.
-            extra += push(client, lifecycle, shuffle, workload, mapId, 0, 0).bytes();
-          }
-          assertThat(client.mapperEnd(lifecycle.endpoint(), shuffle, mapId, 0, MAPS, winner.batchCounts())).isZero();
-          if (loser != null) {
-            assertThat(client.mapperEnd(lifecycle.endpoint(), shuffle, mapId, 1, MAPS, loser.batchCounts())).isZero();
-          }
-          return new long[] {winner.bytes(), extra};
-        }));
+        maps.add(
+            tasks.submit(
+                () -> {
+                  long extra = 0;
+                  Pushed loser = null;
+                  if (mapId % 5 == 0) {
+                    // A speculative attempt that loses: different payloads, pushed before the
+                    // winner ends.
+                    loser = push(client, lifecycle, shuffle, workload, mapId, 1, 7);
+                    extra += loser.bytes();
+                  }
+                  Pushed winner = push(client, lifecycle, shuffle, workload, mapId, 0, 0);
+                  if (mapId % 7 == 0) {
+                    // A retried push: the same batches (same ids) arrive a second time.
+                    extra += push(client, lifecycle, shuffle, workload, mapId, 0, 0).bytes();
+                  }
+                  assertThat(
+                          client.mapperEnd(
+                              lifecycle.endpoint(), shuffle, mapId, 0, MAPS, winner.batchCounts()))
+                      .isZero();
+                  if (loser != null) {
+                    assertThat(
+                            client.mapperEnd(
+                                lifecycle.endpoint(), shuffle, mapId, 1, MAPS, loser.batchCounts()))
+                        .isZero();
+                  }
+                  return new long[] {winner.bytes(), extra};
+                }));
       }
       long winners = 0;
       long extra = 0;
@@ -151,7 +177,8 @@ class ShuffleExactlyOnceTest {
       }
       AtomicLong read = new AtomicLong();
       ShuffleWorkload.assertEveryRecordOnce(
-          workload.readAll(client, lifecycle.endpoint(), shuffle, r -> read.addAndGet(r.bytesRead())));
+          workload.readAll(
+              client, lifecycle.endpoint(), shuffle, r -> read.addAndGet(r.bytesRead())));
       // The duplicates really were stored and fetched; the reader dropped them.
       assertThat(extra).isPositive();
       assertThat(read.get()).isEqualTo(winners + extra);
@@ -161,12 +188,14 @@ class ShuffleExactlyOnceTest {
   @Test
   void aCorruptedByteOnDiskIsDetectedByTheReader() throws Exception {
     ShuffleWorkload workload = new ShuffleWorkload(4, PARTITIONS, 2000, 3L);
-    try (LifecycleManager lifecycle = new LifecycleManager(new AppId("corruption"), settings, pool, "127.0.0.1")) {
+    try (LifecycleManager lifecycle =
+        new LifecycleManager(new AppId("corruption"), settings, pool, "127.0.0.1")) {
       ShuffleClient client = new ShuffleClient(pool, settings);
       ShuffleId shuffle = new ShuffleId(lifecycle.app(), 0);
       for (int m = 0; m < 4; m++) {
         int[] batches;
-        try (MapPusher pusher = client.newMapPusher(lifecycle.endpoint(), shuffle, m, 0, 4, PARTITIONS)) {
+        try (MapPusher pusher =
+            client.newMapPusher(lifecycle.endpoint(), shuffle, m, 0, 4, PARTITIONS)) {
           workload.writeMap(pusher, m, 0);
           pusher.finish();
           batches = pusher.batchCounts();
@@ -174,8 +203,11 @@ class ShuffleExactlyOnceTest {
         client.mapperEnd(lifecycle.endpoint(), shuffle, m, 0, 4, batches);
       }
       client.fileGroups(lifecycle.endpoint(), shuffle, 4, 0); // waits for the commit
-      Path file = cluster.workerDirs().stream().flatMap(d -> dataFiles(d, "corruption").stream())
-          .max(Comparator.comparingLong(ShuffleExactlyOnceTest::size)).orElseThrow();
+      Path file =
+          cluster.workerDirs().stream()
+              .flatMap(d -> dataFiles(d, "corruption").stream())
+              .max(Comparator.comparingLong(ShuffleExactlyOnceTest::size))
+              .orElseThrow();
       int partition = Integer.parseInt(file.getFileName().toString().split("-")[0]);
       try (RandomAccessFile raf = new RandomAccessFile(file.toFile(), "rw")) {
         raf.seek(100);
@@ -183,13 +215,17 @@ class ShuffleExactlyOnceTest {
         raf.seek(100);
         raf.write(b ^ 0x01);
       }
-      assertThatThrownBy(() -> {
-        try (PartitionReader reader = client.newReader(lifecycle.endpoint(), shuffle, 4, partition, partition + 1, 0, 4)) {
-          while (reader.next() != null) {
-            // read until the damaged batch
-          }
-        }
-      }).isInstanceOf(FaroException.class)
+      assertThatThrownBy(
+              () -> {
+                try (PartitionReader reader =
+                    client.newReader(
+                        lifecycle.endpoint(), shuffle, 4, partition, partition + 1, 0, 4)) {
+                  while (reader.next() != null) {
+                    // read until the damaged batch
+                  }
+                }
+              })
+          .isInstanceOf(FaroException.class)
           // Without a replica, the damaged chunk has no other copy: the data is lost, and the
           // engine re-runs the map stage. The cause names the checksum failure.
           .satisfies(e -> assertThat(((FaroException) e).code()).isEqualTo(ErrorCode.DATA_LOST))

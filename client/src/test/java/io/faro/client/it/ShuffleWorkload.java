@@ -3,17 +3,17 @@ package io.faro.client.it;
 import io.faro.client.ShuffleClient;
 import io.faro.client.fetch.PartitionReader;
 import io.faro.client.push.MapPusher;
+import io.faro.common.batch.Batch;
 import io.faro.common.id.ShuffleId;
 import io.faro.common.network.HostPort;
-import java.util.function.Consumer;
-import io.faro.common.batch.Batch;
 import java.nio.ByteBuffer;
 import java.util.Random;
+import java.util.function.Consumer;
 
 /**
  * Seeded random records for shuffle tests. A record is {@code [int length][long mapId][long
- * seq][long key][payload]}: it names its origin, so a reader can tell each record apart and
- * count how often it arrived. Records concatenate, so any record end is a batch boundary.
+ * seq][long key][payload]}: it names its origin, so a reader can tell each record apart and count
+ * how often it arrived. Records concatenate, so any record end is a batch boundary.
  */
 final class ShuffleWorkload {
   final int maps;
@@ -28,7 +28,10 @@ final class ShuffleWorkload {
     this.seed = seed;
   }
 
-  /** Pushes map {@code mapId}'s records; {@code variant} != 0 changes every payload (a losing attempt's data). */
+  /**
+   * Pushes map {@code mapId}'s records; {@code variant} != 0 changes every payload (a losing
+   * attempt's data).
+   */
   void writeMap(MapPusher pusher, int mapId, int variant) {
     Random random = new Random(seed * 31 + mapId);
     ByteBuffer record = ByteBuffer.allocate(4 + 24 + 256);
@@ -51,7 +54,10 @@ final class ShuffleWorkload {
     }
   }
 
-  /** The partition of each record of map {@code mapId}, by seq (the same draws as {@link #writeMap}). */
+  /**
+   * The partition of each record of map {@code mapId}, by seq (the same draws as {@link
+   * #writeMap}).
+   */
   int[] partitionsOf(int mapId) {
     Random random = new Random(seed * 31 + mapId);
     int[] result = new int[recordsPerMap];
@@ -72,11 +78,13 @@ final class ShuffleWorkload {
       int seq = (int) in.getLong();
       long key = in.getLong();
       if (Math.floorMod(key, partitions) != partition) {
-        throw new AssertionError("record of map " + mapId + " seq " + seq + " read from partition " + partition);
+        throw new AssertionError(
+            "record of map " + mapId + " seq " + seq + " read from partition " + partition);
       }
       for (int i = 0; i < length - 24; i++) {
         if (in.get() != (byte) (key + i)) {
-          throw new AssertionError("record of map " + mapId + " seq " + seq + " has a losing attempt's payload");
+          throw new AssertionError(
+              "record of map " + mapId + " seq " + seq + " has a losing attempt's payload");
         }
       }
       seen[mapId][seq]++;
@@ -87,7 +95,11 @@ final class ShuffleWorkload {
    * Reads every partition of {@code shuffle} through {@code client}, one reader per partition
    * ({@code afterEach} hears each before it closes); returns how often each record was read.
    */
-  int[][] readAll(ShuffleClient client, HostPort lifecycle, ShuffleId shuffle, Consumer<PartitionReader> afterEach) {
+  int[][] readAll(
+      ShuffleClient client,
+      HostPort lifecycle,
+      ShuffleId shuffle,
+      Consumer<PartitionReader> afterEach) {
     int[][] seen = new int[maps][recordsPerMap];
     for (int p = 0; p < partitions; p++) {
       try (PartitionReader reader = client.newReader(lifecycle, shuffle, maps, p, p + 1, 0, maps)) {
@@ -105,7 +117,8 @@ final class ShuffleWorkload {
     for (int m = 0; m < seen.length; m++) {
       for (int s = 0; s < seen[m].length; s++) {
         if (seen[m][s] != 1) {
-          throw new AssertionError("record " + s + " of map " + m + " was read " + seen[m][s] + " times");
+          throw new AssertionError(
+              "record " + s + " of map " + m + " was read " + seen[m][s] + " times");
         }
       }
     }

@@ -4,8 +4,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.faro.client.ClientOptions;
 import io.faro.client.ShuffleClient;
-import io.faro.client.fetch.PartitionReader;
 import io.faro.client.driver.LifecycleManager;
+import io.faro.client.fetch.PartitionReader;
 import io.faro.client.push.MapPusher;
 import io.faro.client.testing.MiniFaroCluster;
 import io.faro.common.batch.Batch;
@@ -19,9 +19,9 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * A worker that is gone but still counted alive by the master (its heartbeat timeout has not
- * run out) refuses reservations by not answering; the lifecycle manager places its partitions
- * on the other workers instead of failing the shuffle.
+ * A worker that is gone but still counted alive by the master (its heartbeat timeout has not run
+ * out) refuses reservations by not answering; the lifecycle manager places its partitions on the
+ * other workers instead of failing the shuffle.
  */
 class WorkerReplacementTest {
   @Test
@@ -31,11 +31,13 @@ class WorkerReplacementTest {
       cluster.workers().get(1).close();
       ClientOptions.Settings settings = ClientOptions.Settings.from(cluster.clientConf());
       try (ClientPool pool = new ClientPool("test", settings.network());
-          LifecycleManager lifecycle = new LifecycleManager(new AppId("replace"), settings, pool, "127.0.0.1")) {
+          LifecycleManager lifecycle =
+              new LifecycleManager(new AppId("replace"), settings, pool, "127.0.0.1")) {
         ShuffleClient client = new ShuffleClient(pool, settings);
         ShuffleId shuffle = new ShuffleId(lifecycle.app(), 0);
         ShuffleWorkload workload = new ShuffleWorkload(3, 30, 500, 9L);
-        List<PartitionLocation> locations = client.pushLocations(lifecycle.endpoint(), shuffle, 3, 30);
+        List<PartitionLocation> locations =
+            client.pushLocations(lifecycle.endpoint(), shuffle, 3, 30);
         assertThat(locations).hasSize(30).noneMatch(l -> l.worker().value().equals(gone));
         for (int m = 0; m < 3; m++) {
           int[] batches;
@@ -48,7 +50,8 @@ class WorkerReplacementTest {
         }
         int[][] seen = new int[3][500];
         for (int p = 0; p < 30; p++) {
-          try (PartitionReader reader = client.newReader(lifecycle.endpoint(), shuffle, 3, p, p + 1, 0, 3)) {
+          try (PartitionReader reader =
+              client.newReader(lifecycle.endpoint(), shuffle, 3, p, p + 1, 0, 3)) {
             Batch batch;
             while ((batch = reader.next()) != null) {
               workload.countBatch(batch, p, seen);

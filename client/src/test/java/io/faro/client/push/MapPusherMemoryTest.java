@@ -23,18 +23,32 @@ class MapPusherMemoryTest {
   void manyPartitionsReachTheLimitThroughTheirArraysNotOnlyTheirBytes() {
     int partitions = 100_000;
     long limit = 1L << 20;
-    ClientOptions.Settings settings = ClientOptions.Settings.from(FaroConf.of(Map.of(
-        "faro.client.push.buffer.size", Long.toString(limit),
-        // Nothing is sent in this test: batches wait in the pusher and are released by close().
-        "faro.client.push.merge.size", "64m")));
+    ClientOptions.Settings settings =
+        ClientOptions.Settings.from(
+            FaroConf.of(
+                Map.of(
+                    "faro.client.push.buffer.size",
+                    Long.toString(limit),
+                    // Nothing is sent in this test: batches wait in the pusher and are released by
+                    // close().
+                    "faro.client.push.merge.size",
+                    "64m")));
     WorkerEndpoint nowhere = new WorkerEndpoint("127.0.0.1", 1, 1, 1);
     List<PartitionLocation> locations = new ArrayList<>(partitions);
     for (int p = 0; p < partitions; p++) {
       locations.add(new PartitionLocation(p, 0, Role.PRIMARY, new WorkerId("w"), nowhere, 0));
     }
     try (ClientPool pool = new ClientPool("test", settings.network());
-        MapPusher pusher = new MapPusher(new ShuffleId(new AppId("memory"), 0), 0, 0, locations, partitions,
-            pool, settings, PooledByteBufAllocator.DEFAULT)) {
+        MapPusher pusher =
+            new MapPusher(
+                new ShuffleId(new AppId("memory"), 0),
+                0,
+                0,
+                locations,
+                partitions,
+                pool,
+                settings,
+                PooledByteBufAllocator.DEFAULT)) {
       byte[] record = new byte[100];
       int written = 0;
       while (!pusher.overBufferLimit()) {

@@ -32,8 +32,8 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 /**
- * The in-flight window on real connections: a push port on loopback that holds each frame until
- * the test answers it, with the statuses the test chooses.
+ * The in-flight window on real connections: a push port on loopback that holds each frame until the
+ * test answers it, with the statuses the test chooses.
  */
 class PushWindowTest {
   private static final ShuffleId SHUFFLE = new ShuffleId(new AppId("window"), 0);
@@ -58,15 +58,27 @@ class PushWindowTest {
 
   @BeforeEach
   void start() {
-    settings = ClientOptions.Settings.from(FaroConf.of(Map.of(
-        // Every batch of 2 KiB fills its frame: one frame per add.
-        "faro.client.push.merge.size", "1k",
-        "faro.client.push.max.in.flight", "2",
-        "faro.network.request.timeout", "2s")));
-    port = new TransportServer("test-push", "127.0.0.1", 0, "test.port", settings.network(),
-        (request, responder) -> received.add(new Received(request.meta(PushRequest.class), responder)), null);
+    settings =
+        ClientOptions.Settings.from(
+            FaroConf.of(
+                Map.of(
+                    // Every batch of 2 KiB fills its frame: one frame per add.
+                    "faro.client.push.merge.size", "1k",
+                    "faro.client.push.max.in.flight", "2",
+                    "faro.network.request.timeout", "2s")));
+    port =
+        new TransportServer(
+            "test-push",
+            "127.0.0.1",
+            0,
+            "test.port",
+            settings.network(),
+            (request, responder) ->
+                received.add(new Received(request.meta(PushRequest.class), responder)),
+            null);
     pool = new ClientPool("test", settings.network());
-    WorkerEndpoint endpoint = new WorkerEndpoint("127.0.0.1", port.port(), port.port(), port.port());
+    WorkerEndpoint endpoint =
+        new WorkerEndpoint("127.0.0.1", port.port(), port.port(), port.port());
     targets = new AtomicReferenceArray<>(2);
     for (int p = 0; p < 2; p++) {
       targets.set(p, new PartitionLocation(p, 0, Role.PRIMARY, new WorkerId("w"), endpoint, 0));
@@ -80,23 +92,33 @@ class PushWindowTest {
   }
 
   private Revivals revivals() {
-    return new Revivals(SHUFFLE, 0, 0, 3, failed -> {
-      revived.add(failed);
-      List<PartitionLocation> moved = new ArrayList<>();
-      for (MapPusher.Failed f : failed) {
-        PartitionLocation at = targets.get(f.partition());
-        moved.add(new PartitionLocation(f.partition(), f.epoch() + 1, Role.PRIMARY, at.worker(), at.endpoint(), 0));
-      }
-      return moved;
-    }, targets);
+    return new Revivals(
+        SHUFFLE,
+        0,
+        0,
+        3,
+        failed -> {
+          revived.add(failed);
+          List<PartitionLocation> moved = new ArrayList<>();
+          for (MapPusher.Failed f : failed) {
+            PartitionLocation at = targets.get(f.partition());
+            moved.add(
+                new PartitionLocation(
+                    f.partition(), f.epoch() + 1, Role.PRIMARY, at.worker(), at.endpoint(), 0));
+          }
+          return moved;
+        },
+        targets);
   }
 
   private PushWindow window(Revivals revivals) {
-    return new PushWindow(SHUFFLE, 0, 0, pool, settings, UnpooledByteBufAllocator.DEFAULT, revivals);
+    return new PushWindow(
+        SHUFFLE, 0, 0, pool, settings, UnpooledByteBufAllocator.DEFAULT, revivals);
   }
 
   private PushedBatch batch(int partition) {
-    return new PushedBatch(partition, targets.get(partition), Unpooled.directBuffer(2048).writeZero(2048), 0);
+    return new PushedBatch(
+        partition, targets.get(partition), Unpooled.directBuffer(2048).writeZero(2048), 0);
   }
 
   private Received next() throws InterruptedException {
@@ -119,7 +141,9 @@ class PushWindowTest {
     // The third frame waits for a permit, on the task's thread.
     PushedBatch third = batch(0);
     CompletableFuture<Void> adding = CompletableFuture.runAsync(() -> window.add(third));
-    assertThat(received.poll(300, TimeUnit.MILLISECONDS)).as("a third frame while two are unanswered").isNull();
+    assertThat(received.poll(300, TimeUnit.MILLISECONDS))
+        .as("a third frame while two are unanswered")
+        .isNull();
     assertThat(adding).isNotDone();
 
     a.answer(PushStatusP.OK);
@@ -134,7 +158,8 @@ class PushWindowTest {
     assertThat(window.unanswered()).isZero();
     assertThat(window.blockedNanos()).as("the time the task waited for the window").isPositive();
     // Acknowledged batches are released once answered.
-    assertThat(List.of(first, second, third)).allSatisfy(p -> assertThat(p.batch().refCnt()).isZero());
+    assertThat(List.of(first, second, third))
+        .allSatisfy(p -> assertThat(p.batch().refCnt()).isZero());
   }
 
   @Test
@@ -148,7 +173,8 @@ class PushWindowTest {
     // The two frames may come on different connections, in either order.
     for (int i = 0; i < 2; i++) {
       Received r = next();
-      r.answer(r.meta().getParts(0).getPartitionId() == 0 ? PushStatusP.SPLIT : PushStatusP.SOFT_SPLIT);
+      r.answer(
+          r.meta().getParts(0).getPartitionId() == 0 ? PushStatusP.SPLIT : PushStatusP.SOFT_SPLIT);
     }
     window.awaitAnswers();
 
@@ -158,12 +184,17 @@ class PushWindowTest {
     assertThat(revivals.hasRetries()).isTrue();
     List<PushedBatch> again = revivals.revive();
     assertThat(revived).hasSize(1);
-    assertThat(revived.get(0)).extracting(MapPusher.Failed::partition).containsExactlyInAnyOrder(0, 1);
-    assertThat(again).singleElement().satisfies(p -> {
-      assertThat(p.batch()).isSameAs(split.batch());
-      assertThat(p.attempts()).isEqualTo(1);
-      assertThat(p.target().epoch()).isEqualTo(1);
-    });
+    assertThat(revived.get(0))
+        .extracting(MapPusher.Failed::partition)
+        .containsExactlyInAnyOrder(0, 1);
+    assertThat(again)
+        .singleElement()
+        .satisfies(
+            p -> {
+              assertThat(p.batch()).isSameAs(split.batch());
+              assertThat(p.attempts()).isEqualTo(1);
+              assertThat(p.target().epoch()).isEqualTo(1);
+            });
     assertThat(targets.get(1).epoch()).as("the soft split moved partition 1 too").isEqualTo(1);
 
     // STAGE_ENDED: the shuffle was committed while this attempt pushed: released, and marked.

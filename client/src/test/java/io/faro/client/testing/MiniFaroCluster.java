@@ -30,42 +30,52 @@ public final class MiniFaroCluster implements AutoCloseable {
   }
 
   /** {@code extra} settings apply to the master and every worker. */
-  public static MiniFaroCluster start(Path dir, int workerCount, Map<String, String> extra) throws IOException {
+  public static MiniFaroCluster start(Path dir, int workerCount, Map<String, String> extra)
+      throws IOException {
     return start(dir, workerCount, extra, i -> Map.of());
   }
 
   /**
-   * As {@link #start(Path, int, Map)}, with {@code perWorker.apply(i)} added to worker i's
-   * settings (workers configured differently, as during a rolling change).
+   * As {@link #start(Path, int, Map)}, with {@code perWorker.apply(i)} added to worker i's settings
+   * (workers configured differently, as during a rolling change).
    */
-  public static MiniFaroCluster start(Path dir, int workerCount, Map<String, String> extra,
-      IntFunction<Map<String, String>> perWorker) throws IOException {
-    FaroConf masterConf = FaroConf.of(Map.of(
-            "faro.master.host", "127.0.0.1",
-            "faro.master.advertised.host", "127.0.0.1",
-            "faro.master.port", "0",
-            "faro.master.raft.port", "0",
-            "faro.master.http.port", "0",
-            "faro.master.ratis.dir", Files.createDirectories(dir.resolve("master")).toString()))
-        .withAll(FaroConf.of(extra));
+  public static MiniFaroCluster start(
+      Path dir,
+      int workerCount,
+      Map<String, String> extra,
+      IntFunction<Map<String, String>> perWorker)
+      throws IOException {
+    FaroConf masterConf =
+        FaroConf.of(
+                Map.of(
+                    "faro.master.host", "127.0.0.1",
+                    "faro.master.advertised.host", "127.0.0.1",
+                    "faro.master.port", "0",
+                    "faro.master.raft.port", "0",
+                    "faro.master.http.port", "0",
+                    "faro.master.ratis.dir",
+                        Files.createDirectories(dir.resolve("master")).toString()))
+            .withAll(FaroConf.of(extra));
     MasterServer master = new MasterServer(masterConf);
     master.start();
     MiniFaroCluster cluster = new MiniFaroCluster(master);
     try {
       for (int i = 0; i < workerCount; i++) {
         Path data = Files.createDirectories(dir.resolve("worker-" + i));
-        FaroConf workerConf = FaroConf.of(Map.of(
-                "faro.worker.host", "127.0.0.1",
-                "faro.worker.rpc.port", "0",
-                "faro.worker.push.port", "0",
-                "faro.worker.fetch.port", "0",
-                "faro.worker.dirs", data + ":ssd",
-                "faro.worker.heartbeat.interval", "1s",
-                // Tests must not depend on the free space of the machine they run on.
-                "faro.worker.disk.reserve", "0",
-                "faro.master.endpoints", "127.0.0.1:" + master.rpcPort()))
-            .withAll(FaroConf.of(extra))
-            .withAll(FaroConf.of(perWorker.apply(i)));
+        FaroConf workerConf =
+            FaroConf.of(
+                    Map.of(
+                        "faro.worker.host", "127.0.0.1",
+                        "faro.worker.rpc.port", "0",
+                        "faro.worker.push.port", "0",
+                        "faro.worker.fetch.port", "0",
+                        "faro.worker.dirs", data + ":ssd",
+                        "faro.worker.heartbeat.interval", "1s",
+                        // Tests must not depend on the free space of the machine they run on.
+                        "faro.worker.disk.reserve", "0",
+                        "faro.master.endpoints", "127.0.0.1:" + master.rpcPort()))
+                .withAll(FaroConf.of(extra))
+                .withAll(FaroConf.of(perWorker.apply(i)));
         WorkerServer worker = new WorkerServer(workerConf);
         cluster.workers.add(worker);
         cluster.workerDirs.add(data);
@@ -84,9 +94,12 @@ public final class MiniFaroCluster implements AutoCloseable {
 
   /** What a client needs to reach this cluster. */
   public FaroConf clientConf() {
-    return FaroConf.of(Map.of(
-        "faro.master.endpoints", "127.0.0.1:" + master.rpcPort(),
-        "faro.client.lifecycle.host", "127.0.0.1"));
+    return FaroConf.of(
+        Map.of(
+            "faro.master.endpoints",
+            "127.0.0.1:" + master.rpcPort(),
+            "faro.client.lifecycle.host",
+            "127.0.0.1"));
   }
 
   public List<WorkerServer> workers() {

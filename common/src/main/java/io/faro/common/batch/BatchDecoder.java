@@ -6,15 +6,17 @@ import net.jpountz.lz4.LZ4Factory;
 import net.jpountz.lz4.LZ4SafeDecompressor;
 
 /**
- * Walks the batches of a fetched chunk: verifies each batch's CRC32C before anything else
- * (so a damaged length is never trusted), and decodes only the batches the caller keeps. Not
- * thread-safe: one per reader.
+ * Walks the batches of a fetched chunk: verifies each batch's CRC32C before anything else (so a
+ * damaged length is never trusted), and decodes only the batches the caller keeps. Not thread-safe:
+ * one per reader.
  */
 public final class BatchDecoder {
   private final LZ4SafeDecompressor decompressor = LZ4Factory.fastestInstance().safeDecompressor();
   private final CRC32C crc = new CRC32C();
+
   /** Upper bound of LZ4's expansion (output bytes per input byte). */
   private static final long MAX_EXPANSION = 255;
+
   private byte[] scratch = new byte[64 * 1024];
   private byte[] compressed = new byte[0];
 
@@ -71,8 +73,16 @@ public final class BatchDecoder {
         }
         int dataLength = chunk.getInt(start + BatchFormat.DATA_LENGTH);
         if (dataLength < 0 || dataLength > end - start - BatchFormat.HEADER) {
-          throw BatchFormat.corrupt("batch at offset " + start + " in " + where + " declares "
-              + dataLength + " bytes but " + (end - start - BatchFormat.HEADER) + " remain");
+          throw BatchFormat.corrupt(
+              "batch at offset "
+                  + start
+                  + " in "
+                  + where
+                  + " declares "
+                  + dataLength
+                  + " bytes but "
+                  + (end - start - BatchFormat.HEADER)
+                  + " remain");
         }
         int expected = chunk.getInt(start + BatchFormat.CRC);
         int actual = BatchEncoder.checksum(chunk, start, dataLength, crc);
@@ -80,15 +90,23 @@ public final class BatchDecoder {
         int attemptId = chunk.getInt(start + BatchFormat.ATTEMPT_ID);
         int batchId = chunk.getInt(start + BatchFormat.BATCH_ID);
         if (expected != actual) {
-          throw BatchFormat.corrupt(String.format(
-              "CRC32C mismatch in batch (map %d, attempt %d, batch %d) at offset %d in %s: "
-                  + "stored %08x, computed %08x", mapId, attemptId, batchId, start, where, expected, actual));
+          throw BatchFormat.corrupt(
+              String.format(
+                  "CRC32C mismatch in batch (map %d, attempt %d, batch %d) at offset %d in %s: "
+                      + "stored %08x, computed %08x",
+                  mapId, attemptId, batchId, start, where, expected, actual));
         }
         pos = start + BatchFormat.HEADER + dataLength;
         if (filter.keep(mapId, attemptId, batchId)) {
           int rawLength = chunk.getInt(start + BatchFormat.RAW_LENGTH);
-          byte[] data = decodeData(chunk, start + BatchFormat.HEADER, dataLength, rawLength,
-              chunk.getByte(start + BatchFormat.CODEC), where);
+          byte[] data =
+              decodeData(
+                  chunk,
+                  start + BatchFormat.HEADER,
+                  dataLength,
+                  rawLength,
+                  chunk.getByte(start + BatchFormat.CODEC),
+                  where);
           return new Batch(mapId, attemptId, batchId, data, rawLength);
         }
       }
@@ -96,34 +114,50 @@ public final class BatchDecoder {
     }
   }
 
-  private byte[] decodeData(ByteBuf chunk, int start, int dataLength, int rawLength, byte codecByte, String where) {
+  private byte[] decodeData(
+      ByteBuf chunk, int start, int dataLength, int rawLength, byte codecByte, String where) {
     BatchFormat.Codec codec = BatchFormat.Codec.fromWire(codecByte);
     if (codec == null || rawLength < 0) {
-      throw BatchFormat.corrupt("bad codec " + codecByte + " or raw length " + rawLength + " in " + where);
+      throw BatchFormat.corrupt(
+          "bad codec " + codecByte + " or raw length " + rawLength + " in " + where);
     }
     // Checked before the scratch array grows to it: LZ4 expands a block at most about 255 times,
     // so a header claiming more (a CRC-valid batch from a buggy or hostile writer) is corrupt.
     if (rawLength > MAX_EXPANSION * (long) dataLength + 64) {
-      throw BatchFormat.corrupt("batch of " + dataLength + " bytes claims " + rawLength
-          + " bytes uncompressed, more than any codec expands it, in " + where);
+      throw BatchFormat.corrupt(
+          "batch of "
+              + dataLength
+              + " bytes claims "
+              + rawLength
+              + " bytes uncompressed, more than any codec expands it, in "
+              + where);
     }
     if (scratch.length < rawLength) {
       scratch = new byte[Math.max(rawLength, scratch.length * 2)];
     }
     if (codec == BatchFormat.Codec.NONE) {
       if (dataLength != rawLength) {
-        throw BatchFormat.corrupt("uncompressed batch with " + dataLength + " != " + rawLength + " in " + where);
+        throw BatchFormat.corrupt(
+            "uncompressed batch with " + dataLength + " != " + rawLength + " in " + where);
       }
       chunk.getBytes(start, scratch, 0, rawLength);
       return scratch;
     }
     int n;
     if (chunk.hasArray()) {
-      n = decompressor.decompress(chunk.array(), chunk.arrayOffset() + start, dataLength, scratch, 0, rawLength);
+      n =
+          decompressor.decompress(
+              chunk.array(), chunk.arrayOffset() + start, dataLength, scratch, 0, rawLength);
     } else if (chunk.nioBufferCount() == 1) {
       // Straight from the direct buffer: no copy of the compressed bytes.
-      n = decompressor.decompress(chunk.nioBuffer(start, dataLength), 0, dataLength,
-          java.nio.ByteBuffer.wrap(scratch), 0, rawLength);
+      n =
+          decompressor.decompress(
+              chunk.nioBuffer(start, dataLength),
+              0,
+              dataLength,
+              java.nio.ByteBuffer.wrap(scratch),
+              0,
+              rawLength);
     } else {
       if (compressed.length < dataLength) {
         compressed = new byte[Math.max(dataLength, compressed.length * 2)];
@@ -132,7 +166,8 @@ public final class BatchDecoder {
       n = decompressor.decompress(compressed, 0, dataLength, scratch, 0, rawLength);
     }
     if (n != rawLength) {
-      throw BatchFormat.corrupt("batch decompressed to " + n + " bytes, header says " + rawLength + " in " + where);
+      throw BatchFormat.corrupt(
+          "batch decompressed to " + n + " bytes, header says " + rawLength + " in " + where);
     }
     return scratch;
   }

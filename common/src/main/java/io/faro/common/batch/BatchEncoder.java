@@ -8,9 +8,9 @@ import net.jpountz.lz4.LZ4Compressor;
 import net.jpountz.lz4.LZ4Factory;
 
 /**
- * Encodes record bytes into one batch ({@link BatchFormat}): compresses with LZ4 unless that
- * does not shrink the data, then checksums header and data with CRC32C. Not thread-safe: one
- * per map task.
+ * Encodes record bytes into one batch ({@link BatchFormat}): compresses with LZ4 unless that does
+ * not shrink the data, then checksums header and data with CRC32C. Not thread-safe: one per map
+ * task.
  */
 public final class BatchEncoder {
   private final boolean compress;
@@ -24,18 +24,18 @@ public final class BatchEncoder {
     this.allocator = allocator;
   }
 
-  /**
-   * Encodes {@code raw[offset, offset + length)}. Returns a new buffer owned by the caller.
-   */
+  /** Encodes {@code raw[offset, offset + length)}. Returns a new buffer owned by the caller. */
   public ByteBuf encode(int mapId, int attemptId, int batchId, byte[] raw, int offset, int length) {
-    int capacity = BatchFormat.HEADER + (compress ? compressor.maxCompressedLength(length) : length);
+    int capacity =
+        BatchFormat.HEADER + (compress ? compressor.maxCompressedLength(length) : length);
     ByteBuf out = allocator.directBuffer(capacity);
     try {
       int dataLength;
       BatchFormat.Codec codec;
       if (compress) {
         ByteBuffer dest = out.nioBuffer(BatchFormat.HEADER, capacity - BatchFormat.HEADER);
-        int compressed = compressor.compress(ByteBuffer.wrap(raw), offset, length, dest, 0, dest.remaining());
+        int compressed =
+            compressor.compress(ByteBuffer.wrap(raw), offset, length, dest, 0, dest.remaining());
         if (compressed < length) {
           dataLength = compressed;
           codec = BatchFormat.Codec.LZ4;
@@ -65,7 +65,9 @@ public final class BatchEncoder {
     }
   }
 
-  /** CRC32C of the 24 header bytes before the crc field and the data of the batch at {@code pos}. */
+  /**
+   * CRC32C of the 24 header bytes before the crc field and the data of the batch at {@code pos}.
+   */
   static int checksum(ByteBuf buf, int pos, int dataLength, CRC32C crc) {
     crc.reset();
     crc.update(buf.nioBuffer(pos, BatchFormat.CRC));

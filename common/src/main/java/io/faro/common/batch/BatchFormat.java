@@ -21,9 +21,9 @@ import io.netty.buffer.ByteBuf;
  *   28      d     data
  * </pre>
  *
- * <p>The data, once decoded, is a self-contained record stream: a reader decodes each batch on
- * its own. The reader keeps a batch only if its attempt won the map and its batchId was not
- * seen before: that filter is what makes retries and speculative tasks exactly-once.
+ * <p>The data, once decoded, is a self-contained record stream: a reader decodes each batch on its
+ * own. The reader keeps a batch only if its attempt won the map and its batchId was not seen
+ * before: that filter is what makes retries and speculative tasks exactly-once.
  */
 public final class BatchFormat {
   public static final int MAP_ID = 0;
@@ -62,9 +62,9 @@ public final class BatchFormat {
   }
 
   /**
-   * Checks that {@code buf[offset, offset + length)} is a whole number of well-formed batch
-   * headers (lengths consistent, known codec) without reading the data. Used by the worker on
-   * every pushed part: cheap, and it keeps a malformed part out of a partition file.
+   * Checks that {@code buf[offset, offset + length)} is a whole number of well-formed batch headers
+   * (lengths consistent, known codec) without reading the data. Used by the worker on every pushed
+   * part: cheap, and it keeps a malformed part out of a partition file.
    *
    * @return the number of batches
    * @throws FaroException DATA_CORRUPTED naming what is wrong
@@ -80,11 +80,18 @@ public final class BatchFormat {
       int dataLength = buf.getInt(pos + DATA_LENGTH);
       int rawLength = buf.getInt(pos + RAW_LENGTH);
       if (dataLength < 0 || rawLength < 0 || dataLength > end - pos - HEADER) {
-        throw corrupt("batch at byte " + (pos - offset) + " declares " + dataLength
-            + " data bytes, " + (end - pos - HEADER) + " remain");
+        throw corrupt(
+            "batch at byte "
+                + (pos - offset)
+                + " declares "
+                + dataLength
+                + " data bytes, "
+                + (end - pos - HEADER)
+                + " remain");
       }
       if (Codec.fromWire(buf.getByte(pos + CODEC)) == null) {
-        throw corrupt("batch at byte " + (pos - offset) + " has unknown codec " + buf.getByte(pos + CODEC));
+        throw corrupt(
+            "batch at byte " + (pos - offset) + " has unknown codec " + buf.getByte(pos + CODEC));
       }
       pos += HEADER + dataLength;
       count++;

@@ -11,9 +11,9 @@ import java.util.function.Predicate;
 import java.util.stream.Collectors;
 
 /**
- * One configuration key: its name, type, default, unit, documentation and validator, defined
- * in one place. Options are immutable constants, grouped per module in an options class whose
- * {@code ALL} list feeds the typed module config and the generated docs/configuration.md.
+ * One configuration key: its name, type, default, unit, documentation and validator, defined in one
+ * place. Options are immutable constants, grouped per module in an options class whose {@code ALL}
+ * list feeds the typed module config and the generated docs/configuration.md.
  *
  * @param <T> the parsed type
  */
@@ -75,7 +75,8 @@ public final class ConfigOption<T> {
           "Invalid value '" + text + "' for " + key + ": expected " + allowed + detail(e));
     }
     if (!validator.test(value)) {
-      throw new ConfigException("Invalid value '" + text + "' for " + key + ": expected " + allowed);
+      throw new ConfigException(
+          "Invalid value '" + text + "' for " + key + ": expected " + allowed);
     }
     return value;
   }
@@ -105,7 +106,12 @@ public final class ConfigOption<T> {
 
   public static ConfigOption<Boolean> booleanOption(String key, boolean defaultValue, String doc) {
     return new ConfigOption<>(
-        key, Boolean.toString(defaultValue), "", doc, ConfigOption::parseBoolean, v -> true,
+        key,
+        Boolean.toString(defaultValue),
+        "",
+        doc,
+        ConfigOption::parseBoolean,
+        v -> true,
         "true or false");
   }
 
@@ -119,7 +125,9 @@ public final class ConfigOption<T> {
         key, defaultValue, "", doc, s -> s, v -> !v.isEmpty(), "a non-empty string");
   }
 
-  /** A size in bytes, written as a number with an optional suffix: b, k, m, g, t (powers of 1024). */
+  /**
+   * A size in bytes, written as a number with an optional suffix: b, k, m, g, t (powers of 1024).
+   */
   public static ConfigOption<Long> sizeOption(
       String key, String defaultValue, long min, long max, String doc) {
     return new ConfigOption<>(
@@ -207,7 +215,7 @@ public final class ConfigOption<T> {
       case 'm' -> multiplier = 1L << 20;
       case 'g' -> multiplier = 1L << 30;
       case 't' -> multiplier = 1L << 40;
-      default -> { }
+      default -> {}
     }
     if (multiplier != 1) {
       t = t.substring(0, t.length() - 1);

@@ -17,20 +17,22 @@ import java.util.stream.Collectors;
 import org.slf4j.Logger;
 
 /**
- * Every configuration key the Faro modules of this process declare, to find keys that none does:
- * a misspelt key is otherwise ignored without a word, and the process runs on a default the
- * operator thought they had changed. Unknown keys are warned about with the closest declared
- * key; with {@code faro.config.strict=true} the process refuses to start instead.
+ * Every configuration key the Faro modules of this process declare, to find keys that none does: a
+ * misspelt key is otherwise ignored without a word, and the process runs on a default the operator
+ * thought they had changed. Unknown keys are warned about with the closest declared key; with
+ * {@code faro.config.strict=true} the process refuses to start instead.
  *
  * <p>A key counts as unknown only when every module that could declare it is loaded: the same
- * faro-defaults.conf serves every process, so a process without the client module (a test's
- * class path, say) must not call {@code faro.client.*} keys unknown. bin/faro loads every module.
+ * faro-defaults.conf serves every process, so a process without the client module (a test's class
+ * path, say) must not call {@code faro.client.*} keys unknown. bin/faro loads every module.
  *
  * <p>Immutable and thread-safe.
  */
 public final class KnownKeys {
   public static final ConfigOption<Boolean> STRICT =
-      booleanOption("faro.config.strict", false,
+      booleanOption(
+          "faro.config.strict",
+          false,
           "Refuse to start (a master, a worker, an admin command, a Spark application's Faro client) "
               + "when the config file, --set flags or spark.faro.* settings name a key that no Faro "
               + "module declares. false only warns, naming the key and the closest known key; the "
@@ -39,13 +41,17 @@ public final class KnownKeys {
   public static final List<ConfigOption<?>> ALL = List.of(STRICT);
 
   /**
-   * The key prefixes of the modules above common, which a process may not have loaded. A key
-   * under one of them that no loaded module claims (see {@link ConfigOptionGroup#namespaces})
-   * cannot be judged; a key under none of them (say {@code faro.wroker.dirs}) always can.
+   * The key prefixes of the modules above common, which a process may not have loaded. A key under
+   * one of them that no loaded module claims (see {@link ConfigOptionGroup#namespaces}) cannot be
+   * judged; a key under none of them (say {@code faro.wroker.dirs}) always can.
    */
-  public static final List<String> MODULE_NAMESPACES = List.of("faro.master.", "faro.worker.", "faro.client.");
+  public static final List<String> MODULE_NAMESPACES =
+      List.of("faro.master.", "faro.worker.", "faro.client.");
 
-  /** A key no module declares, where it was set, and the declared key closest to it, if any is close. */
+  /**
+   * A key no module declares, where it was set, and the declared key closest to it, if any is
+   * close.
+   */
   public record UnknownKey(String key, String source, Optional<String> closest) {
     public UnknownKey {
       requireNonNull(key, "key is null");
@@ -55,8 +61,12 @@ public final class KnownKeys {
 
     /** "faro.worker.dirz (in faro.conf; did you mean faro.worker.dirs?)" */
     public String describe() {
-      return LogSafe.id(key) + " (" + source + "; "
-          + closest.map(k -> "did you mean " + k + "?").orElse("no known key is like it") + ")";
+      return LogSafe.id(key)
+          + " ("
+          + source
+          + "; "
+          + closest.map(k -> "did you mean " + k + "?").orElse("no known key is like it")
+          + ")";
     }
   }
 
@@ -77,7 +87,8 @@ public final class KnownKeys {
   /** The keys of every module on the class path, found with {@link ServiceLoader}. */
   public static KnownKeys loaded() {
     List<ConfigOptionGroup> groups = new ArrayList<>();
-    ServiceLoader.load(ConfigOptionGroup.class, KnownKeys.class.getClassLoader()).forEach(groups::add);
+    ServiceLoader.load(ConfigOptionGroup.class, KnownKeys.class.getClassLoader())
+        .forEach(groups::add);
     return new KnownKeys(groups);
   }
 
@@ -120,31 +131,44 @@ public final class KnownKeys {
       return;
     }
     if (strict) {
-      throw new ConfigException("Unknown config key" + (unknown.size() == 1 ? " " : "s ")
-          + unknown.stream().map(UnknownKey::describe).collect(Collectors.joining("; "))
-          + ". Fix or remove " + (unknown.size() == 1 ? "it" : "them")
-          + " (every key is in docs/configuration.md), or set " + STRICT.key()
-          + " to false to only warn (" + STRICT.key() + " is " + STRICT.allowed() + ")");
+      throw new ConfigException(
+          "Unknown config key"
+              + (unknown.size() == 1 ? " " : "s ")
+              + unknown.stream().map(UnknownKey::describe).collect(Collectors.joining("; "))
+              + ". Fix or remove "
+              + (unknown.size() == 1 ? "it" : "them")
+              + " (every key is in docs/configuration.md), or set "
+              + STRICT.key()
+              + " to false to only warn ("
+              + STRICT.key()
+              + " is "
+              + STRICT.allowed()
+              + ")");
     }
     for (UnknownKey key : unknown) {
-      log.warn("Ignoring unknown config key {}. Every key is in docs/configuration.md; {}=true refuses "
-          + "to start on unknown keys", key.describe(), STRICT.key());
+      log.warn(
+          "Ignoring unknown config key {}. Every key is in docs/configuration.md; {}=true refuses "
+              + "to start on unknown keys",
+          key.describe(),
+          STRICT.key());
     }
   }
 
   /**
-   * The declared key {@code key} most likely meant: one it is the start of or that is the start
-   * of it, whole words ({@code faro.client.push.replicate} for {@code
+   * The declared key {@code key} most likely meant: one it is the start of or that is the start of
+   * it, whole words ({@code faro.client.push.replicate} for {@code
    * faro.client.push.replicate.enabled}), else the nearest by edit distance if that is within a
    * typo's reach (one edit in five characters, two to five edits).
    */
   public Optional<String> closest(String key) {
     // Keys arrive from files and flags: bound the work one absurd key can cause.
     String probe = key.length() > 256 ? key.substring(0, 256) : key;
-    Optional<String> wholeWords = keys.stream()
-        .filter(k -> k.startsWith(probe + ".") || probe.startsWith(k + "."))
-        .min(Comparator.comparingInt((String k) -> Math.abs(k.length() - probe.length()))
-            .thenComparing(Comparator.naturalOrder()));
+    Optional<String> wholeWords =
+        keys.stream()
+            .filter(k -> k.startsWith(probe + ".") || probe.startsWith(k + "."))
+            .min(
+                Comparator.comparingInt((String k) -> Math.abs(k.length() - probe.length()))
+                    .thenComparing(Comparator.naturalOrder()));
     if (wholeWords.isPresent()) {
       return wholeWords;
     }
@@ -163,8 +187,8 @@ public final class KnownKeys {
   }
 
   /**
-   * Edits (insert, delete, replace, swap of two neighbours) that turn {@code a} into {@code b}:
-   * the optimal string alignment distance, in O(|a| |b|) time and O(|b|) space.
+   * Edits (insert, delete, replace, swap of two neighbours) that turn {@code a} into {@code b}: the
+   * optimal string alignment distance, in O(|a| |b|) time and O(|b|) space.
    */
   static int distance(String a, String b) {
     int[] beforePrevious = new int[b.length() + 1];
@@ -178,7 +202,10 @@ public final class KnownKeys {
       for (int j = 1; j <= b.length(); j++) {
         int cost = a.charAt(i - 1) == b.charAt(j - 1) ? 0 : 1;
         int d = Math.min(Math.min(previous[j] + 1, current[j - 1] + 1), previous[j - 1] + cost);
-        if (i > 1 && j > 1 && a.charAt(i - 1) == b.charAt(j - 2) && a.charAt(i - 2) == b.charAt(j - 1)) {
+        if (i > 1
+            && j > 1
+            && a.charAt(i - 1) == b.charAt(j - 2)
+            && a.charAt(i - 2) == b.charAt(j - 1)) {
           d = Math.min(d, beforePrevious[j - 2] + 1);
         }
         current[j] = d;

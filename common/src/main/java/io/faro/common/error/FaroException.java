@@ -28,6 +28,11 @@ public class FaroException extends RuntimeException {
 
   @Override
   public String toString() {
-    return getClass().getName() + " [" + code + (retryable() ? ", retryable" : "") + "]: " + getMessage();
+    return getClass().getName()
+        + " ["
+        + code
+        + (retryable() ? ", retryable" : "")
+        + "]: "
+        + getMessage();
   }
 }

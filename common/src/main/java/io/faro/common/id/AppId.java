@@ -6,8 +6,8 @@ import io.faro.common.log.LogSafe;
 
 /**
  * A Spark (or other engine) application, as registered with the master. The value comes from the
- * engine and over the wire, so it may hold any character: {@link #toString()}, which log lines
- * and messages use, is made safe by {@link LogSafe#id}; {@link #value()} is the id itself.
+ * engine and over the wire, so it may hold any character: {@link #toString()}, which log lines and
+ * messages use, is made safe by {@link LogSafe#id}; {@link #value()} is the id itself.
  */
 public record AppId(String value) {
   /** Longest app id accepted; longer ones are refused wherever they arrive. */

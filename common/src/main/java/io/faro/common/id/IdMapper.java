@@ -19,7 +19,8 @@ public final class IdMapper {
   private IdMapper() {}
 
   public static ShuffleId shuffleId(ShuffleKeyP key) {
-    return parse(() -> new ShuffleId(new AppId(key.getAppId()), key.getShuffleId()),
+    return parse(
+        () -> new ShuffleId(new AppId(key.getAppId()), key.getShuffleId()),
         "shuffle (app '" + LogSafe.id(key.getAppId()) + "', shuffle " + key.getShuffleId() + ")");
   }
 
@@ -44,24 +45,36 @@ public final class IdMapper {
   }
 
   public static PartitionLocation location(PartitionLocationP p) {
-    Role role = switch (p.getRole()) {
-      case PRIMARY -> Role.PRIMARY;
-      case REPLICA -> Role.REPLICA;
-      default -> throw invalid("location of partition " + p.getPartitionId() + " has no role");
-    };
-    Optional<PartitionLocation> replica = p.hasReplica() ? Optional.of(location(p.getReplica())) : Optional.empty();
-    return parse(() -> new PartitionLocation(p.getPartitionId(), p.getEpoch(), role,
-        new WorkerId(p.getWorkerId()), endpoint(p.getEndpoint()), p.getDiskIndex(), replica), "locations");
+    Role role =
+        switch (p.getRole()) {
+          case PRIMARY -> Role.PRIMARY;
+          case REPLICA -> Role.REPLICA;
+          default -> throw invalid("location of partition " + p.getPartitionId() + " has no role");
+        };
+    Optional<PartitionLocation> replica =
+        p.hasReplica() ? Optional.of(location(p.getReplica())) : Optional.empty();
+    return parse(
+        () ->
+            new PartitionLocation(
+                p.getPartitionId(),
+                p.getEpoch(),
+                role,
+                new WorkerId(p.getWorkerId()),
+                endpoint(p.getEndpoint()),
+                p.getDiskIndex(),
+                replica),
+        "locations");
   }
 
   public static PartitionLocationP toProto(PartitionLocation l) {
-    PartitionLocationP.Builder b = PartitionLocationP.newBuilder()
-        .setPartitionId(l.partition())
-        .setEpoch(l.epoch())
-        .setRole(l.role() == Role.PRIMARY ? RoleP.PRIMARY : RoleP.REPLICA)
-        .setWorkerId(l.worker().value())
-        .setEndpoint(toProto(l.endpoint()))
-        .setDiskIndex(l.diskIndex());
+    PartitionLocationP.Builder b =
+        PartitionLocationP.newBuilder()
+            .setPartitionId(l.partition())
+            .setEpoch(l.epoch())
+            .setRole(l.role() == Role.PRIMARY ? RoleP.PRIMARY : RoleP.REPLICA)
+            .setWorkerId(l.worker().value())
+            .setEndpoint(toProto(l.endpoint()))
+            .setDiskIndex(l.diskIndex());
     l.replica().ifPresent(r -> b.setReplica(toProto(r)));
     return b.build();
   }

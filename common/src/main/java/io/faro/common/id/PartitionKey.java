@@ -3,9 +3,9 @@ package io.faro.common.id;
 import static java.util.Objects.requireNonNull;
 
 /**
- * One location of one reducer partition: the partition and the epoch it was placed with. A
- * revive or a split places the partition again under a higher epoch, so each epoch names one
- * file on one worker.
+ * One location of one reducer partition: the partition and the epoch it was placed with. A revive
+ * or a split places the partition again under a higher epoch, so each epoch names one file on one
+ * worker.
  */
 public record PartitionKey(ShuffleId shuffle, int partition, int epoch) {
   public PartitionKey {

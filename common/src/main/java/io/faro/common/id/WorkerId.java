@@ -5,9 +5,9 @@ import static java.util.Objects.requireNonNull;
 import io.faro.common.log.LogSafe;
 
 /**
- * A worker process, stable across its restarts (by default {@code host:rpcPort}). Configured by
- * the operator and sent over the wire, so {@link #toString()}, which log lines and messages use,
- * is made safe by {@link LogSafe#id}; {@link #value()} is the id itself.
+ * A worker process, stable across its restarts (by default {@code host:rpcPort}). Configured by the
+ * operator and sent over the wire, so {@link #toString()}, which log lines and messages use, is
+ * made safe by {@link LogSafe#id}; {@link #value()} is the id itself.
  */
 public record WorkerId(String value) {
   /** Longest worker id accepted; longer ones are refused wherever they arrive. */

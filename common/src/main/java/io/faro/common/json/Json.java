@@ -78,7 +78,9 @@ public final class Json {
 
   /** The string under {@code key} in a flat object, or null. */
   public static String string(String json, String key) {
-    Matcher m = Pattern.compile("\"" + Pattern.quote(key) + "\"\\s*:\\s*\"((?:[^\"\\\\]|\\\\.)*)\"").matcher(json);
+    Matcher m =
+        Pattern.compile("\"" + Pattern.quote(key) + "\"\\s*:\\s*\"((?:[^\"\\\\]|\\\\.)*)\"")
+            .matcher(json);
     return m.find() ? m.group(1).replace("\\\"", "\"").replace("\\\\", "\\") : null;
   }
 
@@ -94,7 +96,9 @@ public final class Json {
 
   /** Every string under {@code key} anywhere in {@code json}, in order. */
   public static List<String> strings(String json, String key) {
-    Matcher m = Pattern.compile("\"" + Pattern.quote(key) + "\"\\s*:\\s*\"((?:[^\"\\\\]|\\\\.)*)\"").matcher(json);
+    Matcher m =
+        Pattern.compile("\"" + Pattern.quote(key) + "\"\\s*:\\s*\"((?:[^\"\\\\]|\\\\.)*)\"")
+            .matcher(json);
     List<String> out = new ArrayList<>();
     while (m.find()) {
       out.add(m.group(1).replace("\\\"", "\"").replace("\\\\", "\\"));

@@ -7,19 +7,20 @@ import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.LongSupplier;
 
 /**
- * Decides whether one more line of a kind may be logged: at most {@code linesPerInterval} lines
- * in each interval (fixed windows of the clock), the rest suppressed and counted. The next line
+ * Decides whether one more line of a kind may be logged: at most {@code linesPerInterval} lines in
+ * each interval (fixed windows of the clock), the rest suppressed and counted. The next line
  * allowed learns how many were suppressed since the line before it, so that it can say so.
  *
- * <p>Thread-safe without locks: the window and the lines allowed in it are one {@link
- * AtomicLong} (window number in the high bits, count in the low {@value #COUNT_BITS}), advanced
- * by compare-and-set; a suppressed line costs one read and two increments. Used on Netty event
- * loops, where a peer that sends garbage as fast as it can must not make the process log as fast
- * as it can.
+ * <p>Thread-safe without locks: the window and the lines allowed in it are one {@link AtomicLong}
+ * (window number in the high bits, count in the low {@value #COUNT_BITS}), advanced by
+ * compare-and-set; a suppressed line costs one read and two increments. Used on Netty event loops,
+ * where a peer that sends garbage as fast as it can must not make the process log as fast as it
+ * can.
  */
 public final class LogThrottle {
   private static final int COUNT_BITS = 20;
   private static final long COUNT_MASK = (1L << COUNT_BITS) - 1;
+
   /** The most lines per interval this throttle can count. */
   public static final int MAX_LINES_PER_INTERVAL = (int) COUNT_MASK;
 
@@ -39,6 +40,7 @@ public final class LogThrottle {
 
   /** The answer for a line that is counted, not logged. */
   public static final Decision SUPPRESSED = new Decision(false, 0, 0);
+
   private static final Decision LOG_PLAIN = new Decision(true, 0, 0);
 
   private final int linesPerInterval;
@@ -57,8 +59,8 @@ public final class LogThrottle {
    */
   public LogThrottle(int linesPerInterval, Duration interval, LongSupplier nanoTime) {
     if (linesPerInterval < 1 || linesPerInterval > MAX_LINES_PER_INTERVAL) {
-      throw new IllegalArgumentException("linesPerInterval must be in [1, " + MAX_LINES_PER_INTERVAL
-          + "]: " + linesPerInterval);
+      throw new IllegalArgumentException(
+          "linesPerInterval must be in [1, " + MAX_LINES_PER_INTERVAL + "]: " + linesPerInterval);
     }
     requireNonNull(interval, "interval is null");
     if (interval.isNegative() || interval.isZero()) {
@@ -97,7 +99,9 @@ public final class LogThrottle {
     }
     long previous = lastLogged.getAndSet(now);
     long suppressed = pending.getAndSet(0);
-    return suppressed == 0 ? LOG_PLAIN : new Decision(true, suppressed, Math.max(0, now - previous));
+    return suppressed == 0
+        ? LOG_PLAIN
+        : new Decision(true, suppressed, Math.max(0, now - previous));
   }
 
   /** Every line suppressed since this throttle was made. */

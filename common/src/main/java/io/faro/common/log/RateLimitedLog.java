@@ -12,19 +12,20 @@ import org.slf4j.Logger;
 /**
  * A logger's warnings about things peers do (a corrupt frame, a reset connection, a request that
  * failed), each kind {@code K} rate-limited on its own by a {@link LogThrottle}: a scanner or a
- * broken client cannot fill the disk with the same line, and one noisy kind does not hide
- * another. A line logged after some were suppressed ends with {@code "(and 1234 more like it in
- * the last 10 s)"}; {@link #suppressed()} gives the total, for metrics.
+ * broken client cannot fill the disk with the same line, and one noisy kind does not hide another.
+ * A line logged after some were suppressed ends with {@code "(and 1234 more like it in the last 10
+ * s)"}; {@link #suppressed()} gives the total, for metrics.
  *
  * <p>The kinds are an enum, so they are fixed in code and never come from the wire. Thread-safe
- * without locks: the throttles are made up front and only read afterwards. One instance per
- * owner (a server, a client pool), not static, so that two servers in one JVM count apart.
+ * without locks: the throttles are made up front and only read afterwards. One instance per owner
+ * (a server, a client pool), not static, so that two servers in one JVM count apart.
  *
  * @param <K> the kinds of line, each throttled on its own
  */
 public final class RateLimitedLog<K extends Enum<K>> {
   /** Lines of one kind per interval that servers log by default. */
   public static final int DEFAULT_LINES = 10;
+
   /** The interval of the default. */
   public static final Duration DEFAULT_INTERVAL = Duration.ofSeconds(10);
 
@@ -36,8 +37,14 @@ public final class RateLimitedLog<K extends Enum<K>> {
     this(logger, kinds, DEFAULT_LINES, DEFAULT_INTERVAL, System::nanoTime);
   }
 
-  /** @param nanoTime a monotonic clock in nanoseconds ({@code System::nanoTime}; a fake in tests) */
-  public RateLimitedLog(Logger logger, Class<K> kinds, int linesPerInterval, Duration interval,
+  /**
+   * @param nanoTime a monotonic clock in nanoseconds ({@code System::nanoTime}; a fake in tests)
+   */
+  public RateLimitedLog(
+      Logger logger,
+      Class<K> kinds,
+      int linesPerInterval,
+      Duration interval,
       LongSupplier nanoTime) {
     this.logger = requireNonNull(logger, "logger is null");
     requireNonNull(kinds, "kinds is null");
@@ -49,9 +56,9 @@ public final class RateLimitedLog<K extends Enum<K>> {
   }
 
   /**
-   * Logs at WARN unless too many lines of {@code kind} were logged in this interval. Takes
-   * slf4j's {@code {}} format; a Throwable as the last argument is logged with its stack trace.
-   * Arguments that came from the wire should go through {@link LogSafe} first.
+   * Logs at WARN unless too many lines of {@code kind} were logged in this interval. Takes slf4j's
+   * {@code {}} format; a Throwable as the last argument is logged with its stack trace. Arguments
+   * that came from the wire should go through {@link LogSafe} first.
    */
   public void warn(K kind, String format, Object... args) {
     if (!logger.isWarnEnabled()) {
@@ -65,7 +72,8 @@ public final class RateLimitedLog<K extends Enum<K>> {
       logger.warn(format, args);
       return;
     }
-    logger.warn(format + " (and {} more like it in the last {})",
+    logger.warn(
+        format + " (and {} more like it in the last {})",
         withSummary(args, decision.suppressedBefore(), describe(decision.nanosSincePrevious())));
   }
 

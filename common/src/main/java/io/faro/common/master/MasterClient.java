@@ -21,9 +21,9 @@ import org.slf4j.LoggerFactory;
 
 /**
  * Calls the master group: sends to the master believed to lead, follows a "not leader, try X"
- * answer, moves on to the next master when one cannot be reached, and retries with bounded
- * backoff until {@code faro.master.client.retry.timeout} runs out. Non-retryable errors fail at
- * once. Thread-safe; never blocks the caller's thread.
+ * answer, moves on to the next master when one cannot be reached, and retries with bounded backoff
+ * until {@code faro.master.client.retry.timeout} runs out. Non-retryable errors fail at once.
+ * Thread-safe; never blocks the caller's thread.
  */
 public final class MasterClient {
   private static final Logger LOG = LoggerFactory.getLogger(MasterClient.class);
@@ -37,14 +37,19 @@ public final class MasterClient {
 
   /** With the default per-master attempt timeout (faro.master.client.attempt.timeout). */
   public MasterClient(ClientPool pool, List<HostPort> endpoints, Duration retryTimeout) {
-    this(pool, endpoints, retryTimeout, MasterOptions.ATTEMPT_TIMEOUT.parse(MasterOptions.ATTEMPT_TIMEOUT.defaultText()));
+    this(
+        pool,
+        endpoints,
+        retryTimeout,
+        MasterOptions.ATTEMPT_TIMEOUT.parse(MasterOptions.ATTEMPT_TIMEOUT.defaultText()));
   }
 
   /**
    * @param retryTimeout how long a call keeps trying, across masters and elections
    * @param attemptTimeout how long one master has to answer before the next one is tried
    */
-  public MasterClient(ClientPool pool, List<HostPort> endpoints, Duration retryTimeout, Duration attemptTimeout) {
+  public MasterClient(
+      ClientPool pool, List<HostPort> endpoints, Duration retryTimeout, Duration attemptTimeout) {
     this.pool = requireNonNull(pool, "pool is null");
     this.endpoints = List.copyOf(endpoints);
     this.retryTimeout = requireNonNull(retryTimeout, "retryTimeout is null");
@@ -60,28 +65,45 @@ public final class MasterClient {
 
   public <R extends Message> CompletableFuture<R> call(Message request, Class<R> responseType) {
     CompletableFuture<R> result = new CompletableFuture<>();
-    attempt(request, responseType, System.nanoTime() + retryTimeout.toNanos(), 0, result,
+    attempt(
+        request,
+        responseType,
+        System.nanoTime() + retryTimeout.toNanos(),
+        0,
+        result,
         new java.util.concurrent.ConcurrentHashMap<>());
     return result;
   }
 
   /**
-   * Sends {@code request} once to every master, in {@link #endpoints()} order, without retries
-   * or redirects: for heartbeats, which every master keeps so that a new leader has fresh ones.
+   * Sends {@code request} once to every master, in {@link #endpoints()} order, without retries or
+   * redirects: for heartbeats, which every master keeps so that a new leader has fresh ones.
    */
-  public <R extends Message> List<CompletableFuture<R>> callEach(Message request, Class<R> responseType) {
-    return endpoints.stream().map(endpoint -> pool.call(endpoint, request, responseType, attemptTimeout)).toList();
+  public <R extends Message> List<CompletableFuture<R>> callEach(
+      Message request, Class<R> responseType) {
+    return endpoints.stream()
+        .map(endpoint -> pool.call(endpoint, request, responseType, attemptTimeout))
+        .toList();
   }
 
   /** Blocking form, for threads that may wait. */
   public <R extends Message> R callBlocking(Message request, Class<R> responseType) {
-    return Futures.await(call(request, responseType), retryTimeout.plusSeconds(5),
+    return Futures.await(
+        call(request, responseType),
+        retryTimeout.plusSeconds(5),
         request.getClass().getSimpleName() + " to masters " + endpoints);
   }
 
-  /** @param lastErrors the last failure of each master tried, for the final error message */
-  private <R extends Message> void attempt(Message request, Class<R> responseType, long deadline, int tries,
-      CompletableFuture<R> result, Map<HostPort, String> lastErrors) {
+  /**
+   * @param lastErrors the last failure of each master tried, for the final error message
+   */
+  private <R extends Message> void attempt(
+      Message request,
+      Class<R> responseType,
+      long deadline,
+      int tries,
+      CompletableFuture<R> result,
+      Map<HostPort, String> lastErrors) {
     int guess = leaderGuess.get();
     int index = Math.floorMod(guess, endpoints.size());
     HostPort target = endpoints.get(index);
@@ -98,27 +120,46 @@ public final class MasterClient {
                 result.completeExceptionally(cause);
                 return;
               }
-              lastErrors.put(target, cause.getMessage() + (cause instanceof RemoteException re
-                  && !re.leaderHint().isEmpty() ? " [leader hint " + re.leaderHint() + "]" : ""));
+              lastErrors.put(
+                  target,
+                  cause.getMessage()
+                      + (cause instanceof RemoteException re && !re.leaderHint().isEmpty()
+                          ? " [leader hint " + re.leaderHint() + "]"
+                          : ""));
               moveOn(guess, index, cause);
               long now = System.nanoTime();
               if (now >= deadline) {
-                result.completeExceptionally(new FaroException(
-                    cause instanceof FaroException fe ? fe.code() : ErrorCode.CONNECTION_FAILED,
-                    "no master of " + endpoints + " answered " + request.getClass().getSimpleName()
-                        + " within " + retryTimeout.toMillis() + "ms (faro.master.client.retry.timeout) after "
-                        + (tries + 1) + " attempts; last error of each master: " + lastErrors, cause));
+                result.completeExceptionally(
+                    new FaroException(
+                        cause instanceof FaroException fe ? fe.code() : ErrorCode.CONNECTION_FAILED,
+                        "no master of "
+                            + endpoints
+                            + " answered "
+                            + request.getClass().getSimpleName()
+                            + " within "
+                            + retryTimeout.toMillis()
+                            + "ms (faro.master.client.retry.timeout) after "
+                            + (tries + 1)
+                            + " attempts; last error of each master: "
+                            + lastErrors,
+                        cause));
                 return;
               }
               // Try the next master at once; back off only once every master has been tried.
-              long backoff = (tries + 1) % endpoints.size() == 0
-                  ? Math.min(MAX_BACKOFF_MS, 100L << Math.min(5, tries / endpoints.size())) : 0;
+              long backoff =
+                  (tries + 1) % endpoints.size() == 0
+                      ? Math.min(MAX_BACKOFF_MS, 100L << Math.min(5, tries / endpoints.size()))
+                      : 0;
               if (tries % endpoints.size() == 0) {
-                LOG.debug("Master call {} to {} failed, retrying: {}",
-                    request.getClass().getSimpleName(), target, cause.toString());
+                LOG.debug(
+                    "Master call {} to {} failed, retrying: {}",
+                    request.getClass().getSimpleName(),
+                    target,
+                    cause.toString());
               }
               Executor later = CompletableFuture.delayedExecutor(backoff, TimeUnit.MILLISECONDS);
-              later.execute(() -> attempt(request, responseType, deadline, tries + 1, result, lastErrors));
+              later.execute(
+                  () -> attempt(request, responseType, deadline, tries + 1, result, lastErrors));
             });
   }
 

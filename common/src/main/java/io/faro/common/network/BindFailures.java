@@ -7,18 +7,18 @@ import java.net.ServerSocket;
 import java.util.Optional;
 
 /**
- * Turns a failure to listen on a port into a message an operator can act on: what could not
- * listen, on which address, why, and which config key sets the port. Without it, a port taken
- * by another process surfaces as a bare "Address already in use" (no port), or worse, as the
- * failure of whatever started next.
+ * Turns a failure to listen on a port into a message an operator can act on: what could not listen,
+ * on which address, why, and which config key sets the port. Without it, a port taken by another
+ * process surfaces as a bare "Address already in use" (no port), or worse, as the failure of
+ * whatever started next.
  */
 public final class BindFailures {
   private BindFailures() {}
 
   /**
    * Fails with {@link #message} when {@code host:port} cannot be listened on now; for a library
-   * that binds its own port and handles the failure badly (Ratis's gRPC server exits the JVM).
-   * The port is released at once: another process may still take it before the library binds.
+   * that binds its own port and handles the failure badly (Ratis's gRPC server exits the JVM). The
+   * port is released at once: another process may still take it before the library binds.
    *
    * @throws IllegalStateException naming the port and {@code portKey}
    */
@@ -32,7 +32,8 @@ public final class BindFailures {
     } catch (BindException e) {
       throw new IllegalStateException(message(what, host, port, portKey, e), e);
     } catch (IOException e) {
-      throw new IllegalStateException(what + " cannot listen on " + host + ":" + port + " (" + portKey + "): " + e, e);
+      throw new IllegalStateException(
+          what + " cannot listen on " + host + ":" + port + " (" + portKey + "): " + e, e);
     }
   }
 
@@ -53,16 +54,34 @@ public final class BindFailures {
    * @param what the server that could not listen, e.g. "faro-worker-push"
    * @param portKey the config key that sets {@code port}
    */
-  public static String message(String what, String host, int port, String portKey, BindException error) {
+  public static String message(
+      String what, String host, int port, String portKey, BindException error) {
     String address = host + ":" + port;
     String reason = error.getMessage() == null ? "" : error.getMessage();
     if (reason.toLowerCase(java.util.Locale.ROOT).contains("in use")) {
-      return what + " cannot listen on " + address + ": port " + port + " is in use (another process, "
-          + "or another Faro server on this machine, holds it); set " + portKey + " to a free port "
+      return what
+          + " cannot listen on "
+          + address
+          + ": port "
+          + port
+          + " is in use (another process, "
+          + "or another Faro server on this machine, holds it); set "
+          + portKey
+          + " to a free port "
           + "(an integer in [0, 65535]; 0 picks any free port)";
     }
-    return what + " cannot listen on " + address + " (" + reason + "): check that " + host
-        + " is an address of this machine and that port " + port + " (" + portKey + ") may be used"
+    return what
+        + " cannot listen on "
+        + address
+        + " ("
+        + reason
+        + "): check that "
+        + host
+        + " is an address of this machine and that port "
+        + port
+        + " ("
+        + portKey
+        + ") may be used"
         + (port > 0 && port < 1024 ? " (ports below 1024 need root)" : "");
   }
 }

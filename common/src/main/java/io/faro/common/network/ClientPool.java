@@ -34,13 +34,15 @@ public final class ClientPool implements AutoCloseable {
   private final EventLoopGroup group;
   private final Bootstrap bootstrap;
   private final NetworkOptions.Settings settings;
-  private final Map<HostPort, CompletableFuture<TransportClient>> clients = new ConcurrentHashMap<>();
+  private final Map<HostPort, CompletableFuture<TransportClient>> clients =
+      new ConcurrentHashMap<>();
   private final RateLimitedLog<PeerWarning> warnings =
       new RateLimitedLog<>(LoggerFactory.getLogger(TransportClient.class), PeerWarning.class);
 
   public ClientPool(String name, NetworkOptions.Settings settings) {
     this.settings = requireNonNull(settings, "settings is null");
-    this.group = new NioEventLoopGroup(settings.ioThreads(), new DefaultThreadFactory(name + "-io", true));
+    this.group =
+        new NioEventLoopGroup(settings.ioThreads(), new DefaultThreadFactory(name + "-io", true));
     this.bootstrap =
         new Bootstrap()
             .group(group)
@@ -48,7 +50,8 @@ public final class ClientPool implements AutoCloseable {
             .option(ChannelOption.TCP_NODELAY, true)
             .option(ChannelOption.SO_KEEPALIVE, true)
             .option(ChannelOption.ALLOCATOR, PooledByteBufAllocator.DEFAULT)
-            .option(ChannelOption.CONNECT_TIMEOUT_MILLIS, (int) settings.connectTimeout().toMillis());
+            .option(
+                ChannelOption.CONNECT_TIMEOUT_MILLIS, (int) settings.connectTimeout().toMillis());
   }
 
   public NetworkOptions.Settings settings() {
@@ -82,7 +85,8 @@ public final class ClientPool implements AutoCloseable {
           @Override
           protected void initChannel(SocketChannel ch) {
             // The client object needs the channel, and the pipeline needs the client's handler.
-            TransportClient client = new TransportClient(ch, address, settings.requestTimeout(), warnings);
+            TransportClient client =
+                new TransportClient(ch, address, settings.requestTimeout(), warnings);
             ch.attr(CLIENT).set(client);
             ch.pipeline()
                 .addLast("frameEncoder", FrameEncoder.INSTANCE)
@@ -96,8 +100,11 @@ public final class ClientPool implements AutoCloseable {
           if (f.isSuccess()) {
             result.complete(connect.channel().attr(CLIENT).get());
           } else {
-            result.completeExceptionally(new FaroException(ErrorCode.CONNECTION_FAILED,
-                "cannot connect to " + address + ": " + f.cause(), f.cause()));
+            result.completeExceptionally(
+                new FaroException(
+                    ErrorCode.CONNECTION_FAILED,
+                    "cannot connect to " + address + ": " + f.cause(),
+                    f.cause()));
           }
         });
     return result;
@@ -111,26 +118,33 @@ public final class ClientPool implements AutoCloseable {
    * The answer frame belongs to the caller; if the caller's future was cancelled or timed out
    * meanwhile, the frame is released here.
    */
-  public CompletableFuture<Frame> send(HostPort address, Message meta, Object body, Duration timeout) {
+  public CompletableFuture<Frame> send(
+      HostPort address, Message meta, Object body, Duration timeout) {
     CompletableFuture<Frame> result = new CompletableFuture<>();
-    client(address).whenComplete((client, error) -> {
-      if (error != null) {
-        ReferenceCountUtil.safeRelease(body);
-        result.completeExceptionally(Futures.unwrap(error));
-        return;
-      }
-      client.send(meta, body, timeout).whenComplete((frame, sendError) -> {
-        if (sendError != null) {
-          result.completeExceptionally(Futures.unwrap(sendError));
-        } else if (!result.complete(frame)) {
-          frame.release();
-        }
-      });
-    });
+    client(address)
+        .whenComplete(
+            (client, error) -> {
+              if (error != null) {
+                ReferenceCountUtil.safeRelease(body);
+                result.completeExceptionally(Futures.unwrap(error));
+                return;
+              }
+              client
+                  .send(meta, body, timeout)
+                  .whenComplete(
+                      (frame, sendError) -> {
+                        if (sendError != null) {
+                          result.completeExceptionally(Futures.unwrap(sendError));
+                        } else if (!result.complete(frame)) {
+                          frame.release();
+                        }
+                      });
+            });
     return result;
   }
 
-  public <R extends Message> CompletableFuture<R> call(HostPort address, Message request, Class<R> responseType) {
+  public <R extends Message> CompletableFuture<R> call(
+      HostPort address, Message request, Class<R> responseType) {
     return call(address, request, responseType, settings.requestTimeout());
   }
 

@@ -7,9 +7,9 @@ import io.faro.proto.MessageType;
 import io.netty.buffer.ByteBuf;
 
 /**
- * A decoded inbound frame: kind, message type, request id, the parsed protobuf header and the
- * raw body. The body is a retained slice of the received bytes, never copied; whoever holds the
- * frame releases it (see {@link #release()}) exactly once.
+ * A decoded inbound frame: kind, message type, request id, the parsed protobuf header and the raw
+ * body. The body is a retained slice of the received bytes, never copied; whoever holds the frame
+ * releases it (see {@link #release()}) exactly once.
  */
 public final class Frame {
   private final FrameKind kind;

@@ -14,14 +14,16 @@ package io.faro.common.network;
  *   19+m    b     body          raw bytes (pushed batches, a fetched chunk), never protobuf
  * </pre>
  *
- * <p>The decoder checks {@code frameLength} against the configured maximum before it waits for
- * or buffers the frame, so an oversized or garbage length costs nothing but the connection.
+ * <p>The decoder checks {@code frameLength} against the configured maximum before it waits for or
+ * buffers the frame, so an oversized or garbage length costs nothing but the connection.
  */
 public final class FrameCodec {
   /** Bytes of the length field. */
   public static final int LENGTH_FIELD = 4;
+
   /** Bytes after the length field and before the meta message. */
   public static final int FIXED_AFTER_LENGTH = 1 + 2 + 8 + 4;
+
   /** Bytes of the whole fixed header. */
   public static final int HEADER = LENGTH_FIELD + FIXED_AFTER_LENGTH;
 

@@ -14,21 +14,21 @@ import io.netty.handler.codec.TooLongFrameException;
 import java.util.ArrayDeque;
 
 /**
- * Splits the byte stream into {@link Frame}s (layout: {@link FrameCodec}). A frame whose length
- * is below the header or above the maximum, or that carries an unknown kind, an unknown message
- * type or unparsable meta, raises {@link CorruptedFrameException} (or {@link
- * TooLongFrameException}); {@link TransportServer} or {@link TransportClient} then logs the
- * reason and closes this connection only. After a failure every further byte is discarded.
+ * Splits the byte stream into {@link Frame}s (layout: {@link FrameCodec}). A frame whose length is
+ * below the header or above the maximum, or that carries an unknown kind, an unknown message type
+ * or unparsable meta, raises {@link CorruptedFrameException} (or {@link TooLongFrameException});
+ * {@link TransportServer} or {@link TransportClient} then logs the reason and closes this
+ * connection only. After a failure every further byte is discarded.
  *
- * <p>The length is checked as soon as its four bytes arrive, before anything is buffered for
- * the frame. Received buffers are queued as they are, never merged, and a frame's body is built
- * from them one of two ways ({@link Bodies}): as a composite of slices of the received buffers
- * (no copy: the worker's push port, whose bodies go to disk with gathering writes), or copied
- * once into one buffer of exactly the body's size (fetched chunks, which readers scan
- * byte by byte). A body that lies in one received buffer is a slice either way.
+ * <p>The length is checked as soon as its four bytes arrive, before anything is buffered for the
+ * frame. Received buffers are queued as they are, never merged, and a frame's body is built from
+ * them one of two ways ({@link Bodies}): as a composite of slices of the received buffers (no copy:
+ * the worker's push port, whose bodies go to disk with gathering writes), or copied once into one
+ * buffer of exactly the body's size (fetched chunks, which readers scan byte by byte). A body that
+ * lies in one received buffer is a slice either way.
  *
- * <p>Confined to the channel's event loop. The queue owns the received buffers; the frame owns
- * its body.
+ * <p>Confined to the channel's event loop. The queue owns the received buffers; the frame owns its
+ * body.
  */
 public final class FrameDecoder extends ChannelInboundHandlerAdapter {
   /** How a frame body spanning several received buffers is built. */
@@ -40,8 +40,8 @@ public final class FrameDecoder extends ChannelInboundHandlerAdapter {
   }
 
   /**
-   * Hears how many bytes of frames still arriving a connection holds, as they change (a
-   * worker's push port charges them to its memory budget). Called on the channel's event loop.
+   * Hears how many bytes of frames still arriving a connection holds, as they change (a worker's
+   * push port charges them to its memory budget). Called on the channel's event loop.
    */
   public interface PartialFrames {
     /** {@code delta} more (positive) or fewer (negative) bytes are held. */
@@ -50,6 +50,7 @@ public final class FrameDecoder extends ChannelInboundHandlerAdapter {
 
   /** Reads smaller than this are copied together rather than queued one by one. */
   private static final int SMALL_READ = 4096;
+
   private static final int MERGE_BUFFER = 64 * 1024;
 
   private final int maxFrameLength;
@@ -57,8 +58,10 @@ public final class FrameDecoder extends ChannelInboundHandlerAdapter {
   private final PartialFrames partialFrames;
   private final ArrayDeque<ByteBuf> received = new ArrayDeque<>();
   private long receivedBytes;
+
   /** Length (after the length field) of the frame being received, or -1 before its length. */
   private int frameLength = -1;
+
   private boolean failed;
 
   public FrameDecoder(int maxFrameLength) {
@@ -69,7 +72,9 @@ public final class FrameDecoder extends ChannelInboundHandlerAdapter {
     this(maxFrameLength, bodies, null);
   }
 
-  /** @param partialFrames hears the bytes held for frames still arriving, or null */
+  /**
+   * @param partialFrames hears the bytes held for frames still arriving, or null
+   */
   public FrameDecoder(int maxFrameLength, Bodies bodies, PartialFrames partialFrames) {
     if (maxFrameLength <= FrameCodec.FIXED_AFTER_LENGTH) {
       throw new IllegalArgumentException("maxFrameLength too small: " + maxFrameLength);
@@ -109,10 +114,10 @@ public final class FrameDecoder extends ChannelInboundHandlerAdapter {
   }
 
   /**
-   * Queues {@code in}, which it takes ownership of. A small read is copied into the free space
-   * of the last queued buffer (or a fresh one of {@link #MERGE_BUFFER} bytes) instead: a peer
-   * that trickles a frame byte by byte would otherwise make the queue hold a whole receive
-   * buffer's capacity per byte, far beyond faro.network.max.frame.size.
+   * Queues {@code in}, which it takes ownership of. A small read is copied into the free space of
+   * the last queued buffer (or a fresh one of {@link #MERGE_BUFFER} bytes) instead: a peer that
+   * trickles a frame byte by byte would otherwise make the queue hold a whole receive buffer's
+   * capacity per byte, far beyond faro.network.max.frame.size.
    */
   private void enqueue(ChannelHandlerContext ctx, ByteBuf in) {
     int n = in.readableBytes();
@@ -142,8 +147,12 @@ public final class FrameDecoder extends ChannelInboundHandlerAdapter {
           throw new CorruptedFrameException("frame length " + length + " is below the header size");
         }
         if (length > maxFrameLength) {
-          throw new TooLongFrameException("frame length " + length + " exceeds the maximum "
-              + maxFrameLength + " (faro.network.max.frame.size)");
+          throw new TooLongFrameException(
+              "frame length "
+                  + length
+                  + " exceeds the maximum "
+                  + maxFrameLength
+                  + " (faro.network.max.frame.size)");
         }
         frameLength = length;
       }
@@ -172,7 +181,8 @@ public final class FrameDecoder extends ChannelInboundHandlerAdapter {
     int metaLength = readInt();
     int bodyLength = length - FrameCodec.FIXED_AFTER_LENGTH - metaLength;
     if (metaLength < 0 || bodyLength < 0) {
-      throw new CorruptedFrameException("meta length " + metaLength + " does not fit in frame length " + length);
+      throw new CorruptedFrameException(
+          "meta length " + metaLength + " does not fit in frame length " + length);
     }
     byte[] metaBytes = new byte[metaLength];
     readBytes(metaBytes);
@@ -196,9 +206,10 @@ public final class FrameDecoder extends ChannelInboundHandlerAdapter {
       consumed(length);
       return body;
     }
-    ByteBuf body = bodies == Bodies.CONTIGUOUS
-        ? ctx.alloc().directBuffer(length, length)
-        : ctx.alloc().compositeDirectBuffer(Integer.MAX_VALUE);
+    ByteBuf body =
+        bodies == Bodies.CONTIGUOUS
+            ? ctx.alloc().directBuffer(length, length)
+            : ctx.alloc().compositeDirectBuffer(Integer.MAX_VALUE);
     try {
       int left = length;
       while (left > 0) {

@@ -7,9 +7,9 @@ import java.util.ArrayList;
 import java.util.List;
 
 /**
- * Free TCP ports, for processes that must know each other's ports before any of them binds
- * (a Raft group's peers) and for tests. The ports are closed again when returned: another
- * process may take one in the short window before its user binds it.
+ * Free TCP ports, for processes that must know each other's ports before any of them binds (a Raft
+ * group's peers) and for tests. The ports are closed again when returned: another process may take
+ * one in the short window before its user binds it.
  */
 public final class FreePorts {
   private FreePorts() {}

@@ -33,7 +33,8 @@ public final class Futures {
       throw new FaroException(ErrorCode.INTERNAL, "interrupted while waiting for " + what, e);
     } catch (TimeoutException e) {
       future.cancel(false);
-      throw new FaroException(ErrorCode.TIMEOUT, "no answer within " + timeout.toMillis() + "ms for " + what);
+      throw new FaroException(
+          ErrorCode.TIMEOUT, "no answer within " + timeout.toMillis() + "ms for " + what);
     } catch (CancellationException e) {
       throw new FaroException(ErrorCode.INTERNAL, "cancelled: " + what, e);
     } catch (ExecutionException e) {

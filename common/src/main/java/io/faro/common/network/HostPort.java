@@ -20,7 +20,8 @@ public record HostPort(String host, int port) {
       throw new IllegalArgumentException("expected host:port, got '" + text + "'");
     }
     try {
-      return new HostPort(text.substring(0, colon).trim(), Integer.parseInt(text.substring(colon + 1).trim()));
+      return new HostPort(
+          text.substring(0, colon).trim(), Integer.parseInt(text.substring(colon + 1).trim()));
     } catch (NumberFormatException e) {
       throw new IllegalArgumentException("expected host:port, got '" + text + "'");
     }

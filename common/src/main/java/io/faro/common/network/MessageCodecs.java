@@ -55,20 +55,50 @@ public final class MessageCodecs {
   static {
     add(MessageType.ERROR_RESPONSE, ErrorResponse.class, ErrorResponse.parser());
     add(MessageType.EMPTY_RESPONSE, EmptyResponse.class, EmptyResponse.parser());
-    add(MessageType.REGISTER_WORKER_REQUEST, RegisterWorkerRequest.class, RegisterWorkerRequest.parser());
-    add(MessageType.REGISTER_WORKER_RESPONSE, RegisterWorkerResponse.class, RegisterWorkerResponse.parser());
-    add(MessageType.WORKER_HEARTBEAT_REQUEST, WorkerHeartbeatRequest.class, WorkerHeartbeatRequest.parser());
-    add(MessageType.WORKER_HEARTBEAT_RESPONSE, WorkerHeartbeatResponse.class, WorkerHeartbeatResponse.parser());
+    add(
+        MessageType.REGISTER_WORKER_REQUEST,
+        RegisterWorkerRequest.class,
+        RegisterWorkerRequest.parser());
+    add(
+        MessageType.REGISTER_WORKER_RESPONSE,
+        RegisterWorkerResponse.class,
+        RegisterWorkerResponse.parser());
+    add(
+        MessageType.WORKER_HEARTBEAT_REQUEST,
+        WorkerHeartbeatRequest.class,
+        WorkerHeartbeatRequest.parser());
+    add(
+        MessageType.WORKER_HEARTBEAT_RESPONSE,
+        WorkerHeartbeatResponse.class,
+        WorkerHeartbeatResponse.parser());
     add(MessageType.REGISTER_APP_REQUEST, RegisterAppRequest.class, RegisterAppRequest.parser());
     add(MessageType.APP_HEARTBEAT_REQUEST, AppHeartbeatRequest.class, AppHeartbeatRequest.parser());
-    add(MessageType.UNREGISTER_APP_REQUEST, UnregisterAppRequest.class, UnregisterAppRequest.parser());
+    add(
+        MessageType.UNREGISTER_APP_REQUEST,
+        UnregisterAppRequest.class,
+        UnregisterAppRequest.parser());
     add(MessageType.REQUEST_SLOTS_REQUEST, RequestSlotsRequest.class, RequestSlotsRequest.parser());
-    add(MessageType.REQUEST_SLOTS_RESPONSE, RequestSlotsResponse.class, RequestSlotsResponse.parser());
-    add(MessageType.UNREGISTER_SHUFFLE_REQUEST, UnregisterShuffleRequest.class, UnregisterShuffleRequest.parser());
-    add(MessageType.CLUSTER_STATUS_REQUEST, ClusterStatusRequest.class, ClusterStatusRequest.parser());
-    add(MessageType.CLUSTER_STATUS_RESPONSE, ClusterStatusResponse.class, ClusterStatusResponse.parser());
+    add(
+        MessageType.REQUEST_SLOTS_RESPONSE,
+        RequestSlotsResponse.class,
+        RequestSlotsResponse.parser());
+    add(
+        MessageType.UNREGISTER_SHUFFLE_REQUEST,
+        UnregisterShuffleRequest.class,
+        UnregisterShuffleRequest.parser());
+    add(
+        MessageType.CLUSTER_STATUS_REQUEST,
+        ClusterStatusRequest.class,
+        ClusterStatusRequest.parser());
+    add(
+        MessageType.CLUSTER_STATUS_RESPONSE,
+        ClusterStatusResponse.class,
+        ClusterStatusResponse.parser());
     add(MessageType.RESERVE_SLOTS_REQUEST, ReserveSlotsRequest.class, ReserveSlotsRequest.parser());
-    add(MessageType.RESERVE_SLOTS_RESPONSE, ReserveSlotsResponse.class, ReserveSlotsResponse.parser());
+    add(
+        MessageType.RESERVE_SLOTS_RESPONSE,
+        ReserveSlotsResponse.class,
+        ReserveSlotsResponse.parser());
     add(MessageType.COMMIT_FILES_REQUEST, CommitFilesRequest.class, CommitFilesRequest.parser());
     add(MessageType.COMMIT_FILES_RESPONSE, CommitFilesResponse.class, CommitFilesResponse.parser());
     add(MessageType.PUSH_REQUEST, PushRequest.class, PushRequest.parser());
@@ -77,22 +107,54 @@ public final class MessageCodecs {
     add(MessageType.OPEN_STREAM_RESPONSE, OpenStreamResponse.class, OpenStreamResponse.parser());
     add(MessageType.FETCH_CHUNK_REQUEST, FetchChunkRequest.class, FetchChunkRequest.parser());
     add(MessageType.FETCH_CHUNK_RESPONSE, FetchChunkResponse.class, FetchChunkResponse.parser());
-    add(MessageType.GET_PUSH_LOCATIONS_REQUEST, GetPushLocationsRequest.class, GetPushLocationsRequest.parser());
-    add(MessageType.GET_PUSH_LOCATIONS_RESPONSE, GetPushLocationsResponse.class, GetPushLocationsResponse.parser());
+    add(
+        MessageType.GET_PUSH_LOCATIONS_REQUEST,
+        GetPushLocationsRequest.class,
+        GetPushLocationsRequest.parser());
+    add(
+        MessageType.GET_PUSH_LOCATIONS_RESPONSE,
+        GetPushLocationsResponse.class,
+        GetPushLocationsResponse.parser());
     add(MessageType.MAPPER_END_REQUEST, MapperEndRequest.class, MapperEndRequest.parser());
     add(MessageType.MAPPER_END_RESPONSE, MapperEndResponse.class, MapperEndResponse.parser());
-    add(MessageType.GET_REDUCER_FILE_GROUPS_REQUEST, GetReducerFileGroupsRequest.class, GetReducerFileGroupsRequest.parser());
-    add(MessageType.GET_REDUCER_FILE_GROUPS_RESPONSE, GetReducerFileGroupsResponse.class, GetReducerFileGroupsResponse.parser());
-    add(MessageType.REVIVE_REQUEST, io.faro.proto.ReviveRequest.class, io.faro.proto.ReviveRequest.parser());
-    add(MessageType.REVIVE_RESPONSE, io.faro.proto.ReviveResponse.class, io.faro.proto.ReviveResponse.parser());
-    add(MessageType.REPORT_SHUFFLE_LOST_REQUEST, io.faro.proto.ReportShuffleLostRequest.class,
+    add(
+        MessageType.GET_REDUCER_FILE_GROUPS_REQUEST,
+        GetReducerFileGroupsRequest.class,
+        GetReducerFileGroupsRequest.parser());
+    add(
+        MessageType.GET_REDUCER_FILE_GROUPS_RESPONSE,
+        GetReducerFileGroupsResponse.class,
+        GetReducerFileGroupsResponse.parser());
+    add(
+        MessageType.REVIVE_REQUEST,
+        io.faro.proto.ReviveRequest.class,
+        io.faro.proto.ReviveRequest.parser());
+    add(
+        MessageType.REVIVE_RESPONSE,
+        io.faro.proto.ReviveResponse.class,
+        io.faro.proto.ReviveResponse.parser());
+    add(
+        MessageType.REPORT_SHUFFLE_LOST_REQUEST,
+        io.faro.proto.ReportShuffleLostRequest.class,
         io.faro.proto.ReportShuffleLostRequest.parser());
     add(MessageType.WORKER_STATUS_REQUEST, WorkerStatusRequest.class, WorkerStatusRequest.parser());
-    add(MessageType.WORKER_STATUS_RESPONSE, WorkerStatusResponse.class, WorkerStatusResponse.parser());
+    add(
+        MessageType.WORKER_STATUS_RESPONSE,
+        WorkerStatusResponse.class,
+        WorkerStatusResponse.parser());
     add(MessageType.MASTER_STATUS_REQUEST, MasterStatusRequest.class, MasterStatusRequest.parser());
-    add(MessageType.MASTER_STATUS_RESPONSE, MasterStatusResponse.class, MasterStatusResponse.parser());
-    add(MessageType.TRANSFER_LEADER_REQUEST, TransferLeaderRequest.class, TransferLeaderRequest.parser());
-    add(MessageType.SET_WORKER_ADMISSION_REQUEST, SetWorkerAdmissionRequest.class, SetWorkerAdmissionRequest.parser());
+    add(
+        MessageType.MASTER_STATUS_RESPONSE,
+        MasterStatusResponse.class,
+        MasterStatusResponse.parser());
+    add(
+        MessageType.TRANSFER_LEADER_REQUEST,
+        TransferLeaderRequest.class,
+        TransferLeaderRequest.parser());
+    add(
+        MessageType.SET_WORKER_ADMISSION_REQUEST,
+        SetWorkerAdmissionRequest.class,
+        SetWorkerAdmissionRequest.parser());
   }
 
   private MessageCodecs() {}

@@ -13,71 +13,133 @@ import java.util.List;
 /** Transport settings, shared by every process. */
 public final class NetworkOptions {
   public static final ConfigOption<Integer> IO_THREADS =
-      intOption("faro.network.io.threads", 0, 0, 1024, "threads",
+      intOption(
+          "faro.network.io.threads",
+          0,
+          0,
+          1024,
+          "threads",
           "Netty event-loop threads per server or client pool; 0 means the number of cores.");
   public static final ConfigOption<Duration> CONNECT_TIMEOUT =
-      durationOption("faro.network.connect.timeout", "10s", Duration.ofMillis(100),
+      durationOption(
+          "faro.network.connect.timeout",
+          "10s",
+          Duration.ofMillis(100),
           "How long to wait for a TCP connection to a master, worker or lifecycle manager.");
   public static final ConfigOption<Duration> REQUEST_TIMEOUT =
-      durationOption("faro.network.request.timeout", "120s", Duration.ofMillis(100),
+      durationOption(
+          "faro.network.request.timeout",
+          "120s",
+          Duration.ofMillis(100),
           "How long to wait for the answer to one request before failing it with TIMEOUT.");
   public static final ConfigOption<Long> MAX_FRAME_SIZE =
-      sizeOption("faro.network.max.frame.size", "128m", 64 * 1024, Integer.MAX_VALUE,
+      sizeOption(
+          "faro.network.max.frame.size",
+          "128m",
+          64 * 1024,
+          Integer.MAX_VALUE,
           "Largest frame accepted, checked before any buffer is allocated. Must exceed the "
               + "largest push frame and the largest fetched chunk.");
 
   public static final ConfigOption<Long> MAX_REQUEST_SIZE =
-      sizeOption("faro.network.max.request.size", "32m", 64 * 1024, Integer.MAX_VALUE,
+      sizeOption(
+          "faro.network.max.request.size",
+          "32m",
+          64 * 1024,
+          Integer.MAX_VALUE,
           "Largest request a server takes on a port that carries no data (masters, a worker's RPC "
               + "and fetch ports, the lifecycle manager): a peer that half-sends a frame pins at most "
               + "this much there. Push ports take frames up to faro.network.max.frame.size.");
   public static final ConfigOption<Duration> IDLE_TIMEOUT =
-      durationOption("faro.network.idle.timeout", "10m", Duration.ofSeconds(1),
+      durationOption(
+          "faro.network.idle.timeout",
+          "10m",
+          Duration.ofSeconds(1),
           "A server closes a connection that has sent and received nothing for this long while no "
               + "request of it is in progress: half-open connections of peers that vanished, and "
               + "idle ones. Clients open a new connection on their next request.");
   public static final ConfigOption<Integer> MAX_CONNECTIONS_PER_PEER =
-      intOption("faro.network.max.connections.per.peer", 512, 1, 1_000_000, "connections",
+      intOption(
+          "faro.network.max.connections.per.peer",
+          512,
+          1,
+          1_000_000,
+          "connections",
           "Most connections one server keeps from one peer address; more are closed as they "
               + "arrive. A host's executors each open one connection per worker port.");
   public static final ConfigOption<Long> MAX_PENDING_ANSWER_BYTES =
-      sizeOption("faro.network.max.pending.answer.bytes", "256m", 1024 * 1024, Long.MAX_VALUE,
+      sizeOption(
+          "faro.network.max.pending.answer.bytes",
+          "256m",
+          1024 * 1024,
+          Long.MAX_VALUE,
           "A server closes a connection whose peer leaves more than this many bytes of answers "
               + "unread (it pipelines requests and never reads): answers must not pile up in memory.");
 
   public static final List<ConfigOption<?>> ALL =
-      List.of(IO_THREADS, CONNECT_TIMEOUT, REQUEST_TIMEOUT, MAX_FRAME_SIZE, MAX_REQUEST_SIZE, IDLE_TIMEOUT,
-          MAX_CONNECTIONS_PER_PEER, MAX_PENDING_ANSWER_BYTES);
+      List.of(
+          IO_THREADS,
+          CONNECT_TIMEOUT,
+          REQUEST_TIMEOUT,
+          MAX_FRAME_SIZE,
+          MAX_REQUEST_SIZE,
+          IDLE_TIMEOUT,
+          MAX_CONNECTIONS_PER_PEER,
+          MAX_PENDING_ANSWER_BYTES);
 
   private NetworkOptions() {}
 
   /**
    * The typed network settings of one process.
    *
-   * @param maxRequestSize frames a server takes on a port without data (see {@link #MAX_REQUEST_SIZE})
+   * @param maxRequestSize frames a server takes on a port without data (see {@link
+   *     #MAX_REQUEST_SIZE})
    */
-  public record Settings(int ioThreads, Duration connectTimeout, Duration requestTimeout, int maxFrameSize,
-      int maxRequestSize, Duration idleTimeout, int maxConnectionsPerPeer, long maxPendingAnswerBytes) {
+  public record Settings(
+      int ioThreads,
+      Duration connectTimeout,
+      Duration requestTimeout,
+      int maxFrameSize,
+      int maxRequestSize,
+      Duration idleTimeout,
+      int maxConnectionsPerPeer,
+      long maxPendingAnswerBytes) {
     public Settings {
       if (maxRequestSize > maxFrameSize) {
-        throw new ConfigException(MAX_REQUEST_SIZE.key() + " (" + maxRequestSize + ") must not exceed "
-            + MAX_FRAME_SIZE.key() + " (" + maxFrameSize + ")");
+        throw new ConfigException(
+            MAX_REQUEST_SIZE.key()
+                + " ("
+                + maxRequestSize
+                + ") must not exceed "
+                + MAX_FRAME_SIZE.key()
+                + " ("
+                + maxFrameSize
+                + ")");
       }
     }
 
     /** Settings with these four and every other value at its default. */
-    public Settings(int ioThreads, Duration connectTimeout, Duration requestTimeout, int maxFrameSize) {
-      this(ioThreads, connectTimeout, requestTimeout, maxFrameSize,
+    public Settings(
+        int ioThreads, Duration connectTimeout, Duration requestTimeout, int maxFrameSize) {
+      this(
+          ioThreads,
+          connectTimeout,
+          requestTimeout,
+          maxFrameSize,
           (int) Math.min(maxFrameSize, ConfigOption.parseSize(MAX_REQUEST_SIZE.defaultText())),
-          Duration.ofMinutes(10), 512, 256L << 20);
+          Duration.ofMinutes(10),
+          512,
+          256L << 20);
     }
 
     public static Settings from(FaroConf conf) {
       int threads = conf.get(IO_THREADS);
       int maxFrame = (int) (long) conf.get(MAX_FRAME_SIZE);
       // Unset, the request limit follows a frame limit lowered below its default.
-      int maxRequest = conf.raw(MAX_REQUEST_SIZE.key()).isPresent() ? (int) (long) conf.get(MAX_REQUEST_SIZE)
-          : (int) Math.min(maxFrame, conf.get(MAX_REQUEST_SIZE));
+      int maxRequest =
+          conf.raw(MAX_REQUEST_SIZE.key()).isPresent()
+              ? (int) (long) conf.get(MAX_REQUEST_SIZE)
+              : (int) Math.min(maxFrame, conf.get(MAX_REQUEST_SIZE));
       return new Settings(
           threads == 0 ? Runtime.getRuntime().availableProcessors() : threads,
           conf.get(CONNECT_TIMEOUT),
@@ -91,8 +153,15 @@ public final class NetworkOptions {
 
     /** These settings with {@code threads} event-loop threads. */
     public Settings withIoThreads(int threads) {
-      return new Settings(threads, connectTimeout, requestTimeout, maxFrameSize, maxRequestSize, idleTimeout,
-          maxConnectionsPerPeer, maxPendingAnswerBytes);
+      return new Settings(
+          threads,
+          connectTimeout,
+          requestTimeout,
+          maxFrameSize,
+          maxRequestSize,
+          idleTimeout,
+          maxConnectionsPerPeer,
+          maxPendingAnswerBytes);
     }
   }
 }

@@ -9,12 +9,12 @@ import io.netty.util.AbstractReferenceCounted;
 import io.netty.util.ReferenceCountUtil;
 
 /**
- * A frame to write. The body is a {@link ByteBuf}, a {@link FileRegion} (served zero-copy from
- * a file) or null.
+ * A frame to write. The body is a {@link ByteBuf}, a {@link FileRegion} (served zero-copy from a
+ * file) or null.
  *
  * <p>Ownership: the frame takes ownership of the body and is itself reference counted, so that
- * Netty releases the body when a write fails before the encoder (closed channel). The encoder
- * hands a retained body down the pipeline and releases the frame.
+ * Netty releases the body when a write fails before the encoder (closed channel). The encoder hands
+ * a retained body down the pipeline and releases the frame.
  */
 public final class OutboundFrame extends AbstractReferenceCounted {
   private final FrameKind kind;
@@ -28,7 +28,8 @@ public final class OutboundFrame extends AbstractReferenceCounted {
     this.meta = requireNonNull(meta, "meta is null");
     if (body != null && !(body instanceof ByteBuf) && !(body instanceof FileRegion)) {
       ReferenceCountUtil.safeRelease(body);
-      throw new IllegalArgumentException("body must be a ByteBuf or FileRegion: " + body.getClass());
+      throw new IllegalArgumentException(
+          "body must be a ByteBuf or FileRegion: " + body.getClass());
     }
     this.body = body;
   }

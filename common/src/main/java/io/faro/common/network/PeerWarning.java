@@ -1,9 +1,9 @@
 package io.faro.common.network;
 
 /**
- * The kinds of warning a server or client logs about what a peer did. Each kind is
- * rate-limited on its own (see {@link io.faro.common.log.RateLimitedLog}): a port scanner sends
- * garbage frames and resets connections thousands of times a second.
+ * The kinds of warning a server or client logs about what a peer did. Each kind is rate-limited on
+ * its own (see {@link io.faro.common.log.RateLimitedLog}): a port scanner sends garbage frames and
+ * resets connections thousands of times a second.
  */
 enum PeerWarning {
   /** A frame that cannot be decoded: too long, truncated header, unknown kind or type, bad meta. */

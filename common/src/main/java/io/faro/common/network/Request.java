@@ -6,10 +6,11 @@ import io.netty.buffer.ByteBuf;
 import io.netty.channel.Channel;
 
 /**
- * An inbound request handed to a {@link RequestHandler}. The body is borrowed: the server
- * releases it when {@code handle} returns, so a handler that keeps bytes retains them.
+ * An inbound request handed to a {@link RequestHandler}. The body is borrowed: the server releases
+ * it when {@code handle} returns, so a handler that keeps bytes retains them.
  */
-public record Request(Channel channel, MessageType type, long requestId, Message meta, ByteBuf body) {
+public record Request(
+    Channel channel, MessageType type, long requestId, Message meta, ByteBuf body) {
   @SuppressWarnings("unchecked")
   public <M extends Message> M meta(Class<M> expected) {
     if (!expected.isInstance(meta)) {

@@ -22,10 +22,14 @@ public final class Responder {
   private final long maxPendingAnswerBytes;
 
   Responder(Channel channel, long requestId, RateLimitedLog<PeerWarning> warnings) {
-    this(channel, requestId, warnings, () -> { }, Long.MAX_VALUE);
+    this(channel, requestId, warnings, () -> {}, Long.MAX_VALUE);
   }
 
-  Responder(Channel channel, long requestId, RateLimitedLog<PeerWarning> warnings, Runnable onAnswered,
+  Responder(
+      Channel channel,
+      long requestId,
+      RateLimitedLog<PeerWarning> warnings,
+      Runnable onAnswered,
       long maxPendingAnswerBytes) {
     this.channel = channel;
     this.requestId = requestId;
@@ -44,9 +48,13 @@ public final class Responder {
     io.netty.channel.ChannelOutboundBuffer pending = channel.unsafe().outboundBuffer();
     if (pending != null && pending.totalPendingWriteBytes() > maxPendingAnswerBytes) {
       ReferenceCountUtil.safeRelease(frame.body());
-      warnings.warn(PeerWarning.CONNECTION_LIMITED, "Closing the connection from {}: it left {} bytes of answers "
-          + "unread, more than faro.network.max.pending.answer.bytes ({})", channel.remoteAddress(),
-          pending.totalPendingWriteBytes(), maxPendingAnswerBytes);
+      warnings.warn(
+          PeerWarning.CONNECTION_LIMITED,
+          "Closing the connection from {}: it left {} bytes of answers "
+              + "unread, more than faro.network.max.pending.answer.bytes ({})",
+          channel.remoteAddress(),
+          pending.totalPendingWriteBytes(),
+          maxPendingAnswerBytes);
       channel.close();
       return;
     }
@@ -91,15 +99,19 @@ public final class Responder {
   }
 
   /**
-   * Closes the connection instead of answering (this and every other request pending on it fail
-   * on the client's side). For fault injection in tests of real processes.
+   * Closes the connection instead of answering (this and every other request pending on it fail on
+   * the client's side). For fault injection in tests of real processes.
    */
   public void dropConnection(String reason) {
     if (!answered.getAndSet(true)) {
       onAnswered.run();
     }
-    warnings.warn(PeerWarning.CONNECTION_DROPPED, "Closing the connection from {} on request #{}: {}",
-        channel.remoteAddress(), requestId, reason);
+    warnings.warn(
+        PeerWarning.CONNECTION_DROPPED,
+        "Closing the connection from {} on request #{}: {}",
+        channel.remoteAddress(),
+        requestId,
+        reason);
     channel.close();
   }
 
@@ -109,7 +121,11 @@ public final class Responder {
     if (cause instanceof FaroException fe) {
       fail(fe.code(), fe.getMessage());
     } else {
-      warnings.warn(PeerWarning.REQUEST_FAILED, "Request #{} from {} failed", requestId, channel.remoteAddress(),
+      warnings.warn(
+          PeerWarning.REQUEST_FAILED,
+          "Request #{} from {} failed",
+          requestId,
+          channel.remoteAddress(),
           cause);
       fail(ErrorCode.INTERNAL, String.valueOf(cause));
     }

@@ -25,8 +25,7 @@ import java.util.concurrent.atomic.AtomicLong;
 /**
  * One connection to one remote server, shared by every caller in this process (see {@link
  * ClientPool}). Requests are matched to answers by request id; every request has a timeout; a
- * closed connection fails everything pending on it with CONNECTION_FAILED (retryable).
- * Thread-safe.
+ * closed connection fails everything pending on it with CONNECTION_FAILED (retryable). Thread-safe.
  */
 public final class TransportClient {
   private final Channel channel;
@@ -39,7 +38,11 @@ public final class TransportClient {
 
   private record Pending(CompletableFuture<Frame> future, ScheduledFuture<?> timeout) {}
 
-  TransportClient(Channel channel, HostPort remote, Duration defaultTimeout, RateLimitedLog<PeerWarning> warnings) {
+  TransportClient(
+      Channel channel,
+      HostPort remote,
+      Duration defaultTimeout,
+      RateLimitedLog<PeerWarning> warnings) {
     this.channel = requireNonNull(channel, "channel is null");
     this.remote = requireNonNull(remote, "remote is null");
     this.defaultTimeout = requireNonNull(defaultTimeout, "defaultTimeout is null");
@@ -55,8 +58,8 @@ public final class TransportClient {
   }
 
   /**
-   * Sends a request and returns the answer frame, which the caller must release. Takes
-   * ownership of {@code body} (ByteBuf, FileRegion or null), also on failure.
+   * Sends a request and returns the answer frame, which the caller must release. Takes ownership of
+   * {@code body} (ByteBuf, FileRegion or null), also on failure.
    */
   public CompletableFuture<Frame> send(Message meta, Object body, Duration timeout) {
     long id = nextRequestId.getAndIncrement();
@@ -64,25 +67,47 @@ public final class TransportClient {
     ScheduledFuture<?> timer;
     try {
       timer =
-        channel.eventLoop().schedule(
-            () -> fail(id, new FaroException(ErrorCode.TIMEOUT,
-                MessageCodecs.typeOf(meta) + " to " + remote + " got no answer within "
-                    + timeout.toMillis() + "ms (faro.network.request.timeout)")),
-            timeout.toMillis(), TimeUnit.MILLISECONDS);
+          channel
+              .eventLoop()
+              .schedule(
+                  () ->
+                      fail(
+                          id,
+                          new FaroException(
+                              ErrorCode.TIMEOUT,
+                              MessageCodecs.typeOf(meta)
+                                  + " to "
+                                  + remote
+                                  + " got no answer within "
+                                  + timeout.toMillis()
+                                  + "ms (faro.network.request.timeout)")),
+                  timeout.toMillis(),
+                  TimeUnit.MILLISECONDS);
     } catch (RejectedExecutionException e) {
       // The pool is closing: its event loops take no more work.
       ReferenceCountUtil.safeRelease(body);
-      future.completeExceptionally(new FaroException(ErrorCode.CONNECTION_FAILED,
-          "connection to " + remote + " is closing", e));
+      future.completeExceptionally(
+          new FaroException(
+              ErrorCode.CONNECTION_FAILED, "connection to " + remote + " is closing", e));
       return future;
     }
     pending.put(id, new Pending(future, timer));
-    ChannelFuture write = channel.writeAndFlush(new OutboundFrame(FrameKind.REQUEST, id, meta, body));
+    ChannelFuture write =
+        channel.writeAndFlush(new OutboundFrame(FrameKind.REQUEST, id, meta, body));
     write.addListener(
         f -> {
           if (!f.isSuccess()) {
-            fail(id, new FaroException(ErrorCode.CONNECTION_FAILED,
-                "cannot send " + MessageCodecs.typeOf(meta) + " to " + remote + ": " + f.cause(), f.cause()));
+            fail(
+                id,
+                new FaroException(
+                    ErrorCode.CONNECTION_FAILED,
+                    "cannot send "
+                        + MessageCodecs.typeOf(meta)
+                        + " to "
+                        + remote
+                        + ": "
+                        + f.cause(),
+                    f.cause()));
           }
         });
     return future;
@@ -97,20 +122,29 @@ public final class TransportClient {
       Message request, Class<R> responseType, Duration timeout) {
     CompletableFuture<R> result = new CompletableFuture<>();
     // Not thenApply: a cancelled result must still release the answer when it comes.
-    send(request, null, timeout).whenComplete((frame, error) -> {
-      if (error != null) {
-        result.completeExceptionally(error);
-        return;
-      }
-      try {
-        result.complete(frame.meta(responseType));
-      } catch (RuntimeException e) {
-        result.completeExceptionally(new FaroException(ErrorCode.INVALID_REQUEST,
-            remote + " answered " + frame.type() + " where " + responseType.getSimpleName() + " was expected"));
-      } finally {
-        frame.release();
-      }
-    });
+    send(request, null, timeout)
+        .whenComplete(
+            (frame, error) -> {
+              if (error != null) {
+                result.completeExceptionally(error);
+                return;
+              }
+              try {
+                result.complete(frame.meta(responseType));
+              } catch (RuntimeException e) {
+                result.completeExceptionally(
+                    new FaroException(
+                        ErrorCode.INVALID_REQUEST,
+                        remote
+                            + " answered "
+                            + frame.type()
+                            + " where "
+                            + responseType.getSimpleName()
+                            + " was expected"));
+              } finally {
+                frame.release();
+              }
+            });
     return result;
   }
 
@@ -131,9 +165,13 @@ public final class TransportClient {
     }
     p.timeout.cancel(false);
     if (frame.kind() == FrameKind.ERROR) {
-      ErrorResponse error = frame.meta() instanceof ErrorResponse e ? e
-          : ErrorResponse.newBuilder().setCode(ErrorCode.INTERNAL.toProto())
-              .setMessage("error frame with a " + frame.type() + " body").build();
+      ErrorResponse error =
+          frame.meta() instanceof ErrorResponse e
+              ? e
+              : ErrorResponse.newBuilder()
+                  .setCode(ErrorCode.INTERNAL.toProto())
+                  .setMessage("error frame with a " + frame.type() + " body")
+                  .build();
       frame.release();
       p.future.completeExceptionally(new RemoteException(remote, error));
     } else if (!p.future.complete(frame)) {
@@ -143,7 +181,9 @@ public final class TransportClient {
 
   private void failAll(String reason) {
     for (Long id : pending.keySet()) {
-      fail(id, new FaroException(ErrorCode.CONNECTION_FAILED, "connection to " + remote + " " + reason));
+      fail(
+          id,
+          new FaroException(ErrorCode.CONNECTION_FAILED, "connection to " + remote + " " + reason));
     }
   }
 
@@ -158,7 +198,9 @@ public final class TransportClient {
       Frame frame = (Frame) msg;
       if (frame.kind() == FrameKind.REQUEST) {
         frame.release();
-        warnings.warn(PeerWarning.UNEXPECTED_FRAME, "Closing connection to {}: the server sent a request frame",
+        warnings.warn(
+            PeerWarning.UNEXPECTED_FRAME,
+            "Closing connection to {}: the server sent a request frame",
             remote);
         ctx.close();
         return;
@@ -174,7 +216,10 @@ public final class TransportClient {
 
     @Override
     public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
-      warnings.warn(TransportServer.kindOf(cause), "Closing connection to {}: {}", remote,
+      warnings.warn(
+          TransportServer.kindOf(cause),
+          "Closing connection to {}: {}",
+          remote,
           LogSafe.text(cause.toString()));
       failAll("failed: " + cause);
       ctx.close();

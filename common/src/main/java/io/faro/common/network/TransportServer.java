@@ -14,19 +14,19 @@ import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.netty.channel.ChannelInitializer;
 import io.netty.channel.ChannelOption;
 import io.netty.channel.EventLoopGroup;
+import io.netty.channel.group.ChannelGroup;
+import io.netty.channel.group.DefaultChannelGroup;
 import io.netty.channel.nio.NioEventLoopGroup;
 import io.netty.channel.socket.SocketChannel;
 import io.netty.channel.socket.nio.NioServerSocketChannel;
 import io.netty.handler.codec.DecoderException;
-import io.netty.channel.group.ChannelGroup;
-import io.netty.channel.group.DefaultChannelGroup;
-import io.netty.util.concurrent.DefaultThreadFactory;
-import io.netty.util.concurrent.GlobalEventExecutor;
-import java.net.InetSocketAddress;
 import io.netty.handler.timeout.IdleState;
 import io.netty.handler.timeout.IdleStateEvent;
 import io.netty.handler.timeout.IdleStateHandler;
+import io.netty.util.concurrent.DefaultThreadFactory;
+import io.netty.util.concurrent.GlobalEventExecutor;
 import java.net.InetAddress;
+import java.net.InetSocketAddress;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -34,13 +34,13 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * A framed-protocol server on one port. Owns its event loops (named {@code <name>-io-N}) and
- * every accepted connection; {@link #close()} stops accepting, closes connections and waits for
- * the loops to end.
+ * A framed-protocol server on one port. Owns its event loops (named {@code <name>-io-N}) and every
+ * accepted connection; {@link #close()} stops accepting, closes connections and waits for the loops
+ * to end.
  *
- * <p>What peers do wrong (garbage frames, resets, requests that fail) is logged at WARN, each
- * kind at most {@value RateLimitedLog#DEFAULT_LINES} lines per 10 s per server; the rest are
- * counted ({@link #suppressedWarnings()}) and summed up in the next line of that kind.
+ * <p>What peers do wrong (garbage frames, resets, requests that fail) is logged at WARN, each kind
+ * at most {@value RateLimitedLog#DEFAULT_LINES} lines per 10 s per server; the rest are counted
+ * ({@link #suppressedWarnings()}) and summed up in the next line of that kind.
  */
 public final class TransportServer implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(TransportServer.class);
@@ -51,7 +51,8 @@ public final class TransportServer implements AutoCloseable {
   private final ChannelGroup channels = new DefaultChannelGroup(GlobalEventExecutor.INSTANCE);
   private final Channel serverChannel;
   private final RateLimitedLog<PeerWarning> warnings = new RateLimitedLog<>(LOG, PeerWarning.class);
-  private final ConcurrentHashMap<InetAddress, AtomicInteger> connectionsPerPeer = new ConcurrentHashMap<>();
+  private final ConcurrentHashMap<InetAddress, AtomicInteger> connectionsPerPeer =
+      new ConcurrentHashMap<>();
 
   /**
    * Binds {@code host:port} (0 for an ephemeral port) and starts serving {@code handler}.
@@ -73,8 +74,8 @@ public final class TransportServer implements AutoCloseable {
   }
 
   /**
-   * @param bodies how request bodies spanning several received buffers are built: {@code
-   *     COMPOSITE} for bodies that go to disk as they are (no copy), else {@code CONTIGUOUS}
+   * @param bodies how request bodies spanning several received buffers are built: {@code COMPOSITE}
+   *     for bodies that go to disk as they are (no copy), else {@code CONTIGUOUS}
    */
   public TransportServer(
       String name,
@@ -106,11 +107,15 @@ public final class TransportServer implements AutoCloseable {
       FrameDecoder.Bodies bodies,
       FrameDecoder.PartialFrames partialFrames) {
     this.name = requireNonNull(name, "name is null");
-    int maxFrame = bodies == FrameDecoder.Bodies.COMPOSITE ? settings.maxFrameSize() : settings.maxRequestSize();
+    int maxFrame =
+        bodies == FrameDecoder.Bodies.COMPOSITE
+            ? settings.maxFrameSize()
+            : settings.maxRequestSize();
     requireNonNull(portKey, "portKey is null");
     requireNonNull(handler, "handler is null");
     this.bossGroup = new NioEventLoopGroup(1, new DefaultThreadFactory(name + "-accept", true));
-    this.ioGroup = new NioEventLoopGroup(settings.ioThreads(), new DefaultThreadFactory(name + "-io", true));
+    this.ioGroup =
+        new NioEventLoopGroup(settings.ioThreads(), new DefaultThreadFactory(name + "-io", true));
     ServerBootstrap bootstrap =
         new ServerBootstrap()
             .group(bossGroup, ioGroup)
@@ -128,15 +133,23 @@ public final class TransportServer implements AutoCloseable {
                     }
                     channels.add(ch);
                     ch.pipeline()
-                        .addLast("idle", new IdleStateHandler(settings.requestTimeout().toMillis(), 0,
-                            settings.idleTimeout().toMillis(), TimeUnit.MILLISECONDS))
+                        .addLast(
+                            "idle",
+                            new IdleStateHandler(
+                                settings.requestTimeout().toMillis(),
+                                0,
+                                settings.idleTimeout().toMillis(),
+                                TimeUnit.MILLISECONDS))
                         .addLast("frameEncoder", FrameEncoder.INSTANCE)
                         .addLast("frameDecoder", new FrameDecoder(maxFrame, bodies, partialFrames));
                     if (customizer != null) {
                       customizer.accept(ch);
                     }
-                    ch.pipeline().addLast("requests",
-                        new ServerHandler(name, handler, warnings, settings.maxPendingAnswerBytes()));
+                    ch.pipeline()
+                        .addLast(
+                            "requests",
+                            new ServerHandler(
+                                name, handler, warnings, settings.maxPendingAnswerBytes()));
                   }
                 });
     // Not syncUninterruptibly(): it rethrows the checked BindException undeclared, past a catch of
@@ -146,18 +159,21 @@ public final class TransportServer implements AutoCloseable {
       bossGroup.shutdownGracefully(0, 0, TimeUnit.MILLISECONDS);
       ioGroup.shutdownGracefully(0, 0, TimeUnit.MILLISECONDS);
       Throwable cause = bind.cause();
-      throw new IllegalStateException(BindFailures.find(cause)
-          .map(b -> BindFailures.message(name, host, port, portKey, b))
-          .orElse(name + " cannot listen on " + host + ":" + port + " (" + portKey + "): " + cause), cause);
+      throw new IllegalStateException(
+          BindFailures.find(cause)
+              .map(b -> BindFailures.message(name, host, port, portKey, b))
+              .orElse(
+                  name + " cannot listen on " + host + ":" + port + " (" + portKey + "): " + cause),
+          cause);
     }
     this.serverChannel = bind.channel();
     LOG.info("{} listening on {}", name, serverChannel.localAddress());
   }
 
   /**
-   * Counts {@code ch} against its peer address, or closes it when that peer already has {@code
-   * max} connections here (a client that opens connections in a loop must not exhaust the
-   * process's file descriptors and buffers).
+   * Counts {@code ch} against its peer address, or closes it when that peer already has {@code max}
+   * connections here (a client that opens connections in a loop must not exhaust the process's file
+   * descriptors and buffers).
    */
   private boolean admit(SocketChannel ch, int max) {
     InetAddress peer = ch.remoteAddress() == null ? null : ch.remoteAddress().getAddress();
@@ -167,16 +183,23 @@ public final class TransportServer implements AutoCloseable {
     AtomicInteger count = connectionsPerPeer.computeIfAbsent(peer, p -> new AtomicInteger());
     if (count.incrementAndGet() > max) {
       count.decrementAndGet();
-      warnings.warn(PeerWarning.CONNECTION_LIMITED, "{}: refusing a connection from {}: it has {} already "
-          + "(faro.network.max.connections.per.peer)", name, peer, max);
+      warnings.warn(
+          PeerWarning.CONNECTION_LIMITED,
+          "{}: refusing a connection from {}: it has {} already "
+              + "(faro.network.max.connections.per.peer)",
+          name,
+          peer,
+          max);
       ch.close();
       return false;
     }
-    ch.closeFuture().addListener(f -> {
-      if (count.decrementAndGet() == 0) {
-        connectionsPerPeer.remove(peer, count);
-      }
-    });
+    ch.closeFuture()
+        .addListener(
+            f -> {
+              if (count.decrementAndGet() == 0) {
+                connectionsPerPeer.remove(peer, count);
+              }
+            });
     return true;
   }
 
@@ -218,7 +241,10 @@ public final class TransportServer implements AutoCloseable {
     // Requests of this connection not answered yet; answers may come from any thread.
     private final AtomicInteger inProgress = new AtomicInteger();
 
-    ServerHandler(String serverName, RequestHandler handler, RateLimitedLog<PeerWarning> warnings,
+    ServerHandler(
+        String serverName,
+        RequestHandler handler,
+        RateLimitedLog<PeerWarning> warnings,
         long maxPendingAnswerBytes) {
       this.serverName = serverName;
       this.handler = handler;
@@ -227,20 +253,26 @@ public final class TransportServer implements AutoCloseable {
     }
 
     /**
-     * Closes a connection idle for faro.network.idle.timeout unless a request of it is in
-     * progress, and one that sent part of a frame and then nothing for faro.network.request.timeout
-     * (a half-sent frame pins its bytes, on a push port against the memory budget).
+     * Closes a connection idle for faro.network.idle.timeout unless a request of it is in progress,
+     * and one that sent part of a frame and then nothing for faro.network.request.timeout (a
+     * half-sent frame pins its bytes, on a push port against the memory budget).
      */
     @Override
     public void userEventTriggered(ChannelHandlerContext ctx, Object event) throws Exception {
       if (event instanceof IdleStateEvent idle) {
         FrameDecoder decoder = ctx.pipeline().get(FrameDecoder.class);
-        boolean stalledFrame = idle.state() == IdleState.READER_IDLE && decoder != null && decoder.holdsPartialFrame();
+        boolean stalledFrame =
+            idle.state() == IdleState.READER_IDLE && decoder != null && decoder.holdsPartialFrame();
         boolean idleConnection = idle.state() == IdleState.ALL_IDLE && inProgress.get() == 0;
         if (stalledFrame || idleConnection) {
-          warnings.warn(PeerWarning.CONNECTION_LIMITED, "{}: closing the connection from {}: {}", serverName,
-              ctx.channel().remoteAddress(), stalledFrame ? "it sent part of a frame and then nothing for "
-                  + "faro.network.request.timeout" : "idle for faro.network.idle.timeout");
+          warnings.warn(
+              PeerWarning.CONNECTION_LIMITED,
+              "{}: closing the connection from {}: {}",
+              serverName,
+              ctx.channel().remoteAddress(),
+              stalledFrame
+                  ? "it sent part of a frame and then nothing for " + "faro.network.request.timeout"
+                  : "idle for faro.network.idle.timeout");
           ctx.close();
           return;
         }
@@ -253,8 +285,12 @@ public final class TransportServer implements AutoCloseable {
       Frame frame = (Frame) msg;
       try {
         if (frame.kind() != FrameKind.REQUEST) {
-          warnings.warn(PeerWarning.UNEXPECTED_FRAME, "{}: closing connection from {}: unexpected {} frame",
-              serverName, ctx.channel().remoteAddress(), frame.kind());
+          warnings.warn(
+              PeerWarning.UNEXPECTED_FRAME,
+              "{}: closing connection from {}: unexpected {} frame",
+              serverName,
+              ctx.channel().remoteAddress(),
+              frame.kind());
           ctx.close();
           return;
         }
@@ -262,23 +298,38 @@ public final class TransportServer implements AutoCloseable {
           // Answers hold memory, files and read buffers until written: a peer that pipelines
           // requests without end must not make them pile up.
           inProgress.decrementAndGet();
-          warnings.warn(PeerWarning.CONNECTION_LIMITED, "{}: closing the connection from {}: more than {} "
-              + "requests in progress", serverName, ctx.channel().remoteAddress(), MAX_IN_PROGRESS);
+          warnings.warn(
+              PeerWarning.CONNECTION_LIMITED,
+              "{}: closing the connection from {}: more than {} " + "requests in progress",
+              serverName,
+              ctx.channel().remoteAddress(),
+              MAX_IN_PROGRESS);
           ctx.close();
           return;
         }
-        Responder responder = new Responder(ctx.channel(), frame.requestId(), warnings, inProgress::decrementAndGet,
-            maxPendingAnswerBytes);
+        Responder responder =
+            new Responder(
+                ctx.channel(),
+                frame.requestId(),
+                warnings,
+                inProgress::decrementAndGet,
+                maxPendingAnswerBytes);
         try {
           handler.handle(
-              new Request(ctx.channel(), frame.type(), frame.requestId(), frame.meta(), frame.body()),
+              new Request(
+                  ctx.channel(), frame.type(), frame.requestId(), frame.meta(), frame.body()),
               responder);
         } catch (FaroException e) {
           // A refusal with a code (bad request, unknown shuffle...): the caller learns the code.
           responder.fail(e.code(), e.getMessage());
         } catch (RuntimeException e) {
-          warnings.warn(PeerWarning.REQUEST_FAILED, "{}: {} from {} failed", serverName, frame.type(),
-              ctx.channel().remoteAddress(), e);
+          warnings.warn(
+              PeerWarning.REQUEST_FAILED,
+              "{}: {} from {} failed",
+              serverName,
+              frame.type(),
+              ctx.channel().remoteAddress(),
+              e);
           responder.fail(ErrorCode.INTERNAL, frame.type() + " failed: " + e);
         }
       } finally {
@@ -294,9 +345,14 @@ public final class TransportServer implements AutoCloseable {
 
     @Override
     public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
-      Throwable reason = cause instanceof DecoderException && cause.getCause() != null ? cause.getCause() : cause;
-      warnings.warn(kindOf(cause), "{}: closing connection from {}: {}", serverName,
-          ctx.channel().remoteAddress(), LogSafe.text(reason.toString()));
+      Throwable reason =
+          cause instanceof DecoderException && cause.getCause() != null ? cause.getCause() : cause;
+      warnings.warn(
+          kindOf(cause),
+          "{}: closing connection from {}: {}",
+          serverName,
+          ctx.channel().remoteAddress(),
+          LogSafe.text(reason.toString()));
       ctx.close();
     }
   }

@@ -24,11 +24,11 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * How a Faro server process runs, the same for masters and workers: build the server from
- * config (exit {@value #EXIT_CONFIG_ERROR} with the message on a bad value), start it (exit
- * {@value #EXIT_START_FAILED} if it cannot), write the port file, then serve until the JVM is
- * asked to stop (SIGTERM, Ctrl-C) or {@link #stop()} is called, and close the server before the
- * JVM exits (exit 0).
+ * How a Faro server process runs, the same for masters and workers: build the server from config
+ * (exit {@value #EXIT_CONFIG_ERROR} with the message on a bad value), start it (exit {@value
+ * #EXIT_START_FAILED} if it cannot), write the port file, then serve until the JVM is asked to stop
+ * (SIGTERM, Ctrl-C) or {@link #stop()} is called, and close the server before the JVM exits (exit
+ * 0).
  */
 public final class ServerProcess {
   private static final Logger LOG = LoggerFactory.getLogger(ServerProcess.class);
@@ -45,8 +45,8 @@ public final class ServerProcess {
   }
 
   /**
-   * The settings of a process: the file's, then each override. A key that no Faro module
-   * declares is warned about, naming where it was set and the closest known key; with
+   * The settings of a process: the file's, then each override. A key that no Faro module declares
+   * is warned about, naming where it was set and the closest known key; with
    * faro.config.strict=true it is a ConfigException instead (see {@link KnownKeys}).
    *
    * @throws ConfigException for a file that cannot be read, or unknown keys when strict
@@ -55,7 +55,8 @@ public final class ServerProcess {
     return configuration(confFile, overrides, KnownKeys.loaded(), LOG);
   }
 
-  static FaroConf configuration(Path confFile, Map<String, String> overrides, KnownKeys known, Logger log) {
+  static FaroConf configuration(
+      Path confFile, Map<String, String> overrides, KnownKeys known, Logger log) {
     FaroConf file = confFile == null ? FaroConf.empty() : FaroConf.load(confFile);
     FaroConf conf = file.withAll(FaroConf.of(overrides));
     Map<String, String> sources = new TreeMap<>();
@@ -72,8 +73,12 @@ public final class ServerProcess {
    * @param describe what the port file says about the started server, besides role and pid
    * @param portFile where to write the port file once started, or null
    */
-  public <S extends AutoCloseable> int run(Supplier<S> create, Consumer<S> start,
-      Function<S, Map<String, Object>> describe, Path portFile, PrintWriter err) {
+  public <S extends AutoCloseable> int run(
+      Supplier<S> create,
+      Consumer<S> start,
+      Function<S, Map<String, Object>> describe,
+      Path portFile,
+      PrintWriter err) {
     S server;
     try {
       server = create.get();
@@ -144,7 +149,9 @@ public final class ServerProcess {
     }
   }
 
-  /** Writes beside the target, then renames: a reader polling for the file never sees half of it. */
+  /**
+   * Writes beside the target, then renames: a reader polling for the file never sees half of it.
+   */
   public static void writeAtomically(Path file, String text) throws IOException {
     Path target = file.toAbsolutePath();
     Files.createDirectories(target.getParent());

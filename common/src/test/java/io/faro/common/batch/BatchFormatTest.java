@@ -48,12 +48,16 @@ class BatchFormatTest {
       ByteBuf chunk = chunkOf(new BatchEncoder(compress, PooledByteBufAllocator.DEFAULT), records);
       assertThat(BatchFormat.checkStructure(chunk, 0, chunk.readableBytes())).isEqualTo(3);
       List<byte[]> decoded = new ArrayList<>();
-      new BatchDecoder().decode(chunk, "test", (m, a, b) -> true,
-          batch -> {
-            assertThat(batch.mapId()).isEqualTo(3);
-            assertThat(batch.attemptId()).isEqualTo(1);
-            decoded.add(Arrays.copyOf(batch.data(), batch.length()));
-          });
+      new BatchDecoder()
+          .decode(
+              chunk,
+              "test",
+              (m, a, b) -> true,
+              batch -> {
+                assertThat(batch.mapId()).isEqualTo(3);
+                assertThat(batch.attemptId()).isEqualTo(1);
+                decoded.add(Arrays.copyOf(batch.data(), batch.length()));
+              });
       assertThat(decoded).containsExactlyElementsOf(records);
       if (compress) {
         assertThat(chunk.readableBytes()).isLessThan(10_000 + 5000 + 3 * BatchFormat.HEADER);
@@ -64,23 +68,32 @@ class BatchFormatTest {
 
   @Test
   void filterSkipsBatchesWithoutDecodingThem() {
-    ByteBuf chunk = chunkOf(new BatchEncoder(true, PooledByteBufAllocator.DEFAULT),
-        List.of(compressible(100), compressible(200), compressible(300)));
+    ByteBuf chunk =
+        chunkOf(
+            new BatchEncoder(true, PooledByteBufAllocator.DEFAULT),
+            List.of(compressible(100), compressible(200), compressible(300)));
     List<Integer> kept = new ArrayList<>();
-    new BatchDecoder().decode(chunk, "test", (m, a, b) -> b != 1, batch -> kept.add(batch.batchId()));
+    new BatchDecoder()
+        .decode(chunk, "test", (m, a, b) -> b != 1, batch -> kept.add(batch.batchId()));
     assertThat(kept).containsExactly(0, 2);
     chunk.release();
   }
 
   @Test
   void everySingleFlippedByteIsDetected() {
-    ByteBuf chunk = chunkOf(new BatchEncoder(true, PooledByteBufAllocator.DEFAULT), List.of(compressible(2000)));
+    ByteBuf chunk =
+        chunkOf(
+            new BatchEncoder(true, PooledByteBufAllocator.DEFAULT), List.of(compressible(2000)));
     for (int i = 0; i < chunk.readableBytes(); i++) {
       ByteBuf copy = chunk.copy();
       copy.setByte(i, copy.getByte(i) ^ 0x10);
-      assertThatThrownBy(() -> new BatchDecoder().decode(copy, "partition 7 chunk 0", (m, a, b) -> true, b -> { }))
+      assertThatThrownBy(
+              () ->
+                  new BatchDecoder()
+                      .decode(copy, "partition 7 chunk 0", (m, a, b) -> true, b -> {}))
           .isInstanceOf(FaroException.class)
-          .satisfies(e -> assertThat(((FaroException) e).code()).isEqualTo(ErrorCode.DATA_CORRUPTED))
+          .satisfies(
+              e -> assertThat(((FaroException) e).code()).isEqualTo(ErrorCode.DATA_CORRUPTED))
           .hasMessageContaining("partition 7 chunk 0");
       copy.release();
     }
@@ -89,10 +102,12 @@ class BatchFormatTest {
 
   @Test
   void structureCheckRejectsTruncationAndBadLengths() {
-    ByteBuf chunk = chunkOf(new BatchEncoder(false, PooledByteBufAllocator.DEFAULT), List.of(new byte[50]));
+    ByteBuf chunk =
+        chunkOf(new BatchEncoder(false, PooledByteBufAllocator.DEFAULT), List.of(new byte[50]));
     assertThatThrownBy(() -> BatchFormat.checkStructure(chunk, 0, chunk.readableBytes() - 1))
         .hasMessageContaining("declares 50 data bytes");
-    assertThatThrownBy(() -> BatchFormat.checkStructure(chunk, 0, 10)).hasMessageContaining("truncated");
+    assertThatThrownBy(() -> BatchFormat.checkStructure(chunk, 0, 10))
+        .hasMessageContaining("truncated");
     chunk.setByte(BatchFormat.CODEC, 9);
     assertThatThrownBy(() -> BatchFormat.checkStructure(chunk, 0, chunk.readableBytes()))
         .hasMessageContaining("unknown codec 9");

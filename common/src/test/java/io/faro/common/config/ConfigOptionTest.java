@@ -49,15 +49,21 @@ class ConfigOptionTest {
         .isInstanceOf(ConfigException.class)
         .hasMessage("Invalid value '0' for faro.test.threads: expected an integer in [1, 64]");
     assertThatThrownBy(() -> FaroConf.of(Map.of("faro.test.threads", "many")).get(threads))
-        .hasMessageStartingWith("Invalid value 'many' for faro.test.threads: expected an integer in [1, 64]");
+        .hasMessageStartingWith(
+            "Invalid value 'many' for faro.test.threads: expected an integer in [1, 64]");
     ConfigOption<Long> size = sizeOption("faro.test.size", "1m", 1024, 1L << 30, "doc");
     assertThatThrownBy(() -> FaroConf.of(Map.of("faro.test.size", "12q")).get(size))
-        .hasMessageContaining("faro.test.size").hasMessageContaining("a size like 512k");
-    ConfigOption<Duration> timeout = durationOption("faro.test.timeout", "1s", Duration.ofMillis(100), "doc");
+        .hasMessageContaining("faro.test.size")
+        .hasMessageContaining("a size like 512k");
+    ConfigOption<Duration> timeout =
+        durationOption("faro.test.timeout", "1s", Duration.ofMillis(100), "doc");
     assertThatThrownBy(() -> FaroConf.of(Map.of("faro.test.timeout", "10ms")).get(timeout))
         .hasMessageContaining("at least 100ms");
-    assertThatThrownBy(() -> FaroConf.of(Map.of("faro.master.endpoints", "nohost")).get(MasterOptions.ENDPOINTS))
-        .hasMessageContaining("faro.master.endpoints").hasMessageContaining("host:port");
+    assertThatThrownBy(
+            () ->
+                FaroConf.of(Map.of("faro.master.endpoints", "nohost")).get(MasterOptions.ENDPOINTS))
+        .hasMessageContaining("faro.master.endpoints")
+        .hasMessageContaining("host:port");
     assertThatThrownBy(() -> DiskTier.parse("tape")).hasMessageContaining("nvme, ssd, hdd");
   }
 
@@ -70,12 +76,15 @@ class ConfigOptionTest {
   @Test
   void loadsSparkStyleAndEqualsStyleFiles(@TempDir Path dir) throws Exception {
     Path file = dir.resolve("faro.conf");
-    Files.writeString(file, "# comment\nfaro.network.request.timeout 7s\nfaro.master.endpoints=a:1, b:2\n");
+    Files.writeString(
+        file, "# comment\nfaro.network.request.timeout 7s\nfaro.master.endpoints=a:1, b:2\n");
     FaroConf conf = FaroConf.load(file);
     assertThat(conf.get(NetworkOptions.REQUEST_TIMEOUT)).isEqualTo(Duration.ofSeconds(7));
-    assertThat(conf.get(MasterOptions.ENDPOINTS)).isEqualTo(List.of(new HostPort("a", 1), new HostPort("b", 2)));
+    assertThat(conf.get(MasterOptions.ENDPOINTS))
+        .isEqualTo(List.of(new HostPort("a", 1), new HostPort("b", 2)));
     assertThatThrownBy(() -> FaroConf.load(dir.resolve("missing.conf")))
-        .isInstanceOf(ConfigException.class).hasMessageContaining("missing.conf");
+        .isInstanceOf(ConfigException.class)
+        .hasMessageContaining("missing.conf");
   }
 
   @Test

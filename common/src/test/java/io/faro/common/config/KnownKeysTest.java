@@ -13,19 +13,21 @@ import org.slf4j.helpers.NOPLogger;
 
 class KnownKeysTest {
   /** A worker module as a test would load it: its own keys, the common ones, no client module. */
-  private static final ConfigOptionGroup WORKER = new ConfigOptionGroup() {
-    @Override
-    public List<ConfigOption<?>> options() {
-      return List.of(stringOption("faro.worker.dirs", "", "disks"),
-          intOption("faro.worker.rpc.port", 9100, 0, 65535, "port", "port"),
-          stringOption("faro.worker.memory.budget", "0", "budget"));
-    }
+  private static final ConfigOptionGroup WORKER =
+      new ConfigOptionGroup() {
+        @Override
+        public List<ConfigOption<?>> options() {
+          return List.of(
+              stringOption("faro.worker.dirs", "", "disks"),
+              intOption("faro.worker.rpc.port", 9100, 0, 65535, "port", "port"),
+              stringOption("faro.worker.memory.budget", "0", "budget"));
+        }
 
-    @Override
-    public List<String> namespaces() {
-      return List.of("faro.worker.");
-    }
-  };
+        @Override
+        public List<String> namespaces() {
+          return List.of("faro.worker.");
+        }
+      };
 
   private final KnownKeys known = new KnownKeys(List.of(new CommonOptionGroup(), WORKER));
 
@@ -59,9 +61,14 @@ class KnownKeysTest {
     assertThat(known.closest("faro.worker.dir")).contains("faro.worker.dirs");
     assertThat(known.closest("faro.wroker.dirs")).contains("faro.worker.dirs");
     assertThat(known.closest("faro.worker.memory.budgte")).contains("faro.worker.memory.budget");
-    assertThat(known.closest("faro.network.request.timout")).contains("faro.network.request.timeout");
-    assertThat(known.closest("faro.worker.rpc")).as("the start of a key").contains("faro.worker.rpc.port");
-    assertThat(known.closest("faro.worker.dirs.list")).as("a key and more").contains("faro.worker.dirs");
+    assertThat(known.closest("faro.network.request.timout"))
+        .contains("faro.network.request.timeout");
+    assertThat(known.closest("faro.worker.rpc"))
+        .as("the start of a key")
+        .contains("faro.worker.rpc.port");
+    assertThat(known.closest("faro.worker.dirs.list"))
+        .as("a key and more")
+        .contains("faro.worker.dirs");
     assertThat(known.closest("faro.worker.something.else.entirely")).isEmpty();
     assertThat(known.closest("faro.worker.memory.limit")).as("another key, not a typo").isEmpty();
     assertThat(known.closest("x".repeat(100_000))).isEmpty();
@@ -79,22 +86,28 @@ class KnownKeysTest {
 
   @Test
   void unknownKeysNameWhereTheyWereSetAndTheClosestKey() {
-    List<KnownKeys.UnknownKey> unknown = known.unknown(Map.of(
-        "faro.worker.dirs", "in faro.conf",
-        "faro.worker.dirz", "in faro.conf",
-        "faro.worker.rpc.prot", "set with --set",
-        "faro.client.push.batch.size", "in faro.conf"));
+    List<KnownKeys.UnknownKey> unknown =
+        known.unknown(
+            Map.of(
+                "faro.worker.dirs", "in faro.conf",
+                "faro.worker.dirz", "in faro.conf",
+                "faro.worker.rpc.prot", "set with --set",
+                "faro.client.push.batch.size", "in faro.conf"));
 
-    assertThat(unknown).containsExactly(
-        new KnownKeys.UnknownKey("faro.worker.dirz", "in faro.conf", Optional.of("faro.worker.dirs")),
-        new KnownKeys.UnknownKey("faro.worker.rpc.prot", "set with --set", Optional.of("faro.worker.rpc.port")));
-    assertThat(unknown.get(0).describe()).isEqualTo("faro.worker.dirz (in faro.conf; did you mean faro.worker.dirs?)");
+    assertThat(unknown)
+        .containsExactly(
+            new KnownKeys.UnknownKey(
+                "faro.worker.dirz", "in faro.conf", Optional.of("faro.worker.dirs")),
+            new KnownKeys.UnknownKey(
+                "faro.worker.rpc.prot", "set with --set", Optional.of("faro.worker.rpc.port")));
+    assertThat(unknown.get(0).describe())
+        .isEqualTo("faro.worker.dirz (in faro.conf; did you mean faro.worker.dirs?)");
   }
 
   @Test
   void strictRefusesNamingEveryKeyItsSuggestionAndHowToTurnItOff() {
-    List<KnownKeys.UnknownKey> unknown = known.unknown(Map.of(
-        "faro.worker.dirz", "in faro.conf", "faro.bogus", "set with --set"));
+    List<KnownKeys.UnknownKey> unknown =
+        known.unknown(Map.of("faro.worker.dirz", "in faro.conf", "faro.bogus", "set with --set"));
 
     assertThatThrownBy(() -> KnownKeys.report(unknown, true, NOPLogger.NOP_LOGGER))
         .isInstanceOf(ConfigException.class)
@@ -113,7 +126,8 @@ class KnownKeysTest {
 
   @Test
   void anIdOfControlCharactersIsSafeInTheMessage() {
-    KnownKeys.UnknownKey key = new KnownKeys.UnknownKey("faro.x\nINFO forged", "in f", Optional.empty());
+    KnownKeys.UnknownKey key =
+        new KnownKeys.UnknownKey("faro.x\nINFO forged", "in f", Optional.empty());
     assertThat(key.describe()).doesNotContain("\n");
   }
 }

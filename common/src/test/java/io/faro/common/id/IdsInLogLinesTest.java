@@ -12,9 +12,13 @@ import io.faro.proto.ShuffleKeyP;
 import org.junit.jupiter.api.Test;
 import org.slf4j.helpers.MessageFormatter;
 
-/** Ids from the wire print safely wherever they are logged through toString; their values stay as sent. */
+/**
+ * Ids from the wire print safely wherever they are logged through toString; their values stay as
+ * sent.
+ */
 class IdsInLogLinesTest {
-  private static final String FORGED = "app-1\n2024-01-01 00:00:00.000 INFO  [main] MasterServer - forged line";
+  private static final String FORGED =
+      "app-1\n2024-01-01 00:00:00.000 INFO  [main] MasterServer - forged line";
 
   private static String logLine(String format, Object... args) {
     return MessageFormatter.arrayFormat(format, args).getMessage();
@@ -22,8 +26,12 @@ class IdsInLogLinesTest {
 
   @Test
   void anIdWithANewlineIsRefusedWithAMessageOnOneLine() {
-    assertThatThrownBy(() -> new AppId(FORGED)).isInstanceOf(IllegalArgumentException.class)
-        .message().doesNotContain("\n").contains("app-1?2024-01-01").contains("control character");
+    assertThatThrownBy(() -> new AppId(FORGED))
+        .isInstanceOf(IllegalArgumentException.class)
+        .message()
+        .doesNotContain("\n")
+        .contains("app-1?2024-01-01")
+        .contains("control character");
   }
 
   @Test
@@ -48,23 +56,33 @@ class IdsInLogLinesTest {
 
     assertThat(line).hasSizeLessThan(300).contains("…(250 chars)").endsWith("lost: no heartbeat");
     assertThat(worker.value()).hasSize(250);
-    assertThatThrownBy(() -> new WorkerId("w".repeat(20_000))).message().hasSizeLessThan(300)
-        .contains("at most 255").contains("…(20000 chars)");
+    assertThatThrownBy(() -> new WorkerId("w".repeat(20_000)))
+        .message()
+        .hasSizeLessThan(300)
+        .contains("at most 255")
+        .contains("…(20000 chars)");
   }
 
   @Test
   void errorsNamingABadIdFromTheWireAreSafeToo() {
-    ShuffleKeyP key = ShuffleKeyP.newBuilder().setAppId("x\n".repeat(10_000)).setShuffleId(-1).build();
+    ShuffleKeyP key =
+        ShuffleKeyP.newBuilder().setAppId("x\n".repeat(10_000)).setShuffleId(-1).build();
 
     assertThatThrownBy(() -> IdMapper.shuffleId(key))
-        .isInstanceOfSatisfying(FaroException.class, e -> assertThat(e.code()).isEqualTo(ErrorCode.INVALID_REQUEST))
-        .message().doesNotContain("\n").hasSizeLessThan(1000);
+        .isInstanceOfSatisfying(
+            FaroException.class, e -> assertThat(e.code()).isEqualTo(ErrorCode.INVALID_REQUEST))
+        .message()
+        .doesNotContain("\n")
+        .hasSizeLessThan(1000);
   }
 
   @Test
   void aRemoteErrorMessageIsCleanedAsItArrives() {
-    ErrorResponse error = ErrorResponse.newBuilder().setCode(ErrorCode.INVALID_REQUEST.toProto())
-        .setMessage("bad\r\nINFO forged").build();
+    ErrorResponse error =
+        ErrorResponse.newBuilder()
+            .setCode(ErrorCode.INVALID_REQUEST.toProto())
+            .setMessage("bad\r\nINFO forged")
+            .build();
 
     RemoteException e = new RemoteException(new HostPort("worker-1", 9100), error);
 

@@ -21,6 +21,8 @@ class WorkerEndpointTest {
     WorkerEndpoint endpoint = new WorkerEndpoint("worker-1", 9100, 70_000, 9102);
 
     assertThat(endpoint.rpc().port()).isEqualTo(9100);
-    assertThatThrownBy(endpoint::push).isInstanceOf(IllegalArgumentException.class).hasMessageContaining("70000");
+    assertThatThrownBy(endpoint::push)
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("70000");
   }
 }

@@ -16,7 +16,8 @@ class LogSafeTest {
 
   @Test
   void aNewlineCannotForgeALogLine() {
-    String forged = "app-1\n2024-01-01 00:00:00.000 INFO  [main] MasterServer - Master m1 granted admin";
+    String forged =
+        "app-1\n2024-01-01 00:00:00.000 INFO  [main] MasterServer - Master m1 granted admin";
     String safe = LogSafe.id(forged);
 
     assertThat(safe).doesNotContain("\n").startsWith("app-1?2024-01-01");
@@ -49,13 +50,15 @@ class LogSafeTest {
     String id = "a".repeat(LogSafe.MAX_ID_LENGTH - 1) + "😀" + "b";
     String safe = LogSafe.id(id);
 
-    assertThat(safe).isEqualTo("a".repeat(LogSafe.MAX_ID_LENGTH - 1) + "…(" + id.length() + " chars)");
+    assertThat(safe)
+        .isEqualTo("a".repeat(LogSafe.MAX_ID_LENGTH - 1) + "…(" + id.length() + " chars)");
   }
 
   @Test
   void freeTextGetsALongerLimit() {
     String reason = "r".repeat(LogSafe.MAX_TEXT_LENGTH);
     assertThat(LogSafe.text(reason)).isSameAs(reason);
-    assertThat(LogSafe.text(reason + "!")).endsWith("…(" + (LogSafe.MAX_TEXT_LENGTH + 1) + " chars)");
+    assertThat(LogSafe.text(reason + "!"))
+        .endsWith("…(" + (LogSafe.MAX_TEXT_LENGTH + 1) + " chars)");
   }
 }

@@ -75,20 +75,22 @@ class LogThrottleTest {
     CountDownLatch go = new CountDownLatch(1);
     List<Thread> threads = new ArrayList<>();
     for (int t = 0; t < 4; t++) {
-      Thread thread = new Thread(() -> {
-        try {
-          go.await();
-        } catch (InterruptedException e) {
-          return;
-        }
-        for (int i = 0; i < 10_000; i++) {
-          LogThrottle.Decision d = shared.acquire();
-          if (d.log()) {
-            logged.increment();
-            reported.add(d.suppressedBefore());
-          }
-        }
-      });
+      Thread thread =
+          new Thread(
+              () -> {
+                try {
+                  go.await();
+                } catch (InterruptedException e) {
+                  return;
+                }
+                for (int i = 0; i < 10_000; i++) {
+                  LogThrottle.Decision d = shared.acquire();
+                  if (d.log()) {
+                    logged.increment();
+                    reported.add(d.suppressedBefore());
+                  }
+                }
+              });
       thread.start();
       threads.add(thread);
     }

@@ -2,15 +2,18 @@ package io.faro.common.log;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.faro.common.testing.RecordingLogger;
 import java.time.Duration;
 import java.util.concurrent.atomic.AtomicLong;
-import io.faro.common.testing.RecordingLogger;
 import org.junit.jupiter.api.Test;
 
 class RateLimitedLogTest {
   private static final long SECOND = 1_000_000_000L;
 
-  private enum Kind { CORRUPT_FRAME, RESET }
+  private enum Kind {
+    CORRUPT_FRAME,
+    RESET
+  }
 
   private final AtomicLong clock = new AtomicLong();
   private final RecordingLogger logger = new RecordingLogger();
@@ -25,10 +28,11 @@ class RateLimitedLogTest {
     clock.addAndGet(10 * SECOND);
     log.warn(Kind.CORRUPT_FRAME, "closing connection from {}: {}", "/10.0.0.9:1", "bad frame");
 
-    assertThat(logger.lines()).containsExactly(
-        "WARN closing connection from /10.0.0.9:0: bad frame",
-        "WARN closing connection from /10.0.0.9:1: bad frame",
-        "WARN closing connection from /10.0.0.9:1: bad frame (and 29998 more like it in the last 10 s)");
+    assertThat(logger.lines())
+        .containsExactly(
+            "WARN closing connection from /10.0.0.9:0: bad frame",
+            "WARN closing connection from /10.0.0.9:1: bad frame",
+            "WARN closing connection from /10.0.0.9:1: bad frame (and 29998 more like it in the last 10 s)");
     assertThat(log.suppressed(Kind.CORRUPT_FRAME)).isEqualTo(29_998);
     assertThat(log.suppressed()).isEqualTo(29_998);
   }
@@ -54,8 +58,11 @@ class RateLimitedLogTest {
     clock.addAndGet(11 * SECOND);
     log.warn(Kind.RESET, "request #{} failed", 3, error);
 
-    assertThat(logger.lines()).containsExactly("WARN request #0 failed", "WARN request #1 failed",
-        "WARN request #3 failed (and 1 more like it in the last 11 s)");
+    assertThat(logger.lines())
+        .containsExactly(
+            "WARN request #0 failed",
+            "WARN request #1 failed",
+            "WARN request #3 failed (and 1 more like it in the last 11 s)");
     assertThat(logger.throwables()).containsExactly(error, error, error);
   }
 

@@ -46,7 +46,8 @@ class FrameCodecTest {
 
   @Test
   void roundTripsKindTypeRequestIdMetaAndBody() {
-    ByteBuf bytes = encode(FrameKind.REQUEST, 42L, Unpooled.copiedBuffer("hello", StandardCharsets.US_ASCII));
+    ByteBuf bytes =
+        encode(FrameKind.REQUEST, 42L, Unpooled.copiedBuffer("hello", StandardCharsets.US_ASCII));
     EmbeddedChannel in = new EmbeddedChannel(new FrameDecoder(MAX));
     in.writeInbound(bytes);
     Frame frame = in.readInbound();
@@ -94,7 +95,8 @@ class FrameCodecTest {
       List<ByteBuf> pieces = new ArrayList<>();
       while (bytes.isReadable()) {
         // Reads this large are queued as they are (smaller ones are copied together).
-        ByteBuf piece = Unpooled.directBuffer(7000).writeBytes(bytes, Math.min(7000, bytes.readableBytes()));
+        ByteBuf piece =
+            Unpooled.directBuffer(7000).writeBytes(bytes, Math.min(7000, bytes.readableBytes()));
         pieces.add(piece.retain());
         in.writeInbound(piece);
       }
@@ -127,7 +129,10 @@ class FrameCodecTest {
     List<ByteBuf> reads = new ArrayList<>();
     while (bytes.isReadable()) {
       // What a slow peer produces: a receive buffer of some capacity holding one byte.
-      ByteBuf read = io.netty.buffer.PooledByteBufAllocator.DEFAULT.directBuffer(1024).writeByte(bytes.readByte());
+      ByteBuf read =
+          io.netty.buffer.PooledByteBufAllocator.DEFAULT
+              .directBuffer(1024)
+              .writeByte(bytes.readByte());
       reads.add(read);
       in.writeInbound(read);
     }
@@ -185,19 +190,33 @@ class FrameCodecTest {
   @Test
   void unknownMessageTypeAndBadMetaAreCorrupt() {
     EmbeddedChannel a = new EmbeddedChannel(new FrameDecoder(MAX));
-    ByteBuf unknownType = Unpooled.buffer().writeInt(15).writeByte(1).writeShort(999).writeLong(1).writeInt(0);
-    assertThatThrownBy(() -> a.writeInbound(unknownType)).hasMessageContaining("unknown message type 999");
+    ByteBuf unknownType =
+        Unpooled.buffer().writeInt(15).writeByte(1).writeShort(999).writeLong(1).writeInt(0);
+    assertThatThrownBy(() -> a.writeInbound(unknownType))
+        .hasMessageContaining("unknown message type 999");
     a.finishAndReleaseAll();
 
     EmbeddedChannel b = new EmbeddedChannel(new FrameDecoder(MAX));
-    ByteBuf badMeta = Unpooled.buffer().writeInt(15 + 3).writeByte(1)
-        .writeShort(MessageType.PUSH_REQUEST_VALUE).writeLong(1).writeInt(3).writeBytes(new byte[] {(byte) 0xff, (byte) 0xff, (byte) 0xff});
-    assertThatThrownBy(() -> b.writeInbound(badMeta)).hasMessageContaining("unparsable PUSH_REQUEST meta");
+    ByteBuf badMeta =
+        Unpooled.buffer()
+            .writeInt(15 + 3)
+            .writeByte(1)
+            .writeShort(MessageType.PUSH_REQUEST_VALUE)
+            .writeLong(1)
+            .writeInt(3)
+            .writeBytes(new byte[] {(byte) 0xff, (byte) 0xff, (byte) 0xff});
+    assertThatThrownBy(() -> b.writeInbound(badMeta))
+        .hasMessageContaining("unparsable PUSH_REQUEST meta");
     b.finishAndReleaseAll();
 
     EmbeddedChannel c = new EmbeddedChannel(new FrameDecoder(MAX));
-    ByteBuf metaTooLong = Unpooled.buffer().writeInt(15).writeByte(1)
-        .writeShort(MessageType.PUSH_REQUEST_VALUE).writeLong(1).writeInt(1000);
+    ByteBuf metaTooLong =
+        Unpooled.buffer()
+            .writeInt(15)
+            .writeByte(1)
+            .writeShort(MessageType.PUSH_REQUEST_VALUE)
+            .writeLong(1)
+            .writeInt(1000);
     assertThatThrownBy(() -> c.writeInbound(metaTooLong)).hasMessageContaining("does not fit");
     c.finishAndReleaseAll();
   }

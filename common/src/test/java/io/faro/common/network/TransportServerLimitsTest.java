@@ -5,7 +5,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.faro.common.config.FaroConf;
 import io.faro.proto.EmptyResponse;
 import io.faro.proto.MasterStatusRequest;
-import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
 import io.netty.channel.embedded.EmbeddedChannel;
 import java.io.DataOutputStream;
@@ -24,8 +23,8 @@ import org.junit.jupiter.api.Test;
 /**
  * A server bounds what one peer may cost it: idle and half-open connections close, one address
  * keeps a bounded number of connections, answers left unread close their connection, a request
- * larger than faro.network.max.request.size is refused, and the bytes of frames still arriving
- * are told to whoever counts memory.
+ * larger than faro.network.max.request.size is refused, and the bytes of frames still arriving are
+ * told to whoever counts memory.
  */
 class TransportServerLimitsTest {
   private static NetworkOptions.Settings settings(String... keyValues) {
@@ -43,11 +42,19 @@ class TransportServerLimitsTest {
     return socket;
   }
 
-  /** A whole request frame of type MASTER_STATUS_REQUEST with an empty meta, padded by {@code body} bytes. */
+  /**
+   * A whole request frame of type MASTER_STATUS_REQUEST with an empty meta, padded by {@code body}
+   * bytes.
+   */
   private static byte[] request(long id, int body) {
-    return ByteBuffer.allocate(19 + body).putInt(15 + body).put((byte) 1)
-        .putShort((short) io.faro.proto.MessageType.MASTER_STATUS_REQUEST_VALUE).putLong(id).putInt(0)
-        .put(new byte[body]).array();
+    return ByteBuffer.allocate(19 + body)
+        .putInt(15 + body)
+        .put((byte) 1)
+        .putShort((short) io.faro.proto.MessageType.MASTER_STATUS_REQUEST_VALUE)
+        .putLong(id)
+        .putInt(0)
+        .put(new byte[body])
+        .array();
   }
 
   /** Whether the server closes the connection within the socket's timeout. */
@@ -69,15 +76,24 @@ class TransportServerLimitsTest {
   @Test
   void anIdleConnectionClosesButOneWaitingForAnAnswerDoesNot() throws Exception {
     AtomicReference<Responder> held = new AtomicReference<>();
-    try (TransportServer server = new TransportServer("idle-test", "127.0.0.1", 0, "faro.test.port",
-        settings("faro.network.idle.timeout", "1s"), (request, responder) -> held.set(responder), null);
+    try (TransportServer server =
+            new TransportServer(
+                "idle-test",
+                "127.0.0.1",
+                0,
+                "faro.test.port",
+                settings("faro.network.idle.timeout", "1s"),
+                (request, responder) -> held.set(responder),
+                null);
         Socket idle = connect(server);
         Socket waiting = connect(server)) {
       waiting.getOutputStream().write(request(1, 0));
       waiting.setSoTimeout(3_000);
 
       assertThat(closedByServer(idle)).as("an idle connection is closed").isTrue();
-      assertThat(closedByServer(waiting)).as("a connection whose request is in progress stays").isFalse();
+      assertThat(closedByServer(waiting))
+          .as("a connection whose request is in progress stays")
+          .isFalse();
       held.get().respond(EmptyResponse.getDefaultInstance());
       waiting.setSoTimeout(10_000);
       assertThat(closedByServer(waiting)).as("closed once answered and idle").isTrue();
@@ -86,9 +102,15 @@ class TransportServerLimitsTest {
 
   @Test
   void aConnectionThatStopsHalfwayThroughAFrameIsClosedAfterTheRequestTimeout() throws Exception {
-    try (TransportServer server = new TransportServer("stall-test", "127.0.0.1", 0, "faro.test.port",
-        settings("faro.network.request.timeout", "1s"),
-        (request, responder) -> responder.respond(EmptyResponse.getDefaultInstance()), null);
+    try (TransportServer server =
+            new TransportServer(
+                "stall-test",
+                "127.0.0.1",
+                0,
+                "faro.test.port",
+                settings("faro.network.request.timeout", "1s"),
+                (request, responder) -> responder.respond(EmptyResponse.getDefaultInstance()),
+                null);
         Socket stalled = connect(server);
         Socket quiet = connect(server)) {
       byte[] frame = request(1, 1_000);
@@ -96,15 +118,23 @@ class TransportServerLimitsTest {
       quiet.setSoTimeout(3_000);
 
       assertThat(closedByServer(stalled)).isTrue();
-      assertThat(closedByServer(quiet)).as("nothing sent, nothing held: only the idle timeout applies").isFalse();
+      assertThat(closedByServer(quiet))
+          .as("nothing sent, nothing held: only the idle timeout applies")
+          .isFalse();
     }
   }
 
   @Test
   void onePeerKeepsAtMostTheConfiguredConnections() throws Exception {
-    try (TransportServer server = new TransportServer("peer-test", "127.0.0.1", 0, "faro.test.port",
-        settings("faro.network.max.connections.per.peer", "3"),
-        (request, responder) -> responder.respond(EmptyResponse.getDefaultInstance()), null)) {
+    try (TransportServer server =
+        new TransportServer(
+            "peer-test",
+            "127.0.0.1",
+            0,
+            "faro.test.port",
+            settings("faro.network.max.connections.per.peer", "3"),
+            (request, responder) -> responder.respond(EmptyResponse.getDefaultInstance()),
+            null)) {
       List<Socket> kept = new ArrayList<>();
       try {
         for (int i = 0; i < 3; i++) {
@@ -136,10 +166,17 @@ class TransportServerLimitsTest {
   @Test
   void aPeerThatNeverReadsItsAnswersIsClosed() throws Exception {
     byte[] answer = new byte[1 << 20];
-    try (TransportServer server = new TransportServer("unread-test", "127.0.0.1", 0, "faro.test.port",
-        settings("faro.network.max.pending.answer.bytes", "8m"),
-        (request, responder) -> responder.respond(EmptyResponse.getDefaultInstance(), Unpooled.wrappedBuffer(answer)),
-        null);
+    try (TransportServer server =
+            new TransportServer(
+                "unread-test",
+                "127.0.0.1",
+                0,
+                "faro.test.port",
+                settings("faro.network.max.pending.answer.bytes", "8m"),
+                (request, responder) ->
+                    responder.respond(
+                        EmptyResponse.getDefaultInstance(), Unpooled.wrappedBuffer(answer)),
+                null);
         Socket socket = connect(server)) {
       socket.setReceiveBufferSize(64 * 1024);
       DataOutputStream out = new DataOutputStream(socket.getOutputStream());
@@ -159,9 +196,15 @@ class TransportServerLimitsTest {
 
   @Test
   void aRequestLargerThanTheRequestLimitClosesTheConnection() throws Exception {
-    try (TransportServer server = new TransportServer("size-test", "127.0.0.1", 0, "faro.test.port",
-        settings("faro.network.max.request.size", "64k"),
-        (request, responder) -> responder.respond(EmptyResponse.getDefaultInstance()), null);
+    try (TransportServer server =
+            new TransportServer(
+                "size-test",
+                "127.0.0.1",
+                0,
+                "faro.test.port",
+                settings("faro.network.max.request.size", "64k"),
+                (request, responder) -> responder.respond(EmptyResponse.getDefaultInstance()),
+                null);
         Socket small = connect(server);
         Socket large = connect(server)) {
       small.getOutputStream().write(request(1, 60 * 1024));
@@ -175,7 +218,9 @@ class TransportServerLimitsTest {
   @Test
   void theBytesOfFramesStillArrivingAreToldAsTheyComeAndGo() {
     AtomicLong held = new AtomicLong();
-    EmbeddedChannel channel = new EmbeddedChannel(new FrameDecoder(1 << 20, FrameDecoder.Bodies.COMPOSITE, held::addAndGet));
+    EmbeddedChannel channel =
+        new EmbeddedChannel(
+            new FrameDecoder(1 << 20, FrameDecoder.Bodies.COMPOSITE, held::addAndGet));
     byte[] frame = request(7, 10_000);
 
     channel.writeInbound(Unpooled.wrappedBuffer(frame, 0, 6_000));

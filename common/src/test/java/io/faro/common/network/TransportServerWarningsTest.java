@@ -16,9 +16,17 @@ import org.junit.jupiter.api.Test;
 class TransportServerWarningsTest {
   @Test
   void aScannerSendingBadFramesIsLoggedAFewTimesAndCounted() throws IOException {
-    NetworkOptions.Settings network = NetworkOptions.Settings.from(FaroConf.empty().with(NetworkOptions.IO_THREADS, "1"));
-    try (TransportServer server = new TransportServer("test-server", "127.0.0.1", 0, "faro.test.port", network,
-        (request, responder) -> responder.respond(EmptyResponse.getDefaultInstance()), null)) {
+    NetworkOptions.Settings network =
+        NetworkOptions.Settings.from(FaroConf.empty().with(NetworkOptions.IO_THREADS, "1"));
+    try (TransportServer server =
+        new TransportServer(
+            "test-server",
+            "127.0.0.1",
+            0,
+            "faro.test.port",
+            network,
+            (request, responder) -> responder.respond(EmptyResponse.getDefaultInstance()),
+            null)) {
       int connections = 60;
       for (int i = 0; i < connections; i++) {
         try (Socket socket = new Socket()) {
@@ -34,7 +42,9 @@ class TransportServerWarningsTest {
 
       // 60 connections take well under a second: one 10 s window, two on a very slow machine.
       assertThat(server.suppressedWarnings())
-          .isBetween((long) connections - 2 * RateLimitedLog.DEFAULT_LINES, (long) connections - RateLimitedLog.DEFAULT_LINES);
+          .isBetween(
+              (long) connections - 2 * RateLimitedLog.DEFAULT_LINES,
+              (long) connections - RateLimitedLog.DEFAULT_LINES);
     }
   }
 }

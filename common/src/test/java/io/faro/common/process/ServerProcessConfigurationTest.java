@@ -31,18 +31,25 @@ class ServerProcessConfigurationTest {
 
     RecordingLogger log = new RecordingLogger();
 
-    FaroConf conf = ServerProcess.configuration(file, Map.of("faro.network.connect.timeout", "2s",
-        "faro.netwrok.io.threads", "2"), COMMON, log);
+    FaroConf conf =
+        ServerProcess.configuration(
+            file,
+            Map.of("faro.network.connect.timeout", "2s", "faro.netwrok.io.threads", "2"),
+            COMMON,
+            log);
 
     assertThat(conf.get(NetworkOptions.REQUEST_TIMEOUT)).isEqualTo(Duration.ofSeconds(5));
     assertThat(conf.get(NetworkOptions.CONNECT_TIMEOUT)).isEqualTo(Duration.ofSeconds(2));
-    assertThat(log.lines()).containsExactly(
-        "WARN Ignoring unknown config key faro.network.request.timout (in " + file + "; did you mean "
-            + "faro.network.request.timeout?). Every key is in docs/configuration.md; faro.config.strict=true "
-            + "refuses to start on unknown keys",
-        "WARN Ignoring unknown config key faro.netwrok.io.threads (set with --set; did you mean "
-            + "faro.network.io.threads?). Every key is in docs/configuration.md; faro.config.strict=true refuses "
-            + "to start on unknown keys");
+    assertThat(log.lines())
+        .containsExactly(
+            "WARN Ignoring unknown config key faro.network.request.timout (in "
+                + file
+                + "; did you mean "
+                + "faro.network.request.timeout?). Every key is in docs/configuration.md; faro.config.strict=true "
+                + "refuses to start on unknown keys",
+            "WARN Ignoring unknown config key faro.netwrok.io.threads (set with --set; did you mean "
+                + "faro.network.io.threads?). Every key is in docs/configuration.md; faro.config.strict=true refuses "
+                + "to start on unknown keys");
   }
 
   @Test
@@ -52,22 +59,34 @@ class ServerProcessConfigurationTest {
 
     assertThatThrownBy(() -> ServerProcess.configuration(file, Map.of(), COMMON, LOG))
         .isInstanceOf(ConfigException.class)
-        .hasMessageContaining("faro.network.request.timout (in " + file + "; did you mean faro.network.request.timeout?)")
+        .hasMessageContaining(
+            "faro.network.request.timout (in "
+                + file
+                + "; did you mean faro.network.request.timeout?)")
         .hasMessageContaining("faro.config.strict");
   }
 
   @Test
   void strictFromAFlagRefusesAnUnknownFlag() {
-    assertThatThrownBy(() -> ServerProcess.configuration(null,
-        Map.of("faro.config.strict", "true", "faro.network.io.thread", "4"), COMMON, LOG))
+    assertThatThrownBy(
+            () ->
+                ServerProcess.configuration(
+                    null,
+                    Map.of("faro.config.strict", "true", "faro.network.io.thread", "4"),
+                    COMMON,
+                    LOG))
         .isInstanceOf(ConfigException.class)
-        .hasMessageContaining("faro.network.io.thread (set with --set; did you mean faro.network.io.threads?)");
+        .hasMessageContaining(
+            "faro.network.io.thread (set with --set; did you mean faro.network.io.threads?)");
   }
 
   @Test
   void aBadStrictValueNamesItsKey() {
-    assertThatThrownBy(() -> ServerProcess.configuration(null, Map.of("faro.config.strict", "yes"), COMMON, LOG))
+    assertThatThrownBy(
+            () ->
+                ServerProcess.configuration(null, Map.of("faro.config.strict", "yes"), COMMON, LOG))
         .isInstanceOf(ConfigException.class)
-        .hasMessageContaining("faro.config.strict").hasMessageContaining("true or false");
+        .hasMessageContaining("faro.config.strict")
+        .hasMessageContaining("true or false");
   }
 }

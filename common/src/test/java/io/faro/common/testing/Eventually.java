@@ -16,11 +16,15 @@ import java.util.function.Supplier;
 public final class Eventually {
   /** How long a wait lasts unless the test gives its own timeout. */
   public static final Duration DEFAULT_TIMEOUT = Duration.ofSeconds(10);
+
   private static final long POLL_NANOS = Duration.ofMillis(10).toNanos();
 
   private Eventually() {}
 
-  /** Polls {@code condition} until it holds; fails naming {@code what} after {@link #DEFAULT_TIMEOUT}. */
+  /**
+   * Polls {@code condition} until it holds; fails naming {@code what} after {@link
+   * #DEFAULT_TIMEOUT}.
+   */
   public static void await(String what, BooleanSupplier condition) {
     await(what, DEFAULT_TIMEOUT, condition);
   }
@@ -39,7 +43,8 @@ public final class Eventually {
   }
 
   /** As {@link #await(String, Supplier, Predicate)}, failing after {@code timeout}. */
-  public static <T> T await(String what, Duration timeout, Supplier<T> value, Predicate<? super T> condition) {
+  public static <T> T await(
+      String what, Duration timeout, Supplier<T> value, Predicate<? super T> condition) {
     return poll(what, timeout, POLL_NANOS, value, condition, true);
   }
 
@@ -47,13 +52,22 @@ public final class Eventually {
    * As {@link #await(String, Duration, Supplier, Predicate)}, reading {@code value} only every
    * {@code interval}: for reads that cost (a process started, a shuffle registered).
    */
-  public static <T> T awaitEvery(Duration interval, String what, Duration timeout, Supplier<T> value,
+  public static <T> T awaitEvery(
+      Duration interval,
+      String what,
+      Duration timeout,
+      Supplier<T> value,
       Predicate<? super T> condition) {
     return poll(what, timeout, interval.toNanos(), value, condition, true);
   }
 
-  private static <T> T poll(String what, Duration timeout, long pollNanos, Supplier<T> value,
-      Predicate<? super T> condition, boolean showLast) {
+  private static <T> T poll(
+      String what,
+      Duration timeout,
+      long pollNanos,
+      Supplier<T> value,
+      Predicate<? super T> condition,
+      boolean showLast) {
     long deadline = System.nanoTime() + timeout.toNanos();
     while (true) {
       T seen = value.get();
@@ -61,8 +75,12 @@ public final class Eventually {
         return seen;
       }
       if (System.nanoTime() > deadline) {
-        throw new AssertionError("timed out after " + timeout.toMillis() + "ms waiting for " + what
-            + (showLast ? "; last seen: " + seen : ""));
+        throw new AssertionError(
+            "timed out after "
+                + timeout.toMillis()
+                + "ms waiting for "
+                + what
+                + (showLast ? "; last seen: " + seen : ""));
       }
       LockSupport.parkNanos(pollNanos);
     }

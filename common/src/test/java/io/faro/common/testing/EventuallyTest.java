@@ -18,12 +18,16 @@ class EventuallyTest {
   @Test
   void returnsTheValueThatMetTheCondition() {
     AtomicInteger counter = new AtomicInteger();
-    assertThat(Eventually.await("a counter past 4", counter::incrementAndGet, n -> n > 4)).isEqualTo(5);
+    assertThat(Eventually.await("a counter past 4", counter::incrementAndGet, n -> n > 4))
+        .isEqualTo(5);
   }
 
   @Test
   void aTimeoutNamesWhatWasAwaited() {
-    assertThatThrownBy(() -> Eventually.await("a condition that never holds", Duration.ofMillis(50), () -> false))
+    assertThatThrownBy(
+            () ->
+                Eventually.await(
+                    "a condition that never holds", Duration.ofMillis(50), () -> false))
         .isInstanceOf(AssertionError.class)
         .hasMessage("timed out after 50ms waiting for a condition that never holds");
   }
@@ -31,10 +35,16 @@ class EventuallyTest {
   @Test
   void aTimeoutNamesTheLastValueSeen() {
     AtomicInteger counter = new AtomicInteger();
-    assertThatThrownBy(() -> Eventually.await("a negative count", Duration.ofMillis(50),
-        () -> "count " + counter.incrementAndGet(), s -> s.startsWith("-")))
+    assertThatThrownBy(
+            () ->
+                Eventually.await(
+                    "a negative count",
+                    Duration.ofMillis(50),
+                    () -> "count " + counter.incrementAndGet(),
+                    s -> s.startsWith("-")))
         .isInstanceOf(AssertionError.class)
-        .hasMessageStartingWith("timed out after 50ms waiting for a negative count; last seen: count ")
+        .hasMessageStartingWith(
+            "timed out after 50ms waiting for a negative count; last seen: count ")
         .hasMessageEndingWith("count " + counter.get());
   }
 }

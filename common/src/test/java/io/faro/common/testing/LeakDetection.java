@@ -13,11 +13,11 @@ import org.junit.platform.launcher.LauncherSession;
 import org.junit.platform.launcher.LauncherSessionListener;
 
 /**
- * Makes a Netty buffer leak fail the test class that caused it. The launcher listener installs
- * a leak-detector factory that records every leak report before any buffer class initialises
- * (tests run at {@code -Dio.netty.leakDetection.level=PARANOID}); the extension, registered for
- * every test class by auto-detection, collects garbage after the class, provokes the detectors
- * to report, and fails with the leak records.
+ * Makes a Netty buffer leak fail the test class that caused it. The launcher listener installs a
+ * leak-detector factory that records every leak report before any buffer class initialises (tests
+ * run at {@code -Dio.netty.leakDetection.level=PARANOID}); the extension, registered for every test
+ * class by auto-detection, collects garbage after the class, provokes the detectors to report, and
+ * fails with the leak records.
  *
  * <p>The recorded leaks are static because the detectors are process-wide, as Netty's are.
  */
@@ -50,8 +50,11 @@ public final class LeakDetection implements LauncherSessionListener, AfterAllCal
       LEAKS.clear();
     }
     if (!leaks.isEmpty()) {
-      throw new AssertionError("Netty buffer leak(s) in or before "
-          + context.getDisplayName() + ":\n" + String.join("\n----\n", leaks));
+      throw new AssertionError(
+          "Netty buffer leak(s) in or before "
+              + context.getDisplayName()
+              + ":\n"
+              + String.join("\n----\n", leaks));
     }
   }
 

@@ -13,16 +13,24 @@ class LeakDetectionTest {
   @Test
   void aDroppedBufferIsReportedAsALeak() {
     leakOneBuffer();
-    ExtensionContext context = (ExtensionContext) java.lang.reflect.Proxy.newProxyInstance(
-        getClass().getClassLoader(), new Class<?>[] {ExtensionContext.class},
-        (proxy, method, args) -> method.getName().equals("getDisplayName") ? "self-test" : null);
-    assertThatThrownBy(() -> {
-      // Detection needs a GC and a later allocation; each round does both.
-      for (int i = 0; i < 20; i++) {
-        new LeakDetection().afterAll(context);
-      }
-    }).isInstanceOf(AssertionError.class).hasMessageContaining("LEAK");
-    assertThat(System.getProperty("io.netty.leakDetection.level")).isEqualToIgnoringCase("paranoid");
+    ExtensionContext context =
+        (ExtensionContext)
+            java.lang.reflect.Proxy.newProxyInstance(
+                getClass().getClassLoader(),
+                new Class<?>[] {ExtensionContext.class},
+                (proxy, method, args) ->
+                    method.getName().equals("getDisplayName") ? "self-test" : null);
+    assertThatThrownBy(
+            () -> {
+              // Detection needs a GC and a later allocation; each round does both.
+              for (int i = 0; i < 20; i++) {
+                new LeakDetection().afterAll(context);
+              }
+            })
+        .isInstanceOf(AssertionError.class)
+        .hasMessageContaining("LEAK");
+    assertThat(System.getProperty("io.netty.leakDetection.level"))
+        .isEqualToIgnoringCase("paranoid");
   }
 
   private static void leakOneBuffer() {

@@ -2,12 +2,10 @@ package io.faro.master.mapping;
 
 import static io.faro.common.id.IdMapper.endpoint;
 import static io.faro.common.id.IdMapper.invalid;
-import static io.faro.common.id.IdMapper.location;
 import static io.faro.common.id.IdMapper.parse;
 import static io.faro.common.id.IdMapper.shuffleId;
 
 import io.faro.common.error.ErrorCode;
-import io.faro.common.error.FaroException;
 import io.faro.common.id.AppId;
 import io.faro.common.id.DiskTier;
 import io.faro.common.id.IdMapper;
@@ -16,16 +14,16 @@ import io.faro.common.id.ShuffleId;
 import io.faro.common.id.WorkerId;
 import io.faro.master.placement.DiskLoad;
 import io.faro.master.placement.DiskStatus;
+import io.faro.master.state.ApplyResult;
 import io.faro.master.state.ApplyResult.Applied;
 import io.faro.master.state.ApplyResult.Rejected;
-import io.faro.master.state.ApplyResult;
 import io.faro.master.state.DiskSpec;
 import io.faro.master.state.MasterStateView;
 import io.faro.master.state.RegisteredApp;
 import io.faro.master.state.RegisteredShuffle;
 import io.faro.master.state.RegisteredWorker;
 import io.faro.master.state.StampedCommand;
-import io.faro.master.state.StateReader;
+import io.faro.master.state.StateCommand;
 import io.faro.master.state.StateCommand.AllocateSlots;
 import io.faro.master.state.StateCommand.RegisterApp;
 import io.faro.master.state.StateCommand.RegisterWorker;
@@ -33,10 +31,9 @@ import io.faro.master.state.StateCommand.RemoveApp;
 import io.faro.master.state.StateCommand.SetWorkerAdmission;
 import io.faro.master.state.StateCommand.UnregisterShuffle;
 import io.faro.master.state.StateCommand.WorkerLost;
-import io.faro.master.state.StateCommand;
+import io.faro.master.state.StateReader;
 import io.faro.master.state.WorkerAdmission;
 import io.faro.proto.AllocateSlotsCommand;
-import io.faro.proto.RecentAllocationP;
 import io.faro.proto.AppStateP;
 import io.faro.proto.ClusterStatusRequest;
 import io.faro.proto.ClusterStatusResponse;
@@ -47,6 +44,7 @@ import io.faro.proto.MasterCommand;
 import io.faro.proto.MasterCommandResult;
 import io.faro.proto.MasterSnapshot;
 import io.faro.proto.MasterStatusResponse;
+import io.faro.proto.RecentAllocationP;
 import io.faro.proto.RegisterAppCommand;
 import io.faro.proto.RegisterWorkerCommand;
 import io.faro.proto.RemoveAppCommand;
@@ -65,8 +63,8 @@ import java.util.Set;
 /**
  * The master's one protobuf edge: ids, endpoints, disks and locations, log commands and their
  * results, snapshots and cluster status, both ways. Everything inside the module works on the
- * domain records; only RPC handlers and the Raft state machine see protobuf, through this class.
- * A malformed message becomes a FaroException INVALID_REQUEST that names the field.
+ * domain records; only RPC handlers and the Raft state machine see protobuf, through this class. A
+ * malformed message becomes a FaroException INVALID_REQUEST that names the field.
  */
 public final class ProtoMapper {
   private ProtoMapper() {}
@@ -80,13 +78,17 @@ public final class ProtoMapper {
   }
 
   public static DiskSpec disk(DiskSpecP p) {
-    DiskTier tier = switch (p.getTier()) {
-      case NVME -> DiskTier.NVME;
-      case SSD -> DiskTier.SSD;
-      case HDD -> DiskTier.HDD;
-      default -> throw invalid("disk " + p.getPath() + " has no tier (expected " + DiskTier.allowed() + ")");
-    };
-    return parse(() -> new DiskSpec(p.getIndex(), p.getPath(), tier, p.getCapacityBytes()), "disks");
+    DiskTier tier =
+        switch (p.getTier()) {
+          case NVME -> DiskTier.NVME;
+          case SSD -> DiskTier.SSD;
+          case HDD -> DiskTier.HDD;
+          default ->
+              throw invalid(
+                  "disk " + p.getPath() + " has no tier (expected " + DiskTier.allowed() + ")");
+        };
+    return parse(
+        () -> new DiskSpec(p.getIndex(), p.getPath(), tier, p.getCapacityBytes()), "disks");
   }
 
   public static List<DiskSpec> disks(List<DiskSpecP> disks) {
@@ -94,11 +96,12 @@ public final class ProtoMapper {
   }
 
   public static DiskSpecP toProto(DiskSpec d) {
-    DiskTierP tier = switch (d.tier()) {
-      case NVME -> DiskTierP.NVME;
-      case SSD -> DiskTierP.SSD;
-      case HDD -> DiskTierP.HDD;
-    };
+    DiskTierP tier =
+        switch (d.tier()) {
+          case NVME -> DiskTierP.NVME;
+          case SSD -> DiskTierP.SSD;
+          case HDD -> DiskTierP.HDD;
+        };
     return DiskSpecP.newBuilder()
         .setIndex(d.index())
         .setPath(d.path())
@@ -108,12 +111,13 @@ public final class ProtoMapper {
   }
 
   public static DiskLoad diskLoad(DiskLoadP p) {
-    DiskStatus status = switch (p.getStatus()) {
-      case FULL -> DiskStatus.FULL;
-      case BROKEN -> DiskStatus.BROKEN;
-      // A worker that reports no status has detected no problem with the disk.
-      default -> DiskStatus.HEALTHY;
-    };
+    DiskStatus status =
+        switch (p.getStatus()) {
+          case FULL -> DiskStatus.FULL;
+          case BROKEN -> DiskStatus.BROKEN;
+          // A worker that reports no status has detected no problem with the disk.
+          default -> DiskStatus.HEALTHY;
+        };
     return new DiskLoad(p.getIndex(), p.getUsableBytes(), status, p.getActivePartitions());
   }
 
@@ -125,20 +129,22 @@ public final class ProtoMapper {
     if (command instanceof RegisterWorker c) {
       b.setRegisterWorker(registration(c));
     } else if (command instanceof WorkerLost c) {
-      b.setWorkerLost(WorkerLostCommand.newBuilder()
-          .setWorkerId(c.worker().value()).setReason(c.reason()));
+      b.setWorkerLost(
+          WorkerLostCommand.newBuilder().setWorkerId(c.worker().value()).setReason(c.reason()));
     } else if (command instanceof RegisterApp c) {
       b.setRegisterApp(RegisterAppCommand.newBuilder().setAppId(c.app().value()));
     } else if (command instanceof RemoveApp c) {
       b.setRemoveApp(RemoveAppCommand.newBuilder().setAppId(c.app().value()).setReason(c.reason()));
     } else if (command instanceof AllocateSlots c) {
-      b.setAllocateSlots(AllocateSlotsCommand.newBuilder()
-          .setShuffle(IdMapper.toProto(c.shuffle()))
-          .setNumPartitions(c.numPartitions())
-          .putAllSlotsPerWorker(slotsByName(c.slotsPerWorker()))
-          .setRequestId(c.requestId()));
+      b.setAllocateSlots(
+          AllocateSlotsCommand.newBuilder()
+              .setShuffle(IdMapper.toProto(c.shuffle()))
+              .setNumPartitions(c.numPartitions())
+              .putAllSlotsPerWorker(slotsByName(c.slotsPerWorker()))
+              .setRequestId(c.requestId()));
     } else if (command instanceof UnregisterShuffle c) {
-      b.setUnregisterShuffle(UnregisterShuffleCommand.newBuilder().setShuffle(IdMapper.toProto(c.shuffle())));
+      b.setUnregisterShuffle(
+          UnregisterShuffleCommand.newBuilder().setShuffle(IdMapper.toProto(c.shuffle())));
     } else if (command instanceof SetWorkerAdmission c) {
       b.setSetWorkerAdmission(admission(c.worker().value(), c.admission(), c.reason()));
     } else {
@@ -149,19 +155,25 @@ public final class ProtoMapper {
 
   /** Parses a log entry; INVALID_REQUEST when it is not a well-formed command. */
   public static StampedCommand fromProto(MasterCommand p) {
-    StateCommand command = switch (p.getCommandCase()) {
-      case REGISTER_WORKER -> registration(p.getRegisterWorker());
-      case WORKER_LOST -> new WorkerLost(
-          workerId(p.getWorkerLost().getWorkerId()), p.getWorkerLost().getReason());
-      case REGISTER_APP -> new RegisterApp(appId(p.getRegisterApp().getAppId()));
-      case REMOVE_APP -> new RemoveApp(
-          appId(p.getRemoveApp().getAppId()), p.getRemoveApp().getReason());
-      case ALLOCATE_SLOTS -> allocation(p.getAllocateSlots());
-      case UNREGISTER_SHUFFLE -> new UnregisterShuffle(shuffleId(p.getUnregisterShuffle().getShuffle()));
-      case SET_WORKER_ADMISSION -> new SetWorkerAdmission(workerId(p.getSetWorkerAdmission().getWorkerId()),
-          admission(p.getSetWorkerAdmission().getAdmission()), p.getSetWorkerAdmission().getReason());
-      case COMMAND_NOT_SET -> throw invalid("master command has no command set");
-    };
+    StateCommand command =
+        switch (p.getCommandCase()) {
+          case REGISTER_WORKER -> registration(p.getRegisterWorker());
+          case WORKER_LOST ->
+              new WorkerLost(
+                  workerId(p.getWorkerLost().getWorkerId()), p.getWorkerLost().getReason());
+          case REGISTER_APP -> new RegisterApp(appId(p.getRegisterApp().getAppId()));
+          case REMOVE_APP ->
+              new RemoveApp(appId(p.getRemoveApp().getAppId()), p.getRemoveApp().getReason());
+          case ALLOCATE_SLOTS -> allocation(p.getAllocateSlots());
+          case UNREGISTER_SHUFFLE ->
+              new UnregisterShuffle(shuffleId(p.getUnregisterShuffle().getShuffle()));
+          case SET_WORKER_ADMISSION ->
+              new SetWorkerAdmission(
+                  workerId(p.getSetWorkerAdmission().getWorkerId()),
+                  admission(p.getSetWorkerAdmission().getAdmission()),
+                  p.getSetWorkerAdmission().getReason());
+          case COMMAND_NOT_SET -> throw invalid("master command has no command set");
+        };
     return parse(() -> new StampedCommand(p.getTimestampMs(), command), "timestamp_ms");
   }
 
@@ -190,9 +202,13 @@ public final class ProtoMapper {
     return out;
   }
 
-  public static SetWorkerAdmissionCommand admission(String worker, WorkerAdmission admission, String reason) {
-    return SetWorkerAdmissionCommand.newBuilder().setWorkerId(worker).setAdmission(toProto(admission))
-        .setReason(reason).build();
+  public static SetWorkerAdmissionCommand admission(
+      String worker, WorkerAdmission admission, String reason) {
+    return SetWorkerAdmissionCommand.newBuilder()
+        .setWorkerId(worker)
+        .setAdmission(toProto(admission))
+        .setReason(reason)
+        .build();
   }
 
   public static WorkerAdmissionP toProto(WorkerAdmission admission) {
@@ -222,19 +238,28 @@ public final class ProtoMapper {
   }
 
   private static RegisterWorker registration(RegisterWorkerCommand p) {
-    return new RegisterWorker(workerId(p.getWorkerId()), endpoint(p.getEndpoint()), disks(p.getDisksList()));
+    return new RegisterWorker(
+        workerId(p.getWorkerId()), endpoint(p.getEndpoint()), disks(p.getDisksList()));
   }
 
   private static AllocateSlots allocation(AllocateSlotsCommand p) {
     ShuffleId shuffle = shuffleId(p.getShuffle());
     if (p.getSlotsPerWorkerCount() == 0) {
       // An entry of a master from before slots_per_worker: one location per partition.
-      List<PartitionLocation> locations = p.getLocationsList().stream().map(IdMapper::location).toList();
-      return parse(() -> new AllocateSlots(shuffle, p.getNumPartitions(), locations, p.getRequestId()),
+      List<PartitionLocation> locations =
+          p.getLocationsList().stream().map(IdMapper::location).toList();
+      return parse(
+          () -> new AllocateSlots(shuffle, p.getNumPartitions(), locations, p.getRequestId()),
           "allocate_slots");
     }
-    return parse(() -> new AllocateSlots(shuffle, p.getNumPartitions(), slotsById(p.getSlotsPerWorkerMap()),
-        p.getRequestId()), "allocate_slots");
+    return parse(
+        () ->
+            new AllocateSlots(
+                shuffle,
+                p.getNumPartitions(),
+                slotsById(p.getSlotsPerWorkerMap()),
+                p.getRequestId()),
+        "allocate_slots");
   }
 
   private static Map<String, Integer> slotsByName(Map<WorkerId, Integer> slots) {
@@ -244,7 +269,8 @@ public final class ProtoMapper {
   }
 
   private static java.util.SortedMap<WorkerId, Integer> slotsById(Map<String, Integer> slots) {
-    java.util.SortedMap<WorkerId, Integer> out = new java.util.TreeMap<>(java.util.Comparator.comparing(WorkerId::value));
+    java.util.SortedMap<WorkerId, Integer> out =
+        new java.util.TreeMap<>(java.util.Comparator.comparing(WorkerId::value));
     slots.forEach((worker, n) -> out.put(workerId(worker), n));
     return out;
   }
@@ -286,16 +312,21 @@ public final class ProtoMapper {
       }
     }
     for (RegisteredApp a : view.apps().values()) {
-      b.addApps(AppStateP.newBuilder().setAppId(a.id().value()).setRegisteredAtMs(a.registeredAtMs()));
+      b.addApps(
+          AppStateP.newBuilder().setAppId(a.id().value()).setRegisteredAtMs(a.registeredAtMs()));
     }
     for (RegisteredShuffle s : view.shuffles().values()) {
-      ShuffleStateP.Builder shuffle = ShuffleStateP.newBuilder()
-          .setShuffle(IdMapper.toProto(s.id()))
-          .setNumPartitions(s.numPartitions());
-      s.slotsPerWorker().forEach((worker, slots) -> shuffle.putSlotsPerWorker(worker.value(), slots));
+      ShuffleStateP.Builder shuffle =
+          ShuffleStateP.newBuilder()
+              .setShuffle(IdMapper.toProto(s.id()))
+              .setNumPartitions(s.numPartitions());
+      s.slotsPerWorker()
+          .forEach((worker, slots) -> shuffle.putSlotsPerWorker(worker.value(), slots));
       for (RegisteredShuffle.RecentAllocation a : s.recentAllocations()) {
-        RecentAllocationP.Builder recent = RecentAllocationP.newBuilder().setRequestId(a.requestId());
-        a.slotsPerWorker().forEach((worker, slots) -> recent.putSlotsPerWorker(worker.value(), slots));
+        RecentAllocationP.Builder recent =
+            RecentAllocationP.newBuilder().setRequestId(a.requestId());
+        a.slotsPerWorker()
+            .forEach((worker, slots) -> recent.putSlotsPerWorker(worker.value(), slots));
         shuffle.addRecentAllocations(recent);
       }
       b.addShuffles(shuffle);
@@ -311,8 +342,9 @@ public final class ProtoMapper {
     for (RegisterWorkerCommand w : p.getWorkersList()) {
       RegisterWorker r = registration(w);
       long registeredAt = p.getWorkerRegisteredAtMsOrDefault(w.getWorkerId(), 0L);
-      RegisteredWorker worker = new RegisteredWorker(
-          r.worker(), r.endpoint(), r.disks(), registeredAt, !lost.contains(w.getWorkerId()));
+      RegisteredWorker worker =
+          new RegisteredWorker(
+              r.worker(), r.endpoint(), r.disks(), registeredAt, !lost.contains(w.getWorkerId()));
       SetWorkerAdmissionCommand admission = admissions.get(w.getWorkerId());
       if (admission != null) {
         worker = worker.withAdmission(admission(admission.getAdmission()), admission.getReason());
@@ -334,7 +366,9 @@ public final class ProtoMapper {
         recent.add(RegisteredShuffle.RecentAllocation.of(a.getRequestId(), counts));
       }
       ShuffleId id = shuffleId(s.getShuffle());
-      shuffles.put(id, parse(() -> RegisteredShuffle.of(id, s.getNumPartitions(), slots, recent), "shuffles"));
+      shuffles.put(
+          id,
+          parse(() -> RegisteredShuffle.of(id, s.getNumPartitions(), slots, recent), "shuffles"));
     }
     return MasterStateView.of(workers, apps, shuffles);
   }
@@ -346,38 +380,51 @@ public final class ProtoMapper {
    */
   /** Most apps and shuffles in one cluster status answer, and the page size when none is asked. */
   public static final int MAX_STATUS_PAGE = 10_000;
+
   public static final int DEFAULT_STATUS_PAGE = 1_000;
 
   /**
    * The cluster's status: every worker, and one page of apps and of shuffles as {@code request}
    * asks (bounded: a status answer must not grow with the number of apps).
    */
-  public static ClusterStatusResponse clusterStatus(StateReader view,
-      Map<WorkerId, Long> lastHeartbeatMs, String leaderId, long appliedIndex, ClusterStatusRequest request) {
-    int page = request.getPageSize() <= 0 ? DEFAULT_STATUS_PAGE : Math.min(request.getPageSize(), MAX_STATUS_PAGE);
-    ClusterStatusResponse.Builder b = ClusterStatusResponse.newBuilder()
-        .setLeaderId(leaderId)
-        .setAppliedIndex(appliedIndex)
-        .setTotalApps(view.apps().size())
-        .setTotalShuffles(view.shuffles().size());
+  public static ClusterStatusResponse clusterStatus(
+      StateReader view,
+      Map<WorkerId, Long> lastHeartbeatMs,
+      String leaderId,
+      long appliedIndex,
+      ClusterStatusRequest request) {
+    int page =
+        request.getPageSize() <= 0
+            ? DEFAULT_STATUS_PAGE
+            : Math.min(request.getPageSize(), MAX_STATUS_PAGE);
+    ClusterStatusResponse.Builder b =
+        ClusterStatusResponse.newBuilder()
+            .setLeaderId(leaderId)
+            .setAppliedIndex(appliedIndex)
+            .setTotalApps(view.apps().size())
+            .setTotalShuffles(view.shuffles().size());
     Map<WorkerId, Integer> slots = new java.util.HashMap<>();
     for (RegisteredShuffle shuffle : view.shuffles().values()) {
       shuffle.slotsPerWorker().forEach((worker, n) -> slots.merge(worker, n, Integer::sum));
     }
     for (RegisteredWorker w : view.workers().values()) {
-      b.addWorkers(WorkerStatusP.newBuilder()
-          .setWorkerId(w.id().value())
-          .setEndpoint(IdMapper.toProto(w.endpoint()))
-          .addAllDisks(w.disks().stream().map(ProtoMapper::toProto).toList())
-          .setAlive(w.alive())
-          .setAdmission(toProto(w.admission()))
-          .setAdmissionReason(w.admissionReason())
-          .setRegisteredAtMs(w.registeredAtMs())
-          .setLastHeartbeatMs(lastHeartbeatMs.getOrDefault(w.id(), 0L))
-          .setAllocatedSlots(slots.getOrDefault(w.id(), 0)));
+      b.addWorkers(
+          WorkerStatusP.newBuilder()
+              .setWorkerId(w.id().value())
+              .setEndpoint(IdMapper.toProto(w.endpoint()))
+              .addAllDisks(w.disks().stream().map(ProtoMapper::toProto).toList())
+              .setAlive(w.alive())
+              .setAdmission(toProto(w.admission()))
+              .setAdmissionReason(w.admissionReason())
+              .setRegisteredAtMs(w.registeredAtMs())
+              .setLastHeartbeatMs(lastHeartbeatMs.getOrDefault(w.id(), 0L))
+              .setAllocatedSlots(slots.getOrDefault(w.id(), 0)));
     }
     String appsAfter = request.getAppsAfter();
-    Iterable<AppId> apps = appsAfter.isEmpty() ? view.apps().keySet() : view.apps().tailMap(new AppId(appsAfter)).keySet();
+    Iterable<AppId> apps =
+        appsAfter.isEmpty()
+            ? view.apps().keySet()
+            : view.apps().tailMap(new AppId(appsAfter)).keySet();
     for (AppId app : apps) {
       if (app.value().equals(appsAfter)) {
         continue; // the cursor itself: exclusive
@@ -388,9 +435,12 @@ public final class ProtoMapper {
       }
       b.addApps(app.value());
     }
-    ShuffleId shufflesAfter = request.hasShufflesAfter() ? IdMapper.shuffleId(request.getShufflesAfter()) : null;
-    Iterable<ShuffleId> shuffles = shufflesAfter == null ? view.shuffles().keySet()
-        : view.shuffles().tailMap(shufflesAfter).keySet();
+    ShuffleId shufflesAfter =
+        request.hasShufflesAfter() ? IdMapper.shuffleId(request.getShufflesAfter()) : null;
+    Iterable<ShuffleId> shuffles =
+        shufflesAfter == null
+            ? view.shuffles().keySet()
+            : view.shuffles().tailMap(shufflesAfter).keySet();
     for (ShuffleId shuffle : shuffles) {
       if (shuffle.equals(shufflesAfter)) {
         continue;

@@ -37,7 +37,8 @@ public final class PlacementPolicy {
    * @param diskLoads a worker's latest disk loads by disk index (empty before its first heartbeat
    *     that reports them)
    */
-  public PlacementPolicy(SlotPlacement placement, Function<WorkerId, Map<Integer, DiskLoad>> diskLoads) {
+  public PlacementPolicy(
+      SlotPlacement placement, Function<WorkerId, Map<Integer, DiskLoad>> diskLoads) {
     this.placement = requireNonNull(placement, "placement is null");
     this.diskLoads = requireNonNull(diskLoads, "diskLoads is null");
   }
@@ -50,14 +51,18 @@ public final class PlacementPolicy {
    * @param avoided ids of workers the request gets only if the others cannot take it
    * @throws FaroException NO_AVAILABLE_WORKERS when no worker may take the request
    */
-  public List<PartitionLocation> place(PlacementRequest request, List<RegisteredWorker> alive,
-      Collection<String> excluded, Collection<String> avoided) {
+  public List<PartitionLocation> place(
+      PlacementRequest request,
+      List<RegisteredWorker> alive,
+      Collection<String> excluded,
+      Collection<String> avoided) {
     Set<String> excludedIds = new HashSet<>(excluded);
-    List<WorkerCandidate> candidates = alive.stream()
-        .filter(RegisteredWorker::takesSlots)
-        .filter(w -> !excludedIds.contains(w.id().value()))
-        .map(w -> new WorkerCandidate(w.id(), w.endpoint(), w.disks(), diskLoads.apply(w.id())))
-        .toList();
+    List<WorkerCandidate> candidates =
+        alive.stream()
+            .filter(RegisteredWorker::takesSlots)
+            .filter(w -> !excludedIds.contains(w.id().value()))
+            .map(w -> new WorkerCandidate(w.id(), w.endpoint(), w.disks(), diskLoads.apply(w.id())))
+            .toList();
     Set<String> avoidedIds = new HashSet<>(avoided);
     List<WorkerCandidate> preferred =
         candidates.stream().filter(c -> !avoidedIds.contains(c.id().value())).toList();

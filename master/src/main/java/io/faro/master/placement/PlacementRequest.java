@@ -10,8 +10,11 @@ import java.util.List;
 import java.util.Set;
 import java.util.stream.IntStream;
 
-/** Partitions of one shuffle that need a location, all under one epoch, with or without replicas. */
-public record PlacementRequest(ShuffleId shuffle, List<Integer> partitions, int epoch, boolean replicate) {
+/**
+ * Partitions of one shuffle that need a location, all under one epoch, with or without replicas.
+ */
+public record PlacementRequest(
+    ShuffleId shuffle, List<Integer> partitions, int epoch, boolean replicate) {
   public PlacementRequest {
     requireNonNull(shuffle, "shuffle is null");
     partitions = List.copyOf(partitions);
@@ -31,14 +34,22 @@ public record PlacementRequest(ShuffleId shuffle, List<Integer> partitions, int 
    * @throws FaroException INVALID_REQUEST for a shuffle without partitions, or ids that are not
    *     distinct partitions of it
    */
-  public static List<Integer> partitionsToPlace(ShuffleId shuffle, int numPartitions, List<Integer> ids) {
+  public static List<Integer> partitionsToPlace(
+      ShuffleId shuffle, int numPartitions, List<Integer> ids) {
     if (numPartitions <= 0) {
-      throw new FaroException(ErrorCode.INVALID_REQUEST, "num_partitions of shuffle " + shuffle
-          + " must be positive, got " + numPartitions);
+      throw new FaroException(
+          ErrorCode.INVALID_REQUEST,
+          "num_partitions of shuffle " + shuffle + " must be positive, got " + numPartitions);
     }
     if (ids.size() > numPartitions) {
-      throw new FaroException(ErrorCode.INVALID_REQUEST, "slot request for shuffle " + shuffle + " lists "
-          + ids.size() + " partition ids but the shuffle has " + numPartitions);
+      throw new FaroException(
+          ErrorCode.INVALID_REQUEST,
+          "slot request for shuffle "
+              + shuffle
+              + " lists "
+              + ids.size()
+              + " partition ids but the shuffle has "
+              + numPartitions);
     }
     if (ids.isEmpty()) {
       return IntStream.range(0, numPartitions).boxed().toList();
@@ -46,8 +57,14 @@ public record PlacementRequest(ShuffleId shuffle, List<Integer> partitions, int 
     Set<Integer> seen = new HashSet<>();
     for (int id : ids) {
       if (id < 0 || id >= numPartitions || !seen.add(id)) {
-        throw new FaroException(ErrorCode.INVALID_REQUEST, "bad partition id " + id + " for shuffle "
-            + shuffle + ": ids must be distinct and in 0.." + (numPartitions - 1));
+        throw new FaroException(
+            ErrorCode.INVALID_REQUEST,
+            "bad partition id "
+                + id
+                + " for shuffle "
+                + shuffle
+                + ": ids must be distinct and in 0.."
+                + (numPartitions - 1));
       }
     }
     return List.copyOf(ids);

@@ -16,12 +16,11 @@ import java.util.concurrent.atomic.AtomicLong;
  * must not open a connection from every map task to every worker).
  *
  * <p>With replication, each worker's replicas go to the next chosen worker on another host (the
- * next chosen worker when every worker shares one host), so that one primary forwards to one
- * peer and losing one machine never loses both copies.
+ * next chosen worker when every worker shares one host), so that one primary forwards to one peer
+ * and losing one machine never loses both copies.
  *
- * <p>A cursor shared by all requests rotates the first worker and disk, so that many small
- * requests (single-partition revives, tiny shuffles) do not all land on the first worker.
- * Thread-safe.
+ * <p>A cursor shared by all requests rotates the first worker and disk, so that many small requests
+ * (single-partition revives, tiny shuffles) do not all land on the first worker. Thread-safe.
  */
 public final class RoundRobinPlacement implements SlotPlacement {
   private final int maxWorkersPerShuffle;
@@ -29,7 +28,8 @@ public final class RoundRobinPlacement implements SlotPlacement {
 
   public RoundRobinPlacement(int maxWorkersPerShuffle) {
     if (maxWorkersPerShuffle <= 0) {
-      throw new IllegalArgumentException("maxWorkersPerShuffle must be positive: " + maxWorkersPerShuffle);
+      throw new IllegalArgumentException(
+          "maxWorkersPerShuffle must be positive: " + maxWorkersPerShuffle);
     }
     this.maxWorkersPerShuffle = maxWorkersPerShuffle;
   }
@@ -39,14 +39,24 @@ public final class RoundRobinPlacement implements SlotPlacement {
     List<WorkerCandidate> usable =
         candidates.stream().filter(c -> !c.usableDisks().isEmpty()).toList();
     if (usable.isEmpty()) {
-      throw new FaroException(ErrorCode.NO_AVAILABLE_WORKERS, "no available workers for shuffle "
-          + request.shuffle() + ": " + candidates.size() + " alive workers, none with a healthy "
-          + "disk; start workers or wait until they register (retry later)");
+      throw new FaroException(
+          ErrorCode.NO_AVAILABLE_WORKERS,
+          "no available workers for shuffle "
+              + request.shuffle()
+              + ": "
+              + candidates.size()
+              + " alive workers, none with a healthy "
+              + "disk; start workers or wait until they register (retry later)");
     }
     if (request.replicate() && usable.size() < 2) {
-      throw new FaroException(ErrorCode.NO_AVAILABLE_WORKERS, "cannot place shuffle " + request.shuffle()
-          + " with replication (faro.client.push.replicate.enabled): it needs two workers with a "
-          + "healthy disk, " + usable.size() + " available; start workers or wait until they register");
+      throw new FaroException(
+          ErrorCode.NO_AVAILABLE_WORKERS,
+          "cannot place shuffle "
+              + request.shuffle()
+              + " with replication (faro.client.push.replicate.enabled): it needs two workers with a "
+              + "healthy disk, "
+              + usable.size()
+              + " available; start workers or wait until they register");
     }
     int workers = Math.min(maxWorkersPerShuffle, usable.size());
     if (request.replicate()) {
@@ -69,16 +79,31 @@ public final class RoundRobinPlacement implements SlotPlacement {
       int w = i % workers;
       WorkerCandidate worker = chosen.get(w);
       List<DiskSpec> workerDisks = disks.get(w);
-      DiskSpec disk = workerDisks.get((int) ((dealt[w]++ + (long) diskOffset) % workerDisks.size()));
-      PartitionLocation primary = new PartitionLocation(request.partitions().get(i), request.epoch(),
-          Role.PRIMARY, worker.id(), worker.endpoint(), disk.index());
+      DiskSpec disk =
+          workerDisks.get((int) ((dealt[w]++ + (long) diskOffset) % workerDisks.size()));
+      PartitionLocation primary =
+          new PartitionLocation(
+              request.partitions().get(i),
+              request.epoch(),
+              Role.PRIMARY,
+              worker.id(),
+              worker.endpoint(),
+              disk.index());
       if (request.replicate()) {
         int r = replicaOf(chosen, w);
         WorkerCandidate peer = chosen.get(r);
         List<DiskSpec> peerDisks = disks.get(r);
-        DiskSpec peerDisk = peerDisks.get((int) ((dealt[r]++ + (long) diskOffset) % peerDisks.size()));
-        primary = primary.withReplica(new PartitionLocation(primary.partition(), primary.epoch(),
-            Role.REPLICA, peer.id(), peer.endpoint(), peerDisk.index()));
+        DiskSpec peerDisk =
+            peerDisks.get((int) ((dealt[r]++ + (long) diskOffset) % peerDisks.size()));
+        primary =
+            primary.withReplica(
+                new PartitionLocation(
+                    primary.partition(),
+                    primary.epoch(),
+                    Role.REPLICA,
+                    peer.id(),
+                    peer.endpoint(),
+                    peerDisk.index()));
       }
       locations.add(primary);
     }

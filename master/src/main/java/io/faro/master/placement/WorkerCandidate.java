@@ -13,7 +13,10 @@ import java.util.Map;
  * latest heartbeat (absent before the first heartbeat that reports the disk).
  */
 public record WorkerCandidate(
-    WorkerId id, WorkerEndpoint endpoint, List<DiskSpec> disks, Map<Integer, DiskLoad> latestLoads) {
+    WorkerId id,
+    WorkerEndpoint endpoint,
+    List<DiskSpec> disks,
+    Map<Integer, DiskLoad> latestLoads) {
   public WorkerCandidate {
     requireNonNull(id, "id is null");
     requireNonNull(endpoint, "endpoint is null");
@@ -22,15 +25,16 @@ public record WorkerCandidate(
   }
 
   /**
-   * Disks that may take new partitions, in declared order: a disk counts as usable until its
-   * worker reports it otherwise.
+   * Disks that may take new partitions, in declared order: a disk counts as usable until its worker
+   * reports it otherwise.
    */
   public List<DiskSpec> usableDisks() {
     return disks.stream()
-        .filter(d -> {
-          DiskLoad load = latestLoads.get(d.index());
-          return load == null || load.status() == DiskStatus.HEALTHY;
-        })
+        .filter(
+            d -> {
+              DiskLoad load = latestLoads.get(d.index());
+              return load == null || load.status() == DiskStatus.HEALTHY;
+            })
         .toList();
   }
 }

@@ -44,16 +44,16 @@ import org.slf4j.LoggerFactory;
  *       the command and answers a {@code MasterCommandResult}. It is deterministic; a refused
  *       command is a result, never a failure of the state machine.
  *   <li>{@link #query} serves linearizable reads through Ratis as a barrier: a {@code
- *       ClusterStatusRequest} is answered with the index of the last applied entry only; the
- *       caller then reads what it needs from the local state under the read lock.
+ *       ClusterStatusRequest} is answered with the index of the last applied entry only; the caller
+ *       then reads what it needs from the local state under the read lock.
  *   <li>{@link #takeSnapshot} writes the state to a file named by term and index, with an MD5
  *       checksum (see {@link SnapshotFiles}); Ratis then purges the log behind it. Loading checks
  *       the checksum.
  * </ul>
  *
- * <p>Thread-safety: the state is written only on the Ratis apply thread (apply, and snapshot
- * loads while apply is paused), always under {@code lock}'s write lock; readers on other threads
- * ({@link #read}, {@link #query}) take the read lock, so they see whole commands only.
+ * <p>Thread-safety: the state is written only on the Ratis apply thread (apply, and snapshot loads
+ * while apply is paused), always under {@code lock}'s write lock; readers on other threads ({@link
+ * #read}, {@link #query}) take the read lock, so they see whole commands only.
  */
 public final class MasterStateMachine extends BaseStateMachine {
   private static final Logger LOG = LoggerFactory.getLogger(MasterStateMachine.class);
@@ -84,9 +84,9 @@ public final class MasterStateMachine extends BaseStateMachine {
   }
 
   /**
-   * Ratis pauses the state machine before it installs a snapshot sent by the leader (this
-   * master fell behind a purged log, or its storage was wiped), and checks that it is paused
-   * before it calls {@link #reinitialize}. Nothing is applied meanwhile.
+   * Ratis pauses the state machine before it installs a snapshot sent by the leader (this master
+   * fell behind a purged log, or its storage was wiped), and checks that it is paused before it
+   * calls {@link #reinitialize}. Nothing is applied meanwhile.
    */
   @Override
   public void pause() {
@@ -140,16 +140,20 @@ public final class MasterStateMachine extends BaseStateMachine {
   @Override
   public TransactionContext startTransaction(RaftClientRequest request) throws IOException {
     ByteString data = request.getMessage().getContent();
-    TransactionContext context = TransactionContext.newBuilder()
-        .setStateMachine(this)
-        .setClientRequest(request)
-        .setLogData(data)
-        .build();
+    TransactionContext context =
+        TransactionContext.newBuilder()
+            .setStateMachine(this)
+            .setClientRequest(request)
+            .setLogData(data)
+            .build();
     try {
       ProtoMapper.fromProto(MasterCommand.parseFrom(data.asReadOnlyByteBuffer()));
     } catch (IOException | RuntimeException e) {
-      context.setException(new FaroException(ErrorCode.INVALID_REQUEST,
-          "refused to log a malformed master command: " + e.getMessage(), e));
+      context.setException(
+          new FaroException(
+              ErrorCode.INVALID_REQUEST,
+              "refused to log a malformed master command: " + e.getMessage(),
+              e));
     }
     return context;
   }
@@ -167,7 +171,8 @@ public final class MasterStateMachine extends BaseStateMachine {
       lock.writeLock().unlock();
     }
     byte[] answer = ProtoMapper.toProto(result).toByteArray();
-    return CompletableFuture.completedFuture(Message.valueOf(UnsafeByteOperations.unsafeWrap(answer)));
+    return CompletableFuture.completedFuture(
+        Message.valueOf(UnsafeByteOperations.unsafeWrap(answer)));
   }
 
   private ApplyResult apply(ByteString data, LogEntryProto entry) {
@@ -178,7 +183,8 @@ public final class MasterStateMachine extends BaseStateMachine {
       // startTransaction keeps such entries out of the log; if one is there anyway, every
       // master refuses it the same way rather than stopping the group.
       LOG.error("Skipping malformed master command at log index {}", entry.getIndex(), e);
-      return new ApplyResult.Rejected(ErrorCode.INTERNAL,
+      return new ApplyResult.Rejected(
+          ErrorCode.INTERNAL,
           "malformed master command at log index " + entry.getIndex() + ": " + e.getMessage());
     }
     return state.apply(command);
@@ -189,21 +195,25 @@ public final class MasterStateMachine extends BaseStateMachine {
     try {
       ClusterStatusRequest.parseFrom(request.getContent().asReadOnlyByteBuffer());
     } catch (IOException e) {
-      return CompletableFuture.failedFuture(new FaroException(ErrorCode.INVALID_REQUEST,
-          "master state query is not a ClusterStatusRequest: " + e.getMessage(), e));
+      return CompletableFuture.failedFuture(
+          new FaroException(
+              ErrorCode.INVALID_REQUEST,
+              "master state query is not a ClusterStatusRequest: " + e.getMessage(),
+              e));
     }
     // A read barrier: the answer is only the applied index (8 bytes). The caller then reads what
     // it needs from the local state, which is at least this fresh; serializing the whole state
     // per query once made a burst of status requests cost a master 1.3 GB.
     long applied = getLastAppliedTermIndex().getIndex();
     byte[] answer = java.nio.ByteBuffer.allocate(Long.BYTES).putLong(applied).array();
-    return CompletableFuture.completedFuture(Message.valueOf(UnsafeByteOperations.unsafeWrap(answer)));
+    return CompletableFuture.completedFuture(
+        Message.valueOf(UnsafeByteOperations.unsafeWrap(answer)));
   }
 
   /**
-   * Reads the state on the caller's thread under the read lock. Used by the leader for hot,
-   * local reads (heartbeats, placement) that should not go through the Raft request path;
-   * {@code reader} must be quick and must not keep the {@link StateReader}.
+   * Reads the state on the caller's thread under the read lock. Used by the leader for hot, local
+   * reads (heartbeats, placement) that should not go through the Raft request path; {@code reader}
+   * must be quick and must not keep the {@link StateReader}.
    */
   public <T> T read(Function<StateReader, T> reader) {
     lock.readLock().lock();
@@ -249,7 +259,12 @@ public final class MasterStateMachine extends BaseStateMachine {
     } finally {
       lock.writeLock().unlock();
     }
-    LOG.info("{}: loaded snapshot {}: {} workers, {} apps, {} shuffles", getId(),
-        latest.getTermIndex(), view.workers().size(), view.apps().size(), view.shuffles().size());
+    LOG.info(
+        "{}: loaded snapshot {}: {} workers, {} apps, {} shuffles",
+        getId(),
+        latest.getTermIndex(),
+        view.workers().size(),
+        view.apps().size(),
+        view.shuffles().size());
   }
 }

@@ -14,7 +14,9 @@ public final class NotLeaderException extends FaroException {
 
   private final String leaderHint;
 
-  /** @param leaderHint the leader's RPC {@code host:port}, or empty when unknown */
+  /**
+   * @param leaderHint the leader's RPC {@code host:port}, or empty when unknown
+   */
   public NotLeaderException(String message, String leaderHint) {
     super(ErrorCode.NOT_LEADER, message);
     this.leaderHint = requireNonNull(leaderHint, "leaderHint is null");

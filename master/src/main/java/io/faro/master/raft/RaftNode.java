@@ -9,7 +9,6 @@ import io.faro.common.network.HostPort;
 import io.faro.master.MasterServerConfig;
 import io.faro.master.mapping.ProtoMapper;
 import io.faro.master.state.ApplyResult;
-import io.faro.master.state.MasterStateView;
 import io.faro.master.state.StampedCommand;
 import io.faro.master.state.StateReader;
 import io.faro.proto.ClusterStatusRequest;
@@ -54,8 +53,8 @@ import org.slf4j.LoggerFactory;
 /**
  * This master's member of the Raft group: starts the Ratis server on the configured peers and
  * storage, submits commands to the local server (no network client: a non-leader refuses with
- * {@link NotLeaderException}, which carries the leader's RPC address), reads the state, and
- * tells whether this master leads. One master and three masters run this same code.
+ * {@link NotLeaderException}, which carries the leader's RPC address), reads the state, and tells
+ * whether this master leads. One master and three masters run this same code.
  *
  * <p>Thread-safe. Futures complete on Ratis threads; callers must not block in their callbacks.
  */
@@ -74,7 +73,9 @@ public final class RaftNode implements AutoCloseable {
   private volatile RaftServer.Division division;
   private volatile int rpcPort;
 
-  /** @param config the master's settings, with its own Raft port already resolved (not 0) */
+  /**
+   * @param config the master's settings, with its own Raft port already resolved (not 0)
+   */
   public RaftNode(MasterServerConfig config) {
     this.config = requireNonNull(config, "config is null");
   }
@@ -86,32 +87,47 @@ public final class RaftNode implements AutoCloseable {
    */
   public void start(int boundRpcPort) throws IOException {
     this.rpcPort = boundRpcPort;
-    RaftGroup group = RaftGroup.valueOf(GROUP_ID, config.peers().stream()
-        .map(p -> RaftPeer.newBuilder().setId(p.id()).setAddress(p.raftAddress().toString()).build())
-        .toList());
+    RaftGroup group =
+        RaftGroup.valueOf(
+            GROUP_ID,
+            config.peers().stream()
+                .map(
+                    p ->
+                        RaftPeer.newBuilder()
+                            .setId(p.id())
+                            .setAddress(p.raftAddress().toString())
+                            .build())
+                .toList());
     boolean existing = Files.isDirectory(config.ratisDir().resolve(GROUP_ID.getUuid().toString()));
-    RaftServer built = RaftServer.newBuilder()
-        .setServerId(RaftPeerId.valueOf(config.masterId()))
-        .setGroup(group)
-        .setStateMachine(stateMachine)
-        .setProperties(RaftSettings.properties(config))
-        .setOption(existing ? RaftStorage.StartupOption.RECOVER : RaftStorage.StartupOption.FORMAT)
-        .build();
+    RaftServer built =
+        RaftServer.newBuilder()
+            .setServerId(RaftPeerId.valueOf(config.masterId()))
+            .setGroup(group)
+            .setStateMachine(stateMachine)
+            .setProperties(RaftSettings.properties(config))
+            .setOption(
+                existing ? RaftStorage.StartupOption.RECOVER : RaftStorage.StartupOption.FORMAT)
+            .build();
     // Kept before start, so that close() also stops a server whose start failed half-way.
     this.server = built;
     built.start();
     this.division = built.getDivision(GROUP_ID);
-    LOG.info("Master {} started Raft on port {} ({} storage in {}), group {}", config.masterId(),
-        raftPort(), existing ? "recovered" : "new", config.ratisDir(), config.peers());
+    LOG.info(
+        "Master {} started Raft on port {} ({} storage in {}), group {}",
+        config.masterId(),
+        raftPort(),
+        existing ? "recovered" : "new",
+        config.ratisDir(),
+        config.peers());
   }
 
   /**
-   * Waits until this master is a ready leader, or, in a group of several masters, until any
-   * master leads. Returns whether that happened within {@code timeout}.
+   * Waits until this master is a ready leader, or, in a group of several masters, until any master
+   * leads. Returns whether that happened within {@code timeout}.
    */
   public boolean awaitLeader(Duration timeout) {
-    CompletableFuture<Void> signal = config.peers().size() == 1
-        ? stateMachine.leaderReady() : stateMachine.leaderKnown();
+    CompletableFuture<Void> signal =
+        config.peers().size() == 1 ? stateMachine.leaderReady() : stateMachine.leaderKnown();
     try {
       signal.get(timeout.toMillis(), TimeUnit.MILLISECONDS);
       return true;
@@ -162,9 +178,16 @@ public final class RaftNode implements AutoCloseable {
   public NotLeaderException notLeader(String what) {
     String leader = leaderId();
     String hint = hintFor(leader);
-    return new NotLeaderException("master " + config.masterId() + " cannot serve " + what
-        + ": it is not the ready leader" + (leader.isEmpty() ? " (no leader elected yet)"
-        : " (leader: " + leader + (hint.isEmpty() ? "" : " at " + hint) + ")"), hint);
+    return new NotLeaderException(
+        "master "
+            + config.masterId()
+            + " cannot serve "
+            + what
+            + ": it is not the ready leader"
+            + (leader.isEmpty()
+                ? " (no leader elected yet)"
+                : " (leader: " + leader + (hint.isEmpty() ? "" : " at " + hint) + ")"),
+        hint);
   }
 
   private String hintFor(String leaderId) {
@@ -192,8 +215,15 @@ public final class RaftNode implements AutoCloseable {
    *
    * @param role leader, follower, candidate, listener, or stopped
    */
-  public record NodeStatus(String role, long term, long appliedIndex, long commitIndex, String leaderId,
-      boolean leaderReady, long snapshotIndex, long logStartIndex) {}
+  public record NodeStatus(
+      String role,
+      long term,
+      long appliedIndex,
+      long commitIndex,
+      String leaderId,
+      boolean leaderReady,
+      long snapshotIndex,
+      long logStartIndex) {}
 
   public NodeStatus status() {
     RaftServer.Division d = division;
@@ -224,13 +254,14 @@ public final class RaftNode implements AutoCloseable {
 
   /**
    * Asks this master, which must be the leader, to hand leadership to {@code to}; completes when
-   * {@code to} leads. Fails with NOT_LEADER on a follower, INVALID_REQUEST for an id that is not
-   * in the group, TIMEOUT when the transfer did not finish within {@code timeout}.
+   * {@code to} leads. Fails with NOT_LEADER on a follower, INVALID_REQUEST for an id that is not in
+   * the group, TIMEOUT when the transfer did not finish within {@code timeout}.
    */
   public CompletableFuture<Void> transferLeadership(String to, Duration timeout) {
     if (config.peers().stream().noneMatch(p -> p.id().equals(to))) {
-      return CompletableFuture.failedFuture(new FaroException(ErrorCode.INVALID_REQUEST,
-          "no master " + to + " in the group " + peers()));
+      return CompletableFuture.failedFuture(
+          new FaroException(
+              ErrorCode.INVALID_REQUEST, "no master " + to + " in the group " + peers()));
     }
     RaftServer s = server;
     if (s == null || division == null || !isLeaderReady()) {
@@ -239,25 +270,42 @@ public final class RaftNode implements AutoCloseable {
     if (to.equals(config.masterId())) {
       return CompletableFuture.completedFuture(null);
     }
-    TransferLeadershipRequest request = new TransferLeadershipRequest(clientId, s.getId(), GROUP_ID,
-        callIds.incrementAndGet(), RaftPeerId.valueOf(to), timeout.toMillis());
+    TransferLeadershipRequest request =
+        new TransferLeadershipRequest(
+            clientId,
+            s.getId(),
+            GROUP_ID,
+            callIds.incrementAndGet(),
+            RaftPeerId.valueOf(to),
+            timeout.toMillis());
     CompletableFuture<RaftClientReply> reply;
     try {
       reply = s.transferLeadershipAsync(request);
     } catch (IOException e) {
       return CompletableFuture.failedFuture(failure(e, "a leader transfer"));
     }
-    return reply.handle((r, error) -> {
-      Throwable cause = error != null ? Futures.unwrap(error) : r.isSuccess() ? null : r.getException();
-      if (cause == null) {
-        return null;
-      }
-      if (cause instanceof org.apache.ratis.protocol.exceptions.TransferLeadershipException) {
-        throw new FaroException(ErrorCode.TIMEOUT, "leadership did not move from " + config.masterId()
-            + " to " + to + " within " + timeout.toMillis() + "ms: " + cause.getMessage(), cause);
-      }
-      throw failure(cause, "a leader transfer");
-    });
+    return reply.handle(
+        (r, error) -> {
+          Throwable cause =
+              error != null ? Futures.unwrap(error) : r.isSuccess() ? null : r.getException();
+          if (cause == null) {
+            return null;
+          }
+          if (cause instanceof org.apache.ratis.protocol.exceptions.TransferLeadershipException) {
+            throw new FaroException(
+                ErrorCode.TIMEOUT,
+                "leadership did not move from "
+                    + config.masterId()
+                    + " to "
+                    + to
+                    + " within "
+                    + timeout.toMillis()
+                    + "ms: "
+                    + cause.getMessage(),
+                cause);
+          }
+          throw failure(cause, "a leader transfer");
+        });
   }
 
   /** Reads the local state under the state machine's read lock (see MasterStateMachine#read). */
@@ -273,9 +321,9 @@ public final class RaftNode implements AutoCloseable {
   }
 
   /**
-   * A linearizable read barrier (served by the leader only, through Raft): completes with the
-   * index applied here once this master's state holds every entry committed before the call. Read
-   * the state with {@link #read} after it; nothing of the state travels through Raft.
+   * A linearizable read barrier (served by the leader only, through Raft): completes with the index
+   * applied here once this master's state holds every entry committed before the call. Read the
+   * state with {@link #read} after it; nothing of the state travels through Raft.
    */
   public CompletableFuture<Long> readBarrier() {
     byte[] data = ClusterStatusRequest.getDefaultInstance().toByteArray();
@@ -283,19 +331,21 @@ public final class RaftNode implements AutoCloseable {
         .thenApply(reply -> reply.getMessage().getContent().asReadOnlyByteBuffer().getLong());
   }
 
-  private CompletableFuture<RaftClientReply> send(byte[] data, RaftClientRequest.Type type, String what) {
+  private CompletableFuture<RaftClientReply> send(
+      byte[] data, RaftClientRequest.Type type, String what) {
     RaftServer s = server;
     if (s == null || division == null) {
       return CompletableFuture.failedFuture(notLeader(what));
     }
-    RaftClientRequest request = RaftClientRequest.newBuilder()
-        .setClientId(clientId)
-        .setServerId(s.getId())
-        .setGroupId(GROUP_ID)
-        .setCallId(callIds.incrementAndGet())
-        .setMessage(Message.valueOf(UnsafeByteOperations.unsafeWrap(data)))
-        .setType(type)
-        .build();
+    RaftClientRequest request =
+        RaftClientRequest.newBuilder()
+            .setClientId(clientId)
+            .setServerId(s.getId())
+            .setGroupId(GROUP_ID)
+            .setCallId(callIds.incrementAndGet())
+            .setMessage(Message.valueOf(UnsafeByteOperations.unsafeWrap(data)))
+            .setType(type)
+            .build();
     CompletableFuture<RaftClientReply> reply;
     try {
       reply = s.submitClientRequestAsync(request);
@@ -305,18 +355,26 @@ public final class RaftNode implements AutoCloseable {
     Duration timeout = config.network().requestTimeout();
     return reply
         .orTimeout(timeout.toMillis(), TimeUnit.MILLISECONDS)
-        .handle((r, error) -> {
-          if (error != null) {
-            Throwable cause = Futures.unwrap(error);
-            throw failure(cause instanceof TimeoutException
-                ? new FaroException(ErrorCode.TIMEOUT, what + " was not applied within "
-                    + timeout.toMillis() + "ms (faro.network.request.timeout)") : cause, what);
-          }
-          if (!r.isSuccess()) {
-            throw failure(r.getException(), what);
-          }
-          return r;
-        });
+        .handle(
+            (r, error) -> {
+              if (error != null) {
+                Throwable cause = Futures.unwrap(error);
+                throw failure(
+                    cause instanceof TimeoutException
+                        ? new FaroException(
+                            ErrorCode.TIMEOUT,
+                            what
+                                + " was not applied within "
+                                + timeout.toMillis()
+                                + "ms (faro.network.request.timeout)")
+                        : cause,
+                    what);
+              }
+              if (!r.isSuccess()) {
+                throw failure(r.getException(), what);
+              }
+              return r;
+            });
   }
 
   private FaroException failure(Throwable error, String what) {
@@ -332,14 +390,16 @@ public final class RaftNode implements AutoCloseable {
       return notLeader(what);
     }
     if (error instanceof AlreadyClosedException) {
-      return new FaroException(ErrorCode.SHUTTING_DOWN,
-          "master " + config.masterId() + " is shutting down; cannot serve " + what, error);
+      return new FaroException(
+          ErrorCode.SHUTTING_DOWN,
+          "master " + config.masterId() + " is shutting down; cannot serve " + what,
+          error);
     }
     if (error instanceof RaftException && error.getCause() instanceof FaroException fe) {
       return fe;
     }
-    return new FaroException(ErrorCode.INTERNAL, what + " failed on master "
-        + config.masterId() + ": " + error, error);
+    return new FaroException(
+        ErrorCode.INTERNAL, what + " failed on master " + config.masterId() + ": " + error, error);
   }
 
   private static MasterCommandResult parseResult(RaftClientReply reply) {

@@ -6,11 +6,11 @@ import io.faro.common.network.HostPort;
 import java.util.Optional;
 
 /**
- * One master of the Raft group, as written in {@code faro.master.raft.peers}:
- * {@code id@host:raftPort} or {@code id@host:raftPort/rpcPort}.
+ * One master of the Raft group, as written in {@code faro.master.raft.peers}: {@code
+ * id@host:raftPort} or {@code id@host:raftPort/rpcPort}.
  *
- * <p>The Raft address is where the other masters replicate the log to. The RPC port is only used
- * to tell clients where the leader is ("not leader, try host:rpcPort"); when it is left out, every
+ * <p>The Raft address is where the other masters replicate the log to. The RPC port is only used to
+ * tell clients where the leader is ("not leader, try host:rpcPort"); when it is left out, every
  * master is assumed to serve RPCs on the same {@code faro.master.port}, which is the usual layout
  * of one master per host.
  *
@@ -32,8 +32,7 @@ public record RaftPeerSpec(String id, HostPort raftAddress, int rpcPort) {
   public static RaftPeerSpec parse(String text) {
     int at = text.indexOf('@');
     if (at <= 0) {
-      throw new IllegalArgumentException(
-          "expected id@host:raftPort[/rpcPort], got '" + text + "'");
+      throw new IllegalArgumentException("expected id@host:raftPort[/rpcPort], got '" + text + "'");
     }
     String id = text.substring(0, at).trim();
     String address = text.substring(at + 1).trim();

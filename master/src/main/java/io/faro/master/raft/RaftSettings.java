@@ -14,10 +14,11 @@ import org.apache.ratis.util.TimeDuration;
 /** Translates the master's config into Ratis properties; the one place Ratis is tuned. */
 final class RaftSettings {
   /**
-   * Snapshots kept on disk. Recovery needs only the newest (the log behind it is purged); the
-   * one before stays for an operator investigating a snapshot that fails its checksum.
+   * Snapshots kept on disk. Recovery needs only the newest (the log behind it is purged); the one
+   * before stays for an operator investigating a snapshot that fails its checksum.
    */
   private static final int SNAPSHOTS_RETAINED = 2;
+
   private static final long PREALLOCATED_SEGMENT_BYTES = 4L << 20;
 
   private RaftSettings() {}
@@ -32,12 +33,16 @@ final class RaftSettings {
     GrpcConfigKeys.Server.setPort(properties, config.raftPort());
 
     long election = config.electionTimeout().toMillis();
-    RaftServerConfigKeys.Rpc.setTimeoutMin(properties, TimeDuration.valueOf(election, TimeUnit.MILLISECONDS));
-    RaftServerConfigKeys.Rpc.setTimeoutMax(properties, TimeDuration.valueOf(2 * election, TimeUnit.MILLISECONDS));
+    RaftServerConfigKeys.Rpc.setTimeoutMin(
+        properties, TimeDuration.valueOf(election, TimeUnit.MILLISECONDS));
+    RaftServerConfigKeys.Rpc.setTimeoutMax(
+        properties, TimeDuration.valueOf(2 * election, TimeUnit.MILLISECONDS));
     // The first election after start need not wait: no leader can exist yet to be disturbed.
     long first = Math.min(150, election);
-    RaftServerConfigKeys.Rpc.setFirstElectionTimeoutMin(properties, TimeDuration.valueOf(first, TimeUnit.MILLISECONDS));
-    RaftServerConfigKeys.Rpc.setFirstElectionTimeoutMax(properties, TimeDuration.valueOf(2 * first, TimeUnit.MILLISECONDS));
+    RaftServerConfigKeys.Rpc.setFirstElectionTimeoutMin(
+        properties, TimeDuration.valueOf(first, TimeUnit.MILLISECONDS));
+    RaftServerConfigKeys.Rpc.setFirstElectionTimeoutMax(
+        properties, TimeDuration.valueOf(2 * first, TimeUnit.MILLISECONDS));
 
     long threshold = config.snapshotThreshold();
     RaftServerConfigKeys.Snapshot.setAutoTriggerEnabled(properties, true);

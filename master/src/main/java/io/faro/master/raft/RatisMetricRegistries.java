@@ -26,9 +26,9 @@ import org.apache.ratis.util.TimeDuration;
  *
  * <p>Ratis requires one implementation of its {@link MetricRegistries} SPI on the class path and
  * creates it once per JVM through {@code ServiceLoader} (registered in
- * META-INF/services/org.apache.ratis.metrics.MetricRegistries). This is the one JVM-wide object
- * of the master, imposed by Ratis; it is safe with several masters in one JVM because Ratis names
- * each registry after the Raft member (its prefix). Thread-safe.
+ * META-INF/services/org.apache.ratis.metrics.MetricRegistries). This is the one JVM-wide object of
+ * the master, imposed by Ratis; it is safe with several masters in one JVM because Ratis names each
+ * registry after the Raft member (its prefix). Thread-safe.
  */
 public final class RatisMetricRegistries extends MetricRegistries {
   private final Map<MetricRegistryInfo, Registry> registries = new ConcurrentHashMap<>();
@@ -45,11 +45,13 @@ public final class RatisMetricRegistries extends MetricRegistries {
 
   @Override
   public RatisMetricRegistry create(MetricRegistryInfo info) {
-    return registries.computeIfAbsent(info, i -> {
-      Registry registry = new Registry(i);
-      onAdd.forEach(listener -> listener.accept(registry));
-      return registry;
-    });
+    return registries.computeIfAbsent(
+        info,
+        i -> {
+          Registry registry = new Registry(i);
+          onAdd.forEach(listener -> listener.accept(registry));
+          return registry;
+        });
   }
 
   @Override
@@ -78,14 +80,16 @@ public final class RatisMetricRegistries extends MetricRegistries {
 
   @Override
   public void addReporterRegistration(
-      Consumer<RatisMetricRegistry> reporterRegistration, Consumer<RatisMetricRegistry> stopReporter) {
+      Consumer<RatisMetricRegistry> reporterRegistration,
+      Consumer<RatisMetricRegistry> stopReporter) {
     onAdd.add(reporterRegistration);
     onRemove.add(stopReporter);
   }
 
   @Override
   public void removeReporterRegistration(
-      Consumer<RatisMetricRegistry> reporterRegistration, Consumer<RatisMetricRegistry> stopReporter) {
+      Consumer<RatisMetricRegistry> reporterRegistration,
+      Consumer<RatisMetricRegistry> stopReporter) {
     onAdd.remove(reporterRegistration);
     onRemove.remove(stopReporter);
   }

@@ -25,18 +25,18 @@ import org.slf4j.LoggerFactory;
 /**
  * The master's snapshot files, in the state-machine directory of the Raft storage.
  *
- * <p>Format: one file {@code snapshot.<term>_<index>} holding one serialized {@code
- * MasterSnapshot} (whose own term and index repeat the name), and beside it {@code
- * snapshot.<term>_<index>.md5} with the file's MD5 (Ratis' {@code MD5FileUtil} format).
+ * <p>Format: one file {@code snapshot.<term>_<index>} holding one serialized {@code MasterSnapshot}
+ * (whose own term and index repeat the name), and beside it {@code snapshot.<term>_<index>.md5}
+ * with the file's MD5 (Ratis' {@code MD5FileUtil} format).
  *
- * <p>Writes are crash-safe: the data goes to {@code snapshot.<term>_<index>.tmp} and is synced,
- * the checksum file is written, and only then is the data renamed to its final name. So a file
- * with a final name is complete and has its checksum; a leftover {@code .tmp} is deleted on
- * start. A snapshot whose checksum is missing or wrong fails the load: the log behind it is
- * purged, so starting from an empty state would silently lose it.
+ * <p>Writes are crash-safe: the data goes to {@code snapshot.<term>_<index>.tmp} and is synced, the
+ * checksum file is written, and only then is the data renamed to its final name. So a file with a
+ * final name is complete and has its checksum; a leftover {@code .tmp} is deleted on start. A
+ * snapshot whose checksum is missing or wrong fails the load: the log behind it is purged, so
+ * starting from an empty state would silently lose it.
  *
- * <p>Used by the state machine on the Ratis apply thread (write) and during initialisation
- * (read); not shared otherwise.
+ * <p>Used by the state machine on the Ratis apply thread (write) and during initialisation (read);
+ * not shared otherwise.
  */
 final class SnapshotFiles {
   private static final Logger LOG = LoggerFactory.getLogger(SnapshotFiles.class);
@@ -61,8 +61,12 @@ final class SnapshotFiles {
   void write(MasterSnapshot snapshot, TermIndex applied) throws IOException {
     File target = storage.getSnapshotFile(applied.getTerm(), applied.getIndex());
     Path tmp = target.toPath().resolveSibling(target.getName() + TMP_SUFFIX);
-    try (FileChannel channel = FileChannel.open(tmp, StandardOpenOption.CREATE,
-        StandardOpenOption.WRITE, StandardOpenOption.TRUNCATE_EXISTING)) {
+    try (FileChannel channel =
+        FileChannel.open(
+            tmp,
+            StandardOpenOption.CREATE,
+            StandardOpenOption.WRITE,
+            StandardOpenOption.TRUNCATE_EXISTING)) {
       OutputStream out = Channels.newOutputStream(channel);
       snapshot.writeTo(out);
       out.flush();
@@ -71,7 +75,8 @@ final class SnapshotFiles {
     MD5Hash md5 = MD5FileUtil.computeMd5ForFile(tmp.toFile());
     MD5FileUtil.saveMD5File(target, md5);
     Files.move(tmp, target.toPath(), StandardCopyOption.ATOMIC_MOVE);
-    storage.updateLatestSnapshot(new SingleFileSnapshotInfo(new FileInfo(target.toPath(), md5), applied));
+    storage.updateLatestSnapshot(
+        new SingleFileSnapshotInfo(new FileInfo(target.toPath(), md5), applied));
     LOG.info("Wrote master snapshot {} ({} bytes)", target, Files.size(target.toPath()));
   }
 
@@ -80,14 +85,24 @@ final class SnapshotFiles {
     Path path = info.getFile().getPath();
     MD5Hash expected = info.getFile().getFileDigest();
     if (expected == null) {
-      throw new IOException("snapshot " + path + " has no checksum file "
-          + MD5FileUtil.getDigestFileForFile(path.toFile()) + "; refusing to load it");
+      throw new IOException(
+          "snapshot "
+              + path
+              + " has no checksum file "
+              + MD5FileUtil.getDigestFileForFile(path.toFile())
+              + "; refusing to load it");
     }
     // verifySavedMD5 only compares two stored digests; the data itself must be hashed again.
     MD5Hash actual = MD5FileUtil.computeMd5ForFile(path.toFile());
     if (!actual.equals(expected)) {
-      throw new IOException("snapshot " + path + " does not match its MD5 checksum (expected "
-          + expected + ", computed " + actual + "); refusing to load it");
+      throw new IOException(
+          "snapshot "
+              + path
+              + " does not match its MD5 checksum (expected "
+              + expected
+              + ", computed "
+              + actual
+              + "); refusing to load it");
     }
     MasterSnapshot snapshot;
     try (InputStream in = Files.newInputStream(path)) {
@@ -95,8 +110,14 @@ final class SnapshotFiles {
     }
     TermIndex named = SimpleStateMachineStorage.getTermIndexFromSnapshotFile(path.toFile());
     if (snapshot.getTerm() != named.getTerm() || snapshot.getIndex() != named.getIndex()) {
-      throw new IOException("snapshot " + path + " holds term " + snapshot.getTerm() + " index "
-          + snapshot.getIndex() + ", not what its name says");
+      throw new IOException(
+          "snapshot "
+              + path
+              + " holds term "
+              + snapshot.getTerm()
+              + " index "
+              + snapshot.getIndex()
+              + ", not what its name says");
     }
     return snapshot;
   }
@@ -105,7 +126,8 @@ final class SnapshotFiles {
     if (!Files.isDirectory(directory)) {
       return;
     }
-    try (DirectoryStream<Path> files = Files.newDirectoryStream(directory, "snapshot.*" + TMP_SUFFIX)) {
+    try (DirectoryStream<Path> files =
+        Files.newDirectoryStream(directory, "snapshot.*" + TMP_SUFFIX)) {
       for (Path file : files) {
         LOG.warn("Deleting unfinished snapshot {}", file);
         Files.deleteIfExists(file);

@@ -19,9 +19,9 @@ import org.slf4j.LoggerFactory;
 
 /**
  * The master's HTTP status page, for operators and load balancers: {@code /status} answers this
- * master's own view as JSON (the fields of {@code bin/faro admin masters --json}), {@code /}
- * the same as text. Served by the JDK's HTTP server on one daemon thread; reads only in-memory
- * state, so it answers even while the group has no leader.
+ * master's own view as JSON (the fields of {@code bin/faro admin masters --json}), {@code /} the
+ * same as text. Served by the JDK's HTTP server on one daemon thread; reads only in-memory state,
+ * so it answers even while the group has no leader.
  */
 final class MasterHttpServer implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(MasterHttpServer.class);
@@ -30,18 +30,26 @@ final class MasterHttpServer implements AutoCloseable {
   private final ExecutorService thread;
   private final Supplier<MasterStatusResponse> status;
 
-  MasterHttpServer(String bindHost, int port, String threadName, Supplier<MasterStatusResponse> status)
+  MasterHttpServer(
+      String bindHost, int port, String threadName, Supplier<MasterStatusResponse> status)
       throws IOException {
     this.status = requireNonNull(status, "status is null");
     this.server = HttpServer.create(new InetSocketAddress(bindHost, port), 16);
-    this.thread = Executors.newSingleThreadExecutor(r -> {
-      Thread t = new Thread(r, threadName);
-      t.setDaemon(true);
-      return t;
-    });
+    this.thread =
+        Executors.newSingleThreadExecutor(
+            r -> {
+              Thread t = new Thread(r, threadName);
+              t.setDaemon(true);
+              return t;
+            });
     server.setExecutor(thread);
-    server.createContext("/status", exchange -> answer(exchange, "application/json", Json.write(ProtoMapper.statusFields(status.get()))));
-    server.createContext("/", exchange -> answer(exchange, "text/plain; charset=utf-8", text(status.get())));
+    server.createContext(
+        "/status",
+        exchange ->
+            answer(
+                exchange, "application/json", Json.write(ProtoMapper.statusFields(status.get()))));
+    server.createContext(
+        "/", exchange -> answer(exchange, "text/plain; charset=utf-8", text(status.get())));
     server.start();
   }
 
@@ -51,19 +59,22 @@ final class MasterHttpServer implements AutoCloseable {
 
   private static String text(MasterStatusResponse s) {
     StringBuilder out = new StringBuilder("Faro master ").append(s.getMasterId()).append('\n');
-    ProtoMapper.statusFields(s).forEach((key, value) -> out.append(String.format("%-16s %s%n", key, value)));
+    ProtoMapper.statusFields(s)
+        .forEach((key, value) -> out.append(String.format("%-16s %s%n", key, value)));
     return out.toString();
   }
 
   private static void answer(HttpExchange exchange, String type, String body) throws IOException {
     try (exchange) {
-      if (!exchange.getRequestMethod().equals("GET") && !exchange.getRequestMethod().equals("HEAD")) {
+      if (!exchange.getRequestMethod().equals("GET")
+          && !exchange.getRequestMethod().equals("HEAD")) {
         exchange.sendResponseHeaders(405, -1);
         return;
       }
       byte[] bytes = body.getBytes(StandardCharsets.UTF_8);
       exchange.getResponseHeaders().set("Content-Type", type);
-      exchange.sendResponseHeaders(200, exchange.getRequestMethod().equals("HEAD") ? -1 : bytes.length);
+      exchange.sendResponseHeaders(
+          200, exchange.getRequestMethod().equals("HEAD") ? -1 : bytes.length);
       if (!exchange.getRequestMethod().equals("HEAD")) {
         try (OutputStream out = exchange.getResponseBody()) {
           out.write(bytes);

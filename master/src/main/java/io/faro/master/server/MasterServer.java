@@ -27,12 +27,12 @@ import org.slf4j.LoggerFactory;
 
 /**
  * The composition root of one master process: builds every part by constructor, starts them in
- * order and closes them in reverse. Holds no static state, so several masters (a whole Raft
- * group) can run in one JVM.
+ * order and closes them in reverse. Holds no static state, so several masters (a whole Raft group)
+ * can run in one JVM.
  *
  * <p>Threads, all named after the master id: the RPC server's event loops ({@code
- * faro-master-<id>-rpc-*}), one liveness thread ({@code faro-master-<id>-liveness}), and the
- * Ratis server's own threads.
+ * faro-master-<id>-rpc-*}), one liveness thread ({@code faro-master-<id>-liveness}), and the Ratis
+ * server's own threads.
  */
 public final class MasterServer implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(MasterServer.class);
@@ -58,8 +58,8 @@ public final class MasterServer implements AutoCloseable {
   }
 
   /**
-   * Binds the RPC server, starts Raft (recovering the state from the storage directory), waits
-   * at most {@code faro.master.leader.wait.timeout} for a leader, and starts the liveness checks.
+   * Binds the RPC server, starts Raft (recovering the state from the storage directory), waits at
+   * most {@code faro.master.leader.wait.timeout} for a leader, and starts the liveness checks.
    * Until this master leads, RPCs are answered NOT_LEADER.
    */
   public synchronized void start() {
@@ -68,46 +68,80 @@ public final class MasterServer implements AutoCloseable {
     }
     started = true;
     try {
-      MasterServerConfig resolved = config.withRaftPort(config.raftPort() != 0 ? config.raftPort() : freeRaftPort());
+      MasterServerConfig resolved =
+          config.withRaftPort(config.raftPort() != 0 ? config.raftPort() : freeRaftPort());
       raft = new RaftNode(resolved);
       PlacementPolicy placement =
-          new PlacementPolicy(new RoundRobinPlacement(config.maxWorkersPerShuffle()), loads::diskLoads);
-      MasterRequestHandler handler = new MasterRequestHandler(raft, loads, placement, clock,
-          new MasterRequestHandler.Limits(config.maxPartitionsPerShuffle(), config.maxApps()));
+          new PlacementPolicy(
+              new RoundRobinPlacement(config.maxWorkersPerShuffle()), loads::diskLoads);
+      MasterRequestHandler handler =
+          new MasterRequestHandler(
+              raft,
+              loads,
+              placement,
+              clock,
+              new MasterRequestHandler.Limits(config.maxPartitionsPerShuffle(), config.maxApps()));
       String name = "faro-master-" + config.masterId();
-      rpcServer = new TransportServer(name + "-rpc", config.bindHost(), config.rpcPort(),
-          MasterServerOptions.PORT.key(), config.network(), handler, null);
+      rpcServer =
+          new TransportServer(
+              name + "-rpc",
+              config.bindHost(),
+              config.rpcPort(),
+              MasterServerOptions.PORT.key(),
+              config.network(),
+              handler,
+              null);
       startRaft(resolved.raftPort());
       if (config.httpPort() >= 0) {
         startHttp(name + "-http", handler);
       }
       awaitLeader();
-      liveness = new LivenessMonitor(raft, loads, clock, config.workerTimeout(),
-          config.appTimeout(), name + "-liveness");
+      liveness =
+          new LivenessMonitor(
+              raft, loads, clock, config.workerTimeout(), config.appTimeout(), name + "-liveness");
       liveness.start();
-      LOG.info("Master {} serving RPCs on port {}, Raft on port {}, HTTP status on port {}, leader: {}",
-          config.masterId(), rpcPort(), raftPort(), httpPort(), raft.leaderId());
+      LOG.info(
+          "Master {} serving RPCs on port {}, Raft on port {}, HTTP status on port {}, leader: {}",
+          config.masterId(),
+          rpcPort(),
+          raftPort(),
+          httpPort(),
+          raft.leaderId());
     } catch (RuntimeException e) {
       close();
       throw e;
     }
   }
 
-  /** For faro.master.raft.port 0: Ratis binds the port itself, but the group's peers must name it first. */
+  /**
+   * For faro.master.raft.port 0: Ratis binds the port itself, but the group's peers must name it
+   * first.
+   */
   private int freeRaftPort() {
     try {
       return FreePorts.pick(config.bindHost(), 1)[0];
     } catch (IOException e) {
-      throw new IllegalStateException("master " + config.masterId() + " cannot find a free Raft port on "
-          + config.bindHost() + " (" + MasterServerOptions.HOST.key() + "): " + e, e);
+      throw new IllegalStateException(
+          "master "
+              + config.masterId()
+              + " cannot find a free Raft port on "
+              + config.bindHost()
+              + " ("
+              + MasterServerOptions.HOST.key()
+              + "): "
+              + e,
+          e);
     }
   }
 
   /** Starts Raft; a port in use names its key, any other failure the storage directory. */
   private void startRaft(int raftPort) {
     String what = "master " + config.masterId() + "'s Raft server";
-    String raftPortKey = MasterServerOptions.RAFT_PORT.key() + " (or this master's entry in "
-        + MasterServerOptions.RAFT_PEERS.key() + ")";
+    String raftPortKey =
+        MasterServerOptions.RAFT_PORT.key()
+            + " (or this master's entry in "
+            + MasterServerOptions.RAFT_PEERS.key()
+            + ")";
     // Ratis's gRPC server ends the JVM (System.exit) when it cannot bind: check the port first.
     BindFailures.requireFree(what, config.bindHost(), raftPort, raftPortKey);
     try {
@@ -115,26 +149,51 @@ public final class MasterServer implements AutoCloseable {
     } catch (IOException | RuntimeException e) {
       Optional<BindException> bind = BindFailures.find(e);
       if (bind.isPresent()) {
-        throw new IllegalStateException(BindFailures.message(what, config.bindHost(), raftPort, raftPortKey,
-            bind.get()), e);
+        throw new IllegalStateException(
+            BindFailures.message(what, config.bindHost(), raftPort, raftPortKey, bind.get()), e);
       }
       if (e instanceof RuntimeException runtime) {
         throw runtime;
       }
-      throw new FaroException(ErrorCode.INTERNAL, "master " + config.masterId() + " cannot start Raft in "
-          + config.ratisDir() + " (" + MasterServerOptions.RATIS_DIR.key() + "): " + e, e);
+      throw new FaroException(
+          ErrorCode.INTERNAL,
+          "master "
+              + config.masterId()
+              + " cannot start Raft in "
+              + config.ratisDir()
+              + " ("
+              + MasterServerOptions.RATIS_DIR.key()
+              + "): "
+              + e,
+          e);
     }
   }
 
   private void startHttp(String name, MasterRequestHandler handler) {
     try {
-      httpServer = new MasterHttpServer(config.bindHost(), config.httpPort(), name, handler::masterStatus);
+      httpServer =
+          new MasterHttpServer(config.bindHost(), config.httpPort(), name, handler::masterStatus);
     } catch (IOException e) {
-      throw new IllegalStateException(BindFailures.find(e)
-          .map(b -> BindFailures.message(name, config.bindHost(), config.httpPort(),
-              MasterServerOptions.HTTP_PORT.key(), b) + "; -1 turns the status page off")
-          .orElse(name + " cannot start on port " + config.httpPort() + " ("
-              + MasterServerOptions.HTTP_PORT.key() + "): " + e), e);
+      throw new IllegalStateException(
+          BindFailures.find(e)
+              .map(
+                  b ->
+                      BindFailures.message(
+                              name,
+                              config.bindHost(),
+                              config.httpPort(),
+                              MasterServerOptions.HTTP_PORT.key(),
+                              b)
+                          + "; -1 turns the status page off")
+              .orElse(
+                  name
+                      + " cannot start on port "
+                      + config.httpPort()
+                      + " ("
+                      + MasterServerOptions.HTTP_PORT.key()
+                      + "): "
+                      + e),
+          e);
     }
   }
 
@@ -142,8 +201,11 @@ public final class MasterServer implements AutoCloseable {
     if (raft.awaitLeader(config.leaderWaitTimeout())) {
       return;
     }
-    String message = "no Raft leader within " + config.leaderWaitTimeout().toMillis()
-        + "ms (faro.master.leader.wait.timeout) among " + config.peers();
+    String message =
+        "no Raft leader within "
+            + config.leaderWaitTimeout().toMillis()
+            + "ms (faro.master.leader.wait.timeout) among "
+            + config.peers();
     if (config.peers().size() == 1) {
       throw new FaroException(ErrorCode.TIMEOUT, "master " + config.masterId() + ": " + message);
     }
@@ -191,7 +253,9 @@ public final class MasterServer implements AutoCloseable {
   /** This master's own view of its Raft group. */
   public RaftNode.NodeStatus raftStatus() {
     RaftNode node = raft;
-    return node == null ? new RaftNode.NodeStatus("stopped", -1, -1, -1, "", false, -1, -1) : node.status();
+    return node == null
+        ? new RaftNode.NodeStatus("stopped", -1, -1, -1, "", false, -1, -1)
+        : node.status();
   }
 
   /** True when this master is the Raft leader and ready to serve. */
@@ -201,8 +265,8 @@ public final class MasterServer implements AutoCloseable {
   }
 
   /**
-   * Stops the liveness checks, Raft and the RPC server, in reverse order of start. Best effort:
-   * a part that fails to stop is logged and the others are still stopped.
+   * Stops the liveness checks, Raft and the RPC server, in reverse order of start. Best effort: a
+   * part that fails to stop is logged and the others are still stopped.
    */
   @Override
   public synchronized void close() {

@@ -41,30 +41,38 @@ public final class LivenessMonitor implements AutoCloseable {
   private final Set<WorkerId> losing = ConcurrentHashMap.newKeySet();
   private final Set<AppId> removing = ConcurrentHashMap.newKeySet();
 
-  public LivenessMonitor(RaftNode raft, LoadView loads, Clock clock, Duration workerTimeout,
-      Duration appTimeout, String threadName) {
+  public LivenessMonitor(
+      RaftNode raft,
+      LoadView loads,
+      Clock clock,
+      Duration workerTimeout,
+      Duration appTimeout,
+      String threadName) {
     this.raft = requireNonNull(raft, "raft is null");
     this.loads = requireNonNull(loads, "loads is null");
     this.clock = requireNonNull(clock, "clock is null");
     this.workerTimeout = requireNonNull(workerTimeout, "workerTimeout is null");
     this.appTimeout = requireNonNull(appTimeout, "appTimeout is null");
     requireNonNull(threadName, "threadName is null");
-    this.executor = Executors.newSingleThreadScheduledExecutor(runnable -> {
-      Thread thread = new Thread(runnable, threadName);
-      thread.setDaemon(true);
-      return thread;
-    });
+    this.executor =
+        Executors.newSingleThreadScheduledExecutor(
+            runnable -> {
+              Thread thread = new Thread(runnable, threadName);
+              thread.setDaemon(true);
+              return thread;
+            });
   }
 
   public void start() {
     Duration shortest = workerTimeout.compareTo(appTimeout) < 0 ? workerTimeout : appTimeout;
     Duration period = clamp(shortest.dividedBy(4));
-    executor.scheduleWithFixedDelay(this::checkSafely, period.toMillis(), period.toMillis(),
-        TimeUnit.MILLISECONDS);
+    executor.scheduleWithFixedDelay(
+        this::checkSafely, period.toMillis(), period.toMillis(), TimeUnit.MILLISECONDS);
   }
 
   private static Duration clamp(Duration period) {
-    return period.compareTo(MIN_PERIOD) < 0 ? MIN_PERIOD
+    return period.compareTo(MIN_PERIOD) < 0
+        ? MIN_PERIOD
         : period.compareTo(MAX_PERIOD) > 0 ? MAX_PERIOD : period;
   }
 
@@ -82,16 +90,23 @@ public final class LivenessMonitor implements AutoCloseable {
       // Followers keep the heartbeats they hear, for when they lead; only of known members, and
       // of unknown ones for one timeout.
       record Known(Set<WorkerId> workers, Set<AppId> apps) {}
-      Known known = raft.read(state -> new Known(Set.copyOf(state.workers().keySet()),
-          Set.copyOf(state.apps().keySet())));
+      Known known =
+          raft.read(
+              state ->
+                  new Known(
+                      Set.copyOf(state.workers().keySet()), Set.copyOf(state.apps().keySet())));
       long maxAge = Math.max(workerTimeout.toMillis(), appTimeout.toMillis());
       loads.pruneUnknown(known.workers(), known.apps(), clock.millis(), maxAge);
       return;
     }
     loads.startTerm(raft.currentTerm(), clock.millis());
     record Members(List<WorkerId> workers, List<AppId> apps) {}
-    Members members = raft.read(state -> new Members(
-        state.aliveWorkers().stream().map(RegisteredWorker::id).toList(), state.appIds()));
+    Members members =
+        raft.read(
+            state ->
+                new Members(
+                    state.aliveWorkers().stream().map(RegisteredWorker::id).toList(),
+                    state.appIds()));
     loads.retain(Set.copyOf(members.workers()), Set.copyOf(members.apps()));
     long now = clock.millis();
     for (WorkerId worker : members.workers()) {
@@ -109,33 +124,43 @@ public final class LivenessMonitor implements AutoCloseable {
   }
 
   private void declareLost(WorkerId worker, long silentMs) {
-    String reason = "no heartbeat for " + silentMs + "ms (faro.master.worker.timeout="
-        + workerTimeout.toMillis() + "ms)";
+    String reason =
+        "no heartbeat for "
+            + silentMs
+            + "ms (faro.master.worker.timeout="
+            + workerTimeout.toMillis()
+            + "ms)";
     LOG.warn("Declaring worker {} lost: {}", worker, reason);
     raft.submit(new StampedCommand(clock.millis(), new StateCommand.WorkerLost(worker, reason)))
-        .whenComplete((result, error) -> {
-          losing.remove(worker);
-          if (error != null) {
-            LOG.warn("Could not declare worker {} lost: {}", worker, error.toString());
-          } else {
-            loads.forgetWorker(worker);
-          }
-        });
+        .whenComplete(
+            (result, error) -> {
+              losing.remove(worker);
+              if (error != null) {
+                LOG.warn("Could not declare worker {} lost: {}", worker, error.toString());
+              } else {
+                loads.forgetWorker(worker);
+              }
+            });
   }
 
   private void remove(AppId app, long silentMs) {
-    String reason = "no heartbeat for " + silentMs + "ms (faro.master.app.timeout="
-        + appTimeout.toMillis() + "ms)";
+    String reason =
+        "no heartbeat for "
+            + silentMs
+            + "ms (faro.master.app.timeout="
+            + appTimeout.toMillis()
+            + "ms)";
     LOG.warn("Removing app {} and its shuffles: {}", app, reason);
     raft.submit(new StampedCommand(clock.millis(), new StateCommand.RemoveApp(app, reason)))
-        .whenComplete((result, error) -> {
-          removing.remove(app);
-          if (error != null) {
-            LOG.warn("Could not remove app {}: {}", app, error.toString());
-          } else {
-            loads.forgetApp(app);
-          }
-        });
+        .whenComplete(
+            (result, error) -> {
+              removing.remove(app);
+              if (error != null) {
+                LOG.warn("Could not remove app {}: {}", app, error.toString());
+              } else {
+                loads.forgetApp(app);
+              }
+            });
   }
 
   @Override

@@ -11,16 +11,16 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentMap;
 
 /**
- * This master's memory of heartbeats: when each worker and app was last heard of, and each
- * worker's latest disk loads. Deliberately not replicated: heartbeats arrive every few seconds
- * from every worker and app, and logging them would flood the Raft log. Instead workers and apps
- * send them to every master, and every master, leader or follower, keeps what it received, so a
- * new leader places slots on fresh disk loads at once. For liveness a new leader still gives
- * every worker and app a grace period of one timeout (see {@link #startTerm}): it may have been
- * cut off from them before it was elected.
+ * This master's memory of heartbeats: when each worker and app was last heard of, and each worker's
+ * latest disk loads. Deliberately not replicated: heartbeats arrive every few seconds from every
+ * worker and app, and logging them would flood the Raft log. Instead workers and apps send them to
+ * every master, and every master, leader or follower, keeps what it received, so a new leader
+ * places slots on fresh disk loads at once. For liveness a new leader still gives every worker and
+ * app a grace period of one timeout (see {@link #startTerm}): it may have been cut off from them
+ * before it was elected.
  *
- * <p>Thread-safe: written by RPC handlers on the event loops and by the liveness monitor.
- * Times are leader wall-clock milliseconds.
+ * <p>Thread-safe: written by RPC handlers on the event loops and by the liveness monitor. Times are
+ * leader wall-clock milliseconds.
  */
 public final class LoadView {
   private record WorkerLoad(long lastHeartbeatMs, Map<Integer, DiskLoad> disks) {}
@@ -30,12 +30,13 @@ public final class LoadView {
   private volatile long term = -1;
 
   /**
-   * When this master starts leading a new term: every last-heartbeat time becomes at least
-   * {@code nowMs} (a grace period), disk loads are kept.
+   * When this master starts leading a new term: every last-heartbeat time becomes at least {@code
+   * nowMs} (a grace period), disk loads are kept.
    */
   public synchronized void startTerm(long currentTerm, long nowMs) {
     if (currentTerm != term) {
-      workers.replaceAll((w, load) -> new WorkerLoad(Math.max(load.lastHeartbeatMs(), nowMs), load.disks()));
+      workers.replaceAll(
+          (w, load) -> new WorkerLoad(Math.max(load.lastHeartbeatMs(), nowMs), load.disks()));
       apps.replaceAll((a, last) -> Math.max(last, nowMs));
       term = currentTerm;
     }
@@ -45,9 +46,9 @@ public final class LoadView {
   static final int MAX_UNKNOWN = 10_000;
 
   /**
-   * A heartbeat of a worker the state does not hold (yet: a follower may hear it before it
-   * applies the registration): only its time is kept, and only while fewer than {@link
-   * #MAX_UNKNOWN} such entries are, so that made-up ids cost a bounded amount.
+   * A heartbeat of a worker the state does not hold (yet: a follower may hear it before it applies
+   * the registration): only its time is kept, and only while fewer than {@link #MAX_UNKNOWN} such
+   * entries are, so that made-up ids cost a bounded amount.
    */
   public void unknownWorkerHeartbeat(WorkerId worker, long nowMs, int knownWorkers) {
     if (workers.containsKey(worker) || workers.size() < knownWorkers + MAX_UNKNOWN) {
@@ -114,14 +115,18 @@ public final class LoadView {
   }
 
   /**
-   * On a master that does not lead: drops entries of workers and apps its state does not hold
-   * that were last heard before {@code nowMs - maxAgeMs}. A follower records heartbeats before it
+   * On a master that does not lead: drops entries of workers and apps its state does not hold that
+   * were last heard before {@code nowMs - maxAgeMs}. A follower records heartbeats before it
    * applied the registration they follow, so unknown ones are kept for a while; without this, any
    * id ever heard would stay forever (a heartbeat costs its sender nothing).
    */
-  public void pruneUnknown(Set<WorkerId> knownWorkers, Set<AppId> knownApps, long nowMs, long maxAgeMs) {
+  public void pruneUnknown(
+      Set<WorkerId> knownWorkers, Set<AppId> knownApps, long nowMs, long maxAgeMs) {
     long oldest = nowMs - maxAgeMs;
-    workers.entrySet().removeIf(e -> !knownWorkers.contains(e.getKey()) && e.getValue().lastHeartbeatMs() < oldest);
+    workers
+        .entrySet()
+        .removeIf(
+            e -> !knownWorkers.contains(e.getKey()) && e.getValue().lastHeartbeatMs() < oldest);
     apps.entrySet().removeIf(e -> !knownApps.contains(e.getKey()) && e.getValue() < oldest);
   }
 

@@ -3,10 +3,10 @@ package io.faro.master.service;
 import static java.util.Objects.requireNonNull;
 
 import com.google.protobuf.Message;
-import io.faro.common.id.IdMapper;
 import io.faro.common.error.ErrorCode;
 import io.faro.common.error.FaroException;
 import io.faro.common.id.AppId;
+import io.faro.common.id.IdMapper;
 import io.faro.common.id.PartitionLocation;
 import io.faro.common.id.ShuffleId;
 import io.faro.common.id.WorkerId;
@@ -51,10 +51,10 @@ import java.util.concurrent.CompletableFuture;
 import java.util.function.Supplier;
 
 /**
- * Serves every master RPC. Runs on the RPC server's Netty event loops, so it never blocks:
- * changes are submitted to Raft and answered when the returned future completes (on a Ratis
- * thread); reads of the state take the state machine's read lock, held by the apply thread only
- * for the time of one command.
+ * Serves every master RPC. Runs on the RPC server's Netty event loops, so it never blocks: changes
+ * are submitted to Raft and answered when the returned future completes (on a Ratis thread); reads
+ * of the state take the state machine's read lock, held by the apply thread only for the time of
+ * one command.
  *
  * <p>Heartbeats are not logged: they update the leader's {@link LoadView}. Only a change of
  * membership (register, lost, removed) becomes a Raft entry.
@@ -63,13 +63,16 @@ import java.util.function.Supplier;
  * to Raft as one AllocateSlots entry.
  */
 public final class MasterRequestHandler implements RequestHandler {
-  private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(MasterRequestHandler.class);
+  private static final org.slf4j.Logger LOG =
+      org.slf4j.LoggerFactory.getLogger(MasterRequestHandler.class);
   private static final EmptyResponse EMPTY = EmptyResponse.getDefaultInstance();
+
   /** How long a leader transfer may take: an election or two, plus catching up. */
   private static final Duration TRANSFER_TIMEOUT = Duration.ofSeconds(20);
 
   /** Most disks a worker may report: far more than any machine has. */
   static final int MAX_DISKS = 1024;
+
   /** Most workers a slot request may exclude or avoid: more than any cluster has. */
   static final int MAX_LISTED_WORKERS = 100_000;
 
@@ -83,7 +86,8 @@ public final class MasterRequestHandler implements RequestHandler {
   public record Limits(int maxPartitionsPerShuffle, int maxApps) {
     public Limits {
       if (maxPartitionsPerShuffle <= 0 || maxApps <= 0) {
-        throw new IllegalArgumentException("limits must be positive: " + maxPartitionsPerShuffle + ", " + maxApps);
+        throw new IllegalArgumentException(
+            "limits must be positive: " + maxPartitionsPerShuffle + ", " + maxApps);
       }
     }
   }
@@ -94,7 +98,8 @@ public final class MasterRequestHandler implements RequestHandler {
   private final Clock clock;
   private final Limits limits;
 
-  public MasterRequestHandler(RaftNode raft, LoadView loads, PlacementPolicy placement, Clock clock, Limits limits) {
+  public MasterRequestHandler(
+      RaftNode raft, LoadView loads, PlacementPolicy placement, Clock clock, Limits limits) {
     this.limits = requireNonNull(limits, "limits is null");
     this.raft = requireNonNull(raft, "raft is null");
     this.loads = requireNonNull(loads, "loads is null");
@@ -106,44 +111,56 @@ public final class MasterRequestHandler implements RequestHandler {
   public void handle(Request request, Responder responder) {
     CompletableFuture<? extends Message> answer;
     try {
-      answer = switch (request.type()) {
-        case REGISTER_WORKER_REQUEST -> registerWorker(request.meta(RegisterWorkerRequest.class));
-        case WORKER_HEARTBEAT_REQUEST -> workerHeartbeat(request.meta(WorkerHeartbeatRequest.class));
-        case REGISTER_APP_REQUEST -> registerApp(ProtoMapper.appId(
-            request.meta(RegisterAppRequest.class).getAppId()));
-        case APP_HEARTBEAT_REQUEST -> appHeartbeat(request.meta(AppHeartbeatRequest.class));
-        case UNREGISTER_APP_REQUEST -> unregisterApp(request.meta(UnregisterAppRequest.class));
-        case REQUEST_SLOTS_REQUEST -> requestSlots(request.meta(RequestSlotsRequest.class));
-        case UNREGISTER_SHUFFLE_REQUEST -> unregisterShuffle(request.meta(UnregisterShuffleRequest.class));
-        case CLUSTER_STATUS_REQUEST -> clusterStatus(request.meta(ClusterStatusRequest.class));
-        case MASTER_STATUS_REQUEST -> CompletableFuture.<Message>completedFuture(masterStatus());
-        case TRANSFER_LEADER_REQUEST -> transferLeader(request.meta(TransferLeaderRequest.class));
-        case SET_WORKER_ADMISSION_REQUEST -> setWorkerAdmission(request.meta(SetWorkerAdmissionRequest.class));
-        default -> CompletableFuture.failedFuture(new FaroException(ErrorCode.UNSUPPORTED_MESSAGE,
-            "master " + raft.masterId() + " does not serve " + request.type()));
-      };
+      answer =
+          switch (request.type()) {
+            case REGISTER_WORKER_REQUEST ->
+                registerWorker(request.meta(RegisterWorkerRequest.class));
+            case WORKER_HEARTBEAT_REQUEST ->
+                workerHeartbeat(request.meta(WorkerHeartbeatRequest.class));
+            case REGISTER_APP_REQUEST ->
+                registerApp(ProtoMapper.appId(request.meta(RegisterAppRequest.class).getAppId()));
+            case APP_HEARTBEAT_REQUEST -> appHeartbeat(request.meta(AppHeartbeatRequest.class));
+            case UNREGISTER_APP_REQUEST -> unregisterApp(request.meta(UnregisterAppRequest.class));
+            case REQUEST_SLOTS_REQUEST -> requestSlots(request.meta(RequestSlotsRequest.class));
+            case UNREGISTER_SHUFFLE_REQUEST ->
+                unregisterShuffle(request.meta(UnregisterShuffleRequest.class));
+            case CLUSTER_STATUS_REQUEST -> clusterStatus(request.meta(ClusterStatusRequest.class));
+            case MASTER_STATUS_REQUEST ->
+                CompletableFuture.<Message>completedFuture(masterStatus());
+            case TRANSFER_LEADER_REQUEST ->
+                transferLeader(request.meta(TransferLeaderRequest.class));
+            case SET_WORKER_ADMISSION_REQUEST ->
+                setWorkerAdmission(request.meta(SetWorkerAdmissionRequest.class));
+            default ->
+                CompletableFuture.failedFuture(
+                    new FaroException(
+                        ErrorCode.UNSUPPORTED_MESSAGE,
+                        "master " + raft.masterId() + " does not serve " + request.type()));
+          };
     } catch (RuntimeException e) {
       fail(responder, e);
       return;
     }
-    answer.whenComplete((response, error) -> {
-      if (error != null) {
-        fail(responder, error);
-      } else {
-        responder.respond(response);
-      }
-    });
+    answer.whenComplete(
+        (response, error) -> {
+          if (error != null) {
+            fail(responder, error);
+          } else {
+            responder.respond(response);
+          }
+        });
   }
 
   private static void fail(Responder responder, Throwable error) {
     Throwable cause = Futures.unwrap(error);
     if (cause instanceof NotLeaderException notLeader) {
-      responder.fail(ErrorResponse.newBuilder()
-          .setCode(ErrorCode.NOT_LEADER.toProto())
-          .setMessage(notLeader.getMessage())
-          .setRetryable(true)
-          .setLeaderHint(notLeader.leaderHint())
-          .build());
+      responder.fail(
+          ErrorResponse.newBuilder()
+              .setCode(ErrorCode.NOT_LEADER.toProto())
+              .setMessage(notLeader.getMessage())
+              .setRetryable(true)
+              .setLeaderHint(notLeader.leaderHint())
+              .build());
     } else {
       responder.fail(cause);
     }
@@ -154,31 +171,53 @@ public final class MasterRequestHandler implements RequestHandler {
   private CompletableFuture<Message> registerWorker(RegisterWorkerRequest request) {
     WorkerId worker = ProtoMapper.workerId(request.getWorkerId());
     if (request.getDisksCount() > MAX_DISKS) {
-      throw new FaroException(ErrorCode.LIMIT_EXCEEDED, "worker " + worker + " registers "
-          + request.getDisksCount() + " disks; at most " + MAX_DISKS);
+      throw new FaroException(
+          ErrorCode.LIMIT_EXCEEDED,
+          "worker "
+              + worker
+              + " registers "
+              + request.getDisksCount()
+              + " disks; at most "
+              + MAX_DISKS);
     }
-    StateCommand command = parse(() -> new StateCommand.RegisterWorker(
-        worker, IdMapper.endpoint(request.getEndpoint()), ProtoMapper.disks(request.getDisksList())));
-    return submit(command).thenApply(applied -> {
-      loads.workerRegistered(worker, clock.millis());
-      return RegisterWorkerResponse.getDefaultInstance();
-    });
+    StateCommand command =
+        parse(
+            () ->
+                new StateCommand.RegisterWorker(
+                    worker,
+                    IdMapper.endpoint(request.getEndpoint()),
+                    ProtoMapper.disks(request.getDisksList())));
+    return submit(command)
+        .thenApply(
+            applied -> {
+              loads.workerRegistered(worker, clock.millis());
+              return RegisterWorkerResponse.getDefaultInstance();
+            });
   }
 
   private CompletableFuture<Message> workerHeartbeat(WorkerHeartbeatRequest request) {
     WorkerId worker = ProtoMapper.workerId(request.getWorkerId());
     if (request.getDisksCount() > MAX_DISKS) {
-      throw new FaroException(ErrorCode.LIMIT_EXCEEDED, "heartbeat of worker " + worker + " reports "
-          + request.getDisksCount() + " disks; at most " + MAX_DISKS);
+      throw new FaroException(
+          ErrorCode.LIMIT_EXCEEDED,
+          "heartbeat of worker "
+              + worker
+              + " reports "
+              + request.getDisksCount()
+              + " disks; at most "
+              + MAX_DISKS);
     }
     List<ShuffleId> reported = request.getShufflesList().stream().map(IdMapper::shuffleId).toList();
     List<DiskLoad> disks = request.getDisksList().stream().map(ProtoMapper::diskLoad).toList();
     record Check(boolean known, boolean alive, int knownWorkers, List<ShuffleId> expired) {}
-    Check check = raft.read(state -> new Check(
-        state.worker(worker).isPresent(),
-        state.worker(worker).map(RegisteredWorker::alive).orElse(false),
-        state.workers().size(),
-        reported.stream().filter(shuffle -> !state.hasShuffle(shuffle)).toList()));
+    Check check =
+        raft.read(
+            state ->
+                new Check(
+                    state.worker(worker).isPresent(),
+                    state.worker(worker).map(RegisteredWorker::alive).orElse(false),
+                    state.workers().size(),
+                    reported.stream().filter(shuffle -> !state.hasShuffle(shuffle)).toList()));
     // Every master keeps the loads it hears of the workers it knows; of others (a follower may
     // lag behind a fresh registration) only the time, and a bounded number of them.
     if (check.known()) {
@@ -187,25 +226,33 @@ public final class MasterRequestHandler implements RequestHandler {
       loads.unknownWorkerHeartbeat(worker, clock.millis(), check.knownWorkers());
     }
     if (!raft.isLeaderReady()) {
-      return CompletableFuture.completedFuture(WorkerHeartbeatResponse.newBuilder().setLeader(false).build());
+      return CompletableFuture.completedFuture(
+          WorkerHeartbeatResponse.newBuilder().setLeader(false).build());
     }
     if (check.expired().isEmpty()) {
-      return CompletableFuture.completedFuture(WorkerHeartbeatResponse.newBuilder()
-          .setLeader(true)
-          .setRegisterAgain(!check.alive())
-          .build());
+      return CompletableFuture.completedFuture(
+          WorkerHeartbeatResponse.newBuilder()
+              .setLeader(true)
+              .setRegisterAgain(!check.alive())
+              .build());
     }
     // Telling a worker to delete files is the one answer a deposed leader that does not know it
     // yet must never give: confirm leadership and the state with a linearizable read first.
-    return raft.readBarrier().thenApply(applied -> raft.read(fresh -> {
-      List<ShuffleId> expired = reported.stream().filter(s -> !fresh.hasShuffle(s)).toList();
-      boolean alive = fresh.worker(worker).map(RegisteredWorker::alive).orElse(false);
-      return WorkerHeartbeatResponse.newBuilder()
-          .setLeader(true)
-          .setRegisterAgain(!alive)
-          .addAllExpiredShuffles(expired.stream().map(IdMapper::toProto).toList())
-          .build();
-    }));
+    return raft.readBarrier()
+        .thenApply(
+            applied ->
+                raft.read(
+                    fresh -> {
+                      List<ShuffleId> expired =
+                          reported.stream().filter(s -> !fresh.hasShuffle(s)).toList();
+                      boolean alive =
+                          fresh.worker(worker).map(RegisteredWorker::alive).orElse(false);
+                      return WorkerHeartbeatResponse.newBuilder()
+                          .setLeader(true)
+                          .setRegisterAgain(!alive)
+                          .addAllExpiredShuffles(expired.stream().map(IdMapper::toProto).toList())
+                          .build();
+                    }));
   }
 
   // ------------------------------------------------------------------ apps
@@ -214,15 +261,23 @@ public final class MasterRequestHandler implements RequestHandler {
     // Checked on the leader, not in the replicated apply: masters may be configured differently
     // during a rolling change, and the state must not diverge. Racing registrations may overshoot
     // the limit by the few in flight.
-    boolean refused = raft.read(state -> !state.hasApp(app) && state.apps().size() >= limits.maxApps());
+    boolean refused =
+        raft.read(state -> !state.hasApp(app) && state.apps().size() >= limits.maxApps());
     if (refused) {
-      throw new FaroException(ErrorCode.LIMIT_EXCEEDED, "cannot register app " + app + ": " + limits.maxApps()
-          + " apps are registered, the most this cluster takes (faro.master.max.apps)");
+      throw new FaroException(
+          ErrorCode.LIMIT_EXCEEDED,
+          "cannot register app "
+              + app
+              + ": "
+              + limits.maxApps()
+              + " apps are registered, the most this cluster takes (faro.master.max.apps)");
     }
-    return submit(new StateCommand.RegisterApp(app)).thenApply(applied -> {
-      loads.appHeartbeat(app, clock.millis());
-      return EMPTY;
-    });
+    return submit(new StateCommand.RegisterApp(app))
+        .thenApply(
+            applied -> {
+              loads.appHeartbeat(app, clock.millis());
+              return EMPTY;
+            });
   }
 
   private CompletableFuture<Message> appHeartbeat(AppHeartbeatRequest request) {
@@ -250,10 +305,11 @@ public final class MasterRequestHandler implements RequestHandler {
   private CompletableFuture<Message> unregisterApp(UnregisterAppRequest request) {
     AppId app = ProtoMapper.appId(request.getAppId());
     return submit(new StateCommand.RemoveApp(app, "unregistered by the application"))
-        .thenApply(applied -> {
-          loads.forgetApp(app);
-          return EMPTY;
-        });
+        .thenApply(
+            applied -> {
+              loads.forgetApp(app);
+              return EMPTY;
+            });
   }
 
   // ------------------------------------------------------------------ shuffles
@@ -265,44 +321,78 @@ public final class MasterRequestHandler implements RequestHandler {
     int numPartitions = request.getNumPartitions();
     // Before anything proportional to the request is built: a 50-byte request may ask for 2^31.
     if (numPartitions > limits.maxPartitionsPerShuffle()) {
-      throw new FaroException(ErrorCode.LIMIT_EXCEEDED, "shuffle " + shuffle + " has " + numPartitions
-          + " partitions; this cluster places at most " + limits.maxPartitionsPerShuffle()
-          + " per shuffle (faro.master.max.partitions.per.shuffle)");
+      throw new FaroException(
+          ErrorCode.LIMIT_EXCEEDED,
+          "shuffle "
+              + shuffle
+              + " has "
+              + numPartitions
+              + " partitions; this cluster places at most "
+              + limits.maxPartitionsPerShuffle()
+              + " per shuffle (faro.master.max.partitions.per.shuffle)");
     }
     if (request.getExcludedWorkersCount() + request.getAvoidedWorkersCount() > MAX_LISTED_WORKERS) {
-      throw new FaroException(ErrorCode.LIMIT_EXCEEDED, "slot request for shuffle " + shuffle + " lists "
-          + (request.getExcludedWorkersCount() + request.getAvoidedWorkersCount())
-          + " excluded and avoided workers; at most " + MAX_LISTED_WORKERS);
+      throw new FaroException(
+          ErrorCode.LIMIT_EXCEEDED,
+          "slot request for shuffle "
+              + shuffle
+              + " lists "
+              + (request.getExcludedWorkersCount() + request.getAvoidedWorkersCount())
+              + " excluded and avoided workers; at most "
+              + MAX_LISTED_WORKERS);
     }
     List<Integer> partitions =
         PlacementRequest.partitionsToPlace(shuffle, numPartitions, request.getPartitionIdsList());
     // Kept in the replicated state, 32 per shuffle: a UUID fits, an essay does not.
     if (request.getRequestId().length() > MAX_REQUEST_ID) {
-      throw new FaroException(ErrorCode.INVALID_REQUEST, "request_id of a slot request for shuffle " + shuffle
-          + " has " + request.getRequestId().length() + " characters; at most " + MAX_REQUEST_ID);
+      throw new FaroException(
+          ErrorCode.INVALID_REQUEST,
+          "request_id of a slot request for shuffle "
+              + shuffle
+              + " has "
+              + request.getRequestId().length()
+              + " characters; at most "
+              + MAX_REQUEST_ID);
     }
-    PlacementRequest placementRequest = parse(
-        () -> new PlacementRequest(shuffle, partitions, request.getEpoch(), request.getReplicate()));
+    PlacementRequest placementRequest =
+        parse(
+            () ->
+                new PlacementRequest(
+                    shuffle, partitions, request.getEpoch(), request.getReplicate()));
     requireLeader("slots for shuffle " + shuffle);
 
-    Optional<List<RegisteredWorker>> alive = raft.read(state ->
-        state.hasApp(shuffle.app()) ? Optional.of(state.aliveWorkers()) : Optional.empty());
+    Optional<List<RegisteredWorker>> alive =
+        raft.read(
+            state ->
+                state.hasApp(shuffle.app()) ? Optional.of(state.aliveWorkers()) : Optional.empty());
     if (alive.isEmpty()) {
-      throw new FaroException(ErrorCode.UNKNOWN_APP, "cannot place shuffle " + shuffle + ": app "
-          + shuffle.app() + " is not registered (never registered, unregistered, or removed after "
-          + "no heartbeat for faro.master.app.timeout)");
+      throw new FaroException(
+          ErrorCode.UNKNOWN_APP,
+          "cannot place shuffle "
+              + shuffle
+              + ": app "
+              + shuffle.app()
+              + " is not registered (never registered, unregistered, or removed after "
+              + "no heartbeat for faro.master.app.timeout)");
     }
     loads.appHeartbeat(shuffle.app(), clock.millis());
-    List<PartitionLocation> placed = placement.place(placementRequest, alive.get(),
-        request.getExcludedWorkersList(), request.getAvoidedWorkersList());
+    List<PartitionLocation> placed =
+        placement.place(
+            placementRequest,
+            alive.get(),
+            request.getExcludedWorkersList(),
+            request.getAvoidedWorkersList());
     // The log entry holds slot counts per worker, not the locations: its size grows with the
-    // workers used, so a million partitions fit Ratis's entry limit. The locations go to the requester.
-    return submit(new StateCommand.AllocateSlots(shuffle, numPartitions, placed, request.getRequestId()))
-        .thenApply(applied -> {
-          RequestSlotsResponse.Builder b = RequestSlotsResponse.newBuilder();
-          placed.forEach(l -> b.addLocations(IdMapper.toProto(l)));
-          return b.build();
-        });
+    // workers used, so a million partitions fit Ratis's entry limit. The locations go to the
+    // requester.
+    return submit(
+            new StateCommand.AllocateSlots(shuffle, numPartitions, placed, request.getRequestId()))
+        .thenApply(
+            applied -> {
+              RequestSlotsResponse.Builder b = RequestSlotsResponse.newBuilder();
+              placed.forEach(l -> b.addLocations(IdMapper.toProto(l)));
+              return b.build();
+            });
   }
 
   private CompletableFuture<Message> unregisterShuffle(UnregisterShuffleRequest request) {
@@ -317,36 +407,45 @@ public final class MasterRequestHandler implements RequestHandler {
     if (request.hasShufflesAfter()) {
       IdMapper.shuffleId(request.getShufflesAfter());
     }
-    return raft.readBarrier().thenApply(applied -> raft.read(state -> ProtoMapper.clusterStatus(
-        state, loads.workerHeartbeats(), raft.leaderId(), applied, request)));
+    return raft.readBarrier()
+        .thenApply(
+            applied ->
+                raft.read(
+                    state ->
+                        ProtoMapper.clusterStatus(
+                            state, loads.workerHeartbeats(), raft.leaderId(), applied, request)));
   }
 
   // ------------------------------------------------------------------ admin
 
-  /** This master's own view: served by every master, from local state only (also for its HTTP page). */
+  /**
+   * This master's own view: served by every master, from local state only (also for its HTTP page).
+   */
   public MasterStatusResponse masterStatus() {
     RaftNode.NodeStatus node = raft.status();
-    MasterStatusResponse.Builder b = MasterStatusResponse.newBuilder()
-        .setMasterId(raft.masterId())
-        .setRole(node.role())
-        .setTerm(node.term())
-        .setAppliedIndex(node.appliedIndex())
-        .setCommitIndex(node.commitIndex())
-        .setLeaderId(node.leaderId())
-        .setLeaderReady(node.leaderReady())
-        .setPid(ProcessHandle.current().pid())
-        .setSnapshotIndex(node.snapshotIndex())
-        .setLogStartIndex(node.logStartIndex())
-        .addAllPeers(raft.peers())
-        .setRpcEndpoint(raft.rpcEndpoint());
-    raft.read(state -> {
-      MasterStateView view = state.view();
-      b.setWorkers(view.workers().size())
-          .setAliveWorkers(state.aliveWorkers().size())
-          .setApps(view.apps().size())
-          .setShuffles(view.shuffles().size());
-      return null;
-    });
+    MasterStatusResponse.Builder b =
+        MasterStatusResponse.newBuilder()
+            .setMasterId(raft.masterId())
+            .setRole(node.role())
+            .setTerm(node.term())
+            .setAppliedIndex(node.appliedIndex())
+            .setCommitIndex(node.commitIndex())
+            .setLeaderId(node.leaderId())
+            .setLeaderReady(node.leaderReady())
+            .setPid(ProcessHandle.current().pid())
+            .setSnapshotIndex(node.snapshotIndex())
+            .setLogStartIndex(node.logStartIndex())
+            .addAllPeers(raft.peers())
+            .setRpcEndpoint(raft.rpcEndpoint());
+    raft.read(
+        state -> {
+          MasterStateView view = state.view();
+          b.setWorkers(view.workers().size())
+              .setAliveWorkers(state.aliveWorkers().size())
+              .setApps(view.apps().size())
+              .setShuffles(view.shuffles().size());
+          return null;
+        });
     return b.build();
   }
 
@@ -354,17 +453,22 @@ public final class MasterRequestHandler implements RequestHandler {
     WorkerId worker = ProtoMapper.workerId(request.getWorkerId());
     WorkerAdmission admission = ProtoMapper.admission(request.getAdmission());
     return submit(new StateCommand.SetWorkerAdmission(worker, admission, request.getReason()))
-        .thenApply(applied -> {
-          LOG.info("Worker {} is now {}{}", worker, admission.name().toLowerCase(java.util.Locale.ROOT),
-              request.getReason().isEmpty() ? "" : ": " + LogSafe.text(request.getReason()));
-          return EMPTY;
-        });
+        .thenApply(
+            applied -> {
+              LOG.info(
+                  "Worker {} is now {}{}",
+                  worker,
+                  admission.name().toLowerCase(java.util.Locale.ROOT),
+                  request.getReason().isEmpty() ? "" : ": " + LogSafe.text(request.getReason()));
+              return EMPTY;
+            });
   }
 
   private CompletableFuture<Message> transferLeader(TransferLeaderRequest request) {
     String to = request.getTo().trim();
     if (to.isEmpty()) {
-      throw new FaroException(ErrorCode.INVALID_REQUEST, "a leader transfer needs the id of the new leader");
+      throw new FaroException(
+          ErrorCode.INVALID_REQUEST, "a leader transfer needs the id of the new leader");
     }
     return raft.transferLeadership(to, TRANSFER_TIMEOUT).thenApply(done -> EMPTY);
   }
@@ -379,12 +483,14 @@ public final class MasterRequestHandler implements RequestHandler {
 
   /** Stamps the leader's time, logs the command, and fails the future when it was refused. */
   private CompletableFuture<ApplyResult.Applied> submit(StateCommand command) {
-    return raft.submit(new StampedCommand(clock.millis(), command)).thenApply(result -> {
-      if (result instanceof ApplyResult.Rejected rejected) {
-        throw new FaroException(rejected.code(), rejected.message());
-      }
-      return (ApplyResult.Applied) result;
-    });
+    return raft.submit(new StampedCommand(clock.millis(), command))
+        .thenApply(
+            result -> {
+              if (result instanceof ApplyResult.Rejected rejected) {
+                throw new FaroException(rejected.code(), rejected.message());
+              }
+              return (ApplyResult.Applied) result;
+            });
   }
 
   private static <T> T parse(Supplier<T> constructor) {

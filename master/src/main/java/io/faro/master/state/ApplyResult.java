@@ -7,8 +7,8 @@ import io.faro.common.id.PartitionLocation;
 import java.util.List;
 
 /**
- * What applying one command did. A rejection is a normal, deterministic outcome (for example,
- * slots for an app that a racing entry removed): every master rejects the same entry.
+ * What applying one command did. A rejection is a normal, deterministic outcome (for example, slots
+ * for an app that a racing entry removed): every master rejects the same entry.
  */
 public sealed interface ApplyResult {
 

@@ -10,30 +10,30 @@ import io.faro.master.state.StateCommand.AllocateSlots;
 import io.faro.master.state.StateCommand.RegisterApp;
 import io.faro.master.state.StateCommand.RegisterWorker;
 import io.faro.master.state.StateCommand.RemoveApp;
-import io.faro.master.state.StateCommand.UnregisterShuffle;
 import io.faro.master.state.StateCommand.SetWorkerAdmission;
+import io.faro.master.state.StateCommand.UnregisterShuffle;
 import io.faro.master.state.StateCommand.WorkerLost;
+import java.util.Collections;
 import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
 import java.util.NavigableMap;
 import java.util.Optional;
-import java.util.TreeMap;
-import java.util.Collections;
 import java.util.SortedMap;
+import java.util.TreeMap;
 
 /**
  * The replicated master state: workers, applications and their shuffles. It changes only through
  * {@link #apply}, one handler per command, and apply is deterministic: it reads neither the clock
- * nor randomness (the leader stamped the time into the command), and it iterates in key order.
- * So every master that applies the same log holds the same state.
+ * nor randomness (the leader stamped the time into the command), and it iterates in key order. So
+ * every master that applies the same log holds the same state.
  *
  * <p>Commands are idempotent where a retry can repeat them: registering a known worker or app
  * again, declaring a lost worker lost, removing an absent app or shuffle all succeed without
  * further change.
  *
- * <p>Not thread-safe. Confined to the Raft apply thread for writes; the owning state machine
- * guards it with a read-write lock so that readers on other threads see whole commands.
+ * <p>Not thread-safe. Confined to the Raft apply thread for writes; the owning state machine guards
+ * it with a read-write lock so that readers on other threads see whole commands.
  */
 public final class MasterState implements StateReader {
   static final Comparator<WorkerId> WORKER_ORDER = Comparator.comparing(WorkerId::value);
@@ -87,23 +87,36 @@ public final class MasterState implements StateReader {
 
   private ApplyResult registerWorker(RegisterWorker command, long time) {
     RegisteredWorker known = workers.get(command.worker());
-    boolean unchanged = known != null && known.alive()
-        && known.endpoint().equals(command.endpoint()) && known.disks().equals(command.disks());
+    boolean unchanged =
+        known != null
+            && known.alive()
+            && known.endpoint().equals(command.endpoint())
+            && known.disks().equals(command.disks());
     if (!unchanged) {
       // A repeat of the same registration keeps the first time; a revival or a change is new.
       // An operator's exclusion or decommission outlives the worker's restarts.
       WorkerAdmission admission = known == null ? WorkerAdmission.ACTIVE : known.admission();
-      workers.put(command.worker(), new RegisteredWorker(command.worker(), command.endpoint(), command.disks(),
-          time, true, admission, known == null ? "" : known.admissionReason()));
+      workers.put(
+          command.worker(),
+          new RegisteredWorker(
+              command.worker(),
+              command.endpoint(),
+              command.disks(),
+              time,
+              true,
+              admission,
+              known == null ? "" : known.admissionReason()));
     }
     return Applied.NOTHING;
   }
 
   private ApplyResult setWorkerAdmission(SetWorkerAdmission command) {
     if (!workers.containsKey(command.worker())) {
-      return new Rejected(ErrorCode.INVALID_REQUEST, "no worker " + command.worker() + " is registered");
+      return new Rejected(
+          ErrorCode.INVALID_REQUEST, "no worker " + command.worker() + " is registered");
     }
-    workers.computeIfPresent(command.worker(), (id, w) -> w.withAdmission(command.admission(), command.reason()));
+    workers.computeIfPresent(
+        command.worker(), (id, w) -> w.withAdmission(command.admission(), command.reason()));
     return Applied.NOTHING;
   }
 
@@ -128,18 +141,31 @@ public final class MasterState implements StateReader {
     ShuffleId shuffle = command.shuffle();
     if (!apps.containsKey(shuffle.app())) {
       // An entry removing the app was ordered before this one: refuse, on every master alike.
-      return new Rejected(ErrorCode.UNKNOWN_APP, "cannot allocate slots for shuffle " + shuffle
-          + ": app " + shuffle.app() + " is not registered");
+      return new Rejected(
+          ErrorCode.UNKNOWN_APP,
+          "cannot allocate slots for shuffle "
+              + shuffle
+              + ": app "
+              + shuffle.app()
+              + " is not registered");
     }
     for (WorkerId worker : command.slotsPerWorker().keySet()) {
       if (!workers.containsKey(worker)) {
-        return new Rejected(ErrorCode.INVALID_REQUEST, "cannot allocate slots for shuffle "
-            + shuffle + ": worker " + worker + " was never registered");
+        return new Rejected(
+            ErrorCode.INVALID_REQUEST,
+            "cannot allocate slots for shuffle "
+                + shuffle
+                + ": worker "
+                + worker
+                + " was never registered");
       }
     }
     RegisteredShuffle known = shuffles.get(shuffle);
-    RegisteredShuffle base = known != null ? known : RegisteredShuffle.of(shuffle, command.numPartitions(), Map.of());
-    shuffles.put(shuffle, base.withSlots(command.numPartitions(), command.slotsPerWorker(), command.requestId()));
+    RegisteredShuffle base =
+        known != null ? known : RegisteredShuffle.of(shuffle, command.numPartitions(), Map.of());
+    shuffles.put(
+        shuffle,
+        base.withSlots(command.numPartitions(), command.slotsPerWorker(), command.requestId()));
     return Applied.NOTHING;
   }
 
@@ -149,7 +175,8 @@ public final class MasterState implements StateReader {
   }
 
   private NavigableMap<ShuffleId, RegisteredShuffle> appShuffles(AppId app) {
-    return shuffles.subMap(new ShuffleId(app, 0), true, new ShuffleId(app, Integer.MAX_VALUE), true);
+    return shuffles.subMap(
+        new ShuffleId(app, 0), true, new ShuffleId(app, Integer.MAX_VALUE), true);
   }
 
   // ------------------------------------------------------------------ reads

@@ -10,8 +10,8 @@ import java.util.SortedMap;
 import java.util.TreeMap;
 
 /**
- * An immutable copy of the whole master state: what a snapshot holds and what cluster status
- * shows. Two views are equal when they hold the same workers, apps and shuffles.
+ * An immutable copy of the whole master state: what a snapshot holds and what cluster status shows.
+ * Two views are equal when they hold the same workers, apps and shuffles.
  */
 public record MasterStateView(
     SortedMap<WorkerId, RegisteredWorker> workers,
@@ -27,10 +27,14 @@ public record MasterStateView(
   }
 
   /** A view of unordered maps; the copy orders them as the state does. */
-  public static MasterStateView of(Map<WorkerId, RegisteredWorker> workers,
-      Map<AppId, RegisteredApp> apps, Map<ShuffleId, RegisteredShuffle> shuffles) {
-    return new MasterStateView(copy(workers, MasterState.WORKER_ORDER),
-        copy(apps, MasterState.APP_ORDER), copy(shuffles, MasterState.SHUFFLE_ORDER));
+  public static MasterStateView of(
+      Map<WorkerId, RegisteredWorker> workers,
+      Map<AppId, RegisteredApp> apps,
+      Map<ShuffleId, RegisteredShuffle> shuffles) {
+    return new MasterStateView(
+        copy(workers, MasterState.WORKER_ORDER),
+        copy(apps, MasterState.APP_ORDER),
+        copy(shuffles, MasterState.SHUFFLE_ORDER));
   }
 
   /** Slots held by each worker, over every shuffle. */
@@ -42,8 +46,7 @@ public record MasterStateView(
     return total;
   }
 
-  private static <K, V> SortedMap<K, V> copy(
-      Map<K, V> source, Comparator<? super K> order) {
+  private static <K, V> SortedMap<K, V> copy(Map<K, V> source, Comparator<? super K> order) {
     SortedMap<K, V> sorted = new TreeMap<>(order);
     sorted.putAll(source);
     return Collections.unmodifiableSortedMap(sorted);

@@ -19,9 +19,15 @@ import java.util.TreeMap;
  * @param recentAllocations the slot counts of the latest {@link #RECENT_ALLOCATIONS} allocations
  *     that came with a request id, oldest first: a retried request replaces its own counts
  */
-public record RegisteredShuffle(ShuffleId id, int numPartitions, SortedMap<WorkerId, Integer> slotsPerWorker,
+public record RegisteredShuffle(
+    ShuffleId id,
+    int numPartitions,
+    SortedMap<WorkerId, Integer> slotsPerWorker,
     List<RecentAllocation> recentAllocations) {
-  /** Allocations remembered per shuffle: retries come within seconds, revives of one shuffle not by hundreds. */
+  /**
+   * Allocations remembered per shuffle: retries come within seconds, revives of one shuffle not by
+   * hundreds.
+   */
   public static final int RECENT_ALLOCATIONS = 32;
 
   /** The slots one RequestSlots request was given. */
@@ -51,11 +57,15 @@ public record RegisteredShuffle(ShuffleId id, int numPartitions, SortedMap<Worke
     recentAllocations = List.copyOf(recentAllocations);
   }
 
-  public static RegisteredShuffle of(ShuffleId id, int numPartitions, Map<WorkerId, Integer> slots) {
+  public static RegisteredShuffle of(
+      ShuffleId id, int numPartitions, Map<WorkerId, Integer> slots) {
     return of(id, numPartitions, slots, List.of());
   }
 
-  public static RegisteredShuffle of(ShuffleId id, int numPartitions, Map<WorkerId, Integer> slots,
+  public static RegisteredShuffle of(
+      ShuffleId id,
+      int numPartitions,
+      Map<WorkerId, Integer> slots,
       List<RecentAllocation> recent) {
     SortedMap<WorkerId, Integer> sorted = new TreeMap<>(MasterState.WORKER_ORDER);
     sorted.putAll(slots);
@@ -68,14 +78,19 @@ public record RegisteredShuffle(ShuffleId id, int numPartitions, SortedMap<Worke
    * retry after a leader change), its counts are taken back first, so that the shuffle holds one
    * allocation per request.
    */
-  public RegisteredShuffle withSlots(int partitions, SortedMap<WorkerId, Integer> added, String requestId) {
+  public RegisteredShuffle withSlots(
+      int partitions, SortedMap<WorkerId, Integer> added, String requestId) {
     SortedMap<WorkerId, Integer> slots = new TreeMap<>(slotsPerWorker);
     List<RecentAllocation> recent = new ArrayList<>(recentAllocations);
     if (!requestId.isEmpty()) {
       for (int i = 0; i < recent.size(); i++) {
         if (recent.get(i).requestId().equals(requestId)) {
-          recent.remove(i).slotsPerWorker().forEach((worker, n) ->
-              slots.computeIfPresent(worker, (w, held) -> held - n > 0 ? held - n : null));
+          recent
+              .remove(i)
+              .slotsPerWorker()
+              .forEach(
+                  (worker, n) ->
+                      slots.computeIfPresent(worker, (w, held) -> held - n > 0 ? held - n : null));
           break;
         }
       }

@@ -9,8 +9,8 @@ import java.util.List;
 import java.util.Set;
 
 /**
- * A worker as the replicated state knows it. A lost worker stays known (so that its next
- * heartbeat can be told to register again) but gets no slots; registering again revives it.
+ * A worker as the replicated state knows it. A lost worker stays known (so that its next heartbeat
+ * can be told to register again) but gets no slots; registering again revives it.
  *
  * @param registeredAtMs leader time of the registration that last changed or revived it
  * @param alive false once the worker was declared lost
@@ -18,8 +18,13 @@ import java.util.Set;
  * @param admissionReason why an operator set the admission; empty for ACTIVE
  */
 public record RegisteredWorker(
-    WorkerId id, WorkerEndpoint endpoint, List<DiskSpec> disks, long registeredAtMs, boolean alive,
-    WorkerAdmission admission, String admissionReason) {
+    WorkerId id,
+    WorkerEndpoint endpoint,
+    List<DiskSpec> disks,
+    long registeredAtMs,
+    boolean alive,
+    WorkerAdmission admission,
+    String admissionReason) {
   public RegisteredWorker {
     requireNonNull(id, "id is null");
     requireNonNull(endpoint, "endpoint is null");
@@ -36,17 +41,28 @@ public record RegisteredWorker(
   }
 
   /** An active worker. */
-  public RegisteredWorker(WorkerId id, WorkerEndpoint endpoint, List<DiskSpec> disks, long registeredAtMs,
+  public RegisteredWorker(
+      WorkerId id,
+      WorkerEndpoint endpoint,
+      List<DiskSpec> disks,
+      long registeredAtMs,
       boolean alive) {
     this(id, endpoint, disks, registeredAtMs, alive, WorkerAdmission.ACTIVE, "");
   }
 
   public RegisteredWorker lost() {
-    return new RegisteredWorker(id, endpoint, disks, registeredAtMs, false, admission, admissionReason);
+    return new RegisteredWorker(
+        id, endpoint, disks, registeredAtMs, false, admission, admissionReason);
   }
 
   public RegisteredWorker withAdmission(WorkerAdmission newAdmission, String reason) {
-    return new RegisteredWorker(id, endpoint, disks, registeredAtMs, alive, newAdmission,
+    return new RegisteredWorker(
+        id,
+        endpoint,
+        disks,
+        registeredAtMs,
+        alive,
+        newAdmission,
         newAdmission == WorkerAdmission.ACTIVE ? "" : reason);
   }
 

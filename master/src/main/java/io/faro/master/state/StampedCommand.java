@@ -3,8 +3,8 @@ package io.faro.master.state;
 import static java.util.Objects.requireNonNull;
 
 /**
- * A command with the leader's wall-clock time. Apply uses this time, never its own clock, so
- * that every master computes the same state from the same log.
+ * A command with the leader's wall-clock time. Apply uses this time, never its own clock, so that
+ * every master computes the same state from the same log.
  */
 public record StampedCommand(long timestampMs, StateCommand command) {
   public StampedCommand {

@@ -7,10 +7,10 @@ import io.faro.common.id.PartitionLocation;
 import io.faro.common.id.ShuffleId;
 import io.faro.common.id.WorkerEndpoint;
 import io.faro.common.id.WorkerId;
-import java.util.List;
 import java.util.Collections;
-import java.util.TreeMap;
+import java.util.List;
 import java.util.SortedMap;
+import java.util.TreeMap;
 
 /**
  * A change to the master state: the domain form of one Raft log entry ({@code MasterCommand} in
@@ -28,13 +28,15 @@ public sealed interface StateCommand {
       requireNonNull(endpoint, "endpoint is null");
       disks = List.copyOf(disks);
       if (disks.stream().map(DiskSpec::index).distinct().count() != disks.size()) {
-        throw new IllegalArgumentException("worker " + worker + " declares a disk index twice: " + disks);
+        throw new IllegalArgumentException(
+            "worker " + worker + " declares a disk index twice: " + disks);
       }
     }
   }
 
   /** An operator's decision whether {@code worker} takes new slots. */
-  record SetWorkerAdmission(WorkerId worker, WorkerAdmission admission, String reason) implements StateCommand {
+  record SetWorkerAdmission(WorkerId worker, WorkerAdmission admission, String reason)
+      implements StateCommand {
     public SetWorkerAdmission {
       requireNonNull(worker, "worker is null");
       requireNonNull(admission, "admission is null");
@@ -67,17 +69,22 @@ public sealed interface StateCommand {
   /**
    * Records the slots the leader placed: how many partition copies (primaries and replicas) each
    * worker was given. An existing shuffle gets them added, in place of those of an earlier
-   * allocation with the same (non-empty) {@code requestId}. The locations themselves are not
-   * logged (the leader answers them to the requester), so an entry grows with the workers used,
-   * not with the partitions placed: a million partitions fit Ratis's entry limit.
+   * allocation with the same (non-empty) {@code requestId}. The locations themselves are not logged
+   * (the leader answers them to the requester), so an entry grows with the workers used, not with
+   * the partitions placed: a million partitions fit Ratis's entry limit.
    */
-  record AllocateSlots(ShuffleId shuffle, int numPartitions, SortedMap<WorkerId, Integer> slotsPerWorker,
-      String requestId) implements StateCommand {
+  record AllocateSlots(
+      ShuffleId shuffle,
+      int numPartitions,
+      SortedMap<WorkerId, Integer> slotsPerWorker,
+      String requestId)
+      implements StateCommand {
     public AllocateSlots(ShuffleId shuffle, int numPartitions, List<PartitionLocation> locations) {
       this(shuffle, numPartitions, locations, "");
     }
 
-    public AllocateSlots(ShuffleId shuffle, int numPartitions, List<PartitionLocation> locations, String requestId) {
+    public AllocateSlots(
+        ShuffleId shuffle, int numPartitions, List<PartitionLocation> locations, String requestId) {
       this(shuffle, numPartitions, slotsOf(shuffle, numPartitions, locations), requestId);
     }
 
@@ -85,28 +92,46 @@ public sealed interface StateCommand {
       requireNonNull(shuffle, "shuffle is null");
       requireNonNull(requestId, "requestId is null");
       if (numPartitions <= 0 || slotsPerWorker.isEmpty()) {
-        throw new IllegalArgumentException("allocation for shuffle " + shuffle + " has "
-            + numPartitions + " partitions and slots on " + slotsPerWorker.size() + " workers");
+        throw new IllegalArgumentException(
+            "allocation for shuffle "
+                + shuffle
+                + " has "
+                + numPartitions
+                + " partitions and slots on "
+                + slotsPerWorker.size()
+                + " workers");
       }
       SortedMap<WorkerId, Integer> copy = new TreeMap<>(MasterState.WORKER_ORDER);
-      slotsPerWorker.forEach((worker, slots) -> {
-        if (slots == null || slots <= 0) {
-          throw new IllegalArgumentException("allocation for shuffle " + shuffle + " gives worker " + worker
-              + " " + slots + " slots");
-        }
-        copy.put(requireNonNull(worker, "worker is null"), slots);
-      });
+      slotsPerWorker.forEach(
+          (worker, slots) -> {
+            if (slots == null || slots <= 0) {
+              throw new IllegalArgumentException(
+                  "allocation for shuffle "
+                      + shuffle
+                      + " gives worker "
+                      + worker
+                      + " "
+                      + slots
+                      + " slots");
+            }
+            copy.put(requireNonNull(worker, "worker is null"), slots);
+          });
       slotsPerWorker = Collections.unmodifiableSortedMap(copy);
     }
 
     /** Slots per worker of {@code locations} and their replicas. */
-    public static SortedMap<WorkerId, Integer> slotsOf(ShuffleId shuffle, int numPartitions,
-        List<PartitionLocation> locations) {
+    public static SortedMap<WorkerId, Integer> slotsOf(
+        ShuffleId shuffle, int numPartitions, List<PartitionLocation> locations) {
       SortedMap<WorkerId, Integer> slots = new TreeMap<>(MasterState.WORKER_ORDER);
       for (PartitionLocation location : locations) {
         if (location.partition() < 0 || location.partition() >= numPartitions) {
-          throw new IllegalArgumentException("allocation for shuffle " + shuffle + " places partition "
-              + location.partition() + ", outside 0.." + (numPartitions - 1));
+          throw new IllegalArgumentException(
+              "allocation for shuffle "
+                  + shuffle
+                  + " places partition "
+                  + location.partition()
+                  + ", outside 0.."
+                  + (numPartitions - 1));
         }
         for (PartitionLocation copy : location.copies()) {
           slots.merge(copy.worker(), 1, Integer::sum);

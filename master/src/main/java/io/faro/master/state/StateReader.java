@@ -8,8 +8,8 @@ import java.util.Optional;
 import java.util.SortedMap;
 
 /**
- * Read-only access to the master state, handed to readers while the state machine holds its
- * read lock. Results are copies or immutable values, safe to keep after the read returns.
+ * Read-only access to the master state, handed to readers while the state machine holds its read
+ * lock. Results are copies or immutable values, safe to keep after the read returns.
  */
 public interface StateReader {
   Optional<RegisteredWorker> worker(WorkerId id);
@@ -27,8 +27,8 @@ public interface StateReader {
   MasterStateView view();
 
   /**
-   * Unmodifiable, ordered views of the live maps, without a copy: valid only during the read
-   * that handed out this reader (for answers that page through them).
+   * Unmodifiable, ordered views of the live maps, without a copy: valid only during the read that
+   * handed out this reader (for answers that page through them).
    */
   SortedMap<WorkerId, RegisteredWorker> workers();
 

@@ -1,8 +1,8 @@
 package io.faro.master.state;
 
 /**
- * Whether placement may give a worker new slots. Replicated (an operator's decision must survive
- * a failover and a restart of the worker); the worker's data is served in every state.
+ * Whether placement may give a worker new slots. Replicated (an operator's decision must survive a
+ * failover and a restart of the worker); the worker's data is served in every state.
  */
 public enum WorkerAdmission {
   /** Takes new slots. */

@@ -3,11 +3,11 @@ package io.faro.master.mapping;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import io.faro.common.id.IdMapper;
 import io.faro.common.error.ErrorCode;
 import io.faro.common.error.FaroException;
 import io.faro.common.id.AppId;
 import io.faro.common.id.DiskTier;
+import io.faro.common.id.IdMapper;
 import io.faro.common.id.PartitionLocation;
 import io.faro.common.id.Role;
 import io.faro.common.id.ShuffleId;
@@ -34,14 +34,20 @@ class ProtoMapperTest {
 
   static List<StateCommand> commands() {
     return List.of(
-        new StateCommand.RegisterWorker(WORKER, ENDPOINT, List.of(
-            new DiskSpec(0, "/a", DiskTier.NVME, 10), new DiskSpec(1, "/b", DiskTier.HDD, 20))),
+        new StateCommand.RegisterWorker(
+            WORKER,
+            ENDPOINT,
+            List.of(
+                new DiskSpec(0, "/a", DiskTier.NVME, 10), new DiskSpec(1, "/b", DiskTier.HDD, 20))),
         new StateCommand.WorkerLost(WORKER, "gone"),
         new StateCommand.RegisterApp(new AppId("app")),
         new StateCommand.RemoveApp(new AppId("app"), "done"),
-        new StateCommand.AllocateSlots(SHUFFLE, 2, List.of(
-            new PartitionLocation(0, 0, Role.PRIMARY, WORKER, ENDPOINT, 1),
-            new PartitionLocation(1, 4, Role.REPLICA, WORKER, ENDPOINT, 0))),
+        new StateCommand.AllocateSlots(
+            SHUFFLE,
+            2,
+            List.of(
+                new PartitionLocation(0, 0, Role.PRIMARY, WORKER, ENDPOINT, 1),
+                new PartitionLocation(1, 4, Role.REPLICA, WORKER, ENDPOINT, 0))),
         new StateCommand.UnregisterShuffle(SHUFFLE));
   }
 
@@ -52,27 +58,40 @@ class ProtoMapperTest {
     for (int p = 0; p < 1_000_000; p++) {
       locations.add(new PartitionLocation(p, 0, Role.PRIMARY, workers.get(p % 3), ENDPOINT, 0));
     }
-    StampedCommand stamped = new StampedCommand(1, new StateCommand.AllocateSlots(SHUFFLE, 1_000_000, locations, "r1"));
+    StampedCommand stamped =
+        new StampedCommand(1, new StateCommand.AllocateSlots(SHUFFLE, 1_000_000, locations, "r1"));
 
     byte[] entry = ProtoMapper.toProto(stamped).toByteArray();
 
     assertThat(entry.length).isLessThan(200);
-    StateCommand.AllocateSlots parsed = (StateCommand.AllocateSlots) ProtoMapper.fromProto(MasterCommand.parseFrom(entry)).command();
-    assertThat(parsed.slotsPerWorker()).containsEntry(workers.get(0), 333_334).containsEntry(workers.get(2), 333_333);
+    StateCommand.AllocateSlots parsed =
+        (StateCommand.AllocateSlots)
+            ProtoMapper.fromProto(MasterCommand.parseFrom(entry)).command();
+    assertThat(parsed.slotsPerWorker())
+        .containsEntry(workers.get(0), 333_334)
+        .containsEntry(workers.get(2), 333_333);
     assertThat(parsed.requestId()).isEqualTo("r1");
   }
 
   @Test
   void anAllocationLoggedAsLocationsByAnOlderMasterStillApplies() throws Exception {
-    MasterCommand old = MasterCommand.newBuilder().setTimestampMs(1)
-        .setAllocateSlots(AllocateSlotsCommand.newBuilder()
-            .setShuffle(ShuffleKeyP.newBuilder().setAppId("app").setShuffleId(0))
-            .setNumPartitions(2)
-            .addLocations(IdMapper.toProto(new PartitionLocation(0, 0, Role.PRIMARY, WORKER, ENDPOINT, 0)))
-            .addLocations(IdMapper.toProto(new PartitionLocation(1, 0, Role.PRIMARY, WORKER, ENDPOINT, 0))))
-        .build();
+    MasterCommand old =
+        MasterCommand.newBuilder()
+            .setTimestampMs(1)
+            .setAllocateSlots(
+                AllocateSlotsCommand.newBuilder()
+                    .setShuffle(ShuffleKeyP.newBuilder().setAppId("app").setShuffleId(0))
+                    .setNumPartitions(2)
+                    .addLocations(
+                        IdMapper.toProto(
+                            new PartitionLocation(0, 0, Role.PRIMARY, WORKER, ENDPOINT, 0)))
+                    .addLocations(
+                        IdMapper.toProto(
+                            new PartitionLocation(1, 0, Role.PRIMARY, WORKER, ENDPOINT, 0))))
+            .build();
 
-    StateCommand.AllocateSlots parsed = (StateCommand.AllocateSlots) ProtoMapper.fromProto(old).command();
+    StateCommand.AllocateSlots parsed =
+        (StateCommand.AllocateSlots) ProtoMapper.fromProto(old).command();
 
     assertThat(parsed.slotsPerWorker()).containsExactly(java.util.Map.entry(WORKER, 2));
   }
@@ -88,8 +107,9 @@ class ProtoMapperTest {
 
   @Test
   void resultsRoundTrip() {
-    ApplyResult applied = new ApplyResult.Applied(List.of(
-        new PartitionLocation(0, 0, Role.PRIMARY, WORKER, ENDPOINT, 1)));
+    ApplyResult applied =
+        new ApplyResult.Applied(
+            List.of(new PartitionLocation(0, 0, Role.PRIMARY, WORKER, ENDPOINT, 1)));
     ApplyResult rejected = new ApplyResult.Rejected(ErrorCode.UNKNOWN_APP, "app x is gone");
 
     assertThat(ProtoMapper.fromProto(ProtoMapper.toProto(applied))).isEqualTo(applied);
@@ -98,38 +118,53 @@ class ProtoMapperTest {
 
   @Test
   void commandWithoutBodyOrTimestampIsInvalid() {
-    assertThatThrownBy(() -> ProtoMapper.fromProto(MasterCommand.newBuilder().setTimestampMs(5).build()))
-        .isInstanceOfSatisfying(FaroException.class,
-            e -> assertThat(e.code()).isEqualTo(ErrorCode.INVALID_REQUEST));
-    MasterCommand noTime = ProtoMapper.toProto(new StampedCommand(1, commands().get(2))).toBuilder()
-        .setTimestampMs(0).build();
+    assertThatThrownBy(
+            () -> ProtoMapper.fromProto(MasterCommand.newBuilder().setTimestampMs(5).build()))
+        .isInstanceOfSatisfying(
+            FaroException.class, e -> assertThat(e.code()).isEqualTo(ErrorCode.INVALID_REQUEST));
+    MasterCommand noTime =
+        ProtoMapper.toProto(new StampedCommand(1, commands().get(2))).toBuilder()
+            .setTimestampMs(0)
+            .build();
     assertThatThrownBy(() -> ProtoMapper.fromProto(noTime))
-        .isInstanceOfSatisfying(FaroException.class,
-            e -> assertThat(e.code()).isEqualTo(ErrorCode.INVALID_REQUEST));
+        .isInstanceOfSatisfying(
+            FaroException.class, e -> assertThat(e.code()).isEqualTo(ErrorCode.INVALID_REQUEST));
   }
 
   @Test
   void malformedFieldsAreInvalidRequestsNamingTheProblem() {
-    MasterCommand diskWithoutTier = MasterCommand.newBuilder().setTimestampMs(1)
-        .setRegisterWorker(RegisterWorkerCommand.newBuilder().setWorkerId("w1")
-            .setEndpoint(IdMapper.toProto(ENDPOINT))
-            .addDisks(DiskSpecP.newBuilder().setIndex(0).setPath("/data")))
-        .build();
+    MasterCommand diskWithoutTier =
+        MasterCommand.newBuilder()
+            .setTimestampMs(1)
+            .setRegisterWorker(
+                RegisterWorkerCommand.newBuilder()
+                    .setWorkerId("w1")
+                    .setEndpoint(IdMapper.toProto(ENDPOINT))
+                    .addDisks(DiskSpecP.newBuilder().setIndex(0).setPath("/data")))
+            .build();
     assertThatThrownBy(() -> ProtoMapper.fromProto(diskWithoutTier))
-        .isInstanceOf(FaroException.class).hasMessageContaining("/data").hasMessageContaining("tier");
+        .isInstanceOf(FaroException.class)
+        .hasMessageContaining("/data")
+        .hasMessageContaining("tier");
 
-    MasterCommand partitionOutOfRange = MasterCommand.newBuilder().setTimestampMs(1)
-        .setAllocateSlots(AllocateSlotsCommand.newBuilder()
-            .setShuffle(ShuffleKeyP.newBuilder().setAppId("app").setShuffleId(0))
-            .setNumPartitions(1)
-            .addLocations(IdMapper.toProto(new PartitionLocation(5, 0, Role.PRIMARY, WORKER, ENDPOINT, 0))))
-        .build();
+    MasterCommand partitionOutOfRange =
+        MasterCommand.newBuilder()
+            .setTimestampMs(1)
+            .setAllocateSlots(
+                AllocateSlotsCommand.newBuilder()
+                    .setShuffle(ShuffleKeyP.newBuilder().setAppId("app").setShuffleId(0))
+                    .setNumPartitions(1)
+                    .addLocations(
+                        IdMapper.toProto(
+                            new PartitionLocation(5, 0, Role.PRIMARY, WORKER, ENDPOINT, 0))))
+            .build();
     assertThatThrownBy(() -> ProtoMapper.fromProto(partitionOutOfRange))
-        .isInstanceOfSatisfying(FaroException.class,
-            e -> assertThat(e.code()).isEqualTo(ErrorCode.INVALID_REQUEST))
+        .isInstanceOfSatisfying(
+            FaroException.class, e -> assertThat(e.code()).isEqualTo(ErrorCode.INVALID_REQUEST))
         .hasMessageContaining("partition 5");
 
     assertThatThrownBy(() -> ProtoMapper.appId(" "))
-        .isInstanceOf(FaroException.class).hasMessageContaining("app_id");
+        .isInstanceOf(FaroException.class)
+        .hasMessageContaining("app_id");
   }
 }

@@ -53,7 +53,9 @@ class MasterLimitsTest {
   }
 
   private long term() {
-    return master.call(MasterStatusRequest.getDefaultInstance(), MasterStatusResponse.class).getTerm();
+    return master
+        .call(MasterStatusRequest.getDefaultInstance(), MasterStatusResponse.class)
+        .getTerm();
   }
 
   @Test
@@ -61,16 +63,30 @@ class MasterLimitsTest {
     master.call(registerApp("app-1"));
     long term = term();
 
-    RemoteException refused = master.callFails(requestSlots(shuffle("app-1", 0), Integer.MAX_VALUE));
+    RemoteException refused =
+        master.callFails(requestSlots(shuffle("app-1", 0), Integer.MAX_VALUE));
 
     assertThat(refused.code()).isEqualTo(ErrorCode.LIMIT_EXCEEDED);
-    assertThat(refused).hasMessageContaining("faro.master.max.partitions.per.shuffle")
+    assertThat(refused)
+        .hasMessageContaining("faro.master.max.partitions.per.shuffle")
         .hasMessageContaining(Integer.toString(Integer.MAX_VALUE));
-    assertThat(master.callFails(RequestSlotsRequest.newBuilder().setShuffle(shuffle("app-1", 0))
-        .setNumPartitions(2).addPartitionIds(0).addPartitionIds(1).addPartitionIds(0).build()).code())
+    assertThat(
+            master
+                .callFails(
+                    RequestSlotsRequest.newBuilder()
+                        .setShuffle(shuffle("app-1", 0))
+                        .setNumPartitions(2)
+                        .addPartitionIds(0)
+                        .addPartitionIds(1)
+                        .addPartitionIds(0)
+                        .build())
+                .code())
         .isEqualTo(ErrorCode.INVALID_REQUEST);
     // Still serving, still leading in the same term.
-    assertThat(master.call(requestSlots(shuffle("app-1", 0), 10), RequestSlotsResponse.class).getLocationsCount())
+    assertThat(
+            master
+                .call(requestSlots(shuffle("app-1", 0), 10), RequestSlotsResponse.class)
+                .getLocationsCount())
         .isEqualTo(10);
     assertThat(term()).isEqualTo(term);
   }
@@ -80,11 +96,15 @@ class MasterLimitsTest {
     master.call(registerApp("app-1"));
     long term = term();
 
-    RequestSlotsResponse placed = master.call(requestSlots(shuffle("app-1", 0), 1_000_000), RequestSlotsResponse.class);
+    RequestSlotsResponse placed =
+        master.call(requestSlots(shuffle("app-1", 0), 1_000_000), RequestSlotsResponse.class);
 
     assertThat(placed.getLocationsCount()).isEqualTo(1_000_000);
     assertThat(placed.getLocations(999_999).getPartitionId()).isEqualTo(999_999);
-    assertThat(master.status().getWorkersList().stream().mapToInt(WorkerStatusP::getAllocatedSlots).sum())
+    assertThat(
+            master.status().getWorkersList().stream()
+                .mapToInt(WorkerStatusP::getAllocatedSlots)
+                .sum())
         .isEqualTo(1_000_000);
     assertThat(term()).isEqualTo(term);
   }
@@ -110,7 +130,8 @@ class MasterLimitsTest {
     String huge = "a".repeat(20_000);
 
     RemoteException longApp = master.callFails(registerApp(huge));
-    RemoteException forged = master.callFails(registerApp("app-1\n2026-11-24 00:00:00.000 INFO forged line"));
+    RemoteException forged =
+        master.callFails(registerApp("app-1\n2026-11-24 00:00:00.000 INFO forged line"));
     RemoteException longWorker = master.callFails(registerWorker("w".repeat(5_000), 1));
 
     assertThat(longApp.code()).isEqualTo(ErrorCode.INVALID_REQUEST);
@@ -130,11 +151,17 @@ class MasterLimitsTest {
       master.call(requestSlots(shuffle("app-" + i, 0), 2), RequestSlotsResponse.class);
     }
 
-    ClusterStatusResponse first = master.call(ClusterStatusRequest.newBuilder().setPageSize(2).build(),
-        ClusterStatusResponse.class);
-    ClusterStatusResponse second = master.call(ClusterStatusRequest.newBuilder().setPageSize(2)
-        .setAppsAfter(first.getNextAppsAfter()).setShufflesAfter(first.getNextShufflesAfter()).build(),
-        ClusterStatusResponse.class);
+    ClusterStatusResponse first =
+        master.call(
+            ClusterStatusRequest.newBuilder().setPageSize(2).build(), ClusterStatusResponse.class);
+    ClusterStatusResponse second =
+        master.call(
+            ClusterStatusRequest.newBuilder()
+                .setPageSize(2)
+                .setAppsAfter(first.getNextAppsAfter())
+                .setShufflesAfter(first.getNextShufflesAfter())
+                .build(),
+            ClusterStatusResponse.class);
 
     assertThat(first.getAppsList()).containsExactly("app-1", "app-2");
     assertThat(first.getNextAppsAfter()).isEqualTo("app-2");
@@ -146,7 +173,11 @@ class MasterLimitsTest {
     assertThat(second.getNextAppsAfter()).isEmpty();
     assertThat(second.getShufflesList()).containsExactly(shuffle("app-3", 0));
     assertThat(second.hasNextShufflesAfter()).isFalse();
-    assertThat(master.callFails(ClusterStatusRequest.newBuilder().setAppsAfter("x".repeat(5_000)).build()).code())
+    assertThat(
+            master
+                .callFails(
+                    ClusterStatusRequest.newBuilder().setAppsAfter("x".repeat(5_000)).build())
+                .code())
         .isEqualTo(ErrorCode.INVALID_REQUEST);
   }
 }

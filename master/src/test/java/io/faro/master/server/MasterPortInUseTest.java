@@ -48,12 +48,13 @@ class MasterPortInUseTest {
       int port = taken.getLocalPort();
       StringWriter err = new StringWriter();
       CommandLine line = new CommandLine(new MasterCommand()).setErr(new PrintWriter(err, true));
-      int exit = line.execute(
-          "--set", "faro.master.host=127.0.0.1",
-          "--set", "faro.master.port=" + port,
-          "--set", "faro.master.raft.port=0",
-          "--set", "faro.master.http.port=-1",
-          "--set", "faro.master.ratis.dir=" + dir.resolve("ratis"));
+      int exit =
+          line.execute(
+              "--set", "faro.master.host=127.0.0.1",
+              "--set", "faro.master.port=" + port,
+              "--set", "faro.master.raft.port=0",
+              "--set", "faro.master.http.port=-1",
+              "--set", "faro.master.ratis.dir=" + dir.resolve("ratis"));
 
       assertThat(exit).isEqualTo(1);
       assertThat(err.toString())

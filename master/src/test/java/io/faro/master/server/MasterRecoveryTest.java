@@ -9,8 +9,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.faro.common.config.FaroConf;
-import io.faro.master.MasterServerOptions;
 import io.faro.common.testing.Eventually;
+import io.faro.master.MasterServerOptions;
 import io.faro.master.testing.MasterFixture;
 import io.faro.master.testing.Requests;
 import io.faro.proto.ClusterStatusResponse;
@@ -46,20 +46,28 @@ class MasterRecoveryTest {
 
       assertThat(replicated(after)).isEqualTo(replicated(before));
       assertThat(after.getAppliedIndex()).isGreaterThan(before.getAppliedIndex());
-      assertThat(master.call(Requests.heartbeat("w1", List.of(shuffle("app-1", 1))),
-          WorkerHeartbeatResponse.class).getExpiredShufflesList()).isEmpty();
+      assertThat(
+              master
+                  .call(
+                      Requests.heartbeat("w1", List.of(shuffle("app-1", 1))),
+                      WorkerHeartbeatResponse.class)
+                  .getExpiredShufflesList())
+          .isEmpty();
     }
   }
 
   @Test
   void restartLoadsTheSnapshotAfterTheLogWasPurged() throws IOException {
-    FaroConf conf = MasterFixture.conf(dir)
-        .with(MasterServerOptions.SNAPSHOT_THRESHOLD, "4")
-        .with(MasterServerOptions.RAFT_LOG_SEGMENT_SIZE, "16k");
+    FaroConf conf =
+        MasterFixture.conf(dir)
+            .with(MasterServerOptions.SNAPSHOT_THRESHOLD, "4")
+            .with(MasterServerOptions.RAFT_LOG_SEGMENT_SIZE, "16k");
     ClusterStatusResponse before;
     try (MasterFixture master = MasterFixture.start(conf)) {
       fill(master, 3, 12);
-      Eventually.await("a snapshot, and the first log segment purged", Duration.ofSeconds(10),
+      Eventually.await(
+          "a snapshot, and the first log segment purged",
+          Duration.ofSeconds(10),
           () -> !files("snapshot.").isEmpty() && files("log_0-").isEmpty());
       // Entries after the snapshot are replayed on top of it.
       master.call(unregisterShuffle(shuffle("app-1", 3)));
@@ -100,23 +108,27 @@ class MasterRecoveryTest {
   private List<Path> files(String namePrefix) {
     List<Path> found = new java.util.ArrayList<>();
     try {
-      Files.walkFileTree(dir, new java.nio.file.SimpleFileVisitor<>() {
-        @Override
-        public java.nio.file.FileVisitResult visitFile(Path file, java.nio.file.attribute.BasicFileAttributes attrs) {
-          if (file.getFileName().toString().startsWith(namePrefix)) {
-            found.add(file);
-          }
-          return java.nio.file.FileVisitResult.CONTINUE;
-        }
+      Files.walkFileTree(
+          dir,
+          new java.nio.file.SimpleFileVisitor<>() {
+            @Override
+            public java.nio.file.FileVisitResult visitFile(
+                Path file, java.nio.file.attribute.BasicFileAttributes attrs) {
+              if (file.getFileName().toString().startsWith(namePrefix)) {
+                found.add(file);
+              }
+              return java.nio.file.FileVisitResult.CONTINUE;
+            }
 
-        @Override
-        public java.nio.file.FileVisitResult visitFileFailed(Path file, IOException e) throws IOException {
-          if (e instanceof java.nio.file.NoSuchFileException) {
-            return java.nio.file.FileVisitResult.CONTINUE; // purged while we looked
-          }
-          throw e;
-        }
-      });
+            @Override
+            public java.nio.file.FileVisitResult visitFileFailed(Path file, IOException e)
+                throws IOException {
+              if (e instanceof java.nio.file.NoSuchFileException) {
+                return java.nio.file.FileVisitResult.CONTINUE; // purged while we looked
+              }
+              throw e;
+            }
+          });
     } catch (IOException e) {
       throw new UncheckedIOException(e);
     }
@@ -124,10 +136,11 @@ class MasterRecoveryTest {
   }
 
   private void corruptNewestSnapshot() throws IOException {
-    Path newest = files("snapshot.").stream()
-        .filter(p -> !p.toString().endsWith(".md5"))
-        .max((a, b) -> Long.compare(index(a), index(b)))
-        .orElseThrow();
+    Path newest =
+        files("snapshot.").stream()
+            .filter(p -> !p.toString().endsWith(".md5"))
+            .max((a, b) -> Long.compare(index(a), index(b)))
+            .orElseThrow();
     byte[] bytes = Files.readAllBytes(newest);
     bytes[bytes.length / 2] ^= 0x5a;
     Files.write(newest, bytes);

@@ -55,7 +55,8 @@ class MasterServerTest {
     }
   }
 
-  private static <K> Map<K, Long> countBy(List<PartitionLocationP> locations, Function<PartitionLocationP, K> key) {
+  private static <K> Map<K, Long> countBy(
+      List<PartitionLocationP> locations, Function<PartitionLocationP, K> key) {
     return locations.stream().collect(Collectors.groupingBy(key, Collectors.counting()));
   }
 
@@ -64,10 +65,13 @@ class MasterServerTest {
     registerWorkers(3, 2);
     master.call(registerApp("app-1"));
 
-    List<PartitionLocationP> locations = master.call(requestSlots(shuffle("app-1", 0), 200),
-        RequestSlotsResponse.class).getLocationsList();
+    List<PartitionLocationP> locations =
+        master
+            .call(requestSlots(shuffle("app-1", 0), 200), RequestSlotsResponse.class)
+            .getLocationsList();
 
-    assertThat(locations).extracting(PartitionLocationP::getPartitionId)
+    assertThat(locations)
+        .extracting(PartitionLocationP::getPartitionId)
         .containsExactlyInAnyOrderElementsOf(IntStream.range(0, 200).boxed().toList());
     assertThat(locations).allSatisfy(l -> assertThat(l.getEpoch()).isZero());
     assertThat(countBy(locations, PartitionLocationP::getWorkerId))
@@ -82,10 +86,12 @@ class MasterServerTest {
     assertThat(status.getAppliedIndex()).isPositive();
     assertThat(status.getAppsList()).containsExactly("app-1");
     assertThat(status.getShufflesList()).containsExactly(shuffle("app-1", 0));
-    assertThat(status.getWorkersList()).allSatisfy(w -> {
-      assertThat(w.getAlive()).isTrue();
-      assertThat(w.getLastHeartbeatMs()).isGreaterThanOrEqualTo(w.getRegisteredAtMs());
-    });
+    assertThat(status.getWorkersList())
+        .allSatisfy(
+            w -> {
+              assertThat(w.getAlive()).isTrue();
+              assertThat(w.getLastHeartbeatMs()).isGreaterThanOrEqualTo(w.getRegisteredAtMs());
+            });
     assertThat(status.getWorkersList().stream().mapToInt(WorkerStatusP::getAllocatedSlots).sum())
         .isEqualTo(200);
   }
@@ -96,15 +102,27 @@ class MasterServerTest {
     master.call(registerApp("app-1"));
     master.call(requestSlots(shuffle("app-1", 0), 4), RequestSlotsResponse.class);
 
-    RequestSlotsResponse revived = master.call(RequestSlotsRequest.newBuilder()
-        .setShuffle(shuffle("app-1", 0)).setNumPartitions(4).addPartitionIds(2).setEpoch(1).build(),
-        RequestSlotsResponse.class);
+    RequestSlotsResponse revived =
+        master.call(
+            RequestSlotsRequest.newBuilder()
+                .setShuffle(shuffle("app-1", 0))
+                .setNumPartitions(4)
+                .addPartitionIds(2)
+                .setEpoch(1)
+                .build(),
+            RequestSlotsResponse.class);
 
-    assertThat(revived.getLocationsList()).singleElement().satisfies(l -> {
-      assertThat(l.getPartitionId()).isEqualTo(2);
-      assertThat(l.getEpoch()).isEqualTo(1);
-    });
-    assertThat(master.status().getWorkersList().stream().mapToInt(WorkerStatusP::getAllocatedSlots).sum())
+    assertThat(revived.getLocationsList())
+        .singleElement()
+        .satisfies(
+            l -> {
+              assertThat(l.getPartitionId()).isEqualTo(2);
+              assertThat(l.getEpoch()).isEqualTo(1);
+            });
+    assertThat(
+            master.status().getWorkersList().stream()
+                .mapToInt(WorkerStatusP::getAllocatedSlots)
+                .sum())
         .isEqualTo(5);
   }
 
@@ -117,12 +135,14 @@ class MasterServerTest {
 
     master.call(unregisterShuffle(shuffle("app-1", 0)));
     ShuffleKeyP neverKnown = shuffle("app-x", 5);
-    WorkerHeartbeatResponse answer = master.call(
-        heartbeat("w1", List.of(shuffle("app-1", 0), shuffle("app-1", 1), neverKnown)),
-        WorkerHeartbeatResponse.class);
+    WorkerHeartbeatResponse answer =
+        master.call(
+            heartbeat("w1", List.of(shuffle("app-1", 0), shuffle("app-1", 1), neverKnown)),
+            WorkerHeartbeatResponse.class);
 
     assertThat(answer.getRegisterAgain()).isFalse();
-    assertThat(answer.getExpiredShufflesList()).containsExactlyInAnyOrder(shuffle("app-1", 0), neverKnown);
+    assertThat(answer.getExpiredShufflesList())
+        .containsExactlyInAnyOrder(shuffle("app-1", 0), neverKnown);
     assertThat(master.status().getShufflesList()).containsExactly(shuffle("app-1", 1));
   }
 
@@ -140,7 +160,8 @@ class MasterServerTest {
     master.call(UnregisterAppRequest.newBuilder().setAppId("app-9").build());
 
     assertThat(master.status().getShufflesList()).isEmpty();
-    assertThat(master.callFails(requestSlots(shuffle("app-9", 1), 1)).code()).isEqualTo(ErrorCode.UNKNOWN_APP);
+    assertThat(master.callFails(requestSlots(shuffle("app-9", 1), 1)).code())
+        .isEqualTo(ErrorCode.UNKNOWN_APP);
   }
 
   @Test
@@ -169,8 +190,10 @@ class MasterServerTest {
     master.call(heartbeat("w2", 1, DiskStatusP.FULL), WorkerHeartbeatResponse.class);
     master.call(registerApp("app-1"));
 
-    List<PartitionLocationP> locations = master.call(requestSlots(shuffle("app-1", 0), 20),
-        RequestSlotsResponse.class).getLocationsList();
+    List<PartitionLocationP> locations =
+        master
+            .call(requestSlots(shuffle("app-1", 0), 20), RequestSlotsResponse.class)
+            .getLocationsList();
 
     assertThat(countBy(locations, l -> l.getWorkerId() + "/" + l.getDiskIndex()))
         .containsOnlyKeys("w1/1", "w2/0");
@@ -178,7 +201,8 @@ class MasterServerTest {
 
   @Test
   void unknownWorkerIsAskedToRegister() {
-    WorkerHeartbeatResponse answer = master.call(heartbeat("stranger", List.of()), WorkerHeartbeatResponse.class);
+    WorkerHeartbeatResponse answer =
+        master.call(heartbeat("stranger", List.of()), WorkerHeartbeatResponse.class);
 
     assertThat(answer.getRegisterAgain()).isTrue();
     assertThat(master.status().getWorkersList()).isEmpty();
@@ -190,8 +214,13 @@ class MasterServerTest {
 
     assertThat(master.callFails(requestSlots(shuffle("app-1", 0), 0)).code())
         .isEqualTo(ErrorCode.INVALID_REQUEST);
-    RemoteException badPartition = master.callFails(RequestSlotsRequest.newBuilder()
-        .setShuffle(shuffle("app-1", 0)).setNumPartitions(2).addPartitionIds(2).build());
+    RemoteException badPartition =
+        master.callFails(
+            RequestSlotsRequest.newBuilder()
+                .setShuffle(shuffle("app-1", 0))
+                .setNumPartitions(2)
+                .addPartitionIds(2)
+                .build());
     assertThat(badPartition.code()).isEqualTo(ErrorCode.INVALID_REQUEST);
     assertThat(badPartition).hasMessageContaining("partition id 2");
     assertThat(master.callFails(registerWorker("", 1)).code()).isEqualTo(ErrorCode.INVALID_REQUEST);

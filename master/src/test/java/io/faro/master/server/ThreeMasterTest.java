@@ -12,8 +12,8 @@ import io.faro.common.network.Futures;
 import io.faro.common.network.HostPort;
 import io.faro.common.network.NetworkOptions;
 import io.faro.common.network.RemoteException;
-import io.faro.master.MasterServerOptions;
 import io.faro.common.testing.Eventually;
+import io.faro.master.MasterServerOptions;
 import io.faro.master.testing.MasterFixture;
 import io.faro.master.testing.Requests;
 import io.faro.proto.ClusterStatusRequest;
@@ -47,10 +47,10 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * Three masters in one JVM run the same code as one: followers point at the leader, a new
- * leader keeps the state, every master reports its own view, leadership moves on request, and a
- * follower that missed purged log entries (down, or its storage wiped) catches up from a
- * snapshot installed by the leader.
+ * Three masters in one JVM run the same code as one: followers point at the leader, a new leader
+ * keeps the state, every master reports its own view, leadership moves on request, and a follower
+ * that missed purged log entries (down, or its storage wiped) catches up from a snapshot installed
+ * by the leader.
  */
 class ThreeMasterTest {
   /** Small, so that a few hundred entries make several snapshots and purge the log behind them. */
@@ -76,8 +76,11 @@ class ThreeMasterTest {
     }
     pool = new ClientPool("test-client", NetworkOptions.Settings.from(FaroConf.empty()));
     client = new MasterClient(pool, endpoints, Duration.ofSeconds(30));
-    CompletableFuture.allOf(Stream.of(0, 1, 2)
-        .map(i -> CompletableFuture.runAsync(() -> start(i))).toArray(CompletableFuture[]::new)).join();
+    CompletableFuture.allOf(
+            Stream.of(0, 1, 2)
+                .map(i -> CompletableFuture.runAsync(() -> start(i)))
+                .toArray(CompletableFuture[]::new))
+        .join();
     Eventually.await("a leader", Duration.ofSeconds(20), () -> leaderIndex() >= 0);
   }
 
@@ -96,9 +99,15 @@ class ThreeMasterTest {
     MasterServer leader = masters[leaderIndex()];
     MasterServer follower = masters[(leaderIndex() + 1) % 3];
 
-    RemoteException redirect = (RemoteException) Futures.unwrap(pool.call(
-        new HostPort("127.0.0.1", follower.rpcPort()), Requests.registerApp("app-1"), EmptyResponse.class)
-        .handle((ok, e) -> e).join());
+    RemoteException redirect =
+        (RemoteException)
+            Futures.unwrap(
+                pool.call(
+                        new HostPort("127.0.0.1", follower.rpcPort()),
+                        Requests.registerApp("app-1"),
+                        EmptyResponse.class)
+                    .handle((ok, e) -> e)
+                    .join());
     assertThat(redirect.code()).isEqualTo(ErrorCode.NOT_LEADER);
     assertThat(redirect.leaderHint()).isEqualTo("127.0.0.1:" + leader.rpcPort());
 
@@ -106,13 +115,16 @@ class ThreeMasterTest {
     client.callBlocking(Requests.registerApp("app-1"), EmptyResponse.class);
 
     leader.close();
-    Eventually.await("a new leader", Duration.ofSeconds(20),
+    Eventually.await(
+        "a new leader",
+        Duration.ofSeconds(20),
         () -> Stream.of(masters).anyMatch(m -> m != leader && m.isLeader()));
-    ClusterStatusResponse status = client.callBlocking(
-        ClusterStatusRequest.getDefaultInstance(), ClusterStatusResponse.class);
+    ClusterStatusResponse status =
+        client.callBlocking(ClusterStatusRequest.getDefaultInstance(), ClusterStatusResponse.class);
     assertThat(status.getLeaderId()).isNotEqualTo(leader.masterId());
     assertThat(status.getAppsList()).containsExactly("app-1");
-    assertThat(status.getWorkersList()).singleElement()
+    assertThat(status.getWorkersList())
+        .singleElement()
         .satisfies(w -> assertThat(w.getWorkerId()).isEqualTo("w1"));
   }
 
@@ -120,7 +132,9 @@ class ThreeMasterTest {
   void everyMasterReportsItsOwnViewAndLeadershipMovesOnRequest() {
     client.callBlocking(Requests.registerApp("app-1"), EmptyResponse.class);
     int leader = leaderIndex();
-    Eventually.await("every master applied the app", Duration.ofSeconds(10),
+    Eventually.await(
+        "every master applied the app",
+        Duration.ofSeconds(10),
         () -> Stream.of(0, 1, 2).allMatch(i -> status(i).getApps() == 1));
     for (int i = 0; i < 3; i++) {
       MasterStatusResponse s = status(i);
@@ -138,20 +152,31 @@ class ThreeMasterTest {
       assertThat(Json.string(page, "role")).isEqualTo(s.getRole());
       assertThat(Json.number(page, "term")).isEqualTo(s.getTerm());
       assertThat(Json.number(page, "pid")).isEqualTo(s.getPid());
-      assertThat(httpGet(masters[i].httpPort(), "/")).contains("Faro master m" + (i + 1)).contains("role");
+      assertThat(httpGet(masters[i].httpPort(), "/"))
+          .contains("Faro master m" + (i + 1))
+          .contains("role");
     }
 
     int target = (leader + 1) % 3;
     long termBefore = status(leader).getTerm();
     // Sent to a follower, the transfer is redirected to the leader by the client.
-    client.callBlocking(TransferLeaderRequest.newBuilder().setTo("m" + (target + 1)).build(), EmptyResponse.class);
+    client.callBlocking(
+        TransferLeaderRequest.newBuilder().setTo("m" + (target + 1)).build(), EmptyResponse.class);
 
-    Eventually.await("m" + (target + 1) + " leads", Duration.ofSeconds(10), () -> masters[target].isLeader());
+    Eventually.await(
+        "m" + (target + 1) + " leads", Duration.ofSeconds(10), () -> masters[target].isLeader());
     assertThat(status(target).getTerm()).isGreaterThan(termBefore);
     client.callBlocking(Requests.registerApp("app-2"), EmptyResponse.class);
     assertThat(masters[target].stateView().apps()).hasSize(2);
-    RemoteException unknown = (RemoteException) Futures.unwrap(pool.call(endpoints.get(target),
-        TransferLeaderRequest.newBuilder().setTo("m9").build(), EmptyResponse.class).handle((ok, e) -> e).join());
+    RemoteException unknown =
+        (RemoteException)
+            Futures.unwrap(
+                pool.call(
+                        endpoints.get(target),
+                        TransferLeaderRequest.newBuilder().setTo("m9").build(),
+                        EmptyResponse.class)
+                    .handle((ok, e) -> e)
+                    .join());
     assertThat(unknown.code()).isEqualTo(ErrorCode.INVALID_REQUEST);
     assertThat(unknown.getMessage()).contains("m9");
   }
@@ -162,15 +187,20 @@ class ThreeMasterTest {
     int leader = leaderIndex();
     long term = status(leader).getTerm();
 
-    RequestSlotsResponse slots = client.callBlocking(
-        Requests.requestSlots(Requests.shuffle("app-1", 0), 1_000_000), RequestSlotsResponse.class);
+    RequestSlotsResponse slots =
+        client.callBlocking(
+            Requests.requestSlots(Requests.shuffle("app-1", 0), 1_000_000),
+            RequestSlotsResponse.class);
 
     assertThat(slots.getLocationsCount()).isEqualTo(1_000_000);
     long applied = status(leader).getAppliedIndex();
-    Eventually.await("every master applied the allocation", Duration.ofSeconds(10),
+    Eventually.await(
+        "every master applied the allocation",
+        Duration.ofSeconds(10),
         () -> Stream.of(0, 1, 2).allMatch(i -> status(i).getAppliedIndex() >= applied));
     for (MasterServer m : masters) {
-      assertThat(m.stateView().shuffles().values()).singleElement()
+      assertThat(m.stateView().shuffles().values())
+          .singleElement()
           .satisfies(s -> assertThat(s.totalSlots()).isEqualTo(1_000_000));
     }
     assertThat(leaderIndex()).isEqualTo(leader);
@@ -180,47 +210,72 @@ class ThreeMasterTest {
   @Test
   void aNewLeaderPlacesOnTheDiskLoadsItHeardAsAFollower() {
     registerTwoWorkersAndAnApp();
-    Eventually.await("every master knows both workers", Duration.ofSeconds(10),
+    Eventually.await(
+        "every master knows both workers",
+        Duration.ofSeconds(10),
         () -> Stream.of(0, 1, 2).allMatch(i -> status(i).getAliveWorkers() == 2));
     // Workers heartbeat every master: w1's only disk is broken, w2's healthy.
-    for (var answer : client.callEach(Requests.heartbeat("w1", 0, DiskStatusP.BROKEN), WorkerHeartbeatResponse.class)) {
+    for (var answer :
+        client.callEach(
+            Requests.heartbeat("w1", 0, DiskStatusP.BROKEN), WorkerHeartbeatResponse.class)) {
       answer.join();
     }
-    for (var answer : client.callEach(Requests.heartbeat("w2", 0, DiskStatusP.HEALTHY), WorkerHeartbeatResponse.class)) {
+    for (var answer :
+        client.callEach(
+            Requests.heartbeat("w2", 0, DiskStatusP.HEALTHY), WorkerHeartbeatResponse.class)) {
       assertThat(answer.join().getRegisterAgain()).isFalse();
     }
 
     closeTheLeaderAndAwaitANewOne();
 
     // No heartbeat reached the new leader since it was elected: it places on what it heard.
-    RequestSlotsResponse slots = client.callBlocking(
-        Requests.requestSlots(Requests.shuffle("app-1", 0), 8), RequestSlotsResponse.class);
-    assertThat(slots.getLocationsList()).hasSize(8)
+    RequestSlotsResponse slots =
+        client.callBlocking(
+            Requests.requestSlots(Requests.shuffle("app-1", 0), 8), RequestSlotsResponse.class);
+    assertThat(slots.getLocationsList())
+        .hasSize(8)
         .allSatisfy(l -> assertThat(l.getWorkerId()).isEqualTo("w2"));
   }
 
   @Test
   void anExcludedWorkerGetsNoSlotsFromANewLeaderEither() {
     registerTwoWorkersAndAnApp();
-    client.callBlocking(SetWorkerAdmissionRequest.newBuilder().setWorkerId("w1")
-        .setAdmission(WorkerAdmissionP.ADMISSION_EXCLUDED).setReason("suspect NIC").build(), EmptyResponse.class);
+    client.callBlocking(
+        SetWorkerAdmissionRequest.newBuilder()
+            .setWorkerId("w1")
+            .setAdmission(WorkerAdmissionP.ADMISSION_EXCLUDED)
+            .setReason("suspect NIC")
+            .build(),
+        EmptyResponse.class);
 
     closeTheLeaderAndAwaitANewOne();
 
-    RequestSlotsResponse slots = client.callBlocking(
-        Requests.requestSlots(Requests.shuffle("app-1", 0), 8), RequestSlotsResponse.class);
-    assertThat(slots.getLocationsList()).hasSize(8).allSatisfy(l -> assertThat(l.getWorkerId()).isEqualTo("w2"));
-    ClusterStatusResponse status = client.callBlocking(ClusterStatusRequest.getDefaultInstance(), ClusterStatusResponse.class);
-    assertThat(status.getWorkersList()).filteredOn(w -> w.getWorkerId().equals("w1")).singleElement()
-        .satisfies(w -> {
-          assertThat(w.getAdmission()).isEqualTo(WorkerAdmissionP.ADMISSION_EXCLUDED);
-          assertThat(w.getAdmissionReason()).isEqualTo("suspect NIC");
-        });
+    RequestSlotsResponse slots =
+        client.callBlocking(
+            Requests.requestSlots(Requests.shuffle("app-1", 0), 8), RequestSlotsResponse.class);
+    assertThat(slots.getLocationsList())
+        .hasSize(8)
+        .allSatisfy(l -> assertThat(l.getWorkerId()).isEqualTo("w2"));
+    ClusterStatusResponse status =
+        client.callBlocking(ClusterStatusRequest.getDefaultInstance(), ClusterStatusResponse.class);
+    assertThat(status.getWorkersList())
+        .filteredOn(w -> w.getWorkerId().equals("w1"))
+        .singleElement()
+        .satisfies(
+            w -> {
+              assertThat(w.getAdmission()).isEqualTo(WorkerAdmissionP.ADMISSION_EXCLUDED);
+              assertThat(w.getAdmissionReason()).isEqualTo("suspect NIC");
+            });
 
-    client.callBlocking(SetWorkerAdmissionRequest.newBuilder().setWorkerId("w1")
-        .setAdmission(WorkerAdmissionP.ADMISSION_ACTIVE).build(), EmptyResponse.class);
-    RequestSlotsResponse again = client.callBlocking(
-        Requests.requestSlots(Requests.shuffle("app-1", 1), 8), RequestSlotsResponse.class);
+    client.callBlocking(
+        SetWorkerAdmissionRequest.newBuilder()
+            .setWorkerId("w1")
+            .setAdmission(WorkerAdmissionP.ADMISSION_ACTIVE)
+            .build(),
+        EmptyResponse.class);
+    RequestSlotsResponse again =
+        client.callBlocking(
+            Requests.requestSlots(Requests.shuffle("app-1", 1), 8), RequestSlotsResponse.class);
     assertThat(again.getLocationsList()).extracting(l -> l.getWorkerId()).contains("w1", "w2");
   }
 
@@ -228,8 +283,11 @@ class ThreeMasterTest {
   void aFollowerThatMissedPurgedEntriesCatchesUpFromASnapshot() throws IOException {
     registerApps("before-", 5);
     int down = (leaderIndex() + 1) % 3;
-    Eventually.await("the follower applied the first apps", Duration.ofSeconds(10),
-        () -> status(down).getApps(), apps -> apps == 5);
+    Eventually.await(
+        "the follower applied the first apps",
+        Duration.ofSeconds(10),
+        () -> status(down).getApps(),
+        apps -> apps == 5);
     long missedFrom = status(down).getAppliedIndex();
     masters[down].close();
 
@@ -237,7 +295,9 @@ class ThreeMasterTest {
 
     MasterStatusResponse leader = status(leaderIndex());
     assertThat(leader.getSnapshotIndex()).as("the leader took snapshots").isPositive();
-    assertThat(leader.getLogStartIndex()).as("and purged the log behind them").isGreaterThan(missedFrom + 1);
+    assertThat(leader.getLogStartIndex())
+        .as("and purged the log behind them")
+        .isGreaterThan(missedFrom + 1);
 
     start(down);
     awaitSameState(down);
@@ -268,7 +328,9 @@ class ThreeMasterTest {
   private void closeTheLeaderAndAwaitANewOne() {
     MasterServer old = masters[leaderIndex()];
     old.close();
-    Eventually.await("a new leader", Duration.ofSeconds(20),
+    Eventually.await(
+        "a new leader",
+        Duration.ofSeconds(20),
         () -> Stream.of(masters).anyMatch(m -> m != old && m.isLeader()));
   }
 
@@ -280,22 +342,27 @@ class ThreeMasterTest {
 
   /** Waits until master {@code i} applied what the leader applied, then compares their state. */
   private void awaitSameState(int i) {
-    Eventually.await("m" + (i + 1) + " caught up with the leader", Duration.ofSeconds(30), () -> {
-      int leader = leaderIndex();
-      return leader >= 0 && leader != i
-          && status(i).getAppliedIndex() >= status(leader).getAppliedIndex();
-    });
+    Eventually.await(
+        "m" + (i + 1) + " caught up with the leader",
+        Duration.ofSeconds(30),
+        () -> {
+          int leader = leaderIndex();
+          return leader >= 0
+              && leader != i
+              && status(i).getAppliedIndex() >= status(leader).getAppliedIndex();
+        });
     assertThat(masters[i].stateView()).isEqualTo(masters[leaderIndex()].stateView());
   }
 
   private void start(int i) {
-    FaroConf conf = MasterFixture.conf(dir.resolve("m" + (i + 1)))
-        .with(MasterServerOptions.ID, "m" + (i + 1))
-        .with(MasterServerOptions.PORT, Integer.toString(rpcPorts[i]))
-        .with(MasterServerOptions.RAFT_PEERS, String.join(",", peers))
-        .with(MasterServerOptions.RAFT_PORT, Integer.toString(raftPorts[i]))
-        .with(MasterServerOptions.SNAPSHOT_THRESHOLD, SNAPSHOT_EVERY)
-        .with(MasterServerOptions.RAFT_LOG_SEGMENT_SIZE, "16k");
+    FaroConf conf =
+        MasterFixture.conf(dir.resolve("m" + (i + 1)))
+            .with(MasterServerOptions.ID, "m" + (i + 1))
+            .with(MasterServerOptions.PORT, Integer.toString(rpcPorts[i]))
+            .with(MasterServerOptions.RAFT_PEERS, String.join(",", peers))
+            .with(MasterServerOptions.RAFT_PORT, Integer.toString(raftPorts[i]))
+            .with(MasterServerOptions.SNAPSHOT_THRESHOLD, SNAPSHOT_EVERY)
+            .with(MasterServerOptions.RAFT_LOG_SEGMENT_SIZE, "16k");
     MasterServer master = new MasterServer(conf);
     masters[i] = master;
     master.start();
@@ -303,9 +370,13 @@ class ThreeMasterTest {
 
   private static String httpGet(int port, String path) {
     try {
-      HttpResponse<String> response = HttpClient.newHttpClient().send(
-          HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + path)).timeout(Duration.ofSeconds(10)).build(),
-          HttpResponse.BodyHandlers.ofString());
+      HttpResponse<String> response =
+          HttpClient.newHttpClient()
+              .send(
+                  HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + path))
+                      .timeout(Duration.ofSeconds(10))
+                      .build(),
+                  HttpResponse.BodyHandlers.ofString());
       assertThat(response.statusCode()).isEqualTo(200);
       return response.body();
     } catch (IOException e) {
@@ -330,8 +401,11 @@ class ThreeMasterTest {
   }
 
   private MasterStatusResponse status(int i) {
-    return Futures.await(pool.call(endpoints.get(i), MasterStatusRequest.getDefaultInstance(),
-        MasterStatusResponse.class), Duration.ofSeconds(10), "status of m" + (i + 1));
+    return Futures.await(
+        pool.call(
+            endpoints.get(i), MasterStatusRequest.getDefaultInstance(), MasterStatusResponse.class),
+        Duration.ofSeconds(10),
+        "status of m" + (i + 1));
   }
 
   private static void deleteRecursively(Path root) throws IOException {

@@ -40,8 +40,12 @@ class MasterStateTest {
   }
 
   private static RegisterWorker register(WorkerId id, int disks) {
-    return new RegisterWorker(id, endpoint(id), IntStream.range(0, disks)
-        .mapToObj(i -> new DiskSpec(i, "/d" + i, DiskTier.HDD, 1L << 40)).toList());
+    return new RegisterWorker(
+        id,
+        endpoint(id),
+        IntStream.range(0, disks)
+            .mapToObj(i -> new DiskSpec(i, "/d" + i, DiskTier.HDD, 1L << 40))
+            .toList());
   }
 
   private static WorkerEndpoint endpoint(WorkerId id) {
@@ -59,8 +63,10 @@ class MasterStateTest {
 
   @Test
   void anOperatorsAdmissionOutlivesRestartsAndSnapshots() {
-    assertThat(apply(new StateCommand.SetWorkerAdmission(W1, WorkerAdmission.EXCLUDED, "flaky disk")))
-        .isInstanceOfSatisfying(ApplyResult.Rejected.class, r -> assertThat(r.message()).contains("w1"));
+    assertThat(
+            apply(new StateCommand.SetWorkerAdmission(W1, WorkerAdmission.EXCLUDED, "flaky disk")))
+        .isInstanceOfSatisfying(
+            ApplyResult.Rejected.class, r -> assertThat(r.message()).contains("w1"));
     apply(register(W1, 1));
     apply(register(W2, 1));
     apply(new StateCommand.SetWorkerAdmission(W1, WorkerAdmission.EXCLUDED, "flaky disk"));
@@ -68,7 +74,9 @@ class MasterStateTest {
 
     // The worker restarts (lost, then registers again, with a new disk): still excluded.
     apply(new StateCommand.WorkerLost(W1, "no heartbeat"));
-    apply(new RegisterWorker(W1, endpoint(W1), List.of(new DiskSpec(0, "/d0", DiskTier.SSD, 1L << 40))));
+    apply(
+        new RegisterWorker(
+            W1, endpoint(W1), List.of(new DiskSpec(0, "/d0", DiskTier.SSD, 1L << 40))));
     RegisteredWorker w1 = state.worker(W1).orElseThrow();
     assertThat(w1.alive()).isTrue();
     assertThat(w1.admission()).isEqualTo(WorkerAdmission.EXCLUDED);
@@ -76,8 +84,9 @@ class MasterStateTest {
     assertThat(w1.takesSlots()).isFalse();
 
     // A snapshot keeps it; a follower that loads the snapshot agrees.
-    MasterStateView loaded = io.faro.master.mapping.ProtoMapper.fromSnapshot(
-        io.faro.master.mapping.ProtoMapper.toSnapshot(state.view(), 3, 42));
+    MasterStateView loaded =
+        io.faro.master.mapping.ProtoMapper.fromSnapshot(
+            io.faro.master.mapping.ProtoMapper.toSnapshot(state.view(), 3, 42));
     assertThat(loaded).isEqualTo(state.view());
     assertThat(loaded.workers().get(W2).admission()).isEqualTo(WorkerAdmission.DECOMMISSIONING);
 
@@ -178,13 +187,19 @@ class MasterStateTest {
     // Another request adds, as does one without an id.
     apply(new AllocateSlots(SHUFFLE, 4, locations(2, W1), "request-b"));
     apply(new AllocateSlots(SHUFFLE, 4, locations(1, W1)));
-    assertThat(state.view().shuffles().get(SHUFFLE).slotsPerWorker()).containsEntry(W1, 3).containsEntry(W2, 4);
+    assertThat(state.view().shuffles().get(SHUFFLE).slotsPerWorker())
+        .containsEntry(W1, 3)
+        .containsEntry(W2, 4);
 
     // Remembered through a snapshot: a retry applied after a restore replaces as well.
-    MasterState restored = new MasterState(ProtoMapper.fromSnapshot(ProtoMapper.toSnapshot(state.view(), 1, 9)));
+    MasterState restored =
+        new MasterState(ProtoMapper.fromSnapshot(ProtoMapper.toSnapshot(state.view(), 1, 9)));
     assertThat(restored.view()).isEqualTo(state.view());
-    restored.apply(new StampedCommand(2_000, new AllocateSlots(SHUFFLE, 4, locations(2, W2), "request-b")));
-    assertThat(restored.view().shuffles().get(SHUFFLE).slotsPerWorker()).containsEntry(W1, 1).containsEntry(W2, 6);
+    restored.apply(
+        new StampedCommand(2_000, new AllocateSlots(SHUFFLE, 4, locations(2, W2), "request-b")));
+    assertThat(restored.view().shuffles().get(SHUFFLE).slotsPerWorker())
+        .containsEntry(W1, 1)
+        .containsEntry(W2, 6);
   }
 
   @Test
@@ -199,7 +214,8 @@ class MasterStateTest {
     assertThat(shuffle.recentAllocations().get(0).requestId()).isEqualTo("request-1");
     // The forgotten first request, retried, now adds.
     apply(new AllocateSlots(SHUFFLE, 1, locations(1, W1), "request-0"));
-    assertThat(state.view().shuffles().get(SHUFFLE).totalSlots()).isEqualTo(RegisteredShuffle.RECENT_ALLOCATIONS + 2);
+    assertThat(state.view().shuffles().get(SHUFFLE).totalSlots())
+        .isEqualTo(RegisteredShuffle.RECENT_ALLOCATIONS + 2);
   }
 
   @Test
@@ -208,17 +224,23 @@ class MasterStateTest {
     MasterStateView before = state.view();
 
     ApplyResult noApp = apply(new AllocateSlots(SHUFFLE, 2, locations(2, W1)));
-    assertThat(noApp).isInstanceOfSatisfying(Rejected.class, r -> {
-      assertThat(r.code()).isEqualTo(ErrorCode.UNKNOWN_APP);
-      assertThat(r.message()).contains("app-1");
-    });
+    assertThat(noApp)
+        .isInstanceOfSatisfying(
+            Rejected.class,
+            r -> {
+              assertThat(r.code()).isEqualTo(ErrorCode.UNKNOWN_APP);
+              assertThat(r.message()).contains("app-1");
+            });
 
     apply(new RegisterApp(APP));
     ApplyResult noWorker = apply(new AllocateSlots(SHUFFLE, 2, locations(2, W2)));
-    assertThat(noWorker).isInstanceOfSatisfying(Rejected.class, r -> {
-      assertThat(r.code()).isEqualTo(ErrorCode.INVALID_REQUEST);
-      assertThat(r.message()).contains("w2");
-    });
+    assertThat(noWorker)
+        .isInstanceOfSatisfying(
+            Rejected.class,
+            r -> {
+              assertThat(r.code()).isEqualTo(ErrorCode.INVALID_REQUEST);
+              assertThat(r.message()).contains("w2");
+            });
     assertThat(state.hasShuffle(SHUFFLE)).isFalse();
     assertThat(state.view().workers()).isEqualTo(before.workers());
   }
@@ -256,12 +278,13 @@ class MasterStateTest {
 
   @Test
   void sameCommandsGiveSameStateOnEveryReplica() {
-    List<StampedCommand> log = List.of(
-        new StampedCommand(10, register(W2, 2)),
-        new StampedCommand(11, register(W1, 1)),
-        new StampedCommand(12, new RegisterApp(APP)),
-        new StampedCommand(13, new AllocateSlots(SHUFFLE, 3, locations(3, W1, W2))),
-        new StampedCommand(14, new WorkerLost(W2, "test")));
+    List<StampedCommand> log =
+        List.of(
+            new StampedCommand(10, register(W2, 2)),
+            new StampedCommand(11, register(W1, 1)),
+            new StampedCommand(12, new RegisterApp(APP)),
+            new StampedCommand(13, new AllocateSlots(SHUFFLE, 3, locations(3, W1, W2))),
+            new StampedCommand(14, new WorkerLost(W2, "test")));
     MasterState first = new MasterState();
     MasterState second = new MasterState();
     log.forEach(first::apply);
@@ -295,7 +318,8 @@ class MasterStateTest {
 
   @Test
   void emptyStateSnapshotRoundTrips() {
-    MasterStateView view = ProtoMapper.fromSnapshot(ProtoMapper.toSnapshot(MasterStateView.EMPTY, 0, 0));
+    MasterStateView view =
+        ProtoMapper.fromSnapshot(ProtoMapper.toSnapshot(MasterStateView.EMPTY, 0, 0));
     assertThat(view).isEqualTo(MasterStateView.EMPTY);
   }
 }

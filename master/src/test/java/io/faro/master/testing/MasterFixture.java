@@ -5,12 +5,12 @@ import static org.assertj.core.api.Assertions.catchThrowable;
 
 import com.google.protobuf.Message;
 import io.faro.common.config.FaroConf;
+import io.faro.common.master.MasterClient;
 import io.faro.common.network.ClientPool;
 import io.faro.common.network.Futures;
 import io.faro.common.network.HostPort;
 import io.faro.common.network.NetworkOptions;
 import io.faro.common.network.RemoteException;
-import io.faro.common.master.MasterClient;
 import io.faro.master.MasterServerOptions;
 import io.faro.master.server.MasterServer;
 import io.faro.proto.ClusterStatusRequest;
@@ -33,8 +33,10 @@ public final class MasterFixture implements AutoCloseable {
 
   private MasterFixture(MasterServer server) {
     this.server = server;
-    this.pool = new ClientPool("test-client",
-        NetworkOptions.Settings.from(FaroConf.empty().with(NetworkOptions.IO_THREADS, "2")));
+    this.pool =
+        new ClientPool(
+            "test-client",
+            NetworkOptions.Settings.from(FaroConf.empty().with(NetworkOptions.IO_THREADS, "2")));
     this.client = new MasterClient(pool, List.of(endpoint()), CALL_TIMEOUT);
   }
 
@@ -80,8 +82,13 @@ public final class MasterFixture implements AutoCloseable {
 
   /** Sends once, without retries, and returns the error the master answered. */
   public RemoteException callFails(Message request) {
-    Throwable error = catchThrowable(() -> Futures.await(
-        pool.call(endpoint(), request, EmptyResponse.class), CALL_TIMEOUT, "test call"));
+    Throwable error =
+        catchThrowable(
+            () ->
+                Futures.await(
+                    pool.call(endpoint(), request, EmptyResponse.class),
+                    CALL_TIMEOUT,
+                    "test call"));
     assertThat(error).as("error answered to " + request.getClass().getSimpleName()).isNotNull();
     Throwable cause = error;
     while (!(cause instanceof RemoteException) && cause.getCause() != null) {

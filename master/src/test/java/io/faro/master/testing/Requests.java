@@ -20,13 +20,22 @@ public final class Requests {
 
   /** A worker {@code id} on a made-up endpoint with {@code disks} SSDs, indexes 0.. */
   public static RegisterWorkerRequest registerWorker(String id, int disks) {
-    RegisterWorkerRequest.Builder b = RegisterWorkerRequest.newBuilder()
-        .setWorkerId(id)
-        .setEndpoint(WorkerEndpointP.newBuilder()
-            .setHost("host-" + id).setRpcPort(9100).setPushPort(9101).setFetchPort(9102));
+    RegisterWorkerRequest.Builder b =
+        RegisterWorkerRequest.newBuilder()
+            .setWorkerId(id)
+            .setEndpoint(
+                WorkerEndpointP.newBuilder()
+                    .setHost("host-" + id)
+                    .setRpcPort(9100)
+                    .setPushPort(9101)
+                    .setFetchPort(9102));
     for (int i = 0; i < disks; i++) {
-      b.addDisks(DiskSpecP.newBuilder()
-          .setIndex(i).setPath("/data" + i + "/faro").setTier(DiskTierP.SSD).setCapacityBytes(1L << 40));
+      b.addDisks(
+          DiskSpecP.newBuilder()
+              .setIndex(i)
+              .setPath("/data" + i + "/faro")
+              .setTier(DiskTierP.SSD)
+              .setCapacityBytes(1L << 40));
     }
     return b.build();
   }
@@ -56,7 +65,10 @@ public final class Requests {
   }
 
   public static RequestSlotsRequest requestSlots(ShuffleKeyP shuffle, int partitions) {
-    return RequestSlotsRequest.newBuilder().setShuffle(shuffle).setNumPartitions(partitions).build();
+    return RequestSlotsRequest.newBuilder()
+        .setShuffle(shuffle)
+        .setNumPartitions(partitions)
+        .build();
   }
 
   public static UnregisterShuffleRequest unregisterShuffle(ShuffleKeyP shuffle) {

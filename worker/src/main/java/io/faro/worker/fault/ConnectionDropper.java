@@ -34,7 +34,8 @@ public final class ConnectionDropper implements RequestHandler {
   public void handle(Request request, Responder responder) {
     int draw = ThreadLocalRandom.current().nextInt(2000);
     if (draw < perMille) {
-      responder.dropConnection("fault injection: " + request.type() + " dropped before it was handled");
+      responder.dropConnection(
+          "fault injection: " + request.type() + " dropped before it was handled");
       return;
     }
     delegate.handle(request, responder);

@@ -2,9 +2,9 @@ package io.faro.worker.fetch;
 
 import static java.util.Objects.requireNonNull;
 
-import io.faro.common.id.IdMapper;
 import io.faro.common.error.ErrorCode;
 import io.faro.common.error.FaroException;
+import io.faro.common.id.IdMapper;
 import io.faro.common.id.PartitionKey;
 import io.faro.common.network.Request;
 import io.faro.common.network.RequestHandler;
@@ -25,11 +25,11 @@ import java.nio.file.StandardOpenOption;
 import java.util.Optional;
 
 /**
- * Serves the fetch port: a reducer opens a committed partition (gets its chunk offsets) and
- * fetches chunks by index. On a disk with direct I/O the chunk is read by the disk's {@link
- * DiskReader} and sent from its buffers; on a buffered disk (and for a chunk larger than the
- * reader's buffers) it is sent from the file with {@link DefaultFileRegion} (sendfile: from the
- * page cache to the socket, without passing through user space).
+ * Serves the fetch port: a reducer opens a committed partition (gets its chunk offsets) and fetches
+ * chunks by index. On a disk with direct I/O the chunk is read by the disk's {@link DiskReader} and
+ * sent from its buffers; on a buffered disk (and for a chunk larger than the reader's buffers) it
+ * is sent from the file with {@link DefaultFileRegion} (sendfile: from the page cache to the
+ * socket, without passing through user space).
  */
 public final class FetchHandler implements RequestHandler {
   private final PartitionStore store;
@@ -44,7 +44,9 @@ public final class FetchHandler implements RequestHandler {
       switch (request.type()) {
         case OPEN_STREAM_REQUEST -> openStream(request.meta(OpenStreamRequest.class), responder);
         case FETCH_CHUNK_REQUEST -> fetchChunk(request.meta(FetchChunkRequest.class), responder);
-        default -> responder.fail(ErrorCode.UNSUPPORTED_MESSAGE, request.type() + " is not served on the fetch port");
+        default ->
+            responder.fail(
+                ErrorCode.UNSUPPORTED_MESSAGE, request.type() + " is not served on the fetch port");
       }
     } catch (FaroException e) {
       responder.fail(e.code(), e.getMessage());
@@ -52,20 +54,24 @@ public final class FetchHandler implements RequestHandler {
   }
 
   private void openStream(OpenStreamRequest open, Responder responder) {
-    PartitionKey key = ProtoMapper.partitionKey(
-        IdMapper.shuffleId(open.getShuffle()), open.getPartitionId(), open.getEpoch());
+    PartitionKey key =
+        ProtoMapper.partitionKey(
+            IdMapper.shuffleId(open.getShuffle()), open.getPartitionId(), open.getEpoch());
     PartitionCommit.Committed committed = store.committed(key);
-    responder.respond(OpenStreamResponse.newBuilder().addAllChunkOffsets(committed.chunks().asList()).build());
+    responder.respond(
+        OpenStreamResponse.newBuilder().addAllChunkOffsets(committed.chunks().asList()).build());
   }
 
   private void fetchChunk(FetchChunkRequest fetch, Responder responder) {
-    PartitionKey key = ProtoMapper.partitionKey(
-        IdMapper.shuffleId(fetch.getShuffle()), fetch.getPartitionId(), fetch.getEpoch());
+    PartitionKey key =
+        ProtoMapper.partitionKey(
+            IdMapper.shuffleId(fetch.getShuffle()), fetch.getPartitionId(), fetch.getEpoch());
     PartitionCommit.Committed committed = store.committed(key);
     int chunk = fetch.getChunkIndex();
     int chunkCount = committed.chunks().chunkCount();
     if (chunk < 0 || chunk >= chunkCount) {
-      throw new FaroException(ErrorCode.INVALID_REQUEST,
+      throw new FaroException(
+          ErrorCode.INVALID_REQUEST,
           "partition " + key + " has " + chunkCount + " chunks, no chunk " + chunk);
     }
     // A committed partition with chunks always has a file (see PartitionCommit.Committed).
@@ -77,13 +83,17 @@ public final class FetchHandler implements RequestHandler {
     Optional<DiskReader> reader = store.disk(key).reader();
     // A chunk larger than the disk's read buffers (one huge pushed part) is sent with sendfile.
     if (reader.isPresent() && length <= reader.get().maxReadBytes()) {
-      reader.get().read(file, offset, (int) length, responder::connected).whenComplete((bytes, error) -> {
-        if (error != null) {
-          responder.fail(error);
-        } else {
-          responder.respond(answer, bytes);
-        }
-      });
+      reader
+          .get()
+          .read(file, offset, (int) length, responder::connected)
+          .whenComplete(
+              (bytes, error) -> {
+                if (error != null) {
+                  responder.fail(error);
+                } else {
+                  responder.respond(answer, bytes);
+                }
+              });
       return;
     }
     // Open and check the file before answering: once the answer is being sent, a missing or
@@ -92,18 +102,29 @@ public final class FetchHandler implements RequestHandler {
     try {
       channel = FileChannel.open(file, StandardOpenOption.READ);
     } catch (IOException e) {
-      throw new FaroException(ErrorCode.STORAGE_FAILED,
-          "cannot open " + file + " of partition " + key + ": " + e);
+      throw new FaroException(
+          ErrorCode.STORAGE_FAILED, "cannot open " + file + " of partition " + key + ": " + e);
     }
     try {
       long size = channel.size();
       if (size < offset + length) {
-        throw new FaroException(ErrorCode.STORAGE_FAILED, "file " + file + " of partition " + key
-            + " has " + size + " bytes, chunk " + chunk + " ends at " + (offset + length));
+        throw new FaroException(
+            ErrorCode.STORAGE_FAILED,
+            "file "
+                + file
+                + " of partition "
+                + key
+                + " has "
+                + size
+                + " bytes, chunk "
+                + chunk
+                + " ends at "
+                + (offset + length));
       }
     } catch (IOException | FaroException e) {
       closeQuietly(channel);
-      throw e instanceof FaroException fe ? fe
+      throw e instanceof FaroException fe
+          ? fe
           : new FaroException(ErrorCode.STORAGE_FAILED, "cannot read " + file + ": " + e);
     }
     // The region owns the channel and closes it once sent (or dropped).

@@ -2,8 +2,8 @@ package io.faro.worker.heartbeat;
 
 import static java.util.Objects.requireNonNull;
 
-import io.faro.common.id.IdMapper;
 import io.faro.common.error.FaroException;
+import io.faro.common.id.IdMapper;
 import io.faro.common.id.ShuffleId;
 import io.faro.common.master.MasterClient;
 import io.faro.common.network.Futures;
@@ -24,8 +24,8 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The worker's side of membership: registers with the masters, then heartbeats every master at
- * a fixed delay on one named thread, registers again when a master asks, and hands expired shuffles
+ * The worker's side of membership: registers with the masters, then heartbeats every master at a
+ * fixed delay on one named thread, registers again when a master asks, and hands expired shuffles
  * to {@code expire} (which must not block: deletion runs on the disk threads).
  */
 public final class MasterLink implements AutoCloseable {
@@ -39,13 +39,17 @@ public final class MasterLink implements AutoCloseable {
   private volatile boolean closed;
 
   public MasterLink(
-      MasterClient masters, WorkerReports reports, Consumer<ShuffleId> expire, Duration interval,
+      MasterClient masters,
+      WorkerReports reports,
+      Consumer<ShuffleId> expire,
+      Duration interval,
       String threadName) {
     this.masters = requireNonNull(masters, "masters is null");
     this.reports = requireNonNull(reports, "reports is null");
     this.expire = requireNonNull(expire, "expire is null");
     this.interval = requireNonNull(interval, "interval is null");
-    this.heartbeatThread = new ScheduledThreadPoolExecutor(1, new DefaultThreadFactory(threadName, true));
+    this.heartbeatThread =
+        new ScheduledThreadPoolExecutor(1, new DefaultThreadFactory(threadName, true));
   }
 
   /**
@@ -69,14 +73,18 @@ public final class MasterLink implements AutoCloseable {
       heartbeat();
     } catch (RuntimeException e) {
       if (!closed) {
-        LOG.warn("Heartbeat of worker {} to masters {} failed: {}", reports.workerId(), masters.endpoints(), e.getMessage());
+        LOG.warn(
+            "Heartbeat of worker {} to masters {} failed: {}",
+            reports.workerId(),
+            masters.endpoints(),
+            e.getMessage());
       }
     }
   }
 
   /**
-   * Sends the heartbeat to every master (each keeps the loads for when it leads) and follows
-   * only the leader's answer. When no master answers as leader (an election), nothing is done.
+   * Sends the heartbeat to every master (each keeps the loads for when it leads) and follows only
+   * the leader's answer. When no master answers as leader (an election), nothing is done.
    */
   private void heartbeat() {
     List<CompletableFuture<WorkerHeartbeatResponse>> answers =
@@ -104,8 +112,10 @@ public final class MasterLink implements AutoCloseable {
     }
     if (response == null) {
       if (lastError != null && !closed) {
-        LOG.warn("Heartbeat of worker {}: no master answered as leader; last error: {}",
-            reports.workerId(), String.valueOf(Futures.unwrap(lastError)));
+        LOG.warn(
+            "Heartbeat of worker {}: no master answered as leader; last error: {}",
+            reports.workerId(),
+            String.valueOf(Futures.unwrap(lastError)));
       }
       return;
     }

@@ -20,9 +20,9 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Builds what the worker tells the masters: its registration and each heartbeat, which carries
- * each disk's health as the disk checker last found it. Registration asks the file systems for
- * their size, a blocking call: run it on the heartbeat thread or the starting thread.
+ * Builds what the worker tells the masters: its registration and each heartbeat, which carries each
+ * disk's health as the disk checker last found it. Registration asks the file systems for their
+ * size, a blocking call: run it on the heartbeat thread or the starting thread.
  */
 public final class WorkerReports {
   private static final Logger LOG = LoggerFactory.getLogger(WorkerReports.class);
@@ -32,7 +32,8 @@ public final class WorkerReports {
   private final Disks disks;
   private final PartitionStore store;
 
-  public WorkerReports(WorkerId workerId, WorkerEndpoint endpoint, Disks disks, PartitionStore store) {
+  public WorkerReports(
+      WorkerId workerId, WorkerEndpoint endpoint, Disks disks, PartitionStore store) {
     this.workerId = requireNonNull(workerId, "workerId is null");
     this.endpoint = requireNonNull(endpoint, "endpoint is null");
     this.disks = requireNonNull(disks, "disks is null");
@@ -44,41 +45,49 @@ public final class WorkerReports {
   }
 
   public RegisterWorkerRequest registration() {
-    RegisterWorkerRequest.Builder request = RegisterWorkerRequest.newBuilder()
-        .setWorkerId(workerId.value())
-        .setEndpoint(IdMapper.toProto(endpoint));
+    RegisterWorkerRequest.Builder request =
+        RegisterWorkerRequest.newBuilder()
+            .setWorkerId(workerId.value())
+            .setEndpoint(IdMapper.toProto(endpoint));
     for (Disk disk : disks.all()) {
       long capacity;
       try {
         // A broken disk may have no directory to ask: it reports nothing, as its heartbeat does.
-        capacity = disk.state() == DiskHealth.State.BROKEN ? 0
-            : Math.min(disk.capacityBytes(), disk.dir().capacityBytes());
+        capacity =
+            disk.state() == DiskHealth.State.BROKEN
+                ? 0
+                : Math.min(disk.capacityBytes(), disk.dir().capacityBytes());
       } catch (IOException e) {
         LOG.warn("Cannot read the capacity of {}: {}", disk, e.toString());
         capacity = 0;
       }
-      request.addDisks(DiskSpecP.newBuilder()
-          .setIndex(disk.index())
-          .setPath(disk.root().toString())
-          .setTier(ProtoMapper.toProto(disk.tier()))
-          .setCapacityBytes(capacity));
+      request.addDisks(
+          DiskSpecP.newBuilder()
+              .setIndex(disk.index())
+              .setPath(disk.root().toString())
+              .setTier(ProtoMapper.toProto(disk.tier()))
+              .setCapacityBytes(capacity));
     }
     return request.build();
   }
 
   public WorkerHeartbeatRequest heartbeat() {
-    WorkerHeartbeatRequest.Builder request = WorkerHeartbeatRequest.newBuilder().setWorkerId(workerId.value());
+    WorkerHeartbeatRequest.Builder request =
+        WorkerHeartbeatRequest.newBuilder().setWorkerId(workerId.value());
     for (Disk disk : disks.all()) {
-      DiskLoadP.Builder load = DiskLoadP.newBuilder()
-          .setIndex(disk.index())
-          .setActivePartitions(store.openPartitions(disk.index()));
+      DiskLoadP.Builder load =
+          DiskLoadP.newBuilder()
+              .setIndex(disk.index())
+              .setActivePartitions(store.openPartitions(disk.index()));
       // What the disk checker last found (a broken disk's space is not asked again here).
       DiskHealth health = disk.health();
-      load.setUsableBytes(health.usableBytes()).setStatus(switch (health.state()) {
-        case HEALTHY -> DiskStatusP.HEALTHY;
-        case FULL -> DiskStatusP.FULL;
-        case BROKEN -> DiskStatusP.BROKEN;
-      });
+      load.setUsableBytes(health.usableBytes())
+          .setStatus(
+              switch (health.state()) {
+                case HEALTHY -> DiskStatusP.HEALTHY;
+                case FULL -> DiskStatusP.FULL;
+                case BROKEN -> DiskStatusP.BROKEN;
+              });
       request.addDisks(load);
     }
     store.shuffles().forEach(s -> request.addShuffles(IdMapper.toProto(s)));

@@ -6,11 +6,11 @@ import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * The memory one push frame holds. A frame's parts are slices of the buffers it was received in
- * (see io.faro.common.network.FrameDecoder), so those buffers stay in memory while any part of
- * the frame waits for its partition's flush. The
- * budget is therefore charged the frame's full size when it arrives and credited when its last
- * part is released, not part by part: many small parts of one frame, going to partitions that
- * flush at different times, would otherwise look far smaller than what they pin.
+ * (see io.faro.common.network.FrameDecoder), so those buffers stay in memory while any part of the
+ * frame waits for its partition's flush. The budget is therefore charged the frame's full size when
+ * it arrives and credited when its last part is released, not part by part: many small parts of one
+ * frame, going to partitions that flush at different times, would otherwise look far smaller than
+ * what they pin.
  *
  * <p>Thread-safe: parts are released on flusher threads and event loops.
  */
@@ -19,7 +19,9 @@ public final class FrameCharge {
   private final long bytes;
   private final AtomicInteger parts;
 
-  /** Charges {@code bytes} for a frame of {@code parts} parts (nothing for a frame without parts). */
+  /**
+   * Charges {@code bytes} for a frame of {@code parts} parts (nothing for a frame without parts).
+   */
   public FrameCharge(MemoryBudget budget, long bytes, int parts) {
     this.budget = requireNonNull(budget, "budget is null");
     this.bytes = bytes;

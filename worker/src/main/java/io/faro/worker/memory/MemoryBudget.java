@@ -16,17 +16,17 @@ import org.slf4j.LoggerFactory;
 /**
  * Counts the bytes of pushed data held in partition buffers and flusher queues, and applies
  * back-pressure: when the count reaches the pause mark every push connection stops reading
- * (autoRead off) and pushes are answered SLOW_DOWN; when flushes bring it down to the resume
- * mark they read again. Overload slows pushes down; it never fails them.
+ * (autoRead off) and pushes are answered SLOW_DOWN; when flushes bring it down to the resume mark
+ * they read again. Overload slows pushes down; it never fails them.
  *
- * <p>On pausing, {@code relief} runs on {@code reliefExecutor}: it hands every partition
- * buffer to its flusher, since buffers below their flush size would otherwise hold memory
- * forever while no new data arrives to fill them. It runs again every {@value
- * #RELIEF_INTERVAL_MS} ms while paused, for data that was still being appended when it ran.
+ * <p>On pausing, {@code relief} runs on {@code reliefExecutor}: it hands every partition buffer to
+ * its flusher, since buffers below their flush size would otherwise hold memory forever while no
+ * new data arrives to fill them. It runs again every {@value #RELIEF_INTERVAL_MS} ms while paused,
+ * for data that was still being appended when it ran.
  *
- * <p>Thread-safety: {@link #reserve} and {@link #release} are lock-free on the fast path; the
- * pause state and the connection set are guarded by {@code lock}, taken only on transitions
- * and when connections open or close.
+ * <p>Thread-safety: {@link #reserve} and {@link #release} are lock-free on the fast path; the pause
+ * state and the connection set are guarded by {@code lock}, taken only on transitions and when
+ * connections open or close.
  */
 public final class MemoryBudget {
   private static final Logger LOG = LoggerFactory.getLogger(MemoryBudget.class);
@@ -39,7 +39,8 @@ public final class MemoryBudget {
   private final AtomicLong used = new AtomicLong();
   // Bytes of push frames still arriving (see partialFrames).
   private final AtomicLong partial = new AtomicLong();
-  // The highest `used` so far, for status reports: a plain read per reserve, a CAS only on a new high.
+  // The highest `used` so far, for status reports: a plain read per reserve, a CAS only on a new
+  // high.
   private final AtomicLong peak = new AtomicLong();
   private final Object lock = new Object();
   // At most one relief loop at a time.
@@ -55,7 +56,8 @@ public final class MemoryBudget {
   public MemoryBudget(
       long pauseAt, long resumeAt, Runnable relief, ScheduledExecutorService reliefExecutor) {
     if (resumeAt >= pauseAt || resumeAt < 0) {
-      throw new IllegalArgumentException("resume mark " + resumeAt + " must be in [0, pause mark " + pauseAt + ")");
+      throw new IllegalArgumentException(
+          "resume mark " + resumeAt + " must be in [0, pause mark " + pauseAt + ")");
     }
     this.pauseAt = pauseAt;
     this.resumeAt = resumeAt;
@@ -124,19 +126,22 @@ public final class MemoryBudget {
         channel.config().setAutoRead(false);
       }
     }
-    channel.closeFuture().addListener(f -> {
-      synchronized (lock) {
-        pushChannels.remove(channel);
-      }
-    });
+    channel
+        .closeFuture()
+        .addListener(
+            f -> {
+              synchronized (lock) {
+                pushChannels.remove(channel);
+              }
+            });
   }
 
   /**
    * Takes {@code channel} out of the paused set for good: it carries frames a primary forwards to
    * this worker as replica. Two workers that replicate to each other and both reach the pause mark
-   * would otherwise stop reading each other's forwards, and each primary holds its frames until
-   * its replica answers: both would wait for the forward timeout, and every replicated partition
-   * of the pair would split. Forwarded data is still counted; it is bounded by what the primaries
+   * would otherwise stop reading each other's forwards, and each primary holds its frames until its
+   * replica answers: both would wait for the forward timeout, and every replicated partition of the
+   * pair would split. Forwarded data is still counted; it is bounded by what the primaries
    * themselves accepted. Idempotent; on the channel's event loop.
    */
   public void exemptForwards(Channel channel) {
@@ -146,7 +151,8 @@ public final class MemoryBudget {
       }
     }
     channel.config().setAutoRead(true);
-    LOG.debug("Connection {} carries forwards from a primary: never paused", channel.remoteAddress());
+    LOG.debug(
+        "Connection {} carries forwards from a primary: never paused", channel.remoteAddress());
   }
 
   private void pause() {
@@ -156,8 +162,12 @@ public final class MemoryBudget {
       }
       paused = true;
       pushChannels.forEach(c -> c.config().setAutoRead(false));
-      LOG.info("Pushed data in memory reached {} bytes (pause mark {}, faro.worker.memory.budget): "
-          + "pausing {} push connections", used.get(), pauseAt, pushChannels.size());
+      LOG.info(
+          "Pushed data in memory reached {} bytes (pause mark {}, faro.worker.memory.budget): "
+              + "pausing {} push connections",
+          used.get(),
+          pauseAt,
+          pushChannels.size());
     }
     if (reliefRunning.compareAndSet(false, true)) {
       scheduleRelief(0);
@@ -171,8 +181,11 @@ public final class MemoryBudget {
       }
       paused = false;
       pushChannels.forEach(c -> c.config().setAutoRead(true));
-      LOG.info("Pushed data in memory fell to {} bytes (resume mark {}): resuming {} push connections",
-          used.get(), resumeAt, pushChannels.size());
+      LOG.info(
+          "Pushed data in memory fell to {} bytes (resume mark {}): resuming {} push connections",
+          used.get(),
+          resumeAt,
+          pushChannels.size());
     }
   }
 

@@ -1,8 +1,8 @@
 package io.faro.worker.partition;
 
 /**
- * What became of one pushed part. Normal outcomes, not errors: the push handler maps each to
- * the part's status in the answer.
+ * What became of one pushed part. Normal outcomes, not errors: the push handler maps each to the
+ * part's status in the answer.
  */
 public enum AppendStatus {
   /** Appended to the partition's buffer. */

@@ -17,7 +17,8 @@ public sealed interface PartitionCommit {
    * @param file the partition file; empty for a partition that received no data
    * @param chunks the chunk offsets read back from the file ({@link ChunkIndex#empty()} if none)
    */
-  record Committed(PartitionKey key, Optional<Path> file, ChunkIndex chunks) implements PartitionCommit {
+  record Committed(PartitionKey key, Optional<Path> file, ChunkIndex chunks)
+      implements PartitionCommit {
     public Committed {
       requireNonNull(key, "key is null");
       requireNonNull(file, "file is null");

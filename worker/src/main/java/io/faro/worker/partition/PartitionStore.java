@@ -6,7 +6,9 @@ import io.faro.common.error.ErrorCode;
 import io.faro.common.error.FaroException;
 import io.faro.common.id.PartitionKey;
 import io.faro.common.id.ShuffleId;
+import io.faro.common.network.HostPort;
 import io.faro.worker.memory.FrameCharge;
+import io.faro.worker.replicate.ReplicaLink;
 import io.faro.worker.storage.Disk;
 import io.faro.worker.storage.Disks;
 import io.netty.buffer.ByteBuf;
@@ -17,11 +19,9 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
-import java.util.function.Function;
-import io.faro.common.network.HostPort;
-import io.faro.worker.replicate.ReplicaLink;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.Function;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -60,7 +60,8 @@ public final class PartitionStore implements AutoCloseable {
 
     public Limits {
       if (maxLocationsPerReserve <= 0 || maxPartitions <= 0) {
-        throw new IllegalArgumentException("limits must be positive: " + maxLocationsPerReserve + ", " + maxPartitions);
+        throw new IllegalArgumentException(
+            "limits must be positive: " + maxLocationsPerReserve + ", " + maxPartitions);
       }
     }
   }
@@ -68,24 +69,37 @@ public final class PartitionStore implements AutoCloseable {
   private final Disks disks;
   private final WriterSettings settings;
   private final Limits limits;
+
   /** Partition locations held, all shuffles; changed under the shuffle's lock, read anywhere. */
-  private final java.util.concurrent.atomic.AtomicInteger heldLocations = new java.util.concurrent.atomic.AtomicInteger();
+  private final java.util.concurrent.atomic.AtomicInteger heldLocations =
+      new java.util.concurrent.atomic.AtomicInteger();
+
   private final Function<HostPort, ReplicaLink> replicaLinks;
   private final Map<ShuffleId, ShuffleState> shuffles = new ConcurrentHashMap<>();
   private final TrafficCounters counters = new TrafficCounters();
 
   public PartitionStore(Disks disks, WriterSettings settings) {
-    this(disks, settings, peer -> {
-      throw new FaroException(ErrorCode.INVALID_REQUEST, "this store does not replicate (to " + peer + ")");
-    });
+    this(
+        disks,
+        settings,
+        peer -> {
+          throw new FaroException(
+              ErrorCode.INVALID_REQUEST, "this store does not replicate (to " + peer + ")");
+        });
   }
 
-  /** @param replicaLinks the live link to a replica peer, by its push address */
-  public PartitionStore(Disks disks, WriterSettings settings, Function<HostPort, ReplicaLink> replicaLinks) {
+  /**
+   * @param replicaLinks the live link to a replica peer, by its push address
+   */
+  public PartitionStore(
+      Disks disks, WriterSettings settings, Function<HostPort, ReplicaLink> replicaLinks) {
     this(disks, settings, replicaLinks, Limits.DEFAULT);
   }
 
-  public PartitionStore(Disks disks, WriterSettings settings, Function<HostPort, ReplicaLink> replicaLinks,
+  public PartitionStore(
+      Disks disks,
+      WriterSettings settings,
+      Function<HostPort, ReplicaLink> replicaLinks,
       Limits limits) {
     this.limits = requireNonNull(limits, "limits is null");
     this.disks = requireNonNull(disks, "disks is null");
@@ -99,25 +113,36 @@ public final class PartitionStore implements AutoCloseable {
   }
 
   /**
-   * Creates a writer for every location that has none; existing ones stay (idempotent). No
-   * file is created until data is flushed. All or nothing. The first reservation of a shuffle
-   * records {@code ownerToken}: later reservations and the commit must carry the same.
+   * Creates a writer for every location that has none; existing ones stay (idempotent). No file is
+   * created until data is flushed. All or nothing. The first reservation of a shuffle records
+   * {@code ownerToken}: later reservations and the commit must carry the same.
    *
-   * @throws FaroException INVALID_REQUEST for a disk index this worker does not have or a
-   *     shuffle that is already committed; LIMIT_EXCEEDED beyond faro.worker.reserve.max.locations
-   *     or faro.worker.max.partitions; NOT_OWNER for another owner's token
+   * @throws FaroException INVALID_REQUEST for a disk index this worker does not have or a shuffle
+   *     that is already committed; LIMIT_EXCEEDED beyond faro.worker.reserve.max.locations or
+   *     faro.worker.max.partitions; NOT_OWNER for another owner's token
    */
   public void reserve(ShuffleId shuffle, long ownerToken, List<Reservation> reservations) {
     checkReserveSize(shuffle, reservations.size());
     for (Reservation r : reservations) {
       if (r.diskIndex() < 0 || r.diskIndex() >= disks.size()) {
-        throw new FaroException(ErrorCode.INVALID_REQUEST, "partition " + r.partition() + " epoch "
-            + r.epoch() + " of shuffle " + shuffle + " asks for disk " + r.diskIndex()
-            + " but this worker has " + disks.size() + " (faro.worker.dirs)");
+        throw new FaroException(
+            ErrorCode.INVALID_REQUEST,
+            "partition "
+                + r.partition()
+                + " epoch "
+                + r.epoch()
+                + " of shuffle "
+                + shuffle
+                + " asks for disk "
+                + r.diskIndex()
+                + " but this worker has "
+                + disks.size()
+                + " (faro.worker.dirs)");
       }
       if (r.partition() < 0 || r.epoch() < 0) {
-        throw new FaroException(ErrorCode.INVALID_REQUEST, "bad partition " + r.partition()
-            + " epoch " + r.epoch() + " in shuffle " + shuffle);
+        throw new FaroException(
+            ErrorCode.INVALID_REQUEST,
+            "bad partition " + r.partition() + " epoch " + r.epoch() + " in shuffle " + shuffle);
       }
     }
     while (true) {
@@ -135,15 +160,24 @@ public final class PartitionStore implements AutoCloseable {
             continue;
           }
           if (state.commitStarted) {
-            throw new FaroException(ErrorCode.INVALID_REQUEST,
+            throw new FaroException(
+                ErrorCode.INVALID_REQUEST,
                 "cannot reserve " + key + ": shuffle " + shuffle + " is already committed");
           }
           added.put(key, null);
         }
         if (heldLocations.get() + added.size() > limits.maxPartitions()) {
-          throw new FaroException(ErrorCode.LIMIT_EXCEEDED, "cannot reserve " + added.size() + " locations of shuffle "
-              + shuffle + ": this worker holds " + heldLocations.get() + " of at most " + limits.maxPartitions()
-              + " (faro.worker.max.partitions)");
+          throw new FaroException(
+              ErrorCode.LIMIT_EXCEEDED,
+              "cannot reserve "
+                  + added.size()
+                  + " locations of shuffle "
+                  + shuffle
+                  + ": this worker holds "
+                  + heldLocations.get()
+                  + " of at most "
+                  + limits.maxPartitions()
+                  + " (faro.worker.max.partitions)");
         }
         Map<PartitionKey, Disk> chosen = new LinkedHashMap<>();
         for (Reservation r : reservations) {
@@ -170,9 +204,15 @@ public final class PartitionStore implements AutoCloseable {
   /** Refuses a reservation request larger than faro.worker.reserve.max.locations. */
   public void checkReserveSize(ShuffleId shuffle, int locations) {
     if (locations > limits.maxLocationsPerReserve()) {
-      throw new FaroException(ErrorCode.LIMIT_EXCEEDED, "a reservation for shuffle " + shuffle + " asks for "
-          + locations + " locations; at most " + limits.maxLocationsPerReserve()
-          + " per request (faro.worker.reserve.max.locations)");
+      throw new FaroException(
+          ErrorCode.LIMIT_EXCEEDED,
+          "a reservation for shuffle "
+              + shuffle
+              + " asks for "
+              + locations
+              + " locations; at most "
+              + limits.maxLocationsPerReserve()
+              + " per request (faro.worker.reserve.max.locations)");
     }
   }
 
@@ -182,9 +222,8 @@ public final class PartitionStore implements AutoCloseable {
   }
 
   /**
-   * {@code asked} if it is healthy; otherwise a healthy disk of the same tier if there is one,
-   * else of any tier, spread by partition (the master placed before it heard of the disk's
-   * state).
+   * {@code asked} if it is healthy; otherwise a healthy disk of the same tier if there is one, else
+   * of any tier, spread by partition (the master placed before it heard of the disk's state).
    *
    * @throws FaroException STORAGE_FAILED when no disk of this worker is healthy: the lifecycle
    *     manager then places the partition on another worker
@@ -197,8 +236,16 @@ public final class PartitionStore implements AutoCloseable {
     List<Disk> sameTier = healthy.stream().filter(d -> d.tier() == asked.tier()).toList();
     List<Disk> candidates = sameTier.isEmpty() ? healthy : sameTier;
     if (candidates.isEmpty()) {
-      throw new FaroException(ErrorCode.STORAGE_FAILED, "cannot reserve " + key + ": no disk of this worker"
-          + " takes data (disk " + asked.index() + " is " + asked.health().describe() + ")");
+      throw new FaroException(
+          ErrorCode.STORAGE_FAILED,
+          "cannot reserve "
+              + key
+              + ": no disk of this worker"
+              + " takes data (disk "
+              + asked.index()
+              + " is "
+              + asked.health().describe()
+              + ")");
     }
     return candidates.get(Math.floorMod(key.partition() + key.epoch(), candidates.size()));
   }
@@ -211,8 +258,8 @@ public final class PartitionStore implements AutoCloseable {
 
   /**
    * Appends one validated part to the location {@code key}, cutting chunks by this worker's chunk
-   * size: a part pushed to this worker, as the only one of its frame or with {@code charge}
-   * shared by the frame's parts. Takes ownership of {@code part}; {@code charge} hears when it is
+   * size: a part pushed to this worker, as the only one of its frame or with {@code charge} shared
+   * by the frame's parts. Takes ownership of {@code part}; {@code charge} hears when it is
    * released.
    */
   public AppendStatus append(PartitionKey key, ByteBuf part, FrameCharge charge) {
@@ -220,17 +267,19 @@ public final class PartitionStore implements AutoCloseable {
   }
 
   /**
-   * Appends one validated part to {@code writer}, the writer {@link #writer} found for {@code
-   * key} (null: the location is not here), cutting chunks by {@code chunkSize}: a replica is given
-   * its primary's. Ownership of {@code part} and {@code charge} as above.
+   * Appends one validated part to {@code writer}, the writer {@link #writer} found for {@code key}
+   * (null: the location is not here), cutting chunks by {@code chunkSize}: a replica is given its
+   * primary's. Ownership of {@code part} and {@code charge} as above.
    */
-  public AppendStatus append(PartitionKey key, PartitionWriter writer, ByteBuf part, FrameCharge charge,
-      long chunkSize) {
+  public AppendStatus append(
+      PartitionKey key, PartitionWriter writer, ByteBuf part, FrameCharge charge, long chunkSize) {
     if (writer == null) {
       ShuffleState state = shuffles.get(key.shuffle());
       part.release();
       charge.partReleased();
-      return state != null && state.commitStarted ? AppendStatus.STAGE_ENDED : AppendStatus.NOT_HERE;
+      return state != null && state.commitStarted
+          ? AppendStatus.STAGE_ENDED
+          : AppendStatus.NOT_HERE;
     }
     int length = part.readableBytes();
     AppendStatus status = writer.append(part, charge, chunkSize);
@@ -260,8 +309,8 @@ public final class PartitionStore implements AutoCloseable {
 
   /**
    * Commits every location of {@code shuffle}: the answer completes, on a flusher thread, once
-   * every file is written and closed. Idempotent: later calls return the same future. A
-   * shuffle with no location here commits nothing.
+   * every file is written and closed. Idempotent: later calls return the same future. A shuffle
+   * with no location here commits nothing.
    */
   public CompletableFuture<ShuffleCommit> commit(ShuffleId shuffle) {
     return commit(shuffle, ShuffleState.NO_OWNER);
@@ -285,8 +334,9 @@ public final class PartitionStore implements AutoCloseable {
         List<CompletableFuture<PartitionCommit>> parts =
             state.writers.values().stream().map(PartitionWriter::commit).toList();
         LOG.info("Committing shuffle {}: {} partition locations", shuffle, parts.size());
-        state.commit = CompletableFuture.allOf(parts.toArray(CompletableFuture[]::new))
-            .thenApply(done -> collect(parts));
+        state.commit =
+            CompletableFuture.allOf(parts.toArray(CompletableFuture[]::new))
+                .thenApply(done -> collect(parts));
       }
       return state.commit;
     }
@@ -332,12 +382,18 @@ public final class PartitionStore implements AutoCloseable {
     }
     CompletableFuture<PartitionCommit> outcome = writer.commitOutcome().orElse(null);
     if (outcome == null || !outcome.isDone()) {
-      throw new FaroException(ErrorCode.SHUFFLE_NOT_COMMITTED,
-          "partition " + key + " is not committed yet: shuffle " + key.shuffle() + " still takes pushes");
+      throw new FaroException(
+          ErrorCode.SHUFFLE_NOT_COMMITTED,
+          "partition "
+              + key
+              + " is not committed yet: shuffle "
+              + key.shuffle()
+              + " still takes pushes");
     }
     PartitionCommit commit = outcome.join();
     if (commit instanceof PartitionCommit.Failed f) {
-      throw new FaroException(ErrorCode.STORAGE_FAILED, "partition " + key + " failed: " + f.reason());
+      throw new FaroException(
+          ErrorCode.STORAGE_FAILED, "partition " + key + " failed: " + f.reason());
     }
     return (PartitionCommit.Committed) commit;
   }
@@ -362,7 +418,8 @@ public final class PartitionStore implements AutoCloseable {
     CompletableFuture<?>[] deletions =
         writers.stream().map(w -> w.discard(true)).toArray(CompletableFuture[]::new);
     // Directories go last, once no flusher can write into them any more.
-    return CompletableFuture.allOf(deletions).thenCompose(done -> disks.deleteShuffleDirectories(shuffle));
+    return CompletableFuture.allOf(deletions)
+        .thenCompose(done -> disks.deleteShuffleDirectories(shuffle));
   }
 
   /** The shuffles with locations here. */

@@ -3,8 +3,8 @@ package io.faro.worker.partition;
 import static java.util.Objects.requireNonNull;
 
 import io.faro.common.id.PartitionKey;
-import io.faro.worker.replicate.ReplicaLink;
 import io.faro.worker.memory.FrameCharge;
+import io.faro.worker.replicate.ReplicaLink;
 import io.faro.worker.storage.ChunkIndex;
 import io.faro.worker.storage.Disk;
 import io.faro.worker.storage.DiskHealth;
@@ -24,24 +24,26 @@ import org.slf4j.LoggerFactory;
  * Receives the pushed parts of one partition location and turns them into its file.
  *
  * <p>Lifecycle: OPEN (appends buffer in memory; a full buffer goes to the flusher) -> COMMITTED
- * (the rest is flushed, the index and trailer written, the outcome kept for fetches) or
- * DISCARDED (buffers released, file deleted when the shuffle expires or dropped on shutdown).
+ * (the rest is flushed, the index and trailer written, the outcome kept for fetches) or DISCARDED
+ * (buffers released, file deleted when the shuffle expires or dropped on shutdown).
  *
- * <p>Chunks: the writer ends a chunk after the append that brings it to the chunk size.
- * Boundaries depend only on the sequence of appended part lengths and that size, so a replica
- * fed the same parts with its primary's chunk size (which the primary sends along) cuts the same
- * chunks.
+ * <p>Chunks: the writer ends a chunk after the append that brings it to the chunk size. Boundaries
+ * depend only on the sequence of appended part lengths and that size, so a replica fed the same
+ * parts with its primary's chunk size (which the primary sends along) cuts the same chunks.
  *
- * <p>Threads: {@link #append} runs on push event loops, possibly several at once for one
- * partition; the state below is guarded by {@code this} and each critical section is a few
- * field updates plus, at most, handing a buffer list to the flusher's queue. The hand-over
- * happens inside the lock so flushes are queued in append order. The {@link PartitionFile} is
- * confined to {@code flushThread}.
+ * <p>Threads: {@link #append} runs on push event loops, possibly several at once for one partition;
+ * the state below is guarded by {@code this} and each critical section is a few field updates plus,
+ * at most, handing a buffer list to the flusher's queue. The hand-over happens inside the lock so
+ * flushes are queued in append order. The {@link PartitionFile} is confined to {@code flushThread}.
  */
 public final class PartitionWriter {
   private static final Logger LOG = LoggerFactory.getLogger(PartitionWriter.class);
 
-  private enum State { OPEN, COMMITTED, DISCARDED }
+  private enum State {
+    OPEN,
+    COMMITTED,
+    DISCARDED
+  }
 
   private final PartitionKey key;
   private final Disk disk;
@@ -81,8 +83,11 @@ public final class PartitionWriter {
     this(key, disk, settings, null);
   }
 
-  /** @param replica the link to this primary's replica, or null */
-  public PartitionWriter(PartitionKey key, Disk disk, WriterSettings settings, ReplicaLink replica) {
+  /**
+   * @param replica the link to this primary's replica, or null
+   */
+  public PartitionWriter(
+      PartitionKey key, Disk disk, WriterSettings settings, ReplicaLink replica) {
     this.key = requireNonNull(key, "key is null");
     this.disk = requireNonNull(disk, "disk is null");
     this.diskIndex = disk.index();
@@ -103,9 +108,9 @@ public final class PartitionWriter {
   }
 
   /**
-   * This copy is a replica and refused a part its primary forwarded (its disk was briefly broken
-   * or full): it must refuse every later part too, or it would have a hole where its primary has
-   * that part, and chunk k would no longer hold the same batches on both copies.
+   * This copy is a replica and refused a part its primary forwarded (its disk was briefly broken or
+   * full): it must refuse every later part too, or it would have a hole where its primary has that
+   * part, and chunk k would no longer hold the same batches on both copies.
    */
   public void forwardedPartRefused(String reason) {
     stopTakingData("it is a replica that refused a forwarded part: " + reason);
@@ -137,10 +142,10 @@ public final class PartitionWriter {
   }
 
   /**
-   * Appends one part (whole batches, already validated), cutting chunks by {@code chunkSize}:
-   * this worker's for a part pushed to it, the primary's for a part forwarded to a replica. Takes
-   * ownership of {@code part}: it is kept until flushed, or released here when not appended;
-   * either way {@code charge} hears of its release.
+   * Appends one part (whole batches, already validated), cutting chunks by {@code chunkSize}: this
+   * worker's for a part pushed to it, the primary's for a part forwarded to a replica. Takes
+   * ownership of {@code part}: it is kept until flushed, or released here when not appended; either
+   * way {@code charge} hears of its release.
    */
   public AppendStatus append(ByteBuf part, FrameCharge charge, long chunkSize) {
     if (chunkSize <= 0) {
@@ -185,7 +190,9 @@ public final class PartitionWriter {
         // A full disk still has its reserve for what is in flight; a broken one takes nothing.
         DiskHealth.State diskState = disk.state();
         if (diskState != DiskHealth.State.HEALTHY) {
-          yield diskState == DiskHealth.State.BROKEN || settings.hardSplit() ? AppendStatus.SPLIT : AppendStatus.SOFT_SPLIT;
+          yield diskState == DiskHealth.State.BROKEN || settings.hardSplit()
+              ? AppendStatus.SPLIT
+              : AppendStatus.SOFT_SPLIT;
         }
         if (appendedBytes >= settings.splitThreshold()) {
           yield settings.hardSplit() ? AppendStatus.SPLIT : AppendStatus.SOFT_SPLIT;
@@ -205,15 +212,17 @@ public final class PartitionWriter {
   }
 
   /**
-   * Stops taking data and, on the flush thread, writes what is buffered, the index and the
-   * trailer. Idempotent: every call returns the same future.
+   * Stops taking data and, on the flush thread, writes what is buffered, the index and the trailer.
+   * Idempotent: every call returns the same future.
    */
   public synchronized CompletableFuture<PartitionCommit> commit() {
     if (commit != null) {
       return commit;
     }
     if (state == State.DISCARDED) {
-      commit = CompletableFuture.completedFuture(new PartitionCommit.Failed(key, "partition " + key + " was discarded"));
+      commit =
+          CompletableFuture.completedFuture(
+              new PartitionCommit.Failed(key, "partition " + key + " was discarded"));
       return commit;
     }
     state = State.COMMITTED;
@@ -308,8 +317,10 @@ public final class PartitionWriter {
   private PartitionCommit finish(ChunkIndex chunks) {
     try {
       return file.finish(chunks)
-          .<PartitionCommit>map(index -> new PartitionCommit.Committed(key, Optional.of(file.path()), index))
-          .orElseGet(() -> new PartitionCommit.Committed(key, Optional.empty(), ChunkIndex.empty()));
+          .<PartitionCommit>map(
+              index -> new PartitionCommit.Committed(key, Optional.of(file.path()), index))
+          .orElseGet(
+              () -> new PartitionCommit.Committed(key, Optional.empty(), ChunkIndex.empty()));
     } catch (IOException | RuntimeException e) {
       LOG.warn("Commit of partition {} failed: {}", key, e.getMessage());
       if (e instanceof IOException && !writeFailed) {

@@ -13,8 +13,8 @@ import java.util.concurrent.ConcurrentHashMap;
 /**
  * The partition writers one shuffle has on this worker, and its commit.
  *
- * <p>Threads: {@code writers} is read lock-free by pushes and fetches. Adding writers, starting
- * the commit and expiring are the rare transitions; they happen under {@code this}, so that a
+ * <p>Threads: {@code writers} is read lock-free by pushes and fetches. Adding writers, starting the
+ * commit and expiring are the rare transitions; they happen under {@code this}, so that a
  * reservation never slips in after the commit or the expiry has taken its snapshot of writers.
  */
 final class ShuffleState {
@@ -47,8 +47,13 @@ final class ShuffleState {
   // @GuardedBy("this")
   void checkOwner(long token, String what) {
     if (ownerToken != NO_OWNER && token != ownerToken) {
-      throw new FaroException(ErrorCode.NOT_OWNER, what + " of shuffle " + id + " refused: it does not come from the "
-          + "lifecycle manager that reserved the shuffle (another owner token)");
+      throw new FaroException(
+          ErrorCode.NOT_OWNER,
+          what
+              + " of shuffle "
+              + id
+              + " refused: it does not come from the "
+              + "lifecycle manager that reserved the shuffle (another owner token)");
     }
   }
 

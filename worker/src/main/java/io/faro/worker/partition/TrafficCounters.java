@@ -3,13 +3,13 @@ package io.faro.worker.partition;
 import java.util.concurrent.atomic.LongAdder;
 
 /**
- * What went through this worker since it started: bytes appended and forwarded to replicas,
- * split answers, chunks served. Counted where it happens (the store's appends, the push path's
- * forwards, the fetch handler) and read by the status RPC; kept in one place so that they can be
- * exported together.
+ * What went through this worker since it started: bytes appended and forwarded to replicas, split
+ * answers, chunks served. Counted where it happens (the store's appends, the push path's forwards,
+ * the fetch handler) and read by the status RPC; kept in one place so that they can be exported
+ * together.
  *
- * <p>Thread-safe: counted on every push and fetch event loop at once, hence adders rather than
- * one atomic each.
+ * <p>Thread-safe: counted on every push and fetch event loop at once, hence adders rather than one
+ * atomic each.
  */
 public final class TrafficCounters {
   private final LongAdder appendedBytes = new LongAdder();

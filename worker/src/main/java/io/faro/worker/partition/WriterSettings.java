@@ -6,14 +6,20 @@ package io.faro.worker.partition;
  * @param flushBufferSize buffered bytes of one partition that trigger a flush
  * @param chunkSize bytes after which the writer ends the current chunk (at a part boundary)
  * @param splitThreshold appended bytes after which the location asks clients to move on
- * @param hardSplit whether, past the threshold, parts are refused (SPLIT) rather than taken
- *     with SOFT_SPLIT
+ * @param hardSplit whether, past the threshold, parts are refused (SPLIT) rather than taken with
+ *     SOFT_SPLIT
  */
-public record WriterSettings(long flushBufferSize, long chunkSize, long splitThreshold, boolean hardSplit) {
+public record WriterSettings(
+    long flushBufferSize, long chunkSize, long splitThreshold, boolean hardSplit) {
   public WriterSettings {
     if (flushBufferSize <= 0 || chunkSize <= 0 || splitThreshold <= 0) {
-      throw new IllegalArgumentException("sizes must be positive: flush " + flushBufferSize + ", chunk "
-          + chunkSize + ", split threshold " + splitThreshold);
+      throw new IllegalArgumentException(
+          "sizes must be positive: flush "
+              + flushBufferSize
+              + ", chunk "
+              + chunkSize
+              + ", split threshold "
+              + splitThreshold);
     }
   }
 

@@ -21,16 +21,19 @@ import java.util.Locale;
 import java.util.Optional;
 
 /**
- * The worker's one translation between protobuf messages and domain records. Malformed ids
- * from the wire become INVALID_REQUEST errors here, so handlers deal in valid records only.
+ * The worker's one translation between protobuf messages and domain records. Malformed ids from the
+ * wire become INVALID_REQUEST errors here, so handlers deal in valid records only.
  */
 public final class ProtoMapper {
   private ProtoMapper() {}
 
-  /** @throws FaroException INVALID_REQUEST for a negative partition or epoch */
+  /**
+   * @throws FaroException INVALID_REQUEST for a negative partition or epoch
+   */
   public static PartitionKey partitionKey(ShuffleId shuffle, int partition, int epoch) {
     if (partition < 0 || epoch < 0) {
-      throw new FaroException(ErrorCode.INVALID_REQUEST,
+      throw new FaroException(
+          ErrorCode.INVALID_REQUEST,
           "bad partition " + partition + " epoch " + epoch + " in shuffle " + shuffle);
     }
     return new PartitionKey(shuffle, partition, epoch);
@@ -38,12 +41,15 @@ public final class ProtoMapper {
 
   public static PartitionStore.Reservation reservation(PartitionLocationP location) {
     // A primary's writer forwards to its replica's push port.
-    Optional<HostPort> replica = location.hasReplica()
-        ? Optional.of(new HostPort(location.getReplica().getEndpoint().getHost(),
-            location.getReplica().getEndpoint().getPushPort()))
-        : Optional.empty();
-    return new PartitionStore.Reservation(location.getPartitionId(), location.getEpoch(), location.getDiskIndex(),
-        replica);
+    Optional<HostPort> replica =
+        location.hasReplica()
+            ? Optional.of(
+                new HostPort(
+                    location.getReplica().getEndpoint().getHost(),
+                    location.getReplica().getEndpoint().getPushPort()))
+            : Optional.empty();
+    return new PartitionStore.Reservation(
+        location.getPartitionId(), location.getEpoch(), location.getDiskIndex(), replica);
   }
 
   public static DiskTierP toProto(DiskTier tier) {
@@ -69,11 +75,12 @@ public final class ProtoMapper {
   public static CommitFilesResponse toProto(ShuffleCommit commit) {
     CommitFilesResponse.Builder response = CommitFilesResponse.newBuilder();
     for (PartitionCommit.Committed c : commit.committed()) {
-      response.addCommitted(CommittedPartitionP.newBuilder()
-          .setPartitionId(c.key().partition())
-          .setEpoch(c.key().epoch())
-          .setBytes(c.bytes())
-          .setChunks(c.chunks().chunkCount()));
+      response.addCommitted(
+          CommittedPartitionP.newBuilder()
+              .setPartitionId(c.key().partition())
+              .setEpoch(c.key().epoch())
+              .setBytes(c.bytes())
+              .setChunks(c.chunks().chunkCount()));
     }
     for (PartitionCommit.Failed f : commit.failed()) {
       response.addFailedPartitionIds(f.key().partition());
@@ -95,7 +102,8 @@ public final class ProtoMapper {
         .setHeapUsedBytes(status.heapUsedBytes())
         .setHeapMaxBytes(status.heapMaxBytes())
         .setUptimeMs(status.uptimeMs())
-        .addAllDiskIoModes(status.diskIoModes().stream().map(m -> m.name().toLowerCase(Locale.ROOT)).toList())
+        .addAllDiskIoModes(
+            status.diskIoModes().stream().map(m -> m.name().toLowerCase(Locale.ROOT)).toList())
         .build();
   }
 }

@@ -30,20 +30,20 @@ import java.util.concurrent.CompletableFuture;
  * frame, hands it here, and answers what comes back; everything about partitions, replicas and
  * memory happens here.
  *
- * <p>Memory: a frame's parts are slices of it, and so are the copies forwarded to replicas, so
- * the frame is charged to the budget once ({@link FrameCharge}) and credited when the last of
- * them is released. A frame a primary forwarded to this worker, when this worker holds every
- * location it names, takes its connection out of the budget's pauses for good ({@link
+ * <p>Memory: a frame's parts are slices of it, and so are the copies forwarded to replicas, so the
+ * frame is charged to the budget once ({@link FrameCharge}) and credited when the last of them is
+ * released. A frame a primary forwarded to this worker, when this worker holds every location it
+ * names, takes its connection out of the budget's pauses for good ({@link
  * MemoryBudget#exemptForwards}): that primary waits for the answer.
  *
  * <p>Replication: the parts of one frame that go to one {@link ReplicaLink} are appended and
- * forwarded together under the link's lock, so the replica receives each partition's parts in
- * this worker's append order. A part is answered once the replica confirmed it; a part the
- * replica did not confirm is answered REPLICA_FAILED and its writer takes no more data
- * ({@link PartitionWriter#replicaLost}). A replica that refused a forwarded part (SPLIT) takes no
- * more data for that partition ({@link PartitionWriter#forwardedPartRefused}), and a primary
- * whose writer stopped taking data meanwhile confirms none of the parts still in flight: a
- * replica is always a prefix of its primary, without a hole.
+ * forwarded together under the link's lock, so the replica receives each partition's parts in this
+ * worker's append order. A part is answered once the replica confirmed it; a part the replica did
+ * not confirm is answered REPLICA_FAILED and its writer takes no more data ({@link
+ * PartitionWriter#replicaLost}). A replica that refused a forwarded part (SPLIT) takes no more data
+ * for that partition ({@link PartitionWriter#forwardedPartRefused}), and a primary whose writer
+ * stopped taking data meanwhile confirms none of the parts still in flight: a replica is always a
+ * prefix of its primary, without a hole.
  *
  * <p>Chunks: a forwarded frame carries its primary's chunk size, and the replica cuts by it, so
  * both copies share chunk boundaries whatever each worker is configured with.
@@ -71,8 +71,8 @@ public final class FrameAppender {
   }
 
   /**
-   * Appends (and forwards) every part of a frame whose parts were checked against its body.
-   * Borrows {@code body}: each appended or forwarded part takes a retained slice of it.
+   * Appends (and forwards) every part of a frame whose parts were checked against its body. Borrows
+   * {@code body}: each appended or forwarded part takes a retained slice of it.
    *
    * @param keys the location of each part of {@code push}, in order
    * @param from the connection the frame came on, or null
@@ -87,7 +87,8 @@ public final class FrameAppender {
     int forwardedParts = (int) parts.stream().filter(p -> p.link() != null).count();
     // The parts pin the whole frame until the last is written, and so do the slices forwarded to
     // replicas until their peer answers: charge the frame once, released by all of them.
-    FrameCharge charge = new FrameCharge(budget, body.readableBytes(), parts.size() + forwardedParts);
+    FrameCharge charge =
+        new FrameCharge(budget, body.readableBytes(), parts.size() + forwardedParts);
     return new FrameAppend(push, body, parts, charge).run();
   }
 
@@ -96,7 +97,12 @@ public final class FrameAppender {
   }
 
   /** One part of the frame: where it goes, and where in the body it is. */
-  private record Part(int index, PartitionKey key, PartitionWriter writer, ReplicaLink link, PushPart meta,
+  private record Part(
+      int index,
+      PartitionKey key,
+      PartitionWriter writer,
+      ReplicaLink link,
+      PushPart meta,
       int offset) {
     int length() {
       return meta.getLength();
@@ -136,7 +142,8 @@ public final class FrameAppender {
       this.parts = parts;
       this.charge = charge;
       this.statuses = new AppendStatus[parts.size()];
-      this.chunkSize = push.getReplica() && push.getChunkSize() > 0 ? push.getChunkSize() : store.chunkSize();
+      this.chunkSize =
+          push.getReplica() && push.getChunkSize() > 0 ? push.getChunkSize() : store.chunkSize();
       for (Part part : parts) {
         if (part.link() != null) {
           forwarded.computeIfAbsent(part.link(), l -> new ArrayList<>()).add(part);
@@ -154,15 +161,20 @@ public final class FrameAppender {
       forwarded.forEach((link, linked) -> confirmations.add(appendAndForward(link, linked)));
       // Read once after appending: this frame's own bytes may be what crossed the mark.
       boolean slowDown = budget.isPaused();
-      CompletableFuture<List<AppendStatus>> answered = confirmations.isEmpty()
-          ? CompletableFuture.completedFuture(List.of(statuses))
-          : CompletableFuture.allOf(confirmations.toArray(CompletableFuture[]::new))
-              .handle((done, error) -> List.of(statuses));
+      CompletableFuture<List<AppendStatus>> answered =
+          confirmations.isEmpty()
+              ? CompletableFuture.completedFuture(List.of(statuses))
+              : CompletableFuture.allOf(confirmations.toArray(CompletableFuture[]::new))
+                  .handle((done, error) -> List.of(statuses));
       return new Appended(slowDown, answered);
     }
 
     private AppendStatus append(Part part) {
-      return store.append(part.key(), part.writer(), body.retainedSlice(part.offset(), part.length()), charge,
+      return store.append(
+          part.key(),
+          part.writer(),
+          body.retainedSlice(part.offset(), part.length()),
+          charge,
           chunkSize);
     }
 
@@ -186,8 +198,11 @@ public final class FrameAppender {
       CompletableFuture<Frame> answer;
       synchronized (link.lock()) {
         // The replica cuts by this worker's chunk size (a frame is forwarded only from a primary).
-        PushRequest.Builder meta = PushRequest.newBuilder().setShuffle(push.getShuffle()).setReplica(true)
-            .setChunkSize(store.chunkSize());
+        PushRequest.Builder meta =
+            PushRequest.newBuilder()
+                .setShuffle(push.getShuffle())
+                .setReplica(true)
+                .setChunkSize(store.chunkSize());
         CompositeByteBuf copy = body.alloc().compositeDirectBuffer(linked.size());
         for (Part part : linked) {
           AppendStatus status = append(part);
@@ -209,41 +224,59 @@ public final class FrameAppender {
         store.counters().forwarded(copy.readableBytes());
         answer = link.forward(meta.build(), copy);
       }
-      return answer.handle((frame, error) -> {
-        try {
-          confirm(sent, own, frame == null ? List.of() : frame.meta(PushResponse.class).getStatusesList(), error);
-        } finally {
-          if (frame != null) {
-            frame.release();
-          }
-          // The forwarded slices were written (or dropped) by now: their share of the charge goes.
-          sent.forEach(p -> charge.partReleased());
-        }
-        return null;
-      });
+      return answer.handle(
+          (frame, error) -> {
+            try {
+              confirm(
+                  sent,
+                  own,
+                  frame == null ? List.of() : frame.meta(PushResponse.class).getStatusesList(),
+                  error);
+            } finally {
+              if (frame != null) {
+                frame.release();
+              }
+              // The forwarded slices were written (or dropped) by now: their share of the charge
+              // goes.
+              sent.forEach(p -> charge.partReleased());
+            }
+            return null;
+          });
     }
 
     /**
-     * Settles the status of each part in {@code sent} (this worker's own outcome in {@code own})
-     * by the replica's answer: {@code replicaStatuses}, one per part, or {@code error}.
+     * Settles the status of each part in {@code sent} (this worker's own outcome in {@code own}) by
+     * the replica's answer: {@code replicaStatuses}, one per part, or {@code error}.
      */
-    private void confirm(List<Part> sent, List<AppendStatus> own, List<PushStatusP> replicaStatuses,
+    private void confirm(
+        List<Part> sent,
+        List<AppendStatus> own,
+        List<PushStatusP> replicaStatuses,
         Throwable error) {
       for (int k = 0; k < sent.size(); k++) {
         Part part = sent.get(k);
-        PushStatusP r = k < replicaStatuses.size() ? replicaStatuses.get(k) : PushStatusP.PUSH_STATUS_UNSPECIFIED;
+        PushStatusP r =
+            k < replicaStatuses.size()
+                ? replicaStatuses.get(k)
+                : PushStatusP.PUSH_STATUS_UNSPECIFIED;
         // A part the replica took after it refused an earlier one of the partition (a frame
         // forwarded before that refusal was answered) is not confirmed either: the replica is
         // no longer a prefix of the primary from that refusal on.
-        boolean confirmed = (r == PushStatusP.OK || r == PushStatusP.SLOW_DOWN || r == PushStatusP.SOFT_SPLIT)
-            && !part.writer().stoppedTakingData();
+        boolean confirmed =
+            (r == PushStatusP.OK || r == PushStatusP.SLOW_DOWN || r == PushStatusP.SOFT_SPLIT)
+                && !part.writer().stoppedTakingData();
         if (confirmed) {
           // The replica's split (its disk filling, its own threshold) moves the client too.
-          statuses[part.index()] = r == PushStatusP.SOFT_SPLIT && own.get(k) == AppendStatus.ACCEPTED
-              ? AppendStatus.SOFT_SPLIT : own.get(k);
+          statuses[part.index()] =
+              r == PushStatusP.SOFT_SPLIT && own.get(k) == AppendStatus.ACCEPTED
+                  ? AppendStatus.SOFT_SPLIT
+                  : own.get(k);
         } else {
-          part.writer().replicaLost(error != null ? String.valueOf(Futures.unwrap(error).getMessage())
-              : "replica answered " + r);
+          part.writer()
+              .replicaLost(
+                  error != null
+                      ? String.valueOf(Futures.unwrap(error).getMessage())
+                      : "replica answered " + r);
         }
       }
     }

@@ -2,10 +2,10 @@ package io.faro.worker.push;
 
 import static java.util.Objects.requireNonNull;
 
-import io.faro.common.id.IdMapper;
 import io.faro.common.batch.BatchFormat;
 import io.faro.common.error.ErrorCode;
 import io.faro.common.error.FaroException;
+import io.faro.common.id.IdMapper;
 import io.faro.common.id.PartitionKey;
 import io.faro.common.id.ShuffleId;
 import io.faro.common.network.Request;
@@ -23,14 +23,14 @@ import java.util.ArrayList;
 import java.util.List;
 
 /**
- * Serves the push port. Runs on the push event loops: decodes a push frame, checks it whole,
- * hands it to the {@link FrameAppender} (which appends each part to its partition's buffer as a
- * retained slice of the frame, no copy, no decompression, and forwards to replicas), and answers
- * one status per part. No disk IO and no waiting here.
+ * Serves the push port. Runs on the push event loops: decodes a push frame, checks it whole, hands
+ * it to the {@link FrameAppender} (which appends each part to its partition's buffer as a retained
+ * slice of the frame, no copy, no decompression, and forwards to replicas), and answers one status
+ * per part. No disk IO and no waiting here.
  *
  * <p>A frame whose parts do not add up to its body, or with a part that is not a sequence of
- * well-formed batches, is refused as a whole with DATA_CORRUPTED: nothing of it is appended,
- * and the connection stays up for the next request.
+ * well-formed batches, is refused as a whole with DATA_CORRUPTED: nothing of it is appended, and
+ * the connection stays up for the next request.
  */
 public final class PushHandler implements RequestHandler {
   private final FrameAppender appender;
@@ -43,7 +43,8 @@ public final class PushHandler implements RequestHandler {
   @Override
   public void handle(Request request, Responder responder) {
     if (request.type() != MessageType.PUSH_REQUEST) {
-      responder.fail(ErrorCode.UNSUPPORTED_MESSAGE, request.type() + " is not served on the push port");
+      responder.fail(
+          ErrorCode.UNSUPPORTED_MESSAGE, request.type() + " is not served on the push port");
       return;
     }
     PushRequest push = request.meta(PushRequest.class);
@@ -59,13 +60,16 @@ public final class PushHandler implements RequestHandler {
     }
     FrameAppender.Appended appended = appender.append(push, keys, body, request.channel());
     // Answered once every replica answered (at once without replicas); never exceptionally.
-    appended.statuses().thenAccept(statuses -> {
-      PushResponse.Builder response = PushResponse.newBuilder();
-      for (AppendStatus s : statuses) {
-        response.addStatuses(ProtoMapper.toProto(s, appended.slowDown()));
-      }
-      responder.respond(response.build());
-    });
+    appended
+        .statuses()
+        .thenAccept(
+            statuses -> {
+              PushResponse.Builder response = PushResponse.newBuilder();
+              for (AppendStatus s : statuses) {
+                response.addStatuses(ProtoMapper.toProto(s, appended.slowDown()));
+              }
+              responder.respond(response.build());
+            });
   }
 
   private static List<PartitionKey> partitionKeys(ShuffleId shuffle, PushRequest push) {
@@ -76,24 +80,44 @@ public final class PushHandler implements RequestHandler {
     return keys;
   }
 
-  /** @throws FaroException DATA_CORRUPTED naming the shuffle, the part and what is wrong */
+  /**
+   * @throws FaroException DATA_CORRUPTED naming the shuffle, the part and what is wrong
+   */
   private static void validate(ShuffleId shuffle, PushRequest push, ByteBuf body) {
     long declared = 0;
     for (PushPart part : push.getPartsList()) {
       // An empty part carries nothing but would pin its frame's memory until its partition flushes.
       if (part.getLength() <= 0) {
-        throw corrupt(shuffle, "part for partition " + part.getPartitionId() + " declares length " + part.getLength());
+        throw corrupt(
+            shuffle,
+            "part for partition " + part.getPartitionId() + " declares length " + part.getLength());
       }
       declared += part.getLength();
     }
     if (declared != body.readableBytes()) {
-      throw corrupt(shuffle, push.getPartsCount() + " parts declare " + declared
-          + " bytes but the frame body has " + body.readableBytes());
+      throw corrupt(
+          shuffle,
+          push.getPartsCount()
+              + " parts declare "
+              + declared
+              + " bytes but the frame body has "
+              + body.readableBytes());
     }
-    if (push.getReplica() && push.getChunkSize() != 0
-        && (push.getChunkSize() < WorkerOptions.CHUNK_SIZE_MIN || push.getChunkSize() > WorkerOptions.CHUNK_SIZE_MAX)) {
-      throw corrupt(shuffle, "a forwarded frame gives chunk size " + push.getChunkSize() + ", outside the bounds of "
-          + WorkerOptions.CHUNK_SIZE.key() + " [" + WorkerOptions.CHUNK_SIZE_MIN + ", " + WorkerOptions.CHUNK_SIZE_MAX + "]");
+    if (push.getReplica()
+        && push.getChunkSize() != 0
+        && (push.getChunkSize() < WorkerOptions.CHUNK_SIZE_MIN
+            || push.getChunkSize() > WorkerOptions.CHUNK_SIZE_MAX)) {
+      throw corrupt(
+          shuffle,
+          "a forwarded frame gives chunk size "
+              + push.getChunkSize()
+              + ", outside the bounds of "
+              + WorkerOptions.CHUNK_SIZE.key()
+              + " ["
+              + WorkerOptions.CHUNK_SIZE_MIN
+              + ", "
+              + WorkerOptions.CHUNK_SIZE_MAX
+              + "]");
     }
     int offset = body.readerIndex();
     for (int i = 0; i < push.getPartsCount(); i++) {
@@ -101,15 +125,28 @@ public final class PushHandler implements RequestHandler {
       try {
         BatchFormat.checkStructure(body, offset, part.getLength());
       } catch (FaroException e) {
-        throw corrupt(shuffle, "part " + i + " (partition " + part.getPartitionId() + " epoch "
-            + part.getEpoch() + ", " + part.getLength() + " bytes at body offset "
-            + (offset - body.readerIndex()) + "): " + e.getMessage());
+        throw corrupt(
+            shuffle,
+            "part "
+                + i
+                + " (partition "
+                + part.getPartitionId()
+                + " epoch "
+                + part.getEpoch()
+                + ", "
+                + part.getLength()
+                + " bytes at body offset "
+                + (offset - body.readerIndex())
+                + "): "
+                + e.getMessage());
       }
       offset += part.getLength();
     }
   }
 
   private static FaroException corrupt(ShuffleId shuffle, String why) {
-    return new FaroException(ErrorCode.DATA_CORRUPTED, "push to shuffle " + shuffle + " refused, nothing appended: " + why);
+    return new FaroException(
+        ErrorCode.DATA_CORRUPTED,
+        "push to shuffle " + shuffle + " refused, nothing appended: " + why);
   }
 }

@@ -19,18 +19,18 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The ordered stream of parts this worker, as primary, forwards to one peer worker that holds
- * their replicas. Frames go out in the order {@link #forward} is called and the peer appends
- * them in arrival order, so that each replica file receives its parts in the primary's append
- * order and cuts the same chunks.
+ * The ordered stream of parts this worker, as primary, forwards to one peer worker that holds their
+ * replicas. Frames go out in the order {@link #forward} is called and the peer appends them in
+ * arrival order, so that each replica file receives its parts in the primary's append order and
+ * cuts the same chunks.
  *
  * <p>A link that fails once (connection lost with a forward unanswered, a forward failed) stays
  * failed: the writers bound to it stop taking data, so a replica file is always a prefix of its
  * primary and never has a hole. New reservations get a new link from {@link ReplicaLinks}. A
  * connection the peer closed while nothing was in flight (idle) is replaced, not a failure.
  *
- * <p>Threads: {@link #forward} is called by push event loops under this link's lock (see
- * {@link #lock()}), together with the appends whose parts it carries. Writes are handed to the
+ * <p>Threads: {@link #forward} is called by push event loops under this link's lock (see {@link
+ * #lock()}), together with the appends whose parts it carries. Writes are handed to the
  * connection's own event loop, which is never one of the callers', so their order holds.
  */
 public final class ReplicaLink {
@@ -49,7 +49,8 @@ public final class ReplicaLink {
   // @GuardedBy("lock")
   private boolean connecting;
   // Forwards sent and not answered yet (answers come on the connection's event loop).
-  private final java.util.concurrent.atomic.AtomicInteger unanswered = new java.util.concurrent.atomic.AtomicInteger();
+  private final java.util.concurrent.atomic.AtomicInteger unanswered =
+      new java.util.concurrent.atomic.AtomicInteger();
 
   private record Waiting(Message meta, Object body, CompletableFuture<Frame> answer) {}
 
@@ -89,8 +90,10 @@ public final class ReplicaLink {
     CompletableFuture<Frame> answer = new CompletableFuture<>();
     if (failed()) {
       ReferenceCountUtil.safeRelease(body);
-      answer.completeExceptionally(new FaroException(ErrorCode.CONNECTION_FAILED,
-          "replication to " + peer + " failed earlier: " + failure));
+      answer.completeExceptionally(
+          new FaroException(
+              ErrorCode.CONNECTION_FAILED,
+              "replication to " + peer + " failed earlier: " + failure));
       return answer;
     }
     if (connection != null && !connection.isActive() && unanswered.get() == 0) {
@@ -122,8 +125,11 @@ public final class ReplicaLink {
         Waiting w = waiting.pollFirst();
         if (connection == null || failed()) {
           ReferenceCountUtil.safeRelease(w.body());
-          w.answer().completeExceptionally(new FaroException(ErrorCode.CONNECTION_FAILED,
-              "replication to " + peer + " failed: " + failure));
+          w.answer()
+              .completeExceptionally(
+                  new FaroException(
+                      ErrorCode.CONNECTION_FAILED,
+                      "replication to " + peer + " failed: " + failure));
         } else {
           send(connection, w.meta(), w.body(), w.answer());
         }
@@ -131,23 +137,28 @@ public final class ReplicaLink {
     }
   }
 
-  private void send(TransportClient client, Message meta, Object body, CompletableFuture<Frame> answer) {
+  private void send(
+      TransportClient client, Message meta, Object body, CompletableFuture<Frame> answer) {
     if (!client.isActive()) {
       fail("connection closed");
       ReferenceCountUtil.safeRelease(body);
-      answer.completeExceptionally(new FaroException(ErrorCode.CONNECTION_FAILED,
-          "connection to replica peer " + peer + " closed"));
+      answer.completeExceptionally(
+          new FaroException(
+              ErrorCode.CONNECTION_FAILED, "connection to replica peer " + peer + " closed"));
       return;
     }
     unanswered.incrementAndGet();
-    client.send(meta, body, timeout).whenComplete((frame, error) -> {
-      unanswered.decrementAndGet();
-      if (error != null) {
-        fail(Futures.unwrap(error).getMessage());
-        answer.completeExceptionally(Futures.unwrap(error));
-      } else if (!answer.complete(frame)) {
-        frame.release();
-      }
-    });
+    client
+        .send(meta, body, timeout)
+        .whenComplete(
+            (frame, error) -> {
+              unanswered.decrementAndGet();
+              if (error != null) {
+                fail(Futures.unwrap(error).getMessage());
+                answer.completeExceptionally(Futures.unwrap(error));
+              } else if (!answer.complete(frame)) {
+                frame.release();
+              }
+            });
   }
 }

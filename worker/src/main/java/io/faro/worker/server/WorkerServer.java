@@ -41,11 +41,11 @@ import org.slf4j.LoggerFactory;
 
 /**
  * The worker process's composition root: builds every part by constructor, starts them in
- * dependency order and closes them in reverse. Holds no static state, so several workers can
- * run in one JVM (tests do).
+ * dependency order and closes them in reverse. Holds no static state, so several workers can run in
+ * one JVM (tests do).
  *
- * <p>Threads, all named and bounded: three servers (rpc, push, fetch; faro.network.io.threads
- * event loops each) so that paused push connections never stall control or fetch traffic;
+ * <p>Threads, all named and bounded: three servers (rpc, push, fetch; faro.network.io.threads event
+ * loops each) so that paused push connections never stall control or fetch traffic;
  * faro.worker.flush.threads.per.disk flushers per disk; one heartbeat thread; one memory relief
  * thread; the event loops of the connection to the masters.
  */
@@ -72,7 +72,9 @@ public final class WorkerServer implements AutoCloseable {
   private boolean started;
   private boolean closed;
 
-  /** @throws io.faro.common.config.ConfigException naming the key at fault */
+  /**
+   * @throws io.faro.common.config.ConfigException naming the key at fault
+   */
   public WorkerServer(FaroConf conf) {
     this(WorkerOptions.Settings.from(requireNonNull(conf, "conf is null")));
   }
@@ -102,97 +104,168 @@ public final class WorkerServer implements AutoCloseable {
       close();
       throw e;
     }
-    LOG.info("Worker {} serving on {} (rpc {}, push {}, fetch {}) with disks {}", workerId, endpoint.host(),
-        endpoint.rpcPort(), endpoint.pushPort(), endpoint.fetchPort(), disks.all());
+    LOG.info(
+        "Worker {} serving on {} (rpc {}, push {}, fetch {}) with disks {}",
+        workerId,
+        endpoint.host(),
+        endpoint.rpcPort(),
+        endpoint.pushPort(),
+        endpoint.fetchPort(),
+        disks.all());
   }
 
   private void startStorage() {
     disks = Disks.open(settings.dirs(), settings.diskOptions(), "faro-worker");
-    // Without the records of a graceful restart (not built yet), an earlier run's files are garbage.
+    // Without the records of a graceful restart (not built yet), an earlier run's files are
+    // garbage.
     disks.deleteLeftovers();
     // Checked once before registering, so the masters never hear of a disk as healthy unchecked.
     diskChecker = new DiskChecker(disks, settings.diskCheck(), "faro-worker-disk-check");
     diskChecker.start();
     requireAUsableDisk();
-    memoryThread = new ScheduledThreadPoolExecutor(1, new DefaultThreadFactory("faro-worker-memory", true));
+    memoryThread =
+        new ScheduledThreadPoolExecutor(1, new DefaultThreadFactory("faro-worker-memory", true));
     // The relief reads the store field when it runs: only after pushes, so after it is set.
-    budget = new MemoryBudget(settings.memoryPauseBytes(), settings.memoryResumeBytes(),
-        () -> store.flushBuffered(), memoryThread);
+    budget =
+        new MemoryBudget(
+            settings.memoryPauseBytes(),
+            settings.memoryResumeBytes(),
+            () -> store.flushBuffered(),
+            memoryThread);
     // Forwards to replicas use their own connections and event loops: never a push event loop,
     // which keeps the forwarding order (see ReplicaLink).
     replicaConnections = new ClientPool("faro-worker-replicate", settings.network());
     // Half the request timeout: the primary must hear of a slow replica, and answer
     // REPLICA_FAILED, before its own client gives up on the push and suspects the primary.
-    ReplicaLinks links = new ReplicaLinks(replicaConnections, settings.network().requestTimeout().dividedBy(2));
-    store = new PartitionStore(disks, new WriterSettings(settings.flushBufferSize(), settings.chunkSize(),
-        settings.splitThreshold(), settings.splitMode() == WorkerOptions.SplitMode.HARD), links::link,
-        new PartitionStore.Limits(settings.reserveMaxLocations(), settings.maxPartitions()));
+    ReplicaLinks links =
+        new ReplicaLinks(replicaConnections, settings.network().requestTimeout().dividedBy(2));
+    store =
+        new PartitionStore(
+            disks,
+            new WriterSettings(
+                settings.flushBufferSize(),
+                settings.chunkSize(),
+                settings.splitThreshold(),
+                settings.splitMode() == WorkerOptions.SplitMode.HARD),
+            links::link,
+            new PartitionStore.Limits(settings.reserveMaxLocations(), settings.maxPartitions()));
     status = new WorkerStatusSampler(budget, disks.all().stream().map(Disk::ioMode).toList());
     status.start(memoryThread);
   }
 
   /**
-   * A worker whose every disk is broken after the first check cannot store anything: it refuses
-   * to start, before it listens or registers, naming each disk and why. Some broken disks are a
+   * A worker whose every disk is broken after the first check cannot store anything: it refuses to
+   * start, before it listens or registers, naming each disk and why. Some broken disks are a
    * warning: the masters place nothing there until a check passes.
    */
   private void requireAUsableDisk() {
-    List<Disk> broken = disks.all().stream().filter(d -> d.state() == DiskHealth.State.BROKEN).toList();
+    List<Disk> broken =
+        disks.all().stream().filter(d -> d.state() == DiskHealth.State.BROKEN).toList();
     if (broken.isEmpty()) {
       return;
     }
-    String each = broken.stream().map(d -> d + ": " + d.health().describe()).collect(Collectors.joining("; "));
+    String each =
+        broken.stream()
+            .map(d -> d + ": " + d.health().describe())
+            .collect(Collectors.joining("; "));
     if (broken.size() == disks.size()) {
-      throw new FaroException(ErrorCode.STORAGE_FAILED, "every disk of this worker is broken, so it does not "
-          + "start or register with the masters: " + each + ". Fix the directories, or list usable ones in "
-          + WorkerOptions.DIRS.key() + " (" + WorkerOptions.DIRS.allowed() + ")");
+      throw new FaroException(
+          ErrorCode.STORAGE_FAILED,
+          "every disk of this worker is broken, so it does not "
+              + "start or register with the masters: "
+              + each
+              + ". Fix the directories, or list usable ones in "
+              + WorkerOptions.DIRS.key()
+              + " ("
+              + WorkerOptions.DIRS.allowed()
+              + ")");
     }
-    LOG.warn("{} of {} disks are broken; nothing is placed on them until a check passes (every {} ms, {}): {}",
-        broken.size(), disks.size(), settings.diskCheck().interval().toMillis(),
-        WorkerOptions.DISK_CHECK_INTERVAL.key(), each);
+    LOG.warn(
+        "{} of {} disks are broken; nothing is placed on them until a check passes (every {} ms, {}): {}",
+        broken.size(),
+        disks.size(),
+        settings.diskCheck().interval().toMillis(),
+        WorkerOptions.DISK_CHECK_INTERVAL.key(),
+        each);
   }
 
   private void startServers() {
     NetworkOptions.Settings network = settings.network();
-    rpcServer = new TransportServer("faro-worker-rpc", settings.bindHost(), settings.rpcPort(),
-        WorkerOptions.RPC_PORT.key(), network,
-        new ControlHandler(store, status), null);
+    rpcServer =
+        new TransportServer(
+            "faro-worker-rpc",
+            settings.bindHost(),
+            settings.rpcPort(),
+            WorkerOptions.RPC_PORT.key(),
+            network,
+            new ControlHandler(store, status),
+            null);
     PushHandler pushHandler = new PushHandler(new FrameAppender(store, budget));
-    pushServer = new TransportServer("faro-worker-push", settings.bindHost(), settings.pushPort(),
-        WorkerOptions.PUSH_PORT.key(), network,
-        ConnectionDropper.wrap(pushHandler, settings.testingDropPerMille()), budget::register,
-        FrameDecoder.Bodies.COMPOSITE, budget::partialFrames);
-    fetchServer = new TransportServer("faro-worker-fetch", settings.bindHost(), settings.fetchPort(),
-        WorkerOptions.FETCH_PORT.key(), network,
-        ConnectionDropper.wrap(new FetchHandler(store), settings.testingDropPerMille()), null);
+    pushServer =
+        new TransportServer(
+            "faro-worker-push",
+            settings.bindHost(),
+            settings.pushPort(),
+            WorkerOptions.PUSH_PORT.key(),
+            network,
+            ConnectionDropper.wrap(pushHandler, settings.testingDropPerMille()),
+            budget::register,
+            FrameDecoder.Bodies.COMPOSITE,
+            budget::partialFrames);
+    fetchServer =
+        new TransportServer(
+            "faro-worker-fetch",
+            settings.bindHost(),
+            settings.fetchPort(),
+            WorkerOptions.FETCH_PORT.key(),
+            network,
+            ConnectionDropper.wrap(new FetchHandler(store), settings.testingDropPerMille()),
+            null);
     if (settings.testingDropPerMille() > 0) {
-      LOG.warn("Fault injection on: {} of every 1000 push and fetch requests close their connection "
-          + "(faro.worker.testing.drop.connections.per.mille)", settings.testingDropPerMille());
+      LOG.warn(
+          "Fault injection on: {} of every 1000 push and fetch requests close their connection "
+              + "(faro.worker.testing.drop.connections.per.mille)",
+          settings.testingDropPerMille());
     }
-    workerId = settings.id().orElseGet(() -> new WorkerId(settings.host() + ":" + rpcServer.port()));
-    endpoint = new WorkerEndpoint(settings.host(), rpcServer.port(), pushServer.port(), fetchServer.port());
+    workerId =
+        settings.id().orElseGet(() -> new WorkerId(settings.host() + ":" + rpcServer.port()));
+    endpoint =
+        new WorkerEndpoint(
+            settings.host(), rpcServer.port(), pushServer.port(), fetchServer.port());
   }
 
   private void startMasterLink() {
     NetworkOptions.Settings network = settings.network();
     // One event loop is plenty for a registration and a heartbeat every few seconds.
     masterConnections = new ClientPool("faro-worker-master", network.withIoThreads(1));
-    MasterClient masters = new MasterClient(masterConnections, settings.masters(), settings.masterRetryTimeout(),
-        settings.masterAttemptTimeout());
-    masterLink = new MasterLink(masters, new WorkerReports(workerId, endpoint, disks, store), this::expire,
-        settings.heartbeatInterval(), "faro-worker-heartbeat");
+    MasterClient masters =
+        new MasterClient(
+            masterConnections,
+            settings.masters(),
+            settings.masterRetryTimeout(),
+            settings.masterAttemptTimeout());
+    masterLink =
+        new MasterLink(
+            masters,
+            new WorkerReports(workerId, endpoint, disks, store),
+            this::expire,
+            settings.heartbeatInterval(),
+            "faro-worker-heartbeat");
     masterLink.register();
     masterLink.startHeartbeats();
   }
 
   private void expire(ShuffleId shuffle) {
-    store.expire(shuffle).whenComplete((done, error) -> {
-      if (error != null) {
-        LOG.warn("Deleting the files of expired shuffle {} failed", shuffle, error);
-      } else {
-        LOG.info("Deleted the files of expired shuffle {}", shuffle);
-      }
-    });
+    store
+        .expire(shuffle)
+        .whenComplete(
+            (done, error) -> {
+              if (error != null) {
+                LOG.warn("Deleting the files of expired shuffle {} failed", shuffle, error);
+              } else {
+                LOG.info("Deleted the files of expired shuffle {}", shuffle);
+              }
+            });
   }
 
   /** This worker's identity; known once {@link #start()} bound the RPC port. */
@@ -237,8 +310,8 @@ public final class WorkerServer implements AutoCloseable {
   }
 
   /**
-   * Stops heartbeats, closes the servers, releases buffered data and stops the flushers after
-   * their queued writes. Committed files stay on disk. Idempotent.
+   * Stops heartbeats, closes the servers, releases buffered data and stops the flushers after their
+   * queued writes. Committed files stay on disk. Idempotent.
    */
   @Override
   public synchronized void close() {

@@ -4,9 +4,9 @@ import io.faro.worker.storage.IoMode;
 import java.util.List;
 
 /**
- * One reading of the worker process's own accounting. Sizes are bytes; a value the platform
- * does not offer is 0. Peaks are since the process (or, for the memory budget, the worker)
- * started; {@link WorkerStatusSampler} says how each is obtained.
+ * One reading of the worker process's own accounting. Sizes are bytes; a value the platform does
+ * not offer is 0. Peaks are since the process (or, for the memory budget, the worker) started;
+ * {@link WorkerStatusSampler} says how each is obtained.
  *
  * @param processCpuNanos CPU time of every thread of the process
  * @param rssBytes resident set size now

@@ -27,15 +27,16 @@ import org.slf4j.LoggerFactory;
  * memory, direct memory, the memory budget and the heap.
  *
  * <p>How each peak is obtained:
+ *
  * <ul>
  *   <li>resident memory: the kernel's high-water mark, {@code VmHWM} in {@code /proc/self/status}
  *       (exact);
  *   <li>memory budget: {@link MemoryBudget#peak()}, raised on every reserve (exact);
  *   <li>direct memory: neither Netty nor the JDK keeps a high-water mark, so this sampler reads
  *       both counters every {@link #SAMPLE_INTERVAL} on the worker's memory thread, and at every
- *       status request, and keeps the largest sum. A spike shorter than the interval can be
- *       missed; Netty's pooled arenas hold direct memory in whole chunks and give it back slowly,
- *       so the pooled part moves in steps that the sampler sees.
+ *       status request, and keeps the largest sum. A spike shorter than the interval can be missed;
+ *       Netty's pooled arenas hold direct memory in whole chunks and give it back slowly, so the
+ *       pooled part moves in steps that the sampler sees.
  * </ul>
  *
  * <p>Direct memory is Netty's own counter ({@link PlatformDependent#usedDirectMemory()}, kept only
@@ -75,16 +76,25 @@ public final class WorkerStatusSampler {
     this.budget = requireNonNull(budget, "budget is null");
     this.diskIoModes = List.copyOf(diskIoModes);
     this.procStatus = requireNonNull(procStatus, "procStatus is null");
-    this.os = (com.sun.management.OperatingSystemMXBean) ManagementFactory.getOperatingSystemMXBean();
-    this.directPool = ManagementFactory.getPlatformMXBeans(BufferPoolMXBean.class).stream()
-        .filter(pool -> pool.getName().equals("direct")).findFirst().orElse(null);
+    this.os =
+        (com.sun.management.OperatingSystemMXBean) ManagementFactory.getOperatingSystemMXBean();
+    this.directPool =
+        ManagementFactory.getPlatformMXBeans(BufferPoolMXBean.class).stream()
+            .filter(pool -> pool.getName().equals("direct"))
+            .findFirst()
+            .orElse(null);
   }
 
-  /** Samples now and then every {@link #SAMPLE_INTERVAL} on {@code executor}, until it shuts down. */
+  /**
+   * Samples now and then every {@link #SAMPLE_INTERVAL} on {@code executor}, until it shuts down.
+   */
   public void start(ScheduledExecutorService executor) {
     sample();
     try {
-      executor.scheduleWithFixedDelay(this::sample, SAMPLE_INTERVAL.toMillis(), SAMPLE_INTERVAL.toMillis(),
+      executor.scheduleWithFixedDelay(
+          this::sample,
+          SAMPLE_INTERVAL.toMillis(),
+          SAMPLE_INTERVAL.toMillis(),
           TimeUnit.MILLISECONDS);
     } catch (RejectedExecutionException e) {
       // The worker is closing: nothing left to sample.
@@ -133,8 +143,8 @@ public final class WorkerStatusSampler {
   }
 
   /**
-   * VmRSS and VmHWM from a {@code /proc/<pid>/status} file ("VmRSS:   123456 kB"); zeros when
-   * the file or a line is missing (not Linux) or unreadable.
+   * VmRSS and VmHWM from a {@code /proc/<pid>/status} file ("VmRSS: 123456 kB"); zeros when the
+   * file or a line is missing (not Linux) or unreadable.
    */
   static ResidentMemory readResident(Path statusFile) {
     List<String> lines;
@@ -143,7 +153,8 @@ public final class WorkerStatusSampler {
     } catch (IOException | SecurityException e) {
       return ResidentMemory.UNKNOWN;
     }
-    return new ResidentMemory(kilobytesLine(lines, "VmRSS:") * 1024, kilobytesLine(lines, "VmHWM:") * 1024);
+    return new ResidentMemory(
+        kilobytesLine(lines, "VmRSS:") * 1024, kilobytesLine(lines, "VmHWM:") * 1024);
   }
 
   private static long kilobytesLine(List<String> lines, String prefix) {

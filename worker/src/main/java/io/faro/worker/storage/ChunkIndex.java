@@ -5,9 +5,9 @@ import java.util.List;
 import java.util.stream.LongStream;
 
 /**
- * Where the chunks of one partition file start: {@code n + 1} offsets for {@code n} chunks,
- * the first 0 and the last the data length, strictly increasing (no chunk is empty). An empty
- * partition has the single offset 0 and no chunks. Immutable.
+ * Where the chunks of one partition file start: {@code n + 1} offsets for {@code n} chunks, the
+ * first 0 and the last the data length, strictly increasing (no chunk is empty). An empty partition
+ * has the single offset 0 and no chunks. Immutable.
  */
 public final class ChunkIndex {
   private static final ChunkIndex EMPTY = new ChunkIndex(new long[] {0});
@@ -29,12 +29,16 @@ public final class ChunkIndex {
    */
   public static ChunkIndex of(long... offsets) {
     if (offsets.length == 0 || offsets[0] != 0) {
-      throw new IllegalArgumentException("chunk offsets must start at 0: " + Arrays.toString(offsets));
+      throw new IllegalArgumentException(
+          "chunk offsets must start at 0: " + Arrays.toString(offsets));
     }
     for (int i = 1; i < offsets.length; i++) {
       if (offsets[i] <= offsets[i - 1]) {
         throw new IllegalArgumentException(
-            "chunk offsets must strictly increase, offset " + i + " does not: " + Arrays.toString(offsets));
+            "chunk offsets must strictly increase, offset "
+                + i
+                + " does not: "
+                + Arrays.toString(offsets));
       }
     }
     return new ChunkIndex(offsets.clone());

@@ -11,15 +11,14 @@ import java.nio.file.StandardOpenOption;
 import java.util.concurrent.ThreadLocalRandom;
 
 /**
- * Direct I/O ({@code O_DIRECT}) on one disk: the alignment its file system needs and the
- * staging buffers that writes go through.
+ * Direct I/O ({@code O_DIRECT}) on one disk: the alignment its file system needs and the staging
+ * buffers that writes go through.
  *
- * <p>Direct I/O moves data between the disk and our buffers without the page cache: no page
- * cache memory to allocate and write back (the largest CPU cost of a buffered write on a
- * virtual machine), no writeback bursts, no shuffle data crowding the page cache of the
- * executors on the same host. Its price: every transfer must start and end at multiples of
- * {@link #alignment()}, from a buffer whose address is aligned too, and nothing written is
- * cached for a later read.
+ * <p>Direct I/O moves data between the disk and our buffers without the page cache: no page cache
+ * memory to allocate and write back (the largest CPU cost of a buffered write on a virtual
+ * machine), no writeback bursts, no shuffle data crowding the page cache of the executors on the
+ * same host. Its price: every transfer must start and end at multiples of {@link #alignment()},
+ * from a buffer whose address is aligned too, and nothing written is cached for a later read.
  *
  * <p>Thread-safety: immutable apart from the staging buffers, one per thread.
  */
@@ -29,6 +28,7 @@ public final class DirectIo {
    * buffer.
    */
   public static final int STAGING_BYTES = 1 << 20;
+
   private static final int MAX_ALIGNMENT = 64 * 1024;
 
   private final int alignment;
@@ -36,8 +36,8 @@ public final class DirectIo {
 
   DirectIo(int alignment) {
     if (alignment < 512 || alignment > MAX_ALIGNMENT || Integer.bitCount(alignment) != 1) {
-      throw new IllegalArgumentException("alignment must be a power of two in [512, "
-          + MAX_ALIGNMENT + "]: " + alignment);
+      throw new IllegalArgumentException(
+          "alignment must be a power of two in [512, " + MAX_ALIGNMENT + "]: " + alignment);
     }
     this.alignment = alignment;
     this.staging = ThreadLocal.withInitial(() -> allocateAligned(STAGING_BYTES, alignment));
@@ -63,11 +63,16 @@ public final class DirectIo {
       return new Probe(null, "cannot read the block size of its file system: " + e);
     }
     if (alignment > MAX_ALIGNMENT || Integer.bitCount(alignment) != 1) {
-      return new Probe(null, "its file system's block size " + alignment + " is not a power of two up to "
-          + MAX_ALIGNMENT);
+      return new Probe(
+          null,
+          "its file system's block size "
+              + alignment
+              + " is not a power of two up to "
+              + MAX_ALIGNMENT);
     }
     DirectIo io = new DirectIo(alignment);
-    Path scratch = dir.resolve(".faro-direct-io-probe-" + ThreadLocalRandom.current().nextInt(1 << 30));
+    Path scratch =
+        dir.resolve(".faro-direct-io-probe-" + ThreadLocalRandom.current().nextInt(1 << 30));
     try {
       ByteBuffer block = allocateAligned(alignment, alignment);
       block.putLong(0, 0x4641524F50524F42L);
@@ -117,8 +122,14 @@ public final class DirectIo {
 
   /** Creates (or truncates) {@code file} for direct writes. */
   FileChannel openForWrite(Path file) throws IOException {
-    return FileChannel.open(file, new OpenOption[] {StandardOpenOption.CREATE, StandardOpenOption.WRITE,
-        StandardOpenOption.TRUNCATE_EXISTING, ExtendedOpenOption.DIRECT});
+    return FileChannel.open(
+        file,
+        new OpenOption[] {
+          StandardOpenOption.CREATE,
+          StandardOpenOption.WRITE,
+          StandardOpenOption.TRUNCATE_EXISTING,
+          ExtendedOpenOption.DIRECT
+        });
   }
 
   /** Opens {@code file} for direct reads. */

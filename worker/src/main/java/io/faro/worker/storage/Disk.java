@@ -18,14 +18,14 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * One disk of this worker: its position in {@code faro.worker.dirs}, directory, tier, flusher,
- * and, when it does direct I/O, its reader; and its health: the bytes Faro's files take on it,
- * and what the last check ({@link #check}, run by the {@link DiskChecker}) or a failed write
- * found.
+ * One disk of this worker: its position in {@code faro.worker.dirs}, directory, tier, flusher, and,
+ * when it does direct I/O, its reader; and its health: the bytes Faro's files take on it, and what
+ * the last check ({@link #check}, run by the {@link DiskChecker}) or a failed write found.
  */
 public final class Disk {
   /** The file a check writes, forces and deletes in the disk's directory. */
   static final String CHECK_FILE = ".faro-disk-check";
+
   private static final Logger LOG = LoggerFactory.getLogger(Disk.class);
 
   private final int index;
@@ -45,7 +45,7 @@ public final class Disk {
   private volatile long reserveBytes;
   private final AtomicLong writeFailures = new AtomicLong();
   // Told of every failed write, so that a check soon tells a broken disk from one failed file.
-  private volatile Runnable afterWriteFailure = () -> { };
+  private volatile Runnable afterWriteFailure = () -> {};
 
   Disk(int index, DiskDir dir, DiskFlusher flusher, DirectIo direct, DiskReader reader) {
     this.index = index;
@@ -116,25 +116,30 @@ public final class Disk {
   }
 
   /**
-   * Bytes the worker may still write here: the file system's free space for this process,
-   * bounded by what the disk's configured capacity leaves. A blocking call: not for event loops.
+   * Bytes the worker may still write here: the file system's free space for this process, bounded
+   * by what the disk's configured capacity leaves. A blocking call: not for event loops.
    */
   public long usableBytes() throws IOException {
     long free = Files.getFileStore(root()).getUsableSpace();
-    return dir.capacityBytes() == Long.MAX_VALUE ? free : Math.min(free, Math.max(0, dir.capacityBytes() - usedBytes()));
+    return dir.capacityBytes() == Long.MAX_VALUE
+        ? free
+        : Math.min(free, Math.max(0, dir.capacityBytes() - usedBytes()));
   }
 
   /**
-   * What the last check or failed write found, with two corrections between checks: full once
-   * the bytes written since the last check leave less than the reserve (a fast disk can write a
-   * reserve's worth between two checks), and broken while a check has been running for longer
-   * than its timeout (a hung disk hangs its check).
+   * What the last check or failed write found, with two corrections between checks: full once the
+   * bytes written since the last check leave less than the reserve (a fast disk can write a
+   * reserve's worth between two checks), and broken while a check has been running for longer than
+   * its timeout (a hung disk hangs its check).
    */
   public DiskHealth health() {
     long started = checkStarted;
     if (checkHung(started)) {
-      DiskHealth hung = DiskHealth.broken("its check has not finished for "
-          + TimeUnit.NANOSECONDS.toSeconds(System.nanoTime() - started) + " s");
+      DiskHealth hung =
+          DiskHealth.broken(
+              "its check has not finished for "
+                  + TimeUnit.NANOSECONDS.toSeconds(System.nanoTime() - started)
+                  + " s");
       if (!hungLogged) {
         hungLogged = true;
         LOG.warn("{} is {}: its partitions move to other disks", this, hung.describe());
@@ -144,9 +149,14 @@ public final class Disk {
     DiskHealth last = health;
     long left = usableSinceCheck(last);
     if (left < reserveBytes) {
-      return new DiskHealth(DiskHealth.State.FULL, Math.max(0, left), "about " + Math.max(0, left)
-          + " bytes usable since the last check, below the reserve of " + reserveBytes
-          + " (faro.worker.disk.reserve)");
+      return new DiskHealth(
+          DiskHealth.State.FULL,
+          Math.max(0, left),
+          "about "
+              + Math.max(0, left)
+              + " bytes usable since the last check, below the reserve of "
+              + reserveBytes
+              + " (faro.worker.disk.reserve)");
     }
     return last;
   }
@@ -170,8 +180,8 @@ public final class Disk {
   }
 
   /**
-   * For a disk the last check found healthy: the usable bytes it found less what was written
-   * since. Long.MAX_VALUE otherwise (unchecked, full or broken: nothing to correct).
+   * For a disk the last check found healthy: the usable bytes it found less what was written since.
+   * Long.MAX_VALUE otherwise (unchecked, full or broken: nothing to correct).
    */
   private long usableSinceCheck(DiskHealth last) {
     if (!last.healthy() || last == DiskHealth.UNCHECKED) {
@@ -185,10 +195,10 @@ public final class Disk {
   }
 
   /**
-   * Checks the disk: writes, forces and deletes a small file in its directory, then compares
-   * its usable bytes with {@code reserveBytes}. Broken if the file cannot be written, full if
-   * fewer than {@code reserveBytes} are usable, healthy otherwise. A write that failed while the
-   * check ran keeps the disk broken until the next check. A blocking call.
+   * Checks the disk: writes, forces and deletes a small file in its directory, then compares its
+   * usable bytes with {@code reserveBytes}. Broken if the file cannot be written, full if fewer
+   * than {@code reserveBytes} are usable, healthy otherwise. A write that failed while the check
+   * ran keeps the disk broken until the next check. A blocking call.
    */
   public DiskHealth check(long reserveBytes) {
     long failuresBefore = writeFailures.get();
@@ -201,8 +211,12 @@ public final class Disk {
         throw new IOException(whyNotAWritableDirectory(root()));
       }
       Path probe = root().resolve(CHECK_FILE);
-      try (FileChannel channel = FileChannel.open(probe, StandardOpenOption.CREATE, StandardOpenOption.WRITE,
-          StandardOpenOption.TRUNCATE_EXISTING)) {
+      try (FileChannel channel =
+          FileChannel.open(
+              probe,
+              StandardOpenOption.CREATE,
+              StandardOpenOption.WRITE,
+              StandardOpenOption.TRUNCATE_EXISTING)) {
         ByteBuffer block = ByteBuffer.allocate(4096);
         while (block.hasRemaining()) {
           channel.write(block);
@@ -212,15 +226,29 @@ public final class Disk {
         Files.deleteIfExists(probe);
       }
       long usable = usableBytes();
-      result = usable < reserveBytes
-          ? new DiskHealth(DiskHealth.State.FULL, usable, usable + " bytes usable, below the reserve of "
-              + reserveBytes + " (faro.worker.disk.reserve)"
-              + (dir.capacityBytes() == Long.MAX_VALUE ? "" : "; Faro's files take " + usedBytes()
-                  + " of the configured capacity " + dir.capacityBytes()))
-          : new DiskHealth(DiskHealth.State.HEALTHY, usable, "");
+      result =
+          usable < reserveBytes
+              ? new DiskHealth(
+                  DiskHealth.State.FULL,
+                  usable,
+                  usable
+                      + " bytes usable, below the reserve of "
+                      + reserveBytes
+                      + " (faro.worker.disk.reserve)"
+                      + (dir.capacityBytes() == Long.MAX_VALUE
+                          ? ""
+                          : "; Faro's files take "
+                              + usedBytes()
+                              + " of the configured capacity "
+                              + dir.capacityBytes()))
+              : new DiskHealth(DiskHealth.State.HEALTHY, usable, "");
     } catch (IOException | RuntimeException e) {
-      result = DiskHealth.broken("the check could not write to " + root() + ": "
-          + (e.getClass() == IOException.class ? e.getMessage() : e.toString()));
+      result =
+          DiskHealth.broken(
+              "the check could not write to "
+                  + root()
+                  + ": "
+                  + (e.getClass() == IOException.class ? e.getMessage() : e.toString()));
     } finally {
       checkStarted = 0;
       hungLogged = false;
@@ -237,15 +265,17 @@ public final class Disk {
     return result;
   }
 
-  /** Its directory could not be created at start: broken, for {@code reason}, until a check passes. */
+  /**
+   * Its directory could not be created at start: broken, for {@code reason}, until a check passes.
+   */
   synchronized void openFailed(String reason) {
     setHealth(DiskHealth.broken(reason));
   }
 
   /**
-   * Why {@code dir} is not a directory one can write in, in an operator's words: "X is a file,
-   * not a directory" (for X itself or the first ancestor that exists), "X does not exist", or
-   * "X is not writable"; empty when it is a writable directory.
+   * Why {@code dir} is not a directory one can write in, in an operator's words: "X is a file, not
+   * a directory" (for X itself or the first ancestor that exists), "X does not exist", or "X is not
+   * writable"; empty when it is a writable directory.
    */
   static String whyNotAWritableDirectory(Path dir) {
     if (Files.isDirectory(dir)) {
@@ -268,10 +298,10 @@ public final class Disk {
   }
 
   /**
-   * A write to a file of this disk failed (a flush, an index, a sync): broken until a check
-   * finds otherwise. The checker is asked to check now rather than at its next interval: a
-   * failure of one file (a name too long, a directory deleted under it) then costs the disk the
-   * few milliseconds of a check, and only a disk that fails the check stays broken.
+   * A write to a file of this disk failed (a flush, an index, a sync): broken until a check finds
+   * otherwise. The checker is asked to check now rather than at its next interval: a failure of one
+   * file (a name too long, a directory deleted under it) then costs the disk the few milliseconds
+   * of a check, and only a disk that fails the check stays broken.
    */
   public void writeFailed(String reason) {
     synchronized (this) {
@@ -306,6 +336,12 @@ public final class Disk {
 
   @Override
   public String toString() {
-    return "disk " + index + " (" + dir + ", " + ioMode().name().toLowerCase(java.util.Locale.ROOT) + " I/O)";
+    return "disk "
+        + index
+        + " ("
+        + dir
+        + ", "
+        + ioMode().name().toLowerCase(java.util.Locale.ROOT)
+        + " I/O)";
   }
 }

@@ -17,12 +17,12 @@ import org.slf4j.LoggerFactory;
 
 /**
  * Checks every disk of the worker at a fixed interval (see {@link Disk#check}: write, force and
- * delete a small file, compare the usable bytes with the reserve), each disk on its own schedule
- * in a pool of one thread per disk, so that a disk whose check hangs (a dying drive) holds one
- * thread and the others go on being checked. The hung disk is reported broken by {@link
- * Disk#health} itself once its check has run for longer than the timeout. A failed write asks
- * for a check of its disk at once: the disk, broken since the failure, is healthy again if the
- * check passes (the failure was one file's) and stays broken otherwise.
+ * delete a small file, compare the usable bytes with the reserve), each disk on its own schedule in
+ * a pool of one thread per disk, so that a disk whose check hangs (a dying drive) holds one thread
+ * and the others go on being checked. The hung disk is reported broken by {@link Disk#health}
+ * itself once its check has run for longer than the timeout. A failed write asks for a check of its
+ * disk at once: the disk, broken since the failure, is healthy again if the check passes (the
+ * failure was one file's) and stays broken otherwise.
  */
 public final class DiskChecker implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(DiskChecker.class);
@@ -36,9 +36,18 @@ public final class DiskChecker implements AutoCloseable {
     public Settings {
       requireNonNull(interval, "interval is null");
       requireNonNull(timeout, "timeout is null");
-      if (reserveBytes < 0 || interval.isNegative() || interval.isZero() || timeout.isNegative() || timeout.isZero()) {
-        throw new IllegalArgumentException("bad disk check settings: reserve " + reserveBytes + ", interval "
-            + interval + ", timeout " + timeout);
+      if (reserveBytes < 0
+          || interval.isNegative()
+          || interval.isZero()
+          || timeout.isNegative()
+          || timeout.isZero()) {
+        throw new IllegalArgumentException(
+            "bad disk check settings: reserve "
+                + reserveBytes
+                + ", interval "
+                + interval
+                + ", timeout "
+                + timeout);
       }
     }
   }
@@ -57,8 +66,9 @@ public final class DiskChecker implements AutoCloseable {
     disks.all().forEach(d -> d.checkTimeout(settings.timeout().toNanos()));
     disks.all().forEach(d -> checking.add(new AtomicBoolean()));
     disks.all().forEach(d -> again.add(new AtomicBoolean()));
-    this.threads = new ScheduledThreadPoolExecutor(Math.max(1, disks.size()),
-        new DefaultThreadFactory(threadPrefix, true));
+    this.threads =
+        new ScheduledThreadPoolExecutor(
+            Math.max(1, disks.size()), new DefaultThreadFactory(threadPrefix, true));
     disks.all().forEach(d -> d.afterWriteFailure(() -> checkSoon(d)));
   }
 
@@ -73,8 +83,8 @@ public final class DiskChecker implements AutoCloseable {
   }
 
   /**
-   * Checks every disk once and waits for those checks, each at most the timeout (a disk whose
-   * first check hangs is broken from the start); then checks each disk every interval.
+   * Checks every disk once and waits for those checks, each at most the timeout (a disk whose first
+   * check hangs is broken from the start); then checks each disk every interval.
    */
   public void start() {
     List<CompletableFuture<Void>> first = new ArrayList<>();
@@ -86,8 +96,10 @@ public final class DiskChecker implements AutoCloseable {
       try {
         first.get(i).get(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
       } catch (TimeoutException e) {
-        LOG.warn("The first check of {} has not finished within {}: it counts as broken",
-            disks.get(i), settings.timeout());
+        LOG.warn(
+            "The first check of {} has not finished within {}: it counts as broken",
+            disks.get(i),
+            settings.timeout());
       } catch (InterruptedException e) {
         Thread.currentThread().interrupt();
         break;

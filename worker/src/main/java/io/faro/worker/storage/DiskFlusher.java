@@ -11,13 +11,13 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The IO threads of one disk. Each thread is a single-threaded executor; a partition is pinned
- * to one of them by its key, so its writes, its commit and its deletion run in submission
- * order and its {@link PartitionFile} is confined to that thread.
+ * The IO threads of one disk. Each thread is a single-threaded executor; a partition is pinned to
+ * one of them by its key, so its writes, its commit and its deletion run in submission order and
+ * its {@link PartitionFile} is confined to that thread.
  *
- * <p>The task queues are unbounded on purpose: what bounds them is the memory budget (the
- * bytes waiting in them are counted and push connections pause above the mark), and a
- * bounded queue would have to block or fail the Netty event loop that hands work over.
+ * <p>The task queues are unbounded on purpose: what bounds them is the memory budget (the bytes
+ * waiting in them are counted and push connections pause above the mark), and a bounded queue would
+ * have to block or fail the Netty event loop that hands work over.
  */
 public final class DiskFlusher implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(DiskFlusher.class);
@@ -34,7 +34,9 @@ public final class DiskFlusher implements AutoCloseable {
     this.threads = new ThreadPoolExecutor[threadCount];
     DefaultThreadFactory factory = new DefaultThreadFactory(name, true);
     for (int i = 0; i < threadCount; i++) {
-      threads[i] = new ThreadPoolExecutor(1, 1, 0, TimeUnit.MILLISECONDS, new LinkedBlockingQueue<>(), factory);
+      threads[i] =
+          new ThreadPoolExecutor(
+              1, 1, 0, TimeUnit.MILLISECONDS, new LinkedBlockingQueue<>(), factory);
     }
   }
 
@@ -59,8 +61,8 @@ public final class DiskFlusher implements AutoCloseable {
 
   /**
    * Runs the queued tasks (they release the buffers they hold) and stops. Tasks submitted
-   * afterwards are rejected with {@link RejectedExecutionException}; submitters release what
-   * they meant to hand over.
+   * afterwards are rejected with {@link RejectedExecutionException}; submitters release what they
+   * meant to hand over.
    */
   @Override
   public void close() {

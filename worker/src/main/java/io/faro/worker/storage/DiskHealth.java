@@ -1,8 +1,8 @@
 package io.faro.worker.storage;
 
 /**
- * What a disk's last check found. Only a healthy disk takes new partitions and more data; a full
- * or broken one makes its open partitions answer split, so that clients move them elsewhere.
+ * What a disk's last check found. Only a healthy disk takes new partitions and more data; a full or
+ * broken one makes its open partitions answer split, so that clients move them elsewhere.
  *
  * @param state healthy, full or broken
  * @param usableBytes what Faro may still write there (the file system's free space for this
@@ -11,7 +11,11 @@ package io.faro.worker.storage;
  */
 public record DiskHealth(State state, long usableBytes, String reason) {
   /** A disk's condition. */
-  public enum State { HEALTHY, FULL, BROKEN }
+  public enum State {
+    HEALTHY,
+    FULL,
+    BROKEN
+  }
 
   /** Before the first check: assumed healthy. */
   static final DiskHealth UNCHECKED = new DiskHealth(State.HEALTHY, 0, "");
@@ -31,6 +35,8 @@ public record DiskHealth(State state, long usableBytes, String reason) {
 
   /** "healthy", or the state and why, for logs and the status RPC. */
   public String describe() {
-    return state == State.HEALTHY ? "healthy" : state.name().toLowerCase(java.util.Locale.ROOT) + ": " + reason;
+    return state == State.HEALTHY
+        ? "healthy"
+        : state.name().toLowerCase(java.util.Locale.ROOT) + ": " + reason;
   }
 }

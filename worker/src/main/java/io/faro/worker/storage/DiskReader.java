@@ -29,27 +29,30 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Reads chunks of one disk's partition files with direct I/O, on the disk's own reader
- * threads, so that a fetch never blocks a network event loop on the disk.
+ * Reads chunks of one disk's partition files with direct I/O, on the disk's own reader threads, so
+ * that a fetch never blocks a network event loop on the disk.
  *
- * <p>Memory: a chunk is read into segments from a fixed pool ({@code bufferBytes} in all, in
- * {@link #SEGMENT_BYTES} pieces, allocated on first use and reused). The bytes handed out are a
- * composite of segments that go back to the pool when the answer carrying them is written or
- * dropped. A read reserves every segment it needs at once, before it reads (so reads never hold
- * part of the pool while waiting for the rest, and cannot starve each other into a standstill),
- * waiting at most {@code waitForBuffers}, then fails with a retryable error: what the worker
- * holds for fetches never grows past the pool, however many reducers ask at once.
+ * <p>Memory: a chunk is read into segments from a fixed pool ({@code bufferBytes} in all, in {@link
+ * #SEGMENT_BYTES} pieces, allocated on first use and reused). The bytes handed out are a composite
+ * of segments that go back to the pool when the answer carrying them is written or dropped. A read
+ * reserves every segment it needs at once, before it reads (so reads never hold part of the pool
+ * while waiting for the rest, and cannot starve each other into a standstill), waiting at most
+ * {@code waitForBuffers}, then fails with a retryable error: what the worker holds for fetches
+ * never grows past the pool, however many reducers ask at once.
  */
 public final class DiskReader implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(DiskReader.class);
+
   /** Size of one pooled read buffer. */
   public static final int SEGMENT_BYTES = 1 << 20;
 
   private final String name;
   private final DirectIo io;
   private final ExecutorService threads;
+
   /** Segments not reserved by any read; fair, so that a large read is not overtaken forever. */
   private final Semaphore unreserved;
+
   private final ConcurrentLinkedQueue<ByteBuffer> free = new ConcurrentLinkedQueue<>();
   private final int maxSegments;
   private final long waitMillis;
@@ -60,7 +63,8 @@ public final class DiskReader implements AutoCloseable {
    * @param bufferBytes bytes of read buffers this disk may hold at once; at least one segment
    * @param waitForBuffersMillis how long a read waits for its buffers before it fails
    */
-  public DiskReader(String name, DirectIo io, int threadCount, long bufferBytes, long waitForBuffersMillis) {
+  public DiskReader(
+      String name, DirectIo io, int threadCount, long bufferBytes, long waitForBuffersMillis) {
     this.name = requireNonNull(name, "name is null");
     this.io = requireNonNull(io, "io is null");
     if (threadCount < 1) {
@@ -69,8 +73,14 @@ public final class DiskReader implements AutoCloseable {
     this.maxSegments = (int) Math.max(1, Math.min(Integer.MAX_VALUE, bufferBytes / SEGMENT_BYTES));
     this.unreserved = new Semaphore(maxSegments, true);
     this.waitMillis = waitForBuffersMillis;
-    this.threads = new ThreadPoolExecutor(threadCount, threadCount, 0, TimeUnit.MILLISECONDS,
-        new LinkedBlockingQueue<>(), new DefaultThreadFactory(name, true));
+    this.threads =
+        new ThreadPoolExecutor(
+            threadCount,
+            threadCount,
+            0,
+            TimeUnit.MILLISECONDS,
+            new LinkedBlockingQueue<>(),
+            new DefaultThreadFactory(name, true));
   }
 
   /** The most bytes one read can take; a larger chunk must be served another way. */
@@ -86,40 +96,54 @@ public final class DiskReader implements AutoCloseable {
 
   /**
    * Reads {@code length} bytes of {@code file} at {@code offset}, on a reader thread. The future
-   * completes with bytes the caller owns (and must release), or fails with a {@link
-   * FaroException}: STORAGE_FAILED when the file cannot be read or is shorter than asked,
-   * TIMEOUT (retryable) when no read buffers came free in time, SHUTTING_DOWN when closed,
-   * CONNECTION_FAILED when {@code stillWanted} says no when the read's turn comes (the asker
-   * went away: its read is skipped).
+   * completes with bytes the caller owns (and must release), or fails with a {@link FaroException}:
+   * STORAGE_FAILED when the file cannot be read or is shorter than asked, TIMEOUT (retryable) when
+   * no read buffers came free in time, SHUTTING_DOWN when closed, CONNECTION_FAILED when {@code
+   * stillWanted} says no when the read's turn comes (the asker went away: its read is skipped).
    *
-   * @throws IllegalArgumentException for a negative offset, an empty read or one larger than
-   *     {@link #maxReadBytes()}
+   * @throws IllegalArgumentException for a negative offset, an empty read or one larger than {@link
+   *     #maxReadBytes()}
    */
-  public CompletableFuture<ByteBuf> read(Path file, long offset, int length, BooleanSupplier stillWanted) {
+  public CompletableFuture<ByteBuf> read(
+      Path file, long offset, int length, BooleanSupplier stillWanted) {
     if (length <= 0 || offset < 0 || length > maxReadBytes()) {
-      throw new IllegalArgumentException("cannot read " + length + " bytes at " + offset + " of " + file
-          + " with " + name + " (at most " + maxReadBytes() + " bytes per read)");
+      throw new IllegalArgumentException(
+          "cannot read "
+              + length
+              + " bytes at "
+              + offset
+              + " of "
+              + file
+              + " with "
+              + name
+              + " (at most "
+              + maxReadBytes()
+              + " bytes per read)");
     }
     CompletableFuture<ByteBuf> result = new CompletableFuture<>();
     try {
-      threads.execute(() -> {
-        try {
-          if (!stillWanted.getAsBoolean()) {
-            result.completeExceptionally(new FaroException(ErrorCode.CONNECTION_FAILED,
-                "the read of " + file + " is no longer wanted"));
-            return;
-          }
-          result.complete(readNow(file, offset, length));
-        } catch (FaroException e) {
-          result.completeExceptionally(e);
-        } catch (Throwable t) {
-          // Errors too (e.g. out of direct memory): the fetch must get an answer.
-          result.completeExceptionally(new FaroException(ErrorCode.STORAGE_FAILED,
-              "cannot read " + file + ": " + t, t));
-        }
-      });
+      threads.execute(
+          () -> {
+            try {
+              if (!stillWanted.getAsBoolean()) {
+                result.completeExceptionally(
+                    new FaroException(
+                        ErrorCode.CONNECTION_FAILED,
+                        "the read of " + file + " is no longer wanted"));
+                return;
+              }
+              result.complete(readNow(file, offset, length));
+            } catch (FaroException e) {
+              result.completeExceptionally(e);
+            } catch (Throwable t) {
+              // Errors too (e.g. out of direct memory): the fetch must get an answer.
+              result.completeExceptionally(
+                  new FaroException(ErrorCode.STORAGE_FAILED, "cannot read " + file + ": " + t, t));
+            }
+          });
     } catch (RejectedExecutionException e) {
-      result.completeExceptionally(new FaroException(ErrorCode.SHUTTING_DOWN, "worker is shutting down"));
+      result.completeExceptionally(
+          new FaroException(ErrorCode.SHUTTING_DOWN, "worker is shutting down"));
     }
     return result;
   }
@@ -142,12 +166,14 @@ public final class DiskReader implements AutoCloseable {
     // A read that ended early (it cannot, past the size check, but a file may shrink) leaves
     // reserved segments unused.
     unreserved.release(needed - segments.size());
-    CompositeByteBuf chunk = ByteBufAllocator.DEFAULT.compositeDirectBuffer(Math.max(2, segments.size()));
+    CompositeByteBuf chunk =
+        ByteBufAllocator.DEFAULT.compositeDirectBuffer(Math.max(2, segments.size()));
     chunk.addComponents(true, segments);
     return chunk.setIndex((int) (offset - start), (int) (offset - start) + length);
   }
 
-  private void read(Path file, long offset, int length, long start, long end, List<ByteBuf> segments) {
+  private void read(
+      Path file, long offset, int length, long start, long end, List<ByteBuf> segments) {
     FileChannel opened;
     try {
       opened = io.openForRead(file);
@@ -157,8 +183,14 @@ public final class DiskReader implements AutoCloseable {
     try (FileChannel channel = opened) {
       long size = channel.size();
       if (size < offset + length) {
-        throw new FaroException(ErrorCode.STORAGE_FAILED, "file " + file + " has " + size
-            + " bytes, the chunk asked for ends at " + (offset + length));
+        throw new FaroException(
+            ErrorCode.STORAGE_FAILED,
+            "file "
+                + file
+                + " has "
+                + size
+                + " bytes, the chunk asked for ends at "
+                + (offset + length));
       }
       long position = start;
       // Everything up to offset + length must arrive; the read of the last block may stop at the
@@ -179,8 +211,14 @@ public final class DiskReader implements AutoCloseable {
         segment.writerIndex(got);
         position += got;
         if (got < memory.limit() && position < offset + length) {
-          throw new FaroException(ErrorCode.STORAGE_FAILED, "file " + file + " ended at " + position
-              + " while reading a chunk that ends at " + (offset + length));
+          throw new FaroException(
+              ErrorCode.STORAGE_FAILED,
+              "file "
+                  + file
+                  + " ended at "
+                  + position
+                  + " while reading a chunk that ends at "
+                  + (offset + length));
         }
       }
     } catch (IOException e) {
@@ -197,9 +235,16 @@ public final class DiskReader implements AutoCloseable {
       throw new FaroException(ErrorCode.SHUTTING_DOWN, "worker is shutting down");
     }
     if (!reserved) {
-      throw new FaroException(ErrorCode.TIMEOUT, "no read buffers of " + name + " came free within "
-          + waitMillis + " ms to read " + file + ": the worker is sending as much as "
-          + "faro.worker.io.read.buffer.per.disk allows; retry later");
+      throw new FaroException(
+          ErrorCode.TIMEOUT,
+          "no read buffers of "
+              + name
+              + " came free within "
+              + waitMillis
+              + " ms to read "
+              + file
+              + ": the worker is sending as much as "
+              + "faro.worker.io.read.buffer.per.disk allows; retry later");
     }
   }
 

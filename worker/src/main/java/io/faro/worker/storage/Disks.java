@@ -20,8 +20,10 @@ import org.slf4j.LoggerFactory;
 public final class Disks implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(Disks.class);
 
-  private static final java.util.regex.Pattern PARTITION_FILE = java.util.regex.Pattern.compile("\\d+-\\d+\\.data");
-  private static final java.util.regex.Pattern SHUFFLE_DIR = java.util.regex.Pattern.compile("\\d+");
+  private static final java.util.regex.Pattern PARTITION_FILE =
+      java.util.regex.Pattern.compile("\\d+-\\d+\\.data");
+  private static final java.util.regex.Pattern SHUFFLE_DIR =
+      java.util.regex.Pattern.compile("\\d+");
 
   private final List<Disk> disks;
 
@@ -38,8 +40,12 @@ public final class Disks implements AutoCloseable {
    * @param readBufferPerDisk read buffer bytes each disk with direct I/O may lend to fetches
    * @param readBufferWaitMillis how long a read waits for a read buffer before it fails
    */
-  public record Options(int flushThreadsPerDisk, IoMode ioMode, int readThreadsPerDisk,
-      long readBufferPerDisk, long readBufferWaitMillis) {
+  public record Options(
+      int flushThreadsPerDisk,
+      IoMode ioMode,
+      int readThreadsPerDisk,
+      long readBufferPerDisk,
+      long readBufferWaitMillis) {
     public Options {
       java.util.Objects.requireNonNull(ioMode, "ioMode is null");
     }
@@ -51,13 +57,13 @@ public final class Disks implements AutoCloseable {
   }
 
   /**
-   * Creates every directory, finds out whether it takes direct I/O (when {@code options} asks
-   * for it), and starts each disk's flusher threads, named {@code <threadPrefix>-flusher-d<index>-N},
+   * Creates every directory, finds out whether it takes direct I/O (when {@code options} asks for
+   * it), and starts each disk's flusher threads, named {@code <threadPrefix>-flusher-d<index>-N},
    * and reader threads, {@code <threadPrefix>-reader-d<index>-N}.
    *
    * <p>A directory that cannot be created (a file in its place, no permission) makes its disk
-   * broken from the start, with the reason, as a failed check would: one dead disk of twelve
-   * does not keep a worker down. The worker refuses to start when every disk is broken.
+   * broken from the start, with the reason, as a failed check would: one dead disk of twelve does
+   * not keep a worker down. The worker refuses to start when every disk is broken.
    *
    * @throws FaroException STORAGE_FAILED naming a directory that cannot do direct I/O when
    *     faro.worker.io.mode is direct
@@ -71,11 +77,22 @@ public final class Disks implements AutoCloseable {
         // A disk without its directory cannot be probed; it is written through the page cache
         // should it recover.
         DirectIo direct = openFailure == null ? directIo(dir, options.ioMode()) : null;
-        DiskReader reader = direct == null ? null
-            : new DiskReader(threadPrefix + "-reader-d" + index, direct, options.readThreadsPerDisk(),
-                options.readBufferPerDisk(), options.readBufferWaitMillis());
-        Disk disk = new Disk(index, dir,
-            new DiskFlusher(threadPrefix + "-flusher-d" + index, options.flushThreadsPerDisk()), direct, reader);
+        DiskReader reader =
+            direct == null
+                ? null
+                : new DiskReader(
+                    threadPrefix + "-reader-d" + index,
+                    direct,
+                    options.readThreadsPerDisk(),
+                    options.readBufferPerDisk(),
+                    options.readBufferWaitMillis());
+        Disk disk =
+            new Disk(
+                index,
+                dir,
+                new DiskFlusher(threadPrefix + "-flusher-d" + index, options.flushThreadsPerDisk()),
+                direct,
+                reader);
         disks.add(disk);
         if (openFailure != null) {
           disk.openFailed(openFailure);
@@ -116,12 +133,19 @@ public final class Disks implements AutoCloseable {
       return probe.io();
     }
     if (mode == IoMode.DIRECT) {
-      throw new FaroException(ErrorCode.STORAGE_FAILED, "worker directory " + dir.path()
-          + " cannot do direct I/O (faro.worker.io.mode is direct): " + probe.unsupportedReason()
-          + "; set faro.worker.io.mode to auto or buffered, or move the directory to a file system "
-          + "that supports O_DIRECT");
+      throw new FaroException(
+          ErrorCode.STORAGE_FAILED,
+          "worker directory "
+              + dir.path()
+              + " cannot do direct I/O (faro.worker.io.mode is direct): "
+              + probe.unsupportedReason()
+              + "; set faro.worker.io.mode to auto or buffered, or move the directory to a file system "
+              + "that supports O_DIRECT");
     }
-    LOG.info("Worker directory {} is written through the page cache: {}", dir.path(), probe.unsupportedReason());
+    LOG.info(
+        "Worker directory {} is written through the page cache: {}",
+        dir.path(),
+        probe.unsupportedReason());
     return null;
   }
 
@@ -133,34 +157,43 @@ public final class Disks implements AutoCloseable {
     return disks.size();
   }
 
-  /** @throws IndexOutOfBoundsException for an index not in faro.worker.dirs */
+  /**
+   * @throws IndexOutOfBoundsException for an index not in faro.worker.dirs
+   */
   public Disk get(int index) {
     return disks.get(index);
   }
 
   /**
-   * Removes the directories of {@code shuffle} on every disk (with any file left in them), and
-   * the app directory once it is empty. Runs on each disk's flusher; call it after the
-   * shuffle's partition files are deleted, so no flusher writes into them any more.
+   * Removes the directories of {@code shuffle} on every disk (with any file left in them), and the
+   * app directory once it is empty. Runs on each disk's flusher; call it after the shuffle's
+   * partition files are deleted, so no flusher writes into them any more.
    */
   public CompletableFuture<Void> deleteShuffleDirectories(ShuffleId shuffle) {
     CompletableFuture<?>[] perDisk =
         disks.stream()
-            .map(d -> CompletableFuture.runAsync(() -> deleteShuffleDirectory(d, shuffle), d.flusher().anyThread()))
+            .map(
+                d ->
+                    CompletableFuture.runAsync(
+                        () -> deleteShuffleDirectory(d, shuffle), d.flusher().anyThread()))
             .toArray(CompletableFuture[]::new);
     return CompletableFuture.allOf(perDisk);
   }
 
   /**
-   * Partition files an earlier run left under {@code root} (root/app/shuffle/P-E.data). A
-   * restarted worker has no record of them and cannot serve them. Nothing else is touched, in
-   * case faro.worker.dirs points at a directory that holds more than Faro's files.
+   * Partition files an earlier run left under {@code root} (root/app/shuffle/P-E.data). A restarted
+   * worker has no record of them and cannot serve them. Nothing else is touched, in case
+   * faro.worker.dirs points at a directory that holds more than Faro's files.
    */
   private static List<Path> leftoverPartitionFiles(Path root) {
     try (Stream<Path> paths = Files.walk(root, 3)) {
-      return paths.filter(p -> root.relativize(p).getNameCount() == 3 && Files.isRegularFile(p)
-              && PARTITION_FILE.matcher(p.getFileName().toString()).matches()
-              && SHUFFLE_DIR.matcher(p.getParent().getFileName().toString()).matches())
+      return paths
+          .filter(
+              p ->
+                  root.relativize(p).getNameCount() == 3
+                      && Files.isRegularFile(p)
+                      && PARTITION_FILE.matcher(p.getFileName().toString()).matches()
+                      && SHUFFLE_DIR.matcher(p.getParent().getFileName().toString()).matches())
           .toList();
     } catch (IOException | java.io.UncheckedIOException e) {
       LOG.warn("Cannot list the files already under {}: {}", root, e.toString());
@@ -169,13 +202,14 @@ public final class Disks implements AutoCloseable {
   }
 
   /**
-   * Deletes, on each disk's flusher, the partition files an earlier run left (found at open),
-   * and then their shuffle and app directories if empty; their bytes leave the disks' counts.
+   * Deletes, on each disk's flusher, the partition files an earlier run left (found at open), and
+   * then their shuffle and app directories if empty; their bytes leave the disks' counts.
    */
   public CompletableFuture<Void> deleteLeftovers() {
-    return CompletableFuture.allOf(disks.stream()
-        .map(d -> CompletableFuture.runAsync(() -> deleteLeftovers(d), d.flusher().anyThread()))
-        .toArray(CompletableFuture[]::new));
+    return CompletableFuture.allOf(
+        disks.stream()
+            .map(d -> CompletableFuture.runAsync(() -> deleteLeftovers(d), d.flusher().anyThread()))
+            .toArray(CompletableFuture[]::new));
   }
 
   private static void deleteLeftovers(Disk disk) {
@@ -202,8 +236,11 @@ public final class Disks implements AutoCloseable {
         LOG.warn("Cannot delete {} left by an earlier run: {}", file, e.toString());
       }
     }
-    LOG.info("Deleted {} partition files ({} bytes) an earlier run left on {}: a restarted worker cannot serve them",
-        deleted, bytes, disk);
+    LOG.info(
+        "Deleted {} partition files ({} bytes) an earlier run left on {}: a restarted worker cannot serve them",
+        deleted,
+        bytes,
+        disk);
   }
 
   private static void deleteIfEmpty(Path dir) throws IOException {
@@ -216,13 +253,17 @@ public final class Disks implements AutoCloseable {
 
   private static long existingBytes(Path root) {
     try (Stream<Path> paths = Files.walk(root)) {
-      return paths.filter(Files::isRegularFile).mapToLong(p -> {
-        try {
-          return Files.size(p);
-        } catch (IOException e) {
-          return 0; // deleted meanwhile
-        }
-      }).sum();
+      return paths
+          .filter(Files::isRegularFile)
+          .mapToLong(
+              p -> {
+                try {
+                  return Files.size(p);
+                } catch (IOException e) {
+                  return 0; // deleted meanwhile
+                }
+              })
+          .sum();
     } catch (IOException | java.io.UncheckedIOException e) {
       LOG.warn("Cannot add up the files already under {}: {}", root, e.toString());
       return 0;
@@ -237,11 +278,15 @@ public final class Disks implements AutoCloseable {
     } catch (DirectoryNotEmptyException e) {
       // Another shuffle of the same app still has files here: the app directory stays.
     } catch (IOException e) {
-      LOG.warn("Cannot delete the files of shuffle {} under {}: {}", shuffle, shuffleDir, e.toString());
+      LOG.warn(
+          "Cannot delete the files of shuffle {} under {}: {}", shuffle, shuffleDir, e.toString());
     }
   }
 
-  /** Deletes {@code dir} and everything in it; the bytes of the files deleted leave {@code disk}'s count. */
+  /**
+   * Deletes {@code dir} and everything in it; the bytes of the files deleted leave {@code disk}'s
+   * count.
+   */
   private static void deleteRecursively(Disk disk, Path dir) throws IOException {
     if (!Files.exists(dir)) {
       return;

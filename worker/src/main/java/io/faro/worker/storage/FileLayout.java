@@ -7,9 +7,9 @@ import java.nio.file.Path;
 import java.util.regex.Pattern;
 
 /**
- * Where files live on a disk: {@code <disk>/<app>/<shuffle>/<partition>-<epoch>.data}. The
- * app id comes from the engine and may hold any character, so it is made safe for a file
- * name; when that changes it, a hash of the original keeps distinct apps apart.
+ * Where files live on a disk: {@code <disk>/<app>/<shuffle>/<partition>-<epoch>.data}. The app id
+ * comes from the engine and may hold any character, so it is made safe for a file name; when that
+ * changes it, a hash of the original keeps distinct apps apart.
  */
 public final class FileLayout {
   private static final Pattern UNSAFE = Pattern.compile("[^A-Za-z0-9._-]");
@@ -25,7 +25,8 @@ public final class FileLayout {
   }
 
   public static Path partitionFile(Path diskRoot, PartitionKey key) {
-    return shuffleDir(diskRoot, key.shuffle()).resolve(key.partition() + "-" + key.epoch() + ".data");
+    return shuffleDir(diskRoot, key.shuffle())
+        .resolve(key.partition() + "-" + key.epoch() + ".data");
   }
 
   /** A file-system-safe, collision-free directory name for {@code app}. */

@@ -17,28 +17,31 @@ import java.util.Optional;
 import java.util.function.LongConsumer;
 
 /**
- * The file of one partition while it is written ({@link PartitionFileFormat}). Created on the
- * first write, so that reserving tens of thousands of partitions costs no file handles.
+ * The file of one partition while it is written ({@link PartitionFileFormat}). Created on the first
+ * write, so that reserving tens of thousands of partitions costs no file handles.
  *
  * <p>With direct I/O ({@link DirectIo}) every write goes through the flusher thread's aligned
  * staging buffer and only whole blocks reach the disk; the last partial block of the data (fewer
  * than {@link DirectIo#alignment()} bytes) waits on the heap for the next write. {@link #finish}
- * writes that tail, the index and the trailer through the page cache, so a file written either
- * way has the same bytes.
+ * writes that tail, the index and the trailer through the page cache, so a file written either way
+ * has the same bytes.
  *
  * <p>Thread-safety: confined to the partition's flusher thread (see {@link DiskFlusher}); every
- * method must run there. After the first failure every further write is skipped and {@link
- * #finish} reports the failure, so one bad write never leaves a file with a hole in it.
+ * method must run there. After the first failure every further write is skipped and {@link #finish}
+ * reports the failure, so one bad write never leaves a file with a hole in it.
  */
 public final class PartitionFile {
   private final PartitionKey key;
   private final Path path;
   private final DirectIo direct;
   private FileChannel channel;
+
   /** Data bytes written, including a direct write's {@link #tail}. */
   private long written;
+
   /** Direct I/O only: bytes after the last whole block, not yet on disk. */
   private byte[] tail = new byte[0];
+
   private IOException failure;
   // Hears of every byte this file adds to its disk, and of their removal when it is deleted.
   private final LongConsumer usage;
@@ -51,10 +54,13 @@ public final class PartitionFile {
 
   /** A file written with {@code direct} I/O, or through the page cache when it is null. */
   public PartitionFile(PartitionKey key, Path path, DirectIo direct) {
-    this(key, path, direct, bytes -> { });
+    this(key, path, direct, bytes -> {});
   }
 
-  /** As {@link #PartitionFile(PartitionKey, Path, DirectIo)}, telling {@code usage} of the bytes it takes. */
+  /**
+   * As {@link #PartitionFile(PartitionKey, Path, DirectIo)}, telling {@code usage} of the bytes it
+   * takes.
+   */
   public PartitionFile(PartitionKey key, Path path, DirectIo direct, LongConsumer usage) {
     this.key = requireNonNull(key, "key is null");
     this.path = requireNonNull(path, "path is null");
@@ -117,8 +123,8 @@ public final class PartitionFile {
   }
 
   /**
-   * Copies the tail and {@code sources} into the staging buffer and writes every whole block of
-   * it; what is left after the last whole block becomes the new tail.
+   * Copies the tail and {@code sources} into the staging buffer and writes every whole block of it;
+   * what is left after the last whole block becomes the new tail.
    */
   private void writeDirect(ByteBuffer[] sources) throws IOException {
     ByteBuffer staging = direct.staging();
@@ -148,8 +154,8 @@ public final class PartitionFile {
   }
 
   /**
-   * Writes the index and trailer, forces the file to disk and closes it; then reads the index
-   * back so that what fetches serve is what the file says.
+   * Writes the index and trailer, forces the file to disk and closes it; then reads the index back
+   * so that what fetches serve is what the file says.
    *
    * @param chunks the chunk boundaries; must end at the number of bytes written
    * @return the file's chunk index, or an empty optional when nothing was written (no file)
@@ -160,8 +166,14 @@ public final class PartitionFile {
       throw failure;
     }
     if (chunks.dataLength() != written) {
-      fail(new IOException("partition " + key + " wrote " + written
-          + " bytes but its chunk index ends at " + chunks.dataLength()));
+      fail(
+          new IOException(
+              "partition "
+                  + key
+                  + " wrote "
+                  + written
+                  + " bytes but its chunk index ends at "
+                  + chunks.dataLength()));
       throw failure;
     }
     if (written == 0) {
@@ -219,12 +231,17 @@ public final class PartitionFile {
     if (direct != null) {
       return direct.openForWrite(path);
     }
-    return FileChannel.open(path, StandardOpenOption.CREATE, StandardOpenOption.WRITE,
+    return FileChannel.open(
+        path,
+        StandardOpenOption.CREATE,
+        StandardOpenOption.WRITE,
         StandardOpenOption.TRUNCATE_EXISTING);
   }
 
   private void fail(IOException e) {
-    failure = new IOException("cannot write partition file " + path + " of " + key + ": " + e.getMessage(), e);
+    failure =
+        new IOException(
+            "cannot write partition file " + path + " of " + key + ": " + e.getMessage(), e);
     closeQuietly();
   }
 

@@ -5,8 +5,7 @@ import java.nio.ByteOrder;
 import java.util.zip.CRC32C;
 
 /**
- * The layout of a committed partition file, version {@value #VERSION}. All integers are
- * big-endian.
+ * The layout of a committed partition file, version {@value #VERSION}. All integers are big-endian.
  *
  * <pre>
  *   [chunk 0][chunk 1]...[chunk n-1]   the pushed parts, as received, in append order
@@ -21,11 +20,11 @@ import java.util.zip.CRC32C;
  *     20      4     magic              0x4641524F, "FARO"
  * </pre>
  *
- * <p>The trailer sits at the end so that the file can be written in one sequential pass while
- * the data arrives, and read back (after a restart) from its last bytes. A reader checks the
- * magic first, then the version, then that the index fits exactly between data and trailer and
- * matches its CRC. Each chunk is made of whole pushed parts, each part of whole batches
- * ({@link io.faro.common.batch.BatchFormat}), so every chunk is decodable on its own.
+ * <p>The trailer sits at the end so that the file can be written in one sequential pass while the
+ * data arrives, and read back (after a restart) from its last bytes. A reader checks the magic
+ * first, then the version, then that the index fits exactly between data and trailer and matches
+ * its CRC. Each chunk is made of whole pushed parts, each part of whole batches ({@link
+ * io.faro.common.batch.BatchFormat}), so every chunk is decodable on its own.
  *
  * <p>An empty partition has no file at all.
  */
@@ -54,7 +53,8 @@ public final class PartitionFileFormat {
   public static ByteBuffer encodeFooter(ChunkIndex chunks) {
     int chunkCount = chunks.chunkCount();
     ByteBuffer footer =
-        ByteBuffer.allocate((int) indexLength(chunkCount) + TRAILER_SIZE).order(ByteOrder.BIG_ENDIAN);
+        ByteBuffer.allocate((int) indexLength(chunkCount) + TRAILER_SIZE)
+            .order(ByteOrder.BIG_ENDIAN);
     for (int i = 0; i <= chunkCount; i++) {
       footer.putLong(chunks.offset(i));
     }

@@ -14,8 +14,8 @@ import java.nio.file.StandardOpenOption;
 
 /**
  * Opens a committed partition file ({@link PartitionFileFormat}) and reads its chunk index,
- * verifying the trailer and the index checksum. Used when a commit completes (to serve exactly
- * what the file says) and by tests; a later restart path reads files back with it.
+ * verifying the trailer and the index checksum. Used when a commit completes (to serve exactly what
+ * the file says) and by tests; a later restart path reads files back with it.
  */
 public final class PartitionFileReader {
   private PartitionFileReader() {}
@@ -23,36 +23,52 @@ public final class PartitionFileReader {
   /**
    * Reads the chunk index of {@code file}.
    *
-   * @throws FaroException DATA_CORRUPTED when the file is not a valid partition file (bad
-   *     magic, unknown version, index that does not fit or fails its CRC), STORAGE_FAILED when
-   *     it cannot be read; both name the file
+   * @throws FaroException DATA_CORRUPTED when the file is not a valid partition file (bad magic,
+   *     unknown version, index that does not fit or fails its CRC), STORAGE_FAILED when it cannot
+   *     be read; both name the file
    */
   public static ChunkIndex readIndex(Path file) {
     try (FileChannel channel = FileChannel.open(file, StandardOpenOption.READ)) {
       long size = channel.size();
       if (size < TRAILER_SIZE) {
-        throw corrupt(file, "is " + size + " bytes, shorter than the " + TRAILER_SIZE + "-byte trailer");
+        throw corrupt(
+            file, "is " + size + " bytes, shorter than the " + TRAILER_SIZE + "-byte trailer");
       }
       ByteBuffer trailer = readFully(channel, size - TRAILER_SIZE, TRAILER_SIZE);
       Trailer t = Trailer.decode(file, trailer);
-      if (t.chunkCount() < 0 || t.indexOffset() < 0
-          || t.indexOffset() != size - TRAILER_SIZE - PartitionFileFormat.indexLength(t.chunkCount())) {
-        throw corrupt(file, "trailer declares " + t.chunkCount() + " chunks with the index at "
-            + t.indexOffset() + ", which does not fit a file of " + size + " bytes");
+      if (t.chunkCount() < 0
+          || t.indexOffset() < 0
+          || t.indexOffset()
+              != size - TRAILER_SIZE - PartitionFileFormat.indexLength(t.chunkCount())) {
+        throw corrupt(
+            file,
+            "trailer declares "
+                + t.chunkCount()
+                + " chunks with the index at "
+                + t.indexOffset()
+                + ", which does not fit a file of "
+                + size
+                + " bytes");
       }
       int indexLength = (int) PartitionFileFormat.indexLength(t.chunkCount());
       ByteBuffer index = readFully(channel, t.indexOffset(), indexLength);
       int crc = PartitionFileFormat.crc(index, 0, indexLength);
       if (crc != t.indexCrc()) {
-        throw corrupt(file, String.format("index CRC32C mismatch: stored %08x, computed %08x", t.indexCrc(), crc));
+        throw corrupt(
+            file,
+            String.format("index CRC32C mismatch: stored %08x, computed %08x", t.indexCrc(), crc));
       }
       long[] offsets = new long[t.chunkCount() + 1];
       for (int i = 0; i < offsets.length; i++) {
         offsets[i] = index.getLong(i * INDEX_ENTRY);
       }
       if (offsets[offsets.length - 1] != t.indexOffset()) {
-        throw corrupt(file, "index ends at " + offsets[offsets.length - 1]
-            + " but the data ends at " + t.indexOffset());
+        throw corrupt(
+            file,
+            "index ends at "
+                + offsets[offsets.length - 1]
+                + " but the data ends at "
+                + t.indexOffset());
       }
       try {
         return ChunkIndex.of(offsets);
@@ -60,7 +76,8 @@ public final class PartitionFileReader {
         throw corrupt(file, e.getMessage());
       }
     } catch (IOException e) {
-      throw new FaroException(ErrorCode.STORAGE_FAILED, "cannot read partition file " + file + ": " + e, e);
+      throw new FaroException(
+          ErrorCode.STORAGE_FAILED, "cannot read partition file " + file + ": " + e, e);
     }
   }
 
@@ -68,13 +85,20 @@ public final class PartitionFileReader {
     static Trailer decode(Path file, ByteBuffer trailer) {
       int magic = trailer.getInt(PartitionFileFormat.TRAILER_MAGIC);
       if (magic != PartitionFileFormat.MAGIC) {
-        throw corrupt(file, String.format("bad magic %08x, expected %08x: not a Faro partition file "
-            + "or truncated", magic, PartitionFileFormat.MAGIC));
+        throw corrupt(
+            file,
+            String.format(
+                "bad magic %08x, expected %08x: not a Faro partition file " + "or truncated",
+                magic, PartitionFileFormat.MAGIC));
       }
       int version = trailer.getInt(PartitionFileFormat.TRAILER_VERSION);
       if (version != PartitionFileFormat.VERSION) {
-        throw corrupt(file, "unsupported format version " + version + ", this worker reads version "
-            + PartitionFileFormat.VERSION);
+        throw corrupt(
+            file,
+            "unsupported format version "
+                + version
+                + ", this worker reads version "
+                + PartitionFileFormat.VERSION);
       }
       return new Trailer(
           trailer.getLong(PartitionFileFormat.TRAILER_INDEX_OFFSET),
@@ -83,7 +107,8 @@ public final class PartitionFileReader {
     }
   }
 
-  private static ByteBuffer readFully(FileChannel channel, long position, int length) throws IOException {
+  private static ByteBuffer readFully(FileChannel channel, long position, int length)
+      throws IOException {
     ByteBuffer buffer = ByteBuffer.allocate(length);
     while (buffer.hasRemaining()) {
       if (channel.read(buffer, position + buffer.position()) < 0) {

@@ -12,7 +12,8 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
 class MemoryBudgetTest {
-  private final ScheduledExecutorService reliefThread = Executors.newSingleThreadScheduledExecutor();
+  private final ScheduledExecutorService reliefThread =
+      Executors.newSingleThreadScheduledExecutor();
 
   @AfterEach
   void tearDown() throws InterruptedException {
@@ -71,7 +72,7 @@ class MemoryBudgetTest {
 
   @Test
   void aConnectionCarryingForwardsFromAPrimaryIsNeverPaused() {
-    MemoryBudget budget = new MemoryBudget(900, 700, () -> { }, reliefThread);
+    MemoryBudget budget = new MemoryBudget(900, 700, () -> {}, reliefThread);
     EmbeddedChannel clients = new EmbeddedChannel();
     EmbeddedChannel forwards = new EmbeddedChannel();
     budget.register(clients);

@@ -10,6 +10,7 @@ import io.faro.common.id.AppId;
 import io.faro.common.id.DiskTier;
 import io.faro.common.id.PartitionKey;
 import io.faro.common.id.ShuffleId;
+import io.faro.common.testing.Eventually;
 import io.faro.worker.memory.MemoryBudget;
 import io.faro.worker.storage.ChunkIndex;
 import io.faro.worker.storage.Disk;
@@ -19,7 +20,6 @@ import io.faro.worker.storage.Disks;
 import io.faro.worker.storage.FileLayout;
 import io.faro.worker.storage.PartitionFileReader;
 import io.faro.worker.testing.Batches;
-import io.faro.common.testing.Eventually;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.PooledByteBufAllocator;
 import io.netty.buffer.Unpooled;
@@ -57,8 +57,13 @@ class PartitionWriterTest {
 
   @BeforeEach
   void setUp() {
-    disks = Disks.open(List.of(new DiskDir(root.resolve("d0"), DiskTier.SSD), new DiskDir(root.resolve("d1"), DiskTier.HDD)),
-        Disks.Options.buffered(2), "test");
+    disks =
+        Disks.open(
+            List.of(
+                new DiskDir(root.resolve("d0"), DiskTier.SSD),
+                new DiskDir(root.resolve("d1"), DiskTier.HDD)),
+            Disks.Options.buffered(2),
+            "test");
     memoryThread = Executors.newSingleThreadScheduledExecutor();
     budget = new MemoryBudget(1L << 30, 1L << 29, () -> store.flushBuffered(), memoryThread);
     store = new PartitionStore(disks, new WriterSettings(FLUSH, CHUNK));
@@ -109,7 +114,8 @@ class PartitionWriterTest {
     Path file = committed.file().orElseThrow();
     assertThat(file).isEqualTo(FileLayout.partitionFile(root.resolve("d1"), key));
     assertThat(PartitionFileReader.readIndex(file)).isEqualTo(committed.chunks());
-    assertThat(Arrays.copyOf(Files.readAllBytes(file), (int) total)).isEqualTo(expected.toByteArray());
+    assertThat(Arrays.copyOf(Files.readAllBytes(file), (int) total))
+        .isEqualTo(expected.toByteArray());
     assertThat(appended).allSatisfy(b -> assertThat(b.refCnt()).isZero());
     assertThat(budget.used()).isZero();
   }
@@ -125,28 +131,41 @@ class PartitionWriterTest {
       List<CompletableFuture<Void>> done = new ArrayList<>();
       for (int t = 0; t < appenders; t++) {
         int mapId = t;
-        done.add(CompletableFuture.runAsync(() -> {
-          Batches batches = new Batches(mapId % 2 == 0, mapId);
-          for (int b = 0; b < batchesEach; b++) {
-            ByteBuf batch = batches.batch(mapId, 0, b, 1 + batches.random().nextInt(600));
-            assertThat(append(key, batch)).isEqualTo(AppendStatus.ACCEPTED);
-          }
-        }, threads));
+        done.add(
+            CompletableFuture.runAsync(
+                () -> {
+                  Batches batches = new Batches(mapId % 2 == 0, mapId);
+                  for (int b = 0; b < batchesEach; b++) {
+                    ByteBuf batch = batches.batch(mapId, 0, b, 1 + batches.random().nextInt(600));
+                    assertThat(append(key, batch)).isEqualTo(AppendStatus.ACCEPTED);
+                  }
+                },
+                threads));
       }
       CompletableFuture.allOf(done.toArray(CompletableFuture[]::new)).get(20, TimeUnit.SECONDS);
     } finally {
       threads.shutdownNow();
     }
     PartitionCommit.Committed committed = store.commit(SHUFFLE).join().committed().get(0);
-    byte[] data = Arrays.copyOf(Files.readAllBytes(committed.file().orElseThrow()), (int) committed.bytes());
+    byte[] data =
+        Arrays.copyOf(Files.readAllBytes(committed.file().orElseThrow()), (int) committed.bytes());
 
     Map<Integer, List<Integer>> batchIdsByMap = new HashMap<>();
     ByteBuf wrapped = Unpooled.wrappedBuffer(data);
     // Every chunk decodes on its own: a chunk boundary never splits a batch.
     for (int c = 0; c < committed.chunks().chunkCount(); c++) {
-      ByteBuf chunk = wrapped.slice((int) committed.chunks().offset(c), (int) committed.chunks().chunkLength(c));
-      new BatchDecoder().decode(chunk, "chunk " + c, (m, a, b) -> true,
-          batch -> batchIdsByMap.computeIfAbsent(batch.mapId(), m -> new ArrayList<>()).add(batch.batchId()));
+      ByteBuf chunk =
+          wrapped.slice(
+              (int) committed.chunks().offset(c), (int) committed.chunks().chunkLength(c));
+      new BatchDecoder()
+          .decode(
+              chunk,
+              "chunk " + c,
+              (m, a, b) -> true,
+              batch ->
+                  batchIdsByMap
+                      .computeIfAbsent(batch.mapId(), m -> new ArrayList<>())
+                      .add(batch.batchId()));
     }
     assertThat(batchIdsByMap).hasSize(appenders);
     List<Integer> inOrder = new ArrayList<>();
@@ -160,7 +179,9 @@ class PartitionWriterTest {
   @Test
   void aCommittedPartitionAnswersStageEndedAndACommitIsIdempotent() {
     PartitionKey key = new PartitionKey(SHUFFLE, 1, 0);
-    store.reserve(SHUFFLE, List.of(new PartitionStore.Reservation(1, 0, 0), new PartitionStore.Reservation(2, 0, 0)));
+    store.reserve(
+        SHUFFLE,
+        List.of(new PartitionStore.Reservation(1, 0, 0), new PartitionStore.Reservation(2, 0, 0)));
     assertThat(append(key, Unpooled.wrappedBuffer(new byte[100]))).isEqualTo(AppendStatus.ACCEPTED);
 
     ShuffleCommit first = store.commit(SHUFFLE).join();
@@ -168,7 +189,8 @@ class PartitionWriterTest {
     assertThat(append(key, late)).isEqualTo(AppendStatus.STAGE_ENDED);
     assertThat(late.refCnt()).isZero();
     ByteBuf unknown = PooledByteBufAllocator.DEFAULT.directBuffer(8).writeLong(1);
-    assertThat(append(new PartitionKey(SHUFFLE, 9, 0), unknown)).isEqualTo(AppendStatus.STAGE_ENDED);
+    assertThat(append(new PartitionKey(SHUFFLE, 9, 0), unknown))
+        .isEqualTo(AppendStatus.STAGE_ENDED);
     assertThat(unknown.refCnt()).isZero();
 
     assertThat(store.commit(SHUFFLE).join()).isEqualTo(first);
@@ -191,14 +213,19 @@ class PartitionWriterTest {
     // A regular file where the app directory should be: creating the partition file fails.
     Files.createDirectories(root.resolve("d0"));
     Files.writeString(FileLayout.appDir(root.resolve("d0"), SHUFFLE.app()), "in the way");
-    store.reserve(SHUFFLE, List.of(new PartitionStore.Reservation(0, 0, 0), new PartitionStore.Reservation(1, 0, 1)));
+    store.reserve(
+        SHUFFLE,
+        List.of(new PartitionStore.Reservation(0, 0, 0), new PartitionStore.Reservation(1, 0, 1)));
     PartitionKey broken = new PartitionKey(SHUFFLE, 0, 0);
     PartitionKey healthy = new PartitionKey(SHUFFLE, 1, 0);
-    assertThat(append(broken, Unpooled.wrappedBuffer(new byte[(int) FLUSH]))).isEqualTo(AppendStatus.ACCEPTED);
-    assertThat(append(healthy, Unpooled.wrappedBuffer(new byte[(int) FLUSH]))).isEqualTo(AppendStatus.ACCEPTED);
+    assertThat(append(broken, Unpooled.wrappedBuffer(new byte[(int) FLUSH])))
+        .isEqualTo(AppendStatus.ACCEPTED);
+    assertThat(append(healthy, Unpooled.wrappedBuffer(new byte[(int) FLUSH])))
+        .isEqualTo(AppendStatus.ACCEPTED);
 
     // Once the flusher has failed, the location sends clients elsewhere.
-    Eventually.await("appends to the broken partition to answer SPLIT",
+    Eventually.await(
+        "appends to the broken partition to answer SPLIT",
         () -> append(broken, Unpooled.wrappedBuffer(new byte[10])) == AppendStatus.SPLIT);
 
     ShuffleCommit commit = store.commit(SHUFFLE).join();
@@ -211,7 +238,9 @@ class PartitionWriterTest {
 
   @Test
   void partitionsOnAFullOrBrokenDiskAnswerSplitAndNewOnesGoToAHealthyDisk() {
-    store.reserve(SHUFFLE, List.of(new PartitionStore.Reservation(0, 0, 0), new PartitionStore.Reservation(1, 0, 1)));
+    store.reserve(
+        SHUFFLE,
+        List.of(new PartitionStore.Reservation(0, 0, 0), new PartitionStore.Reservation(1, 0, 1)));
     PartitionKey onD0 = new PartitionKey(SHUFFLE, 0, 0);
     PartitionKey onD1 = new PartitionKey(SHUFFLE, 1, 0);
     Disk d0 = disks.get(0);
@@ -219,20 +248,31 @@ class PartitionWriterTest {
 
     // No disk has more usable bytes than Long.MAX_VALUE: full.
     assertThat(d0.check(Long.MAX_VALUE).state()).isEqualTo(DiskHealth.State.FULL);
-    assertThat(append(onD0, Unpooled.wrappedBuffer(new byte[10]))).as("soft split mode").isEqualTo(AppendStatus.SOFT_SPLIT);
+    assertThat(append(onD0, Unpooled.wrappedBuffer(new byte[10])))
+        .as("soft split mode")
+        .isEqualTo(AppendStatus.SOFT_SPLIT);
     assertThat(append(onD1, Unpooled.wrappedBuffer(new byte[10]))).isEqualTo(AppendStatus.ACCEPTED);
     // The master placed on disk 0 before it heard: the worker takes the partition on disk 1.
     store.reserve(SHUFFLE, List.of(new PartitionStore.Reservation(2, 0, 0)));
-    assertThat(store.writer(new PartitionKey(SHUFFLE, 2, 0)).orElseThrow().diskIndex()).isEqualTo(1);
+    assertThat(store.writer(new PartitionKey(SHUFFLE, 2, 0)).orElseThrow().diskIndex())
+        .isEqualTo(1);
 
     d0.writeFailed("test");
-    assertThat(append(onD0, Unpooled.wrappedBuffer(new byte[10]))).as("broken").isEqualTo(AppendStatus.SPLIT);
+    assertThat(append(onD0, Unpooled.wrappedBuffer(new byte[10])))
+        .as("broken")
+        .isEqualTo(AppendStatus.SPLIT);
 
     // No disk takes data: the reservation is refused as a whole, and nothing of it stays.
     d1.check(Long.MAX_VALUE);
-    assertThatThrownBy(() -> store.reserve(SHUFFLE, List.of(new PartitionStore.Reservation(3, 0, 1),
-        new PartitionStore.Reservation(4, 0, 0))))
-        .isInstanceOfSatisfying(FaroException.class, e -> assertThat(e.code()).isEqualTo(ErrorCode.STORAGE_FAILED))
+    assertThatThrownBy(
+            () ->
+                store.reserve(
+                    SHUFFLE,
+                    List.of(
+                        new PartitionStore.Reservation(3, 0, 1),
+                        new PartitionStore.Reservation(4, 0, 0))))
+        .isInstanceOfSatisfying(
+            FaroException.class, e -> assertThat(e.code()).isEqualTo(ErrorCode.STORAGE_FAILED))
         .hasMessageContaining("no disk of this worker takes data");
     assertThat(store.writer(new PartitionKey(SHUFFLE, 3, 0))).isEmpty();
     assertThat(store.writer(new PartitionKey(SHUFFLE, 4, 0))).isEmpty();
@@ -249,7 +289,9 @@ class PartitionWriterTest {
   @Test
   void expiringAShuffleDeletesItsFilesAndDirectories() throws IOException {
     ShuffleId other = new ShuffleId(SHUFFLE.app(), 2);
-    store.reserve(SHUFFLE, List.of(new PartitionStore.Reservation(0, 0, 0), new PartitionStore.Reservation(1, 0, 1)));
+    store.reserve(
+        SHUFFLE,
+        List.of(new PartitionStore.Reservation(0, 0, 0), new PartitionStore.Reservation(1, 0, 1)));
     store.reserve(other, List.of(new PartitionStore.Reservation(0, 0, 0)));
     append(new PartitionKey(SHUFFLE, 0, 0), Unpooled.wrappedBuffer(new byte[(int) FLUSH]));
     append(new PartitionKey(SHUFFLE, 1, 0), Unpooled.wrappedBuffer(new byte[100]));
@@ -262,7 +304,8 @@ class PartitionWriterTest {
 
     assertThat(FileLayout.shuffleDir(root.resolve("d0"), SHUFFLE)).doesNotExist();
     assertThat(FileLayout.appDir(root.resolve("d1"), SHUFFLE.app())).doesNotExist();
-    assertThat(FileLayout.partitionFile(root.resolve("d0"), new PartitionKey(other, 0, 0))).isRegularFile();
+    assertThat(FileLayout.partitionFile(root.resolve("d0"), new PartitionKey(other, 0, 0)))
+        .isRegularFile();
     assertThat(store.shuffles()).containsExactly(other);
 
     store.expire(other).join();
@@ -285,17 +328,28 @@ class PartitionWriterTest {
 
   @Test
   void aFrameStaysChargedInFullUntilItsLastPartIsWritten() {
-    store.reserve(SHUFFLE, List.of(new PartitionStore.Reservation(0, 0, 0), new PartitionStore.Reservation(1, 0, 0)));
+    store.reserve(
+        SHUFFLE,
+        List.of(new PartitionStore.Reservation(0, 0, 0), new PartitionStore.Reservation(1, 0, 0)));
     // One frame: a full flush buffer for partition 0, a small part for partition 1, and a part
     // for a partition this worker does not hold.
-    io.netty.buffer.ByteBuf frame = Unpooled.directBuffer((int) FLUSH + 200).writeZero((int) FLUSH + 200);
+    io.netty.buffer.ByteBuf frame =
+        Unpooled.directBuffer((int) FLUSH + 200).writeZero((int) FLUSH + 200);
     io.faro.worker.memory.FrameCharge charge =
         new io.faro.worker.memory.FrameCharge(budget, frame.readableBytes(), 3);
-    assertThat(store.append(new PartitionKey(SHUFFLE, 0, 0), frame.retainedSlice(0, (int) FLUSH), charge))
+    assertThat(
+            store.append(
+                new PartitionKey(SHUFFLE, 0, 0), frame.retainedSlice(0, (int) FLUSH), charge))
         .isEqualTo(AppendStatus.ACCEPTED);
-    assertThat(store.append(new PartitionKey(SHUFFLE, 1, 0), frame.retainedSlice((int) FLUSH, 100), charge))
+    assertThat(
+            store.append(
+                new PartitionKey(SHUFFLE, 1, 0), frame.retainedSlice((int) FLUSH, 100), charge))
         .isEqualTo(AppendStatus.ACCEPTED);
-    assertThat(store.append(new PartitionKey(SHUFFLE, 7, 0), frame.retainedSlice((int) FLUSH + 100, 100), charge))
+    assertThat(
+            store.append(
+                new PartitionKey(SHUFFLE, 7, 0),
+                frame.retainedSlice((int) FLUSH + 100, 100),
+                charge))
         .isEqualTo(AppendStatus.NOT_HERE);
     frame.release();
     assertThat(budget.used()).isEqualTo(FLUSH + 200);
@@ -309,6 +363,7 @@ class PartitionWriterTest {
 
   /** Appends {@code part} as if it came alone in a push frame. */
   private AppendStatus append(PartitionKey key, io.netty.buffer.ByteBuf part) {
-    return store.append(key, part, new io.faro.worker.memory.FrameCharge(budget, part.readableBytes(), 1));
+    return store.append(
+        key, part, new io.faro.worker.memory.FrameCharge(budget, part.readableBytes(), 1));
   }
 }

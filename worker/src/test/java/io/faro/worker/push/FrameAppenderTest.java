@@ -12,6 +12,7 @@ import io.faro.common.network.FrameDecoder;
 import io.faro.common.network.HostPort;
 import io.faro.common.network.NetworkOptions;
 import io.faro.common.network.TransportServer;
+import io.faro.common.testing.Eventually;
 import io.faro.proto.PushPart;
 import io.faro.proto.PushRequest;
 import io.faro.worker.memory.MemoryBudget;
@@ -23,7 +24,6 @@ import io.faro.worker.replicate.ReplicaLinks;
 import io.faro.worker.storage.DiskDir;
 import io.faro.worker.storage.Disks;
 import io.faro.worker.testing.Batches;
-import io.faro.common.testing.Eventually;
 import io.faro.worker.testing.WorkerClient;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.PooledByteBufAllocator;
@@ -44,8 +44,8 @@ import org.junit.jupiter.api.io.TempDir;
 
 /**
  * A primary's store and a replica's store on real disk directories, the replica served by a real
- * push port on loopback: what each part of a frame becomes, what is forwarded, and what the
- * frame's memory does.
+ * push port on loopback: what each part of a frame becomes, what is forwarded, and what the frame's
+ * memory does.
  */
 class FrameAppenderTest {
   private static final ShuffleId SHUFFLE = new ShuffleId(new AppId("app-appender"), 3);
@@ -71,15 +71,27 @@ class FrameAppenderTest {
 
     replica = store("r", new WriterSettings(FLUSH, REPLICA_CHUNK), null);
     MemoryBudget replicaBudget = budget(1L << 30, replica);
-    TransportServer replicaServer = new TransportServer("test-replica-push", "127.0.0.1", 0, "test.push.port",
-        network, new PushHandler(new FrameAppender(replica, replicaBudget)), replicaBudget::register,
-        FrameDecoder.Bodies.COMPOSITE, replicaBudget::partialFrames);
+    TransportServer replicaServer =
+        new TransportServer(
+            "test-replica-push",
+            "127.0.0.1",
+            0,
+            "test.push.port",
+            network,
+            new PushHandler(new FrameAppender(replica, replicaBudget)),
+            replicaBudget::register,
+            FrameDecoder.Bodies.COMPOSITE,
+            replicaBudget::partialFrames);
     closing.add(replicaServer);
     replicaPush = new HostPort("127.0.0.1", replicaServer.port());
 
     ClientPool forwards = new ClientPool("test-forward", network);
     closing.add(forwards);
-    primary = store("p", new WriterSettings(FLUSH, PRIMARY_CHUNK), new ReplicaLinks(forwards, Duration.ofSeconds(10)));
+    primary =
+        store(
+            "p",
+            new WriterSettings(FLUSH, PRIMARY_CHUNK),
+            new ReplicaLinks(forwards, Duration.ofSeconds(10)));
     primaryBudget = budget(1L << 30, primary);
     appender = new FrameAppender(primary, primaryBudget);
   }
@@ -97,12 +109,15 @@ class FrameAppenderTest {
 
   @Test
   void partsWithoutAReplicaAreAnsweredAtOnceInFrameOrder() {
-    primary.reserve(SHUFFLE, List.of(new PartitionStore.Reservation(0, 0, 0), new PartitionStore.Reservation(1, 0, 0)));
+    primary.reserve(
+        SHUFFLE,
+        List.of(new PartitionStore.Reservation(0, 0, 0), new PartitionStore.Reservation(1, 0, 0)));
     byte[] a = batch(0, 300);
     byte[] b = batch(1, 200);
     byte[] c = batch(2, 100);
 
-    FrameAppender.Appended appended = append(appender, false, 0, part(0, a), part(7, b), part(1, c));
+    FrameAppender.Appended appended =
+        append(appender, false, 0, part(0, a), part(7, b), part(1, c));
 
     assertThat(appended.statuses()).as("no replica to wait for").isDone();
     assertThat(appended.statuses().join())
@@ -113,19 +128,24 @@ class FrameAppenderTest {
 
     primary.commit(SHUFFLE).join();
     assertThat(append(appender, false, 0, part(0, a)).statuses().join())
-        .as("after the commit").containsExactly(AppendStatus.STAGE_ENDED);
+        .as("after the commit")
+        .containsExactly(AppendStatus.STAGE_ENDED);
   }
 
   @Test
   void aPrimaryAnswersOnceItsReplicaConfirmedAndBothCopiesCutTheSameChunks() {
     replica.reserve(SHUFFLE, List.of(new PartitionStore.Reservation(0, 0, 0)));
-    primary.reserve(SHUFFLE, List.of(new PartitionStore.Reservation(0, 0, 0, Optional.of(replicaPush)),
-        new PartitionStore.Reservation(1, 0, 0)));
+    primary.reserve(
+        SHUFFLE,
+        List.of(
+            new PartitionStore.Reservation(0, 0, 0, Optional.of(replicaPush)),
+            new PartitionStore.Reservation(1, 0, 0)));
     long forwarded = 0;
     for (int i = 0; i < 20; i++) {
       byte[] part = batch(i, 4000);
       // Partition 1 has no replica: it is appended beside the forwarded part, and not forwarded.
-      FrameAppender.Appended appended = append(appender, false, 0, part(0, part), part(1, batch(100 + i, 50)));
+      FrameAppender.Appended appended =
+          append(appender, false, 0, part(0, part), part(1, batch(100 + i, 50)));
       assertThat(WorkerClient.await(appended.statuses(), "the replica's answer"))
           .containsExactly(AppendStatus.ACCEPTED, AppendStatus.ACCEPTED);
       forwarded += part.length;
@@ -135,7 +155,9 @@ class FrameAppenderTest {
     PartitionKey key = new PartitionKey(SHUFFLE, 0, 0);
     PartitionCommit.Committed onPrimary = committed(primary, key);
     PartitionCommit.Committed onReplica = committed(replica, key);
-    assertThat(onPrimary.chunks().chunkCount()).as("80k cut by 16k (by 64k: 2 chunks)").isGreaterThanOrEqualTo(4);
+    assertThat(onPrimary.chunks().chunkCount())
+        .as("80k cut by 16k (by 64k: 2 chunks)")
+        .isGreaterThanOrEqualTo(4);
     assertThat(onReplica.chunks()).isEqualTo(onPrimary.chunks());
   }
 
@@ -143,16 +165,23 @@ class FrameAppenderTest {
   void aPartItsReplicaDidNotTakeIsAnsweredReplicaFailedAndThePartitionTakesNoMore() {
     // The replica holds partition 1 but not partition 0.
     replica.reserve(SHUFFLE, List.of(new PartitionStore.Reservation(1, 0, 0)));
-    primary.reserve(SHUFFLE, List.of(new PartitionStore.Reservation(0, 0, 0, Optional.of(replicaPush)),
-        new PartitionStore.Reservation(1, 0, 0, Optional.of(replicaPush))));
+    primary.reserve(
+        SHUFFLE,
+        List.of(
+            new PartitionStore.Reservation(0, 0, 0, Optional.of(replicaPush)),
+            new PartitionStore.Reservation(1, 0, 0, Optional.of(replicaPush))));
 
-    FrameAppender.Appended appended = append(appender, false, 0, part(0, batch(0, 500)), part(1, batch(1, 500)));
+    FrameAppender.Appended appended =
+        append(appender, false, 0, part(0, batch(0, 500)), part(1, batch(1, 500)));
 
     assertThat(WorkerClient.await(appended.statuses(), "the replica's answer"))
         .containsExactly(AppendStatus.REPLICA_FAILED, AppendStatus.ACCEPTED);
-    assertThat(primary.writer(new PartitionKey(SHUFFLE, 0, 0)).orElseThrow().stoppedTakingData()).isTrue();
-    assertThat(primary.writer(new PartitionKey(SHUFFLE, 1, 0)).orElseThrow().stoppedTakingData()).isFalse();
-    FrameAppender.Appended later = append(appender, false, 0, part(0, batch(2, 500)), part(1, batch(3, 500)));
+    assertThat(primary.writer(new PartitionKey(SHUFFLE, 0, 0)).orElseThrow().stoppedTakingData())
+        .isTrue();
+    assertThat(primary.writer(new PartitionKey(SHUFFLE, 1, 0)).orElseThrow().stoppedTakingData())
+        .isFalse();
+    FrameAppender.Appended later =
+        append(appender, false, 0, part(0, batch(2, 500)), part(1, batch(3, 500)));
     assertThat(WorkerClient.await(later.statuses(), "the replica's answer"))
         .as("partition 0 splits away without asking the replica")
         .containsExactly(AppendStatus.SPLIT, AppendStatus.ACCEPTED);
@@ -167,20 +196,24 @@ class FrameAppenderTest {
     // A hard split threshold of one byte: every partition refuses its second part.
     PartitionStore store = store("s", new WriterSettings(FLUSH, PRIMARY_CHUNK, 1, true), null);
     FrameAppender replicaSide = new FrameAppender(store, budget(1L << 30, store));
-    store.reserve(SHUFFLE, List.of(new PartitionStore.Reservation(0, 0, 0), new PartitionStore.Reservation(1, 0, 0)));
+    store.reserve(
+        SHUFFLE,
+        List.of(new PartitionStore.Reservation(0, 0, 0), new PartitionStore.Reservation(1, 0, 0)));
 
     assertThat(append(replicaSide, true, PRIMARY_CHUNK, part(0, batch(0, 100))).statuses().join())
         .containsExactly(AppendStatus.ACCEPTED);
     assertThat(append(replicaSide, true, PRIMARY_CHUNK, part(0, batch(1, 100))).statuses().join())
         .containsExactly(AppendStatus.SPLIT);
     assertThat(store.writer(new PartitionKey(SHUFFLE, 0, 0)).orElseThrow().stoppedTakingData())
-        .as("a forwarded part refused: a later one would leave a hole").isTrue();
+        .as("a forwarded part refused: a later one would leave a hole")
+        .isTrue();
 
     // The same refusal of a part pushed to it (not forwarded) does not stop the partition.
     append(replicaSide, false, 0, part(1, batch(2, 100)));
     assertThat(append(replicaSide, false, 0, part(1, batch(3, 100))).statuses().join())
         .containsExactly(AppendStatus.SPLIT);
-    assertThat(store.writer(new PartitionKey(SHUFFLE, 1, 0)).orElseThrow().stoppedTakingData()).isFalse();
+    assertThat(store.writer(new PartitionKey(SHUFFLE, 1, 0)).orElseThrow().stoppedTakingData())
+        .isFalse();
   }
 
   @Test
@@ -196,11 +229,24 @@ class FrameAppenderTest {
       assertThat(fromPrimary.config().isAutoRead()).as("paused").isFalse();
 
       append(replicaSide, fromPrimary, false, 0, part(0, batch(0, 100)));
-      assertThat(fromPrimary.config().isAutoRead()).as("after a frame that is not forwarded").isFalse();
-      append(replicaSide, fromPrimary, true, PRIMARY_CHUNK, part(0, batch(1, 100)), part(5, batch(2, 100)));
-      assertThat(fromPrimary.config().isAutoRead()).as("after a forwarded frame for a location not here").isFalse();
-      FrameAppender.Appended appended = append(replicaSide, fromPrimary, true, PRIMARY_CHUNK, part(0, batch(3, 100)));
-      assertThat(fromPrimary.config().isAutoRead()).as("after a forwarded frame for locations held here").isTrue();
+      assertThat(fromPrimary.config().isAutoRead())
+          .as("after a frame that is not forwarded")
+          .isFalse();
+      append(
+          replicaSide,
+          fromPrimary,
+          true,
+          PRIMARY_CHUNK,
+          part(0, batch(1, 100)),
+          part(5, batch(2, 100)));
+      assertThat(fromPrimary.config().isAutoRead())
+          .as("after a forwarded frame for a location not here")
+          .isFalse();
+      FrameAppender.Appended appended =
+          append(replicaSide, fromPrimary, true, PRIMARY_CHUNK, part(0, batch(3, 100)));
+      assertThat(fromPrimary.config().isAutoRead())
+          .as("after a forwarded frame for locations held here")
+          .isTrue();
       assertThat(appended.slowDown()).as("the budget is still paused").isTrue();
     } finally {
       budget.release(64 * 1024);
@@ -233,20 +279,31 @@ class FrameAppenderTest {
     return batches.batchBytes(0, 0, batchId, rawLength);
   }
 
-  private static FrameAppender.Appended append(FrameAppender appender, boolean forwarded, long chunkSize,
-      Part... parts) {
+  private static FrameAppender.Appended append(
+      FrameAppender appender, boolean forwarded, long chunkSize, Part... parts) {
     return append(appender, null, forwarded, chunkSize, parts);
   }
 
   /** Appends one frame of {@code parts}, as forwarded by a primary or pushed by a client. */
-  private static FrameAppender.Appended append(FrameAppender appender, EmbeddedChannel from, boolean forwarded,
-      long chunkSize, Part... parts) {
-    PushRequest.Builder push = PushRequest.newBuilder().setShuffle(WorkerClient.key(SHUFFLE)).setReplica(forwarded)
-        .setChunkSize(chunkSize);
+  private static FrameAppender.Appended append(
+      FrameAppender appender,
+      EmbeddedChannel from,
+      boolean forwarded,
+      long chunkSize,
+      Part... parts) {
+    PushRequest.Builder push =
+        PushRequest.newBuilder()
+            .setShuffle(WorkerClient.key(SHUFFLE))
+            .setReplica(forwarded)
+            .setChunkSize(chunkSize);
     List<PartitionKey> keys = new ArrayList<>();
     ByteBuf body = PooledByteBufAllocator.DEFAULT.directBuffer();
     for (Part part : parts) {
-      push.addParts(PushPart.newBuilder().setPartitionId(part.partition()).setEpoch(0).setLength(part.bytes().length));
+      push.addParts(
+          PushPart.newBuilder()
+              .setPartitionId(part.partition())
+              .setEpoch(0)
+              .setLength(part.bytes().length));
       keys.add(new PartitionKey(SHUFFLE, part.partition(), 0));
       body.writeBytes(part.bytes());
     }
@@ -264,10 +321,16 @@ class FrameAppenderTest {
   }
 
   private PartitionStore store(String name, WriterSettings settings, ReplicaLinks links) {
-    Disks disks = Disks.open(List.of(new DiskDir(root.resolve(name), DiskTier.SSD)), Disks.Options.buffered(1), name);
+    Disks disks =
+        Disks.open(
+            List.of(new DiskDir(root.resolve(name), DiskTier.SSD)),
+            Disks.Options.buffered(1),
+            name);
     closing.add(disks);
-    PartitionStore store = links == null ? new PartitionStore(disks, settings)
-        : new PartitionStore(disks, settings, links::link);
+    PartitionStore store =
+        links == null
+            ? new PartitionStore(disks, settings)
+            : new PartitionStore(disks, settings, links::link);
     closing.add(store);
     return store;
   }

@@ -44,9 +44,11 @@ class WorkerGuardsTest {
   @BeforeEach
   void setUp() {
     master = new FakeMaster();
-    worker = new WorkerServer(TestWorkers.conf(master.endpoint(), tmp.resolve("disk0"))
-        .with(WorkerOptions.RESERVE_MAX_LOCATIONS, "4")
-        .with(WorkerOptions.MAX_PARTITIONS, "6"));
+    worker =
+        new WorkerServer(
+            TestWorkers.conf(master.endpoint(), tmp.resolve("disk0"))
+                .with(WorkerOptions.RESERVE_MAX_LOCATIONS, "4")
+                .with(WorkerOptions.MAX_PARTITIONS, "6"));
     worker.start();
     client = new WorkerClient("guards", worker.endpoint());
   }
@@ -59,7 +61,8 @@ class WorkerGuardsTest {
   }
 
   private static RemoteException refused(CompletableFuture<?> answer) {
-    Throwable error = catchThrowable(() -> Futures.await(answer, java.time.Duration.ofSeconds(10), "test"));
+    Throwable error =
+        catchThrowable(() -> Futures.await(answer, java.time.Duration.ofSeconds(10), "test"));
     Throwable cause = error;
     while (cause != null && !(cause instanceof RemoteException)) {
       cause = cause.getCause();
@@ -73,20 +76,27 @@ class WorkerGuardsTest {
     WorkerClient.await(client.reserveAsync(SHUFFLE, OWNER, 0, 0, 0, 1), "reserve");
     byte[] first = batches.batchBytes(0, 0, 0, 300);
     byte[] second = batches.batchBytes(0, 0, 1, 300);
-    assertThat(client.push(SHUFFLE, List.of(new Part(0, 0, first)))).containsExactly(PushStatusP.OK);
+    assertThat(client.push(SHUFFLE, List.of(new Part(0, 0, first))))
+        .containsExactly(PushStatusP.OK);
 
     RemoteException noToken = refused(client.commitAsync(SHUFFLE, 0));
     RemoteException otherToken = refused(client.commitAsync(SHUFFLE, OWNER + 1));
     RemoteException otherReserve = refused(client.reserveAsync(SHUFFLE, OWNER + 1, 1, 0, 0));
 
-    assertThat(List.of(noToken.code(), otherToken.code(), otherReserve.code())).containsOnly(ErrorCode.NOT_OWNER);
+    assertThat(List.of(noToken.code(), otherToken.code(), otherReserve.code()))
+        .containsOnly(ErrorCode.NOT_OWNER);
     assertThat(noToken).hasMessageContaining(SHUFFLE.toString());
     // Nothing ended: the shuffle still takes pushes, and its owner commits both batches.
-    assertThat(client.push(SHUFFLE, List.of(new Part(0, 0, second)))).containsExactly(PushStatusP.OK);
-    CommitFilesResponse committed = WorkerClient.await(client.commitAsync(SHUFFLE, OWNER), "commit");
-    assertThat(committed.getCommittedList()).filteredOn(c -> c.getPartitionId() == 0).singleElement()
+    assertThat(client.push(SHUFFLE, List.of(new Part(0, 0, second))))
+        .containsExactly(PushStatusP.OK);
+    CommitFilesResponse committed =
+        WorkerClient.await(client.commitAsync(SHUFFLE, OWNER), "commit");
+    assertThat(committed.getCommittedList())
+        .filteredOn(c -> c.getPartitionId() == 0)
+        .singleElement()
         .satisfies(c -> assertThat(c.getBytes()).isEqualTo(first.length + second.length));
-    assertThat(client.fetchAll(new PartitionKey(SHUFFLE, 0, 0))).hasSize(first.length + second.length);
+    assertThat(client.fetchAll(new PartitionKey(SHUFFLE, 0, 0)))
+        .hasSize(first.length + second.length);
   }
 
   @Test
@@ -102,8 +112,10 @@ class WorkerGuardsTest {
     assertThat(tooMany).hasMessageContaining("faro.worker.max.partitions");
     // Refused whole: nothing of the second shuffle is here; two more locations still fit.
     byte[] batch = batches.batchBytes(0, 0, 0, 100);
-    assertThat(client.push(other, List.of(new Part(0, 0, batch)))).containsExactly(PushStatusP.NOT_HERE);
-    WorkerClient.await(client.reserveAsync(other, OWNER, 0, 0, IntStream.range(0, 2).toArray()), "reserve");
+    assertThat(client.push(other, List.of(new Part(0, 0, batch))))
+        .containsExactly(PushStatusP.NOT_HERE);
+    WorkerClient.await(
+        client.reserveAsync(other, OWNER, 0, 0, IntStream.range(0, 2).toArray()), "reserve");
     assertThat(client.push(other, List.of(new Part(0, 0, batch)))).containsExactly(PushStatusP.OK);
   }
 }

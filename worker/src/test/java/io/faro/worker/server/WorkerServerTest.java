@@ -11,6 +11,7 @@ import io.faro.common.id.AppId;
 import io.faro.common.id.PartitionKey;
 import io.faro.common.id.ShuffleId;
 import io.faro.common.id.WorkerEndpoint;
+import io.faro.common.testing.Eventually;
 import io.faro.proto.CommitFilesResponse;
 import io.faro.proto.CommittedPartitionP;
 import io.faro.proto.PushPart;
@@ -20,11 +21,10 @@ import io.faro.worker.WorkerOptions;
 import io.faro.worker.storage.FileLayout;
 import io.faro.worker.storage.IoMode;
 import io.faro.worker.testing.Batches;
-import io.faro.common.testing.Eventually;
 import io.faro.worker.testing.FakeMaster;
 import io.faro.worker.testing.TestWorkers;
-import io.faro.worker.testing.WorkerClient.Part;
 import io.faro.worker.testing.WorkerClient;
+import io.faro.worker.testing.WorkerClient.Part;
 import io.netty.buffer.Unpooled;
 import java.io.ByteArrayOutputStream;
 import java.net.Socket;
@@ -43,9 +43,9 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * A real worker on loopback ports with a fake master, driven the way the client will drive it.
- * Its disks do direct I/O; {@link WorkerServerBufferedIoTest} runs the same tests through the
- * page cache.
+ * A real worker on loopback ports with a fake master, driven the way the client will drive it. Its
+ * disks do direct I/O; {@link WorkerServerBufferedIoTest} runs the same tests through the page
+ * cache.
  */
 class WorkerServerTest {
   private static final ShuffleId SHUFFLE = new ShuffleId(new AppId("app-e2e"), 4);
@@ -59,8 +59,10 @@ class WorkerServerTest {
   @BeforeEach
   void setUp() {
     master = new FakeMaster();
-    worker = new WorkerServer(TestWorkers.conf(master.endpoint(), tmp.resolve("disk0"), tmp.resolve("disk1"))
-        .with(WorkerOptions.IO_MODE, ioMode()));
+    worker =
+        new WorkerServer(
+            TestWorkers.conf(master.endpoint(), tmp.resolve("disk0"), tmp.resolve("disk1"))
+                .with(WorkerOptions.IO_MODE, ioMode()));
     worker.start();
     client = new WorkerClient("client-a", worker.endpoint());
     batches = new Batches(true, 7);
@@ -96,16 +98,23 @@ class WorkerServerTest {
     assertThat(worker.workerId().value()).isEqualTo(registration.getWorkerId());
     assertThat(registration.getEndpoint().getPushPort()).isEqualTo(worker.pushPort());
     assertThat(registration.getEndpoint().getFetchPort()).isEqualTo(worker.fetchPort());
-    assertThat(registration.getDisksList()).extracting(d -> d.getTier().name()).containsExactly("SSD", "HDD");
+    assertThat(registration.getDisksList())
+        .extracting(d -> d.getTier().name())
+        .containsExactly("SSD", "HDD");
     assertThat(registration.getDisks(1).getPath()).isEqualTo(tmp.resolve("disk1").toString());
     assertThat(registration.getDisks(0).getCapacityBytes()).isPositive();
 
     client.reserve(SHUFFLE, 0, 1, 3);
-    Eventually.await("a heartbeat listing the shuffle", () -> {
-      var beat = master.lastHeartbeat(worker.workerId().value());
-      return beat != null && beat.getShufflesCount() == 1 && beat.getDisks(1).getActivePartitions() == 1;
-    });
-    assertThat(master.lastHeartbeat(worker.workerId().value()).getDisks(0).getUsableBytes()).isPositive();
+    Eventually.await(
+        "a heartbeat listing the shuffle",
+        () -> {
+          var beat = master.lastHeartbeat(worker.workerId().value());
+          return beat != null
+              && beat.getShufflesCount() == 1
+              && beat.getDisks(1).getActivePartitions() == 1;
+        });
+    assertThat(master.lastHeartbeat(worker.workerId().value()).getDisks(0).getUsableBytes())
+        .isPositive();
 
     master.askToRegisterAgain();
     Eventually.await("a second registration", () -> master.registrations().size(), n -> n == 2);
@@ -124,8 +133,15 @@ class WorkerServerTest {
       for (int c = 0; c < 2; c++) {
         int connection = c;
         Batches source = new Batches(c == 0, 100 + c);
-        pushers[c] = CompletableFuture.runAsync(() ->
-            pushFrames(connections.get(connection), connection, source, partitions, expected.get(connection)));
+        pushers[c] =
+            CompletableFuture.runAsync(
+                () ->
+                    pushFrames(
+                        connections.get(connection),
+                        connection,
+                        source,
+                        partitions,
+                        expected.get(connection)));
       }
       WorkerClient.await(CompletableFuture.allOf(pushers), "pushes from two connections");
     }
@@ -133,7 +149,8 @@ class WorkerServerTest {
     CommitFilesResponse commit = client.commit(SHUFFLE);
 
     assertThat(commit.getFailedPartitionIdsList()).isEmpty();
-    assertThat(commit.getCommittedList()).extracting(CommittedPartitionP::getPartitionId)
+    assertThat(commit.getCommittedList())
+        .extracting(CommittedPartitionP::getPartitionId)
         .containsExactlyInAnyOrder(0, 1, 2, 3, 4, 5);
     for (CommittedPartitionP committed : commit.getCommittedList()) {
       PartitionKey key = new PartitionKey(SHUFFLE, committed.getPartitionId(), 0);
@@ -144,22 +161,30 @@ class WorkerServerTest {
       for (int c = 0; c < 2; c++) {
         List<byte[]> pushed = expected.get(c).getOrDefault(key.partition(), List.of());
         List<byte[]> fetched = fetchedByConnection.getOrDefault(c, List.of());
-        assertThat(fetched).as("batches of connection %d in partition %d", c, key.partition())
+        assertThat(fetched)
+            .as("batches of connection %d in partition %d", c, key.partition())
             .hasSameSizeAs(pushed);
         for (int i = 0; i < pushed.size(); i++) {
           assertThat(fetched.get(i)).isEqualTo(pushed.get(i));
         }
       }
       // Every chunk verifies on its own (CRC, structure).
-      new BatchDecoder().decode(Unpooled.wrappedBuffer(data), key.toString(), (m, a, b) -> true, b -> { });
+      new BatchDecoder()
+          .decode(Unpooled.wrappedBuffer(data), key.toString(), (m, a, b) -> true, b -> {});
     }
-    assertThat(commit.getCommittedList()).anySatisfy(c -> assertThat(c.getChunks()).isGreaterThan(2));
-    Eventually.await("every flushed byte released", () -> worker.memoryBudget().used(), used -> used == 0);
+    assertThat(commit.getCommittedList())
+        .anySatisfy(c -> assertThat(c.getChunks()).isGreaterThan(2));
+    Eventually.await(
+        "every flushed byte released", () -> worker.memoryBudget().used(), used -> used == 0);
   }
 
   /** Pushes 30 frames of 3 parts (1 to 3 batches each), waiting for each answer. */
   private static void pushFrames(
-      WorkerClient connection, int mapId, Batches source, int partitions, Map<Integer, List<byte[]>> expected) {
+      WorkerClient connection,
+      int mapId,
+      Batches source,
+      int partitions,
+      Map<Integer, List<byte[]>> expected) {
     int batchId = 0;
     for (int frame = 0; frame < 30; frame++) {
       List<Part> parts = new ArrayList<>();
@@ -167,7 +192,8 @@ class WorkerServerTest {
         int partition = source.random().nextInt(partitions);
         ByteArrayOutputStream part = new ByteArrayOutputStream();
         for (int b = 1 + source.random().nextInt(3); b > 0; b--) {
-          byte[] batch = source.batchBytes(mapId, 0, batchId++, 200 + source.random().nextInt(1500));
+          byte[] batch =
+              source.batchBytes(mapId, 0, batchId++, 200 + source.random().nextInt(1500));
           expected.computeIfAbsent(partition, k -> new ArrayList<>()).add(batch);
           part.writeBytes(batch);
         }
@@ -184,7 +210,8 @@ class WorkerServerTest {
     int pos = 0;
     while (pos < data.length) {
       int length = BatchFormat.HEADER + buffer.getInt(pos + BatchFormat.DATA_LENGTH);
-      byMap.computeIfAbsent(buffer.getInt(pos + BatchFormat.MAP_ID), k -> new ArrayList<>())
+      byMap
+          .computeIfAbsent(buffer.getInt(pos + BatchFormat.MAP_ID), k -> new ArrayList<>())
           .add(Arrays.copyOfRange(data, pos, pos + length));
       pos += length;
     }
@@ -195,16 +222,31 @@ class WorkerServerTest {
   void answersNotHereStageEndedAndCommitsIdempotently() {
     client.reserve(SHUFFLE, 0, 0, 0, 1);
     byte[] batch = batches.batchBytes(1, 0, 0, 500);
-    assertThat(client.push(SHUFFLE, List.of(new Part(0, 0, batch), new Part(7, 0, batch), new Part(0, 1, batch))))
+    assertThat(
+            client.push(
+                SHUFFLE,
+                List.of(new Part(0, 0, batch), new Part(7, 0, batch), new Part(0, 1, batch))))
         .containsExactly(PushStatusP.OK, PushStatusP.NOT_HERE, PushStatusP.NOT_HERE);
     ShuffleId unknownShuffle = new ShuffleId(SHUFFLE.app(), 99);
-    assertThat(client.push(unknownShuffle, List.of(new Part(0, 0, batch)))).containsExactly(PushStatusP.NOT_HERE);
+    assertThat(client.push(unknownShuffle, List.of(new Part(0, 0, batch))))
+        .containsExactly(PushStatusP.NOT_HERE);
 
     CommitFilesResponse first = client.commit(SHUFFLE);
 
-    assertThat(first.getCommittedList()).containsExactly(
-        CommittedPartitionP.newBuilder().setPartitionId(0).setEpoch(0).setBytes(batch.length).setChunks(1).build(),
-        CommittedPartitionP.newBuilder().setPartitionId(1).setEpoch(0).setBytes(0).setChunks(0).build());
+    assertThat(first.getCommittedList())
+        .containsExactly(
+            CommittedPartitionP.newBuilder()
+                .setPartitionId(0)
+                .setEpoch(0)
+                .setBytes(batch.length)
+                .setChunks(1)
+                .build(),
+            CommittedPartitionP.newBuilder()
+                .setPartitionId(1)
+                .setEpoch(0)
+                .setBytes(0)
+                .setChunks(0)
+                .build());
     assertThat(client.commit(SHUFFLE)).isEqualTo(first);
     assertThat(client.push(SHUFFLE, List.of(new Part(0, 0, batch), new Part(5, 0, batch))))
         .containsExactly(PushStatusP.STAGE_ENDED, PushStatusP.STAGE_ENDED);
@@ -220,7 +262,10 @@ class WorkerServerTest {
     PartitionKey key = new PartitionKey(SHUFFLE, 0, 0);
 
     assertError(() -> client.openStream(key), ErrorCode.SHUFFLE_NOT_COMMITTED, key.toString());
-    assertError(() -> client.openStream(new PartitionKey(SHUFFLE, 3, 0)), ErrorCode.UNKNOWN_PARTITION, "p3e0");
+    assertError(
+        () -> client.openStream(new PartitionKey(SHUFFLE, 3, 0)),
+        ErrorCode.UNKNOWN_PARTITION,
+        "p3e0");
     client.commit(SHUFFLE);
     assertError(() -> client.fetchChunk(key, 1), ErrorCode.INVALID_REQUEST, "no chunk 1");
     assertError(() -> client.fetchChunk(key, -1), ErrorCode.INVALID_REQUEST, "no chunk -1");
@@ -231,9 +276,11 @@ class WorkerServerTest {
   void aChunkLargerThanTheReadBuffersIsStillServed() {
     // 3m of read buffers per disk serve chunks up to 3m - 8k; one pushed part of 4m makes a
     // chunk of its own that size (chunks end at part boundaries).
-    try (WorkerServer small = new WorkerServer(TestWorkers.conf(master.endpoint(), tmp.resolve("small0"))
-            .with(WorkerOptions.IO_MODE, ioMode())
-            .with(WorkerOptions.IO_READ_BUFFER_PER_DISK, "3m"));
+    try (WorkerServer small =
+            new WorkerServer(
+                TestWorkers.conf(master.endpoint(), tmp.resolve("small0"))
+                    .with(WorkerOptions.IO_MODE, ioMode())
+                    .with(WorkerOptions.IO_READ_BUFFER_PER_DISK, "3m"));
         WorkerClient smallClient = startAndConnect(small)) {
       smallClient.reserve(SHUFFLE, 0, 0, 0);
       byte[] big = batches.batchBytes(1, 0, 0, 4 << 20);
@@ -262,8 +309,10 @@ class WorkerServerTest {
     PartitionKey gone = new PartitionKey(SHUFFLE, 0, 0);
     PartitionKey shortened = new PartitionKey(SHUFFLE, 1, 0);
     Files.delete(FileLayout.partitionFile(tmp.resolve("disk0"), gone));
-    try (var channel = java.nio.channels.FileChannel.open(
-        FileLayout.partitionFile(tmp.resolve("disk0"), shortened), java.nio.file.StandardOpenOption.WRITE)) {
+    try (var channel =
+        java.nio.channels.FileChannel.open(
+            FileLayout.partitionFile(tmp.resolve("disk0"), shortened),
+            java.nio.file.StandardOpenOption.WRITE)) {
       channel.truncate(10);
     }
 
@@ -280,29 +329,49 @@ class WorkerServerTest {
     byte[] bad = good.clone();
     ByteBuffer.wrap(bad).putInt(BatchFormat.DATA_LENGTH, 1 << 20); // declares more than it has
 
-    assertError(() -> client.push(SHUFFLE, List.of(new Part(1, 0, good), new Part(0, 0, bad))),
-        ErrorCode.DATA_CORRUPTED, "part 1 (partition 0 epoch 0");
+    assertError(
+        () -> client.push(SHUFFLE, List.of(new Part(1, 0, good), new Part(0, 0, bad))),
+        ErrorCode.DATA_CORRUPTED,
+        "part 1 (partition 0 epoch 0");
     // Lengths that do not add up to the body.
-    var request = PushRequest.newBuilder().setShuffle(WorkerClient.key(SHUFFLE))
-        .addParts(PushPart.newBuilder().setPartitionId(0).setLength(good.length + 1)).build();
-    assertError(() -> WorkerClient.await(client.pushRaw(request, Unpooled.wrappedBuffer(good)), "push"),
-        ErrorCode.DATA_CORRUPTED, "frame body has " + good.length);
-    assertError(() -> client.push(new ShuffleId(SHUFFLE.app(), 0), List.of(new Part(-1, 0, good))),
-        ErrorCode.INVALID_REQUEST, "bad partition -1");
+    var request =
+        PushRequest.newBuilder()
+            .setShuffle(WorkerClient.key(SHUFFLE))
+            .addParts(PushPart.newBuilder().setPartitionId(0).setLength(good.length + 1))
+            .build();
+    assertError(
+        () -> WorkerClient.await(client.pushRaw(request, Unpooled.wrappedBuffer(good)), "push"),
+        ErrorCode.DATA_CORRUPTED,
+        "frame body has " + good.length);
+    assertError(
+        () -> client.push(new ShuffleId(SHUFFLE.app(), 0), List.of(new Part(-1, 0, good))),
+        ErrorCode.INVALID_REQUEST,
+        "bad partition -1");
     // An empty part would pin its frame's memory until its partition flushed: refused too.
-    assertError(() -> client.push(SHUFFLE, List.of(new Part(0, 0, good), new Part(1, 0, new byte[0]))),
-        ErrorCode.DATA_CORRUPTED, "declares length 0");
+    assertError(
+        () -> client.push(SHUFFLE, List.of(new Part(0, 0, good), new Part(1, 0, new byte[0]))),
+        ErrorCode.DATA_CORRUPTED,
+        "declares length 0");
 
     // A primary's forward must give a chunk size that faro.worker.chunk.size could have.
-    var forward = PushRequest.newBuilder().setShuffle(WorkerClient.key(SHUFFLE)).setReplica(true).setChunkSize(10)
-        .addParts(PushPart.newBuilder().setPartitionId(0).setLength(good.length)).build();
-    assertError(() -> WorkerClient.await(client.pushRaw(forward, Unpooled.wrappedBuffer(good)), "push"),
-        ErrorCode.DATA_CORRUPTED, "chunk size 10");
+    var forward =
+        PushRequest.newBuilder()
+            .setShuffle(WorkerClient.key(SHUFFLE))
+            .setReplica(true)
+            .setChunkSize(10)
+            .addParts(PushPart.newBuilder().setPartitionId(0).setLength(good.length))
+            .build();
+    assertError(
+        () -> WorkerClient.await(client.pushRaw(forward, Unpooled.wrappedBuffer(good)), "push"),
+        ErrorCode.DATA_CORRUPTED,
+        "chunk size 10");
 
     assertThat(client.push(SHUFFLE, List.of(new Part(0, 0, good)))).containsExactly(PushStatusP.OK);
     CommitFilesResponse commit = client.commit(SHUFFLE);
-    assertThat(commit.getCommittedList()).extracting(CommittedPartitionP::getBytes)
-        .as("nothing of the refused frames was appended").containsExactly((long) good.length, 0L);
+    assertThat(commit.getCommittedList())
+        .extracting(CommittedPartitionP::getBytes)
+        .as("nothing of the refused frames was appended")
+        .containsExactly((long) good.length, 0L);
   }
 
   @Test
@@ -310,19 +379,30 @@ class WorkerServerTest {
     client.reserve(SHUFFLE, 0, 0, 0, 1);
     byte[] batch = batches.batchBytes(1, 0, 0, 1500);
     for (int i = 0; i < 4; i++) {
-      // Partition 0 as a primary forwards it (with a 1k chunk size); partition 1 as a client pushes.
-      var forward = PushRequest.newBuilder().setShuffle(WorkerClient.key(SHUFFLE)).setReplica(true)
-          .setChunkSize(1024).addParts(PushPart.newBuilder().setPartitionId(0).setLength(batch.length)).build();
-      assertThat(WorkerClient.await(client.pushRaw(forward, Unpooled.wrappedBuffer(batch)), "push").getStatusesList())
+      // Partition 0 as a primary forwards it (with a 1k chunk size); partition 1 as a client
+      // pushes.
+      var forward =
+          PushRequest.newBuilder()
+              .setShuffle(WorkerClient.key(SHUFFLE))
+              .setReplica(true)
+              .setChunkSize(1024)
+              .addParts(PushPart.newBuilder().setPartitionId(0).setLength(batch.length))
+              .build();
+      assertThat(
+              WorkerClient.await(client.pushRaw(forward, Unpooled.wrappedBuffer(batch)), "push")
+                  .getStatusesList())
           .containsExactly(PushStatusP.OK);
-      assertThat(client.push(SHUFFLE, List.of(new Part(1, 0, batch)))).containsExactly(PushStatusP.OK);
+      assertThat(client.push(SHUFFLE, List.of(new Part(1, 0, batch))))
+          .containsExactly(PushStatusP.OK);
     }
     client.commit(SHUFFLE);
 
     assertThat(batch.length).isGreaterThan(1024).isLessThan(16 * 1024 / 4);
-    assertThat(client.openStream(new PartitionKey(SHUFFLE, 0, 0))).as("a chunk per part: cut by 1k")
+    assertThat(client.openStream(new PartitionKey(SHUFFLE, 0, 0)))
+        .as("a chunk per part: cut by 1k")
         .hasSize(5);
-    assertThat(client.openStream(new PartitionKey(SHUFFLE, 1, 0))).as("one chunk: cut by this worker's 16k")
+    assertThat(client.openStream(new PartitionKey(SHUFFLE, 1, 0)))
+        .as("one chunk: cut by this worker's 16k")
         .hasSize(2);
   }
 
@@ -334,7 +414,9 @@ class WorkerServerTest {
       // A frame length below the fixed header: the decoder refuses it at once.
       socket.getOutputStream().write(new byte[] {0, 0, 0, 3, 1, 2, 3, 4, 5, 6, 7, 8});
       socket.getOutputStream().flush();
-      assertThat(socket.getInputStream().read()).as("the worker closed the connection").isEqualTo(-1);
+      assertThat(socket.getInputStream().read())
+          .as("the worker closed the connection")
+          .isEqualTo(-1);
     }
     assertThat(client.push(SHUFFLE, List.of(new Part(0, 0, batches.batchBytes(1, 0, 0, 100)))))
         .containsExactly(PushStatusP.OK);
@@ -355,19 +437,27 @@ class WorkerServerTest {
 
     master.expire(SHUFFLE);
 
-    Eventually.await("the app directories to be deleted", () ->
-        !Files.exists(FileLayout.appDir(tmp.resolve("disk0"), SHUFFLE.app()))
-            && !Files.exists(FileLayout.appDir(tmp.resolve("disk1"), SHUFFLE.app())));
-    assertError(() -> client.openStream(new PartitionKey(SHUFFLE, 0, 0)), ErrorCode.UNKNOWN_PARTITION, "p0e0");
-    assertThat(client.push(SHUFFLE, List.of(new Part(0, 0, batch)))).containsExactly(PushStatusP.NOT_HERE);
-    Eventually.await("heartbeats without the shuffle",
+    Eventually.await(
+        "the app directories to be deleted",
+        () ->
+            !Files.exists(FileLayout.appDir(tmp.resolve("disk0"), SHUFFLE.app()))
+                && !Files.exists(FileLayout.appDir(tmp.resolve("disk1"), SHUFFLE.app())));
+    assertError(
+        () -> client.openStream(new PartitionKey(SHUFFLE, 0, 0)),
+        ErrorCode.UNKNOWN_PARTITION,
+        "p0e0");
+    assertThat(client.push(SHUFFLE, List.of(new Part(0, 0, batch))))
+        .containsExactly(PushStatusP.NOT_HERE);
+    Eventually.await(
+        "heartbeats without the shuffle",
         () -> master.lastHeartbeat(worker.workerId().value()).getShufflesCount() == 0);
   }
 
   @Test
   void aPartitionWhoseFileFailsIsReportedAsFailed() throws Exception {
     ShuffleId shuffle = new ShuffleId(new AppId("app-broken-disk"), 0);
-    Files.writeString(FileLayout.appDir(tmp.resolve("disk1"), shuffle.app()), "a file where a directory goes");
+    Files.writeString(
+        FileLayout.appDir(tmp.resolve("disk1"), shuffle.app()), "a file where a directory goes");
     client.reserve(shuffle, 0, 0, 0);
     client.reserve(shuffle, 0, 1, 1);
     byte[] batch = batches.batchBytes(1, 0, 0, 10_000);
@@ -376,24 +466,35 @@ class WorkerServerTest {
     CommitFilesResponse commit = client.commit(shuffle);
 
     assertThat(commit.getFailedPartitionIdsList()).containsExactly(1);
-    assertThat(commit.getCommittedList()).extracting(CommittedPartitionP::getPartitionId).containsExactly(0);
-    assertError(() -> client.openStream(new PartitionKey(shuffle, 1, 0)), ErrorCode.STORAGE_FAILED, "p1e0");
+    assertThat(commit.getCommittedList())
+        .extracting(CommittedPartitionP::getPartitionId)
+        .containsExactly(0);
+    assertError(
+        () -> client.openStream(new PartitionKey(shuffle, 1, 0)), ErrorCode.STORAGE_FAILED, "p1e0");
     assertThat(client.fetchAll(new PartitionKey(shuffle, 0, 0))).isEqualTo(batch);
   }
 
   @Test
   void requestsOnTheWrongPortAreRefused() {
-    try (WorkerClient wrongPorts = new WorkerClient("client-wrong", new WorkerEndpoint(
-        "127.0.0.1", worker.fetchPort(), worker.rpcPort(), worker.pushPort()))) {
+    try (WorkerClient wrongPorts =
+        new WorkerClient(
+            "client-wrong",
+            new WorkerEndpoint(
+                "127.0.0.1", worker.fetchPort(), worker.rpcPort(), worker.pushPort()))) {
       assertError(() -> wrongPorts.commit(SHUFFLE), ErrorCode.UNSUPPORTED_MESSAGE, "fetch port");
-      assertError(() -> wrongPorts.push(SHUFFLE, List.of()), ErrorCode.UNSUPPORTED_MESSAGE, "RPC port");
-      assertError(() -> wrongPorts.openStream(new PartitionKey(SHUFFLE, 0, 0)), ErrorCode.UNSUPPORTED_MESSAGE, "push port");
+      assertError(
+          () -> wrongPorts.push(SHUFFLE, List.of()), ErrorCode.UNSUPPORTED_MESSAGE, "RPC port");
+      assertError(
+          () -> wrongPorts.openStream(new PartitionKey(SHUFFLE, 0, 0)),
+          ErrorCode.UNSUPPORTED_MESSAGE,
+          "push port");
     }
   }
 
   @Test
   void reservingADiskTheWorkerDoesNotHaveFails() {
-    assertError(() -> client.reserve(SHUFFLE, 0, 2, 0), ErrorCode.INVALID_REQUEST, "faro.worker.dirs");
+    assertError(
+        () -> client.reserve(SHUFFLE, 0, 2, 0), ErrorCode.INVALID_REQUEST, "faro.worker.dirs");
   }
 
   static void assertError(Runnable call, ErrorCode code, String messagePart) {

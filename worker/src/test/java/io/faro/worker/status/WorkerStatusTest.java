@@ -33,9 +33,12 @@ class WorkerStatusTest {
   @Test
   void reportsCpuMemoryAndTheBudgetPeakAfterAPush() {
     try (FakeMaster master = new FakeMaster();
-        WorkerServer worker = new WorkerServer(TestWorkers.conf(master.endpoint(), tmp.resolve("disk0"))
-            .with("faro.worker.io.mode", "direct"));
-        ClientPool pool = new ClientPool("status-test", NetworkOptions.Settings.from(FaroConf.empty()))) {
+        WorkerServer worker =
+            new WorkerServer(
+                TestWorkers.conf(master.endpoint(), tmp.resolve("disk0"))
+                    .with("faro.worker.io.mode", "direct"));
+        ClientPool pool =
+            new ClientPool("status-test", NetworkOptions.Settings.from(FaroConf.empty()))) {
       worker.start();
       HostPort rpc = worker.endpoint().rpc();
       WorkerStatusResponse before = status(pool, rpc);
@@ -47,19 +50,22 @@ class WorkerStatusTest {
         assertThat(client.push(SHUFFLE, List.of(new WorkerClient.Part(0, 0, batch))))
             .containsExactly(PushStatusP.OK);
       }
-      // The OS counts process CPU in clock ticks (10 ms here), so a short push alone may not move it.
+      // The OS counts process CPU in clock ticks (10 ms here), so a short push alone may not move
+      // it.
       burnCpu(50_000_000L);
       WorkerStatusResponse after = status(pool, rpc);
 
-      assertThat(after.getProcessCpuNanos()).as("process CPU follows the 50 ms this thread burned")
+      assertThat(after.getProcessCpuNanos())
+          .as("process CPU follows the 50 ms this thread burned")
           .isGreaterThan(before.getProcessCpuNanos());
-      assertThat(after.getPeakMemoryBudgetUsedBytes()).as("the pushed frame was counted")
+      assertThat(after.getPeakMemoryBudgetUsedBytes())
+          .as("the pushed frame was counted")
           .isGreaterThanOrEqualTo(32 * 1024);
-      assertThat(after.getMemoryPauseBytes())
-          .isEqualTo(worker.settings().memoryPauseBytes());
+      assertThat(after.getMemoryPauseBytes()).isEqualTo(worker.settings().memoryPauseBytes());
       assertThat(after.getHeapUsedBytes()).isPositive();
       assertThat(after.getHeapMaxBytes()).isGreaterThanOrEqualTo(after.getHeapUsedBytes());
-      assertThat(after.getPeakDirectMemoryBytes()).isGreaterThanOrEqualTo(after.getDirectMemoryBytes());
+      assertThat(after.getPeakDirectMemoryBytes())
+          .isGreaterThanOrEqualTo(after.getDirectMemoryBytes());
       assertThat(after.getUptimeMs()).isPositive();
       assertThat(after.getDiskIoModesList()).containsExactly("direct");
       if (Files.exists(Path.of("/proc/self/status"))) {
@@ -72,7 +78,8 @@ class WorkerStatusTest {
   @Test
   void readsResidentMemoryFromProcStatusAndZerosWithoutIt() throws Exception {
     Path status = tmp.resolve("status");
-    Files.writeString(status, "Name:\tjava\nVmHWM:\t  204800 kB\nVmRSS:\t  102400 kB\nThreads:\t42\n");
+    Files.writeString(
+        status, "Name:\tjava\nVmHWM:\t  204800 kB\nVmRSS:\t  102400 kB\nThreads:\t42\n");
 
     assertThat(WorkerStatusSampler.readResident(status))
         .isEqualTo(new WorkerStatusSampler.ResidentMemory(100L << 20, 200L << 20));
@@ -98,7 +105,8 @@ class WorkerStatusTest {
   }
 
   private static WorkerStatusResponse status(ClientPool pool, HostPort rpc) {
-    return WorkerClient.await(pool.call(rpc, WorkerStatusRequest.getDefaultInstance(), WorkerStatusResponse.class),
+    return WorkerClient.await(
+        pool.call(rpc, WorkerStatusRequest.getDefaultInstance(), WorkerStatusResponse.class),
         "worker status");
   }
 }

@@ -33,7 +33,8 @@ import org.junit.jupiter.api.io.TempDir;
  * whatever the sizes of the writes, and reads of any range within a bounded pool of buffers.
  */
 class DirectIoTest {
-  private static final PartitionKey KEY = new PartitionKey(new ShuffleId(new AppId("app-d"), 1), 5, 0);
+  private static final PartitionKey KEY =
+      new PartitionKey(new ShuffleId(new AppId("app-d"), 1), 5, 0);
 
   /** Set to true to skip, rather than fail, where the temporary directory cannot do O_DIRECT. */
   private static final String SKIP_PROPERTY = "faro.test.skip.direct.io";
@@ -45,10 +46,13 @@ class DirectIoTest {
   void probe() {
     DirectIo.Probe probe = DirectIo.probe(root);
     if (!probe.supported()) {
-      // ext4, xfs (and tmpfs since Linux 6.6) take O_DIRECT: CI must run these tests, not skip them.
+      // ext4, xfs (and tmpfs since Linux 6.6) take O_DIRECT: CI must run these tests, not skip
+      // them.
       assumeThat(Boolean.getBoolean(SKIP_PROPERTY)).as("-D%s=true", SKIP_PROPERTY).isTrue();
     }
-    assertThat(probe.supported()).as("O_DIRECT in %s: %s", root, probe.unsupportedReason()).isTrue();
+    assertThat(probe.supported())
+        .as("O_DIRECT in %s: %s", root, probe.unsupportedReason())
+        .isTrue();
     io = probe.io();
   }
 
@@ -70,8 +74,21 @@ class DirectIoTest {
     int align = io.alignment();
     // Sizes around the alignment and the staging buffer, tiny writes that only grow the tail,
     // composites, and heap buffers.
-    int[] sizes = {1, 7, align - 8, align, align + 1, 3 * align, DirectIo.STAGING_BYTES - 5,
-        DirectIo.STAGING_BYTES, DirectIo.STAGING_BYTES + align + 3, 2 * DirectIo.STAGING_BYTES + 17, 100, 2, 5000};
+    int[] sizes = {
+      1,
+      7,
+      align - 8,
+      align,
+      align + 1,
+      3 * align,
+      DirectIo.STAGING_BYTES - 5,
+      DirectIo.STAGING_BYTES,
+      DirectIo.STAGING_BYTES + align + 3,
+      2 * DirectIo.STAGING_BYTES + 17,
+      100,
+      2,
+      5000
+    };
     PartitionFile direct = new PartitionFile(KEY, root.resolve("direct/p.data"), io);
     PartitionFile buffered = new PartitionFile(KEY, root.resolve("buffered/p.data"));
     List<Long> offsets = new ArrayList<>(List.of(0L));
@@ -94,10 +111,15 @@ class DirectIoTest {
     assertThat(buffered.finish(chunks)).contains(chunks);
 
     byte[] directBytes = Files.readAllBytes(direct.path());
-    assertThat(directBytes).hasSize((int) (total + PartitionFileFormat.indexLength(chunks.chunkCount())
-        + PartitionFileFormat.TRAILER_SIZE));
+    assertThat(directBytes)
+        .hasSize(
+            (int)
+                (total
+                    + PartitionFileFormat.indexLength(chunks.chunkCount())
+                    + PartitionFileFormat.TRAILER_SIZE));
     assertThat(Arrays.equals(directBytes, Files.readAllBytes(buffered.path())))
-        .as("the direct file has the buffered file's bytes").isTrue();
+        .as("the direct file has the buffered file's bytes")
+        .isTrue();
     assertThat(PartitionFileReader.readIndex(direct.path())).isEqualTo(chunks);
   }
 
@@ -118,12 +140,20 @@ class DirectIoTest {
     new Random(7).nextBytes(data);
     Path file = root.resolve("read.data");
     Files.write(file, data);
-    try (DiskReader reader = new DiskReader("test-reader", io, 2, 8L * DiskReader.SEGMENT_BYTES, 1000)) {
-      long[][] ranges = {{0, 1}, {0, data.length}, {1, io.alignment()}, {io.alignment() - 1, 2},
-          {DiskReader.SEGMENT_BYTES - 3, DiskReader.SEGMENT_BYTES + 6}, {data.length - 10, 10},
-          {12345, 2 * DiskReader.SEGMENT_BYTES}};
+    try (DiskReader reader =
+        new DiskReader("test-reader", io, 2, 8L * DiskReader.SEGMENT_BYTES, 1000)) {
+      long[][] ranges = {
+        {0, 1},
+        {0, data.length},
+        {1, io.alignment()},
+        {io.alignment() - 1, 2},
+        {DiskReader.SEGMENT_BYTES - 3, DiskReader.SEGMENT_BYTES + 6},
+        {data.length - 10, 10},
+        {12345, 2 * DiskReader.SEGMENT_BYTES}
+      };
       for (long[] range : ranges) {
-        ByteBuf bytes = reader.read(file, range[0], (int) range[1], () -> true).get(10, TimeUnit.SECONDS);
+        ByteBuf bytes =
+            reader.read(file, range[0], (int) range[1], () -> true).get(10, TimeUnit.SECONDS);
         try {
           assertThat(ByteBufUtil.getBytes(bytes))
               .as("bytes [%d, +%d)", range[0], range[1])
@@ -142,10 +172,12 @@ class DirectIoTest {
     new Random(8).nextBytes(data);
     Path file = root.resolve("whole.data");
     Files.write(file, data);
-    try (DiskReader reader = new DiskReader("test-reader", io, 1, 4L * DiskReader.SEGMENT_BYTES, 1000)) {
+    try (DiskReader reader =
+        new DiskReader("test-reader", io, 1, 4L * DiskReader.SEGMENT_BYTES, 1000)) {
       ByteBuf tail = reader.read(file, data.length - 10, 10, () -> true).get(10, TimeUnit.SECONDS);
       try {
-        assertThat(ByteBufUtil.getBytes(tail)).isEqualTo(Arrays.copyOfRange(data, data.length - 10, data.length));
+        assertThat(ByteBufUtil.getBytes(tail))
+            .isEqualTo(Arrays.copyOfRange(data, data.length - 10, data.length));
       } finally {
         tail.release();
       }
@@ -162,19 +194,26 @@ class DirectIoTest {
     // 4 threads, 4 segments, reads of 3 segments each: taking segments one by one, each thread
     // would grab one and wait for the rest forever (until the timeout); reserving them at once,
     // the reads take turns.
-    try (DiskReader reader = new DiskReader("test-reader", io, 4, 4L * DiskReader.SEGMENT_BYTES, 10_000)) {
+    try (DiskReader reader =
+        new DiskReader("test-reader", io, 4, 4L * DiskReader.SEGMENT_BYTES, 10_000)) {
       int length = 3 * DiskReader.SEGMENT_BYTES - 2 * io.alignment();
       List<java.util.concurrent.CompletableFuture<Void>> reads = new ArrayList<>();
       for (int i = 0; i < 12; i++) {
         long offset = io.alignment() + (long) (i % 3) * 1000;
-        reads.add(reader.read(file, offset, length - 1000, () -> true).thenAccept(bytes -> {
-          try {
-            assertThat(ByteBufUtil.getBytes(bytes)).isEqualTo(
-                Arrays.copyOfRange(data, (int) offset, (int) offset + length - 1000));
-          } finally {
-            bytes.release();
-          }
-        }));
+        reads.add(
+            reader
+                .read(file, offset, length - 1000, () -> true)
+                .thenAccept(
+                    bytes -> {
+                      try {
+                        assertThat(ByteBufUtil.getBytes(bytes))
+                            .isEqualTo(
+                                Arrays.copyOfRange(
+                                    data, (int) offset, (int) offset + length - 1000));
+                      } finally {
+                        bytes.release();
+                      }
+                    }));
       }
       for (var read : reads) {
         read.get(20, TimeUnit.SECONDS);
@@ -187,10 +226,13 @@ class DirectIoTest {
   void aReadNoLongerWantedIsSkipped() throws Exception {
     Path file = root.resolve("unwanted.data");
     Files.write(file, new byte[100]);
-    try (DiskReader reader = new DiskReader("test-reader", io, 1, 2L * DiskReader.SEGMENT_BYTES, 1000)) {
+    try (DiskReader reader =
+        new DiskReader("test-reader", io, 1, 2L * DiskReader.SEGMENT_BYTES, 1000)) {
       assertThatThrownBy(() -> reader.read(file, 0, 100, () -> false).join())
           .cause()
-          .isInstanceOfSatisfying(FaroException.class, e -> assertThat(e.code()).isEqualTo(ErrorCode.CONNECTION_FAILED));
+          .isInstanceOfSatisfying(
+              FaroException.class,
+              e -> assertThat(e.code()).isEqualTo(ErrorCode.CONNECTION_FAILED));
       assertThat(reader.segmentsInUse()).isZero();
     }
   }
@@ -200,19 +242,23 @@ class DirectIoTest {
     byte[] data = new byte[4 * DiskReader.SEGMENT_BYTES];
     Path file = root.resolve("pool.data");
     Files.write(file, data);
-    try (DiskReader reader = new DiskReader("test-reader", io, 1, 3L * DiskReader.SEGMENT_BYTES, 200)) {
+    try (DiskReader reader =
+        new DiskReader("test-reader", io, 1, 3L * DiskReader.SEGMENT_BYTES, 200)) {
       int length = 2 * DiskReader.SEGMENT_BYTES - 2 * io.alignment();
-      ByteBuf held = reader.read(file, io.alignment(), length, () -> true).get(10, TimeUnit.SECONDS);
+      ByteBuf held =
+          reader.read(file, io.alignment(), length, () -> true).get(10, TimeUnit.SECONDS);
       assertThat(reader.segmentsInUse()).isEqualTo(2);
 
       // Needs two segments, one is free: it waits, times out and takes nothing.
       assertThatThrownBy(() -> reader.read(file, 0, length, () -> true).join())
           .isInstanceOf(CompletionException.class)
           .cause()
-          .isInstanceOfSatisfying(FaroException.class, e -> {
-            assertThat(e.code()).isEqualTo(ErrorCode.TIMEOUT);
-            assertThat(e.code().retryable()).isTrue();
-          })
+          .isInstanceOfSatisfying(
+              FaroException.class,
+              e -> {
+                assertThat(e.code()).isEqualTo(ErrorCode.TIMEOUT);
+                assertThat(e.code().retryable()).isTrue();
+              })
           .hasMessageContaining("faro.worker.io.read.buffer.per.disk");
       assertThat(reader.segmentsInUse()).isEqualTo(2);
 
@@ -222,7 +268,8 @@ class DirectIoTest {
       again.release();
       assertThat(reader.segmentsInUse()).isZero();
 
-      assertThat(reader.maxReadBytes()).isEqualTo(3L * DiskReader.SEGMENT_BYTES - 2L * io.alignment());
+      assertThat(reader.maxReadBytes())
+          .isEqualTo(3L * DiskReader.SEGMENT_BYTES - 2L * io.alignment());
       assertThatThrownBy(() -> reader.read(file, 0, 3 * DiskReader.SEGMENT_BYTES, () -> true))
           .isInstanceOf(IllegalArgumentException.class)
           .hasMessageContaining("at most " + reader.maxReadBytes());
@@ -233,11 +280,16 @@ class DirectIoTest {
   void aMissingOrShortFileFailsTheReadAndNotTheReader() throws Exception {
     Path file = root.resolve("short.data");
     Files.write(file, new byte[100]);
-    try (DiskReader reader = new DiskReader("test-reader", io, 1, 2L * DiskReader.SEGMENT_BYTES, 1000)) {
+    try (DiskReader reader =
+        new DiskReader("test-reader", io, 1, 2L * DiskReader.SEGMENT_BYTES, 1000)) {
       assertThatThrownBy(() -> reader.read(root.resolve("nope"), 0, 10, () -> true).join())
-          .cause().isInstanceOf(FaroException.class).hasMessageContaining("cannot open");
+          .cause()
+          .isInstanceOf(FaroException.class)
+          .hasMessageContaining("cannot open");
       assertThatThrownBy(() -> reader.read(file, 50, 51, () -> true).join())
-          .cause().isInstanceOf(FaroException.class).hasMessageContaining("has 100 bytes");
+          .cause()
+          .isInstanceOf(FaroException.class)
+          .hasMessageContaining("has 100 bytes");
       // The reader goes on serving.
       ByteBuf ok = reader.read(file, 90, 10, () -> true).get(10, TimeUnit.SECONDS);
       assertThat(ok.readableBytes()).isEqualTo(10);
@@ -261,7 +313,8 @@ class DirectIoTest {
     DirectIo.Probe refused = new DirectIo.Probe(null, "O_DIRECT is refused: Invalid argument");
 
     assertThatThrownBy(() -> Disks.directIo(dir, IoMode.DIRECT, refused))
-        .isInstanceOfSatisfying(FaroException.class, e -> assertThat(e.code()).isEqualTo(ErrorCode.STORAGE_FAILED))
+        .isInstanceOfSatisfying(
+            FaroException.class, e -> assertThat(e.code()).isEqualTo(ErrorCode.STORAGE_FAILED))
         .hasMessageContaining(dir.path().toString())
         .hasMessageContaining("faro.worker.io.mode")
         .hasMessageContaining("Invalid argument");
@@ -273,11 +326,13 @@ class DirectIoTest {
   @Test
   void autoModeOnAFileSystemWithODirectUsesIt() {
     List<DiskDir> dirs = List.of(new DiskDir(root.resolve("d0"), DiskTier.SSD));
-    try (Disks disks = Disks.open(dirs, new Disks.Options(1, IoMode.AUTO, 1, 4 << 20, 1000), "test")) {
+    try (Disks disks =
+        Disks.open(dirs, new Disks.Options(1, IoMode.AUTO, 1, 4 << 20, 1000), "test")) {
       assertThat(disks.get(0).ioMode()).isEqualTo(IoMode.DIRECT);
       assertThat(disks.get(0).reader()).isPresent();
     }
-    try (Disks disks = Disks.open(dirs, new Disks.Options(1, IoMode.BUFFERED, 1, 4 << 20, 1000), "test")) {
+    try (Disks disks =
+        Disks.open(dirs, new Disks.Options(1, IoMode.BUFFERED, 1, 4 << 20, 1000), "test")) {
       assertThat(disks.get(0).ioMode()).isEqualTo(IoMode.BUFFERED);
     }
   }
@@ -290,10 +345,13 @@ class DirectIoTest {
     for (PartitionFile file : List.of(a, b)) {
       if (kind == 3) {
         int third = data.length / 3;
-        List<ByteBuf> parts = List.of(
-            Unpooled.wrappedBuffer(data, 0, third),
-            PooledByteBufAllocator.DEFAULT.directBuffer(third + 1).writeBytes(data, third, third),
-            Unpooled.wrappedBuffer(data, 2 * third, data.length - 2 * third));
+        List<ByteBuf> parts =
+            List.of(
+                Unpooled.wrappedBuffer(data, 0, third),
+                PooledByteBufAllocator.DEFAULT
+                    .directBuffer(third + 1)
+                    .writeBytes(data, third, third),
+                Unpooled.wrappedBuffer(data, 2 * third, data.length - 2 * third));
         try {
           file.write(parts);
         } finally {
@@ -301,18 +359,24 @@ class DirectIoTest {
         }
         continue;
       }
-      ByteBuf buffer = switch (kind) {
-        case 0 -> PooledByteBufAllocator.DEFAULT.directBuffer(data.length).writeBytes(data);
-        case 1 -> Unpooled.wrappedBuffer(data.clone());
-        default -> {
-          CompositeByteBuf composite = PooledByteBufAllocator.DEFAULT.compositeDirectBuffer();
-          int half = data.length / 2;
-          composite.addComponents(true,
-              PooledByteBufAllocator.DEFAULT.directBuffer(Math.max(1, half)).writeBytes(data, 0, half),
-              PooledByteBufAllocator.DEFAULT.directBuffer(data.length - half).writeBytes(data, half, data.length - half));
-          yield composite;
-        }
-      };
+      ByteBuf buffer =
+          switch (kind) {
+            case 0 -> PooledByteBufAllocator.DEFAULT.directBuffer(data.length).writeBytes(data);
+            case 1 -> Unpooled.wrappedBuffer(data.clone());
+            default -> {
+              CompositeByteBuf composite = PooledByteBufAllocator.DEFAULT.compositeDirectBuffer();
+              int half = data.length / 2;
+              composite.addComponents(
+                  true,
+                  PooledByteBufAllocator.DEFAULT
+                      .directBuffer(Math.max(1, half))
+                      .writeBytes(data, 0, half),
+                  PooledByteBufAllocator.DEFAULT
+                      .directBuffer(data.length - half)
+                      .writeBytes(data, half, data.length - half));
+              yield composite;
+            }
+          };
       write(file, buffer);
     }
   }

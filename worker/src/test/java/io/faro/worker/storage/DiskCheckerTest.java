@@ -17,7 +17,10 @@ import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
-/** Disk health on real directories: capacity and reserve, a directory that cannot be written, a hung check. */
+/**
+ * Disk health on real directories: capacity and reserve, a directory that cannot be written, a hung
+ * check.
+ */
 class DiskCheckerTest {
   private static final ShuffleId SHUFFLE = new ShuffleId(new AppId("app-disk"), 0);
 
@@ -27,11 +30,16 @@ class DiskCheckerTest {
   void aDiskIsFullOnceFaroFilesLeaveLessThanTheReserveOfItsCapacity() throws Exception {
     Path dir = Files.createDirectories(root.resolve("d0"));
     Files.write(dir.resolve("left-by-an-earlier-run"), new byte[100_000]);
-    try (Disks disks = Disks.open(List.of(new DiskDir(dir, DiskTier.HDD, 1_000_000)), Disks.Options.buffered(1), "t")) {
+    try (Disks disks =
+        Disks.open(
+            List.of(new DiskDir(dir, DiskTier.HDD, 1_000_000)), Disks.Options.buffered(1), "t")) {
       Disk disk = disks.get(0);
       assertThat(disk.usedBytes()).as("files found at start").isEqualTo(100_000);
-      DiskChecker checker = new DiskChecker(disks, new DiskChecker.Settings(700_000, Duration.ofHours(1),
-          Duration.ofSeconds(30)), "t-check");
+      DiskChecker checker =
+          new DiskChecker(
+              disks,
+              new DiskChecker.Settings(700_000, Duration.ofHours(1), Duration.ofSeconds(30)),
+              "t-check");
       checker.checkAll();
       assertThat(disk.health()).isEqualTo(new DiskHealth(DiskHealth.State.HEALTHY, 900_000, ""));
 
@@ -47,8 +55,8 @@ class DiskCheckerTest {
 
       assertThat(disk.health().state()).isEqualTo(DiskHealth.State.FULL);
       assertThat(disk.health().usableBytes()).isEqualTo(600_000 - footer);
-      assertThat(disk.health().describe()).contains("below the reserve of 700000", "faro.worker.disk.reserve",
-          "capacity 1000000");
+      assertThat(disk.health().describe())
+          .contains("below the reserve of 700000", "faro.worker.disk.reserve", "capacity 1000000");
       assertThat(disk.accepting()).isFalse();
 
       file.delete();
@@ -68,7 +76,8 @@ class DiskCheckerTest {
     Files.write(leftover, new byte[5000]);
     Path notOurs = Files.writeString(dir.resolve("README"), "someone else's");
     Path notAPartition = Files.writeString(leftover.getParent().resolve("notes.txt"), "kept");
-    try (Disks disks = Disks.open(List.of(new DiskDir(dir, DiskTier.HDD)), Disks.Options.buffered(1), "t")) {
+    try (Disks disks =
+        Disks.open(List.of(new DiskDir(dir, DiskTier.HDD)), Disks.Options.buffered(1), "t")) {
       long before = disks.get(0).usedBytes();
       disks.deleteLeftovers().get(10, TimeUnit.SECONDS);
 
@@ -82,7 +91,8 @@ class DiskCheckerTest {
   @Test
   void aDiskWhoseDirectoryCannotBeWrittenIsBrokenUntilItCanAgain() throws Exception {
     Path dir = root.resolve("d0");
-    try (Disks disks = Disks.open(List.of(new DiskDir(dir, DiskTier.SSD)), Disks.Options.buffered(1), "t")) {
+    try (Disks disks =
+        Disks.open(List.of(new DiskDir(dir, DiskTier.SSD)), Disks.Options.buffered(1), "t")) {
       Disk disk = disks.get(0);
       assertThat(disk.check(0).state()).isEqualTo(DiskHealth.State.HEALTHY);
 
@@ -98,7 +108,8 @@ class DiskCheckerTest {
       assertThat(disk.check(0).state()).isEqualTo(DiskHealth.State.HEALTHY);
 
       disk.writeFailed("partition 3-0: No space left on device");
-      assertThat(disk.health().describe()).isEqualTo("broken: a write failed: partition 3-0: No space left on device");
+      assertThat(disk.health().describe())
+          .isEqualTo("broken: a write failed: partition 3-0: No space left on device");
       assertThat(disk.check(0).healthy()).as("a failed write lasts until the next check").isTrue();
     }
   }
@@ -106,9 +117,13 @@ class DiskCheckerTest {
   @Test
   void aFailedWriteOfOneFileCostsItsDiskOneCheckAndABrokenDiskStaysBroken() throws Exception {
     Path dir = root.resolve("d0");
-    try (Disks disks = Disks.open(List.of(new DiskDir(dir, DiskTier.SSD)), Disks.Options.buffered(1), "t");
-        DiskChecker checker = new DiskChecker(disks, new DiskChecker.Settings(0, Duration.ofHours(1),
-            Duration.ofSeconds(30)), "t-check")) {
+    try (Disks disks =
+            Disks.open(List.of(new DiskDir(dir, DiskTier.SSD)), Disks.Options.buffered(1), "t");
+        DiskChecker checker =
+            new DiskChecker(
+                disks,
+                new DiskChecker.Settings(0, Duration.ofHours(1), Duration.ofSeconds(30)),
+                "t-check")) {
       checker.start();
       Disk disk = disks.get(0);
       assertThat(disk.accepting()).isTrue();
@@ -137,7 +152,9 @@ class DiskCheckerTest {
   }
 
   private static void awaitReason(Disk disk, String reason) {
-    Eventually.await("disk " + disk.index() + "'s health to give the reason " + reason, disk::health,
+    Eventually.await(
+        "disk " + disk.index() + "'s health to give the reason " + reason,
+        disk::health,
         health -> health.reason().contains(reason));
   }
 
@@ -145,23 +162,34 @@ class DiskCheckerTest {
   void aDirectoryThatCannotBeCreatedAtStartMakesItsDiskBrokenUntilItIsFixed() throws Exception {
     Path dir = root.resolve("d0");
     Files.writeString(dir, "a file where the disk's directory should be");
-    try (Disks disks = Disks.open(List.of(new DiskDir(dir, DiskTier.SSD), new DiskDir(root.resolve("d1"), DiskTier.SSD)),
-        Disks.Options.buffered(1), "t")) {
+    try (Disks disks =
+        Disks.open(
+            List.of(new DiskDir(dir, DiskTier.SSD), new DiskDir(root.resolve("d1"), DiskTier.SSD)),
+            Disks.Options.buffered(1),
+            "t")) {
       Disk disk = disks.get(0);
-      assertThat(disk.health().describe()).isEqualTo("broken: cannot create " + dir + ": " + dir
-          + " is a file, not a directory");
+      assertThat(disk.health().describe())
+          .isEqualTo("broken: cannot create " + dir + ": " + dir + " is a file, not a directory");
       assertThat(disks.get(1).accepting()).as("the other disk").isTrue();
 
       DiskHealth checked = disk.check(0);
       assertThat(checked.state()).isEqualTo(DiskHealth.State.BROKEN);
-      assertThat(checked.reason()).isEqualTo("the check could not write to " + dir + ": " + dir
-          + " is a file, not a directory");
+      assertThat(checked.reason())
+          .isEqualTo(
+              "the check could not write to " + dir + ": " + dir + " is a file, not a directory");
 
       Files.delete(dir);
-      assertThat(disk.check(0).reason()).isEqualTo("the check could not write to " + dir + ": " + dir
-          + " does not exist (is its disk mounted?)");
+      assertThat(disk.check(0).reason())
+          .isEqualTo(
+              "the check could not write to "
+                  + dir
+                  + ": "
+                  + dir
+                  + " does not exist (is its disk mounted?)");
       Files.createDirectory(dir);
-      assertThat(disk.check(0).state()).as("fixed by the operator").isEqualTo(DiskHealth.State.HEALTHY);
+      assertThat(disk.check(0).state())
+          .as("fixed by the operator")
+          .isEqualTo(DiskHealth.State.HEALTHY);
     }
   }
 
@@ -169,22 +197,32 @@ class DiskCheckerTest {
   void aCheckThatHangsMakesItsDiskBrokenWhileTheOtherDisksAreStillChecked() throws Exception {
     Path d0 = root.resolve("d0");
     Path d1 = root.resolve("d1");
-    try (Disks disks = Disks.open(List.of(new DiskDir(d0, DiskTier.SSD), new DiskDir(d1, DiskTier.SSD)),
-        Disks.Options.buffered(1), "t");
-        DiskChecker checker = new DiskChecker(disks, new DiskChecker.Settings(0, Duration.ofMillis(50),
-            Duration.ofMillis(300)), "t-check")) {
+    try (Disks disks =
+            Disks.open(
+                List.of(new DiskDir(d0, DiskTier.SSD), new DiskDir(d1, DiskTier.SSD)),
+                Disks.Options.buffered(1),
+                "t");
+        DiskChecker checker =
+            new DiskChecker(
+                disks,
+                new DiskChecker.Settings(0, Duration.ofMillis(50), Duration.ofMillis(300)),
+                "t-check")) {
       // A named pipe where disk 0's check writes: opening it for writing blocks until someone
       // reads, as a write to a hung drive would.
       Path pipe = d0.resolve(Disk.CHECK_FILE);
       Process mkfifo = new ProcessBuilder("mkfifo", pipe.toString()).start();
-      assertThat(mkfifo.waitFor(10, TimeUnit.SECONDS) && mkfifo.exitValue() == 0).as("mkfifo").isTrue();
+      assertThat(mkfifo.waitFor(10, TimeUnit.SECONDS) && mkfifo.exitValue() == 0)
+          .as("mkfifo")
+          .isTrue();
 
       long start = System.nanoTime();
       checker.start();
-      assertThat(Duration.ofNanos(System.nanoTime() - start)).as("start waits for a hung check only its timeout")
+      assertThat(Duration.ofNanos(System.nanoTime() - start))
+          .as("start waits for a hung check only its timeout")
           .isLessThan(Duration.ofSeconds(5));
       awaitState(disks.get(0), DiskHealth.State.BROKEN);
-      assertThat(disks.get(0).health().describe()).startsWith("broken: its check has not finished for");
+      assertThat(disks.get(0).health().describe())
+          .startsWith("broken: its check has not finished for");
       assertThat(disks.get(1).accepting()).isTrue();
 
       // Disk 1 turns bad while disk 0's check still hangs: its own checks notice.
@@ -206,6 +244,9 @@ class DiskCheckerTest {
 
   /** Checks run on the checker's threads. */
   private static void awaitState(Disk disk, DiskHealth.State state) {
-    Eventually.await("disk " + disk.index() + " to be " + state, disk::health, health -> health.state() == state);
+    Eventually.await(
+        "disk " + disk.index() + " to be " + state,
+        disk::health,
+        health -> health.state() == state);
   }
 }

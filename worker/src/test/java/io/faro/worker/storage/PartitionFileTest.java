@@ -24,7 +24,8 @@ import org.junit.jupiter.api.io.TempDir;
 
 /** The partition file format, written then read back, and its corruption checks. */
 class PartitionFileTest {
-  private static final PartitionKey KEY = new PartitionKey(new ShuffleId(new AppId("app-1"), 3), 7, 2);
+  private static final PartitionKey KEY =
+      new PartitionKey(new ShuffleId(new AppId("app-1"), 3), 7, 2);
 
   @TempDir Path root;
 
@@ -49,7 +50,8 @@ class PartitionFileTest {
     assertThat(file.path()).isEqualTo(path);
     assertThat(PartitionFileReader.readIndex(path)).isEqualTo(chunks);
     byte[] onDisk = Files.readAllBytes(path);
-    assertThat(onDisk).hasSize(1000 + 4 * PartitionFileFormat.INDEX_ENTRY + PartitionFileFormat.TRAILER_SIZE);
+    assertThat(onDisk)
+        .hasSize(1000 + 4 * PartitionFileFormat.INDEX_ENTRY + PartitionFileFormat.TRAILER_SIZE);
     assertThat(Arrays.copyOf(onDisk, 1000)).isEqualTo(data);
     assertThat(chunks.chunkCount()).isEqualTo(3);
     assertThat(chunks.chunkLength(1)).isEqualTo(550);
@@ -83,7 +85,12 @@ class PartitionFileTest {
   @Test
   void detectsAnUnknownVersion() throws IOException {
     Path path = committedFile();
-    flipByte(path, Files.size(path) - PartitionFileFormat.TRAILER_SIZE + PartitionFileFormat.TRAILER_VERSION + 3);
+    flipByte(
+        path,
+        Files.size(path)
+            - PartitionFileFormat.TRAILER_SIZE
+            + PartitionFileFormat.TRAILER_VERSION
+            + 3);
     assertCorrupt(path, "unsupported format version");
   }
 
@@ -98,7 +105,12 @@ class PartitionFileTest {
   @Test
   void detectsATrailerThatDoesNotFitTheFile() throws IOException {
     Path path = committedFile();
-    flipByte(path, Files.size(path) - PartitionFileFormat.TRAILER_SIZE + PartitionFileFormat.TRAILER_CHUNK_COUNT + 3);
+    flipByte(
+        path,
+        Files.size(path)
+            - PartitionFileFormat.TRAILER_SIZE
+            + PartitionFileFormat.TRAILER_CHUNK_COUNT
+            + 3);
     assertCorrupt(path, "does not fit");
   }
 
@@ -119,7 +131,8 @@ class PartitionFileTest {
   void aMissingFileIsAStorageFailure() {
     Path path = root.resolve("nope.data");
     assertThatThrownBy(() -> PartitionFileReader.readIndex(path))
-        .isInstanceOfSatisfying(FaroException.class, e -> assertThat(e.code()).isEqualTo(ErrorCode.STORAGE_FAILED))
+        .isInstanceOfSatisfying(
+            FaroException.class, e -> assertThat(e.code()).isEqualTo(ErrorCode.STORAGE_FAILED))
         .hasMessageContaining(path.toString());
   }
 
@@ -153,7 +166,8 @@ class PartitionFileTest {
 
   private static void assertCorrupt(Path path, String why) {
     assertThatThrownBy(() -> PartitionFileReader.readIndex(path))
-        .isInstanceOfSatisfying(FaroException.class, e -> assertThat(e.code()).isEqualTo(ErrorCode.DATA_CORRUPTED))
+        .isInstanceOfSatisfying(
+            FaroException.class, e -> assertThat(e.code()).isEqualTo(ErrorCode.DATA_CORRUPTED))
         .hasMessageContaining(path.toString())
         .hasMessageContaining(why);
   }

@@ -19,9 +19,9 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
- * A hand-written master for worker tests: answers RegisterWorker and WorkerHeartbeat on a
- * loopback port, records what it received, and can ask a worker to register again or to
- * expire shuffles in its next heartbeat answer.
+ * A hand-written master for worker tests: answers RegisterWorker and WorkerHeartbeat on a loopback
+ * port, records what it received, and can ask a worker to register again or to expire shuffles in
+ * its next heartbeat answer.
  */
 public final class FakeMaster implements AutoCloseable {
   private final TransportServer server;
@@ -32,9 +32,16 @@ public final class FakeMaster implements AutoCloseable {
 
   public FakeMaster() {
     NetworkOptions.Settings network = NetworkOptions.Settings.from(FaroConf.empty());
-    server = new TransportServer("fake-master", "127.0.0.1", 0, "faro.master.port",
-        new NetworkOptions.Settings(1, network.connectTimeout(), network.requestTimeout(), network.maxFrameSize()),
-        this::handle, null);
+    server =
+        new TransportServer(
+            "fake-master",
+            "127.0.0.1",
+            0,
+            "faro.master.port",
+            new NetworkOptions.Settings(
+                1, network.connectTimeout(), network.requestTimeout(), network.maxFrameSize()),
+            this::handle,
+            null);
   }
 
   private void handle(Request request, Responder responder) {
@@ -45,15 +52,18 @@ public final class FakeMaster implements AutoCloseable {
       }
       case WORKER_HEARTBEAT_REQUEST -> {
         heartbeats.add(request.meta(WorkerHeartbeatRequest.class));
-        WorkerHeartbeatResponse.Builder response = WorkerHeartbeatResponse.newBuilder()
-            .setLeader(true)
-            .setRegisterAgain(registerAgain.getAndSet(false));
+        WorkerHeartbeatResponse.Builder response =
+            WorkerHeartbeatResponse.newBuilder()
+                .setLeader(true)
+                .setRegisterAgain(registerAgain.getAndSet(false));
         for (ShuffleKeyP key; (key = toExpire.poll()) != null; ) {
           response.addExpiredShuffles(key);
         }
         responder.respond(response.build());
       }
-      default -> responder.fail(ErrorCode.UNSUPPORTED_MESSAGE, "fake master does not serve " + request.type());
+      default ->
+          responder.fail(
+              ErrorCode.UNSUPPORTED_MESSAGE, "fake master does not serve " + request.type());
     }
   }
 
@@ -82,7 +92,11 @@ public final class FakeMaster implements AutoCloseable {
 
   /** The next heartbeat answer tells the worker to delete {@code shuffle}. */
   public void expire(ShuffleId shuffle) {
-    toExpire.add(ShuffleKeyP.newBuilder().setAppId(shuffle.app().value()).setShuffleId(shuffle.shuffle()).build());
+    toExpire.add(
+        ShuffleKeyP.newBuilder()
+            .setAppId(shuffle.app().value())
+            .setShuffleId(shuffle.shuffle())
+            .build());
   }
 
   /** The next heartbeat answer tells the worker to register again. */

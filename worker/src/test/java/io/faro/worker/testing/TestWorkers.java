@@ -5,7 +5,9 @@ import java.nio.file.Path;
 import java.util.Map;
 import java.util.TreeMap;
 
-/** Configuration of a worker under test: loopback, ephemeral ports, small sizes, fast heartbeats. */
+/**
+ * Configuration of a worker under test: loopback, ephemeral ports, small sizes, fast heartbeats.
+ */
 public final class TestWorkers {
   private TestWorkers() {}
 

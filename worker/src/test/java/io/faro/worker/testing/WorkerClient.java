@@ -32,8 +32,8 @@ import java.util.List;
 import java.util.concurrent.CompletableFuture;
 
 /**
- * Speaks the worker protocol the way the client will, over its own connection (one
- * {@link ClientPool} per instance, so two instances are two connections).
+ * Speaks the worker protocol the way the client will, over its own connection (one {@link
+ * ClientPool} per instance, so two instances are two connections).
  */
 public final class WorkerClient implements AutoCloseable {
   private static final Duration TIMEOUT = Duration.ofSeconds(10);
@@ -46,56 +46,85 @@ public final class WorkerClient implements AutoCloseable {
 
   public WorkerClient(String name, WorkerEndpoint endpoint) {
     NetworkOptions.Settings network = NetworkOptions.Settings.from(FaroConf.empty());
-    this.pool = new ClientPool(name,
-        new NetworkOptions.Settings(1, network.connectTimeout(), TIMEOUT, network.maxFrameSize()));
+    this.pool =
+        new ClientPool(
+            name,
+            new NetworkOptions.Settings(
+                1, network.connectTimeout(), TIMEOUT, network.maxFrameSize()));
     this.endpoint = endpoint;
   }
 
   public static ShuffleKeyP key(ShuffleId shuffle) {
-    return ShuffleKeyP.newBuilder().setAppId(shuffle.app().value()).setShuffleId(shuffle.shuffle()).build();
+    return ShuffleKeyP.newBuilder()
+        .setAppId(shuffle.app().value())
+        .setShuffleId(shuffle.shuffle())
+        .build();
   }
 
   public void reserve(ShuffleId shuffle, int epoch, int diskIndex, int... partitions) {
     await(reserveAsync(shuffle, 0, epoch, diskIndex, partitions), "reserve");
   }
 
-  /** Reserves as the owner holding {@code ownerToken} (0: none); the answer, or the worker's error. */
-  public CompletableFuture<ReserveSlotsResponse> reserveAsync(ShuffleId shuffle, long ownerToken, int epoch,
-      int diskIndex, int... partitions) {
-    ReserveSlotsRequest.Builder request = ReserveSlotsRequest.newBuilder().setShuffle(key(shuffle))
-        .setOwnerToken(ownerToken);
+  /**
+   * Reserves as the owner holding {@code ownerToken} (0: none); the answer, or the worker's error.
+   */
+  public CompletableFuture<ReserveSlotsResponse> reserveAsync(
+      ShuffleId shuffle, long ownerToken, int epoch, int diskIndex, int... partitions) {
+    ReserveSlotsRequest.Builder request =
+        ReserveSlotsRequest.newBuilder().setShuffle(key(shuffle)).setOwnerToken(ownerToken);
     for (int p : partitions) {
-      request.addLocations(PartitionLocationP.newBuilder()
-          .setPartitionId(p).setEpoch(epoch).setRole(RoleP.PRIMARY).setDiskIndex(diskIndex));
+      request.addLocations(
+          PartitionLocationP.newBuilder()
+              .setPartitionId(p)
+              .setEpoch(epoch)
+              .setRole(RoleP.PRIMARY)
+              .setDiskIndex(diskIndex));
     }
     return pool.call(endpoint.rpc(), request.build(), ReserveSlotsResponse.class);
   }
 
   /** Reserves primaries here whose parts are forwarded to {@code replica}'s push port. */
-  public void reserveWithReplica(ShuffleId shuffle, int epoch, WorkerEndpoint replica, int... partitions) {
+  public void reserveWithReplica(
+      ShuffleId shuffle, int epoch, WorkerEndpoint replica, int... partitions) {
     ReserveSlotsRequest.Builder request = ReserveSlotsRequest.newBuilder().setShuffle(key(shuffle));
     for (int p : partitions) {
-      PartitionLocationP copy = PartitionLocationP.newBuilder().setPartitionId(p).setEpoch(epoch)
-          .setRole(RoleP.REPLICA).setEndpoint(io.faro.common.id.IdMapper.toProto(replica)).build();
-      request.addLocations(PartitionLocationP.newBuilder()
-          .setPartitionId(p).setEpoch(epoch).setRole(RoleP.PRIMARY).setReplica(copy));
+      PartitionLocationP copy =
+          PartitionLocationP.newBuilder()
+              .setPartitionId(p)
+              .setEpoch(epoch)
+              .setRole(RoleP.REPLICA)
+              .setEndpoint(io.faro.common.id.IdMapper.toProto(replica))
+              .build();
+      request.addLocations(
+          PartitionLocationP.newBuilder()
+              .setPartitionId(p)
+              .setEpoch(epoch)
+              .setRole(RoleP.PRIMARY)
+              .setReplica(copy));
     }
     await(pool.call(endpoint.rpc(), request.build(), ReserveSlotsResponse.class), "reserve");
   }
 
   /** The worker's status (RPC port). */
   public io.faro.proto.WorkerStatusResponse status() {
-    return await(pool.call(endpoint.rpc(), io.faro.proto.WorkerStatusRequest.getDefaultInstance(),
-        io.faro.proto.WorkerStatusResponse.class), "status");
+    return await(
+        pool.call(
+            endpoint.rpc(),
+            io.faro.proto.WorkerStatusRequest.getDefaultInstance(),
+            io.faro.proto.WorkerStatusResponse.class),
+        "status");
   }
 
   public CommitFilesResponse commit(ShuffleId shuffle) {
     return await(commitAsync(shuffle, 0), "commit");
   }
 
-  /** Commits as the owner holding {@code ownerToken} (0: none); the answer, or the worker's error. */
+  /**
+   * Commits as the owner holding {@code ownerToken} (0: none); the answer, or the worker's error.
+   */
   public CompletableFuture<CommitFilesResponse> commitAsync(ShuffleId shuffle, long ownerToken) {
-    return pool.call(endpoint.rpc(),
+    return pool.call(
+        endpoint.rpc(),
         CommitFilesRequest.newBuilder().setShuffle(key(shuffle)).setOwnerToken(ownerToken).build(),
         CommitFilesResponse.class);
   }
@@ -104,8 +133,11 @@ public final class WorkerClient implements AutoCloseable {
     PushRequest.Builder request = PushRequest.newBuilder().setShuffle(key(shuffle));
     int total = 0;
     for (Part part : parts) {
-      request.addParts(PushPart.newBuilder()
-          .setPartitionId(part.partition()).setEpoch(part.epoch()).setLength(part.bytes().length));
+      request.addParts(
+          PushPart.newBuilder()
+              .setPartitionId(part.partition())
+              .setEpoch(part.epoch())
+              .setLength(part.bytes().length));
       total += part.bytes().length;
     }
     ByteBuf body = PooledByteBufAllocator.DEFAULT.directBuffer(total);
@@ -116,13 +148,14 @@ public final class WorkerClient implements AutoCloseable {
   /** Sends {@code request} with {@code body} as is; takes ownership of {@code body}. */
   public CompletableFuture<PushResponse> pushRaw(PushRequest request, ByteBuf body) {
     return pool.send(endpoint.push(), request, body, TIMEOUT)
-        .thenApply(frame -> {
-          try {
-            return frame.meta(PushResponse.class);
-          } finally {
-            frame.release();
-          }
-        });
+        .thenApply(
+            frame -> {
+              try {
+                return frame.meta(PushResponse.class);
+              } finally {
+                frame.release();
+              }
+            });
   }
 
   public List<PushStatusP> push(ShuffleId shuffle, List<Part> parts) {
@@ -130,15 +163,24 @@ public final class WorkerClient implements AutoCloseable {
   }
 
   public List<Long> openStream(PartitionKey key) {
-    OpenStreamRequest request = OpenStreamRequest.newBuilder()
-        .setShuffle(key(key.shuffle())).setPartitionId(key.partition()).setEpoch(key.epoch()).build();
-    return await(pool.call(endpoint.fetch(), request, OpenStreamResponse.class), "open stream").getChunkOffsetsList();
+    OpenStreamRequest request =
+        OpenStreamRequest.newBuilder()
+            .setShuffle(key(key.shuffle()))
+            .setPartitionId(key.partition())
+            .setEpoch(key.epoch())
+            .build();
+    return await(pool.call(endpoint.fetch(), request, OpenStreamResponse.class), "open stream")
+        .getChunkOffsetsList();
   }
 
   public byte[] fetchChunk(PartitionKey key, int chunk) {
-    FetchChunkRequest request = FetchChunkRequest.newBuilder()
-        .setShuffle(key(key.shuffle())).setPartitionId(key.partition()).setEpoch(key.epoch())
-        .setChunkIndex(chunk).build();
+    FetchChunkRequest request =
+        FetchChunkRequest.newBuilder()
+            .setShuffle(key(key.shuffle()))
+            .setPartitionId(key.partition())
+            .setEpoch(key.epoch())
+            .setChunkIndex(chunk)
+            .build();
     Frame frame = await(pool.send(endpoint.fetch(), request, null, TIMEOUT), "fetch chunk");
     try {
       if (frame.meta(FetchChunkResponse.class).getChunkIndex() != chunk) {
@@ -157,8 +199,15 @@ public final class WorkerClient implements AutoCloseable {
     for (int i = 0; i + 1 < offsets.size(); i++) {
       byte[] chunk = fetchChunk(key, i);
       if (chunk.length != offsets.get(i + 1) - offsets.get(i)) {
-        throw new AssertionError("chunk " + i + " of " + key + " has " + chunk.length + " bytes, offsets say "
-            + (offsets.get(i + 1) - offsets.get(i)));
+        throw new AssertionError(
+            "chunk "
+                + i
+                + " of "
+                + key
+                + " has "
+                + chunk.length
+                + " bytes, offsets say "
+                + (offsets.get(i + 1) - offsets.get(i)));
       }
       out.writeBytes(chunk);
     }
