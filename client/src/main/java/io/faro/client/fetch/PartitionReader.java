@@ -6,7 +6,6 @@ import io.faro.client.ClientOptions;
 import io.faro.client.fetch.ReducerFileGroups.CommittedFile;
 import io.faro.common.batch.Batch;
 import io.faro.common.batch.BatchDecoder;
-import io.faro.common.batch.BatchFormat;
 import io.faro.common.error.ErrorCode;
 import io.faro.common.error.FaroException;
 import io.faro.common.id.IdMapper;
@@ -19,7 +18,6 @@ import io.faro.common.network.RemoteException;
 import io.faro.proto.FetchChunkRequest;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
-import java.util.BitSet;
 import java.util.Deque;
 import java.util.List;
 import java.util.TreeMap;
@@ -42,6 +40,9 @@ import org.slf4j.LoggerFactory;
  * engine re-runs the map stage. Batches read before a failure are not returned twice.
  *
  * <p>Confined to the reducer's thread. Each returned batch is valid until the next call.
+ *
+ * <p>A little over 400 lines: the fetch state machine (prefetch window, retries, failover between
+ * copies, busy workers); which batches count is decided by BatchFilter.
  */
 public final class PartitionReader implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(PartitionReader.class);
@@ -51,17 +52,12 @@ public final class PartitionReader implements AutoCloseable {
 
   private final ShuffleId shuffle;
   private final ReducerFileGroups groups;
-  private final int startMap;
-  private final int endMap;
   private final ClientPool pool;
   private final ClientOptions.Settings settings;
   private final BatchDecoder decoder = new BatchDecoder();
-  private final BitSet[] seenBatches;
+  private final BatchFilter filter;
   private final int startPartition;
   private final int endPartition;
-
-  /** Batches returned per partition of [startPartition, endPartition). */
-  private final long[] keptBatches;
 
   /** The partition a DATA_LOST failure found missing data in, when no chunk is being read. */
   private int failedPartition = -1;
@@ -137,12 +133,9 @@ public final class PartitionReader implements AutoCloseable {
     this.shuffle = groups.faroShuffle();
     this.pool = requireNonNull(pool, "pool is null");
     this.settings = requireNonNull(settings, "settings is null");
-    this.startMap = Math.max(0, startMap);
-    this.endMap = Math.min(groups.numMaps(), endMap);
-    this.seenBatches = new BitSet[groups.numMaps()];
+    this.filter = new BatchFilter(groups, startPartition, endPartition, startMap, endMap);
     this.startPartition = startPartition;
     this.endPartition = endPartition;
-    this.keptBatches = new long[Math.max(0, endPartition - startPartition)];
     for (int p = startPartition; p < endPartition; p++) {
       if (groups.lost(p)) {
         throw lost(
@@ -187,7 +180,7 @@ public final class PartitionReader implements AutoCloseable {
       if (cursor != null) {
         Batch batch;
         try {
-          batch = cursor.next(this::keep);
+          batch = cursor.next(filter::keep);
         } catch (FaroException e) {
           if (e.code() != ErrorCode.DATA_CORRUPTED) {
             throw e;
@@ -199,8 +192,7 @@ public final class PartitionReader implements AutoCloseable {
         }
         if (batch != null) {
           // Seen only once decoded: a batch that fails to decode is read again from the re-fetch.
-          seenBatches[batch.mapId()].set(batch.batchId());
-          keptBatches[currentRef.group().partition - startPartition]++;
+          filter.returned(batch, currentRef.group().partition);
           return batch;
         }
         releaseCurrent();
@@ -353,26 +345,6 @@ public final class PartitionReader implements AutoCloseable {
   }
 
   /**
-   * Whether a batch counts: its map is read, its attempt won, and it was not returned before.
-   * Marked seen by {@link #next} once decoded. Called after the batch's CRC checked, so its header
-   * is as its writer wrote it; a header no writer writes (a negative batch id) is corrupt.
-   */
-  private boolean keep(int mapId, int attemptId, int batchId) {
-    if (mapId < startMap || mapId >= endMap || groups.winningAttempt(mapId) != attemptId) {
-      return false;
-    }
-    if (batchId < 0) {
-      throw BatchFormat.corrupt(
-          "batch of map " + mapId + " attempt " + attemptId + " has negative id " + batchId);
-    }
-    BitSet seen = seenBatches[mapId];
-    if (seen == null) {
-      seen = seenBatches[mapId] = new BitSet();
-    }
-    return !seen.get(batchId);
-  }
-
-  /**
    * After the last chunk: when every map is read, each partition must have given exactly the
    * batches its winning attempts reported at mapper end. Fewer means a batch was lost on its way (a
    * push dropped after being acknowledged, a commit that came too early): DATA_LOST, so that the
@@ -380,23 +352,17 @@ public final class PartitionReader implements AutoCloseable {
    * counts are wrong, which is as bad.
    */
   private void checkEveryBatchRead() {
-    if (startMap != 0 || endMap != groups.numMaps()) {
-      return; // counts are per partition over all maps: a map range cannot be checked yet
-    }
-    for (int p = startPartition; p < endPartition; p++) {
-      long expected = groups.expectedBatches(p);
-      long kept = keptBatches[p - startPartition];
-      if (expected >= 0 && kept != expected) {
-        failedPartition = p;
-        throw lost(
-            p,
-            "its winning map attempts pushed "
-                + expected
-                + " batches but "
-                + kept
-                + " were read from the committed files: data went missing after it was acknowledged",
-            null);
-      }
+    int p = filter.firstMiscounted();
+    if (p >= 0) {
+      failedPartition = p;
+      throw lost(
+          p,
+          "its winning map attempts pushed "
+              + groups.expectedBatches(p)
+              + " batches but "
+              + filter.kept(p)
+              + " were read from the committed files: data went missing after it was acknowledged",
+          null);
     }
   }
 

@@ -61,6 +61,10 @@ import java.util.function.Supplier;
  *
  * <p>Slot requests are checked here and placed by the {@link PlacementPolicy}; the placement goes
  * to Raft as one AllocateSlots entry.
+ *
+ * <p>Over 400 lines, knowingly: one short method per request the master serves (workers, apps,
+ * slots, status, admin), each validating before it reads the state or submits to Raft; which
+ * workers get slots is decided in master.placement.
  */
 public final class MasterRequestHandler implements RequestHandler {
   private static final org.slf4j.Logger LOG =

@@ -17,6 +17,7 @@ import io.faro.worker.partition.PartitionCommit;
 import io.faro.worker.partition.PartitionStore;
 import io.faro.worker.protocol.ProtoMapper;
 import io.faro.worker.storage.DiskReader;
+import io.faro.worker.storage.PartitionFile;
 import io.netty.channel.DefaultFileRegion;
 import java.io.IOException;
 import java.nio.channels.FileChannel;
@@ -106,21 +107,8 @@ public final class FetchHandler implements RequestHandler {
           ErrorCode.STORAGE_FAILED, "cannot open " + file + " of partition " + key + ": " + e);
     }
     try {
-      long size = channel.size();
-      if (size < offset + length) {
-        throw new FaroException(
-            ErrorCode.STORAGE_FAILED,
-            "file "
-                + file
-                + " of partition "
-                + key
-                + " has "
-                + size
-                + " bytes, chunk "
-                + chunk
-                + " ends at "
-                + (offset + length));
-      }
+      PartitionFile.requireBytesUpTo(
+          channel, file, offset + length, "chunk " + chunk + " of partition " + key);
     } catch (IOException | FaroException e) {
       closeQuietly(channel);
       throw e instanceof FaroException fe

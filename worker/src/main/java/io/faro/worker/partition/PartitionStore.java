@@ -29,6 +29,10 @@ import org.slf4j.LoggerFactory;
  * Every partition location this worker holds, by shuffle: reservations create writers, pushes
  * append to them, a commit closes a shuffle's writers and keeps their files for fetches, and an
  * expiry deletes them. Thread-safe; see {@link ShuffleState} and {@link PartitionWriter}.
+ *
+ * <p>Over 400 lines, knowingly: reservation with its limits, append, commit, reads of committed
+ * partitions and expiry all act on the same map of shuffles under the same rules; reservation is
+ * the first part to move out when storage tiers arrive.
  */
 public final class PartitionStore implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(PartitionStore.class);

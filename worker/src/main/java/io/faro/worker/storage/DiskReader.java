@@ -181,17 +181,7 @@ public final class DiskReader implements AutoCloseable {
       throw new FaroException(ErrorCode.STORAGE_FAILED, "cannot open " + file + ": " + e, e);
     }
     try (FileChannel channel = opened) {
-      long size = channel.size();
-      if (size < offset + length) {
-        throw new FaroException(
-            ErrorCode.STORAGE_FAILED,
-            "file "
-                + file
-                + " has "
-                + size
-                + " bytes, the chunk asked for ends at "
-                + (offset + length));
-      }
+      PartitionFile.requireBytesUpTo(channel, file, offset + length, "the chunk asked for");
       long position = start;
       // Everything up to offset + length must arrive; the read of the last block may stop at the
       // end of the file.

@@ -2,6 +2,8 @@ package io.faro.worker.storage;
 
 import static java.util.Objects.requireNonNull;
 
+import io.faro.common.error.ErrorCode;
+import io.faro.common.error.FaroException;
 import io.faro.common.id.PartitionKey;
 import io.netty.buffer.ByteBuf;
 import java.io.IOException;
@@ -31,6 +33,21 @@ import java.util.function.LongConsumer;
  * reports the failure, so one bad write never leaves a file with a hole in it.
  */
 public final class PartitionFile {
+  /**
+   * Checks, before reading, that {@code file} (open as {@code channel}) holds the bytes up to
+   * {@code end}: a file shorter than its index says (truncated, replaced) is a storage failure,
+   * named with {@code what} (which chunk of which partition).
+   */
+  public static void requireBytesUpTo(FileChannel channel, Path file, long end, String what)
+      throws IOException {
+    long size = channel.size();
+    if (size < end) {
+      throw new FaroException(
+          ErrorCode.STORAGE_FAILED,
+          "file " + file + " has " + size + " bytes, " + what + " ends at " + end);
+    }
+  }
+
   private final PartitionKey key;
   private final Path path;
   private final DirectIo direct;
