@@ -3,10 +3,13 @@ package io.faro.examples;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.faro.cli.DemoJob;
+import io.faro.common.testing.Eventually;
 import java.io.File;
 import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -161,25 +164,29 @@ final class SparkStandalone implements AutoCloseable {
     boolean test(String log);
   }
 
-  private void awaitMasterLog(LogCondition condition, String what) throws Exception {
-    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(90);
-    while (System.nanoTime() < deadline) {
-      for (Process p : processes) {
-        assertThat(p.isAlive())
-            .as(
-                "a Spark daemon exited while waiting for "
-                    + what
-                    + "; logs in "
-                    + masterLog.getParent())
-            .isTrue();
-      }
-      if (Files.exists(masterLog) && condition.test(Files.readString(masterLog))) {
-        return;
-      }
-      // Another process: its log, polled, is the only signal.
-      Thread.sleep(200);
-    }
-    throw new AssertionError("no " + what + " within 90 s; see " + masterLog);
+  private void awaitMasterLog(LogCondition condition, String what) {
+    // Another process: its log, polled, is the only signal.
+    Eventually.awaitEvery(
+        Duration.ofMillis(200),
+        what + " in " + masterLog,
+        Duration.ofSeconds(90),
+        () -> {
+          for (Process p : processes) {
+            assertThat(p.isAlive())
+                .as(
+                    "a Spark daemon exited while waiting for "
+                        + what
+                        + "; logs in "
+                        + masterLog.getParent())
+                .isTrue();
+          }
+          try {
+            return Files.exists(masterLog) ? Files.readString(masterLog) : "";
+          } catch (IOException e) {
+            throw new UncheckedIOException(e);
+          }
+        },
+        log -> condition.test(log));
   }
 
   private static int count(String text, String needle) {
