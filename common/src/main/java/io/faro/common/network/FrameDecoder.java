@@ -53,6 +53,9 @@ public final class FrameDecoder extends ChannelInboundHandlerAdapter {
 
   private static final int MERGE_BUFFER = 64 * 1024;
 
+  /** A body's slice of a received buffer pins at most this many times its own bytes. */
+  static final int PIN_RATIO = 4;
+
   private final int maxFrameLength;
   private final Bodies bodies;
   private final PartialFrames partialFrames;
@@ -202,7 +205,7 @@ public final class FrameDecoder extends ChannelInboundHandlerAdapter {
     }
     ByteBuf head = received.peekFirst();
     if (head.readableBytes() >= length) {
-      ByteBuf body = head.readRetainedSlice(length);
+      ByteBuf body = sliceOrCopy(ctx, head, length);
       consumed(length);
       return body;
     }
@@ -216,7 +219,7 @@ public final class FrameDecoder extends ChannelInboundHandlerAdapter {
         ByteBuf b = received.peekFirst();
         int n = Math.min(left, b.readableBytes());
         if (body instanceof CompositeByteBuf composite) {
-          composite.addComponent(true, b.readRetainedSlice(n));
+          composite.addComponent(true, sliceOrCopy(ctx, b, n));
         } else {
           body.writeBytes(b, n);
         }
@@ -226,6 +229,28 @@ public final class FrameDecoder extends ChannelInboundHandlerAdapter {
       return body;
     } catch (RuntimeException | Error e) {
       body.release();
+      throw e;
+    }
+  }
+
+  /**
+   * The next {@code n} bytes of {@code b}: a retained slice (no copy) when they fill at least a
+   * quarter of {@code b}'s capacity, else a copy of exactly their size. A slice keeps its whole
+   * receive buffer alive, and memory budgets count a body by its bytes: a peer sending small frames
+   * in large receive buffers would otherwise pin up to 16 times what is counted (64 KiB buffers, 4
+   * KiB reads). With the rule, what a body pins is at most four times its bytes; bulk pushes fill
+   * their receive buffers and are never copied.
+   */
+  private static ByteBuf sliceOrCopy(ChannelHandlerContext ctx, ByteBuf b, int n) {
+    if ((long) n * PIN_RATIO >= b.capacity()) {
+      return b.readRetainedSlice(n);
+    }
+    ByteBuf copy = ctx.alloc().directBuffer(n, n);
+    try {
+      copy.writeBytes(b, n);
+      return copy;
+    } catch (RuntimeException | Error e) {
+      copy.release();
       throw e;
     }
   }

@@ -121,6 +121,41 @@ class FrameCodecTest {
   }
 
   @Test
+  void aSmallBodyInALargeReceiveBufferIsCopiedSoThatItDoesNotPinTheBuffer() {
+    for (FrameDecoder.Bodies mode : FrameDecoder.Bodies.values()) {
+      ByteBuf small = encode(FrameKind.REQUEST, 13L, Unpooled.wrappedBuffer(new byte[5000]));
+      ByteBuf large = encode(FrameKind.REQUEST, 14L, Unpooled.wrappedBuffer(new byte[60_000]));
+      EmbeddedChannel in = new EmbeddedChannel(new FrameDecoder(MAX, mode));
+      // Each frame arrives alone in a receive buffer of 64 KiB, as from a peer that sends small
+      // frames one at a time.
+      ByteBuf[] reads = new ByteBuf[2];
+      int i = 0;
+      for (ByteBuf frameBytes : List.of(small, large)) {
+        // Unpooled: a pooled buffer's object is recycled once released, and its refCnt would
+        // then be that of the next buffer.
+        ByteBuf read =
+            io.netty.buffer.UnpooledByteBufAllocator.DEFAULT
+                .directBuffer(64 * 1024)
+                .writeBytes(frameBytes);
+        frameBytes.release();
+        reads[i++] = read;
+        in.writeInbound(read);
+      }
+      Frame first = in.readInbound();
+      Frame second = in.readInbound();
+      // The 5,000-byte body was copied: its receive buffer went back at once.
+      assertThat(reads[0].refCnt()).as(mode + ": the small frame's receive buffer").isZero();
+      assertThat(first.body().readableBytes()).isEqualTo(5000);
+      // The 60,000-byte body fills most of its buffer: a slice, no copy.
+      assertThat(reads[1].refCnt()).as(mode + ": the large frame's receive buffer").isPositive();
+      first.release();
+      second.release();
+      assertThat(reads[1].refCnt()).isZero();
+      assertThat(in.finish()).isFalse();
+    }
+  }
+
+  @Test
   void aFrameTrickledByteByByteIsCopiedNotQueuedBufferByBuffer() {
     byte[] payload = new byte[20_000];
     new Random(5).nextBytes(payload);
