@@ -92,6 +92,15 @@ public final class WorkerOptions {
               + "disk index the masters place partitions by: keep the order stable. An optional "
               + "third field caps what Faro keeps on that disk (a disk shared with HDFS), e.g. "
               + "/data1/faro:hdd:2t.");
+  public static final ConfigOption<String> META_DIR =
+      stringOption(
+          "faro.worker.meta.dir",
+          "",
+          "Directory of the worker's metadata store (RocksDB): which committed partition files it "
+              + "holds, so that a restarted worker serves them again. Empty means .faro-meta in "
+              + "the first directory of faro.worker.dirs. Keep it on a disk that outlives "
+              + "restarts; losing it costs the committed shuffle data of the worker, not "
+              + "correctness.");
   public static final ConfigOption<Long> FLUSH_BUFFER_SIZE =
       sizeOption(
           "faro.worker.flush.buffer.size",
@@ -308,6 +317,7 @@ public final class WorkerOptions {
           PUSH_PORT,
           FETCH_PORT,
           DIRS,
+          META_DIR,
           FLUSH_BUFFER_SIZE,
           FLUSH_THREADS_PER_DISK,
           CHUNK_SIZE,
@@ -352,6 +362,14 @@ public final class WorkerOptions {
     return configured;
   }
 
+  /** {@code configured}, or .faro-meta in the first disk's directory when empty. */
+  static Path metaDir(String configured, List<DiskDir> dirs) {
+    if (!configured.isEmpty()) {
+      return Path.of(configured);
+    }
+    return dirs.isEmpty() ? Path.of(".faro-meta") : dirs.get(0).path().resolve(".faro-meta");
+  }
+
   /** The typed, validated settings of one worker process. Immutable. */
   public record Settings(
       String host,
@@ -361,6 +379,7 @@ public final class WorkerOptions {
       int pushPort,
       int fetchPort,
       List<DiskDir> dirs,
+      Path metaDir,
       long flushBufferSize,
       int flushThreadsPerDisk,
       long chunkSize,
@@ -403,6 +422,7 @@ public final class WorkerOptions {
               conf.get(PUSH_PORT),
               conf.get(FETCH_PORT),
               conf.get(DIRS),
+              WorkerOptions.metaDir(conf.get(META_DIR).trim(), conf.get(DIRS)),
               conf.get(FLUSH_BUFFER_SIZE),
               conf.get(FLUSH_THREADS_PER_DISK),
               conf.get(CHUNK_SIZE),

@@ -12,6 +12,7 @@ import io.faro.worker.replicate.ReplicaLink;
 import io.faro.worker.storage.Disk;
 import io.faro.worker.storage.Disks;
 import io.netty.buffer.ByteBuf;
+import java.io.IOException;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.LinkedHashMap;
@@ -81,6 +82,7 @@ public final class PartitionStore implements AutoCloseable {
   private final Function<HostPort, ReplicaLink> replicaLinks;
   private final Map<ShuffleId, ShuffleState> shuffles = new ConcurrentHashMap<>();
   private final TrafficCounters counters = new TrafficCounters();
+  private volatile CommitLog commitLog = CommitLog.NONE;
 
   public PartitionStore(Disks disks, WriterSettings settings) {
     this(
@@ -109,6 +111,29 @@ public final class PartitionStore implements AutoCloseable {
     this.disks = requireNonNull(disks, "disks is null");
     this.settings = requireNonNull(settings, "settings is null");
     this.replicaLinks = requireNonNull(replicaLinks, "replicaLinks is null");
+  }
+
+  /** Records every commit in {@code log} from now on, before the commit completes. */
+  public void recordCommitsIn(CommitLog log) {
+    this.commitLog = requireNonNull(log, "log is null");
+  }
+
+  /**
+   * Serves again what an earlier run of this worker committed for {@code shuffle} (reserved with
+   * {@code ownerToken}): its locations read as committed, a commit of it answers them, and its
+   * expiry deletes their files. At start, before the worker serves requests.
+   */
+  public void restore(ShuffleId shuffle, long ownerToken, List<RestoredPartition> partitions) {
+    ShuffleState state = shuffles.computeIfAbsent(shuffle, ShuffleState::new);
+    synchronized (state) {
+      state.claimOwner(ownerToken);
+      partitions.forEach(p -> state.restored.put(p.commit().key(), p));
+      state.commitStarted = true;
+      state.commit =
+          CompletableFuture.completedFuture(
+              new ShuffleCommit(
+                  partitions.stream().map(RestoredPartition::commit).toList(), List.of()));
+    }
   }
 
   /** As {@link #reserve(ShuffleId, long, List)} for an owner that proves nothing (tests, tools). */
@@ -338,12 +363,27 @@ public final class PartitionStore implements AutoCloseable {
         List<CompletableFuture<PartitionCommit>> parts =
             state.writers.values().stream().map(PartitionWriter::commit).toList();
         LOG.info("Committing shuffle {}: {} partition locations", shuffle, parts.size());
+        long token = state.ownerToken();
         state.commit =
             CompletableFuture.allOf(parts.toArray(CompletableFuture[]::new))
-                .thenApply(done -> collect(parts));
+                .thenApply(done -> record(shuffle, token, collect(parts)));
       }
       return state.commit;
     }
+  }
+
+  /** Records {@code commit} before it is answered; a failure to record costs only restarts. */
+  private ShuffleCommit record(ShuffleId shuffle, long ownerToken, ShuffleCommit commit) {
+    try {
+      commitLog.committed(shuffle, ownerToken, commit);
+    } catch (IOException | RuntimeException e) {
+      LOG.error(
+          "Cannot record the commit of shuffle {}: it is served until this worker restarts, not"
+              + " after",
+          shuffle,
+          e);
+    }
+    return commit;
   }
 
   private static ShuffleCommit collect(List<CompletableFuture<PartitionCommit>> parts) {
@@ -365,6 +405,10 @@ public final class PartitionStore implements AutoCloseable {
   /** The disk that {@code key}'s file is on; call after {@link #committed} found the partition. */
   public Disk disk(PartitionKey key) {
     ShuffleState state = shuffles.get(key.shuffle());
+    RestoredPartition restored = state == null ? null : state.restored.get(key);
+    if (restored != null) {
+      return disks.get(restored.diskIndex());
+    }
     PartitionWriter writer = state == null ? null : state.writers.get(key);
     if (writer == null) {
       throw new FaroException(ErrorCode.UNKNOWN_PARTITION, "this worker holds no partition " + key);
@@ -380,6 +424,10 @@ public final class PartitionStore implements AutoCloseable {
    */
   public PartitionCommit.Committed committed(PartitionKey key) {
     ShuffleState state = shuffles.get(key.shuffle());
+    RestoredPartition restored = state == null ? null : state.restored.get(key);
+    if (restored != null) {
+      return restored.commit();
+    }
     PartitionWriter writer = state == null ? null : state.writers.get(key);
     if (writer == null) {
       throw new FaroException(ErrorCode.UNKNOWN_PARTITION, "this worker holds no partition " + key);
@@ -409,21 +457,43 @@ public final class PartitionStore implements AutoCloseable {
   public CompletableFuture<Void> expire(ShuffleId shuffle) {
     ShuffleState state = shuffles.remove(shuffle);
     List<PartitionWriter> writers;
+    List<RestoredPartition> restored;
     if (state == null) {
       writers = List.of();
+      restored = List.of();
     } else {
       synchronized (state) {
         state.expired = true;
         writers = List.copyOf(state.writers.values());
+        restored = List.copyOf(state.restored.values());
+      }
+      try {
+        commitLog.forgotten(shuffle);
+      } catch (IOException | RuntimeException e) {
+        LOG.warn("Cannot forget shuffle {} in the metadata store: {}", shuffle, e.toString());
       }
     }
     heldLocations.addAndGet(-writers.size());
-    LOG.info("Expiring shuffle {}: deleting {} partition locations", shuffle, writers.size());
-    CompletableFuture<?>[] deletions =
-        writers.stream().map(w -> w.discard(true)).toArray(CompletableFuture[]::new);
+    LOG.info(
+        "Expiring shuffle {}: deleting {} partition locations",
+        shuffle,
+        writers.size() + restored.size());
+    List<CompletableFuture<?>> deletions = new ArrayList<>();
+    writers.forEach(w -> deletions.add(w.discard(true)));
+    restored.forEach(r -> deletions.add(deleteRestored(r)));
     // Directories go last, once no flusher can write into them any more.
-    return CompletableFuture.allOf(deletions)
+    return CompletableFuture.allOf(deletions.toArray(CompletableFuture[]::new))
         .thenCompose(done -> disks.deleteShuffleDirectories(shuffle));
+  }
+
+  /** Deletes a restored location's file on its disk's flusher. */
+  private CompletableFuture<Void> deleteRestored(RestoredPartition r) {
+    if (r.commit().file().isEmpty()) {
+      return CompletableFuture.completedFuture(null);
+    }
+    Disk disk = disks.get(r.diskIndex());
+    return CompletableFuture.runAsync(
+        () -> disk.deleteFile(r.commit().file().get()), disk.flusher().anyThread());
   }
 
   /** The shuffles with locations here. */

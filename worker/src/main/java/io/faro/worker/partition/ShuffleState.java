@@ -21,6 +21,9 @@ final class ShuffleState {
   final ShuffleId id;
   final Map<PartitionKey, PartitionWriter> writers = new ConcurrentHashMap<>();
 
+  /** Locations an earlier run of this worker committed, served again after a restart. */
+  final Map<PartitionKey, RestoredPartition> restored = new ConcurrentHashMap<>();
+
   // @GuardedBy("this")
   CompletableFuture<ShuffleCommit> commit;
   // @GuardedBy("this")
@@ -55,6 +58,12 @@ final class ShuffleState {
               + " refused: it does not come from the "
               + "lifecycle manager that reserved the shuffle (another owner token)");
     }
+  }
+
+  /** The owner token of the first reservation, or NO_OWNER. */
+  // @GuardedBy("this")
+  long ownerToken() {
+    return ownerToken;
   }
 
   /** Records the owner of the first reservation that carried a token. */

@@ -20,6 +20,8 @@ import io.faro.worker.fetch.FetchHandler;
 import io.faro.worker.heartbeat.MasterLink;
 import io.faro.worker.heartbeat.WorkerReports;
 import io.faro.worker.memory.MemoryBudget;
+import io.faro.worker.meta.CommittedFiles;
+import io.faro.worker.meta.WorkerMetaStore;
 import io.faro.worker.partition.PartitionStore;
 import io.faro.worker.partition.WriterSettings;
 import io.faro.worker.push.FrameAppender;
@@ -32,7 +34,12 @@ import io.faro.worker.storage.DiskHealth;
 import io.faro.worker.storage.Disks;
 import io.faro.worker.storage.IoMode;
 import io.netty.util.concurrent.DefaultThreadFactory;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Clock;
 import java.util.List;
+import java.util.Set;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Collectors;
@@ -61,6 +68,8 @@ public final class WorkerServer implements AutoCloseable {
   private MemoryBudget budget;
   private WorkerStatusSampler status;
   private PartitionStore store;
+  private WorkerMetaStore meta;
+  private CommittedFiles.Recovery recovery;
   private TransportServer rpcServer;
   private TransportServer pushServer;
   private TransportServer fetchServer;
@@ -116,9 +125,9 @@ public final class WorkerServer implements AutoCloseable {
 
   private void startStorage() {
     disks = Disks.open(settings.dirs(), settings.diskOptions(), "faro-worker");
-    // Without the records of a graceful restart (not built yet), an earlier run's files are
-    // garbage.
-    disks.deleteLeftovers();
+    // What an earlier run committed is served again; every other file it left is garbage.
+    recovery = recoverCommittedFiles();
+    disks.deleteLeftovers(recovery.keep());
     // Checked once before registering, so the masters never hear of a disk as healthy unchecked.
     diskChecker = new DiskChecker(disks, settings.diskCheck(), "faro-worker-disk-check");
     diskChecker.start();
@@ -149,8 +158,73 @@ public final class WorkerServer implements AutoCloseable {
                 settings.splitMode() == WorkerOptions.SplitMode.HARD),
             links::link,
             new PartitionStore.Limits(settings.reserveMaxLocations(), settings.maxPartitions()));
+    for (CommittedFiles.RecoveredShuffle r : recovery.shuffles()) {
+      store.restore(r.shuffle(), r.ownerToken(), r.partitions());
+    }
+    if (meta != null) {
+      store.recordCommitsIn(new CommittedFiles(meta, disks, Clock.systemUTC()));
+    }
     status = new WorkerStatusSampler(budget, disks.all().stream().map(Disk::ioMode).toList());
     status.start(memoryThread);
+  }
+
+  /**
+   * Opens the metadata store (faro.worker.meta.dir) and checks what it lists (see {@link
+   * CommittedFiles#recover}). A store written by a newer Faro stops the start: this worker must
+   * neither misread nor drop it. A store that cannot be read is moved aside and the worker starts
+   * empty, saying so; one that cannot even be created leaves the worker without one (it then serves
+   * nothing of this run after a restart, as before the store existed).
+   */
+  private CommittedFiles.Recovery recoverCommittedFiles() {
+    Path dir = settings.metaDir();
+    String idHint = settings.id().map(WorkerId::value).orElse("");
+    CommittedFiles.Recovery empty = new CommittedFiles.Recovery(List.of(), Set.of(), List.of());
+    try {
+      meta = WorkerMetaStore.open(dir, idHint);
+      CommittedFiles.Recovery found = new CommittedFiles(meta, disks, Clock.systemUTC()).recover();
+      LOG.info(
+          "Metadata store {}: serving again {} committed partition locations of {} shuffles",
+          dir,
+          found.partitions(),
+          found.shuffles().size());
+      if (!found.dropped().isEmpty()) {
+        LOG.warn(
+            "{} committed partition locations failed their check at start and are not served "
+                + "(their files are deleted; their reducers re-run the map stage if they need "
+                + "them): {}",
+            found.dropped().size(),
+            found.dropped().size() > 20
+                ? found.dropped().subList(0, 20) + " ..."
+                : found.dropped());
+      }
+      return found;
+    } catch (WorkerMetaStore.NewerVersionException e) {
+      throw new FaroException(ErrorCode.STORAGE_FAILED, e.getMessage(), e);
+    } catch (IOException e) {
+      closeQuietly(meta);
+      meta = null;
+      Path aside =
+          dir.resolveSibling(dir.getFileName() + ".unreadable-" + System.currentTimeMillis());
+      try {
+        Files.move(dir, aside);
+        meta = WorkerMetaStore.open(dir, idHint);
+        LOG.warn(
+            "The metadata store in {} cannot be read ({}): moved to {}; this worker starts empty and"
+                + " deletes the partition files of its earlier run",
+            dir,
+            e.getMessage(),
+            aside);
+      } catch (IOException | RuntimeException again) {
+        meta = null;
+        LOG.error(
+            "The metadata store in {} cannot be read ({}) nor replaced ({}): this worker runs"
+                + " without one, and a restart will not serve what it commits",
+            dir,
+            e.getMessage(),
+            again.toString());
+      }
+      return empty;
+    }
   }
 
   /**
@@ -328,6 +402,7 @@ public final class WorkerServer implements AutoCloseable {
     closeQuietly(diskChecker);
     closeQuietly(store);
     closeQuietly(disks);
+    closeQuietly(meta);
     if (memoryThread != null) {
       memoryThread.shutdownNow();
       try {

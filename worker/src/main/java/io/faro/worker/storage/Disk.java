@@ -105,6 +105,24 @@ public final class Disk {
     return files;
   }
 
+  /**
+   * Deletes {@code file}, one of this disk's partition files, and counts its bytes gone. A file
+   * that cannot be deleted is logged; it is found again as a leftover at the next start. A blocking
+   * call: for the disk's flusher.
+   */
+  public void deleteFile(Path file) {
+    try {
+      long size = Files.size(file);
+      if (Files.deleteIfExists(file)) {
+        used(-size);
+      }
+    } catch (java.nio.file.NoSuchFileException e) {
+      // Gone already.
+    } catch (IOException e) {
+      LOG.warn("Cannot delete {} of {}: {}", file, this, e.toString());
+    }
+  }
+
   /** Counts {@code delta} bytes more (or, negative, fewer) of Faro's files on this disk. */
   void used(long delta) {
     usedBytes.accumulateAndGet(delta, (a, b) -> Math.max(0, a + b));

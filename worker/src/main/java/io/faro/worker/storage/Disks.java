@@ -10,7 +10,9 @@ import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Comparator;
+import java.util.HashSet;
 import java.util.List;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.stream.Stream;
 import org.slf4j.Logger;
@@ -206,13 +208,26 @@ public final class Disks implements AutoCloseable {
    * then their shuffle and app directories if empty; their bytes leave the disks' counts.
    */
   public CompletableFuture<Void> deleteLeftovers() {
+    return deleteLeftovers(Set.of());
+  }
+
+  /**
+   * As {@link #deleteLeftovers()}, but keeps the files in {@code keep} (those the worker's metadata
+   * store lists as committed and that passed their check: it serves them again).
+   */
+  public CompletableFuture<Void> deleteLeftovers(Set<Path> keep) {
+    Set<Path> kept = new HashSet<>();
+    keep.forEach(p -> kept.add(p.toAbsolutePath().normalize()));
     return CompletableFuture.allOf(
         disks.stream()
-            .map(d -> CompletableFuture.runAsync(() -> deleteLeftovers(d), d.flusher().anyThread()))
+            .map(
+                d ->
+                    CompletableFuture.runAsync(
+                        () -> deleteLeftovers(d, kept), d.flusher().anyThread()))
             .toArray(CompletableFuture[]::new));
   }
 
-  private static void deleteLeftovers(Disk disk) {
+  private static void deleteLeftovers(Disk disk, Set<Path> keep) {
     List<Path> files = disk.takeLeftovers();
     if (files.isEmpty()) {
       return;
@@ -220,6 +235,9 @@ public final class Disks implements AutoCloseable {
     long bytes = 0;
     int deleted = 0;
     for (Path file : files) {
+      if (keep.contains(file.toAbsolutePath().normalize())) {
+        continue;
+      }
       try {
         long size = Files.size(file);
         if (Files.deleteIfExists(file)) {
@@ -237,10 +255,12 @@ public final class Disks implements AutoCloseable {
       }
     }
     LOG.info(
-        "Deleted {} partition files ({} bytes) an earlier run left on {}: a restarted worker cannot serve them",
+        "Deleted {} partition files ({} bytes) an earlier run left on {} that this worker does not "
+            + "serve (not recorded as committed); kept {}",
         deleted,
         bytes,
-        disk);
+        disk,
+        files.size() - deleted);
   }
 
   private static void deleteIfEmpty(Path dir) throws IOException {

@@ -1,0 +1,207 @@
+package io.faro.worker.meta;
+
+import static java.util.Objects.requireNonNull;
+
+import io.faro.common.error.FaroException;
+import io.faro.common.id.PartitionKey;
+import io.faro.common.id.ShuffleId;
+import io.faro.proto.CommittedFileRecordP;
+import io.faro.worker.partition.CommitLog;
+import io.faro.worker.partition.PartitionCommit;
+import io.faro.worker.partition.RestoredPartition;
+import io.faro.worker.partition.ShuffleCommit;
+import io.faro.worker.storage.ChunkIndex;
+import io.faro.worker.storage.Disk;
+import io.faro.worker.storage.Disks;
+import io.faro.worker.storage.PartitionFileFormat;
+import io.faro.worker.storage.PartitionFileReader;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Clock;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The worker's committed partition files across restarts, through its {@link WorkerMetaStore}:
+ * {@link #committed} writes what a commit produced (before the commit is answered); {@link
+ * #recover} reads the store back at start and checks every listed file (there, its length as
+ * recorded, its trailer and index intact), so that the worker serves again exactly the files that
+ * pass.
+ */
+public final class CommittedFiles implements CommitLog {
+  private static final Logger LOG = LoggerFactory.getLogger(CommittedFiles.class);
+
+  /** A shuffle found at start, with its owner token and the partition locations that passed. */
+  public record RecoveredShuffle(
+      ShuffleId shuffle, long ownerToken, List<RestoredPartition> partitions) {}
+
+  /**
+   * What {@link #recover} found: the shuffles to serve, the files they keep (every other partition
+   * file of an earlier run is garbage), and a line per location dropped, saying why.
+   */
+  public record Recovery(List<RecoveredShuffle> shuffles, Set<Path> keep, List<String> dropped) {
+    public int partitions() {
+      return shuffles.stream().mapToInt(s -> s.partitions().size()).sum();
+    }
+  }
+
+  private final WorkerMetaStore store;
+  private final Disks disks;
+  private final Clock clock;
+
+  public CommittedFiles(WorkerMetaStore store, Disks disks, Clock clock) {
+    this.store = requireNonNull(store, "store is null");
+    this.disks = requireNonNull(disks, "disks is null");
+    this.clock = requireNonNull(clock, "clock is null");
+  }
+
+  /**
+   * Records the partitions {@code commit} committed. A location whose file lies on no disk of this
+   * worker (not expected) is left out, and so is not served after a restart.
+   */
+  @Override
+  public void committed(ShuffleId shuffle, long ownerToken, ShuffleCommit commit)
+      throws IOException {
+    Map<PartitionKey, CommittedFileRecordP> records = new LinkedHashMap<>();
+    for (PartitionCommit.Committed c : commit.committed()) {
+      CommittedFileRecordP.Builder r =
+          CommittedFileRecordP.newBuilder()
+              .setDataLength(c.chunks().dataLength())
+              .setChunkCount(c.chunks().chunkCount())
+              .setFormatVersion(PartitionFileFormat.VERSION);
+      if (c.file().isPresent()) {
+        Path file = c.file().get();
+        Optional<Disk> disk = diskOf(file);
+        if (disk.isEmpty()) {
+          LOG.warn(
+              "Partition {} has its file {} on no disk of this worker: not recorded",
+              c.key(),
+              file);
+          continue;
+        }
+        r.setDiskIndex(disk.get().index())
+            .setPath(disk.get().root().relativize(file).toString())
+            .setFileLength(Files.size(file));
+      }
+      records.put(c.key(), r.build());
+    }
+    store.committed(shuffle, ownerToken, clock.millis(), records);
+  }
+
+  /** Forgets an expired shuffle. */
+  @Override
+  public void forgotten(ShuffleId shuffle) throws IOException {
+    store.forget(shuffle);
+  }
+
+  private Optional<Disk> diskOf(Path file) {
+    return disks.all().stream().filter(d -> file.startsWith(d.root())).findFirst();
+  }
+
+  /**
+   * Reads the store and checks each listed file. A location passes when its disk exists, and its
+   * file (for a non-empty partition) is where recorded, as long as recorded, and has a valid
+   * trailer and index with the recorded chunk count and data length. A location that fails is
+   * forgotten and its file deleted (it would never be served); each is named in {@link
+   * Recovery#dropped}.
+   */
+  public Recovery recover() throws IOException {
+    List<RecoveredShuffle> shuffles = new ArrayList<>();
+    Set<Path> keep = new HashSet<>();
+    List<String> dropped = new ArrayList<>();
+    for (WorkerMetaStore.StoredShuffle stored : store.shuffles()) {
+      List<RestoredPartition> good = new ArrayList<>();
+      for (Map.Entry<PartitionKey, CommittedFileRecordP> e : stored.partitions().entrySet()) {
+        PartitionKey key = e.getKey();
+        CommittedFileRecordP r = e.getValue();
+        Optional<String> problem = check(r);
+        if (problem.isEmpty()) {
+          Optional<Path> file = file(r);
+          file.ifPresent(keep::add);
+          ChunkIndex chunks =
+              file.isPresent() ? PartitionFileReader.readIndex(file.get()) : ChunkIndex.empty();
+          good.add(
+              new RestoredPartition(
+                  r.getDiskIndex(), new PartitionCommit.Committed(key, file, chunks)));
+        } else {
+          dropped.add("partition " + key + ": " + problem.get());
+          store.forget(key);
+          file(r).ifPresent(CommittedFiles::deleteQuietly);
+        }
+      }
+      shuffles.add(new RecoveredShuffle(stored.shuffle(), stored.ownerToken(), good));
+    }
+    return new Recovery(shuffles, keep, dropped);
+  }
+
+  /** Why the recorded location cannot be served, or empty when it can. */
+  private Optional<String> check(CommittedFileRecordP r) {
+    if (r.getPath().isEmpty()) {
+      return r.getChunkCount() == 0 ? Optional.empty() : Optional.of("chunks but no file recorded");
+    }
+    if (r.getDiskIndex() < 0 || r.getDiskIndex() >= disks.size()) {
+      return Optional.of(
+          "its disk " + r.getDiskIndex() + " is no longer configured (faro.worker.dirs)");
+    }
+    Optional<Path> resolved = file(r);
+    if (resolved.isEmpty()) {
+      return Optional.of("its recorded path " + r.getPath() + " lies outside its disk's directory");
+    }
+    Path file = resolved.get();
+    try {
+      if (!Files.isRegularFile(file)) {
+        return Optional.of(file + " is gone");
+      }
+      long size = Files.size(file);
+      if (size != r.getFileLength()) {
+        return Optional.of(
+            file + " has " + size + " bytes, " + r.getFileLength() + " were committed");
+      }
+      ChunkIndex chunks = PartitionFileReader.readIndex(file);
+      if (chunks.chunkCount() != r.getChunkCount() || chunks.dataLength() != r.getDataLength()) {
+        return Optional.of(
+            file
+                + " has "
+                + chunks.chunkCount()
+                + " chunks of "
+                + chunks.dataLength()
+                + " bytes, "
+                + r.getChunkCount()
+                + " of "
+                + r.getDataLength()
+                + " were committed");
+      }
+      return Optional.empty();
+    } catch (IOException | FaroException e) {
+      return Optional.of(e.getMessage());
+    }
+  }
+
+  /**
+   * The recorded file, if any, when it lies inside its disk's directory (never a file elsewhere).
+   */
+  private Optional<Path> file(CommittedFileRecordP r) {
+    if (r.getPath().isEmpty() || r.getDiskIndex() < 0 || r.getDiskIndex() >= disks.size()) {
+      return Optional.empty();
+    }
+    Path root = disks.get(r.getDiskIndex()).root().toAbsolutePath().normalize();
+    Path file = root.resolve(r.getPath()).normalize();
+    return file.startsWith(root) && !file.equals(root) ? Optional.of(file) : Optional.empty();
+  }
+
+  private static void deleteQuietly(Path file) {
+    try {
+      Files.deleteIfExists(file);
+    } catch (IOException e) {
+      LOG.warn("Cannot delete {}: {}", file, e.toString());
+    }
+  }
+}

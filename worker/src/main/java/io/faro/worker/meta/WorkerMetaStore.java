@@ -1,0 +1,334 @@
+package io.faro.worker.meta;
+
+import static java.util.Objects.requireNonNull;
+
+import com.google.protobuf.InvalidProtocolBufferException;
+import io.faro.common.id.AppId;
+import io.faro.common.id.PartitionKey;
+import io.faro.common.id.ShuffleId;
+import io.faro.proto.CommittedFileRecordP;
+import io.faro.proto.ShuffleRecordP;
+import io.faro.proto.WorkerMetaVersionP;
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import org.rocksdb.Options;
+import org.rocksdb.RocksDB;
+import org.rocksdb.RocksDBException;
+import org.rocksdb.RocksIterator;
+import org.rocksdb.WriteBatch;
+import org.rocksdb.WriteOptions;
+
+/**
+ * What this worker holds, kept across restarts in a RocksDB database: for every shuffle with
+ * committed partitions, its owner token, and for each committed partition location its file (disk,
+ * path, lengths, chunk count, format version). Written when a commit completes, before the commit
+ * is answered, with a synced write; read at start, when the worker checks each listed file and
+ * serves the good ones again; a shuffle's records go when the shuffle expires.
+ *
+ * <p>Layout, version {@value #VERSION}: key {@code "v"} holds a {@link WorkerMetaVersionP}; key
+ * {@code "s" app 0x00 shuffle(4 bytes)} a {@link ShuffleRecordP}; key {@code "p" app 0x00
+ * shuffle(4) partition(4) epoch(4)} a {@link CommittedFileRecordP}. Integers are big-endian, so a
+ * shuffle's partitions sort together after its shuffle record. App ids hold no control characters
+ * (see {@code IdRules}), so 0x00 ends one.
+ *
+ * <p>Thread-safe: RocksDB is; {@link #close} waits for the calls in progress, and later calls fail
+ * with an IOException (a native handle used after close would take the process down).
+ */
+public final class WorkerMetaStore implements AutoCloseable {
+  /** The layout version this code writes and reads. */
+  public static final int VERSION = 1;
+
+  private static final byte[] VERSION_KEY = {'v'};
+  private static final byte SHUFFLE = 's';
+  private static final byte PARTITION = 'p';
+
+  static {
+    RocksDB.loadLibrary();
+  }
+
+  /** The store was written by a newer Faro: this one must not read it, nor drop it. */
+  public static final class NewerVersionException extends IOException {
+    NewerVersionException(String message) {
+      super(message);
+    }
+  }
+
+  /** A shuffle as the store lists it: its owner token and its committed partitions. */
+  public record StoredShuffle(
+      ShuffleId shuffle, long ownerToken, Map<PartitionKey, CommittedFileRecordP> partitions) {}
+
+  private final Path dir;
+  private final Options options;
+  private final RocksDB db;
+  private final WriteOptions synced;
+  private final java.util.concurrent.locks.ReentrantReadWriteLock lock =
+      new java.util.concurrent.locks.ReentrantReadWriteLock();
+  private boolean closed;
+
+  private WorkerMetaStore(Path dir, Options options, RocksDB db) {
+    this.dir = dir;
+    this.options = options;
+    this.db = db;
+    this.synced = new WriteOptions().setSync(true);
+  }
+
+  /**
+   * Opens (or creates) the store in {@code dir} for worker {@code workerId}.
+   *
+   * @throws NewerVersionException when it was written by a newer Faro (its version is above {@link
+   *     #VERSION}: this worker would misread it, so it refuses to start rather than drop what it
+   *     cannot read)
+   * @throws IOException when it cannot be opened (corrupt, unreadable)
+   */
+  public static WorkerMetaStore open(Path dir, String workerId) throws IOException {
+    requireNonNull(dir, "dir is null");
+    Files.createDirectories(dir);
+    Options options = new Options().setCreateIfMissing(true);
+    RocksDB db;
+    try {
+      db = RocksDB.open(options, dir.toString());
+    } catch (RocksDBException e) {
+      options.close();
+      throw new IOException("cannot open the worker's metadata store in " + dir + ": " + e, e);
+    }
+    WorkerMetaStore store = new WorkerMetaStore(dir, options, db);
+    try {
+      store.checkVersion(workerId);
+    } catch (IOException | RuntimeException e) {
+      store.close();
+      throw e;
+    }
+    return store;
+  }
+
+  private void checkVersion(String workerId) throws IOException {
+    try {
+      byte[] stored = db.get(VERSION_KEY);
+      if (stored == null) {
+        db.put(
+            synced,
+            VERSION_KEY,
+            WorkerMetaVersionP.newBuilder()
+                .setVersion(VERSION)
+                .setWorkerId(workerId)
+                .build()
+                .toByteArray());
+        return;
+      }
+      int version = WorkerMetaVersionP.parseFrom(stored).getVersion();
+      if (version > VERSION) {
+        throw new NewerVersionException(
+            "the worker's metadata store in "
+                + dir
+                + " has version "
+                + version
+                + ", newer than this Faro reads ("
+                + VERSION
+                + "): it was written by a newer Faro. Start that version again, or move the"
+                + " directory away to start this worker empty (its shuffle files are then deleted)");
+      }
+    } catch (RocksDBException | InvalidProtocolBufferException e) {
+      throw new IOException(
+          "cannot read the version of the metadata store in " + dir + ": " + e, e);
+    }
+  }
+
+  /**
+   * Records that {@code shuffle} (reserved with {@code ownerToken}) committed {@code partitions},
+   * in one synced write.
+   */
+  public void committed(
+      ShuffleId shuffle,
+      long ownerToken,
+      long committedAtMs,
+      Map<PartitionKey, CommittedFileRecordP> partitions)
+      throws IOException {
+    lock.readLock().lock();
+    try (WriteBatch batch = new WriteBatch()) {
+      checkOpen();
+      batch.put(
+          shuffleKey(shuffle),
+          ShuffleRecordP.newBuilder()
+              .setOwnerToken(ownerToken)
+              .setCommittedAtMs(committedAtMs)
+              .build()
+              .toByteArray());
+      for (Map.Entry<PartitionKey, CommittedFileRecordP> e : partitions.entrySet()) {
+        batch.put(partitionKey(e.getKey()), e.getValue().toByteArray());
+      }
+      db.write(synced, batch);
+    } catch (RocksDBException e) {
+      throw new IOException("cannot record the commit of shuffle " + shuffle + " in " + dir, e);
+    } finally {
+      lock.readLock().unlock();
+    }
+  }
+
+  /** Forgets {@code shuffle} and its partitions. */
+  public void forget(ShuffleId shuffle) throws IOException {
+    byte[] from = shuffleKey(shuffle);
+    byte[] to = prefixEnd(partitionPrefix(shuffle));
+    lock.readLock().lock();
+    try (WriteBatch batch = new WriteBatch()) {
+      checkOpen();
+      batch.delete(from);
+      batch.deleteRange(partitionPrefix(shuffle), to);
+      db.write(synced, batch);
+    } catch (RocksDBException e) {
+      throw new IOException("cannot forget shuffle " + shuffle + " in " + dir, e);
+    } finally {
+      lock.readLock().unlock();
+    }
+  }
+
+  /** Forgets one partition location of a shuffle (its file failed the check at start). */
+  public void forget(PartitionKey key) throws IOException {
+    lock.readLock().lock();
+    try {
+      checkOpen();
+      db.delete(synced, partitionKey(key));
+    } catch (RocksDBException e) {
+      throw new IOException("cannot forget partition " + key + " in " + dir, e);
+    } finally {
+      lock.readLock().unlock();
+    }
+  }
+
+  /**
+   * Every shuffle the store lists, with its partitions, in key order.
+   *
+   * @throws IOException when a record cannot be read (the store is corrupt)
+   */
+  public List<StoredShuffle> shuffles() throws IOException {
+    Map<ShuffleId, Long> tokens = new LinkedHashMap<>();
+    Map<ShuffleId, Map<PartitionKey, CommittedFileRecordP>> partitions = new LinkedHashMap<>();
+    lock.readLock().lock();
+    checkOpenUnlocking();
+    try (RocksIterator it = db.newIterator()) {
+      for (it.seekToFirst(); it.isValid(); it.next()) {
+        byte[] key = it.key();
+        if (key.length == 0 || key[0] == 'v') {
+          continue;
+        }
+        ByteBuffer k = ByteBuffer.wrap(key, 1, key.length - 1);
+        AppId app = readApp(k);
+        ShuffleId shuffle = new ShuffleId(app, k.getInt());
+        if (key[0] == SHUFFLE) {
+          tokens.put(shuffle, ShuffleRecordP.parseFrom(it.value()).getOwnerToken());
+          partitions.computeIfAbsent(shuffle, s -> new LinkedHashMap<>());
+        } else if (key[0] == PARTITION) {
+          PartitionKey p = new PartitionKey(shuffle, k.getInt(), k.getInt());
+          partitions
+              .computeIfAbsent(shuffle, s -> new LinkedHashMap<>())
+              .put(p, CommittedFileRecordP.parseFrom(it.value()));
+        } else {
+          throw new IOException("unknown record kind " + key[0] + " in the store in " + dir);
+        }
+      }
+      it.status();
+    } catch (RocksDBException | RuntimeException | InvalidProtocolBufferException e) {
+      throw new IOException("cannot read the metadata store in " + dir + ": " + e, e);
+    } finally {
+      lock.readLock().unlock();
+    }
+    List<StoredShuffle> result = new ArrayList<>();
+    partitions.forEach(
+        (shuffle, parts) ->
+            result.add(new StoredShuffle(shuffle, tokens.getOrDefault(shuffle, 0L), parts)));
+    return result;
+  }
+
+  public Path dir() {
+    return dir;
+  }
+
+  @Override
+  public void close() {
+    lock.writeLock().lock();
+    try {
+      if (closed) {
+        return;
+      }
+      closed = true;
+      synced.close();
+      db.close();
+      options.close();
+    } finally {
+      lock.writeLock().unlock();
+    }
+  }
+
+  // Under the read lock.
+  private void checkOpen() throws IOException {
+    if (closed) {
+      throw new IOException("the metadata store in " + dir + " is closed");
+    }
+  }
+
+  // Under the read lock, which it releases when it throws.
+  private void checkOpenUnlocking() throws IOException {
+    if (closed) {
+      lock.readLock().unlock();
+      throw new IOException("the metadata store in " + dir + " is closed");
+    }
+  }
+
+  private static byte[] shuffleKey(ShuffleId shuffle) {
+    byte[] app = shuffle.app().value().getBytes(StandardCharsets.UTF_8);
+    return ByteBuffer.allocate(1 + app.length + 1 + 4)
+        .put(SHUFFLE)
+        .put(app)
+        .put((byte) 0)
+        .putInt(shuffle.shuffle())
+        .array();
+  }
+
+  private static byte[] partitionPrefix(ShuffleId shuffle) {
+    byte[] app = shuffle.app().value().getBytes(StandardCharsets.UTF_8);
+    return ByteBuffer.allocate(1 + app.length + 1 + 4)
+        .put(PARTITION)
+        .put(app)
+        .put((byte) 0)
+        .putInt(shuffle.shuffle())
+        .array();
+  }
+
+  private static byte[] partitionKey(PartitionKey key) {
+    byte[] prefix = partitionPrefix(key.shuffle());
+    return ByteBuffer.allocate(prefix.length + 8)
+        .put(prefix)
+        .putInt(key.partition())
+        .putInt(key.epoch())
+        .array();
+  }
+
+  /** The smallest key after every key that starts with {@code prefix}. */
+  private static byte[] prefixEnd(byte[] prefix) {
+    byte[] end = prefix.clone();
+    for (int i = end.length - 1; i >= 0; i--) {
+      if (end[i] != (byte) 0xff) {
+        end[i]++;
+        return java.util.Arrays.copyOf(end, i + 1);
+      }
+    }
+    throw new IllegalArgumentException("no key follows a prefix of 0xff bytes");
+  }
+
+  private static AppId readApp(ByteBuffer k) {
+    int start = k.position();
+    int end = start;
+    while (k.get(end) != 0) {
+      end++;
+    }
+    String app = new String(k.array(), start, end - start, StandardCharsets.UTF_8);
+    k.position(end + 1);
+    return new AppId(app);
+  }
+}

@@ -1,0 +1,26 @@
+package io.faro.worker.partition;
+
+import io.faro.common.id.ShuffleId;
+import java.io.IOException;
+
+/**
+ * Where a {@link PartitionStore} records its commits so that they outlive the process (the worker's
+ * metadata store), and forgets them when a shuffle expires.
+ */
+public interface CommitLog {
+  /** Records nothing: a restarted worker serves nothing of an earlier run. */
+  CommitLog NONE =
+      new CommitLog() {
+        @Override
+        public void committed(ShuffleId shuffle, long ownerToken, ShuffleCommit commit) {}
+
+        @Override
+        public void forgotten(ShuffleId shuffle) {}
+      };
+
+  /** {@code shuffle}, reserved with {@code ownerToken}, committed {@code commit}; durably. */
+  void committed(ShuffleId shuffle, long ownerToken, ShuffleCommit commit) throws IOException;
+
+  /** {@code shuffle} expired: its files are being deleted. */
+  void forgotten(ShuffleId shuffle) throws IOException;
+}
