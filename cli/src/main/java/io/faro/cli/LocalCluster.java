@@ -269,8 +269,9 @@ public final class LocalCluster implements AutoCloseable {
 
   /**
    * Starts member {@code name} again with the same command line, storage and ports (stopping it
-   * first with SIGTERM if it still runs), waits until it is up and rewrites cluster.json. Returns
-   * the new member. For rolling restarts and for restarting a killed process.
+   * first with SIGTERM if it still runs), waits until it is up and rewrites cluster.json. A worker
+   * keeps its id and ports, so it serves again what it committed. Returns the new member. For
+   * rolling restarts and for restarting a killed process.
    */
   public synchronized Member restart(String name) throws IOException {
     int index = -1;
@@ -286,15 +287,18 @@ public final class LocalCluster implements AutoCloseable {
     Member old = members.get(index);
     ProcessLauncher.stop(old.process().toHandle());
     Files.deleteIfExists(old.portFile());
+    // The same identity: ports it was given as 0 (free ones) are now the ones it got, so that
+    // clients, cluster.json and a worker's id (host:rpc port) still name it.
+    List<String> command = ProcessLauncher.onSamePorts(old.command(), old.role(), old.ports());
     Member fresh =
         new Member(
             old.name(),
             old.role(),
-            ProcessLauncher.start(old.command(), old.log()),
+            ProcessLauncher.start(command, old.log()),
             old.portFile(),
             old.log(),
             "",
-            old.command());
+            command);
     members.set(index, fresh);
     fresh = fresh.started(ProcessLauncher.awaitPortFile(fresh));
     members.set(index, fresh);

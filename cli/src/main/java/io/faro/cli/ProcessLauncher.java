@@ -1,5 +1,6 @@
 package io.faro.cli;
 
+import io.faro.common.json.Json;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -7,6 +8,7 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.TimeUnit;
 
@@ -70,6 +72,40 @@ final class ProcessLauncher {
     }
     return new LocalCluster.Member(
         name, role, start(command, log), portFile, log, "", List.copyOf(command));
+  }
+
+  /** Settings of each role whose 0 (a free port) a restart replaces with the port it got. */
+  private static final Map<String, Map<String, String>> PORT_KEYS =
+      Map.of(
+          "worker",
+          Map.of(
+              "faro.worker.rpc.port", "rpcPort",
+              "faro.worker.push.port", "pushPort",
+              "faro.worker.fetch.port", "fetchPort"),
+          "master",
+          Map.of(
+              "faro.master.port", "rpcPort",
+              "faro.master.raft.port", "raftPort",
+              "faro.master.http.port", "httpPort"));
+
+  /**
+   * {@code command} with each {@code --set KEY=0} port setting of {@code role} replaced by the port
+   * {@code ports} (the member's port file) reports for it.
+   */
+  static List<String> onSamePorts(List<String> command, String role, String ports) {
+    Map<String, String> keys = PORT_KEYS.getOrDefault(role, Map.of());
+    List<String> result = new ArrayList<>(command.size());
+    for (String arg : command) {
+      int eq = arg.indexOf('=');
+      String field = eq < 0 ? null : keys.get(arg.substring(0, eq));
+      long port = field == null ? -1 : Json.number(ports, field);
+      if (field != null && arg.substring(eq + 1).equals("0") && port > 0) {
+        result.add(arg.substring(0, eq + 1) + port);
+      } else {
+        result.add(arg);
+      }
+    }
+    return result;
   }
 
   static Process start(List<String> command, Path log) throws IOException {
