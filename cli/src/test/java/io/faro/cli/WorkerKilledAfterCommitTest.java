@@ -19,13 +19,17 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.HashMap;
 import java.util.Map;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
  * Real processes: a worker killed with SIGKILL after a shuffle committed, then started again on the
- * same disks and ports, serves the committed data again: every record is read back, once.
+ * same disks and ports, serves the committed data again: readers that started while it was down
+ * wait for it (faro.client.fetch.restart.wait), and every record is read back, once.
  */
 class WorkerKilledAfterCommitTest {
   private static final int MAPS = 3;
@@ -74,6 +78,13 @@ class WorkerKilledAfterCommitTest {
         String portsBefore = worker.ports();
         worker.process().destroyForcibly();
         assertThat(worker.process().waitFor(10, TimeUnit.SECONDS)).isTrue();
+
+        // Reducers start while the worker is down: they find its port closed, and wait.
+        ExecutorService readers = Executors.newSingleThreadExecutor();
+        Future<Map<String, Integer>> read =
+            readers.submit(() -> readAll(client, lifecycle, shuffle));
+        Thread.sleep(1000);
+        assertThat(read).as("readers wait for the worker").isNotDone();
         LocalCluster.Member again = cluster.restart("worker-0");
         for (String port : new String[] {"rpcPort", "pushPort", "fetchPort"}) {
           assertThat(Json.number(again.ports(), port))
@@ -83,24 +94,33 @@ class WorkerKilledAfterCommitTest {
         assertThat(Files.readString(dir.resolve("cluster").resolve(LocalCluster.CLUSTER_FILE)))
             .contains("\"pid\": " + again.pid());
 
-        // Every record, once: read through the same file groups as before the kill.
-        Map<String, Integer> seen = new HashMap<>();
-        for (int p = 0; p < PARTITIONS; p++) {
-          try (PartitionReader reader =
-              client.newReader(lifecycle.endpoint(), shuffle, MAPS, p, p + 1, 0, MAPS)) {
-            for (Batch b; (b = reader.next()) != null; ) {
-              String text = new String(b.data(), 0, b.length(), StandardCharsets.UTF_8);
-              for (String record : text.split(";")) {
-                if (!record.isEmpty()) {
-                  seen.merge(record, 1, Integer::sum);
-                }
-              }
+        // Every record, once.
+        Map<String, Integer> seen = read.get(60, TimeUnit.SECONDS);
+        readers.shutdown();
+        assertThat(seen).hasSize(MAPS * RECORDS);
+        assertThat(seen.values()).allMatch(n -> n == 1);
+        // And again, from the worker as it runs now.
+        assertThat(readAll(client, lifecycle, shuffle)).isEqualTo(seen);
+      }
+    }
+  }
+
+  private static Map<String, Integer> readAll(
+      ShuffleClient client, LifecycleManager lifecycle, ShuffleId shuffle) {
+    Map<String, Integer> seen = new HashMap<>();
+    for (int p = 0; p < PARTITIONS; p++) {
+      try (PartitionReader reader =
+          client.newReader(lifecycle.endpoint(), shuffle, MAPS, p, p + 1, 0, MAPS)) {
+        for (Batch b; (b = reader.next()) != null; ) {
+          String text = new String(b.data(), 0, b.length(), StandardCharsets.UTF_8);
+          for (String record : text.split(";")) {
+            if (!record.isEmpty()) {
+              seen.merge(record, 1, Integer::sum);
             }
           }
         }
-        assertThat(seen).hasSize(MAPS * RECORDS);
-        assertThat(seen.values()).allMatch(n -> n == 1);
       }
     }
+    return seen;
   }
 }

@@ -128,6 +128,15 @@ public final class ClientOptions {
           "1s",
           Duration.ofMillis(1),
           "Wait before asking the same copy again for a chunk; doubles with each retry.");
+  public static final ConfigOption<Duration> FETCH_RESTART_WAIT =
+      durationOption(
+          "faro.client.fetch.restart.wait",
+          "30s",
+          Duration.ZERO,
+          "How long a reducer keeps asking for a chunk whose only remaining copy is on a worker "
+              + "that refuses connections, before it declares the data lost: a restarted worker "
+              + "serves what it had committed again, so waiting for it saves a stage re-run. "
+              + "0 gives up as soon as faro.client.fetch.retries are spent.");
 
   public static final List<ConfigOption<?>> ALL =
       List.of(
@@ -145,7 +154,8 @@ public final class ClientOptions {
           REPLICATE,
           REVIVE_MAX_ATTEMPTS,
           FETCH_RETRIES,
-          FETCH_RETRY_WAIT);
+          FETCH_RETRY_WAIT,
+          FETCH_RESTART_WAIT);
 
   private ClientOptions() {}
 
@@ -169,7 +179,8 @@ public final class ClientOptions {
       boolean replicate,
       int reviveMaxAttempts,
       int fetchRetries,
-      Duration fetchRetryWait) {
+      Duration fetchRetryWait,
+      Duration fetchRestartWait) {
 
     public static Settings from(FaroConf conf) {
       return new Settings(
@@ -191,7 +202,8 @@ public final class ClientOptions {
           conf.get(REPLICATE),
           conf.get(REVIVE_MAX_ATTEMPTS),
           conf.get(FETCH_RETRIES),
-          conf.get(FETCH_RETRY_WAIT));
+          conf.get(FETCH_RETRY_WAIT),
+          conf.get(FETCH_RESTART_WAIT));
     }
   }
 }

@@ -113,6 +113,9 @@ public final class PartitionReader implements AutoCloseable {
   // Busy answers in a row for busyChunk (a worker whose read buffers are all in use).
   private ChunkRef busyChunk;
   private int busyAnswers;
+  // The chunk whose only remaining copy refused connections, and since when.
+  private ChunkRef refusedChunk;
+  private long refusedSinceNanos;
   private long bytesRead;
   private long chunksRead;
   private long waitNanos;
@@ -252,9 +255,15 @@ public final class PartitionReader implements AutoCloseable {
       return;
     }
     int perCopy = settings.fetchRetries() + 1;
+    boolean lastCopy = copiesGivenUp + 1 >= group.copies.size();
+    if (unreachable(error) && lastCopy && waitForRestart(failed, error)) {
+      nextGroup = epochGroups.indexOf(group);
+      nextChunk = failed.chunkIndex();
+      return;
+    }
     // Nothing listens where the copy is (its worker died): asking it again only wastes the
     // backoff, when the epoch has another copy to go to.
-    boolean unreachable = unreachable(error) && copiesGivenUp + 1 < group.copies.size();
+    boolean unreachable = unreachable(error) && !lastCopy;
     boolean switchCopy = unreachable || ++failuresOnCopy >= perCopy;
     if (switchCopy) {
       if (++copiesGivenUp >= group.copies.size()) {
@@ -291,6 +300,39 @@ public final class PartitionReader implements AutoCloseable {
       failuresOnCopy = 0;
       copiesGivenUp = 0;
     }
+  }
+
+  /**
+   * The only copy left refuses connections: its worker is down, and may be restarting (a restarted
+   * worker serves what it committed again). Waits a little and returns true to ask it again, until
+   * faro.client.fetch.restart.wait has passed since the first refusal for this chunk; then false,
+   * and the failure counts as any other.
+   */
+  private boolean waitForRestart(ChunkRef chunk, FaroException error) {
+    long now = System.nanoTime();
+    boolean same =
+        refusedChunk != null
+            && refusedChunk.group() == chunk.group()
+            && refusedChunk.chunkIndex() == chunk.chunkIndex()
+            && refusedChunk.file() == chunk.file();
+    if (!same) {
+      refusedChunk = chunk;
+      refusedSinceNanos = now;
+    }
+    long waited = now - refusedSinceNanos;
+    if (waited >= settings.fetchRestartWait().toNanos()) {
+      return false;
+    }
+    if (!same) {
+      LOG.warn(
+          "{}: its worker refuses connections ({}); waiting up to {} s for it to come back ({})",
+          chunk.describe(shuffle),
+          error.getMessage(),
+          settings.fetchRestartWait().toSeconds(),
+          ClientOptions.FETCH_RESTART_WAIT.key());
+    }
+    sleep(Math.min(1000, Math.max(1, settings.fetchRetryWait().toMillis())));
+    return true;
   }
 
   /** Busy answers for {@code chunk} in a row, counting this one. */
