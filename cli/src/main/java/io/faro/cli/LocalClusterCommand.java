@@ -20,7 +20,7 @@ import picocli.CommandLine.Spec;
       "spark.* settings a job needs). Stops them on Ctrl-C, or with `local-cluster stop`.",
       "A new cluster starts empty: what a stopped one left in <work-dir> is removed first."
     },
-    subcommands = LocalClusterCommand.Stop.class)
+    subcommands = {LocalClusterCommand.Stop.class, LocalClusterCommand.Restart.class})
 final class LocalClusterCommand implements Callable<Integer> {
   @Option(
       names = "--workers",
@@ -206,6 +206,62 @@ final class LocalClusterCommand implements Callable<Integer> {
       }
       int n = LocalCluster.stop(workDir);
       System.out.println("Stopped " + n + " Faro process(es) of " + workDir.toAbsolutePath());
+      return 0;
+    }
+  }
+
+  /** {@code faro local-cluster restart --work-dir DIR --member NAME [--kill]}. */
+  @Command(
+      name = "restart",
+      mixinStandardHelpOptions = true,
+      description = {
+        "Restarts one member of the local cluster described by <work-dir>/cluster.json",
+        "(e.g. worker-1): stops it (SIGTERM; SIGKILL with --kill), starts it again with the",
+        "same id, ports and directories, and returns once it serves. A worker serves again",
+        "the shuffle data it had committed."
+      })
+  static final class Restart implements Callable<Integer> {
+    @Option(
+        names = "--work-dir",
+        required = true,
+        description = "The work directory of the cluster.")
+    Path workDir;
+
+    @Option(
+        names = "--member",
+        required = true,
+        description =
+            "The member to restart, named as in cluster.json (master, master-2, worker-0).")
+    String member;
+
+    @Option(names = "--kill", description = "Stop it with SIGKILL, as a crash would.")
+    boolean kill;
+
+    @Spec CommandSpec spec;
+
+    @Override
+    public Integer call() throws Exception {
+      String badWorkDir = whyNotAWorkDir(workDir);
+      if (badWorkDir != null) {
+        spec.commandLine().getErr().println("faro local-cluster restart: " + badWorkDir);
+        spec.commandLine().getErr().flush();
+        return 2;
+      }
+      long start = System.nanoTime();
+      long pid;
+      try {
+        pid = LocalCluster.restart(workDir, member, kill);
+      } catch (IllegalArgumentException | IllegalStateException e) {
+        spec.commandLine().getErr().println("faro local-cluster restart: " + e.getMessage());
+        spec.commandLine().getErr().flush();
+        return 1;
+      }
+      System.out.printf(
+          "Restarted %s of %s (pid %d) in %d ms%n",
+          member,
+          workDir.toAbsolutePath(),
+          pid,
+          java.util.concurrent.TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start));
       return 0;
     }
   }

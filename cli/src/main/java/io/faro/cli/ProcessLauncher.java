@@ -20,6 +20,13 @@ import java.util.concurrent.TimeUnit;
  */
 final class ProcessLauncher {
   static final String MAIN_CLASS = FaroCli.class.getName();
+
+  /** In each member's directory: its command line, one argument per line. */
+  static final String COMMAND_FILE = "command";
+
+  /** In each member's directory: the port file it writes once it serves. */
+  static final String PORT_FILE = "ports.json";
+
   private static final String PROCESS_MARKER = "faro.launcher=local-cluster";
   private static final Duration START_TIMEOUT = Duration.ofSeconds(90);
   private static final Duration STOP_TIMEOUT = Duration.ofSeconds(20);
@@ -29,7 +36,7 @@ final class ProcessLauncher {
   static LocalCluster.Member launch(
       Path dir, String name, String role, Path confFile, List<String> settings) throws IOException {
     Path home = Files.createDirectories(dir.resolve(name));
-    Path portFile = home.resolve("ports.json");
+    Path portFile = home.resolve(PORT_FILE);
     Files.deleteIfExists(portFile);
     Path log = home.resolve(role + ".log");
     List<String> command = new ArrayList<>();
@@ -70,6 +77,9 @@ final class ProcessLauncher {
       command.add("--set");
       command.add(s);
     }
+    // Kept beside the member's log, so that `local-cluster restart` (another process) can start
+    // it again as it was.
+    Files.write(home.resolve(COMMAND_FILE), command);
     return new LocalCluster.Member(
         name, role, start(command, log), portFile, log, "", List.copyOf(command));
   }
