@@ -215,10 +215,10 @@ final class LocalClusterCommand implements Callable<Integer> {
       name = "restart",
       mixinStandardHelpOptions = true,
       description = {
-        "Restarts one member of the local cluster described by <work-dir>/cluster.json",
-        "(e.g. worker-1): stops it (SIGTERM; SIGKILL with --kill), starts it again with the",
-        "same id, ports and directories, and returns once it serves. A worker serves again",
-        "the shuffle data it had committed."
+        "Restarts one member of the local cluster in <work-dir> (named as in",
+        "cluster.json, e.g. worker-1): stops it (SIGTERM; SIGKILL with --kill), starts",
+        "it again with the same id, ports and directories, and returns once it serves.",
+        "A restarted worker serves again the shuffle data it had committed."
       })
   static final class Restart implements Callable<Integer> {
     @Option(
