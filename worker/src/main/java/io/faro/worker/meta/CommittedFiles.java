@@ -13,6 +13,7 @@ import io.faro.worker.partition.ShuffleCommit;
 import io.faro.worker.storage.ChunkIndex;
 import io.faro.worker.storage.Disk;
 import io.faro.worker.storage.Disks;
+import io.faro.worker.storage.FileLayout;
 import io.faro.worker.storage.PartitionFileFormat;
 import io.faro.worker.storage.PartitionFileReader;
 import java.io.IOException;
@@ -140,6 +141,40 @@ public final class CommittedFiles implements CommitLog {
       shuffles.add(new RecoveredShuffle(stored.shuffle(), stored.ownerToken(), good));
     }
     return new Recovery(shuffles, keep, dropped);
+  }
+
+  /**
+   * Records, as committed, every partition file an earlier run left whose trailer and index are
+   * whole (a file gets them only when its shuffle commits): for a store that was lost, or one that
+   * never existed (a worker upgraded from a Faro without it). Files without them (data of a shuffle
+   * that never committed here) are left out, and deleted with the other leftovers. Their owner is
+   * unknown (any lifecycle manager's commit is answered); the masters expire the shuffles they no
+   * longer know. Returns how many locations it recorded.
+   */
+  public int rebuild() throws IOException {
+    Map<ShuffleId, List<PartitionCommit.Committed>> found = new LinkedHashMap<>();
+    for (Disk disk : disks.all()) {
+      for (Path file : disk.leftoverFiles()) {
+        Optional<PartitionKey> key = FileLayout.parse(disk.root(), file);
+        if (key.isEmpty()) {
+          continue;
+        }
+        try {
+          ChunkIndex chunks = PartitionFileReader.readIndex(file);
+          found
+              .computeIfAbsent(key.get().shuffle(), s -> new ArrayList<>())
+              .add(new PartitionCommit.Committed(key.get(), Optional.of(file), chunks));
+        } catch (FaroException e) {
+          // No whole trailer: never committed.
+        }
+      }
+    }
+    int recorded = 0;
+    for (Map.Entry<ShuffleId, List<PartitionCommit.Committed>> e : found.entrySet()) {
+      committed(e.getKey(), 0, new ShuffleCommit(e.getValue(), List.of()));
+      recorded += e.getValue().size();
+    }
+    return recorded;
   }
 
   /** Why the recorded location cannot be served, or empty when it can. */

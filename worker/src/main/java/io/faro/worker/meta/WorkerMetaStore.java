@@ -71,6 +71,7 @@ public final class WorkerMetaStore implements AutoCloseable {
   private final java.util.concurrent.locks.ReentrantReadWriteLock lock =
       new java.util.concurrent.locks.ReentrantReadWriteLock();
   private boolean closed;
+  private boolean createdNow;
 
   private WorkerMetaStore(Path dir, Options options, RocksDB db) {
     this.dir = dir;
@@ -112,6 +113,7 @@ public final class WorkerMetaStore implements AutoCloseable {
     try {
       byte[] stored = db.get(VERSION_KEY);
       if (stored == null) {
+        createdNow = true;
         db.put(
             synced,
             VERSION_KEY,
@@ -247,6 +249,11 @@ public final class WorkerMetaStore implements AutoCloseable {
 
   public Path dir() {
     return dir;
+  }
+
+  /** Whether this open created the store (no earlier run of this worker wrote one here). */
+  public boolean createdNow() {
+    return createdNow;
   }
 
   @Override

@@ -181,23 +181,10 @@ public final class WorkerServer implements AutoCloseable {
     CommittedFiles.Recovery empty = new CommittedFiles.Recovery(List.of(), Set.of(), List.of());
     try {
       meta = WorkerMetaStore.open(dir, idHint);
-      CommittedFiles.Recovery found = new CommittedFiles(meta, disks, Clock.systemUTC()).recover();
-      LOG.info(
-          "Metadata store {}: serving again {} committed partition locations of {} shuffles",
-          dir,
-          found.partitions(),
-          found.shuffles().size());
-      if (!found.dropped().isEmpty()) {
-        LOG.warn(
-            "{} committed partition locations failed their check at start and are not served "
-                + "(their files are deleted; their reducers re-run the map stage if they need "
-                + "them): {}",
-            found.dropped().size(),
-            found.dropped().size() > 20
-                ? found.dropped().subList(0, 20) + " ..."
-                : found.dropped());
+      if (meta.createdNow()) {
+        rebuild("is new");
       }
-      return found;
+      return recover();
     } catch (WorkerMetaStore.NewerVersionException e) {
       throw new FaroException(ErrorCode.STORAGE_FAILED, e.getMessage(), e);
     } catch (IOException e) {
@@ -208,23 +195,59 @@ public final class WorkerServer implements AutoCloseable {
       try {
         Files.move(dir, aside);
         meta = WorkerMetaStore.open(dir, idHint);
-        LOG.warn(
-            "The metadata store in {} cannot be read ({}): moved to {}; this worker starts empty and"
-                + " deletes the partition files of its earlier run",
-            dir,
-            e.getMessage(),
-            aside);
+        rebuild("could not be read (" + e.getMessage() + ") and was moved to " + aside);
+        return recover();
       } catch (IOException | RuntimeException again) {
+        closeQuietly(meta);
         meta = null;
         LOG.error(
-            "The metadata store in {} cannot be read ({}) nor replaced ({}): this worker runs"
-                + " without one, and a restart will not serve what it commits",
+            "The metadata store in {} cannot be read ({}) nor replaced ({}): this worker starts"
+                + " empty, deletes the partition files of its earlier run, and runs without a"
+                + " store (a restart will not serve what it commits)",
             dir,
             e.getMessage(),
             again.toString());
+        return empty;
       }
-      return empty;
     }
+  }
+
+  /** Records, in a store that has no records, the committed files an earlier run left. */
+  private void rebuild(String why) throws IOException {
+    int found = new CommittedFiles(meta, disks, Clock.systemUTC()).rebuild();
+    if (found > 0) {
+      LOG.warn(
+          "The metadata store in {} {}: rebuilt it from the trailers of {} committed partition"
+              + " files an earlier run left (their owners are unknown; the masters expire the"
+              + " shuffles they no longer know)",
+          meta.dir(),
+          why,
+          found);
+    } else if (!why.equals("is new")) {
+      LOG.warn(
+          "The metadata store in {} {}: no committed partition file was found to rebuild it"
+              + " from; this worker starts empty",
+          meta.dir(),
+          why);
+    }
+  }
+
+  private CommittedFiles.Recovery recover() throws IOException {
+    CommittedFiles.Recovery found = new CommittedFiles(meta, disks, Clock.systemUTC()).recover();
+    LOG.info(
+        "Metadata store {}: serving again {} committed partition locations of {} shuffles",
+        meta.dir(),
+        found.partitions(),
+        found.shuffles().size());
+    if (!found.dropped().isEmpty()) {
+      LOG.warn(
+          "{} committed partition locations failed their check at start and are not served "
+              + "(their files are deleted; their reducers re-run the map stage if they need "
+              + "them): {}",
+          found.dropped().size(),
+          found.dropped().size() > 20 ? found.dropped().subList(0, 20) + " ..." : found.dropped());
+    }
+    return found;
   }
 
   /**

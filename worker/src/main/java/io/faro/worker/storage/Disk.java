@@ -99,6 +99,11 @@ public final class Disk {
     leftovers = List.copyOf(files);
   }
 
+  /** Partition files of an earlier run found at open and not deleted yet. */
+  public List<Path> leftoverFiles() {
+    return leftovers;
+  }
+
   List<Path> takeLeftovers() {
     List<Path> files = leftovers;
     leftovers = List.of();

@@ -29,6 +29,36 @@ public final class FileLayout {
         .resolve(key.partition() + "-" + key.epoch() + ".data");
   }
 
+  private static final Pattern PARTITION_FILE = Pattern.compile("(\\d+)-(\\d+)\\.data");
+
+  /**
+   * The partition location {@code file} (under {@code diskRoot}) is the file of, read back from its
+   * path; empty when the path is not {@code <app>/<shuffle>/<partition>-<epoch>.data}. An app
+   * directory whose name was made safe (see {@link #directoryName}) reads back as that name: its
+   * shuffles are then unknown to the masters, which expire them.
+   */
+  public static java.util.Optional<PartitionKey> parse(Path diskRoot, Path file) {
+    Path relative =
+        diskRoot.toAbsolutePath().normalize().relativize(file.toAbsolutePath().normalize());
+    if (relative.getNameCount() != 3) {
+      return java.util.Optional.empty();
+    }
+    java.util.regex.Matcher m = PARTITION_FILE.matcher(relative.getName(2).toString());
+    try {
+      if (!m.matches()) {
+        return java.util.Optional.empty();
+      }
+      ShuffleId shuffle =
+          new ShuffleId(
+              new AppId(relative.getName(0).toString()),
+              Integer.parseInt(relative.getName(1).toString()));
+      return java.util.Optional.of(
+          new PartitionKey(shuffle, Integer.parseInt(m.group(1)), Integer.parseInt(m.group(2))));
+    } catch (IllegalArgumentException e) {
+      return java.util.Optional.empty(); // not an id Faro writes (or numbers out of range)
+    }
+  }
+
   /** A file-system-safe, collision-free directory name for {@code app}. */
   static String directoryName(AppId app) {
     String value = app.value();

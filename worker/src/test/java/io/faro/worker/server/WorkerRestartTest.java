@@ -168,9 +168,9 @@ class WorkerRestartTest {
   }
 
   @Test
-  void aStoreThatCannotBeReadIsMovedAsideAndTheWorkerStartsEmpty() throws IOException {
+  void aStoreThatCannotBeReadIsMovedAsideAndRebuiltFromTheFilesTrailers() throws IOException {
     try (FakeMaster master = new FakeMaster()) {
-      firstRun(master);
+      List<byte[]> before = firstRun(master);
       Path store = tmp.resolve("d0").resolve(".faro-meta");
       try (Stream<Path> files = Files.list(store)) {
         for (Path f : files.toList()) {
@@ -182,16 +182,49 @@ class WorkerRestartTest {
       try (WorkerServer again = new WorkerServer(conf(master))) {
         again.start();
         try (WorkerClient client = new WorkerClient("again", again.endpoint())) {
-          assertThatThrownBy(() -> client.fetchAll(key(COMMITTED, 0)))
-              .isInstanceOf(FaroException.class);
+          // The committed files carry their own trailers and indexes: served again.
+          assertThat(client.fetchAll(key(COMMITTED, 0))).isEqualTo(before.get(0));
+          assertThat(client.fetchAll(key(COMMITTED, 1))).isEqualTo(before.get(1));
+          // The open shuffle's file has no trailer: never committed, deleted.
+          assertThatThrownBy(() -> client.fetchAll(key(OPEN, 0))).isInstanceOf(FaroException.class);
+          Eventually.await(
+              "the uncommitted file to be deleted", () -> !Files.exists(file(0, key(OPEN, 0))));
         }
         try (Stream<Path> siblings = Files.list(tmp.resolve("d0"))) {
           assertThat(siblings.map(p -> p.getFileName().toString()))
               .anyMatch(n -> n.startsWith(".faro-meta.unreadable-"));
         }
-        Eventually.await(
-            "the files nobody can vouch for to be deleted",
-            () -> !Files.exists(file(0, key(COMMITTED, 0))));
+      }
+    }
+  }
+
+  @Test
+  void aStoreThatIsGoneIsRebuiltAndAFileWithoutItsTrailerIsNotServed() throws IOException {
+    try (FakeMaster master = new FakeMaster()) {
+      List<byte[]> before = firstRun(master);
+      deleteRecursively(tmp.resolve("d0").resolve(".faro-meta"));
+      // Partition 1's trailer is gone too: without it nothing says the file is whole.
+      Path truncated = file(1, key(COMMITTED, 1));
+      try (RandomAccessFile f = new RandomAccessFile(truncated.toFile(), "rw")) {
+        f.setLength(f.length() - 3);
+      }
+      try (WorkerServer again = new WorkerServer(conf(master))) {
+        again.start();
+        try (WorkerClient client = new WorkerClient("again", again.endpoint())) {
+          assertThat(client.fetchAll(key(COMMITTED, 0))).isEqualTo(before.get(0));
+          assertThatThrownBy(() -> client.fetchAll(key(COMMITTED, 1)))
+              .isInstanceOf(FaroException.class);
+          Eventually.await(
+              "the file without a trailer to be deleted", () -> !Files.exists(truncated));
+        }
+      }
+    }
+  }
+
+  private static void deleteRecursively(Path root) throws IOException {
+    try (Stream<Path> walk = Files.walk(root)) {
+      for (Path p : walk.sorted(java.util.Comparator.reverseOrder()).toList()) {
+        Files.delete(p);
       }
     }
   }
