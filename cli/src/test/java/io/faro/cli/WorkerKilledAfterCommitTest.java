@@ -29,7 +29,7 @@ import org.junit.jupiter.api.io.TempDir;
 /**
  * Real processes: a worker killed with SIGKILL after a shuffle committed, then started again on the
  * same disks and ports, serves the committed data again: readers that started while it was down
- * wait for it (faro.client.fetch.restart.wait), and every record is read back, once.
+ * wait for it (faro.client.worker.restart.wait), and every record is read back, once.
  */
 class WorkerKilledAfterCommitTest {
   private static final int MAPS = 3;

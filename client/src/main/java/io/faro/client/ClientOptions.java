@@ -128,15 +128,18 @@ public final class ClientOptions {
           "1s",
           Duration.ofMillis(1),
           "Wait before asking the same copy again for a chunk; doubles with each retry.");
-  public static final ConfigOption<Duration> FETCH_RESTART_WAIT =
+  public static final ConfigOption<Duration> WORKER_RESTART_WAIT =
       durationOption(
-          "faro.client.fetch.restart.wait",
+          "faro.client.worker.restart.wait",
           "30s",
           Duration.ZERO,
-          "How long a reducer keeps asking for a chunk whose only remaining copy is on a worker "
-              + "that refuses connections, before it declares the data lost: a restarted worker "
-              + "serves what it had committed again, so waiting for it saves a stage re-run. "
-              + "0 gives up as soon as faro.client.fetch.retries are spent.");
+          "How long the client waits for a worker that refuses connections (it is down, maybe "
+              + "restarting) before it gives up on the data only that worker holds: a reducer "
+              + "whose only remaining copy is there keeps asking for its chunk, and the "
+              + "lifecycle manager keeps asking it to commit. A restarted worker serves and "
+              + "commits what it had recorded, so waiting saves a stage re-run; a worker that "
+              + "stays down costs this long before the map stage runs again. 0: give up once "
+              + "the usual retries are spent.");
 
   public static final List<ConfigOption<?>> ALL =
       List.of(
@@ -155,7 +158,7 @@ public final class ClientOptions {
           REVIVE_MAX_ATTEMPTS,
           FETCH_RETRIES,
           FETCH_RETRY_WAIT,
-          FETCH_RESTART_WAIT);
+          WORKER_RESTART_WAIT);
 
   private ClientOptions() {}
 
@@ -180,7 +183,7 @@ public final class ClientOptions {
       int reviveMaxAttempts,
       int fetchRetries,
       Duration fetchRetryWait,
-      Duration fetchRestartWait) {
+      Duration workerRestartWait) {
 
     public static Settings from(FaroConf conf) {
       return new Settings(
@@ -203,7 +206,7 @@ public final class ClientOptions {
           conf.get(REVIVE_MAX_ATTEMPTS),
           conf.get(FETCH_RETRIES),
           conf.get(FETCH_RETRY_WAIT),
-          conf.get(FETCH_RESTART_WAIT));
+          conf.get(WORKER_RESTART_WAIT));
     }
   }
 }

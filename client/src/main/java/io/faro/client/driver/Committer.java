@@ -106,13 +106,20 @@ final class Committer {
               byWorker.forEach(
                   (worker, locs) -> {
                     HostPort rpc = locs.get(0).endpoint().rpc();
+                    // Worth waiting for a restart only where this worker holds the only copy.
+                    // (A replica's primary is elsewhere; a primary without a replica is alone.)
+                    boolean soleCopy =
+                        locs.stream()
+                            .anyMatch(l -> l.role() == Role.PRIMARY && l.replica().isEmpty());
                     CompletableFuture<CommitFilesResponse> commit =
                         commitOn(
                             g,
                             worker,
                             rpc,
                             1,
-                            System.nanoTime() + settings.commitTimeout().toNanos());
+                            System.nanoTime() + settings.commitTimeout().toNanos(),
+                            soleCopy ? settings.workerRestartWait().toNanos() : 0,
+                            0);
                     commits.put(worker, commit);
                     watch.watch(g.id(), worker, commit);
                   });
@@ -135,10 +142,20 @@ final class Committer {
   /**
    * Commits on one worker, retrying what is retryable until {@code deadlineNanos}: all attempts
    * together take at most faro.client.commit.timeout, the time readers wait for the commit, so a
-   * hung worker's copies are given up on before the readers give up on the whole shuffle.
+   * hung worker's copies are given up on before the readers give up on the whole shuffle. A worker
+   * that refuses connections (down, maybe restarting: a restarted worker answers a commit from its
+   * records) and holds the only copy of some location is asked again every second for {@code
+   * restartWaitNanos} (faro.client.worker.restart.wait), without spending attempts; with other
+   * copies of everything it holds, it is given up on at once.
    */
   private CompletableFuture<CommitFilesResponse> commitOn(
-      Generation g, WorkerId worker, HostPort rpc, int attempt, long deadlineNanos) {
+      Generation g,
+      WorkerId worker,
+      HostPort rpc,
+      int attempt,
+      long deadlineNanos,
+      long restartWaitNanos,
+      long refusedSinceNanos) {
     Duration left = Duration.ofNanos(Math.max(1_000_000, deadlineNanos - System.nanoTime()));
     return pool.call(
             rpc,
@@ -154,8 +171,29 @@ final class Committer {
                 return CompletableFuture.completedFuture(response);
               }
               Throwable cause = Futures.unwrap(error);
-              boolean timeLeft =
-                  deadlineNanos - System.nanoTime() > TimeUnit.SECONDS.toNanos(attempt);
+              long now = System.nanoTime();
+              if (Futures.connectionRefused(cause)) {
+                long since = refusedSinceNanos != 0 ? refusedSinceNanos : now;
+                boolean waiting = now - since < restartWaitNanos;
+                if (waiting && deadlineNanos - now > TimeUnit.SECONDS.toNanos(1)) {
+                  if (refusedSinceNanos == 0) {
+                    LOG.warn(
+                        "Commit of shuffle {}: worker {} refuses connections; asking again every"
+                            + " second for up to {} s ({})",
+                        g.id(),
+                        worker,
+                        settings.workerRestartWait().toSeconds(),
+                        ClientOptions.WORKER_RESTART_WAIT.key());
+                  }
+                  return CompletableFuture.supplyAsync(
+                          () -> null, CompletableFuture.delayedExecutor(1, TimeUnit.SECONDS))
+                      .thenCompose(
+                          x ->
+                              commitOn(
+                                  g, worker, rpc, attempt, deadlineNanos, restartWaitNanos, since));
+                }
+              }
+              boolean timeLeft = deadlineNanos - now > TimeUnit.SECONDS.toNanos(attempt);
               if (attempt >= ATTEMPTS
                   || !timeLeft
                   || !(cause instanceof FaroException fe)
@@ -177,7 +215,16 @@ final class Committer {
                   cause.getMessage());
               return CompletableFuture.supplyAsync(
                       () -> null, CompletableFuture.delayedExecutor(attempt, TimeUnit.SECONDS))
-                  .thenCompose(x -> commitOn(g, worker, rpc, attempt + 1, deadlineNanos));
+                  .thenCompose(
+                      x ->
+                          commitOn(
+                              g,
+                              worker,
+                              rpc,
+                              attempt + 1,
+                              deadlineNanos,
+                              restartWaitNanos,
+                              refusedSinceNanos));
             })
         .thenCompose(f -> f);
   }

@@ -256,14 +256,14 @@ public final class PartitionReader implements AutoCloseable {
     }
     int perCopy = settings.fetchRetries() + 1;
     boolean lastCopy = copiesGivenUp + 1 >= group.copies.size();
-    if (unreachable(error) && lastCopy && waitForRestart(failed, error)) {
+    if (Futures.connectionRefused(error) && lastCopy && waitForRestart(failed, error)) {
       nextGroup = epochGroups.indexOf(group);
       nextChunk = failed.chunkIndex();
       return;
     }
     // Nothing listens where the copy is (its worker died): asking it again only wastes the
     // backoff, when the epoch has another copy to go to.
-    boolean unreachable = unreachable(error) && !lastCopy;
+    boolean unreachable = Futures.connectionRefused(error) && !lastCopy;
     boolean switchCopy = unreachable || ++failuresOnCopy >= perCopy;
     if (switchCopy) {
       if (++copiesGivenUp >= group.copies.size()) {
@@ -305,7 +305,7 @@ public final class PartitionReader implements AutoCloseable {
   /**
    * The only copy left refuses connections: its worker is down, and may be restarting (a restarted
    * worker serves what it committed again). Waits a little and returns true to ask it again, until
-   * faro.client.fetch.restart.wait has passed since the first refusal for this chunk; then false,
+   * faro.client.worker.restart.wait has passed since the first refusal for this chunk; then false,
    * and the failure counts as any other.
    */
   private boolean waitForRestart(ChunkRef chunk, FaroException error) {
@@ -320,7 +320,7 @@ public final class PartitionReader implements AutoCloseable {
       refusedSinceNanos = now;
     }
     long waited = now - refusedSinceNanos;
-    if (waited >= settings.fetchRestartWait().toNanos()) {
+    if (waited >= settings.workerRestartWait().toNanos()) {
       return false;
     }
     if (!same) {
@@ -328,8 +328,8 @@ public final class PartitionReader implements AutoCloseable {
           "{}: its worker refuses connections ({}); waiting up to {} s for it to come back ({})",
           chunk.describe(shuffle),
           error.getMessage(),
-          settings.fetchRestartWait().toSeconds(),
-          ClientOptions.FETCH_RESTART_WAIT.key());
+          settings.workerRestartWait().toSeconds(),
+          ClientOptions.WORKER_RESTART_WAIT.key());
     }
     sleep(Math.min(1000, Math.max(1, settings.fetchRetryWait().toMillis())));
     return true;
@@ -354,21 +354,6 @@ public final class PartitionReader implements AutoCloseable {
     for (Throwable t = error; t != null; t = t.getCause()) {
       if (t instanceof RemoteException remote) {
         return remote.code() == ErrorCode.TIMEOUT;
-      }
-    }
-    return false;
-  }
-
-  /**
-   * Whether {@code error} comes from a connection that was refused (nothing listens: the worker is
-   * gone). A connect that timed out is not: a busy worker may still answer a retry.
-   */
-  private static boolean unreachable(Throwable error) {
-    for (Throwable t = error; t != null; t = t.getCause()) {
-      // Netty's ConnectTimeoutException is a ConnectException too; its name survives shading.
-      if (t instanceof java.net.ConnectException
-          && !t.getClass().getSimpleName().equals("ConnectTimeoutException")) {
-        return true;
       }
     }
     return false;

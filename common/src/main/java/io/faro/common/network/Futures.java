@@ -14,6 +14,21 @@ import java.util.concurrent.TimeoutException;
 public final class Futures {
   private Futures() {}
 
+  /**
+   * Whether {@code error} comes from a connection that was refused: nothing listens at the peer's
+   * address (its process is down). A connect that timed out is not: a busy peer may still answer.
+   */
+  public static boolean connectionRefused(Throwable error) {
+    for (Throwable t = error; t != null; t = t.getCause()) {
+      // Netty's ConnectTimeoutException is a ConnectException too; its name survives shading.
+      if (t instanceof java.net.ConnectException
+          && !t.getClass().getSimpleName().equals("ConnectTimeoutException")) {
+        return true;
+      }
+    }
+    return false;
+  }
+
   public static Throwable unwrap(Throwable t) {
     Throwable c = t;
     while ((c instanceof CompletionException || c instanceof ExecutionException)
