@@ -234,8 +234,10 @@ public final class Disks implements AutoCloseable {
     }
     long bytes = 0;
     int deleted = 0;
+    int kept = 0;
     for (Path file : files) {
       if (keep.contains(file.toAbsolutePath().normalize())) {
+        kept++;
         continue;
       }
       try {
@@ -260,7 +262,7 @@ public final class Disks implements AutoCloseable {
         deleted,
         bytes,
         disk,
-        files.size() - deleted);
+        kept);
   }
 
   private static void deleteIfEmpty(Path dir) throws IOException {
