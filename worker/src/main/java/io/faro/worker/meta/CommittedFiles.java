@@ -111,8 +111,8 @@ public final class CommittedFiles implements CommitLog {
    * Reads the store and checks each listed file. A location passes when its disk exists, and its
    * file (for a non-empty partition) is where recorded, as long as recorded, and has a valid
    * trailer and index with the recorded chunk count and data length. A location that fails is
-   * forgotten and its file deleted (it would never be served); each is named in {@link
-   * Recovery#dropped}.
+   * forgotten, and its file is not kept (the leftovers of the earlier run are deleted next); each
+   * is named in {@link Recovery#dropped}.
    */
   public Recovery recover() throws IOException {
     List<RecoveredShuffle> shuffles = new ArrayList<>();
@@ -135,7 +135,7 @@ public final class CommittedFiles implements CommitLog {
         } else {
           dropped.add("partition " + key + ": " + problem.get());
           store.forget(key);
-          file(r).ifPresent(CommittedFiles::deleteQuietly);
+          // Not kept: deleted with the other leftovers of the earlier run (and uncounted).
         }
       }
       shuffles.add(new RecoveredShuffle(stored.shuffle(), stored.ownerToken(), good));
@@ -230,13 +230,5 @@ public final class CommittedFiles implements CommitLog {
     Path root = disks.get(r.getDiskIndex()).root().toAbsolutePath().normalize();
     Path file = root.resolve(r.getPath()).normalize();
     return file.startsWith(root) && !file.equals(root) ? Optional.of(file) : Optional.empty();
-  }
-
-  private static void deleteQuietly(Path file) {
-    try {
-      Files.deleteIfExists(file);
-    } catch (IOException e) {
-      LOG.warn("Cannot delete {}: {}", file, e.toString());
-    }
   }
 }
