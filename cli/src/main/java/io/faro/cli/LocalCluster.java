@@ -12,7 +12,6 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import java.util.concurrent.TimeUnit;
 
 /**
  * One master (or a Raft group of several) and N workers, each its own JVM process on loopback,
@@ -266,61 +265,6 @@ public final class LocalCluster implements AutoCloseable {
   /** {@code host:port} of every master, in order (master-1 first). */
   public List<String> masterEndpoints() {
     return masterEndpoints;
-  }
-
-  /**
-   * Restarts member {@code name} of the cluster that {@code <workDir>/cluster.json} describes, from
-   * another process than the one that started it ({@code local-cluster restart}): stops it
-   * (SIGTERM, then SIGKILL after a grace period; SIGKILL at once with {@code kill}), starts it
-   * again with the same command line, storage and ports, waits until it serves, and writes its new
-   * pid into cluster.json. Returns the new pid.
-   */
-  public static long restart(Path workDir, String name, boolean kill) throws IOException {
-    Path dir = workDir.toAbsolutePath();
-    Path file = dir.resolve(CLUSTER_FILE);
-    if (!Files.exists(file)) {
-      throw new IllegalStateException(
-          "no " + CLUSTER_FILE + " in " + dir + ": no cluster to restart");
-    }
-    String json = Files.readString(file);
-    List<String> names = Json.strings(json, "name");
-    List<Long> pids = Json.numbers(json, "pid");
-    int index = names.indexOf(name);
-    if (index < 0 || index >= pids.size()) {
-      throw new IllegalArgumentException(
-          "no member " + name + " in " + file + "; its members are " + names);
-    }
-    Path home = dir.resolve(name);
-    List<String> command = Files.readAllLines(home.resolve(ProcessLauncher.COMMAND_FILE));
-    String role = command.contains("worker") ? "worker" : "master";
-    Path portFile = home.resolve(ProcessLauncher.PORT_FILE);
-    String ports = Files.exists(portFile) ? Files.readString(portFile) : "";
-    Optional<ProcessHandle> running = ProcessLauncher.faroProcess(pids.get(index));
-    if (running.isPresent()) {
-      if (kill) {
-        running.get().destroyForcibly();
-        running.get().onExit().orTimeout(10, TimeUnit.SECONDS).exceptionally(t -> null).join();
-      } else {
-        ProcessLauncher.stop(running.get());
-      }
-    }
-    List<String> again = ProcessLauncher.onSamePorts(command, role, ports);
-    Files.deleteIfExists(portFile);
-    Path log = home.resolve(role + ".log");
-    Member fresh =
-        new Member(name, role, ProcessLauncher.start(again, log), portFile, log, "", again);
-    ProcessLauncher.awaitPortFile(fresh);
-    String updated =
-        json.replace("\"pid\": " + pids.get(index) + ",", "\"pid\": " + fresh.pid() + ",")
-            .replace("\"pid\": " + pids.get(index) + "\n", "\"pid\": " + fresh.pid() + "\n");
-    Path tmp = dir.resolve(CLUSTER_FILE + ".tmp");
-    Files.writeString(tmp, updated);
-    Files.move(
-        tmp,
-        file,
-        java.nio.file.StandardCopyOption.REPLACE_EXISTING,
-        java.nio.file.StandardCopyOption.ATOMIC_MOVE);
-    return fresh.pid();
   }
 
   /**

@@ -250,7 +250,7 @@ final class LocalClusterCommand implements Callable<Integer> {
       long start = System.nanoTime();
       long pid;
       try {
-        pid = LocalCluster.restart(workDir, member, kill);
+        pid = MemberRestart.restart(workDir, member, kill);
       } catch (IllegalArgumentException | IllegalStateException e) {
         spec.commandLine().getErr().println("faro local-cluster restart: " + e.getMessage());
         spec.commandLine().getErr().flush();

@@ -21,6 +21,7 @@ import io.faro.worker.heartbeat.MasterLink;
 import io.faro.worker.heartbeat.WorkerReports;
 import io.faro.worker.memory.MemoryBudget;
 import io.faro.worker.meta.CommittedFiles;
+import io.faro.worker.meta.StartupRecovery;
 import io.faro.worker.meta.WorkerMetaStore;
 import io.faro.worker.partition.PartitionStore;
 import io.faro.worker.partition.WriterSettings;
@@ -34,12 +35,8 @@ import io.faro.worker.storage.DiskHealth;
 import io.faro.worker.storage.Disks;
 import io.faro.worker.storage.IoMode;
 import io.netty.util.concurrent.DefaultThreadFactory;
-import java.io.IOException;
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.time.Clock;
 import java.util.List;
-import java.util.Set;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Collectors;
@@ -126,7 +123,11 @@ public final class WorkerServer implements AutoCloseable {
   private void startStorage() {
     disks = Disks.open(settings.dirs(), settings.diskOptions(), "faro-worker");
     // What an earlier run committed is served again; every other file it left is garbage.
-    recovery = recoverCommittedFiles();
+    StartupRecovery.Result recovered =
+        StartupRecovery.run(
+            settings.metaDir(), settings.id().map(WorkerId::value).orElse(""), disks);
+    meta = recovered.store();
+    recovery = recovered.recovery();
     disks.deleteLeftovers(recovery.keep());
     // Checked once before registering, so the masters never hear of a disk as healthy unchecked.
     diskChecker = new DiskChecker(disks, settings.diskCheck(), "faro-worker-disk-check");
@@ -166,88 +167,6 @@ public final class WorkerServer implements AutoCloseable {
     }
     status = new WorkerStatusSampler(budget, disks.all().stream().map(Disk::ioMode).toList());
     status.start(memoryThread);
-  }
-
-  /**
-   * Opens the metadata store (faro.worker.meta.dir) and checks what it lists (see {@link
-   * CommittedFiles#recover}). A store written by a newer Faro stops the start: this worker must
-   * neither misread nor drop it. A store that cannot be read is moved aside and the worker starts
-   * empty, saying so; one that cannot even be created leaves the worker without one (it then serves
-   * nothing of this run after a restart, as before the store existed).
-   */
-  private CommittedFiles.Recovery recoverCommittedFiles() {
-    Path dir = settings.metaDir();
-    String idHint = settings.id().map(WorkerId::value).orElse("");
-    CommittedFiles.Recovery empty = new CommittedFiles.Recovery(List.of(), Set.of(), List.of());
-    try {
-      meta = WorkerMetaStore.open(dir, idHint);
-      if (meta.createdNow()) {
-        rebuild("is new");
-      }
-      return recover();
-    } catch (WorkerMetaStore.NewerVersionException e) {
-      throw new FaroException(ErrorCode.STORAGE_FAILED, e.getMessage(), e);
-    } catch (IOException e) {
-      closeQuietly(meta);
-      meta = null;
-      Path aside =
-          dir.resolveSibling(dir.getFileName() + ".unreadable-" + System.currentTimeMillis());
-      try {
-        Files.move(dir, aside);
-        meta = WorkerMetaStore.open(dir, idHint);
-        rebuild("could not be read (" + e.getMessage() + ") and was moved to " + aside);
-        return recover();
-      } catch (IOException | RuntimeException again) {
-        closeQuietly(meta);
-        meta = null;
-        LOG.error(
-            "The metadata store in {} cannot be read ({}) nor replaced ({}): this worker starts"
-                + " empty, deletes the partition files of its earlier run, and runs without a"
-                + " store (a restart will not serve what it commits)",
-            dir,
-            e.getMessage(),
-            again.toString());
-        return empty;
-      }
-    }
-  }
-
-  /** Records, in a store that has no records, the committed files an earlier run left. */
-  private void rebuild(String why) throws IOException {
-    int found = new CommittedFiles(meta, disks, Clock.systemUTC()).rebuild();
-    if (found > 0) {
-      LOG.warn(
-          "The metadata store in {} {}: rebuilt it from the trailers of {} committed partition"
-              + " files an earlier run left (their owners are unknown; the masters expire the"
-              + " shuffles they no longer know)",
-          meta.dir(),
-          why,
-          found);
-    } else if (!why.equals("is new")) {
-      LOG.warn(
-          "The metadata store in {} {}: no committed partition file was found to rebuild it"
-              + " from; this worker starts empty",
-          meta.dir(),
-          why);
-    }
-  }
-
-  private CommittedFiles.Recovery recover() throws IOException {
-    CommittedFiles.Recovery found = new CommittedFiles(meta, disks, Clock.systemUTC()).recover();
-    LOG.info(
-        "Metadata store {}: serving again {} committed partition locations of {} shuffles",
-        meta.dir(),
-        found.partitions(),
-        found.shuffles().size());
-    if (!found.dropped().isEmpty()) {
-      LOG.warn(
-          "{} committed partition locations failed their check at start and are not served "
-              + "(their files are deleted; their reducers re-run the map stage if they need "
-              + "them): {}",
-          found.dropped().size(),
-          found.dropped().size() > 20 ? found.dropped().subList(0, 20) + " ..." : found.dropped());
-    }
-    return found;
   }
 
   /**

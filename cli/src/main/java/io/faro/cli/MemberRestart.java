@@ -1,0 +1,74 @@
+package io.faro.cli;
+
+import io.faro.common.json.Json;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * {@code local-cluster restart}: restarts one member of a local cluster from another process than
+ * the one that started it, from what the cluster left on disk (cluster.json, and each member's
+ * command and port files).
+ */
+final class MemberRestart {
+  private MemberRestart() {}
+
+  /**
+   * Restarts member {@code name} of the cluster that {@code <workDir>/cluster.json} describes, from
+   * another process than the one that started it ({@code local-cluster restart}): stops it
+   * (SIGTERM, then SIGKILL after a grace period; SIGKILL at once with {@code kill}), starts it
+   * again with the same command line, storage and ports, waits until it serves, and writes its new
+   * pid into cluster.json. Returns the new pid.
+   */
+  static long restart(Path workDir, String name, boolean kill) throws IOException {
+    Path dir = workDir.toAbsolutePath();
+    Path file = dir.resolve(LocalCluster.CLUSTER_FILE);
+    if (!Files.exists(file)) {
+      throw new IllegalStateException(
+          "no " + LocalCluster.CLUSTER_FILE + " in " + dir + ": no cluster to restart");
+    }
+    String json = Files.readString(file);
+    List<String> names = Json.strings(json, "name");
+    List<Long> pids = Json.numbers(json, "pid");
+    int index = names.indexOf(name);
+    if (index < 0 || index >= pids.size()) {
+      throw new IllegalArgumentException(
+          "no member " + name + " in " + file + "; its members are " + names);
+    }
+    Path home = dir.resolve(name);
+    List<String> command = Files.readAllLines(home.resolve(ProcessLauncher.COMMAND_FILE));
+    String role = command.contains("worker") ? "worker" : "master";
+    Path portFile = home.resolve(ProcessLauncher.PORT_FILE);
+    String ports = Files.exists(portFile) ? Files.readString(portFile) : "";
+    Optional<ProcessHandle> running = ProcessLauncher.faroProcess(pids.get(index));
+    if (running.isPresent()) {
+      if (kill) {
+        running.get().destroyForcibly();
+        running.get().onExit().orTimeout(10, TimeUnit.SECONDS).exceptionally(t -> null).join();
+      } else {
+        ProcessLauncher.stop(running.get());
+      }
+    }
+    List<String> again = ProcessLauncher.onSamePorts(command, role, ports);
+    Files.deleteIfExists(portFile);
+    Path log = home.resolve(role + ".log");
+    LocalCluster.Member fresh =
+        new LocalCluster.Member(
+            name, role, ProcessLauncher.start(again, log), portFile, log, "", again);
+    ProcessLauncher.awaitPortFile(fresh);
+    String updated =
+        json.replace("\"pid\": " + pids.get(index) + ",", "\"pid\": " + fresh.pid() + ",")
+            .replace("\"pid\": " + pids.get(index) + "\n", "\"pid\": " + fresh.pid() + "\n");
+    Path tmp = dir.resolve(LocalCluster.CLUSTER_FILE + ".tmp");
+    Files.writeString(tmp, updated);
+    Files.move(
+        tmp,
+        file,
+        java.nio.file.StandardCopyOption.REPLACE_EXISTING,
+        java.nio.file.StandardCopyOption.ATOMIC_MOVE);
+    return fresh.pid();
+  }
+}
