@@ -83,6 +83,8 @@ class WorkerKilledAfterCommitTest {
         ExecutorService readers = Executors.newSingleThreadExecutor();
         Future<Map<String, Integer>> read =
             readers.submit(() -> readAll(client, lifecycle, shuffle));
+        // Nothing to wait on: the claim is that readers are still waiting after a while. A second
+        // is well past their first refusals (they retry once a second) and far below the wait.
         Thread.sleep(1000);
         assertThat(read).as("readers wait for the worker").isNotDone();
         LocalCluster.Member again = cluster.restart("worker-0");

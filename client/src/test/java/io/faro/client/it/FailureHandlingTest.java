@@ -127,7 +127,6 @@ class FailureHandlingTest {
   @Test
   void aCommitToAWorkerThatHangsGivesUpOnceTheMastersDeclareItLostNotAfterTheCommitTimeout()
       throws Exception {
-    List<Socket> accepted = Collections.synchronizedList(new ArrayList<>());
     try (MiniFaroCluster cluster =
         MiniFaroCluster.start(dir, 2, Map.of("faro.master.worker.timeout", "3s"))) {
       ClientOptions.Settings settings =
@@ -159,22 +158,7 @@ class FailureHandlingTest {
         WorkerServer hung = cluster.workers().get(0);
         int rpcPort = hung.endpoint().rpcPort();
         hung.close();
-        try (ServerSocket silent = new ServerSocket(rpcPort)) {
-          Thread acceptor =
-              new Thread(
-                  () -> {
-                    try {
-                      while (true) {
-                        accepted.add(silent.accept());
-                      }
-                    } catch (Exception e) {
-                      // closed
-                    }
-                  },
-                  "hung-worker");
-          acceptor.setDaemon(true);
-          acceptor.start();
-
+        try (SilentPort silent = new SilentPort(rpcPort)) {
           long start = System.nanoTime();
           client.mapperEnd(lifecycle.endpoint(), shuffle, 1, 0, 2, batches[1]);
           ReducerFileGroups groups = client.fileGroups(lifecycle.endpoint(), shuffle, 2, 0);
@@ -193,13 +177,52 @@ class FailureHandlingTest {
               .as("the hung worker's partitions (no replicas)")
               .isNotEmpty()
               .hasSizeLessThan(10);
-          assertThat(accepted).as("the commit did reach the hung worker's port").isNotEmpty();
-        } finally {
-          synchronized (accepted) {
-            for (Socket socket : accepted) {
-              socket.close();
-            }
-          }
+          assertThat(silent.accepted())
+              .as("the commit did reach the hung worker's port")
+              .isPositive();
+        }
+      }
+    }
+  }
+
+  /** A port that takes connections and never answers on them: a hung worker. */
+  private static final class SilentPort implements AutoCloseable {
+    private final ServerSocket server;
+    private final List<Socket> accepted = Collections.synchronizedList(new ArrayList<>());
+
+    SilentPort(int port) throws java.io.IOException {
+      server = new ServerSocket(port);
+      Thread acceptor =
+          new Thread(
+              () -> {
+                try {
+                  while (true) {
+                    accepted.add(server.accept());
+                  }
+                } catch (java.io.IOException e) {
+                  // closed
+                }
+              },
+              "silent-port");
+      acceptor.setDaemon(true);
+      acceptor.start();
+    }
+
+    int port() {
+      return server.getLocalPort();
+    }
+
+    /** Connections taken so far. */
+    int accepted() {
+      return accepted.size();
+    }
+
+    @Override
+    public void close() throws java.io.IOException {
+      server.close();
+      synchronized (accepted) {
+        for (Socket socket : accepted) {
+          socket.close();
         }
       }
     }
@@ -236,22 +259,7 @@ class FailureHandlingTest {
   @Test
   void aPusherWhosePushesTimeOutReleasesEveryBatch() throws Exception {
     // A worker that accepts connections and never answers.
-    List<Socket> accepted = Collections.synchronizedList(new ArrayList<>());
-    try (ServerSocket silent = new ServerSocket(0)) {
-      Thread acceptor =
-          new Thread(
-              () -> {
-                try {
-                  while (true) {
-                    accepted.add(silent.accept());
-                  }
-                } catch (Exception e) {
-                  // closed
-                }
-              },
-              "silent-worker");
-      acceptor.setDaemon(true);
-      acceptor.start();
+    try (SilentPort silent = new SilentPort(0)) {
       ClientOptions.Settings settings =
           ClientOptions.Settings.from(
               FaroConf.of(
@@ -261,7 +269,7 @@ class FailureHandlingTest {
                       "faro.client.push.max.in.flight", "1",
                       "faro.network.request.timeout", "300ms")));
       TrackingAllocator allocator = new TrackingAllocator();
-      int port = silent.getLocalPort();
+      int port = silent.port();
       WorkerEndpoint endpoint = new WorkerEndpoint("127.0.0.1", port, port, port);
       List<PartitionLocation> locations =
           List.of(
@@ -286,9 +294,6 @@ class FailureHandlingTest {
       }
       // The pool is closed: every push frame was written or dropped by now.
       assertThat(allocator.made).isNotEmpty().allSatisfy(b -> assertThat(b.refCnt()).isZero());
-      for (Socket s : accepted) {
-        s.close();
-      }
     }
   }
 

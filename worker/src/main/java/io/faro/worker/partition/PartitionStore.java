@@ -467,11 +467,6 @@ public final class PartitionStore implements AutoCloseable {
         writers = List.copyOf(state.writers.values());
         restored = List.copyOf(state.restored.values());
       }
-      try {
-        commitLog.forgotten(shuffle);
-      } catch (IOException | RuntimeException e) {
-        LOG.warn("Cannot forget shuffle {} in the metadata store: {}", shuffle, e.toString());
-      }
     }
     heldLocations.addAndGet(-writers.size());
     LOG.info(
@@ -481,9 +476,24 @@ public final class PartitionStore implements AutoCloseable {
     List<CompletableFuture<?>> deletions = new ArrayList<>();
     writers.forEach(w -> deletions.add(w.discard(true)));
     restored.forEach(r -> deletions.add(deleteRestored(r)));
+    if (state != null) {
+      // A synced write: on a disk thread, like the deletions, never on the caller's (the
+      // heartbeat's). Either order with the deletions is safe: a record whose file is gone is
+      // dropped at the next start, a file without a record is deleted there.
+      deletions.add(
+          CompletableFuture.runAsync(() -> forget(shuffle), disks.get(0).flusher().anyThread()));
+    }
     // Directories go last, once no flusher can write into them any more.
     return CompletableFuture.allOf(deletions.toArray(CompletableFuture[]::new))
         .thenCompose(done -> disks.deleteShuffleDirectories(shuffle));
+  }
+
+  private void forget(ShuffleId shuffle) {
+    try {
+      commitLog.forgotten(shuffle);
+    } catch (IOException | RuntimeException e) {
+      LOG.warn("Cannot forget shuffle {} in the metadata store: {}", shuffle, e.toString());
+    }
   }
 
   /** Deletes a restored location's file on its disk's flusher. */
