@@ -123,17 +123,15 @@ public final class CommittedFiles implements CommitLog {
       for (Map.Entry<PartitionKey, CommittedFileRecordP> e : stored.partitions().entrySet()) {
         PartitionKey key = e.getKey();
         CommittedFileRecordP r = e.getValue();
-        Optional<String> problem = check(r);
-        if (problem.isEmpty()) {
+        try {
+          ChunkIndex chunks = checked(r);
           Optional<Path> file = file(r);
           file.ifPresent(keep::add);
-          ChunkIndex chunks =
-              file.isPresent() ? PartitionFileReader.readIndex(file.get()) : ChunkIndex.empty();
           good.add(
               new RestoredPartition(
                   r.getDiskIndex(), new PartitionCommit.Committed(key, file, chunks)));
-        } else {
-          dropped.add("partition " + key + ": " + problem.get());
+        } catch (Unservable u) {
+          dropped.add("partition " + key + ": " + u.getMessage());
           store.forget(key);
           // Not kept: deleted with the other leftovers of the earlier run (and uncounted).
         }
@@ -177,32 +175,48 @@ public final class CommittedFiles implements CommitLog {
     return recorded;
   }
 
-  /** Why the recorded location cannot be served, or empty when it can. */
-  private Optional<String> check(CommittedFileRecordP r) {
+  /** Why a recorded location cannot be served. */
+  private static final class Unservable extends Exception {
+    Unservable(String why) {
+      super(why, null, false, false);
+    }
+  }
+
+  /**
+   * The chunk index of the recorded location, read from its file once it passed every check (empty
+   * for an empty partition).
+   *
+   * @throws Unservable saying why it cannot be served
+   */
+  private ChunkIndex checked(CommittedFileRecordP r) throws Unservable {
     if (r.getPath().isEmpty()) {
-      return r.getChunkCount() == 0 ? Optional.empty() : Optional.of("chunks but no file recorded");
+      if (r.getChunkCount() != 0) {
+        throw new Unservable("chunks but no file recorded");
+      }
+      return ChunkIndex.empty();
     }
     if (r.getDiskIndex() < 0 || r.getDiskIndex() >= disks.size()) {
-      return Optional.of(
+      throw new Unservable(
           "its disk " + r.getDiskIndex() + " is no longer configured (faro.worker.dirs)");
     }
     Optional<Path> resolved = file(r);
     if (resolved.isEmpty()) {
-      return Optional.of("its recorded path " + r.getPath() + " lies outside its disk's directory");
+      throw new Unservable(
+          "its recorded path " + r.getPath() + " lies outside its disk's directory");
     }
     Path file = resolved.get();
     try {
       if (!Files.isRegularFile(file)) {
-        return Optional.of(file + " is gone");
+        throw new Unservable(file + " is gone");
       }
       long size = Files.size(file);
       if (size != r.getFileLength()) {
-        return Optional.of(
+        throw new Unservable(
             file + " has " + size + " bytes, " + r.getFileLength() + " were committed");
       }
       ChunkIndex chunks = PartitionFileReader.readIndex(file);
       if (chunks.chunkCount() != r.getChunkCount() || chunks.dataLength() != r.getDataLength()) {
-        return Optional.of(
+        throw new Unservable(
             file
                 + " has "
                 + chunks.chunkCount()
@@ -214,9 +228,9 @@ public final class CommittedFiles implements CommitLog {
                 + r.getDataLength()
                 + " were committed");
       }
-      return Optional.empty();
+      return chunks;
     } catch (IOException | FaroException e) {
-      return Optional.of(e.getMessage());
+      throw new Unservable(e.getMessage());
     }
   }
 
