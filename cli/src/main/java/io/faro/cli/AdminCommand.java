@@ -42,7 +42,10 @@ import picocli.CommandLine.Option;
       AdminCommand.ExcludeWorker.class,
       AdminCommand.DecommissionWorker.class,
       AdminCommand.IncludeWorker.class,
-      AdminCommand.WorkerStatus.class
+      AdminCommand.WorkerStatus.class,
+      AdminWorkerCommands.Workers.class,
+      AdminWorkerCommands.AwaitWorker.class,
+      AdminWorkerCommands.StopWorker.class
     })
 final class AdminCommand implements Runnable {
   @CommandLine.Spec CommandLine.Model.CommandSpec spec;
@@ -377,7 +380,10 @@ final class AdminCommand implements Runnable {
       name = "decommission-worker",
       mixinStandardHelpOptions = true,
       description =
-          "Stops placing new partitions on a worker before it is upgraded or removed; it still serves its data.")
+          "Takes a worker out for good: no new partitions; it continues its open ones elsewhere,"
+              + " serves its data until every shuffle it holds is gone (or"
+              + " faro.worker.decommission.timeout), then exits 0 and is listed decommissioned."
+              + " include-worker cancels a drain in progress.")
   static final class DecommissionWorker extends WorkerAdmissionCommand {
     DecommissionWorker() {
       super(WorkerAdmissionP.ADMISSION_DECOMMISSIONING, "is decommissioning: no new slots");
@@ -387,7 +393,9 @@ final class AdminCommand implements Runnable {
   @Command(
       name = "include-worker",
       mixinStandardHelpOptions = true,
-      description = "Lets an excluded or decommissioning worker take new partitions again.")
+      description =
+          "Lets an excluded, decommissioning or decommissioned worker take new partitions again"
+              + " (a drain in progress stops).")
   static final class IncludeWorker extends WorkerAdmissionCommand {
     IncludeWorker() {
       super(WorkerAdmissionP.ADMISSION_ACTIVE, "takes new slots again");

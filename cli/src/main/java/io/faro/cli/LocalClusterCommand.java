@@ -218,7 +218,9 @@ final class LocalClusterCommand implements Callable<Integer> {
         "Restarts one member of the local cluster in <work-dir> (named as in",
         "cluster.json, e.g. worker-1): stops it (SIGTERM; SIGKILL with --kill), starts",
         "it again with the same id, ports and directories, and returns once it serves.",
-        "A restarted worker serves again the shuffle data it had committed."
+        "On SIGTERM a worker stops gracefully: it seals its open files, so that the",
+        "restarted worker serves what it had acknowledged, committed or not.",
+        "Prints how long the member took to stop and how long it was unavailable."
       })
   static final class Restart implements Callable<Integer> {
     @Option(
@@ -247,21 +249,22 @@ final class LocalClusterCommand implements Callable<Integer> {
         spec.commandLine().getErr().flush();
         return 2;
       }
-      long start = System.nanoTime();
-      long pid;
+      MemberRestart.Restarted restarted;
       try {
-        pid = MemberRestart.restart(workDir, member, kill);
+        restarted = MemberRestart.restart(workDir, member, kill);
       } catch (IllegalArgumentException | IllegalStateException e) {
         spec.commandLine().getErr().println("faro local-cluster restart: " + e.getMessage());
         spec.commandLine().getErr().flush();
         return 1;
       }
       System.out.printf(
-          "Restarted %s of %s (pid %d) in %d ms%n",
+          "Restarted %s of %s (pid %d): stopped in %d ms, serving again %d ms after the %s%n",
           member,
           workDir.toAbsolutePath(),
-          pid,
-          java.util.concurrent.TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start));
+          restarted.pid(),
+          restarted.stoppedMs(),
+          restarted.unavailableMs(),
+          kill ? "SIGKILL" : "SIGTERM");
       return 0;
     }
   }

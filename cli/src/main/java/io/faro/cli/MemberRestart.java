@@ -17,13 +17,22 @@ final class MemberRestart {
   private MemberRestart() {}
 
   /**
+   * A restart done.
+   *
+   * @param pid the new process
+   * @param stoppedMs from the stop signal until the old process was gone (a worker's graceful stop)
+   * @param unavailableMs from the stop signal until the new process served (registered)
+   */
+  record Restarted(long pid, long stoppedMs, long unavailableMs) {}
+
+  /**
    * Restarts member {@code name} of the cluster that {@code <workDir>/cluster.json} describes, from
    * another process than the one that started it ({@code local-cluster restart}): stops it
    * (SIGTERM, then SIGKILL after a grace period; SIGKILL at once with {@code kill}), starts it
    * again with the same command line, storage and ports, waits until it serves, and writes its new
-   * pid into cluster.json. Returns the new pid.
+   * pid into cluster.json.
    */
-  static long restart(Path workDir, String name, boolean kill) throws IOException {
+  static Restarted restart(Path workDir, String name, boolean kill) throws IOException {
     Path dir = workDir.toAbsolutePath();
     Path file = dir.resolve(LocalCluster.CLUSTER_FILE);
     if (!Files.exists(file)) {
@@ -44,6 +53,7 @@ final class MemberRestart {
     Path portFile = home.resolve(ProcessLauncher.PORT_FILE);
     String ports = Files.exists(portFile) ? Files.readString(portFile) : "";
     Optional<ProcessHandle> running = ProcessLauncher.faroProcess(pids.get(index));
+    long signalled = System.nanoTime();
     if (running.isPresent()) {
       if (kill) {
         running.get().destroyForcibly();
@@ -52,6 +62,7 @@ final class MemberRestart {
         ProcessLauncher.stop(running.get());
       }
     }
+    long stopped = System.nanoTime();
     List<String> again = ProcessLauncher.onSamePorts(command, role, ports);
     Files.deleteIfExists(portFile);
     Path log = home.resolve(role + ".log");
@@ -59,6 +70,7 @@ final class MemberRestart {
         new LocalCluster.Member(
             name, role, ProcessLauncher.start(again, log), portFile, log, "", again);
     ProcessLauncher.awaitPortFile(fresh);
+    long serving = System.nanoTime();
     String updated =
         json.replace("\"pid\": " + pids.get(index) + ",", "\"pid\": " + fresh.pid() + ",")
             .replace("\"pid\": " + pids.get(index) + "\n", "\"pid\": " + fresh.pid() + "\n");
@@ -69,6 +81,9 @@ final class MemberRestart {
         file,
         java.nio.file.StandardCopyOption.REPLACE_EXISTING,
         java.nio.file.StandardCopyOption.ATOMIC_MOVE);
-    return fresh.pid();
+    return new Restarted(
+        fresh.pid(),
+        TimeUnit.NANOSECONDS.toMillis(stopped - signalled),
+        TimeUnit.NANOSECONDS.toMillis(serving - signalled));
   }
 }

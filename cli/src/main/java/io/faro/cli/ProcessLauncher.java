@@ -29,7 +29,8 @@ final class ProcessLauncher {
 
   private static final String PROCESS_MARKER = "faro.launcher=local-cluster";
   private static final Duration START_TIMEOUT = Duration.ofSeconds(90);
-  private static final Duration STOP_TIMEOUT = Duration.ofSeconds(20);
+  // Above a worker's default faro.worker.graceful.timeout (60 s): SIGTERM seals its open files.
+  private static final Duration STOP_TIMEOUT = Duration.ofSeconds(90);
 
   private ProcessLauncher() {}
 

@@ -378,6 +378,13 @@ final class WireFuzzer {
               .setChunkIndex(random.nextInt(10) - 2)
               .build();
       case WORKER_STATUS_REQUEST -> WorkerStatusRequest.getDefaultInstance();
+      // Never the worker's own id: stopping a worker is an operator's (admin tokens: the security
+      // issue's); another id must be refused, the worker kept.
+      case STOP_WORKER_REQUEST ->
+          io.faro.proto.StopWorkerRequest.newBuilder()
+              .setWorkerId(workerId())
+              .setGraceful(random.nextBoolean())
+              .build();
       // Response types and others no peer sends as a request: a harmless message under that type.
       default -> MasterStatusRequest.getDefaultInstance();
     };

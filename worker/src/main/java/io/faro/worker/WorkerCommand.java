@@ -64,8 +64,16 @@ public final class WorkerCommand implements Callable<Integer> {
   @Override
   public Integer call() {
     return process.run(
-        () -> new WorkerServer(ServerProcess.configuration(confFile, overrides)),
+        () -> {
+          WorkerServer server = new WorkerServer(ServerProcess.configuration(confFile, overrides));
+          // A shutdown hook must outwait the graceful stop.
+          process.closeWait(server.settings().gracefulTimeout().plusSeconds(30));
+          // A drain that ended, or an operator's stop-worker, stops the process like SIGTERM.
+          server.onExitRequest(this::stop);
+          return server;
+        },
         WorkerServer::start,
+        WorkerServer::stopGracefully,
         WorkerCommand::describe,
         portFile,
         spec.commandLine().getErr());

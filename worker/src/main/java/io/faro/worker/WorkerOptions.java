@@ -171,6 +171,26 @@ public final class WorkerOptions {
           Duration.ofMillis(50),
           "How often the worker reports its disks and shuffles to the masters.");
 
+  public static final ConfigOption<Duration> GRACEFUL_TIMEOUT =
+      durationOption(
+          "faro.worker.graceful.timeout",
+          "60s",
+          Duration.ZERO,
+          "How long a graceful stop (SIGTERM, bin/faro admin stop-worker) may take: the worker "
+              + "leaves placement, answers pushes with split so that clients move on, and seals "
+              + "(writes, indexes, syncs and records) every open partition file, so that a restart "
+              + "serves what it acknowledged. Locations not sealed by then are lost to the "
+              + "restart (their maps run again). Keep systemd's TimeoutStopSec above it. 0 turns "
+              + "graceful stop off: SIGTERM stops at once.");
+  public static final ConfigOption<Duration> DECOMMISSION_TIMEOUT =
+      durationOption(
+          "faro.worker.decommission.timeout",
+          "6h",
+          Duration.ofMillis(1),
+          "How long a decommissioned worker (bin/faro admin decommission-worker) keeps serving "
+              + "the shuffles it holds before it exits anyway; it exits as soon as the masters "
+              + "have expired all of them.");
+
   /** The budget's share of the JVM's direct memory limit when none is configured. */
   static final int AUTO_BUDGET_PERCENT = 60;
 
@@ -325,6 +345,8 @@ public final class WorkerOptions {
           IO_READ_THREADS_PER_DISK,
           IO_READ_BUFFER_PER_DISK,
           HEARTBEAT_INTERVAL,
+          GRACEFUL_TIMEOUT,
+          DECOMMISSION_TIMEOUT,
           MEMORY_BUDGET,
           MEMORY_PAUSE_PERCENT,
           MEMORY_RESUME_PERCENT,
@@ -387,6 +409,8 @@ public final class WorkerOptions {
       int ioReadThreadsPerDisk,
       long ioReadBufferPerDisk,
       Duration heartbeatInterval,
+      Duration gracefulTimeout,
+      Duration decommissionTimeout,
       long memoryBudget,
       int memoryPausePercent,
       int memoryResumePercent,
@@ -430,6 +454,8 @@ public final class WorkerOptions {
               conf.get(IO_READ_THREADS_PER_DISK),
               conf.get(IO_READ_BUFFER_PER_DISK),
               conf.get(HEARTBEAT_INTERVAL),
+              conf.get(GRACEFUL_TIMEOUT),
+              conf.get(DECOMMISSION_TIMEOUT),
               WorkerOptions.memoryBudget(
                   conf.get(MEMORY_BUDGET), PlatformDependent.maxDirectMemory()),
               conf.get(MEMORY_PAUSE_PERCENT),

@@ -142,6 +142,14 @@ public final class MessageCodecs {
         MessageType.WORKER_STATUS_RESPONSE,
         WorkerStatusResponse.class,
         WorkerStatusResponse.parser());
+    add(
+        MessageType.STOP_WORKER_REQUEST,
+        io.faro.proto.StopWorkerRequest.class,
+        io.faro.proto.StopWorkerRequest.parser());
+    add(
+        MessageType.STOP_WORKER_RESPONSE,
+        io.faro.proto.StopWorkerResponse.class,
+        io.faro.proto.StopWorkerResponse.parser());
     add(MessageType.MASTER_STATUS_REQUEST, MasterStatusRequest.class, MasterStatusRequest.parser());
     add(
         MessageType.MASTER_STATUS_RESPONSE,

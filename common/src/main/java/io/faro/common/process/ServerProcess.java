@@ -12,7 +12,9 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
+import java.time.Duration;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
 import java.util.concurrent.CountDownLatch;
@@ -26,22 +28,39 @@ import org.slf4j.LoggerFactory;
 /**
  * How a Faro server process runs, the same for masters and workers: build the server from config
  * (exit {@value #EXIT_CONFIG_ERROR} with the message on a bad value), start it (exit {@value
- * #EXIT_START_FAILED} if it cannot), write the port file, then serve until the JVM is asked to stop
- * (SIGTERM, Ctrl-C) or {@link #stop()} is called, and close the server before the JVM exits (exit
- * 0).
+ * #EXIT_START_FAILED} if it cannot), write the port file, then serve until the process is asked to
+ * stop (SIGTERM, Ctrl-C) or {@link #stop()} is called, let the server leave (a worker's graceful
+ * stop), close it, and return 0.
+ *
+ * <p>SIGTERM and SIGINT are handled while {@link #run} serves, instead of the JVM's default (which
+ * runs the shutdown hooks and exits with 143 or 130): the caller then exits with 0, which is what
+ * systemd and Ansible read as a clean stop. The previous handlers come back when {@link #run}
+ * returns, so an embedding JVM (a test) keeps its own. Other ways the JVM ends (System.exit
+ * elsewhere, SIGHUP) still close the server through a shutdown hook.
  */
 public final class ServerProcess {
   private static final Logger LOG = LoggerFactory.getLogger(ServerProcess.class);
   public static final int EXIT_START_FAILED = 1;
   public static final int EXIT_CONFIG_ERROR = 2;
-  private static final long CLOSE_WAIT_SECONDS = 60;
+  private static final Duration DEFAULT_CLOSE_WAIT = Duration.ofSeconds(60);
+  private static final List<String> STOP_SIGNALS = List.of("TERM", "INT");
 
   private final String role;
+  private volatile Duration closeWait;
   private final CountDownLatch stopRequested = new CountDownLatch(1);
   private final CountDownLatch stopped = new CountDownLatch(1);
 
   public ServerProcess(String role) {
     this.role = requireNonNull(role, "role is null");
+    this.closeWait = DEFAULT_CLOSE_WAIT;
+  }
+
+  /**
+   * How long a shutdown hook waits for the server to leave and close before the JVM halts (60 s by
+   * default; above a worker's faro.worker.graceful.timeout). Thread-safe.
+   */
+  public void closeWait(Duration wait) {
+    this.closeWait = requireNonNull(wait, "wait is null");
   }
 
   /**
@@ -79,6 +98,20 @@ public final class ServerProcess {
       Function<S, Map<String, Object>> describe,
       Path portFile,
       PrintWriter err) {
+    return run(create, start, s -> {}, describe, portFile, err);
+  }
+
+  /**
+   * As {@link #run(Supplier, Consumer, Function, Path, PrintWriter)}, with {@code leave} run when a
+   * stop is asked, before the server is closed (a worker's graceful stop).
+   */
+  public <S extends AutoCloseable> int run(
+      Supplier<S> create,
+      Consumer<S> start,
+      Consumer<S> leave,
+      Function<S, Map<String, Object>> describe,
+      Path portFile,
+      PrintWriter err) {
     S server;
     try {
       server = create.get();
@@ -104,17 +137,61 @@ public final class ServerProcess {
     }
     Thread hook = new Thread(this::stopAndWait, "faro-" + role + "-shutdown");
     Runtime.getRuntime().addShutdownHook(hook);
+    Map<String, Object> previousHandlers = handleStopSignals();
     try {
       stopRequested.await();
     } catch (InterruptedException e) {
       // Interrupted by an embedding caller (a test, a launcher thread): stop like a shutdown.
       Thread.currentThread().interrupt();
     } finally {
+      try {
+        leave.accept(server);
+      } catch (RuntimeException e) {
+        err.println("faro " + role + ": leaving failed, closing anyway: " + e);
+        err.flush();
+      }
       closeQuietly(server, err);
       stopped.countDown();
       removeHook(hook);
+      restoreSignals(previousHandlers);
     }
     return 0;
+  }
+
+  /**
+   * Makes SIGTERM and SIGINT ask for a stop instead of ending the JVM; returns the handlers they
+   * had. Where sun.misc.Signal is missing or a signal cannot be handled (the JVM was started with
+   * -Xrs, say), the shutdown hook still closes the server, and the exit code is the JVM's.
+   */
+  private Map<String, Object> handleStopSignals() {
+    Map<String, Object> previous = new LinkedHashMap<>();
+    for (String name : STOP_SIGNALS) {
+      try {
+        sun.misc.Signal signal = new sun.misc.Signal(name);
+        previous.put(
+            name,
+            sun.misc.Signal.handle(
+                signal,
+                s -> {
+                  LOG.info("SIG{} received: stopping the {}", name, role);
+                  stop();
+                }));
+      } catch (IllegalArgumentException | LinkageError e) {
+        LOG.debug("Cannot handle SIG{}: {}", name, e.toString());
+      }
+    }
+    return previous;
+  }
+
+  private static void restoreSignals(Map<String, Object> previous) {
+    previous.forEach(
+        (name, handler) -> {
+          try {
+            sun.misc.Signal.handle(new sun.misc.Signal(name), (sun.misc.SignalHandler) handler);
+          } catch (IllegalArgumentException | LinkageError e) {
+            LOG.debug("Cannot restore the handler of SIG{}: {}", name, e.toString());
+          }
+        });
   }
 
   /** Asks a running {@link #run} to close its server and return. Thread-safe. */
@@ -126,7 +203,7 @@ public final class ServerProcess {
     stop();
     try {
       // The JVM halts when the hooks end: let run() close the server cleanly first.
-      stopped.await(CLOSE_WAIT_SECONDS, TimeUnit.SECONDS);
+      stopped.await(closeWait.toMillis(), TimeUnit.MILLISECONDS);
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
     }

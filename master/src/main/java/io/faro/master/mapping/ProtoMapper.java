@@ -14,6 +14,8 @@ import io.faro.common.id.ShuffleId;
 import io.faro.common.id.WorkerId;
 import io.faro.master.placement.DiskLoad;
 import io.faro.master.placement.DiskStatus;
+import io.faro.master.placement.WorkerReport;
+import io.faro.master.placement.WorkerState;
 import io.faro.master.state.ApplyResult;
 import io.faro.master.state.ApplyResult.Applied;
 import io.faro.master.state.ApplyResult.Rejected;
@@ -53,6 +55,7 @@ import io.faro.proto.ShuffleStateP;
 import io.faro.proto.UnregisterShuffleCommand;
 import io.faro.proto.WorkerAdmissionP;
 import io.faro.proto.WorkerLostCommand;
+import io.faro.proto.WorkerStateP;
 import io.faro.proto.WorkerStatusP;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -214,11 +217,31 @@ public final class ProtoMapper {
         .build();
   }
 
+  public static WorkerStateP toProto(WorkerState state) {
+    return switch (state) {
+      case SERVING -> WorkerStateP.SERVING;
+      case STOPPING -> WorkerStateP.STOPPING;
+      case DRAINING -> WorkerStateP.DRAINING;
+      case DRAINED -> WorkerStateP.DRAINED;
+    };
+  }
+
+  /** A worker too old to say, or a value this master does not know, is taken as serving. */
+  public static WorkerState workerState(WorkerStateP p) {
+    return switch (p) {
+      case STOPPING -> WorkerState.STOPPING;
+      case DRAINING -> WorkerState.DRAINING;
+      case DRAINED -> WorkerState.DRAINED;
+      default -> WorkerState.SERVING;
+    };
+  }
+
   public static WorkerAdmissionP toProto(WorkerAdmission admission) {
     return switch (admission) {
       case ACTIVE -> WorkerAdmissionP.ADMISSION_ACTIVE;
       case EXCLUDED -> WorkerAdmissionP.ADMISSION_EXCLUDED;
       case DECOMMISSIONING -> WorkerAdmissionP.ADMISSION_DECOMMISSIONING;
+      case DECOMMISSIONED -> WorkerAdmissionP.ADMISSION_DECOMMISSIONED;
     };
   }
 
@@ -228,6 +251,7 @@ public final class ProtoMapper {
       case ADMISSION_ACTIVE -> WorkerAdmission.ACTIVE;
       case ADMISSION_EXCLUDED -> WorkerAdmission.EXCLUDED;
       case ADMISSION_DECOMMISSIONING -> WorkerAdmission.DECOMMISSIONING;
+      case ADMISSION_DECOMMISSIONED -> WorkerAdmission.DECOMMISSIONED;
       case UNRECOGNIZED -> throw invalid("unknown worker admission");
     };
   }
@@ -396,6 +420,18 @@ public final class ProtoMapper {
       String leaderId,
       long appliedIndex,
       ClusterStatusRequest request) {
+    return clusterStatus(
+        view, lastHeartbeatMs, w -> WorkerReport.UNKNOWN, leaderId, appliedIndex, request);
+  }
+
+  /** As above, with what each worker's latest heartbeat said it was doing. */
+  public static ClusterStatusResponse clusterStatus(
+      StateReader view,
+      Map<WorkerId, Long> lastHeartbeatMs,
+      java.util.function.Function<WorkerId, WorkerReport> reported,
+      String leaderId,
+      long appliedIndex,
+      ClusterStatusRequest request) {
     int page =
         request.getPageSize() <= 0
             ? DEFAULT_STATUS_PAGE
@@ -421,6 +457,8 @@ public final class ProtoMapper {
               .setAdmissionReason(w.admissionReason())
               .setRegisteredAtMs(w.registeredAtMs())
               .setLastHeartbeatMs(lastHeartbeatMs.getOrDefault(w.id(), 0L))
+              .setState(toProto(reported.apply(w.id()).state()))
+              .setStartedAtMs(reported.apply(w.id()).startedAtMs())
               .setAllocatedSlots(slots.getOrDefault(w.id(), 0)));
     }
     String appsAfter = request.getAppsAfter();

@@ -20,7 +20,8 @@ import java.util.function.Function;
  *
  * <ul>
  *   <li>only alive workers an operator has not excluded or put to decommission (see {@link
- *       RegisteredWorker#takesSlots}), less those the request excludes;
+ *       RegisteredWorker#takesSlots}) and that say they serve (not stopping for a restart, not
+ *       draining: see {@link WorkerState}), less those the request excludes;
  *   <li>workers the request avoids (those a revive moves partitions away from) only when the others
  *       cannot take it: too few workers besides them are better than none.
  * </ul>
@@ -32,15 +33,26 @@ import java.util.function.Function;
 public final class PlacementPolicy {
   private final SlotPlacement placement;
   private final Function<WorkerId, Map<Integer, DiskLoad>> diskLoads;
+  private final Function<WorkerId, WorkerState> states;
+
+  /** As below, for workers that all serve. */
+  public PlacementPolicy(
+      SlotPlacement placement, Function<WorkerId, Map<Integer, DiskLoad>> diskLoads) {
+    this(placement, diskLoads, w -> WorkerState.SERVING);
+  }
 
   /**
    * @param diskLoads a worker's latest disk loads by disk index (empty before its first heartbeat
    *     that reports them)
+   * @param states what a worker's latest heartbeat said it was doing
    */
   public PlacementPolicy(
-      SlotPlacement placement, Function<WorkerId, Map<Integer, DiskLoad>> diskLoads) {
+      SlotPlacement placement,
+      Function<WorkerId, Map<Integer, DiskLoad>> diskLoads,
+      Function<WorkerId, WorkerState> states) {
     this.placement = requireNonNull(placement, "placement is null");
     this.diskLoads = requireNonNull(diskLoads, "diskLoads is null");
+    this.states = requireNonNull(states, "states is null");
   }
 
   /**
@@ -60,6 +72,7 @@ public final class PlacementPolicy {
     List<WorkerCandidate> candidates =
         alive.stream()
             .filter(RegisteredWorker::takesSlots)
+            .filter(w -> states.apply(w.id()).takesSlots())
             .filter(w -> !excludedIds.contains(w.id().value()))
             .map(w -> new WorkerCandidate(w.id(), w.endpoint(), w.disks(), diskLoads.apply(w.id())))
             .toList();

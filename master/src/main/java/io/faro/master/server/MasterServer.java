@@ -73,7 +73,9 @@ public final class MasterServer implements AutoCloseable {
       raft = new RaftNode(resolved);
       PlacementPolicy placement =
           new PlacementPolicy(
-              new RoundRobinPlacement(config.maxWorkersPerShuffle()), loads::diskLoads);
+              new RoundRobinPlacement(config.maxWorkersPerShuffle()),
+              loads::diskLoads,
+              w -> loads.reported(w).state());
       MasterRequestHandler handler =
           new MasterRequestHandler(
               raft,

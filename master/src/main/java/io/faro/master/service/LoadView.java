@@ -3,6 +3,8 @@ package io.faro.master.service;
 import io.faro.common.id.AppId;
 import io.faro.common.id.WorkerId;
 import io.faro.master.placement.DiskLoad;
+import io.faro.master.placement.WorkerReport;
+import io.faro.master.placement.WorkerState;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -23,7 +25,16 @@ import java.util.concurrent.ConcurrentMap;
  * leader wall-clock milliseconds.
  */
 public final class LoadView {
-  private record WorkerLoad(long lastHeartbeatMs, Map<Integer, DiskLoad> disks) {}
+  private record WorkerLoad(
+      long lastHeartbeatMs, Map<Integer, DiskLoad> disks, WorkerState state, long startedAtMs) {
+    WorkerLoad(long lastHeartbeatMs, Map<Integer, DiskLoad> disks) {
+      this(lastHeartbeatMs, disks, WorkerState.SERVING, 0);
+    }
+
+    WorkerLoad heardAt(long ms) {
+      return new WorkerLoad(ms, disks, state, startedAtMs);
+    }
+  }
 
   private final ConcurrentMap<WorkerId, WorkerLoad> workers = new ConcurrentHashMap<>();
   private final ConcurrentMap<AppId, Long> apps = new ConcurrentHashMap<>();
@@ -35,8 +46,7 @@ public final class LoadView {
    */
   public synchronized void startTerm(long currentTerm, long nowMs) {
     if (currentTerm != term) {
-      workers.replaceAll(
-          (w, load) -> new WorkerLoad(Math.max(load.lastHeartbeatMs(), nowMs), load.disks()));
+      workers.replaceAll((w, load) -> load.heardAt(Math.max(load.lastHeartbeatMs(), nowMs)));
       apps.replaceAll((a, last) -> Math.max(last, nowMs));
       term = currentTerm;
     }
@@ -64,14 +74,31 @@ public final class LoadView {
   }
 
   public void workerHeartbeat(WorkerId worker, long nowMs, List<DiskLoad> disks) {
-    Map<Integer, DiskLoad> byIndex = new HashMap<>();
-    disks.forEach(d -> byIndex.put(d.index(), d));
-    workers.put(worker, new WorkerLoad(nowMs, Map.copyOf(byIndex)));
+    workerHeartbeat(worker, nowMs, disks, WorkerReport.UNKNOWN);
   }
 
-  /** A fresh registration: alive now, disk loads unknown until the next heartbeat. */
+  /** A heartbeat of a known worker: its disk loads and what it says it is doing. */
+  public void workerHeartbeat(
+      WorkerId worker, long nowMs, List<DiskLoad> disks, WorkerReport reported) {
+    Map<Integer, DiskLoad> byIndex = new HashMap<>();
+    disks.forEach(d -> byIndex.put(d.index(), d));
+    workers.put(
+        worker,
+        new WorkerLoad(nowMs, Map.copyOf(byIndex), reported.state(), reported.startedAtMs()));
+  }
+
+  /**
+   * A fresh registration: alive now and serving (a restarted worker registers before its first
+   * heartbeat), disk loads unknown until the next heartbeat.
+   */
   public void workerRegistered(WorkerId worker, long nowMs) {
     workers.put(worker, new WorkerLoad(nowMs, Map.of()));
+  }
+
+  /** What the worker's latest heartbeat said it was doing; SERVING when none said. */
+  public WorkerReport reported(WorkerId worker) {
+    WorkerLoad load = workers.get(worker);
+    return load == null ? WorkerReport.UNKNOWN : new WorkerReport(load.state(), load.startedAtMs());
   }
 
   /** The worker's last heartbeat; a worker never heard of in this term starts at {@code nowMs}. */

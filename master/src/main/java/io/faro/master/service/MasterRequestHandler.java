@@ -19,6 +19,8 @@ import io.faro.master.mapping.ProtoMapper;
 import io.faro.master.placement.DiskLoad;
 import io.faro.master.placement.PlacementPolicy;
 import io.faro.master.placement.PlacementRequest;
+import io.faro.master.placement.WorkerReport;
+import io.faro.master.placement.WorkerState;
 import io.faro.master.raft.NotLeaderException;
 import io.faro.master.raft.RaftNode;
 import io.faro.master.state.ApplyResult;
@@ -213,19 +215,31 @@ public final class MasterRequestHandler implements RequestHandler {
     }
     List<ShuffleId> reported = request.getShufflesList().stream().map(IdMapper::shuffleId).toList();
     List<DiskLoad> disks = request.getDisksList().stream().map(ProtoMapper::diskLoad).toList();
-    record Check(boolean known, boolean alive, int knownWorkers, List<ShuffleId> expired) {}
+    WorkerReport report =
+        new WorkerReport(
+            ProtoMapper.workerState(request.getState()), Math.max(0, request.getStartedAtMs()));
+    record Check(
+        boolean known,
+        boolean alive,
+        WorkerAdmission admission,
+        int knownWorkers,
+        List<ShuffleId> expired) {}
     Check check =
         raft.read(
             state ->
                 new Check(
                     state.worker(worker).isPresent(),
                     state.worker(worker).map(RegisteredWorker::alive).orElse(false),
+                    state
+                        .worker(worker)
+                        .map(RegisteredWorker::admission)
+                        .orElse(WorkerAdmission.ACTIVE),
                     state.workers().size(),
                     reported.stream().filter(shuffle -> !state.hasShuffle(shuffle)).toList()));
     // Every master keeps the loads it hears of the workers it knows; of others (a follower may
     // lag behind a fresh registration) only the time, and a bounded number of them.
     if (check.known()) {
-      loads.workerHeartbeat(worker, clock.millis(), disks);
+      loads.workerHeartbeat(worker, clock.millis(), disks, report);
     } else {
       loads.unknownWorkerHeartbeat(worker, clock.millis(), check.knownWorkers());
     }
@@ -233,11 +247,30 @@ public final class MasterRequestHandler implements RequestHandler {
       return CompletableFuture.completedFuture(
           WorkerHeartbeatResponse.newBuilder().setLeader(false).build());
     }
+    boolean decommission = check.admission() == WorkerAdmission.DECOMMISSIONING;
+    if (decommission && report.state() == WorkerState.DRAINED) {
+      // The drain is over and the worker exits once it hears this: record it first.
+      return submit(
+              new StateCommand.SetWorkerAdmission(
+                  worker,
+                  WorkerAdmission.DECOMMISSIONED,
+                  "drained: every shuffle it held was gone, or faro.worker.decommission.timeout"
+                      + " passed"))
+          .thenApply(
+              applied -> {
+                LOG.info("Worker {} drained and is decommissioned", worker);
+                return WorkerHeartbeatResponse.newBuilder()
+                    .setLeader(true)
+                    .setDecommission(true)
+                    .build();
+              });
+    }
     if (check.expired().isEmpty()) {
       return CompletableFuture.completedFuture(
           WorkerHeartbeatResponse.newBuilder()
               .setLeader(true)
               .setRegisterAgain(!check.alive())
+              .setDecommission(decommission)
               .build());
     }
     // Telling a worker to delete files is the one answer a deposed leader that does not know it
@@ -254,6 +287,7 @@ public final class MasterRequestHandler implements RequestHandler {
                       return WorkerHeartbeatResponse.newBuilder()
                           .setLeader(true)
                           .setRegisterAgain(!alive)
+                          .setDecommission(decommission)
                           .addAllExpiredShuffles(expired.stream().map(IdMapper::toProto).toList())
                           .build();
                     }));
@@ -417,7 +451,12 @@ public final class MasterRequestHandler implements RequestHandler {
                 raft.read(
                     state ->
                         ProtoMapper.clusterStatus(
-                            state, loads.workerHeartbeats(), raft.leaderId(), applied, request)));
+                            state,
+                            loads.workerHeartbeats(),
+                            loads::reported,
+                            raft.leaderId(),
+                            applied,
+                            request)));
   }
 
   // ------------------------------------------------------------------ admin
@@ -456,6 +495,13 @@ public final class MasterRequestHandler implements RequestHandler {
   private CompletableFuture<Message> setWorkerAdmission(SetWorkerAdmissionRequest request) {
     WorkerId worker = ProtoMapper.workerId(request.getWorkerId());
     WorkerAdmission admission = ProtoMapper.admission(request.getAdmission());
+    if (admission == WorkerAdmission.DECOMMISSIONED) {
+      throw new FaroException(
+          ErrorCode.INVALID_REQUEST,
+          "a worker is decommissioned by the masters once it drained; decommission worker "
+              + worker
+              + " instead (bin/faro admin decommission-worker)");
+    }
     return submit(new StateCommand.SetWorkerAdmission(worker, admission, request.getReason()))
         .thenApply(
             applied -> {

@@ -10,5 +10,10 @@ public enum WorkerAdmission {
   /** Takes no new slots: an operator took it out (e.g. a suspect machine). */
   EXCLUDED,
   /** Takes no new slots and is on its way out (e.g. before an upgrade or removal). */
-  DECOMMISSIONING
+  DECOMMISSIONING,
+  /**
+   * Decommissioned: it drained (or its drain timed out) and exited. Set by the leader when the
+   * worker reports it drained; takes no slots until an operator includes it again.
+   */
+  DECOMMISSIONED
 }

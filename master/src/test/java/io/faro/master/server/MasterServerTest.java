@@ -18,9 +18,12 @@ import io.faro.proto.PartitionLocationP;
 import io.faro.proto.RegisterWorkerResponse;
 import io.faro.proto.RequestSlotsRequest;
 import io.faro.proto.RequestSlotsResponse;
+import io.faro.proto.SetWorkerAdmissionRequest;
 import io.faro.proto.ShuffleKeyP;
 import io.faro.proto.UnregisterAppRequest;
+import io.faro.proto.WorkerAdmissionP;
 import io.faro.proto.WorkerHeartbeatResponse;
+import io.faro.proto.WorkerStateP;
 import io.faro.proto.WorkerStatusP;
 import java.nio.file.Path;
 import java.util.List;
@@ -197,6 +200,101 @@ class MasterServerTest {
 
     assertThat(countBy(locations, l -> l.getWorkerId() + "/" + l.getDiskIndex()))
         .containsOnlyKeys("w1/1", "w2/0");
+  }
+
+  @Test
+  void workersThatSayTheyStopOrDrainGetNoSlotsUntilTheyServeAgain() {
+    registerWorkers(3, 1);
+    master.call(registerApp("app-1"));
+    master.call(
+        heartbeat("w1", List.of()).toBuilder().setState(WorkerStateP.STOPPING).build(),
+        WorkerHeartbeatResponse.class);
+    master.call(
+        heartbeat("w2", List.of()).toBuilder().setState(WorkerStateP.DRAINING).build(),
+        WorkerHeartbeatResponse.class);
+
+    assertThat(
+            countBy(
+                master
+                    .call(requestSlots(shuffle("app-1", 0), 12), RequestSlotsResponse.class)
+                    .getLocationsList(),
+                PartitionLocationP::getWorkerId))
+        .containsOnlyKeys("w3");
+    assertThat(
+            master.status().getWorkersList().stream()
+                .collect(Collectors.toMap(WorkerStatusP::getWorkerId, WorkerStatusP::getState)))
+        .containsEntry("w1", WorkerStateP.STOPPING)
+        .containsEntry("w2", WorkerStateP.DRAINING)
+        .containsEntry("w3", WorkerStateP.SERVING);
+
+    // Restarted: it registers again, and serves before its first heartbeat says so.
+    master.call(registerWorker("w1", 1), RegisterWorkerResponse.class);
+    assertThat(
+            countBy(
+                master
+                    .call(requestSlots(shuffle("app-1", 1), 12), RequestSlotsResponse.class)
+                    .getLocationsList(),
+                PartitionLocationP::getWorkerId))
+        .containsOnlyKeys("w1", "w3");
+  }
+
+  @Test
+  void aDecommissioningWorkerIsToldToDrainAndIsDecommissionedOnceItSaysItDrained() {
+    registerWorkers(2, 1);
+    WorkerHeartbeatResponse before =
+        master.call(heartbeat("w1", List.of()), WorkerHeartbeatResponse.class);
+    assertThat(before.getDecommission()).isFalse();
+
+    master.call(
+        SetWorkerAdmissionRequest.newBuilder()
+            .setWorkerId("w1")
+            .setAdmission(WorkerAdmissionP.ADMISSION_DECOMMISSIONING)
+            .setReason("retiring the machine")
+            .build());
+    assertThat(
+            master
+                .call(heartbeat("w1", List.of()), WorkerHeartbeatResponse.class)
+                .getDecommission())
+        .isTrue();
+    // Only the masters decommission a worker, once it drained.
+    assertThat(
+            master
+                .callFails(
+                    SetWorkerAdmissionRequest.newBuilder()
+                        .setWorkerId("w2")
+                        .setAdmission(WorkerAdmissionP.ADMISSION_DECOMMISSIONED)
+                        .build())
+                .code())
+        .isEqualTo(ErrorCode.INVALID_REQUEST);
+
+    WorkerHeartbeatResponse drained =
+        master.call(
+            heartbeat("w1", List.of()).toBuilder().setState(WorkerStateP.DRAINED).build(),
+            WorkerHeartbeatResponse.class);
+
+    assertThat(drained.getLeader()).isTrue();
+    WorkerStatusP w1 =
+        master.status().getWorkersList().stream()
+            .filter(w -> w.getWorkerId().equals("w1"))
+            .findFirst()
+            .orElseThrow();
+    assertThat(w1.getAdmission()).isEqualTo(WorkerAdmissionP.ADMISSION_DECOMMISSIONED);
+    assertThat(w1.getState()).isEqualTo(WorkerStateP.DRAINED);
+    // A drained worker that an operator includes again takes slots once it serves.
+    master.call(
+        SetWorkerAdmissionRequest.newBuilder()
+            .setWorkerId("w1")
+            .setAdmission(WorkerAdmissionP.ADMISSION_ACTIVE)
+            .build());
+    master.call(registerWorker("w1", 1), RegisterWorkerResponse.class);
+    master.call(registerApp("app-1"));
+    assertThat(
+            countBy(
+                master
+                    .call(requestSlots(shuffle("app-1", 0), 4), RequestSlotsResponse.class)
+                    .getLocationsList(),
+                PartitionLocationP::getWorkerId))
+        .containsOnlyKeys("w1", "w2");
   }
 
   @Test

@@ -6,29 +6,49 @@ import io.faro.common.error.ErrorCode;
 import io.faro.common.error.FaroException;
 import io.faro.common.id.IdMapper;
 import io.faro.common.id.ShuffleId;
+import io.faro.common.id.WorkerId;
+import io.faro.common.network.Futures;
 import io.faro.common.network.Request;
 import io.faro.common.network.RequestHandler;
 import io.faro.common.network.Responder;
 import io.faro.proto.CommitFilesRequest;
 import io.faro.proto.ReserveSlotsRequest;
 import io.faro.proto.ReserveSlotsResponse;
+import io.faro.proto.StopWorkerRequest;
+import io.faro.proto.StopWorkerResponse;
 import io.faro.worker.partition.PartitionStore;
 import io.faro.worker.protocol.ProtoMapper;
 import io.faro.worker.status.WorkerStatusSampler;
 import io.faro.worker.storage.Disk;
+import java.util.concurrent.CompletableFuture;
 
 /**
  * Serves the RPC port: the lifecycle manager reserves partition locations and commits shuffles;
- * benchmarks and operators ask for the process's status. A commit is answered from the flusher
- * threads once every file is closed; the event loop only starts it.
+ * benchmarks and operators ask for the process's status, and operators stop the worker. A commit is
+ * answered from the flusher threads once every file is closed, a stop once it sealed; the event
+ * loop only starts them.
  */
 public final class ControlHandler implements RequestHandler {
+  /** Stops this worker when an operator asks (bin/faro admin stop-worker). */
+  @FunctionalInterface
+  public interface Stopper {
+    /**
+     * Seals (when {@code graceful}) and then asks the process to exit; the future completes, with
+     * what was sealed, before the worker closes.
+     *
+     * @throws FaroException INVALID_REQUEST when {@code worker} is not this worker's id
+     */
+    CompletableFuture<PartitionStore.Sealed> stop(WorkerId worker, boolean graceful);
+  }
+
   private final PartitionStore store;
   private final WorkerStatusSampler status;
+  private final Stopper stopper;
 
-  public ControlHandler(PartitionStore store, WorkerStatusSampler status) {
+  public ControlHandler(PartitionStore store, WorkerStatusSampler status, Stopper stopper) {
     this.store = requireNonNull(store, "store is null");
     this.status = requireNonNull(status, "status is null");
+    this.stopper = requireNonNull(stopper, "stopper is null");
   }
 
   @Override
@@ -37,6 +57,7 @@ public final class ControlHandler implements RequestHandler {
       switch (request.type()) {
         case RESERVE_SLOTS_REQUEST -> reserve(request.meta(ReserveSlotsRequest.class), responder);
         case COMMIT_FILES_REQUEST -> commit(request.meta(CommitFilesRequest.class), responder);
+        case STOP_WORKER_REQUEST -> stop(request.meta(StopWorkerRequest.class), responder);
         case WORKER_STATUS_REQUEST ->
             responder.respond(
                 ProtoMapper.toProto(status.status()).toBuilder()
@@ -66,6 +87,25 @@ public final class ControlHandler implements RequestHandler {
         reserve.getOwnerToken(),
         reserve.getLocationsList().stream().map(ProtoMapper::reservation).toList());
     responder.respond(ReserveSlotsResponse.getDefaultInstance());
+  }
+
+  private void stop(StopWorkerRequest stop, Responder responder) {
+    stopper
+        .stop(
+            IdMapper.parse(() -> new WorkerId(stop.getWorkerId()), "worker_id"), stop.getGraceful())
+        .whenComplete(
+            (outcome, error) -> {
+              if (error != null) {
+                responder.fail(Futures.unwrap(error));
+              } else {
+                responder.respond(
+                    StopWorkerResponse.newBuilder()
+                        .setSealedLocations(outcome.sealedLocations())
+                        .setSealedShuffles(outcome.sealedShuffles())
+                        .setUnsealedLocations(outcome.failedLocations())
+                        .build());
+              }
+            });
   }
 
   private void commit(CommitFilesRequest commit, Responder responder) {

@@ -19,21 +19,33 @@ import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
-import java.util.function.Consumer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
  * The worker's side of membership: registers with the masters, then heartbeats every master at a
- * fixed delay on one named thread, registers again when a master asks, and hands expired shuffles
- * to {@code expire} (which must not block: deletion runs on the disk threads).
+ * fixed delay on one named thread, registers again when a master asks, and hands the leader's
+ * instructions to a {@link Listener}. Every heartbeat runs on that thread, also one asked for out
+ * of turn ({@link #heartbeatNow}).
  */
 public final class MasterLink implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(MasterLink.class);
 
+  /** What the leader's heartbeat answers tell the worker; called on the heartbeat thread. */
+  public interface Listener {
+    /** The masters no longer know {@code shuffle}: delete its files. Must not block. */
+    void expired(ShuffleId shuffle);
+
+    /** Whether this worker is decommissioning, as the leader says on each answer. */
+    default void decommissioning(boolean decommissioning) {}
+
+    /** After each heartbeat round; {@code leaderAnswered} whether a ready leader answered it. */
+    default void afterHeartbeat(boolean leaderAnswered) {}
+  }
+
   private final MasterClient masters;
   private final WorkerReports reports;
-  private final Consumer<ShuffleId> expire;
+  private final Listener listener;
   private final Duration interval;
   private final ScheduledExecutorService heartbeatThread;
   private volatile boolean closed;
@@ -41,12 +53,12 @@ public final class MasterLink implements AutoCloseable {
   public MasterLink(
       MasterClient masters,
       WorkerReports reports,
-      Consumer<ShuffleId> expire,
+      Listener listener,
       Duration interval,
       String threadName) {
     this.masters = requireNonNull(masters, "masters is null");
     this.reports = requireNonNull(reports, "reports is null");
-    this.expire = requireNonNull(expire, "expire is null");
+    this.listener = requireNonNull(listener, "listener is null");
     this.interval = requireNonNull(interval, "interval is null");
     this.heartbeatThread =
         new ScheduledThreadPoolExecutor(1, new DefaultThreadFactory(threadName, true));
@@ -62,15 +74,45 @@ public final class MasterLink implements AutoCloseable {
     LOG.info("Worker {} registered with masters {}", reports.workerId(), masters.endpoints());
   }
 
-  /** Starts heartbeating every faro.worker.heartbeat.interval. */
+  /**
+   * Starts heartbeating every faro.worker.heartbeat.interval; the first goes at once, so that every
+   * master knows this worker's state and start time right after its registration.
+   */
   public void startHeartbeats() {
     heartbeatThread.scheduleWithFixedDelay(
-        this::heartbeatSafely, interval.toMillis(), interval.toMillis(), TimeUnit.MILLISECONDS);
+        this::heartbeatSafely, 0, interval.toMillis(), TimeUnit.MILLISECONDS);
   }
 
-  private void heartbeatSafely() {
+  /**
+   * Sends a heartbeat now, out of turn (on the heartbeat thread, after the one in progress), and
+   * waits for it: the masters learn a new state at once. Returns whether a ready leader answered.
+   */
+  public boolean heartbeatNow() {
+    if (closed) {
+      return false;
+    }
     try {
-      heartbeat();
+      return heartbeatThread
+          .submit(this::heartbeatSafely)
+          .get(2 * roundTimeoutMillis() + 1000, TimeUnit.MILLISECONDS);
+    } catch (java.util.concurrent.RejectedExecutionException | TimeoutException e) {
+      return false;
+    } catch (ExecutionException e) {
+      return false;
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      return false;
+    }
+  }
+
+  private long roundTimeoutMillis() {
+    return Math.max(interval.toMillis(), 1000);
+  }
+
+  private boolean heartbeatSafely() {
+    boolean answered = false;
+    try {
+      answered = heartbeat();
     } catch (RuntimeException e) {
       if (!closed) {
         LOG.warn(
@@ -80,18 +122,25 @@ public final class MasterLink implements AutoCloseable {
             e.getMessage());
       }
     }
+    try {
+      listener.afterHeartbeat(answered);
+    } catch (RuntimeException e) {
+      LOG.warn("Worker {}: acting on a heartbeat failed", reports.workerId(), e);
+    }
+    return answered;
   }
 
   /**
    * Sends the heartbeat to every master (each keeps the loads for when it leads) and follows only
-   * the leader's answer. When no master answers as leader (an election), nothing is done.
+   * the leader's answer. When no master answers as leader (an election), nothing is done. Returns
+   * whether a leader answered.
    */
-  private void heartbeat() {
+  private boolean heartbeat() {
     List<CompletableFuture<WorkerHeartbeatResponse>> answers =
         masters.callEach(reports.heartbeat(), WorkerHeartbeatResponse.class);
     // One deadline for all: a master that hangs (e.g. a stopped process) must not delay the
     // next heartbeat to the others.
-    long deadline = System.nanoTime() + Math.max(interval.toNanos(), TimeUnit.SECONDS.toNanos(1));
+    long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(roundTimeoutMillis());
     WorkerHeartbeatResponse response = null;
     Throwable lastError = null;
     for (CompletableFuture<WorkerHeartbeatResponse> answer : answers) {
@@ -107,7 +156,7 @@ public final class MasterLink implements AutoCloseable {
         lastError = e;
       } catch (InterruptedException e) {
         Thread.currentThread().interrupt();
-        return;
+        return false;
       }
     }
     if (response == null) {
@@ -117,7 +166,7 @@ public final class MasterLink implements AutoCloseable {
             reports.workerId(),
             String.valueOf(Futures.unwrap(lastError)));
       }
-      return;
+      return false;
     }
     if (response.getRegisterAgain()) {
       LOG.info("Masters do not know worker {}: registering again", reports.workerId());
@@ -131,8 +180,10 @@ public final class MasterLink implements AutoCloseable {
         LOG.warn("Ignoring an expired shuffle the masters sent: {}", e.getMessage());
         continue;
       }
-      expire.accept(shuffle);
+      listener.expired(shuffle);
     }
+    listener.decommissioning(response.getDecommission());
+    return true;
   }
 
   /** Stops heartbeating; a heartbeat in flight is interrupted. */

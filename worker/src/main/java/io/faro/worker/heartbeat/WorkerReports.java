@@ -10,12 +10,14 @@ import io.faro.proto.DiskSpecP;
 import io.faro.proto.DiskStatusP;
 import io.faro.proto.RegisterWorkerRequest;
 import io.faro.proto.WorkerHeartbeatRequest;
+import io.faro.proto.WorkerStateP;
 import io.faro.worker.partition.PartitionStore;
 import io.faro.worker.protocol.ProtoMapper;
 import io.faro.worker.storage.Disk;
 import io.faro.worker.storage.DiskHealth;
 import io.faro.worker.storage.Disks;
 import java.io.IOException;
+import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -31,13 +33,31 @@ public final class WorkerReports {
   private final WorkerEndpoint endpoint;
   private final Disks disks;
   private final PartitionStore store;
+  private final Supplier<WorkerStateP> state;
+  private final long startedAtMs;
 
   public WorkerReports(
       WorkerId workerId, WorkerEndpoint endpoint, Disks disks, PartitionStore store) {
+    this(workerId, endpoint, disks, store, () -> WorkerStateP.SERVING, 0);
+  }
+
+  /**
+   * @param state what the worker is doing now, for each heartbeat
+   * @param startedAtMs when this process started, by this machine's clock
+   */
+  public WorkerReports(
+      WorkerId workerId,
+      WorkerEndpoint endpoint,
+      Disks disks,
+      PartitionStore store,
+      Supplier<WorkerStateP> state,
+      long startedAtMs) {
     this.workerId = requireNonNull(workerId, "workerId is null");
     this.endpoint = requireNonNull(endpoint, "endpoint is null");
     this.disks = requireNonNull(disks, "disks is null");
     this.store = requireNonNull(store, "store is null");
+    this.state = requireNonNull(state, "state is null");
+    this.startedAtMs = startedAtMs;
   }
 
   public WorkerId workerId() {
@@ -73,7 +93,10 @@ public final class WorkerReports {
 
   public WorkerHeartbeatRequest heartbeat() {
     WorkerHeartbeatRequest.Builder request =
-        WorkerHeartbeatRequest.newBuilder().setWorkerId(workerId.value());
+        WorkerHeartbeatRequest.newBuilder()
+            .setWorkerId(workerId.value())
+            .setState(state.get())
+            .setStartedAtMs(startedAtMs);
     for (Disk disk : disks.all()) {
       DiskLoadP.Builder load =
           DiskLoadP.newBuilder()

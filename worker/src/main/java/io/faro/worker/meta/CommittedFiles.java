@@ -40,9 +40,12 @@ import org.slf4j.LoggerFactory;
 public final class CommittedFiles implements CommitLog {
   private static final Logger LOG = LoggerFactory.getLogger(CommittedFiles.class);
 
-  /** A shuffle found at start, with its owner token and the partition locations that passed. */
+  /**
+   * A shuffle found at start, with its owner token and the partition locations that passed; {@code
+   * sealed} when an earlier run sealed them on its way out, before the shuffle committed.
+   */
   public record RecoveredShuffle(
-      ShuffleId shuffle, long ownerToken, List<RestoredPartition> partitions) {}
+      ShuffleId shuffle, long ownerToken, boolean sealed, List<RestoredPartition> partitions) {}
 
   /**
    * What {@link #recover} found: the shuffles to serve, the files they keep (every other partition
@@ -71,6 +74,16 @@ public final class CommittedFiles implements CommitLog {
   @Override
   public void committed(ShuffleId shuffle, long ownerToken, ShuffleCommit commit)
       throws IOException {
+    store.committed(shuffle, ownerToken, clock.millis(), records(commit));
+  }
+
+  /** Records the partitions a graceful stop (or a drain) sealed while the shuffle was pushed. */
+  @Override
+  public void sealed(ShuffleId shuffle, long ownerToken, ShuffleCommit sealed) throws IOException {
+    store.sealed(shuffle, ownerToken, clock.millis(), records(sealed));
+  }
+
+  private Map<PartitionKey, CommittedFileRecordP> records(ShuffleCommit commit) throws IOException {
     Map<PartitionKey, CommittedFileRecordP> records = new LinkedHashMap<>();
     for (PartitionCommit.Committed c : commit.committed()) {
       CommittedFileRecordP.Builder r =
@@ -94,7 +107,7 @@ public final class CommittedFiles implements CommitLog {
       }
       records.put(c.key(), r.build());
     }
-    store.committed(shuffle, ownerToken, clock.millis(), records);
+    return records;
   }
 
   /** Forgets an expired shuffle. */
@@ -136,7 +149,8 @@ public final class CommittedFiles implements CommitLog {
           // Not kept: deleted with the other leftovers of the earlier run (and uncounted).
         }
       }
-      shuffles.add(new RecoveredShuffle(stored.shuffle(), stored.ownerToken(), good));
+      shuffles.add(
+          new RecoveredShuffle(stored.shuffle(), stored.ownerToken(), stored.sealed(), good));
     }
     return new Recovery(shuffles, keep, dropped);
   }

@@ -30,7 +30,10 @@ import org.rocksdb.WriteOptions;
  * committed partitions, its owner token, and for each committed partition location its file (disk,
  * path, lengths, chunk count, format version). Written when a commit completes, before the commit
  * is answered, with a synced write; read at start, when the worker checks each listed file and
- * serves the good ones again; a shuffle's records go when the shuffle expires.
+ * serves the good ones again; a shuffle's records go when the shuffle expires. A shuffle whose
+ * locations a graceful stop sealed while it was still pushed is recorded the same way, marked
+ * sealed (a field that earlier versions of this layout never set: compatible both ways, see
+ * docs/architecture.md, "Restart").
  *
  * <p>Layout, version {@value #VERSION}: key {@code "v"} holds a {@link WorkerMetaVersionP}; key
  * {@code "s" app 0x00 shuffle(4 bytes)} a {@link ShuffleRecordP}; key {@code "p" app 0x00
@@ -60,9 +63,15 @@ public final class WorkerMetaStore implements AutoCloseable {
     }
   }
 
-  /** A shuffle as the store lists it: its owner token and its committed partitions. */
+  /**
+   * A shuffle as the store lists it: its owner token, its committed (or, with {@code sealed},
+   * sealed) partitions.
+   */
   public record StoredShuffle(
-      ShuffleId shuffle, long ownerToken, Map<PartitionKey, CommittedFileRecordP> partitions) {}
+      ShuffleId shuffle,
+      long ownerToken,
+      boolean sealed,
+      Map<PartitionKey, CommittedFileRecordP> partitions) {}
 
   private final Path dir;
   private final Options options;
@@ -152,6 +161,30 @@ public final class WorkerMetaStore implements AutoCloseable {
       long committedAtMs,
       Map<PartitionKey, CommittedFileRecordP> partitions)
       throws IOException {
+    write(shuffle, ownerToken, committedAtMs, false, partitions);
+  }
+
+  /**
+   * Records that {@code shuffle} (reserved with {@code ownerToken}), still pushed, had {@code
+   * partitions} sealed on this worker's way out, in one synced write; a later {@link #committed}
+   * replaces the shuffle's record.
+   */
+  public void sealed(
+      ShuffleId shuffle,
+      long ownerToken,
+      long sealedAtMs,
+      Map<PartitionKey, CommittedFileRecordP> partitions)
+      throws IOException {
+    write(shuffle, ownerToken, sealedAtMs, true, partitions);
+  }
+
+  private void write(
+      ShuffleId shuffle,
+      long ownerToken,
+      long atMs,
+      boolean sealed,
+      Map<PartitionKey, CommittedFileRecordP> partitions)
+      throws IOException {
     lock.readLock().lock();
     try (WriteBatch batch = new WriteBatch()) {
       checkOpen();
@@ -159,7 +192,8 @@ public final class WorkerMetaStore implements AutoCloseable {
           shuffleKey(shuffle),
           ShuffleRecordP.newBuilder()
               .setOwnerToken(ownerToken)
-              .setCommittedAtMs(committedAtMs)
+              .setCommittedAtMs(atMs)
+              .setSealed(sealed)
               .build()
               .toByteArray());
       for (Map.Entry<PartitionKey, CommittedFileRecordP> e : partitions.entrySet()) {
@@ -209,7 +243,7 @@ public final class WorkerMetaStore implements AutoCloseable {
    * @throws IOException when a record cannot be read (the store is corrupt)
    */
   public List<StoredShuffle> shuffles() throws IOException {
-    Map<ShuffleId, Long> tokens = new LinkedHashMap<>();
+    Map<ShuffleId, ShuffleRecordP> records = new LinkedHashMap<>();
     Map<ShuffleId, Map<PartitionKey, CommittedFileRecordP>> partitions = new LinkedHashMap<>();
     lock.readLock().lock();
     checkOpenUnlocking();
@@ -223,7 +257,7 @@ public final class WorkerMetaStore implements AutoCloseable {
         AppId app = readApp(k);
         ShuffleId shuffle = new ShuffleId(app, k.getInt());
         if (key[0] == SHUFFLE) {
-          tokens.put(shuffle, ShuffleRecordP.parseFrom(it.value()).getOwnerToken());
+          records.put(shuffle, ShuffleRecordP.parseFrom(it.value()));
           partitions.computeIfAbsent(shuffle, s -> new LinkedHashMap<>());
         } else if (key[0] == PARTITION) {
           PartitionKey p = new PartitionKey(shuffle, k.getInt(), k.getInt());
@@ -242,8 +276,11 @@ public final class WorkerMetaStore implements AutoCloseable {
     }
     List<StoredShuffle> result = new ArrayList<>();
     partitions.forEach(
-        (shuffle, parts) ->
-            result.add(new StoredShuffle(shuffle, tokens.getOrDefault(shuffle, 0L), parts)));
+        (shuffle, parts) -> {
+          ShuffleRecordP record =
+              records.getOrDefault(shuffle, ShuffleRecordP.getDefaultInstance());
+          result.add(new StoredShuffle(shuffle, record.getOwnerToken(), record.getSealed(), parts));
+        });
     return result;
   }
 

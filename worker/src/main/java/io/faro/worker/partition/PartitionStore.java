@@ -84,6 +84,9 @@ public final class PartitionStore implements AutoCloseable {
   private final TrafficCounters counters = new TrafficCounters();
   private volatile CommitLog commitLog = CommitLog.NONE;
 
+  /** Why reservations are refused (a graceful stop, a drain); null while they are taken. */
+  private volatile String refusingReservations;
+
   public PartitionStore(Disks disks, WriterSettings settings) {
     this(
         disks,
@@ -124,15 +127,124 @@ public final class PartitionStore implements AutoCloseable {
    * expiry deletes their files. At start, before the worker serves requests.
    */
   public void restore(ShuffleId shuffle, long ownerToken, List<RestoredPartition> partitions) {
+    restore(shuffle, ownerToken, partitions, false);
+  }
+
+  /**
+   * As {@link #restore(ShuffleId, long, List)}; with {@code sealed}, the earlier run sealed the
+   * locations on its way out while the shuffle was still pushed: the shuffle takes new
+   * reservations, pushes to the sealed locations are answered SPLIT, and its commit answers the
+   * sealed files together with what the new locations received.
+   */
+  public void restore(
+      ShuffleId shuffle, long ownerToken, List<RestoredPartition> partitions, boolean sealed) {
     ShuffleState state = shuffles.computeIfAbsent(shuffle, ShuffleState::new);
     synchronized (state) {
       state.claimOwner(ownerToken);
       partitions.forEach(p -> state.restored.put(p.commit().key(), p));
-      state.commitStarted = true;
-      state.commit =
-          CompletableFuture.completedFuture(
-              new ShuffleCommit(
-                  partitions.stream().map(RestoredPartition::commit).toList(), List.of()));
+      if (!sealed) {
+        state.commitStarted = true;
+        state.commit =
+            CompletableFuture.completedFuture(
+                new ShuffleCommit(
+                    partitions.stream().map(RestoredPartition::commit).toList(), List.of()));
+      }
+    }
+  }
+
+  /**
+   * From now on every reservation is refused with SHUTTING_DOWN (retryable: the lifecycle manager
+   * places the partitions on another worker), saying {@code why}.
+   */
+  public void refuseReservations(String why) {
+    refusingReservations = requireNonNull(why, "why is null");
+  }
+
+  /** Takes reservations again (a drain was cancelled). */
+  public void takeReservations() {
+    refusingReservations = null;
+  }
+
+  /**
+   * What {@link #sealAll} did.
+   *
+   * @param sealedLocations locations whose file (or emptiness) is sealed and recorded
+   * @param sealedShuffles shuffles they belong to
+   * @param failedLocations locations whose file failed: not served after a restart
+   */
+  public record Sealed(int sealedLocations, int sealedShuffles, int failedLocations) {}
+
+  /**
+   * Seals every open location of every shuffle that is not committed (see {@link
+   * PartitionWriter#seal}): what was acknowledged is written, indexed and synced, later pushes are
+   * answered SPLIT, and each shuffle's sealed locations are recorded in the commit log, so that a
+   * restarted worker answers the shuffle's commit with them. Commits already under way are waited
+   * for (they record themselves). Call {@link #refuseReservations} first, so that no location is
+   * added behind it. The future completes once every file is sealed and recorded.
+   */
+  public CompletableFuture<Sealed> sealAll() {
+    List<CompletableFuture<Sealed>> each = new ArrayList<>();
+    for (ShuffleState state : shuffles.values()) {
+      each.add(seal(state));
+    }
+    return CompletableFuture.allOf(each.toArray(CompletableFuture[]::new))
+        .thenApply(
+            done -> {
+              int locations = 0;
+              int sealedShuffles = 0;
+              int failed = 0;
+              for (CompletableFuture<Sealed> f : each) {
+                Sealed s = f.join();
+                locations += s.sealedLocations();
+                sealedShuffles += s.sealedShuffles();
+                failed += s.failedLocations();
+              }
+              return new Sealed(locations, sealedShuffles, failed);
+            });
+  }
+
+  private CompletableFuture<Sealed> seal(ShuffleState state) {
+    List<CompletableFuture<PartitionCommit>> parts;
+    synchronized (state) {
+      if (state.expired) {
+        return CompletableFuture.completedFuture(new Sealed(0, 0, 0));
+      }
+      if (state.commitStarted) {
+        CompletableFuture<ShuffleCommit> commit = state.commit;
+        return commit == null
+            ? CompletableFuture.completedFuture(new Sealed(0, 0, 0))
+            : commit.handle((c, e) -> new Sealed(0, 0, 0));
+      }
+      parts = state.writers.values().stream().map(PartitionWriter::seal).toList();
+    }
+    return CompletableFuture.allOf(parts.toArray(CompletableFuture[]::new))
+        .thenApply(done -> recordSealed(state, collect(parts)));
+  }
+
+  /**
+   * Records the sealed locations of {@code state}, with those an earlier run sealed, unless the
+   * shuffle was committed or expired meanwhile: a commit that started after the seal records the
+   * whole shuffle as committed itself, always after this record (it starts under the same lock), so
+   * a sealed record never overwrites a committed one.
+   */
+  private Sealed recordSealed(ShuffleState state, ShuffleCommit sealed) {
+    synchronized (state) {
+      if (state.expired || state.commitStarted) {
+        return new Sealed(0, 0, 0);
+      }
+      List<PartitionCommit.Committed> all = new ArrayList<>(sealed.committed());
+      state.restored.values().forEach(r -> all.add(r.commit()));
+      try {
+        commitLog.sealed(state.id, state.ownerToken(), new ShuffleCommit(all, sealed.failed()));
+      } catch (IOException | RuntimeException e) {
+        LOG.error(
+            "Cannot record the sealed locations of shuffle {}: they are not served after a"
+                + " restart",
+            state.id,
+            e);
+        return new Sealed(0, 0, all.size() + sealed.failed().size());
+      }
+      return new Sealed(sealed.committed().size(), 1, sealed.failed().size());
     }
   }
 
@@ -180,12 +292,27 @@ public final class PartitionStore implements AutoCloseable {
         if (state.expired) {
           continue; // expired meanwhile: the next computeIfAbsent makes a fresh state
         }
+        // Checked under the shuffle's lock: sealAll takes it after refuseReservations, so every
+        // location added before the refusal is sealed, and none is added after.
+        String refusing = refusingReservations;
+        if (refusing != null) {
+          throw new FaroException(
+              ErrorCode.SHUTTING_DOWN,
+              "cannot reserve "
+                  + reservations.size()
+                  + " locations of shuffle "
+                  + shuffle
+                  + ": this worker "
+                  + refusing);
+        }
         state.checkOwner(ownerToken, "reserve");
         // Every check (and choice of disk) first, so that a refusal adds nothing.
         Map<PartitionKey, PartitionWriter> added = new LinkedHashMap<>();
         for (Reservation r : reservations) {
           PartitionKey key = new PartitionKey(shuffle, r.partition(), r.epoch());
-          if (state.writers.containsKey(key) || added.containsKey(key)) {
+          if (state.writers.containsKey(key)
+              || state.restored.containsKey(key)
+              || added.containsKey(key)) {
             continue;
           }
           if (state.commitStarted) {
@@ -306,9 +433,14 @@ public final class PartitionStore implements AutoCloseable {
       ShuffleState state = shuffles.get(key.shuffle());
       part.release();
       charge.partReleased();
-      return state != null && state.commitStarted
-          ? AppendStatus.STAGE_ENDED
-          : AppendStatus.NOT_HERE;
+      if (state == null) {
+        return AppendStatus.NOT_HERE;
+      }
+      if (state.commitStarted) {
+        return AppendStatus.STAGE_ENDED;
+      }
+      // Sealed by an earlier run on its way out: the client moves to a new location.
+      return state.restored.containsKey(key) ? AppendStatus.SPLIT : AppendStatus.NOT_HERE;
     }
     int length = part.readableBytes();
     AppendStatus status = writer.append(part, charge, chunkSize);
@@ -361,8 +493,19 @@ public final class PartitionStore implements AutoCloseable {
       if (state.commit == null) {
         state.commitStarted = true;
         List<CompletableFuture<PartitionCommit>> parts =
-            state.writers.values().stream().map(PartitionWriter::commit).toList();
-        LOG.info("Committing shuffle {}: {} partition locations", shuffle, parts.size());
+            new ArrayList<>(state.writers.values().stream().map(PartitionWriter::commit).toList());
+        // Locations an earlier run sealed on its way out are committed as they are.
+        state
+            .restored
+            .values()
+            .forEach(r -> parts.add(CompletableFuture.completedFuture(r.commit())));
+        LOG.info(
+            "Committing shuffle {}: {} partition locations{}",
+            shuffle,
+            parts.size(),
+            state.restored.isEmpty()
+                ? ""
+                : " (" + state.restored.size() + " sealed before a restart)");
         long token = state.ownerToken();
         state.commit =
             CompletableFuture.allOf(parts.toArray(CompletableFuture[]::new))
@@ -426,6 +569,15 @@ public final class PartitionStore implements AutoCloseable {
     ShuffleState state = shuffles.get(key.shuffle());
     RestoredPartition restored = state == null ? null : state.restored.get(key);
     if (restored != null) {
+      if (!state.commitStarted) {
+        throw new FaroException(
+            ErrorCode.SHUFFLE_NOT_COMMITTED,
+            "partition "
+                + key
+                + " is sealed, not committed yet: shuffle "
+                + key.shuffle()
+                + " still takes pushes");
+      }
       return restored.commit();
     }
     PartitionWriter writer = state == null ? null : state.writers.get(key);
@@ -522,6 +674,19 @@ public final class PartitionStore implements AutoCloseable {
       }
     }
     return open;
+  }
+
+  /** Locations whose file is not finished yet: open, or sealed or committed but still writing. */
+  public int unfinishedLocations() {
+    int unfinished = 0;
+    for (ShuffleState state : shuffles.values()) {
+      for (PartitionWriter writer : state.writers.values()) {
+        if (writer.commitOutcome().map(f -> !f.isDone()).orElse(true)) {
+          unfinished++;
+        }
+      }
+    }
+    return unfinished;
   }
 
   /** Hands every partition's buffer to its flusher (memory relief). */

@@ -24,8 +24,11 @@ import org.slf4j.LoggerFactory;
  * Receives the pushed parts of one partition location and turns them into its file.
  *
  * <p>Lifecycle: OPEN (appends buffer in memory; a full buffer goes to the flusher) -> COMMITTED
- * (the rest is flushed, the index and trailer written, the outcome kept for fetches) or DISCARDED
- * (buffers released, file deleted when the shuffle expires or dropped on shutdown).
+ * (the rest is flushed, the index and trailer written, the outcome kept for fetches) or SEALED (the
+ * same file work, while the shuffle is still pushed: a graceful stop or a drain; later parts are
+ * answered SPLIT so that their client moves on, and a commit answers the sealed file) or DISCARDED
+ * (buffers released, file deleted when the shuffle expires or dropped on shutdown). SEALED may
+ * still become COMMITTED: the outcome is the same file.
  *
  * <p>Chunks: the writer ends a chunk after the append that brings it to the chunk size. Boundaries
  * depend only on the sequence of appended part lengths and that size, so a replica fed the same
@@ -41,6 +44,7 @@ public final class PartitionWriter {
 
   private enum State {
     OPEN,
+    SEALED,
     COMMITTED,
     DISCARDED
   }
@@ -180,6 +184,8 @@ public final class PartitionWriter {
   private AppendStatus admit() {
     return switch (state) {
       case COMMITTED -> AppendStatus.STAGE_ENDED;
+      // Everything acknowledged is in the sealed file; the rest goes to a new location.
+      case SEALED -> AppendStatus.SPLIT;
       case DISCARDED -> AppendStatus.NOT_HERE;
       case OPEN -> {
         // A failed file would have a hole, a replica that missed a part too: move the client to
@@ -213,9 +219,33 @@ public final class PartitionWriter {
 
   /**
    * Stops taking data and, on the flush thread, writes what is buffered, the index and the trailer.
-   * Idempotent: every call returns the same future.
+   * Idempotent: every call returns the same future, also after {@link #seal} (the commit then
+   * answers the sealed file).
    */
   public synchronized CompletableFuture<PartitionCommit> commit() {
+    if (state == State.SEALED) {
+      state = State.COMMITTED;
+    }
+    return finishOnce(State.COMMITTED);
+  }
+
+  /**
+   * As {@link #commit}, while the shuffle is still pushed (a graceful stop, a drain): the file is
+   * finished the same way, so that everything acknowledged so far is durable, but later parts are
+   * answered SPLIT, not STAGE_ENDED: their clients move them to a new location and go on. A later
+   * {@link #commit} answers the same outcome. Idempotent; after a commit it returns the commit's.
+   */
+  public synchronized CompletableFuture<PartitionCommit> seal() {
+    return finishOnce(State.SEALED);
+  }
+
+  /** Whether {@link #seal} was called and no commit came since. */
+  public synchronized boolean isSealed() {
+    return state == State.SEALED;
+  }
+
+  // @GuardedBy("this")
+  private CompletableFuture<PartitionCommit> finishOnce(State finished) {
     if (commit != null) {
       return commit;
     }
@@ -225,7 +255,7 @@ public final class PartitionWriter {
               new PartitionCommit.Failed(key, "partition " + key + " was discarded"));
       return commit;
     }
-    state = State.COMMITTED;
+    state = finished;
     handOverPending();
     ChunkIndex chunks = chunkIndex();
     CompletableFuture<PartitionCommit> result = new CompletableFuture<>();
@@ -238,7 +268,7 @@ public final class PartitionWriter {
     return commit;
   }
 
-  /** The commit's outcome, if a commit was started. */
+  /** The commit's (or seal's) outcome, if one was started. */
   public synchronized Optional<CompletableFuture<PartitionCommit>> commitOutcome() {
     return Optional.ofNullable(commit);
   }

@@ -11,7 +11,9 @@ import io.faro.proto.CommittedPartitionP;
 import io.faro.proto.DiskTierP;
 import io.faro.proto.PartitionLocationP;
 import io.faro.proto.PushStatusP;
+import io.faro.proto.WorkerStateP;
 import io.faro.proto.WorkerStatusResponse;
+import io.faro.worker.lifecycle.WorkerLifecycle;
 import io.faro.worker.partition.AppendStatus;
 import io.faro.worker.partition.PartitionCommit;
 import io.faro.worker.partition.PartitionStore;
@@ -69,6 +71,15 @@ public final class ProtoMapper {
       case STAGE_ENDED -> PushStatusP.STAGE_ENDED;
       case NOT_HERE -> PushStatusP.NOT_HERE;
       case REPLICA_FAILED -> PushStatusP.REPLICA_FAILED;
+    };
+  }
+
+  public static WorkerStateP toProto(WorkerLifecycle.State state) {
+    return switch (state) {
+      case SERVING -> WorkerStateP.SERVING;
+      case STOPPING -> WorkerStateP.STOPPING;
+      case DRAINING -> WorkerStateP.DRAINING;
+      case DRAINED -> WorkerStateP.DRAINED;
     };
   }
 

@@ -19,12 +19,14 @@ import io.faro.worker.fault.ConnectionDropper;
 import io.faro.worker.fetch.FetchHandler;
 import io.faro.worker.heartbeat.MasterLink;
 import io.faro.worker.heartbeat.WorkerReports;
+import io.faro.worker.lifecycle.WorkerLifecycle;
 import io.faro.worker.memory.MemoryBudget;
 import io.faro.worker.meta.CommittedFiles;
 import io.faro.worker.meta.StartupRecovery;
 import io.faro.worker.meta.WorkerMetaStore;
 import io.faro.worker.partition.PartitionStore;
 import io.faro.worker.partition.WriterSettings;
+import io.faro.worker.protocol.ProtoMapper;
 import io.faro.worker.push.FrameAppender;
 import io.faro.worker.push.PushHandler;
 import io.faro.worker.replicate.ReplicaLinks;
@@ -37,6 +39,7 @@ import io.faro.worker.storage.IoMode;
 import io.netty.util.concurrent.DefaultThreadFactory;
 import java.time.Clock;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Collectors;
@@ -73,6 +76,8 @@ public final class WorkerServer implements AutoCloseable {
   private ClientPool masterConnections;
   private ClientPool replicaConnections;
   private MasterLink masterLink;
+  private WorkerLifecycle lifecycle;
+  private volatile Runnable exitRequest = () -> {};
   private volatile WorkerId workerId;
   private volatile WorkerEndpoint endpoint;
   private boolean started;
@@ -160,7 +165,7 @@ public final class WorkerServer implements AutoCloseable {
             links::link,
             new PartitionStore.Limits(settings.reserveMaxLocations(), settings.maxPartitions()));
     for (CommittedFiles.RecoveredShuffle r : recovery.shuffles()) {
-      store.restore(r.shuffle(), r.ownerToken(), r.partitions());
+      store.restore(r.shuffle(), r.ownerToken(), r.partitions(), r.sealed());
     }
     if (meta != null) {
       store.recordCommitsIn(new CommittedFiles(meta, disks, Clock.systemUTC()));
@@ -214,7 +219,7 @@ public final class WorkerServer implements AutoCloseable {
             settings.rpcPort(),
             WorkerOptions.RPC_PORT.key(),
             network,
-            new ControlHandler(store, status),
+            new ControlHandler(store, status, this::stopAsked),
             null);
     PushHandler pushHandler = new PushHandler(new FrameAppender(store, budget));
     pushServer =
@@ -251,6 +256,16 @@ public final class WorkerServer implements AutoCloseable {
   }
 
   private void startMasterLink() {
+    // The lifecycle tells the masters of a stop through the link built below (read when it runs).
+    lifecycle =
+        new WorkerLifecycle(
+            workerId,
+            store,
+            settings.gracefulTimeout(),
+            settings.decommissionTimeout(),
+            Clock.systemUTC(),
+            () -> masterLink != null && masterLink.heartbeatNow(),
+            () -> exitRequest.run());
     NetworkOptions.Settings network = settings.network();
     // One event loop is plenty for a registration and a heartbeat every few seconds.
     masterConnections = new ClientPool("faro-worker-master", network.withIoThreads(1));
@@ -263,8 +278,33 @@ public final class WorkerServer implements AutoCloseable {
     masterLink =
         new MasterLink(
             masters,
-            new WorkerReports(workerId, endpoint, disks, store),
-            this::expire,
+            new WorkerReports(
+                workerId,
+                endpoint,
+                disks,
+                store,
+                () -> ProtoMapper.toProto(lifecycle.state()),
+                ProcessHandle.current()
+                    .info()
+                    .startInstant()
+                    .map(i -> i.toEpochMilli())
+                    .orElse(0L)),
+            new MasterLink.Listener() {
+              @Override
+              public void expired(ShuffleId shuffle) {
+                expire(shuffle);
+              }
+
+              @Override
+              public void decommissioning(boolean decommissioning) {
+                lifecycle.decommissioning(decommissioning);
+              }
+
+              @Override
+              public void afterHeartbeat(boolean leaderAnswered) {
+                lifecycle.afterHeartbeat(leaderAnswered);
+              }
+            },
             settings.heartbeatInterval(),
             "faro-worker-heartbeat");
     masterLink.register();
@@ -282,6 +322,63 @@ public final class WorkerServer implements AutoCloseable {
                 LOG.info("Deleted the files of expired shuffle {}", shuffle);
               }
             });
+  }
+
+  /**
+   * What to run when the worker asks to be stopped: a drain ended, or an operator's stop-worker was
+   * answered. The process stops (and so closes) the worker; must not block. Set before {@link
+   * #start()}; by default nothing happens.
+   */
+  public void onExitRequest(Runnable exit) {
+    this.exitRequest = requireNonNull(exit, "exit is null");
+  }
+
+  /**
+   * Stops gracefully, without closing: leaves placement, splits pushes away, seals and records
+   * every open location (see {@link WorkerLifecycle#stopGracefully}); returns what it sealed,
+   * within faro.worker.graceful.timeout. A restarted worker serves what was sealed once the shuffle
+   * commits. Call {@link #close()} next. Idempotent.
+   */
+  public PartitionStore.Sealed stopGracefully() {
+    return requireStarted(lifecycle).stopGracefully();
+  }
+
+  /**
+   * An operator's stop (bin/faro admin stop-worker): seals on a thread of its own when {@code
+   * graceful}, completes with what was sealed, then asks the process to exit (which closes the
+   * worker; the answer is on its way by then).
+   */
+  private CompletableFuture<PartitionStore.Sealed> stopAsked(WorkerId asked, boolean graceful) {
+    if (!asked.equals(workerId)) {
+      throw new FaroException(
+          ErrorCode.INVALID_REQUEST,
+          "this is worker " + workerId + ", not " + asked + ": nothing stopped");
+    }
+    CompletableFuture<PartitionStore.Sealed> done = new CompletableFuture<>();
+    Thread stopper =
+        new Thread(
+            () -> {
+              try {
+                LOG.info(
+                    "Worker {}: an operator asked it to stop{}",
+                    workerId,
+                    graceful ? " gracefully" : " at once");
+                done.complete(
+                    graceful ? lifecycle.stopGracefully() : lifecycle.stopWithoutSealing());
+              } catch (RuntimeException e) {
+                done.completeExceptionally(e);
+              }
+              exitRequest.run();
+            },
+            "faro-worker-stop");
+    stopper.setDaemon(true);
+    stopper.start();
+    return done;
+  }
+
+  /** What this worker is doing (serving, stopping, draining, drained). */
+  public WorkerLifecycle.State state() {
+    return requireStarted(lifecycle).state();
   }
 
   /** This worker's identity; known once {@link #start()} bound the RPC port. */

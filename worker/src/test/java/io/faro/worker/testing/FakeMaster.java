@@ -20,8 +20,8 @@ import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
  * A hand-written master for worker tests: answers RegisterWorker and WorkerHeartbeat on a loopback
- * port, records what it received, and can ask a worker to register again or to expire shuffles in
- * its next heartbeat answer.
+ * port, records what it received, and can ask a worker to register again, to expire shuffles in its
+ * next heartbeat answer, or to decommission.
  */
 public final class FakeMaster implements AutoCloseable {
   private final TransportServer server;
@@ -29,6 +29,7 @@ public final class FakeMaster implements AutoCloseable {
   private final List<WorkerHeartbeatRequest> heartbeats = new CopyOnWriteArrayList<>();
   private final Queue<ShuffleKeyP> toExpire = new ConcurrentLinkedQueue<>();
   private final AtomicBoolean registerAgain = new AtomicBoolean();
+  private final AtomicBoolean decommission = new AtomicBoolean();
 
   public FakeMaster() {
     NetworkOptions.Settings network = NetworkOptions.Settings.from(FaroConf.empty());
@@ -55,7 +56,8 @@ public final class FakeMaster implements AutoCloseable {
         WorkerHeartbeatResponse.Builder response =
             WorkerHeartbeatResponse.newBuilder()
                 .setLeader(true)
-                .setRegisterAgain(registerAgain.getAndSet(false));
+                .setRegisterAgain(registerAgain.getAndSet(false))
+                .setDecommission(decommission.get());
         for (ShuffleKeyP key; (key = toExpire.poll()) != null; ) {
           response.addExpiredShuffles(key);
         }
@@ -97,6 +99,11 @@ public final class FakeMaster implements AutoCloseable {
             .setAppId(shuffle.app().value())
             .setShuffleId(shuffle.shuffle())
             .build());
+  }
+
+  /** Every heartbeat answer from now on says whether the worker is decommissioning. */
+  public void decommission(boolean on) {
+    decommission.set(on);
   }
 
   /** The next heartbeat answer tells the worker to register again. */

@@ -1,0 +1,19 @@
+package io.faro.master.placement;
+
+import static java.util.Objects.requireNonNull;
+
+/**
+ * What a worker's latest heartbeat said besides its disks; in each master's memory only (see {@link
+ * WorkerState}).
+ *
+ * @param startedAtMs when the worker's process started, by its own clock (0: not said); a restart
+ *     changes it, so an operator's tool can tell the new process from the old one
+ */
+public record WorkerReport(WorkerState state, long startedAtMs) {
+  /** What is assumed of a worker that said nothing yet: it serves. */
+  public static final WorkerReport UNKNOWN = new WorkerReport(WorkerState.SERVING, 0);
+
+  public WorkerReport {
+    requireNonNull(state, "state is null");
+  }
+}
