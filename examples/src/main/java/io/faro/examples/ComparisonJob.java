@@ -30,7 +30,7 @@ enum ComparisonJob {
   LARGE("large") {
     @Override
     Dataset<Row> result(SparkSession spark, double scale) {
-      Dataset<Row> shuffled =
+      Dataset<Row> rows =
           spark
               .range(0, records(30_000_000L, scale), 1, tasks(48, scale))
               .selectExpr(
@@ -41,7 +41,17 @@ enum ComparisonJob {
                   "element_at(array('pending', 'shipped', 'delivered', 'returned', 'cancelled'),"
                       + " int(pmod(xxhash64(id, 3), 5)) + 1) AS status",
                   "concat(hex(xxhash64(id, 4)), hex(xxhash64(id, 5)), hex(xxhash64(id, 6)), hex(xxhash64(id, 7)))"
-                      + " AS token")
+                      + " AS token");
+      // For restart tests: maps that push slowly, so that workers restarted while they push are
+      // caught with open partitions. Off by default.
+      long mapPause = spark.sparkContext().getConf().getLong(MAP_PAUSE_KEY, 0);
+      Dataset<Row> shuffled =
+          (mapPause <= 0
+                  ? rows
+                  : rows.mapPartitions(
+                      (org.apache.spark.api.java.function.MapPartitionsFunction<Row, Row>)
+                          input -> new PauseEvery(input, 1000, mapPause),
+                      rows.encoder()))
               .repartition(tasks(200, scale), col("k"));
       // For fault tests: reducers that read slowly, so that a worker killed while they read is
       // caught mid-read. Off by default (the plan is then exactly the above).
@@ -230,6 +240,9 @@ enum ComparisonJob {
    */
   static final String READ_PAUSE_KEY = "spark.examples.readPauseMillis";
 
+  /** Spark setting: milliseconds the large job's maps pause after every 1000 rows (default 0). */
+  static final String MAP_PAUSE_KEY = "spark.examples.mapPauseMillis";
+
   /** Passes rows through, pausing {@code millis} after every {@code rows} rows. */
   static final class PauseEvery implements java.util.Iterator<Row> {
     private final java.util.Iterator<Row> input;
@@ -252,7 +265,7 @@ enum ComparisonJob {
     public Row next() {
       if (++seen % rows == 0) {
         try {
-          Thread.sleep(millis); // the slow reader itself
+          Thread.sleep(millis); // the slow reader (or writer) itself
         } catch (InterruptedException e) {
           Thread.currentThread().interrupt();
           throw new IllegalStateException("interrupted while pausing a slow reader", e);

@@ -43,11 +43,20 @@ public final class ControlHandler implements RequestHandler {
 
   private final PartitionStore store;
   private final WorkerStatusSampler status;
+  private final java.util.function.Supplier<io.faro.proto.WorkerStateP> state;
   private final Stopper stopper;
 
-  public ControlHandler(PartitionStore store, WorkerStatusSampler status, Stopper stopper) {
+  /**
+   * @param state what the worker is doing now, for the status answer
+   */
+  public ControlHandler(
+      PartitionStore store,
+      WorkerStatusSampler status,
+      java.util.function.Supplier<io.faro.proto.WorkerStateP> state,
+      Stopper stopper) {
     this.store = requireNonNull(store, "store is null");
     this.status = requireNonNull(status, "status is null");
+    this.state = requireNonNull(state, "state is null");
     this.stopper = requireNonNull(stopper, "stopper is null");
   }
 
@@ -65,6 +74,10 @@ public final class ControlHandler implements RequestHandler {
                     .setReplicatedBytes(store.counters().forwardedBytes())
                     .setSplitAnswers(store.counters().splitAnswers())
                     .setFetchedChunks(store.counters().fetchedChunks())
+                    .setRestoredLocations(store.counters().restoredLocations())
+                    .setRestoredSealedLocations(store.counters().restoredSealedLocations())
+                    .setSealedLocations(store.counters().sealedLocations())
+                    .setState(state.get())
                     .addAllDiskHealth(
                         store.disks().all().stream().map(d -> d.health().describe()).toList())
                     .addAllDiskUsedBytes(store.disks().all().stream().map(Disk::usedBytes).toList())

@@ -139,6 +139,7 @@ public final class PartitionStore implements AutoCloseable {
   public void restore(
       ShuffleId shuffle, long ownerToken, List<RestoredPartition> partitions, boolean sealed) {
     ShuffleState state = shuffles.computeIfAbsent(shuffle, ShuffleState::new);
+    counters.restored(partitions.size(), sealed);
     synchronized (state) {
       state.claimOwner(ownerToken);
       partitions.forEach(p -> state.restored.put(p.commit().key(), p));
@@ -244,6 +245,7 @@ public final class PartitionStore implements AutoCloseable {
             e);
         return new Sealed(0, 0, all.size() + sealed.failed().size());
       }
+      counters.sealed(sealed.committed().size());
       return new Sealed(sealed.committed().size(), 1, sealed.failed().size());
     }
   }

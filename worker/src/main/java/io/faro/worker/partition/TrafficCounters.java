@@ -4,9 +4,9 @@ import java.util.concurrent.atomic.LongAdder;
 
 /**
  * What went through this worker since it started: bytes appended and forwarded to replicas, split
- * answers, chunks served. Counted where it happens (the store's appends, the push path's forwards,
- * the fetch handler) and read by the status RPC; kept in one place so that they can be exported
- * together.
+ * answers, chunks served, locations sealed on the way out and taken back from an earlier run.
+ * Counted where it happens (the store's appends, the push path's forwards, the fetch handler) and
+ * read by the status RPC; kept in one place so that they can be exported together.
  *
  * <p>Thread-safe: counted on every push and fetch event loop at once, hence adders rather than one
  * atomic each.
@@ -16,6 +16,9 @@ public final class TrafficCounters {
   private final LongAdder splitAnswers = new LongAdder();
   private final LongAdder forwardedBytes = new LongAdder();
   private final LongAdder fetchedChunks = new LongAdder();
+  private final LongAdder restoredLocations = new LongAdder();
+  private final LongAdder restoredSealedLocations = new LongAdder();
+  private final LongAdder sealedLocations = new LongAdder();
 
   /** Counts the bytes of one part a partition took (ACCEPTED or SOFT_SPLIT). */
   void appended(long bytes) {
@@ -35,6 +38,31 @@ public final class TrafficCounters {
   /** Counts one chunk served to a reducer. */
   public void chunkFetched() {
     fetchedChunks.increment();
+  }
+
+  /** Counts locations an earlier run left that are served again; {@code sealed}: not committed. */
+  void restored(int locations, boolean sealed) {
+    (sealed ? restoredSealedLocations : restoredLocations).add(locations);
+  }
+
+  /** Counts locations sealed and recorded on the way out (a graceful stop, a drain). */
+  void sealed(int locations) {
+    sealedLocations.add(locations);
+  }
+
+  /** Committed locations of an earlier run served again since start. */
+  public long restoredLocations() {
+    return restoredLocations.sum();
+  }
+
+  /** Locations an earlier run sealed on its way out, taken back at start. */
+  public long restoredSealedLocations() {
+    return restoredSealedLocations.sum();
+  }
+
+  /** Locations this run sealed and recorded. */
+  public long sealedLocations() {
+    return sealedLocations.sum();
   }
 
   /** Bytes appended since start. */

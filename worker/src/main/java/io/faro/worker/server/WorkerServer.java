@@ -76,7 +76,7 @@ public final class WorkerServer implements AutoCloseable {
   private ClientPool masterConnections;
   private ClientPool replicaConnections;
   private MasterLink masterLink;
-  private WorkerLifecycle lifecycle;
+  private volatile WorkerLifecycle lifecycle;
   private volatile Runnable exitRequest = () -> {};
   private volatile WorkerId workerId;
   private volatile WorkerEndpoint endpoint;
@@ -219,7 +219,14 @@ public final class WorkerServer implements AutoCloseable {
             settings.rpcPort(),
             WorkerOptions.RPC_PORT.key(),
             network,
-            new ControlHandler(store, status, this::stopAsked),
+            new ControlHandler(
+                store,
+                status,
+                () ->
+                    lifecycle == null
+                        ? io.faro.proto.WorkerStateP.SERVING
+                        : ProtoMapper.toProto(lifecycle.state()),
+                this::stopAsked),
             null);
     PushHandler pushHandler = new PushHandler(new FrameAppender(store, budget));
     pushServer =
