@@ -47,6 +47,13 @@ import org.apache.spark.sql.SparkSession;
  */
 public final class CompareJobs {
   static final String FARO_SHUFFLE_MANAGER = "io.faro.spark.FaroShuffleManager";
+
+  /** Spark setting: milliseconds the large job's maps pause after every 1000 rows (default 0). */
+  public static final String MAP_PAUSE_KEY = ComparisonJob.MAP_PAUSE_KEY;
+
+  /** Spark setting: milliseconds the large job's reducers pause after every 1000 rows. */
+  public static final String READ_PAUSE_KEY = ComparisonJob.READ_PAUSE_KEY;
+
   private static final String JOB_GROUP = "faro-compare";
 
   private CompareJobs() {}

@@ -10,7 +10,7 @@ import java.util.List;
 import java.util.concurrent.TimeUnit;
 
 /** {@code bin/faro} as a test runs it: a new JVM on the test's class path. */
-final class FaroCommand {
+public final class FaroCommand {
   private FaroCommand() {}
 
   /**
@@ -18,7 +18,7 @@ final class FaroCommand {
    * with the class path the cluster's processes use; returns its exit code and output. For tests
    * that drive a cluster the way an operator does.
    */
-  static CommandResult run(Duration timeout, String... args) throws IOException {
+  public static CommandResult run(Duration timeout, String... args) throws IOException {
     List<String> command = new ArrayList<>();
     command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
     command.add("-XX:TieredStopAtLevel=1");
@@ -48,5 +48,5 @@ final class FaroCommand {
   }
 
   /** What a {@link #run} command returned. */
-  record CommandResult(int exitCode, String output) {}
+  public record CommandResult(int exitCode, String output) {}
 }

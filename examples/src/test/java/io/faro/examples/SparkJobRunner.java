@@ -12,12 +12,12 @@ import java.util.concurrent.TimeUnit;
 /**
  * Runs one {@link CompareJobs} job in a fresh JVM built as the demo's is (Spark's jars, the shaded
  * client jar, the examples jar), for the tests that compare Faro with Spark's built-in shuffle
- * through real processes.
+ * through real processes (here, and in deploy's through the test-jar).
  */
-final class SparkJobRunner {
+public final class SparkJobRunner {
   private final Path dir;
 
-  SparkJobRunner(Path dir) {
+  public SparkJobRunner(Path dir) {
     this.dir = dir;
   }
 
@@ -25,7 +25,7 @@ final class SparkJobRunner {
    * Starts {@code job} in {@code mode} ("builtin" or "faro"); its output goes to a file in the work
    * dir.
    */
-  Started start(String job, String mode, String scale, String masterEndpoints, String name)
+  public Started start(String job, String mode, String scale, String masterEndpoints, String name)
       throws Exception {
     return start(job, mode, scale, masterEndpoints, name, List.of());
   }
@@ -33,7 +33,7 @@ final class SparkJobRunner {
   /**
    * As {@link #start}, with Spark settings {@code key=value} (e.g. spark.faro.* client settings).
    */
-  Started start(
+  public Started start(
       String job, String mode, String scale, String masterEndpoints, String name, List<String> conf)
       throws Exception {
     Path output = dir.resolve(name + ".out");
@@ -71,15 +71,15 @@ final class SparkJobRunner {
   }
 
   /** Runs {@code job} to the end; returns its JSON line. */
-  String run(String job, String mode, String scale, String masterEndpoints, String name)
+  public String run(String job, String mode, String scale, String masterEndpoints, String name)
       throws Exception {
     return start(job, mode, scale, masterEndpoints, name).awaitResult();
   }
 
   /** A job's JVM and the file its output goes to. */
-  record Started(Process process, Path output) {
+  public record Started(Process process, Path output) {
     /** Waits for the job (at most 3 minutes), checks it succeeded, returns its JSON line. */
-    String awaitResult() throws Exception {
+    public String awaitResult() throws Exception {
       assertThat(process.waitFor(3, TimeUnit.MINUTES)).as("finished; output in " + output).isTrue();
       String out = Files.readString(output);
       assertThat(process.exitValue()).as(out).isZero();
