@@ -18,16 +18,8 @@ while [ $# -gt 0 ]; do
     *) echo "usage: $0 [--scale X] [--work-dir DIR]" >&2; exit 2 ;;
   esac
 done
-DIST=$(ls -d "$REPO"/dist/target/faro-*/faro-*/ | head -1)
-EXAMPLES_JAR=$(ls "$REPO"/examples/target/faro-examples-*.jar | grep -v -e -tests -e -sources | head -1)
-CLIENT_JAR=$(ls "$DIST"/client/faro-client-spark-*.jar | head -1)
-CP="$(tr -d '\n' <"$REPO/examples/target/spark-classpath.txt"):$CLIENT_JAR:$EXAMPLES_JAR"
-FARO="$DIST/bin/faro"
-JVM_OPTS=(-Xmx3g -Djdk.reflect.useDirectMethodHandle=false)
-for p in java.lang java.lang.invoke java.lang.reflect java.io java.net java.nio java.util \
-    java.util.concurrent java.util.concurrent.atomic sun.nio.ch sun.nio.cs sun.security.action sun.util.calendar; do
-  JVM_OPTS+=("--add-opens=java.base/$p=ALL-UNNAMED")
-done
+# shellcheck source=bench/spark-job-env.sh
+. "$REPO/bench/spark-job-env.sh"
 rm -rf "$WORK" && mkdir -p "$WORK"
 
 run_case() {

@@ -57,7 +57,7 @@ final class MemberRestart {
     if (running.isPresent()) {
       if (kill) {
         running.get().destroyForcibly();
-        running.get().onExit().orTimeout(10, TimeUnit.SECONDS).exceptionally(t -> null).join();
+        ProcessLauncher.awaitExit(running.get(), java.time.Duration.ofSeconds(10));
       } else {
         ProcessLauncher.stop(running.get());
       }

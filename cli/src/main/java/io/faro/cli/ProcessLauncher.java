@@ -191,11 +191,56 @@ final class ProcessLauncher {
       return;
     }
     handle.destroy();
-    try {
-      handle.onExit().get(STOP_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS);
-    } catch (Exception e) {
+    if (!awaitExit(handle, STOP_TIMEOUT)) {
       handle.destroyForcibly();
-      handle.onExit().orTimeout(10, TimeUnit.SECONDS).exceptionally(t -> null).join();
+      awaitExit(handle, Duration.ofSeconds(10));
+    }
+  }
+
+  /**
+   * Whether {@code handle} exited within {@code timeout}. A process that exited but was not reaped
+   * yet (a zombie: its parent is gone, and init reaps it when it gets to it, a second or two later
+   * on some machines) counts as exited: it holds no port and no file any more, and the restart's
+   * measure of unavailability must not include the reaper's delay.
+   */
+  static boolean awaitExit(ProcessHandle handle, Duration timeout) {
+    long deadline = System.nanoTime() + timeout.toNanos();
+    if (handle.parent().map(p -> p.pid() == ProcessHandle.current().pid()).orElse(false)) {
+      // This JVM's child: its reaper sees the exit at once.
+      try {
+        handle.onExit().get(timeout.toMillis(), TimeUnit.MILLISECONDS);
+        return true;
+      } catch (java.util.concurrent.TimeoutException e) {
+        return false;
+      } catch (java.util.concurrent.ExecutionException e) {
+        return !handle.isAlive();
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        return false;
+      }
+    }
+    while (handle.isAlive() && !zombie(handle.pid())) {
+      if (System.nanoTime() > deadline) {
+        return false;
+      }
+      try {
+        Thread.sleep(20);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        return false;
+      }
+    }
+    return true;
+  }
+
+  private static boolean zombie(long pid) {
+    try {
+      String stat = Files.readString(Path.of("/proc", Long.toString(pid), "stat"));
+      // pid (comm) state ...: comm may hold spaces and parentheses, the state follows the last ')'.
+      int end = stat.lastIndexOf(')');
+      return end > 0 && end + 2 < stat.length() && stat.charAt(end + 2) == 'Z';
+    } catch (IOException | RuntimeException e) {
+      return false; // not Linux, or gone: isAlive says which
     }
   }
 }

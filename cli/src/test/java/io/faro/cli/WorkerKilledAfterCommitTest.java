@@ -5,19 +5,13 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.faro.client.ClientOptions;
 import io.faro.client.ShuffleClient;
 import io.faro.client.driver.LifecycleManager;
-import io.faro.client.fetch.PartitionReader;
 import io.faro.client.fetch.ReducerFileGroups;
-import io.faro.client.push.MapPusher;
-import io.faro.common.batch.Batch;
-import io.faro.common.config.FaroConf;
 import io.faro.common.id.AppId;
 import io.faro.common.id.ShuffleId;
 import io.faro.common.json.Json;
 import io.faro.common.network.ClientPool;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.HashMap;
 import java.util.Map;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -39,34 +33,17 @@ class WorkerKilledAfterCommitTest {
   @Test
   void committedDataIsReadAfterTheWorkerWasKilledAndStartedAgain(@TempDir Path dir)
       throws Exception {
+    TextShuffle text = new TextShuffle(MAPS, PARTITIONS, RECORDS);
     try (LocalCluster cluster = LocalCluster.start(dir.resolve("cluster"), 1, 1, null, 0)) {
-      FaroConf conf =
-          FaroConf.of(
-              Map.of(
-                  "faro.master.endpoints",
-                  cluster.masterEndpoint(),
-                  "faro.client.lifecycle.host",
-                  "127.0.0.1"));
-      ClientOptions.Settings settings = ClientOptions.Settings.from(conf);
+      ClientOptions.Settings settings = TextShuffle.settings(cluster);
       try (ClientPool pool = new ClientPool("test", settings.network());
           LifecycleManager lifecycle =
               new LifecycleManager(new AppId("killed"), settings, pool, "127.0.0.1")) {
         ShuffleClient client = new ShuffleClient(pool, settings);
         ShuffleId shuffle = new ShuffleId(lifecycle.app(), 0);
         for (int m = 0; m < MAPS; m++) {
-          try (MapPusher pusher =
-              client.newMapPusher(lifecycle.endpoint(), shuffle, m, 0, MAPS, PARTITIONS)) {
-            for (int r = 0; r < RECORDS; r++) {
-              byte[] record = ("m" + m + "r" + r + ";").getBytes(StandardCharsets.UTF_8);
-              int p = r % PARTITIONS;
-              pusher.write(p, record, 0, record.length);
-              if (pusher.buffered(p) >= 4096) {
-                pusher.cut(p);
-              }
-            }
-            pusher.finish();
-            client.mapperEnd(lifecycle.endpoint(), shuffle, m, 0, MAPS, pusher.batchCounts());
-          }
+          int[] counts = text.push(client, lifecycle.endpoint(), shuffle, m);
+          client.mapperEnd(lifecycle.endpoint(), shuffle, m, 0, MAPS, counts);
         }
         // Committed once the readers' file groups are there.
         ReducerFileGroups groups = client.fileGroups(lifecycle.endpoint(), shuffle, MAPS, 0);
@@ -82,9 +59,10 @@ class WorkerKilledAfterCommitTest {
         // Reducers start while the worker is down: they find its port closed, and wait.
         ExecutorService readers = Executors.newSingleThreadExecutor();
         Future<Map<String, Integer>> read =
-            readers.submit(() -> readAll(client, lifecycle, shuffle));
+            readers.submit(() -> text.readAll(client, lifecycle.endpoint(), shuffle));
         // Nothing to wait on: the claim is that readers are still waiting after a while. A second
-        // is well past their first refusals (they retry once a second) and far below the wait.
+        // is well past their first refusals (they retry every quarter second) and far below the
+        // wait.
         Thread.sleep(1000);
         assertThat(read).as("readers wait for the worker").isNotDone();
         LocalCluster.Member again = cluster.restart("worker-0");
@@ -99,30 +77,11 @@ class WorkerKilledAfterCommitTest {
         // Every record, once.
         Map<String, Integer> seen = read.get(60, TimeUnit.SECONDS);
         readers.shutdown();
-        assertThat(seen).hasSize(MAPS * RECORDS);
+        assertThat(seen).hasSize(text.total());
         assertThat(seen.values()).allMatch(n -> n == 1);
         // And again, from the worker as it runs now.
-        assertThat(readAll(client, lifecycle, shuffle)).isEqualTo(seen);
+        assertThat(text.readAll(client, lifecycle.endpoint(), shuffle)).isEqualTo(seen);
       }
     }
-  }
-
-  private static Map<String, Integer> readAll(
-      ShuffleClient client, LifecycleManager lifecycle, ShuffleId shuffle) {
-    Map<String, Integer> seen = new HashMap<>();
-    for (int p = 0; p < PARTITIONS; p++) {
-      try (PartitionReader reader =
-          client.newReader(lifecycle.endpoint(), shuffle, MAPS, p, p + 1, 0, MAPS)) {
-        for (Batch b; (b = reader.next()) != null; ) {
-          String text = new String(b.data(), 0, b.length(), StandardCharsets.UTF_8);
-          for (String record : text.split(";")) {
-            if (!record.isEmpty()) {
-              seen.merge(record, 1, Integer::sum);
-            }
-          }
-        }
-      }
-    }
-    return seen;
   }
 }

@@ -10,34 +10,62 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.TimeUnit;
 import java.util.function.LongPredicate;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
+import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * A rolling restart as an operator runs it: a local cluster of real processes (one master, three
- * workers, started with {@code bin/faro local-cluster --detach}) and a Spark job in its own JVM;
- * while the job runs, each worker is restarted in turn with {@code bin/faro local-cluster restart}
- * (SIGTERM: a graceful stop), two while the maps push, the last while the reducers read. The job
- * must give the built-in shuffle's checksum without a stage re-run or a failed task: the stopped
- * workers sealed what they had acknowledged, and served it again after their restart.
+ * Workers leaving while a Spark job (its own JVM) runs on a local cluster of real processes (one
+ * master, three workers):
+ *
+ * <ul>
+ *   <li>a rolling restart as an operator runs it: the cluster started with {@code bin/faro
+ *       local-cluster --detach}, each worker restarted in turn with {@code bin/faro local-cluster
+ *       restart} (SIGTERM: a graceful stop), two while the maps push, the last while the reducers
+ *       read;
+ *   <li>a decommission ({@code bin/faro admin decommission-worker}) while the maps push: the worker
+ *       drains and exits 0 once the job's shuffles are gone.
+ * </ul>
+ *
+ * The job must give the built-in shuffle's checksum without a stage re-run or a failed task: the
+ * stopped workers sealed what they had acknowledged and served it again after their restart, the
+ * drained one served its data until nobody needed it.
  */
 class WorkerRollingRestartIT {
   private static final String SCALE = "0.02";
   private static final Duration COMMAND_TIMEOUT = Duration.ofMinutes(3);
   private static final Pattern UNAVAILABLE = Pattern.compile("serving again (\\d+) ms after");
 
+  /** Maps that push for about half a minute, reducers that read for a quarter. */
+  private static final List<String> SLOW_JOB =
+      List.of(
+          CompareJobs.MAP_PAUSE_KEY + "=100",
+          CompareJobs.READ_PAUSE_KEY + "=60",
+          "spark.faro.client.push.batch.size=16k",
+          "spark.faro.client.fetch.prefetch.chunks=1");
+
+  @TempDir(cleanup = org.junit.jupiter.api.io.CleanupMode.ON_SUCCESS)
+  static Path shared;
+
+  private static SparkJobRunner runner;
+  private static String expected;
+
   @TempDir(cleanup = org.junit.jupiter.api.io.CleanupMode.ON_SUCCESS)
   Path dir;
+
+  @BeforeAll
+  static void builtinResult() throws Exception {
+    runner = new SparkJobRunner(shared);
+    expected = Json.string(runner.run("large", "builtin", SCALE, "", "builtin-large"), "checksum");
+  }
 
   @Test
   void aJobRunsThroughARollingRestartOfEveryWorkerWithoutAStageRetryOrAFailedTask()
       throws Exception {
-    SparkJobRunner runner = new SparkJobRunner(dir);
-    String expected =
-        Json.string(runner.run("large", "builtin", SCALE, "", "builtin-large"), "checksum");
     Path work = dir.resolve("cluster");
     Path conf = dir.resolve("faro.conf");
     // Small chunks: reducers fetch many, so the last restart catches them mid-read.
@@ -59,18 +87,7 @@ class WorkerRollingRestartIT {
               Files.readString(work.resolve(LocalCluster.CLUSTER_FILE)),
               "spark.faro.master.endpoints");
       SparkJobRunner.Started job =
-          runner.start(
-              "large",
-              "faro",
-              SCALE,
-              masters,
-              "rolling",
-              List.of(
-                  // Maps that push for about half a minute, reducers that read for a quarter.
-                  ComparisonJob.MAP_PAUSE_KEY + "=100",
-                  ComparisonJob.READ_PAUSE_KEY + "=60",
-                  "spark.faro.client.push.batch.size=16k",
-                  "spark.faro.client.fetch.prefetch.chunks=1"));
+          runner.start("large", "faro", SCALE, masters, "rolling", SLOW_JOB);
 
       List<Long> unavailableMs = new ArrayList<>();
       List<Long> restoredSealed = new ArrayList<>();
@@ -106,6 +123,62 @@ class WorkerRollingRestartIT {
               + restoredSealed);
     } finally {
       run("local-cluster", "stop", "--work-dir", work.toString());
+    }
+  }
+
+  @Test
+  void aWorkerDecommissionedDuringAJobDrainsAndExitsZeroOnceTheJobsShufflesAreGone()
+      throws Exception {
+    Path conf = dir.resolve("faro.conf");
+    // Frequent heartbeats: the drain's end (no shuffle held) is told at the next one.
+    Files.writeString(conf, "faro.worker.heartbeat.interval=1s\n");
+    try (LocalCluster cluster = LocalCluster.start(dir.resolve("cluster"), 1, 3, conf, 0)) {
+      SparkJobRunner.Started job =
+          runner.start("large", "faro", SCALE, cluster.masterEndpoint(), "drained", SLOW_JOB);
+      LocalCluster.Member worker = cluster.member("worker-1");
+      String id = Json.string(worker.ports(), "workerId");
+      awaitCounter(dir.resolve("cluster"), "worker-1", "appended_bytes", v -> v > 0, job);
+
+      run(
+          "admin",
+          "decommission-worker",
+          "--id",
+          id,
+          "--reason",
+          "retiring the machine",
+          "--endpoints",
+          cluster.masterEndpoint());
+      Eventually.awaitEvery(
+          Duration.ofMillis(200),
+          "worker-1 listed as draining",
+          Duration.ofSeconds(60),
+          () -> workerRow(cluster.masterEndpoint(), id),
+          row -> row.contains("\"state\": \"draining\""));
+      assertThat(job.process().isAlive()).as("the job runs while the worker drains").isTrue();
+
+      String result = job.awaitResult();
+      assertThat(Json.string(result, "checksum")).isEqualTo(expected);
+      assertThat(Json.number(result, "stage_retries")).as("stage retries").isZero();
+      assertThat(Json.number(result, "failed_tasks")).as("failed tasks").isZero();
+      // The job ended, its app went, the masters expired its shuffles: the worker exits, 0.
+      assertThat(worker.process().waitFor(60, TimeUnit.SECONDS)).as("worker-1 exited").isTrue();
+      assertThat(worker.process().exitValue()).isZero();
+      assertThat(workerRow(cluster.masterEndpoint(), id))
+          .contains("\"admission\": \"decommissioned\"");
+      for (String other : List.of("worker-0", "worker-2")) {
+        assertThat(cluster.member(other).process().isAlive()).as(other).isTrue();
+      }
+    }
+  }
+
+  /** {@code id}'s entry in `bin/faro admin workers --json`. */
+  private static String workerRow(String masters, String id) {
+    try {
+      String out = run("admin", "workers", "--json", "--endpoints", masters);
+      int at = out.indexOf("\"id\": \"" + id + "\"");
+      return at < 0 ? "" : out.substring(at, Math.max(at, out.indexOf('}', at)));
+    } catch (Exception e) {
+      throw new IllegalStateException(e);
     }
   }
 

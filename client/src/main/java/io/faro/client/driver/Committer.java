@@ -44,6 +44,13 @@ final class Committer {
    */
   private static final int ATTEMPTS = 3;
 
+  /**
+   * How often a worker that refuses connections is asked again for a commit while it may be
+   * restarting: a refused connection costs it nothing, and a worker back from a restart (about 2 s)
+   * is found within a quarter of a second.
+   */
+  private static final long RESTART_POLL_MILLIS = 250;
+
   private final ClientOptions.Settings settings;
   private final ClientPool pool;
   private final CommitWatch watch;
@@ -144,9 +151,9 @@ final class Committer {
    * together take at most faro.client.commit.timeout, the time readers wait for the commit, so a
    * hung worker's copies are given up on before the readers give up on the whole shuffle. A worker
    * that refuses connections (down, maybe restarting: a restarted worker answers a commit from its
-   * records) and holds the only copy of some location is asked again every second for {@code
-   * restartWaitNanos} (faro.client.worker.restart.wait), without spending attempts; with other
-   * copies of everything it holds, it is given up on at once.
+   * records) and holds the only copy of some location is asked again every quarter second for
+   * {@code restartWaitNanos} (faro.client.worker.restart.wait), without spending attempts; with
+   * other copies of everything it holds, it is given up on at once.
    */
   private CompletableFuture<CommitFilesResponse> commitOn(
       Generation g,
@@ -186,7 +193,9 @@ final class Committer {
                         ClientOptions.WORKER_RESTART_WAIT.key());
                   }
                   return CompletableFuture.supplyAsync(
-                          () -> null, CompletableFuture.delayedExecutor(1, TimeUnit.SECONDS))
+                          () -> null,
+                          CompletableFuture.delayedExecutor(
+                              RESTART_POLL_MILLIS, TimeUnit.MILLISECONDS))
                       .thenCompose(
                           x ->
                               commitOn(

@@ -304,9 +304,9 @@ public final class PartitionReader implements AutoCloseable {
 
   /**
    * The only copy left refuses connections: its worker is down, and may be restarting (a restarted
-   * worker serves what it committed again). Waits a little and returns true to ask it again, until
-   * faro.client.worker.restart.wait has passed since the first refusal for this chunk; then false,
-   * and the failure counts as any other.
+   * worker serves what it committed again). Waits {@link #RESTART_POLL_MILLIS} (at most) and
+   * returns true to ask it again, until faro.client.worker.restart.wait has passed since the first
+   * refusal for this chunk; then false, and the failure counts as any other.
    */
   private boolean waitForRestart(ChunkRef chunk, FaroException error) {
     long now = System.nanoTime();
@@ -331,9 +331,14 @@ public final class PartitionReader implements AutoCloseable {
           settings.workerRestartWait().toSeconds(),
           ClientOptions.WORKER_RESTART_WAIT.key());
     }
-    sleep(Math.min(1000, Math.max(1, settings.fetchRetryWait().toMillis())));
+    // A refused connection costs the worker nothing: ask often, so that a worker back from its
+    // restart (about 2 s) is read from within a quarter of a second.
+    sleep(Math.min(RESTART_POLL_MILLIS, Math.max(1, settings.fetchRetryWait().toMillis())));
     return true;
   }
+
+  /** How often a reader asks a worker that refuses connections whether it is back. */
+  static final long RESTART_POLL_MILLIS = 250;
 
   /** Busy answers for {@code chunk} in a row, counting this one. */
   private int busyAnswers(ChunkRef chunk) {

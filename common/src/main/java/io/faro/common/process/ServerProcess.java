@@ -168,14 +168,22 @@ public final class ServerProcess {
     for (String name : STOP_SIGNALS) {
       try {
         sun.misc.Signal signal = new sun.misc.Signal(name);
-        previous.put(
-            name,
+        // Once this process has stopped, a signal goes on to the handler it replaced: two
+        // servers run in one JVM (a test) may restore their handlers in any order.
+        java.util.concurrent.atomic.AtomicReference<sun.misc.SignalHandler> replaced =
+            new java.util.concurrent.atomic.AtomicReference<>();
+        replaced.set(
             sun.misc.Signal.handle(
                 signal,
                 s -> {
+                  if (stopped.getCount() == 0 && replaced.get() != null) {
+                    replaced.get().handle(s);
+                    return;
+                  }
                   LOG.info("SIG{} received: stopping the {}", name, role);
                   stop();
                 }));
+        previous.put(name, replaced.get());
       } catch (IllegalArgumentException | LinkageError e) {
         LOG.debug("Cannot handle SIG{}: {}", name, e.toString());
       }

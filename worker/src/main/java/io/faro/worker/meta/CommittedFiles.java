@@ -126,6 +126,9 @@ public final class CommittedFiles implements CommitLog {
    * trailer and index with the recorded chunk count and data length. A location that fails is
    * forgotten, and its file is not kept (the leftovers of the earlier run are deleted next); each
    * is named in {@link Recovery#dropped}.
+   *
+   * @throws PartitionFileReader.NewerFormatException for a file a newer Faro wrote: the worker must
+   *     neither serve nor delete it
    */
   public Recovery recover() throws IOException {
     List<RecoveredShuffle> shuffles = new ArrayList<>();
@@ -176,6 +179,8 @@ public final class CommittedFiles implements CommitLog {
           found
               .computeIfAbsent(key.get().shuffle(), s -> new ArrayList<>())
               .add(new PartitionCommit.Committed(key.get(), Optional.of(file), chunks));
+        } catch (PartitionFileReader.NewerFormatException e) {
+          throw e; // a newer Faro's committed file: neither misread nor deleted
         } catch (FaroException e) {
           // No whole trailer: never committed.
         }
@@ -243,6 +248,8 @@ public final class CommittedFiles implements CommitLog {
                 + " were committed");
       }
       return chunks;
+    } catch (PartitionFileReader.NewerFormatException e) {
+      throw e; // a newer Faro's file: neither misread nor deleted
     } catch (IOException | FaroException e) {
       throw new Unservable(e.getMessage());
     }

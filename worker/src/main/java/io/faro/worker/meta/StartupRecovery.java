@@ -3,6 +3,7 @@ package io.faro.worker.meta;
 import io.faro.common.error.ErrorCode;
 import io.faro.common.error.FaroException;
 import io.faro.worker.storage.Disks;
+import io.faro.worker.storage.PartitionFileReader;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -41,8 +42,8 @@ public final class StartupRecovery {
    * committed files an earlier run left ({@link CommittedFiles#rebuild}), saying so; when not even
    * a new store can be created, the worker starts empty and runs without one.
    *
-   * @throws FaroException STORAGE_FAILED for a store written by a newer Faro: this worker must
-   *     neither misread nor drop it, so it does not start
+   * @throws FaroException STORAGE_FAILED for a store, or a committed partition file, written by a
+   *     newer Faro: this worker must neither misread nor drop it, so it does not start
    */
   public static Result run(Path dir, String idHint, Disks disks) {
     return new StartupRecovery(disks).recover(dir, idHint);
@@ -58,6 +59,12 @@ public final class StartupRecovery {
       return new Result(meta, check());
     } catch (WorkerMetaStore.NewerVersionException e) {
       throw new FaroException(ErrorCode.STORAGE_FAILED, e.getMessage(), e);
+    } catch (PartitionFileReader.NewerFormatException e) {
+      // Before anything is deleted: the leftovers' deletion runs after recovery. A store made
+      // just now goes again, so that the next start rebuilds (and refuses) again rather than
+      // take the newer files for garbage.
+      discardNewStore(dir);
+      throw e;
     } catch (IOException e) {
       closeQuietly();
       meta = null;
@@ -68,6 +75,14 @@ public final class StartupRecovery {
         meta = WorkerMetaStore.open(dir, idHint);
         rebuild("could not be read (" + e.getMessage() + ") and was moved to " + aside);
         return new Result(meta, check());
+      } catch (PartitionFileReader.NewerFormatException newer) {
+        discardNewStore(dir);
+        try {
+          Files.move(aside, dir); // as it was: the next start finds it unreadable again
+        } catch (IOException e2) {
+          newer.addSuppressed(e2);
+        }
+        throw newer;
       } catch (IOException | RuntimeException again) {
         closeQuietly();
         meta = null;
@@ -119,6 +134,23 @@ public final class StartupRecovery {
           found.dropped().size() > 20 ? found.dropped().subList(0, 20) + " ..." : found.dropped());
     }
     return found;
+  }
+
+  /** Closes the store and, when this start created it, deletes it. */
+  private void discardNewStore(Path dir) {
+    boolean created = meta != null && meta.createdNow();
+    closeQuietly();
+    meta = null;
+    if (!created) {
+      return;
+    }
+    try (java.util.stream.Stream<Path> walk = Files.walk(dir)) {
+      for (Path p : walk.sorted(java.util.Comparator.reverseOrder()).toList()) {
+        Files.deleteIfExists(p);
+      }
+    } catch (IOException e) {
+      LOG.warn("Cannot remove the metadata store made in {}: {}", dir, e.toString());
+    }
   }
 
   private void closeQuietly() {

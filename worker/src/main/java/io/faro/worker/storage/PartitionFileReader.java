@@ -21,8 +21,31 @@ public final class PartitionFileReader {
   private PartitionFileReader() {}
 
   /**
+   * A whole partition file of a format version newer than this worker reads: written by a newer
+   * Faro. Never corrupt, never to be deleted: a worker that finds one does not start (see {@link
+   * io.faro.worker.meta.StartupRecovery}).
+   */
+  public static final class NewerFormatException extends FaroException {
+    private static final long serialVersionUID = 1L;
+
+    NewerFormatException(Path file, int version) {
+      super(
+          ErrorCode.STORAGE_FAILED,
+          "partition file "
+              + file
+              + " has format version "
+              + version
+              + ", newer than this Faro reads ("
+              + PartitionFileFormat.VERSION
+              + "): a newer Faro wrote it. Start that version again, or move the file away to"
+              + " start this worker without it");
+    }
+  }
+
+  /**
    * Reads the chunk index of {@code file}.
    *
+   * @throws NewerFormatException when a newer Faro wrote it
    * @throws FaroException DATA_CORRUPTED when the file is not a valid partition file (bad magic,
    *     unknown version, index that does not fit or fails its CRC), STORAGE_FAILED when it cannot
    *     be read; both name the file
@@ -92,6 +115,9 @@ public final class PartitionFileReader {
                 magic, PartitionFileFormat.MAGIC));
       }
       int version = trailer.getInt(PartitionFileFormat.TRAILER_VERSION);
+      if (version > PartitionFileFormat.VERSION) {
+        throw new NewerFormatException(file, version);
+      }
       if (version != PartitionFileFormat.VERSION) {
         throw corrupt(
             file,

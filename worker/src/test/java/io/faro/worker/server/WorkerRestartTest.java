@@ -12,6 +12,7 @@ import io.faro.common.id.ShuffleId;
 import io.faro.common.testing.Eventually;
 import io.faro.proto.WorkerMetaVersionP;
 import io.faro.worker.storage.FileLayout;
+import io.faro.worker.storage.PartitionFileFormat;
 import io.faro.worker.testing.Batches;
 import io.faro.worker.testing.FakeMaster;
 import io.faro.worker.testing.TestWorkers;
@@ -246,6 +247,37 @@ class WorkerRestartTest {
           .hasMessageContaining("newer");
       assertThat(file(0, key(COMMITTED, 0))).as("nothing deleted").exists();
       assertThat(file(1, key(COMMITTED, 1))).exists();
+    }
+  }
+
+  @Test
+  void aCommittedFileOfANewerFormatStopsTheStartWhetherTheStoreListsItOrNot() throws Exception {
+    try (FakeMaster master = new FakeMaster()) {
+      firstRun(master);
+      // A newer Faro's committed file: a whole trailer, but a format version this one cannot read.
+      Path newer = file(1, key(COMMITTED, 1));
+      try (RandomAccessFile f = new RandomAccessFile(newer.toFile(), "rw")) {
+        f.seek(f.length() - PartitionFileFormat.TRAILER_SIZE + PartitionFileFormat.TRAILER_VERSION);
+        f.writeInt(PartitionFileFormat.VERSION + 1);
+      }
+      byte[] bytes = Files.readAllBytes(newer);
+
+      assertThatThrownBy(() -> new WorkerServer(conf(master)).start())
+          .as("listed in the store")
+          .isInstanceOf(FaroException.class)
+          .hasMessageContaining("format version " + (PartitionFileFormat.VERSION + 1))
+          .hasMessageContaining("newer");
+      // Lost store: the rebuild from the files' trailers must not take it for garbage either.
+      deleteRecursively(tmp.resolve("d0").resolve(".faro-meta"));
+      for (int attempt = 1; attempt <= 2; attempt++) {
+        assertThatThrownBy(() -> new WorkerServer(conf(master)).start())
+            .as("found while rebuilding a lost store, start %d", attempt)
+            .isInstanceOf(FaroException.class)
+            .hasMessageContaining("newer");
+      }
+
+      assertThat(Files.readAllBytes(newer)).as("the newer file, untouched").isEqualTo(bytes);
+      assertThat(file(0, key(COMMITTED, 0))).as("nothing else deleted either").exists();
     }
   }
 }

@@ -85,13 +85,25 @@ class PartitionFileTest {
   @Test
   void detectsAnUnknownVersion() throws IOException {
     Path path = committedFile();
-    flipByte(
-        path,
-        Files.size(path)
-            - PartitionFileFormat.TRAILER_SIZE
-            + PartitionFileFormat.TRAILER_VERSION
-            + 3);
+    writeVersion(path, 0);
     assertCorrupt(path, "unsupported format version");
+  }
+
+  @Test
+  void tellsANewerVersionFromACorruptFile() throws IOException {
+    Path path = committedFile();
+    writeVersion(path, PartitionFileFormat.VERSION + 1);
+    assertThatThrownBy(() -> PartitionFileReader.readIndex(path))
+        .isInstanceOf(PartitionFileReader.NewerFormatException.class)
+        .hasMessageContaining(path.toString())
+        .hasMessageContaining("format version " + (PartitionFileFormat.VERSION + 1));
+  }
+
+  private static void writeVersion(Path path, int version) throws IOException {
+    try (java.io.RandomAccessFile f = new java.io.RandomAccessFile(path.toFile(), "rw")) {
+      f.seek(f.length() - PartitionFileFormat.TRAILER_SIZE + PartitionFileFormat.TRAILER_VERSION);
+      f.writeInt(version);
+    }
   }
 
   @Test
