@@ -162,7 +162,7 @@ class RollingUpgradeIT {
     common.put("faro_java_opts", "-Xms64m -Xmx512m -XX:MaxDirectMemorySize=1g");
     common.put("faro_version", version);
     common.put("faro_tarball", tarball.toString());
-    common.put("faro_ready_timeout", "120s");
+    common.put("faro_ready_timeout_seconds", 120);
     common.put("faro_settings", Map.of("faro.worker.chunk.size", "256k"));
     Map<String, Object> masters = new LinkedHashMap<>();
     MASTERS.forEach(m -> masters.put(m, hosts.get(m)));

@@ -120,6 +120,11 @@ public final class ServerProcess {
       err.flush();
       return EXIT_CONFIG_ERROR;
     }
+    // Before the start, which may take a while (recovery, masters that do not answer yet): a
+    // SIGTERM meanwhile is a stop like any other, served once the start is done.
+    Thread hook = new Thread(this::stopAndWait, "faro-" + role + "-shutdown");
+    Runtime.getRuntime().addShutdownHook(hook);
+    Map<String, Object> previousHandlers = handleStopSignals();
     try {
       start.accept(server);
       if (portFile != null) {
@@ -133,11 +138,11 @@ public final class ServerProcess {
       err.println("faro " + role + ": cannot start: " + e.getMessage());
       err.flush();
       closeQuietly(server, err);
+      stopped.countDown();
+      removeHook(hook);
+      restoreSignals(previousHandlers);
       return EXIT_START_FAILED;
     }
-    Thread hook = new Thread(this::stopAndWait, "faro-" + role + "-shutdown");
-    Runtime.getRuntime().addShutdownHook(hook);
-    Map<String, Object> previousHandlers = handleStopSignals();
     try {
       stopRequested.await();
     } catch (InterruptedException e) {

@@ -152,7 +152,9 @@ public final class ProtoMapper {
       b.setUnregisterShuffle(
           UnregisterShuffleCommand.newBuilder().setShuffle(IdMapper.toProto(c.shuffle())));
     } else if (command instanceof SetWorkerAdmission c) {
-      b.setSetWorkerAdmission(admission(c.worker().value(), c.admission(), c.reason()));
+      b.setSetWorkerAdmission(
+          admission(c.worker().value(), c.admission(), c.reason()).toBuilder()
+              .setOnlyIfDecommissioning(c.onlyIfDecommissioning()));
     } else {
       throw new IllegalArgumentException("unknown command " + command);
     }
@@ -177,7 +179,8 @@ public final class ProtoMapper {
               new SetWorkerAdmission(
                   workerId(p.getSetWorkerAdmission().getWorkerId()),
                   admission(p.getSetWorkerAdmission().getAdmission()),
-                  p.getSetWorkerAdmission().getReason());
+                  p.getSetWorkerAdmission().getReason(),
+                  p.getSetWorkerAdmission().getOnlyIfDecommissioning());
           case COMMAND_NOT_SET -> throw invalid("master command has no command set");
         };
     return parse(() -> new StampedCommand(p.getTimestampMs(), command), "timestamp_ms");

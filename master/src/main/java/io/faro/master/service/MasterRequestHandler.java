@@ -249,19 +249,36 @@ public final class MasterRequestHandler implements RequestHandler {
     }
     boolean decommission = check.admission() == WorkerAdmission.DECOMMISSIONING;
     if (decommission && report.state() == WorkerState.DRAINED) {
-      // The drain is over and the worker exits once it hears this: record it first.
+      // The drain is over and the worker exits once it hears this: record it first, unless an
+      // include-worker was applied meanwhile (then the worker hears it is not decommissioning,
+      // and serves again).
       return submit(
               new StateCommand.SetWorkerAdmission(
                   worker,
                   WorkerAdmission.DECOMMISSIONED,
                   "drained: every shuffle it held was gone, or faro.worker.decommission.timeout"
-                      + " passed"))
-          .thenApply(
-              applied -> {
-                LOG.info("Worker {} drained and is decommissioned", worker);
+                      + " passed",
+                  true))
+          .handle(
+              (applied, error) -> {
+                Throwable cause = error == null ? null : Futures.unwrap(error);
+                boolean includedMeanwhile =
+                    cause instanceof FaroException fe && fe.code() == ErrorCode.INVALID_REQUEST;
+                if (cause != null && !includedMeanwhile) {
+                  // Not recorded (no longer leader, Raft timed out): the worker asks again.
+                  throw new java.util.concurrent.CompletionException(cause);
+                }
+                if (includedMeanwhile) {
+                  LOG.info(
+                      "Worker {} drained, but is not decommissioned: {}",
+                      worker,
+                      cause.getMessage());
+                } else {
+                  LOG.info("Worker {} drained and is decommissioned", worker);
+                }
                 return WorkerHeartbeatResponse.newBuilder()
                     .setLeader(true)
-                    .setDecommission(true)
+                    .setDecommission(!includedMeanwhile)
                     .build();
               });
     }

@@ -115,6 +115,12 @@ public final class MasterState implements StateReader {
       return new Rejected(
           ErrorCode.INVALID_REQUEST, "no worker " + command.worker() + " is registered");
     }
+    if (command.onlyIfDecommissioning()
+        && workers.get(command.worker()).admission() != WorkerAdmission.DECOMMISSIONING) {
+      return new Rejected(
+          ErrorCode.INVALID_REQUEST,
+          "worker " + command.worker() + " is no longer decommissioning: left as it is");
+    }
     workers.computeIfPresent(
         command.worker(), (id, w) -> w.withAdmission(command.admission(), command.reason()));
     return Applied.NOTHING;

@@ -34,13 +34,22 @@ public sealed interface StateCommand {
     }
   }
 
-  /** An operator's decision whether {@code worker} takes new slots. */
-  record SetWorkerAdmission(WorkerId worker, WorkerAdmission admission, String reason)
+  /**
+   * An operator's decision whether {@code worker} takes new slots; or, with {@code
+   * onlyIfDecommissioning}, the masters' record that a decommissioning worker drained, applied only
+   * if it is still decommissioning (an include-worker applied first wins).
+   */
+  record SetWorkerAdmission(
+      WorkerId worker, WorkerAdmission admission, String reason, boolean onlyIfDecommissioning)
       implements StateCommand {
     public SetWorkerAdmission {
       requireNonNull(worker, "worker is null");
       requireNonNull(admission, "admission is null");
       requireNonNull(reason, "reason is null");
+    }
+
+    public SetWorkerAdmission(WorkerId worker, WorkerAdmission admission, String reason) {
+      this(worker, admission, reason, false);
     }
   }
 

@@ -62,6 +62,45 @@ class MasterStateTest {
   }
 
   @Test
+  void aDrainedWorkerIsDecommissionedOnlyIfNobodyIncludedItMeanwhile() {
+    apply(register(W1, 1));
+    apply(register(W2, 1));
+    apply(new StateCommand.SetWorkerAdmission(W1, WorkerAdmission.DECOMMISSIONING, "retire"));
+    apply(new StateCommand.SetWorkerAdmission(W2, WorkerAdmission.DECOMMISSIONING, "retire"));
+    // W2's operator changed their mind before its drained report was applied.
+    apply(new StateCommand.SetWorkerAdmission(W2, WorkerAdmission.ACTIVE, ""));
+
+    assertThat(
+            apply(
+                new StateCommand.SetWorkerAdmission(
+                    W1, WorkerAdmission.DECOMMISSIONED, "drained", true)))
+        .isInstanceOf(Applied.class);
+    assertThat(
+            apply(
+                new StateCommand.SetWorkerAdmission(
+                    W2, WorkerAdmission.DECOMMISSIONED, "drained", true)))
+        .isInstanceOfSatisfying(
+            Rejected.class, r -> assertThat(r.message()).contains("no longer decommissioning"));
+
+    assertThat(state.worker(W1).orElseThrow().admission())
+        .isEqualTo(WorkerAdmission.DECOMMISSIONED);
+    assertThat(state.worker(W2).orElseThrow().admission()).isEqualTo(WorkerAdmission.ACTIVE);
+    // The condition travels in the log entry.
+    StateCommand decoded =
+        ProtoMapper.fromProto(
+                ProtoMapper.toProto(
+                    new StampedCommand(
+                        1,
+                        new StateCommand.SetWorkerAdmission(
+                            W1, WorkerAdmission.DECOMMISSIONED, "drained", true))))
+            .command();
+    assertThat(decoded)
+        .isEqualTo(
+            new StateCommand.SetWorkerAdmission(
+                W1, WorkerAdmission.DECOMMISSIONED, "drained", true));
+  }
+
+  @Test
   void anOperatorsAdmissionOutlivesRestartsAndSnapshots() {
     assertThat(
             apply(new StateCommand.SetWorkerAdmission(W1, WorkerAdmission.EXCLUDED, "flaky disk")))

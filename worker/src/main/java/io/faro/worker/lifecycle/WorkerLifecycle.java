@@ -75,6 +75,7 @@ public final class WorkerLifecycle {
   private int drainedReports;
   private PartitionStore.Sealed stopped;
   private boolean exitAsked;
+  private boolean leaderSaysDecommission;
   // ----------------------------------------------------------------------------------------
 
   private volatile State reported = State.SERVING;
@@ -117,7 +118,8 @@ public final class WorkerLifecycle {
    * Leaves gracefully (see the class comment) and returns what was sealed; the caller then closes
    * the worker. Returns within faro.worker.graceful.timeout: locations not sealed by then are not
    * served after a restart (their maps run again). Idempotent: a second call returns the first's
-   * outcome. With a zero timeout it seals nothing.
+   * outcome. With a zero timeout it seals nothing. A drained worker (decommissioned, exiting) has
+   * sealed everything already and says DRAINED to the end.
    */
   public PartitionStore.Sealed stopGracefully() {
     long deadline = System.nanoTime() + gracefulTimeout.toNanos();
@@ -130,28 +132,35 @@ public final class WorkerLifecycle {
         stopped = new PartitionStore.Sealed(0, 0, 0);
         return stopped;
       }
-      enter(State.STOPPING);
-      store.refuseReservations("is stopping (graceful stop)");
-    }
-    LOG.info(
-        "Worker {} stops gracefully: no new slots, pushes split away, open files sealed (at most"
-            + " {} s, {})",
-        worker,
-        gracefulTimeout.toSeconds(),
-        WorkerOptions.GRACEFUL_TIMEOUT.key());
-    // The masters hear first, so that the splits the seal answers are placed elsewhere.
-    boolean told = announcer.heartbeatNow();
-    if (!told) {
-      LOG.warn(
-          "Worker {}: no master leader answered the stop; the masters learn of it at the next"
-              + " heartbeat, or when the worker is declared lost",
-          worker);
-    }
-    synchronized (this) {
-      if (sealing == null) {
-        sealing = store.sealAll();
+      if (state == State.DRAINED && sealing != null) {
+        seal = sealing;
+      } else {
+        seal = null;
+        enter(State.STOPPING);
+        store.refuseReservations("is stopping (graceful stop)");
       }
-      seal = sealing;
+    }
+    if (seal == null) {
+      LOG.info(
+          "Worker {} stops gracefully: no new slots, pushes split away, open files sealed (at"
+              + " most {} s, {})",
+          worker,
+          gracefulTimeout.toSeconds(),
+          WorkerOptions.GRACEFUL_TIMEOUT.key());
+      // The masters hear first, so that the splits the seal answers are placed elsewhere.
+      boolean told = announcer.heartbeatNow();
+      if (!told) {
+        LOG.warn(
+            "Worker {}: no master leader answered the stop; the masters learn of it at the next"
+                + " heartbeat, or when the worker is declared lost",
+            worker);
+      }
+      synchronized (this) {
+        // A seal of its own: locations taken after an earlier drain's seal (cancelled by
+        // include-worker) must be sealed too; what is sealed already seals again at no cost.
+        sealing = store.sealAll();
+        seal = sealing;
+      }
     }
     PartitionStore.Sealed outcome = await(seal, deadline);
     synchronized (this) {
@@ -209,16 +218,17 @@ public final class WorkerLifecycle {
   /**
    * The leader's word on each heartbeat: whether this worker is decommissioning. Starts a drain
    * (reservations refused, open locations sealed) or, when the operator included the worker again,
-   * cancels one in progress. On the heartbeat thread.
+   * cancels one in progress, also one that just drained (the worker serves again). On the heartbeat
+   * thread.
    */
   public synchronized void decommissioning(boolean decommissioning) {
+    leaderSaysDecommission = decommissioning;
     if (decommissioning && state == State.SERVING) {
       enter(State.DRAINING);
       drainStartedMs = clock.millis();
       store.refuseReservations("is decommissioning");
-      if (sealing == null || sealing.isDone()) {
-        sealing = store.sealAll();
-      }
+      // A seal of its own, also after a cancelled drain: what was taken since must split too.
+      sealing = store.sealAll();
       LOG.info(
           "Worker {} is decommissioning: no new slots, its open partitions continue elsewhere;"
               + " it serves reads until the {} shuffles it holds are gone (at most {}, {}), then"
@@ -227,8 +237,9 @@ public final class WorkerLifecycle {
           store.shuffles().size(),
           drainTimeout,
           WorkerOptions.DECOMMISSION_TIMEOUT.key());
-    } else if (!decommissioning && state == State.DRAINING) {
+    } else if (!decommissioning && (state == State.DRAINING || state == State.DRAINED)) {
       enter(State.SERVING);
+      drainedReports = 0;
       store.takeReservations();
       LOG.info("Worker {}: decommission cancelled (included again); it takes slots again", worker);
     }
@@ -236,34 +247,38 @@ public final class WorkerLifecycle {
 
   /**
    * After each heartbeat round, on the heartbeat thread: a draining worker whose shuffles are all
-   * gone (or whose drain timed out) becomes DRAINED, and once a leader heard that (or after a few
-   * rounds without one) asks the process to exit.
+   * gone (or whose drain timed out, sealed or not) becomes DRAINED, and once a leader confirmed it
+   * still decommissions (or after a few rounds without any leader) asks the process to exit.
    */
   public void afterHeartbeat(boolean leaderAnswered) {
     boolean exitNow = false;
     synchronized (this) {
-      if (state == State.DRAINING && sealing != null && sealing.isDone()) {
+      if (state == State.DRAINING) {
         int held = store.shuffles().size();
-        long drainingMs = clock.millis() - drainStartedMs;
-        if (held == 0 || drainingMs >= drainTimeout.toMillis()) {
+        boolean sealed = sealing != null && sealing.isDone();
+        boolean timedOut = clock.millis() - drainStartedMs >= drainTimeout.toMillis();
+        if ((held == 0 && sealed) || timedOut) {
           enter(State.DRAINED);
           drainedReports = 0;
-          if (held == 0) {
+          if (!timedOut) {
             LOG.info("Worker {} drained: it holds no shuffle; telling the masters", worker);
           } else {
             LOG.warn(
-                "Worker {}: the drain timed out after {} ({}) with {} shuffles still held;"
-                    + " their reducers that still need them run their map stages again",
+                "Worker {}: the drain timed out after {} ({}) with {} shuffles still held{};"
+                    + " reducers that still need them run their map stages again",
                 worker,
                 drainTimeout,
                 WorkerOptions.DECOMMISSION_TIMEOUT.key(),
-                held);
+                held,
+                sealed ? "" : " and its seal unfinished (a hung disk?)");
           }
           return; // The next round reports DRAINED.
         }
       } else if (state == State.DRAINED && !exitAsked) {
         drainedReports++;
-        if (leaderAnswered || drainedReports >= DRAINED_REPORTS) {
+        // A leader's answer after the DRAINED report was recorded says decommission; one that
+        // says otherwise (include-worker came first) has already turned the worker back.
+        if ((leaderAnswered && leaderSaysDecommission) || drainedReports >= DRAINED_REPORTS) {
           exitAsked = true;
           exitNow = true;
           if (!leaderAnswered) {

@@ -60,10 +60,11 @@ public final class StartupRecovery {
     } catch (WorkerMetaStore.NewerVersionException e) {
       throw new FaroException(ErrorCode.STORAGE_FAILED, e.getMessage(), e);
     } catch (PartitionFileReader.NewerFormatException e) {
-      // Before anything is deleted: the leftovers' deletion runs after recovery. A store made
-      // just now goes again, so that the next start rebuilds (and refuses) again rather than
-      // take the newer files for garbage.
-      discardNewStore(dir);
+      // Before anything is deleted: the leftovers' deletion runs after recovery. A store whose
+      // rebuild stopped here has no version yet, so the next start rebuilds (and refuses) again
+      // rather than take the newer files for garbage.
+      closeQuietly();
+      meta = null;
       throw e;
     } catch (IOException e) {
       closeQuietly();
@@ -76,9 +77,13 @@ public final class StartupRecovery {
         rebuild("could not be read (" + e.getMessage() + ") and was moved to " + aside);
         return new Result(meta, check());
       } catch (PartitionFileReader.NewerFormatException newer) {
-        discardNewStore(dir);
+        // As it was: the store made here goes (its directory was made after the move, so all
+        // of it is this start's), and the unreadable one comes back, to be found so again.
+        closeQuietly();
+        meta = null;
         try {
-          Files.move(aside, dir); // as it was: the next start finds it unreadable again
+          deleteRecursively(dir);
+          Files.move(aside, dir);
         } catch (IOException e2) {
           newer.addSuppressed(e2);
         }
@@ -98,9 +103,13 @@ public final class StartupRecovery {
     }
   }
 
-  /** Records, in a store that has no records, the committed files an earlier run left. */
+  /**
+   * Records, in a store that has no records, the committed files an earlier run left; then gives
+   * the store its version (see {@link WorkerMetaStore#markCurrent}).
+   */
   private void rebuild(String why) throws IOException {
     int found = new CommittedFiles(meta, disks, Clock.systemUTC()).rebuild();
+    meta.markCurrent();
     if (found > 0) {
       LOG.warn(
           "The metadata store in {} {}: rebuilt it from the trailers of {} committed partition"
@@ -136,20 +145,11 @@ public final class StartupRecovery {
     return found;
   }
 
-  /** Closes the store and, when this start created it, deletes it. */
-  private void discardNewStore(Path dir) {
-    boolean created = meta != null && meta.createdNow();
-    closeQuietly();
-    meta = null;
-    if (!created) {
-      return;
-    }
+  private static void deleteRecursively(Path dir) throws IOException {
     try (java.util.stream.Stream<Path> walk = Files.walk(dir)) {
       for (Path p : walk.sorted(java.util.Comparator.reverseOrder()).toList()) {
         Files.deleteIfExists(p);
       }
-    } catch (IOException e) {
-      LOG.warn("Cannot remove the metadata store made in {}: {}", dir, e.toString());
     }
   }
 

@@ -76,17 +76,42 @@ public final class WorkerMetaStore implements AutoCloseable {
   private final Path dir;
   private final Options options;
   private final RocksDB db;
+  private final String workerId;
   private final WriteOptions synced;
   private final java.util.concurrent.locks.ReentrantReadWriteLock lock =
       new java.util.concurrent.locks.ReentrantReadWriteLock();
   private boolean closed;
   private boolean createdNow;
 
-  private WorkerMetaStore(Path dir, Options options, RocksDB db) {
+  private WorkerMetaStore(Path dir, Options options, RocksDB db, String workerId) {
     this.dir = dir;
     this.options = options;
     this.db = db;
+    this.workerId = workerId;
     this.synced = new WriteOptions().setSync(true);
+  }
+
+  /**
+   * Writes this layout's version into a store that had none ({@link #createdNow}), once it holds
+   * everything it should (a rebuild is done): from then on it is a complete store.
+   */
+  public void markCurrent() throws IOException {
+    lock.readLock().lock();
+    try {
+      checkOpen();
+      db.put(
+          synced,
+          VERSION_KEY,
+          WorkerMetaVersionP.newBuilder()
+              .setVersion(VERSION)
+              .setWorkerId(workerId)
+              .build()
+              .toByteArray());
+    } catch (RocksDBException e) {
+      throw new IOException("cannot write the version of the metadata store in " + dir, e);
+    } finally {
+      lock.readLock().unlock();
+    }
   }
 
   /**
@@ -108,9 +133,9 @@ public final class WorkerMetaStore implements AutoCloseable {
       options.close();
       throw new IOException("cannot open the worker's metadata store in " + dir + ": " + e, e);
     }
-    WorkerMetaStore store = new WorkerMetaStore(dir, options, db);
+    WorkerMetaStore store = new WorkerMetaStore(dir, options, db, workerId);
     try {
-      store.checkVersion(workerId);
+      store.checkVersion();
     } catch (IOException | RuntimeException e) {
       store.close();
       throw e;
@@ -118,19 +143,16 @@ public final class WorkerMetaStore implements AutoCloseable {
     return store;
   }
 
-  private void checkVersion(String workerId) throws IOException {
+  /**
+   * A store without a version is new (or its rebuild never finished): it is rebuilt, and gets its
+   * version only then ({@link #markCurrent}), so that a rebuild that stopped half-way is done again
+   * at the next start rather than taken for a complete store.
+   */
+  private void checkVersion() throws IOException {
     try {
       byte[] stored = db.get(VERSION_KEY);
       if (stored == null) {
         createdNow = true;
-        db.put(
-            synced,
-            VERSION_KEY,
-            WorkerMetaVersionP.newBuilder()
-                .setVersion(VERSION)
-                .setWorkerId(workerId)
-                .build()
-                .toByteArray());
         return;
       }
       int version = WorkerMetaVersionP.parseFrom(stored).getVersion();
@@ -288,7 +310,10 @@ public final class WorkerMetaStore implements AutoCloseable {
     return dir;
   }
 
-  /** Whether this open created the store (no earlier run of this worker wrote one here). */
+  /**
+   * Whether the store had no version when opened: new (no earlier run of this worker wrote one
+   * here), or its rebuild never finished.
+   */
   public boolean createdNow() {
     return createdNow;
   }

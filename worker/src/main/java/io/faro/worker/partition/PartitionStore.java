@@ -218,8 +218,11 @@ public final class PartitionStore implements AutoCloseable {
       }
       parts = state.writers.values().stream().map(PartitionWriter::seal).toList();
     }
+    // A synced write per shuffle: on a disk thread, never on the caller's (a heartbeat's, when a
+    // drain starts), also when every part is sealed already.
     return CompletableFuture.allOf(parts.toArray(CompletableFuture[]::new))
-        .thenApply(done -> recordSealed(state, collect(parts)));
+        .thenApplyAsync(
+            done -> recordSealed(state, collect(parts)), disks.get(0).flusher().anyThread());
   }
 
   /**
@@ -235,6 +238,10 @@ public final class PartitionStore implements AutoCloseable {
       }
       List<PartitionCommit.Committed> all = new ArrayList<>(sealed.committed());
       state.restored.values().forEach(r -> all.add(r.commit()));
+      if (commitLog == CommitLog.NONE) {
+        // No metadata store: the files are whole, but no restart will know of them.
+        return new Sealed(0, 0, all.size() + sealed.failed().size());
+      }
       try {
         commitLog.sealed(state.id, state.ownerToken(), new ShuffleCommit(all, sealed.failed()));
       } catch (IOException | RuntimeException e) {
@@ -288,24 +295,23 @@ public final class PartitionStore implements AutoCloseable {
             "bad partition " + r.partition() + " epoch " + r.epoch() + " in shuffle " + shuffle);
       }
     }
+    refuseIfLeaving(shuffle, reservations.size()); // before a state is made for a new shuffle
     while (true) {
       ShuffleState state = shuffles.computeIfAbsent(shuffle, ShuffleState::new);
       synchronized (state) {
         if (state.expired) {
           continue; // expired meanwhile: the next computeIfAbsent makes a fresh state
         }
-        // Checked under the shuffle's lock: sealAll takes it after refuseReservations, so every
-        // location added before the refusal is sealed, and none is added after.
+        // Checked again under the shuffle's lock: sealAll takes it after refuseReservations, so
+        // every location added before the refusal is sealed, and none is added after. A state
+        // this call made for nothing goes again (a drain waits for the shuffles held to go).
         String refusing = refusingReservations;
         if (refusing != null) {
-          throw new FaroException(
-              ErrorCode.SHUTTING_DOWN,
-              "cannot reserve "
-                  + reservations.size()
-                  + " locations of shuffle "
-                  + shuffle
-                  + ": this worker "
-                  + refusing);
+          if (state.writers.isEmpty() && state.restored.isEmpty() && state.commit == null) {
+            state.expired = true;
+            shuffles.remove(shuffle, state);
+          }
+          throw refusal(shuffle, reservations.size(), refusing);
         }
         state.checkOwner(ownerToken, "reserve");
         // Every check (and choice of disk) first, so that a refusal adds nothing.
@@ -357,6 +363,25 @@ public final class PartitionStore implements AutoCloseable {
         return;
       }
     }
+  }
+
+  /** Refuses a reservation while the worker leaves (a graceful stop, a drain). */
+  private void refuseIfLeaving(ShuffleId shuffle, int locations) {
+    String refusing = refusingReservations;
+    if (refusing != null) {
+      throw refusal(shuffle, locations, refusing);
+    }
+  }
+
+  private static FaroException refusal(ShuffleId shuffle, int locations, String why) {
+    return new FaroException(
+        ErrorCode.SHUTTING_DOWN,
+        "cannot reserve "
+            + locations
+            + " locations of shuffle "
+            + shuffle
+            + ": this worker "
+            + why);
   }
 
   /** Refuses a reservation request larger than faro.worker.reserve.max.locations. */
