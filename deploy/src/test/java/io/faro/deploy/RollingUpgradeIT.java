@@ -98,6 +98,9 @@ class RollingUpgradeIT {
           ansible.playbook(
               "rolling-upgrade.yml", inventory, log, PLAYBOOK_TIMEOUT, "faro_version=" + next);
 
+      System.out.printf(
+          "rolling-upgrade.yml moved 3 masters and 3 workers to %s in %d s%n",
+          next, (System.currentTimeMillis() - rollStartMs) / 1000);
       assertThat(rolled).as("rolling-upgrade.yml; see %s", log).isZero();
       assertThat(job.process().isAlive()).as("the job still runs when the roll ends").isTrue();
       String result = job.awaitResult();

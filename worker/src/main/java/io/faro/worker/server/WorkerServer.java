@@ -291,11 +291,10 @@ public final class WorkerServer implements AutoCloseable {
                 disks,
                 store,
                 () -> ProtoMapper.toProto(lifecycle.state()),
-                ProcessHandle.current()
-                    .info()
-                    .startInstant()
-                    .map(i -> i.toEpochMilli())
-                    .orElse(0L)),
+                // The JVM's own start, to the millisecond: the kernel's process start time is
+                // only as precise as the boot time it counts from (a second), too coarse to tell
+                // a restarted process from the one before it.
+                java.lang.management.ManagementFactory.getRuntimeMXBean().getStartTime()),
             new MasterLink.Listener() {
               @Override
               public void expired(ShuffleId shuffle) {
