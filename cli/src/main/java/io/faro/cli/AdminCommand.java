@@ -317,6 +317,16 @@ final class AdminCommand implements Runnable {
     }
   }
 
+  /** The worker a command is about: --id, as the masters know it. */
+  static final class WorkerIdOption {
+    @Option(
+        names = "--id",
+        required = true,
+        paramLabel = "WORKER",
+        description = "The worker's id (see admin workers).")
+    String worker;
+  }
+
   /** Sets a worker's admission through the leader (replicated, survives failovers and restarts). */
   abstract static class WorkerAdmissionCommand implements Callable<Integer> {
     private final WorkerAdmissionP admission;
@@ -324,12 +334,7 @@ final class AdminCommand implements Runnable {
 
     @Mixin Endpoints where = new Endpoints();
 
-    @Option(
-        names = "--id",
-        required = true,
-        paramLabel = "WORKER",
-        description = "The worker's id (see admin masters / cluster status).")
-    String worker;
+    @Mixin WorkerIdOption id = new WorkerIdOption();
 
     @Option(
         names = "--reason",
@@ -353,13 +358,13 @@ final class AdminCommand implements Runnable {
                 pool, where.resolve(), where.timeout().plusSeconds(20), where.timeout());
         client.callBlocking(
             SetWorkerAdmissionRequest.newBuilder()
-                .setWorkerId(worker)
+                .setWorkerId(id.worker)
                 .setAdmission(admission)
                 .setReason(reason)
                 .build(),
             EmptyResponse.class);
       }
-      spec.commandLine().getOut().println("worker " + worker + " " + done);
+      spec.commandLine().getOut().println("worker " + id.worker + " " + done);
       spec.commandLine().getOut().flush();
       return 0;
     }

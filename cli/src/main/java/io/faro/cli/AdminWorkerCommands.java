@@ -140,12 +140,7 @@ final class AdminWorkerCommands {
   static final class AwaitWorker implements Callable<Integer> {
     @Mixin AdminCommand.Endpoints where = new AdminCommand.Endpoints();
 
-    @Option(
-        names = "--id",
-        required = true,
-        paramLabel = "WORKER",
-        description = "The worker's id (see admin workers).")
-    String worker;
+    @Mixin AdminCommand.WorkerIdOption id = new AdminCommand.WorkerIdOption();
 
     @Option(
         names = "--state",
@@ -182,13 +177,13 @@ final class AdminWorkerCommands {
           try {
             Optional<WorkerStatusP> found =
                 workers(where, pool).stream()
-                    .filter(w -> w.getWorkerId().equals(worker))
+                    .filter(w -> w.getWorkerId().equals(id.worker))
                     .findFirst();
             if (found.isPresent()) {
               Map<String, Object> row = row(found.get());
               last = row.get("state") + ", started at " + row.get("started_at_ms");
               if (row.get("state").equals(state) && found.get().getStartedAtMs() > startedAfter) {
-                spec.commandLine().getOut().println("worker " + worker + " is " + state);
+                spec.commandLine().getOut().println("worker " + id.worker + " is " + state);
                 spec.commandLine().getOut().flush();
                 return 0;
               }
@@ -200,10 +195,19 @@ final class AdminWorkerCommands {
             spec.commandLine()
                 .getErr()
                 .println(
-                    "worker " + worker + " is not " + state + " after " + wait + " (" + last + ")");
+                    "worker "
+                        + id.worker
+                        + " is not "
+                        + state
+                        + " after "
+                        + wait
+                        + " ("
+                        + last
+                        + ")");
             spec.commandLine().getErr().flush();
             return 3;
           }
+          // The masters' status, asked again: another process's state, nothing to wait on.
           TimeUnit.MILLISECONDS.sleep(250);
         }
       }
@@ -224,12 +228,7 @@ final class AdminWorkerCommands {
   static final class StopWorker implements Callable<Integer> {
     @Mixin AdminCommand.Endpoints where = new AdminCommand.Endpoints();
 
-    @Option(
-        names = "--id",
-        required = true,
-        paramLabel = "WORKER",
-        description = "The worker's id (see admin workers).")
-    String worker;
+    @Mixin AdminCommand.WorkerIdOption id = new AdminCommand.WorkerIdOption();
 
     @Option(
         names = "--graceful",
@@ -267,17 +266,17 @@ final class AdminWorkerCommands {
                 pool.call(
                     rpc,
                     StopWorkerRequest.newBuilder()
-                        .setWorkerId(worker)
+                        .setWorkerId(id.worker)
                         .setGraceful(graceful)
                         .build(),
                     StopWorkerResponse.class,
                     limit),
                 limit,
-                "stop of worker " + worker + " at " + rpc);
+                "stop of worker " + id.worker + " at " + rpc);
         out.println(
             graceful
                 ? "worker "
-                    + worker
+                    + id.worker
                     + " sealed "
                     + answer.getSealedLocations()
                     + " partition locations of "
@@ -286,30 +285,31 @@ final class AdminWorkerCommands {
                     + (answer.getUnsealedLocations() == 0
                         ? ""
                         : "; " + answer.getUnsealedLocations() + " could not be sealed")
-                : "worker " + worker + " stops without sealing");
+                : "worker " + id.worker + " stops without sealing");
         out.flush();
         if (!awaitClosed(rpc, limit)) {
           spec.commandLine()
               .getErr()
-              .println("worker " + worker + " still listens on " + rpc + " after " + stopTimeout);
+              .println(
+                  "worker " + id.worker + " still listens on " + rpc + " after " + stopTimeout);
           return 3;
         }
       }
-      out.println("worker " + worker + " has exited");
+      out.println("worker " + id.worker + " has exited");
       out.flush();
       return 0;
     }
 
     private HostPort lookUp(ClientPool pool) {
       return workers(where, pool).stream()
-          .filter(w -> w.getWorkerId().equals(worker))
+          .filter(w -> w.getWorkerId().equals(id.worker))
           .findFirst()
           .map(w -> new HostPort(w.getEndpoint().getHost(), w.getEndpoint().getRpcPort()))
           .orElseThrow(
               () ->
                   new IllegalArgumentException(
                       "the masters know no worker "
-                          + worker
+                          + id.worker
                           + " (see bin/faro admin workers), or name it with --worker-endpoint"));
     }
 
@@ -324,6 +324,7 @@ final class AdminWorkerCommands {
         } catch (java.io.IOException refused) {
           return true;
         }
+        // A port of another process, tried again: nothing to wait on.
         TimeUnit.MILLISECONDS.sleep(200);
       }
       return false;

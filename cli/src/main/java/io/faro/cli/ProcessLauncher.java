@@ -224,6 +224,8 @@ final class ProcessLauncher {
         return false;
       }
       try {
+        // Another process's state in /proc: nothing to wait on but the next look (onExit of a
+        // process that is not our child polls too, and takes a zombie for alive).
         Thread.sleep(20);
       } catch (InterruptedException e) {
         Thread.currentThread().interrupt();

@@ -19,11 +19,14 @@ import java.util.Map;
 import java.util.TreeMap;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Consumer;
 import java.util.function.Function;
 import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
+import sun.misc.Signal;
+import sun.misc.SignalHandler;
 
 /**
  * How a Faro server process runs, the same for masters and workers: build the server from config
@@ -124,7 +127,7 @@ public final class ServerProcess {
     // SIGTERM meanwhile is a stop like any other, served once the start is done.
     Thread hook = new Thread(this::stopAndWait, "faro-" + role + "-shutdown");
     Runtime.getRuntime().addShutdownHook(hook);
-    Map<String, Object> previousHandlers = handleStopSignals();
+    Map<String, SignalHandler> previousHandlers = handleStopSignals();
     try {
       start.accept(server);
       if (portFile != null) {
@@ -168,17 +171,16 @@ public final class ServerProcess {
    * had. Where sun.misc.Signal is missing or a signal cannot be handled (the JVM was started with
    * -Xrs, say), the shutdown hook still closes the server, and the exit code is the JVM's.
    */
-  private Map<String, Object> handleStopSignals() {
-    Map<String, Object> previous = new LinkedHashMap<>();
+  private Map<String, SignalHandler> handleStopSignals() {
+    Map<String, SignalHandler> previous = new LinkedHashMap<>();
     for (String name : STOP_SIGNALS) {
       try {
-        sun.misc.Signal signal = new sun.misc.Signal(name);
+        Signal signal = new Signal(name);
         // Once this process has stopped, a signal goes on to the handler it replaced: two
         // servers run in one JVM (a test) may restore their handlers in any order.
-        java.util.concurrent.atomic.AtomicReference<sun.misc.SignalHandler> replaced =
-            new java.util.concurrent.atomic.AtomicReference<>();
+        AtomicReference<SignalHandler> replaced = new AtomicReference<>();
         replaced.set(
-            sun.misc.Signal.handle(
+            Signal.handle(
                 signal,
                 s -> {
                   if (stopped.getCount() == 0 && replaced.get() != null) {
@@ -196,11 +198,11 @@ public final class ServerProcess {
     return previous;
   }
 
-  private static void restoreSignals(Map<String, Object> previous) {
+  private static void restoreSignals(Map<String, SignalHandler> previous) {
     previous.forEach(
         (name, handler) -> {
           try {
-            sun.misc.Signal.handle(new sun.misc.Signal(name), (sun.misc.SignalHandler) handler);
+            Signal.handle(new Signal(name), handler);
           } catch (IllegalArgumentException | LinkageError e) {
             LOG.debug("Cannot restore the handler of SIG{}: {}", name, e.toString());
           }

@@ -62,6 +62,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.function.Function;
 
 /**
  * The master's one protobuf edge: ids, endpoints, disks and locations, log commands and their
@@ -415,23 +416,13 @@ public final class ProtoMapper {
 
   /**
    * The cluster's status: every worker, and one page of apps and of shuffles as {@code request}
-   * asks (bounded: a status answer must not grow with the number of apps).
+   * asks (bounded: a status answer must not grow with the number of apps), with what each worker's
+   * latest heartbeat said it was doing.
    */
   public static ClusterStatusResponse clusterStatus(
       StateReader view,
       Map<WorkerId, Long> lastHeartbeatMs,
-      String leaderId,
-      long appliedIndex,
-      ClusterStatusRequest request) {
-    return clusterStatus(
-        view, lastHeartbeatMs, w -> WorkerReport.UNKNOWN, leaderId, appliedIndex, request);
-  }
-
-  /** As above, with what each worker's latest heartbeat said it was doing. */
-  public static ClusterStatusResponse clusterStatus(
-      StateReader view,
-      Map<WorkerId, Long> lastHeartbeatMs,
-      java.util.function.Function<WorkerId, WorkerReport> reported,
+      Function<WorkerId, WorkerReport> reported,
       String leaderId,
       long appliedIndex,
       ClusterStatusRequest request) {
@@ -450,6 +441,7 @@ public final class ProtoMapper {
       shuffle.slotsPerWorker().forEach((worker, n) -> slots.merge(worker, n, Integer::sum));
     }
     for (RegisteredWorker w : view.workers().values()) {
+      WorkerReport report = reported.apply(w.id());
       b.addWorkers(
           WorkerStatusP.newBuilder()
               .setWorkerId(w.id().value())
@@ -460,8 +452,8 @@ public final class ProtoMapper {
               .setAdmissionReason(w.admissionReason())
               .setRegisteredAtMs(w.registeredAtMs())
               .setLastHeartbeatMs(lastHeartbeatMs.getOrDefault(w.id(), 0L))
-              .setState(toProto(reported.apply(w.id()).state()))
-              .setStartedAtMs(reported.apply(w.id()).startedAtMs())
+              .setState(toProto(report.state()))
+              .setStartedAtMs(report.startedAtMs())
               .setAllocatedSlots(slots.getOrDefault(w.id(), 0)));
     }
     String appsAfter = request.getAppsAfter();

@@ -35,12 +35,6 @@ public final class PlacementPolicy {
   private final Function<WorkerId, Map<Integer, DiskLoad>> diskLoads;
   private final Function<WorkerId, WorkerState> states;
 
-  /** As below, for workers that all serve. */
-  public PlacementPolicy(
-      SlotPlacement placement, Function<WorkerId, Map<Integer, DiskLoad>> diskLoads) {
-    this(placement, diskLoads, w -> WorkerState.SERVING);
-  }
-
   /**
    * @param diskLoads a worker's latest disk loads by disk index (empty before its first heartbeat
    *     that reports them)

@@ -73,10 +73,6 @@ public final class LoadView {
     }
   }
 
-  public void workerHeartbeat(WorkerId worker, long nowMs, List<DiskLoad> disks) {
-    workerHeartbeat(worker, nowMs, disks, WorkerReport.UNKNOWN);
-  }
-
   /** A heartbeat of a known worker: its disk loads and what it says it is doing. */
   public void workerHeartbeat(
       WorkerId worker, long nowMs, List<DiskLoad> disks, WorkerReport reported) {

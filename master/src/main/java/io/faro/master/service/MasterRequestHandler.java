@@ -218,27 +218,21 @@ public final class MasterRequestHandler implements RequestHandler {
     WorkerReport report =
         new WorkerReport(
             ProtoMapper.workerState(request.getState()), Math.max(0, request.getStartedAtMs()));
-    record Check(
-        boolean known,
-        boolean alive,
-        WorkerAdmission admission,
-        int knownWorkers,
-        List<ShuffleId> expired) {}
+    record Check(Optional<RegisteredWorker> registered, int knownWorkers, List<ShuffleId> expired) {
+      boolean alive() {
+        return registered.map(RegisteredWorker::alive).orElse(false);
+      }
+    }
     Check check =
         raft.read(
             state ->
                 new Check(
-                    state.worker(worker).isPresent(),
-                    state.worker(worker).map(RegisteredWorker::alive).orElse(false),
-                    state
-                        .worker(worker)
-                        .map(RegisteredWorker::admission)
-                        .orElse(WorkerAdmission.ACTIVE),
+                    state.worker(worker),
                     state.workers().size(),
                     reported.stream().filter(shuffle -> !state.hasShuffle(shuffle)).toList()));
     // Every master keeps the loads it hears of the workers it knows; of others (a follower may
     // lag behind a fresh registration) only the time, and a bounded number of them.
-    if (check.known()) {
+    if (check.registered().isPresent()) {
       loads.workerHeartbeat(worker, clock.millis(), disks, report);
     } else {
       loads.unknownWorkerHeartbeat(worker, clock.millis(), check.knownWorkers());
@@ -247,40 +241,10 @@ public final class MasterRequestHandler implements RequestHandler {
       return CompletableFuture.completedFuture(
           WorkerHeartbeatResponse.newBuilder().setLeader(false).build());
     }
-    boolean decommission = check.admission() == WorkerAdmission.DECOMMISSIONING;
+    boolean decommission =
+        check.registered().map(w -> w.admission() == WorkerAdmission.DECOMMISSIONING).orElse(false);
     if (decommission && report.state() == WorkerState.DRAINED) {
-      // The drain is over and the worker exits once it hears this: record it first, unless an
-      // include-worker was applied meanwhile (then the worker hears it is not decommissioning,
-      // and serves again).
-      return submit(
-              new StateCommand.SetWorkerAdmission(
-                  worker,
-                  WorkerAdmission.DECOMMISSIONED,
-                  "drained: every shuffle it held was gone, or faro.worker.decommission.timeout"
-                      + " passed",
-                  true))
-          .handle(
-              (applied, error) -> {
-                Throwable cause = error == null ? null : Futures.unwrap(error);
-                boolean includedMeanwhile =
-                    cause instanceof FaroException fe && fe.code() == ErrorCode.INVALID_REQUEST;
-                if (cause != null && !includedMeanwhile) {
-                  // Not recorded (no longer leader, Raft timed out): the worker asks again.
-                  throw new java.util.concurrent.CompletionException(cause);
-                }
-                if (includedMeanwhile) {
-                  LOG.info(
-                      "Worker {} drained, but is not decommissioned: {}",
-                      worker,
-                      cause.getMessage());
-                } else {
-                  LOG.info("Worker {} drained and is decommissioned", worker);
-                }
-                return WorkerHeartbeatResponse.newBuilder()
-                    .setLeader(true)
-                    .setDecommission(!includedMeanwhile)
-                    .build();
-              });
+      return recordDrained(worker);
     }
     if (check.expired().isEmpty()) {
       return CompletableFuture.completedFuture(
@@ -308,6 +272,41 @@ public final class MasterRequestHandler implements RequestHandler {
                           .addAllExpiredShuffles(expired.stream().map(IdMapper::toProto).toList())
                           .build();
                     }));
+  }
+
+  /**
+   * A decommissioning worker reports it drained, and exits once it hears back that it is
+   * decommissioned: the leader records that first, unless an include-worker was applied meanwhile
+   * (then the worker hears it is not decommissioning, and serves again). A record that fails
+   * otherwise (no longer leader, Raft timed out) fails the heartbeat: the worker reports again.
+   */
+  private CompletableFuture<Message> recordDrained(WorkerId worker) {
+    return submit(
+            new StateCommand.SetWorkerAdmission(
+                worker,
+                WorkerAdmission.DECOMMISSIONED,
+                "drained: every shuffle it held was gone, or faro.worker.decommission.timeout"
+                    + " passed",
+                true))
+        .handle(
+            (applied, error) -> {
+              Throwable cause = error == null ? null : Futures.unwrap(error);
+              boolean includedMeanwhile =
+                  cause instanceof FaroException fe && fe.code() == ErrorCode.INVALID_REQUEST;
+              if (cause != null && !includedMeanwhile) {
+                throw new java.util.concurrent.CompletionException(cause);
+              }
+              if (includedMeanwhile) {
+                LOG.info(
+                    "Worker {} drained, but is not decommissioned: {}", worker, cause.getMessage());
+              } else {
+                LOG.info("Worker {} drained and is decommissioned", worker);
+              }
+              return WorkerHeartbeatResponse.newBuilder()
+                  .setLeader(true)
+                  .setDecommission(!includedMeanwhile)
+                  .build();
+            });
   }
 
   // ------------------------------------------------------------------ apps

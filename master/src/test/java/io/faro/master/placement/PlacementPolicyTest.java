@@ -25,8 +25,12 @@ class PlacementPolicyTest {
   private static final ShuffleId SHUFFLE = new ShuffleId(new AppId("app"), 0);
 
   private final Map<WorkerId, Map<Integer, DiskLoad>> loads = new HashMap<>();
+  private final Map<WorkerId, WorkerState> states = new HashMap<>();
   private final PlacementPolicy policy =
-      new PlacementPolicy(new RoundRobinPlacement(500), w -> loads.getOrDefault(w, Map.of()));
+      new PlacementPolicy(
+          new RoundRobinPlacement(500),
+          w -> loads.getOrDefault(w, Map.of()),
+          w -> states.getOrDefault(w, WorkerState.SERVING));
 
   private static RegisteredWorker worker(String id) {
     return new RegisteredWorker(
@@ -68,6 +72,17 @@ class PlacementPolicyTest {
 
     assertThat(placed).hasSize(40);
     assertThat(workersOf(placed)).containsExactly("w1", "w5");
+  }
+
+  @Test
+  void workersOnTheirWayOutGetNoSlots() {
+    List<RegisteredWorker> alive = List.of(worker("w1"), worker("w2"), worker("w3"), worker("w4"));
+    states.put(new WorkerId("w1"), WorkerState.STOPPING);
+    states.put(new WorkerId("w2"), WorkerState.DRAINING);
+    states.put(new WorkerId("w3"), WorkerState.DRAINED);
+
+    assertThat(workersOf(policy.place(request(20, false), alive, List.of(), List.of())))
+        .containsExactly("w4");
   }
 
   @Test

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.faro.common.id.AppId;
 import io.faro.common.id.WorkerId;
+import io.faro.master.placement.WorkerReport;
 import java.util.List;
 import java.util.Set;
 import org.junit.jupiter.api.Test;
@@ -15,13 +16,13 @@ class LoadViewTest {
   @Test
   void aFollowerForgetsHeartbeatsOfIdsItsStateNeverHeldOnceTheyAreOld() {
     LoadView loads = new LoadView();
-    loads.workerHeartbeat(KNOWN, 1_000, List.of());
+    loads.workerHeartbeat(KNOWN, 1_000, List.of(), WorkerReport.UNKNOWN);
     loads.appHeartbeat(APP, 1_000);
     for (int i = 0; i < 1_000; i++) {
-      loads.workerHeartbeat(new WorkerId("scanner-" + i), 1_000, List.of());
+      loads.workerHeartbeat(new WorkerId("scanner-" + i), 1_000, List.of(), WorkerReport.UNKNOWN);
       loads.appHeartbeat(new AppId("fake-" + i), 1_000);
     }
-    loads.workerHeartbeat(new WorkerId("registering"), 9_500, List.of());
+    loads.workerHeartbeat(new WorkerId("registering"), 9_500, List.of(), WorkerReport.UNKNOWN);
 
     loads.pruneUnknown(Set.of(KNOWN), Set.of(APP), 10_000, 5_000);
 

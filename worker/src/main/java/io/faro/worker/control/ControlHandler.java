@@ -16,11 +16,13 @@ import io.faro.proto.ReserveSlotsRequest;
 import io.faro.proto.ReserveSlotsResponse;
 import io.faro.proto.StopWorkerRequest;
 import io.faro.proto.StopWorkerResponse;
+import io.faro.proto.WorkerStateP;
 import io.faro.worker.partition.PartitionStore;
 import io.faro.worker.protocol.ProtoMapper;
 import io.faro.worker.status.WorkerStatusSampler;
 import io.faro.worker.storage.Disk;
 import java.util.concurrent.CompletableFuture;
+import java.util.function.Supplier;
 
 /**
  * Serves the RPC port: the lifecycle manager reserves partition locations and commits shuffles;
@@ -43,7 +45,7 @@ public final class ControlHandler implements RequestHandler {
 
   private final PartitionStore store;
   private final WorkerStatusSampler status;
-  private final java.util.function.Supplier<io.faro.proto.WorkerStateP> state;
+  private final Supplier<WorkerStateP> state;
   private final Stopper stopper;
 
   /**
@@ -52,7 +54,7 @@ public final class ControlHandler implements RequestHandler {
   public ControlHandler(
       PartitionStore store,
       WorkerStatusSampler status,
-      java.util.function.Supplier<io.faro.proto.WorkerStateP> state,
+      Supplier<WorkerStateP> state,
       Stopper stopper) {
     this.store = requireNonNull(store, "store is null");
     this.status = requireNonNull(status, "status is null");

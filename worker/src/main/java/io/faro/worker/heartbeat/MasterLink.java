@@ -95,10 +95,10 @@ public final class MasterLink implements AutoCloseable {
       return heartbeatThread
           .submit(this::heartbeatSafely)
           .get(2 * roundTimeoutMillis() + 1000, TimeUnit.MILLISECONDS);
-    } catch (java.util.concurrent.RejectedExecutionException | TimeoutException e) {
-      return false;
-    } catch (ExecutionException e) {
-      return false;
+    } catch (java.util.concurrent.RejectedExecutionException
+        | TimeoutException
+        | ExecutionException e) {
+      return false; // closed meanwhile, or no answer in time: the masters hear it next round
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
       return false;

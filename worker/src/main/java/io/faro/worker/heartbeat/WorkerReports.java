@@ -36,11 +36,6 @@ public final class WorkerReports {
   private final Supplier<WorkerStateP> state;
   private final long startedAtMs;
 
-  public WorkerReports(
-      WorkerId workerId, WorkerEndpoint endpoint, Disks disks, PartitionStore store) {
-    this(workerId, endpoint, disks, store, () -> WorkerStateP.SERVING, 0);
-  }
-
   /**
    * @param state what the worker is doing now, for each heartbeat
    * @param startedAtMs when this process started, by this machine's clock

@@ -2,6 +2,8 @@ package io.faro.worker.lifecycle;
 
 import static java.util.Objects.requireNonNull;
 
+import io.faro.common.error.ErrorCode;
+import io.faro.common.error.FaroException;
 import io.faro.common.id.WorkerId;
 import io.faro.worker.WorkerOptions;
 import io.faro.worker.partition.PartitionStore;
@@ -68,17 +70,18 @@ public final class WorkerLifecycle {
   private final Announcer announcer;
   private final Runnable exit;
 
+  // Changed under this; read lock-free by every heartbeat and status answer.
+  private volatile State state = State.SERVING;
+
   // @GuardedBy("this") --------------------------------------------------------------------
-  private State state = State.SERVING;
   private CompletableFuture<PartitionStore.Sealed> sealing;
   private long drainStartedMs;
   private int drainedReports;
   private PartitionStore.Sealed stopped;
   private boolean exitAsked;
   private boolean leaderSaysDecommission;
-  // ----------------------------------------------------------------------------------------
 
-  private volatile State reported = State.SERVING;
+  // ----------------------------------------------------------------------------------------
 
   /**
    * @param gracefulTimeout faro.worker.graceful.timeout: how long a graceful stop may take; zero
@@ -106,12 +109,7 @@ public final class WorkerLifecycle {
 
   /** What the worker is doing now, as its heartbeats say. */
   public State state() {
-    return reported;
-  }
-
-  private void enter(State next) {
-    state = next;
-    reported = next;
+    return state;
   }
 
   /**
@@ -136,7 +134,7 @@ public final class WorkerLifecycle {
         seal = sealing;
       } else {
         seal = null;
-        enter(State.STOPPING);
+        state = State.STOPPING;
         store.refuseReservations("is stopping (graceful stop)");
       }
     }
@@ -170,10 +168,44 @@ public final class WorkerLifecycle {
   }
 
   /**
+   * An operator's stop (bin/faro admin stop-worker) of worker {@code asked}: on a thread of its
+   * own, stops gracefully (or without sealing), completes with what was sealed, then asks the
+   * process to exit, which closes the worker (the answer is on its way by then).
+   *
+   * @throws FaroException INVALID_REQUEST when {@code asked} is another worker (a stale address)
+   */
+  public CompletableFuture<PartitionStore.Sealed> stopAsked(WorkerId asked, boolean graceful) {
+    if (!asked.equals(worker)) {
+      throw new FaroException(
+          ErrorCode.INVALID_REQUEST,
+          "this is worker " + worker + ", not " + asked + ": nothing stopped");
+    }
+    CompletableFuture<PartitionStore.Sealed> done = new CompletableFuture<>();
+    Thread stopper =
+        new Thread(
+            () -> {
+              LOG.info(
+                  "Worker {}: an operator asked it to stop{}",
+                  worker,
+                  graceful ? " gracefully" : " at once");
+              try {
+                done.complete(graceful ? stopGracefully() : stopWithoutSealing());
+              } catch (RuntimeException e) {
+                done.completeExceptionally(e);
+              }
+              exit.run();
+            },
+            "faro-worker-stop");
+    stopper.setDaemon(true);
+    stopper.start();
+    return done;
+  }
+
+  /**
    * Makes a later {@link #stopGracefully} seal nothing: an operator asked for a stop at once (what
    * the worker held uncommitted is then lost to the restart). Returns that nothing was sealed.
    */
-  public synchronized PartitionStore.Sealed stopWithoutSealing() {
+  private synchronized PartitionStore.Sealed stopWithoutSealing() {
     if (stopped == null) {
       stopped = new PartitionStore.Sealed(0, 0, 0);
     }
@@ -224,7 +256,7 @@ public final class WorkerLifecycle {
   public synchronized void decommissioning(boolean decommissioning) {
     leaderSaysDecommission = decommissioning;
     if (decommissioning && state == State.SERVING) {
-      enter(State.DRAINING);
+      state = State.DRAINING;
       drainStartedMs = clock.millis();
       store.refuseReservations("is decommissioning");
       // A seal of its own, also after a cancelled drain: what was taken since must split too.
@@ -238,7 +270,7 @@ public final class WorkerLifecycle {
           drainTimeout,
           WorkerOptions.DECOMMISSION_TIMEOUT.key());
     } else if (!decommissioning && (state == State.DRAINING || state == State.DRAINED)) {
-      enter(State.SERVING);
+      state = State.SERVING;
       drainedReports = 0;
       store.takeReservations();
       LOG.info("Worker {}: decommission cancelled (included again); it takes slots again", worker);
@@ -258,7 +290,7 @@ public final class WorkerLifecycle {
         boolean sealed = sealing != null && sealing.isDone();
         boolean timedOut = clock.millis() - drainStartedMs >= drainTimeout.toMillis();
         if ((held == 0 && sealed) || timedOut) {
-          enter(State.DRAINED);
+          state = State.DRAINED;
           drainedReports = 0;
           if (!timedOut) {
             LOG.info("Worker {} drained: it holds no shuffle; telling the masters", worker);

@@ -14,7 +14,6 @@ import io.faro.worker.storage.Disks;
 import io.netty.buffer.ByteBuf;
 import java.io.IOException;
 import java.util.ArrayList;
-import java.util.Comparator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -29,16 +28,17 @@ import org.slf4j.LoggerFactory;
 /**
  * Every partition location this worker holds, by shuffle: reservations create writers, pushes
  * append to them, a commit closes a shuffle's writers and keeps their files for fetches, and an
- * expiry deletes them. Thread-safe; see {@link ShuffleState} and {@link PartitionWriter}.
+ * expiry deletes them; a worker on its way out seals them ({@link ShuffleSealer}), and a restarted
+ * one restores what it committed or sealed. Thread-safe; see {@link ShuffleState} and {@link
+ * PartitionWriter}.
  *
- * <p>Over 400 lines, knowingly: reservation with its limits, append, commit, reads of committed
- * partitions and expiry all act on the same map of shuffles under the same rules; reservation is
- * the first part to move out when storage tiers arrive.
+ * <p>Over 400 lines, knowingly: reservation with its limits and its refusal while the worker
+ * leaves, append, commit, restore, reads of committed partitions and expiry all act on the same map
+ * of shuffles under the same locks; the sealing moved out to {@link ShuffleSealer}, and reservation
+ * is the next part to move out, when storage tiers change how disks are chosen.
  */
 public final class PartitionStore implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(PartitionStore.class);
-  private static final Comparator<PartitionKey> KEY_ORDER =
-      Comparator.comparingInt(PartitionKey::partition).thenComparingInt(PartitionKey::epoch);
 
   /**
    * One partition location to reserve, on the disk at {@code diskIndex} of faro.worker.dirs; a
@@ -83,6 +83,7 @@ public final class PartitionStore implements AutoCloseable {
   private final Map<ShuffleId, ShuffleState> shuffles = new ConcurrentHashMap<>();
   private final TrafficCounters counters = new TrafficCounters();
   private volatile CommitLog commitLog = CommitLog.NONE;
+  private final ShuffleSealer sealer;
 
   /** Why reservations are refused (a graceful stop, a drain); null while they are taken. */
   private volatile String refusingReservations;
@@ -114,6 +115,8 @@ public final class PartitionStore implements AutoCloseable {
     this.disks = requireNonNull(disks, "disks is null");
     this.settings = requireNonNull(settings, "settings is null");
     this.replicaLinks = requireNonNull(replicaLinks, "replicaLinks is null");
+    // Records on a disk thread, and reads the commit log when it records (set after start).
+    this.sealer = new ShuffleSealer(disks.get(0).flusher().anyThread(), () -> commitLog, counters);
   }
 
   /** Records every commit in {@code log} from now on, before the commit completes. */
@@ -124,17 +127,10 @@ public final class PartitionStore implements AutoCloseable {
   /**
    * Serves again what an earlier run of this worker committed for {@code shuffle} (reserved with
    * {@code ownerToken}): its locations read as committed, a commit of it answers them, and its
-   * expiry deletes their files. At start, before the worker serves requests.
-   */
-  public void restore(ShuffleId shuffle, long ownerToken, List<RestoredPartition> partitions) {
-    restore(shuffle, ownerToken, partitions, false);
-  }
-
-  /**
-   * As {@link #restore(ShuffleId, long, List)}; with {@code sealed}, the earlier run sealed the
-   * locations on its way out while the shuffle was still pushed: the shuffle takes new
-   * reservations, pushes to the sealed locations are answered SPLIT, and its commit answers the
-   * sealed files together with what the new locations received.
+   * expiry deletes their files. With {@code sealed}, the earlier run sealed the locations on its
+   * way out while the shuffle was still pushed: the shuffle takes new reservations, pushes to the
+   * sealed locations are answered SPLIT, and its commit answers the sealed files together with what
+   * the new locations received. At start, before the worker serves requests.
    */
   public void restore(
       ShuffleId shuffle, long ownerToken, List<RestoredPartition> partitions, boolean sealed) {
@@ -171,90 +167,28 @@ public final class PartitionStore implements AutoCloseable {
    *
    * @param sealedLocations locations whose file (or emptiness) is sealed and recorded
    * @param sealedShuffles shuffles they belong to
-   * @param failedLocations locations whose file failed: not served after a restart
+   * @param failedLocations locations whose file failed, or that could not be recorded: not served
+   *     after a restart
    */
-  public record Sealed(int sealedLocations, int sealedShuffles, int failedLocations) {}
+  public record Sealed(int sealedLocations, int sealedShuffles, int failedLocations) {
+    static final Sealed NOTHING = new Sealed(0, 0, 0);
+
+    Sealed plus(Sealed other) {
+      return new Sealed(
+          sealedLocations + other.sealedLocations,
+          sealedShuffles + other.sealedShuffles,
+          failedLocations + other.failedLocations);
+    }
+  }
 
   /**
-   * Seals every open location of every shuffle that is not committed (see {@link
-   * PartitionWriter#seal}): what was acknowledged is written, indexed and synced, later pushes are
-   * answered SPLIT, and each shuffle's sealed locations are recorded in the commit log, so that a
-   * restarted worker answers the shuffle's commit with them. Commits already under way are waited
-   * for (they record themselves). Call {@link #refuseReservations} first, so that no location is
-   * added behind it. The future completes once every file is sealed and recorded.
+   * Seals every open location of every shuffle that is not committed (see {@link ShuffleSealer}):
+   * what was acknowledged is written, indexed, synced and recorded, later pushes are answered
+   * SPLIT. Call {@link #refuseReservations} first, so that no location is added behind it. The
+   * future completes once every file is sealed and recorded.
    */
   public CompletableFuture<Sealed> sealAll() {
-    List<CompletableFuture<Sealed>> each = new ArrayList<>();
-    for (ShuffleState state : shuffles.values()) {
-      each.add(seal(state));
-    }
-    return CompletableFuture.allOf(each.toArray(CompletableFuture[]::new))
-        .thenApply(
-            done -> {
-              int locations = 0;
-              int sealedShuffles = 0;
-              int failed = 0;
-              for (CompletableFuture<Sealed> f : each) {
-                Sealed s = f.join();
-                locations += s.sealedLocations();
-                sealedShuffles += s.sealedShuffles();
-                failed += s.failedLocations();
-              }
-              return new Sealed(locations, sealedShuffles, failed);
-            });
-  }
-
-  private CompletableFuture<Sealed> seal(ShuffleState state) {
-    List<CompletableFuture<PartitionCommit>> parts;
-    synchronized (state) {
-      if (state.expired) {
-        return CompletableFuture.completedFuture(new Sealed(0, 0, 0));
-      }
-      if (state.commitStarted) {
-        CompletableFuture<ShuffleCommit> commit = state.commit;
-        return commit == null
-            ? CompletableFuture.completedFuture(new Sealed(0, 0, 0))
-            : commit.handle((c, e) -> new Sealed(0, 0, 0));
-      }
-      parts = state.writers.values().stream().map(PartitionWriter::seal).toList();
-    }
-    // A synced write per shuffle: on a disk thread, never on the caller's (a heartbeat's, when a
-    // drain starts), also when every part is sealed already.
-    return CompletableFuture.allOf(parts.toArray(CompletableFuture[]::new))
-        .thenApplyAsync(
-            done -> recordSealed(state, collect(parts)), disks.get(0).flusher().anyThread());
-  }
-
-  /**
-   * Records the sealed locations of {@code state}, with those an earlier run sealed, unless the
-   * shuffle was committed or expired meanwhile: a commit that started after the seal records the
-   * whole shuffle as committed itself, always after this record (it starts under the same lock), so
-   * a sealed record never overwrites a committed one.
-   */
-  private Sealed recordSealed(ShuffleState state, ShuffleCommit sealed) {
-    synchronized (state) {
-      if (state.expired || state.commitStarted) {
-        return new Sealed(0, 0, 0);
-      }
-      List<PartitionCommit.Committed> all = new ArrayList<>(sealed.committed());
-      state.restored.values().forEach(r -> all.add(r.commit()));
-      if (commitLog == CommitLog.NONE) {
-        // No metadata store: the files are whole, but no restart will know of them.
-        return new Sealed(0, 0, all.size() + sealed.failed().size());
-      }
-      try {
-        commitLog.sealed(state.id, state.ownerToken(), new ShuffleCommit(all, sealed.failed()));
-      } catch (IOException | RuntimeException e) {
-        LOG.error(
-            "Cannot record the sealed locations of shuffle {}: they are not served after a"
-                + " restart",
-            state.id,
-            e);
-        return new Sealed(0, 0, all.size() + sealed.failed().size());
-      }
-      counters.sealed(sealed.committed().size());
-      return new Sealed(sealed.committed().size(), 1, sealed.failed().size());
-    }
+    return sealer.sealAll(shuffles.values());
   }
 
   /** As {@link #reserve(ShuffleId, long, List)} for an owner that proves nothing (tests, tools). */
@@ -536,7 +470,7 @@ public final class PartitionStore implements AutoCloseable {
         long token = state.ownerToken();
         state.commit =
             CompletableFuture.allOf(parts.toArray(CompletableFuture[]::new))
-                .thenApply(done -> record(shuffle, token, collect(parts)));
+                .thenApply(done -> record(shuffle, token, ShuffleCommit.collect(parts)));
       }
       return state.commit;
     }
@@ -554,22 +488,6 @@ public final class PartitionStore implements AutoCloseable {
           e);
     }
     return commit;
-  }
-
-  private static ShuffleCommit collect(List<CompletableFuture<PartitionCommit>> parts) {
-    List<PartitionCommit.Committed> committed = new ArrayList<>();
-    List<PartitionCommit.Failed> failed = new ArrayList<>();
-    for (CompletableFuture<PartitionCommit> part : parts) {
-      PartitionCommit outcome = part.join();
-      if (outcome instanceof PartitionCommit.Committed c) {
-        committed.add(c);
-      } else if (outcome instanceof PartitionCommit.Failed f) {
-        failed.add(f);
-      }
-    }
-    committed.sort(Comparator.comparing(PartitionCommit.Committed::key, KEY_ORDER));
-    failed.sort(Comparator.comparing(PartitionCommit.Failed::key, KEY_ORDER));
-    return new ShuffleCommit(committed, failed);
   }
 
   /** The disk that {@code key}'s file is on; call after {@link #committed} found the partition. */

@@ -1,6 +1,10 @@
 package io.faro.worker.partition;
 
+import io.faro.common.id.PartitionKey;
+import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
 
 /** The outcome of committing a shuffle on this worker: every partition location it held. */
 public record ShuffleCommit(
@@ -10,7 +14,27 @@ public record ShuffleCommit(
     failed = List.copyOf(failed);
   }
 
+  private static final Comparator<PartitionKey> KEY_ORDER =
+      Comparator.comparingInt(PartitionKey::partition).thenComparingInt(PartitionKey::epoch);
+
   public static ShuffleCommit empty() {
     return new ShuffleCommit(List.of(), List.of());
+  }
+
+  /** The outcomes of {@code parts}, each list in (partition, epoch) order; all must be done. */
+  static ShuffleCommit collect(List<CompletableFuture<PartitionCommit>> parts) {
+    List<PartitionCommit.Committed> committed = new ArrayList<>();
+    List<PartitionCommit.Failed> failed = new ArrayList<>();
+    for (CompletableFuture<PartitionCommit> part : parts) {
+      PartitionCommit outcome = part.join();
+      if (outcome instanceof PartitionCommit.Committed c) {
+        committed.add(c);
+      } else if (outcome instanceof PartitionCommit.Failed f) {
+        failed.add(f);
+      }
+    }
+    committed.sort(Comparator.comparing(PartitionCommit.Committed::key, KEY_ORDER));
+    failed.sort(Comparator.comparing(PartitionCommit.Failed::key, KEY_ORDER));
+    return new ShuffleCommit(committed, failed);
   }
 }

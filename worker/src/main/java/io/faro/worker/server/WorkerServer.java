@@ -13,6 +13,7 @@ import io.faro.common.network.ClientPool;
 import io.faro.common.network.FrameDecoder;
 import io.faro.common.network.NetworkOptions;
 import io.faro.common.network.TransportServer;
+import io.faro.proto.WorkerStateP;
 import io.faro.worker.WorkerOptions;
 import io.faro.worker.control.ControlHandler;
 import io.faro.worker.fault.ConnectionDropper;
@@ -39,7 +40,6 @@ import io.faro.worker.storage.IoMode;
 import io.netty.util.concurrent.DefaultThreadFactory;
 import java.time.Clock;
 import java.util.List;
-import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Collectors;
@@ -55,6 +55,10 @@ import org.slf4j.LoggerFactory;
  * loops each) so that paused push connections never stall control or fetch traffic;
  * faro.worker.flush.threads.per.disk flushers per disk; one heartbeat thread; one memory relief
  * thread; the event loops of the connection to the masters.
+ *
+ * <p>Over 400 lines, knowingly: it builds every part in dependency order (disks and the start-time
+ * recovery, the memory budget, the store, three servers, the master link and the lifecycle), wires
+ * them by constructor, and closes them in reverse; what each part does lives in the part.
  */
 public final class WorkerServer implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(WorkerServer.class);
@@ -219,14 +223,12 @@ public final class WorkerServer implements AutoCloseable {
             settings.rpcPort(),
             WorkerOptions.RPC_PORT.key(),
             network,
+            // The lifecycle comes with the master link, after the servers: read when asked.
             new ControlHandler(
                 store,
                 status,
-                () ->
-                    lifecycle == null
-                        ? io.faro.proto.WorkerStateP.SERVING
-                        : ProtoMapper.toProto(lifecycle.state()),
-                this::stopAsked),
+                this::reportedState,
+                (asked, graceful) -> lifecycle.stopAsked(asked, graceful)),
             null);
     PushHandler pushHandler = new PushHandler(new FrameAppender(store, budget));
     pushServer =
@@ -290,7 +292,7 @@ public final class WorkerServer implements AutoCloseable {
                 endpoint,
                 disks,
                 store,
-                () -> ProtoMapper.toProto(lifecycle.state()),
+                this::reportedState,
                 // The JVM's own start, to the millisecond: the kernel's process start time is
                 // only as precise as the boot time it counts from (a second), too coarse to tell
                 // a restarted process from the one before it.
@@ -349,37 +351,10 @@ public final class WorkerServer implements AutoCloseable {
     return requireStarted(lifecycle).stopGracefully();
   }
 
-  /**
-   * An operator's stop (bin/faro admin stop-worker): seals on a thread of its own when {@code
-   * graceful}, completes with what was sealed, then asks the process to exit (which closes the
-   * worker; the answer is on its way by then).
-   */
-  private CompletableFuture<PartitionStore.Sealed> stopAsked(WorkerId asked, boolean graceful) {
-    if (!asked.equals(workerId)) {
-      throw new FaroException(
-          ErrorCode.INVALID_REQUEST,
-          "this is worker " + workerId + ", not " + asked + ": nothing stopped");
-    }
-    CompletableFuture<PartitionStore.Sealed> done = new CompletableFuture<>();
-    Thread stopper =
-        new Thread(
-            () -> {
-              try {
-                LOG.info(
-                    "Worker {}: an operator asked it to stop{}",
-                    workerId,
-                    graceful ? " gracefully" : " at once");
-                done.complete(
-                    graceful ? lifecycle.stopGracefully() : lifecycle.stopWithoutSealing());
-              } catch (RuntimeException e) {
-                done.completeExceptionally(e);
-              }
-              exitRequest.run();
-            },
-            "faro-worker-stop");
-    stopper.setDaemon(true);
-    stopper.start();
-    return done;
+  /** What this worker says it is doing, in heartbeats and status answers. */
+  private WorkerStateP reportedState() {
+    WorkerLifecycle l = lifecycle;
+    return l == null ? WorkerStateP.SERVING : ProtoMapper.toProto(l.state());
   }
 
   /** What this worker is doing (serving, stopping, draining, drained). */

@@ -1,0 +1,103 @@
+package io.faro.worker.partition;
+
+import static java.util.Objects.requireNonNull;
+
+import java.io.IOException;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Executor;
+import java.util.function.Supplier;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Seals the shuffles a worker holds on its way out (a graceful stop, a drain): every open location
+ * of a shuffle not committed is sealed ({@link PartitionWriter#seal}: what was acknowledged is
+ * written, indexed and synced, later pushes are answered SPLIT), and the shuffle's sealed
+ * locations, with those an earlier run sealed, are recorded in the commit log, so that a restarted
+ * worker answers the shuffle's commit with them. Commits already under way are waited for; they
+ * record themselves.
+ *
+ * <p>Threads: the seal is started on the caller's thread (under each shuffle's lock, a few field
+ * updates per writer); the records, a synced write per shuffle, on {@code recorder} (a disk
+ * thread), never on the caller's, which may be the heartbeat's.
+ */
+final class ShuffleSealer {
+  private static final Logger LOG = LoggerFactory.getLogger(ShuffleSealer.class);
+
+  private final Executor recorder;
+  private final Supplier<CommitLog> commitLog;
+  private final TrafficCounters counters;
+
+  ShuffleSealer(Executor recorder, Supplier<CommitLog> commitLog, TrafficCounters counters) {
+    this.recorder = requireNonNull(recorder, "recorder is null");
+    this.commitLog = requireNonNull(commitLog, "commitLog is null");
+    this.counters = requireNonNull(counters, "counters is null");
+  }
+
+  /** Seals {@code shuffles}; completes once every file is sealed and recorded. */
+  CompletableFuture<PartitionStore.Sealed> sealAll(Collection<ShuffleState> shuffles) {
+    List<CompletableFuture<PartitionStore.Sealed>> each = new ArrayList<>();
+    shuffles.forEach(state -> each.add(seal(state)));
+    return CompletableFuture.allOf(each.toArray(CompletableFuture[]::new))
+        .thenApply(
+            done ->
+                each.stream()
+                    .map(CompletableFuture::join)
+                    .reduce(PartitionStore.Sealed.NOTHING, PartitionStore.Sealed::plus));
+  }
+
+  private CompletableFuture<PartitionStore.Sealed> seal(ShuffleState state) {
+    List<CompletableFuture<PartitionCommit>> parts;
+    synchronized (state) {
+      if (state.expired) {
+        return CompletableFuture.completedFuture(PartitionStore.Sealed.NOTHING);
+      }
+      if (state.commitStarted) {
+        CompletableFuture<ShuffleCommit> commit = state.commit;
+        return commit == null
+            ? CompletableFuture.completedFuture(PartitionStore.Sealed.NOTHING)
+            : commit.handle((c, e) -> PartitionStore.Sealed.NOTHING);
+      }
+      parts = state.writers.values().stream().map(PartitionWriter::seal).toList();
+    }
+    return CompletableFuture.allOf(parts.toArray(CompletableFuture[]::new))
+        .thenApplyAsync(done -> record(state, ShuffleCommit.collect(parts)), recorder);
+  }
+
+  /**
+   * Records the sealed locations of {@code state}, with those an earlier run sealed, unless the
+   * shuffle was committed or expired meanwhile: a commit that started after the seal records the
+   * whole shuffle as committed itself, always after this record (it starts under the same lock), so
+   * a sealed record never overwrites a committed one.
+   */
+  private PartitionStore.Sealed record(ShuffleState state, ShuffleCommit sealed) {
+    synchronized (state) {
+      if (state.expired || state.commitStarted) {
+        return PartitionStore.Sealed.NOTHING;
+      }
+      List<PartitionCommit.Committed> all = new ArrayList<>(sealed.committed());
+      state.restored.values().forEach(r -> all.add(r.commit()));
+      int unrecorded = all.size() + sealed.failed().size();
+      CommitLog log = commitLog.get();
+      if (log == CommitLog.NONE) {
+        // No metadata store: the files are whole, but no restart will know of them.
+        return new PartitionStore.Sealed(0, 0, unrecorded);
+      }
+      try {
+        log.sealed(state.id, state.ownerToken(), new ShuffleCommit(all, sealed.failed()));
+      } catch (IOException | RuntimeException e) {
+        LOG.error(
+            "Cannot record the sealed locations of shuffle {}: they are not served after a"
+                + " restart",
+            state.id,
+            e);
+        return new PartitionStore.Sealed(0, 0, unrecorded);
+      }
+      counters.sealed(sealed.committed().size());
+      return new PartitionStore.Sealed(sealed.committed().size(), 1, sealed.failed().size());
+    }
+  }
+}
