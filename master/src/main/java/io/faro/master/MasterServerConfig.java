@@ -6,6 +6,7 @@ import io.faro.common.config.ConfigException;
 import io.faro.common.config.FaroConf;
 import io.faro.common.network.HostPort;
 import io.faro.common.network.NetworkOptions;
+import io.faro.master.placement.LoadAwarePlacement;
 import io.faro.master.raft.RaftPeerSpec;
 import java.net.InetAddress;
 import java.net.NetworkInterface;
@@ -40,6 +41,10 @@ public record MasterServerConfig(
     Duration electionTimeout,
     Duration leaderWaitTimeout,
     int maxWorkersPerShuffle,
+    MasterServerOptions.SlotsPolicy slotsPolicy,
+    LoadAwarePlacement.Settings loadAware,
+    long partitionSizeInitial,
+    long partitionSizeMin,
     int maxPartitionsPerShuffle,
     int maxApps,
     NetworkOptions.Settings network) {
@@ -54,6 +59,8 @@ public record MasterServerConfig(
     requireNonNull(appTimeout, "appTimeout is null");
     requireNonNull(leaderWaitTimeout, "leaderWaitTimeout is null");
     requireNonNull(network, "network is null");
+    requireNonNull(slotsPolicy, "slotsPolicy is null");
+    requireNonNull(loadAware, "loadAware is null");
   }
 
   /** Parses and validates every master key; a bad value throws a ConfigException naming it. */
@@ -81,9 +88,36 @@ public record MasterServerConfig(
         conf.get(MasterServerOptions.ELECTION_TIMEOUT),
         conf.get(MasterServerOptions.LEADER_WAIT_TIMEOUT),
         conf.get(MasterServerOptions.MAX_WORKERS_PER_SHUFFLE),
+        conf.get(MasterServerOptions.SLOTS_POLICY),
+        new LoadAwarePlacement.Settings(
+            conf.get(MasterServerOptions.MAX_WORKERS_PER_SHUFFLE),
+            conf.get(MasterServerOptions.SLOTS_FLUSH_WEIGHT),
+            conf.get(MasterServerOptions.SLOTS_FETCH_WEIGHT),
+            conf.get(MasterServerOptions.SLOTS_DISK_GROUPS),
+            conf.get(MasterServerOptions.SLOTS_GROUP_GRADIENT)),
+        conf.get(MasterServerOptions.SLOTS_PARTITION_SIZE_INITIAL),
+        partitionSizeMin(conf),
         conf.get(MasterServerOptions.MAX_PARTITIONS_PER_SHUFFLE),
         conf.get(MasterServerOptions.MAX_APPS),
         NetworkOptions.Settings.from(conf));
+  }
+
+  /** faro.master.slots.partition.size.min, checked against the initial size. */
+  private static long partitionSizeMin(FaroConf conf) {
+    long min = conf.get(MasterServerOptions.SLOTS_PARTITION_SIZE_MIN);
+    long initial = conf.get(MasterServerOptions.SLOTS_PARTITION_SIZE_INITIAL);
+    if (initial < min) {
+      throw new ConfigException(
+          MasterServerOptions.SLOTS_PARTITION_SIZE_INITIAL.key()
+              + " ("
+              + initial
+              + ") must not be below "
+              + MasterServerOptions.SLOTS_PARTITION_SIZE_MIN.key()
+              + " ("
+              + min
+              + ")");
+    }
+    return min;
   }
 
   /** This master's own entry of {@link #peers}. */
@@ -118,6 +152,10 @@ public record MasterServerConfig(
         electionTimeout,
         leaderWaitTimeout,
         maxWorkersPerShuffle,
+        slotsPolicy,
+        loadAware,
+        partitionSizeInitial,
+        partitionSizeMin,
         maxPartitionsPerShuffle,
         maxApps,
         network);

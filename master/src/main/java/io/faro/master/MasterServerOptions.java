@@ -1,6 +1,8 @@
 package io.faro.master;
 
+import static io.faro.common.config.ConfigOption.doubleOption;
 import static io.faro.common.config.ConfigOption.durationOption;
+import static io.faro.common.config.ConfigOption.enumOption;
 import static io.faro.common.config.ConfigOption.intOption;
 import static io.faro.common.config.ConfigOption.listOption;
 import static io.faro.common.config.ConfigOption.nonEmptyStringOption;
@@ -140,6 +142,76 @@ public final class MasterServerOptions {
           "Most workers the partitions of one shuffle are spread over. Bounds the connections "
               + "every map task opens.");
 
+  /** How the leader chooses a worker and a disk for each partition. */
+  public enum SlotsPolicy {
+    /** By tier, free space and recent disk speed (see master.placement.LoadAwarePlacement). */
+    LOAD_AWARE,
+    /** In turn over workers and their healthy disks, blind to tiers, space and speed. */
+    ROUND_ROBIN
+  }
+
+  public static final ConfigOption<SlotsPolicy> SLOTS_POLICY =
+      enumOption(
+          "faro.master.slots.policy",
+          SlotsPolicy.LOAD_AWARE,
+          SlotsPolicy.class,
+          "How partitions are placed. load_aware: the fastest disk tier with room first (nvme, "
+              + "ssd, hdd); no disk gets more partitions than its usable bytes allow at the "
+              + "estimated partition size; within a tier, disks are ranked by their recent write "
+              + "and read time per MiB into faro.master.slots.disk.groups groups, each faster group "
+              + "getting faro.master.slots.group.gradient times the partitions per disk of the "
+              + "next. round_robin: in turn over workers and their healthy disks.");
+  public static final ConfigOption<Double> SLOTS_FLUSH_WEIGHT =
+      doubleOption(
+          "faro.master.slots.flush.weight",
+          "0.5",
+          0,
+          1000,
+          "Weight of a disk's recent write time per MiB in its load score (load_aware).");
+  public static final ConfigOption<Double> SLOTS_FETCH_WEIGHT =
+      doubleOption(
+          "faro.master.slots.fetch.weight",
+          "0.5",
+          0,
+          1000,
+          "Weight of a disk's recent read time per MiB in its load score (load_aware).");
+  public static final ConfigOption<Integer> SLOTS_DISK_GROUPS =
+      intOption(
+          "faro.master.slots.disk.groups",
+          5,
+          1,
+          100,
+          "groups",
+          "Groups the disks of one tier are sorted into by load score (load_aware); 1 ignores "
+              + "load.");
+  public static final ConfigOption<Double> SLOTS_GROUP_GRADIENT =
+      doubleOption(
+          "faro.master.slots.group.gradient",
+          "1.1",
+          1,
+          100,
+          "How many times the partitions per disk a group gets compared with the next slower "
+              + "group (load_aware): 1.1 gives the fastest of 5 groups 1.46 times what the slowest "
+              + "gets.");
+  public static final ConfigOption<Long> SLOTS_PARTITION_SIZE_INITIAL =
+      sizeOption(
+          "faro.master.slots.partition.size.initial",
+          "64m",
+          1,
+          1L << 50,
+          "Partition size assumed before any worker has reported committed files (load_aware): "
+              + "a disk gets at most its usable bytes divided by the estimated partition size. "
+              + "Afterwards the estimate is the mean size of the partition files the workers "
+              + "committed lately.");
+  public static final ConfigOption<Long> SLOTS_PARTITION_SIZE_MIN =
+      sizeOption(
+          "faro.master.slots.partition.size.min",
+          "1m",
+          1,
+          1L << 50,
+          "Floor of the estimated partition size (load_aware): many tiny partitions must not "
+              + "let one disk take every slot.");
+
   public static final ConfigOption<Integer> MAX_PARTITIONS_PER_SHUFFLE =
       intOption(
           "faro.master.max.partitions.per.shuffle",
@@ -180,6 +252,13 @@ public final class MasterServerOptions {
           ELECTION_TIMEOUT,
           LEADER_WAIT_TIMEOUT,
           MAX_WORKERS_PER_SHUFFLE,
+          SLOTS_POLICY,
+          SLOTS_FLUSH_WEIGHT,
+          SLOTS_FETCH_WEIGHT,
+          SLOTS_DISK_GROUPS,
+          SLOTS_GROUP_GRADIENT,
+          SLOTS_PARTITION_SIZE_INITIAL,
+          SLOTS_PARTITION_SIZE_MIN,
           MAX_PARTITIONS_PER_SHUFFLE,
           MAX_APPS);
 

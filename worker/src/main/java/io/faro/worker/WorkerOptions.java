@@ -19,6 +19,7 @@ import io.faro.common.network.NetworkOptions;
 import io.faro.worker.storage.DirectIo;
 import io.faro.worker.storage.DiskChecker;
 import io.faro.worker.storage.DiskDir;
+import io.faro.worker.storage.DiskThreads;
 import io.faro.worker.storage.Disks;
 import io.faro.worker.storage.IoMode;
 import io.netty.util.internal.PlatformDependent;
@@ -26,8 +27,10 @@ import java.net.InetAddress;
 import java.net.UnknownHostException;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.EnumMap;
 import java.util.HashSet;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 
@@ -109,15 +112,6 @@ public final class WorkerOptions {
           256L << 20,
           "Bytes one partition buffers in memory before they are handed to its disk's flusher. "
               + "Larger means fewer, bigger sequential writes and more memory per partition.");
-  public static final ConfigOption<Integer> FLUSH_THREADS_PER_DISK =
-      intOption(
-          "faro.worker.flush.threads.per.disk",
-          1,
-          1,
-          64,
-          "threads",
-          "Flusher threads per disk. One suits an HDD (sequential writes); an NVMe disk may "
-              + "take more. A partition always flushes on the same thread.");
   public static final long CHUNK_SIZE_MIN = 1024;
   public static final long CHUNK_SIZE_MAX = 1L << 30;
   public static final ConfigOption<Long> CHUNK_SIZE =
@@ -143,15 +137,6 @@ public final class WorkerOptions {
               + "while the data fits in memory). auto: direct where the file system takes it "
               + "(ext4, xfs; tmpfs since Linux 6.6, where the data is in memory anyway), buffered "
               + "elsewhere.");
-  public static final ConfigOption<Integer> IO_READ_THREADS_PER_DISK =
-      intOption(
-          "faro.worker.io.read.threads.per.disk",
-          2,
-          1,
-          64,
-          "threads",
-          "Threads per disk that read chunks for fetches when the disk does direct I/O. Two "
-              + "keep an HDD or SATA SSD busy; an NVMe disk may take more.");
   public static final ConfigOption<Long> IO_READ_BUFFER_PER_DISK =
       sizeOption(
           "faro.worker.io.read.buffer.per.disk",
@@ -255,25 +240,13 @@ public final class WorkerOptions {
           SplitMode.class,
           "soft: past the threshold, keep appending and answer SOFT_SPLIT, so clients move without "
               + "resending anything; hard: refuse with SPLIT, clients resend the refused batches.");
-  public static final ConfigOption<Long> DISK_RESERVE =
-      sizeOption(
-          "faro.worker.disk.reserve",
-          "1g",
-          0,
-          1L << 50,
-          "A disk with fewer usable bytes than this (free space, or what its capacity in "
-              + "faro.worker.dirs leaves) is full: the masters place nothing new there and its open "
-              + "partitions answer split (soft or hard as faro.worker.partition.split.mode), so "
-              + "clients continue them elsewhere. Between checks the worker subtracts what it wrote "
-              + "since the last one. The reserve must absorb what is in flight meanwhile, up to "
-              + "what faro.worker.memory.budget holds for that disk.");
   public static final ConfigOption<Duration> DISK_CHECK_INTERVAL =
       durationOption(
           "faro.worker.disk.check.interval",
           "5s",
           Duration.ofMillis(50),
           "How often the worker checks each disk: writes, forces and deletes a small file, and "
-              + "compares the usable bytes with faro.worker.disk.reserve. A disk that fails the "
+              + "compares the usable bytes with the reserve of its tier (faro.worker.tier.TIER.reserve); a test-only slow-down marker is looked for too. A disk that fails the "
               + "check (or any write) is broken: nothing new goes there and its partitions refuse "
               + "data with SPLIT, until a check succeeds again.");
   public static final ConfigOption<Duration> DISK_CHECK_TIMEOUT =
@@ -293,6 +266,96 @@ public final class WorkerOptions {
           "For fault tests only: of every 1000 requests on the push and fetch ports, close the "
               + "connection on about this many, half before handling the request and half after "
               + "(its answer lost). 0 (the default) injects nothing.");
+
+  /**
+   * One option per disk tier, keyed {@code faro.worker.tier.<tier>.<what>}, with the default of
+   * each tier.
+   */
+  private static <T> Map<DiskTier, ConfigOption<T>> perTier(
+      java.util.function.Function<DiskTier, ConfigOption<T>> option) {
+    Map<DiskTier, ConfigOption<T>> options = new EnumMap<>(DiskTier.class);
+    for (DiskTier tier : DiskTier.values()) {
+      options.put(tier, option.apply(tier));
+    }
+    return java.util.Collections.unmodifiableMap(options);
+  }
+
+  private static String tierKey(DiskTier tier, String what) {
+    return "faro.worker.tier." + tier.configName() + "." + what;
+  }
+
+  /** faro.worker.tier.TIER.reserve: the free space below which a disk of the tier is full. */
+  public static final Map<DiskTier, ConfigOption<Long>> TIER_RESERVE =
+      perTier(
+          tier ->
+              sizeOption(
+                  tierKey(tier, "reserve"),
+                  "1g",
+                  0,
+                  1L << 50,
+                  "A "
+                      + tier.configName()
+                      + " disk with fewer usable bytes than this (free space, or what its "
+                      + "capacity in faro.worker.dirs leaves) is full: the masters place nothing "
+                      + "new there (new partitions go to the fastest tier with room) and its open "
+                      + "partitions answer split (soft or hard as "
+                      + "faro.worker.partition.split.mode), so clients continue them elsewhere, on "
+                      + "the next tier when this one has no room. Between checks the worker "
+                      + "subtracts what it wrote since the last one. The reserve must absorb what "
+                      + "is in flight meanwhile, up to what faro.worker.memory.budget holds for "
+                      + "that disk."));
+
+  /** faro.worker.tier.TIER.flush.threads: flusher threads of each disk of the tier. */
+  public static final Map<DiskTier, ConfigOption<Integer>> TIER_FLUSH_THREADS =
+      perTier(
+          tier ->
+              intOption(
+                  tierKey(tier, "flush.threads"),
+                  switch (tier) {
+                    case NVME -> 4;
+                    case SSD -> 2;
+                    case HDD -> 1;
+                  },
+                  1,
+                  64,
+                  "threads",
+                  "Flusher threads of each "
+                      + tier.configName()
+                      + " disk. One keeps an HDD's writes sequential; flash takes several. A "
+                      + "partition always flushes on the same thread."));
+
+  /** faro.worker.tier.TIER.read.threads: reader threads of each disk of the tier. */
+  public static final Map<DiskTier, ConfigOption<Integer>> TIER_READ_THREADS =
+      perTier(
+          tier ->
+              intOption(
+                  tierKey(tier, "read.threads"),
+                  switch (tier) {
+                    case NVME -> 4;
+                    case SSD -> 2;
+                    case HDD -> 1;
+                  },
+                  1,
+                  64,
+                  "threads",
+                  "Threads of each "
+                      + tier.configName()
+                      + " disk that read chunks for fetches, taking queued reads in file-offset "
+                      + "order. One keeps an HDD's reads in order; flash takes several."));
+
+  /**
+   * For tests only: milliseconds per MiB that writes to a disk take longer while its directory
+   * holds a file named {@value io.faro.worker.storage.Disk#TESTING_SLOW_FILE}.
+   */
+  public static final ConfigOption<Duration> TESTING_SLOW_DISK_DELAY =
+      durationOption(
+          "faro.worker.testing.slow.disk.delay.per.mib",
+          "0ms",
+          Duration.ZERO,
+          "For tests only: every MiB written to a disk whose directory holds a file named "
+              + ".faro-testing-slow takes this much longer (the file is looked for at each disk "
+              + "check), so that a test can slow one disk down and let it recover. 0 (the "
+              + "default) slows nothing.");
 
   public static final ConfigOption<Integer> RESERVE_MAX_LOCATIONS =
       intOption(
@@ -328,36 +391,45 @@ public final class WorkerOptions {
     return (int) Math.max(1_000, Math.min(Integer.MAX_VALUE, maxHeap / 4 / HEAP_PER_PARTITION));
   }
 
-  public static final List<ConfigOption<?>> ALL =
-      List.of(
-          HOST,
-          BIND_HOST,
-          ID,
-          RPC_PORT,
-          PUSH_PORT,
-          FETCH_PORT,
-          DIRS,
-          META_DIR,
-          FLUSH_BUFFER_SIZE,
-          FLUSH_THREADS_PER_DISK,
-          CHUNK_SIZE,
-          IO_MODE,
-          IO_READ_THREADS_PER_DISK,
-          IO_READ_BUFFER_PER_DISK,
-          HEARTBEAT_INTERVAL,
-          GRACEFUL_TIMEOUT,
-          DECOMMISSION_TIMEOUT,
-          MEMORY_BUDGET,
-          MEMORY_PAUSE_PERCENT,
-          MEMORY_RESUME_PERCENT,
-          SPLIT_THRESHOLD,
-          SPLIT_MODE,
-          DISK_RESERVE,
-          DISK_CHECK_INTERVAL,
-          DISK_CHECK_TIMEOUT,
-          TESTING_DROP_PER_MILLE,
-          RESERVE_MAX_LOCATIONS,
-          MAX_PARTITIONS);
+  public static final List<ConfigOption<?>> ALL = all();
+
+  private static List<ConfigOption<?>> all() {
+    List<ConfigOption<?>> all =
+        new java.util.ArrayList<>(
+            List.of(
+                HOST,
+                BIND_HOST,
+                ID,
+                RPC_PORT,
+                PUSH_PORT,
+                FETCH_PORT,
+                DIRS,
+                META_DIR,
+                FLUSH_BUFFER_SIZE,
+                CHUNK_SIZE,
+                IO_MODE,
+                IO_READ_BUFFER_PER_DISK,
+                HEARTBEAT_INTERVAL,
+                GRACEFUL_TIMEOUT,
+                DECOMMISSION_TIMEOUT,
+                MEMORY_BUDGET,
+                MEMORY_PAUSE_PERCENT,
+                MEMORY_RESUME_PERCENT,
+                SPLIT_THRESHOLD,
+                SPLIT_MODE,
+                DISK_CHECK_INTERVAL,
+                DISK_CHECK_TIMEOUT));
+    all.addAll(TIER_RESERVE.values());
+    all.addAll(TIER_FLUSH_THREADS.values());
+    all.addAll(TIER_READ_THREADS.values());
+    all.addAll(
+        List.of(
+            TESTING_DROP_PER_MILLE,
+            TESTING_SLOW_DISK_DELAY,
+            RESERVE_MAX_LOCATIONS,
+            MAX_PARTITIONS));
+    return List.copyOf(all);
+  }
 
   private WorkerOptions() {}
 
@@ -403,10 +475,9 @@ public final class WorkerOptions {
       List<DiskDir> dirs,
       Path metaDir,
       long flushBufferSize,
-      int flushThreadsPerDisk,
+      Map<DiskTier, DiskThreads> diskThreads,
       long chunkSize,
       IoMode ioMode,
-      int ioReadThreadsPerDisk,
       long ioReadBufferPerDisk,
       Duration heartbeatInterval,
       Duration gracefulTimeout,
@@ -418,6 +489,7 @@ public final class WorkerOptions {
       SplitMode splitMode,
       DiskChecker.Settings diskCheck,
       int testingDropPerMille,
+      Duration testingSlowDiskDelay,
       int reserveMaxLocations,
       int maxPartitions,
       NetworkOptions.Settings network,
@@ -428,6 +500,7 @@ public final class WorkerOptions {
     public Settings {
       dirs = List.copyOf(dirs);
       masters = List.copyOf(masters);
+      diskThreads = Map.copyOf(diskThreads);
     }
 
     /**
@@ -448,10 +521,13 @@ public final class WorkerOptions {
               conf.get(DIRS),
               WorkerOptions.metaDir(conf.get(META_DIR).trim(), conf.get(DIRS)),
               conf.get(FLUSH_BUFFER_SIZE),
-              conf.get(FLUSH_THREADS_PER_DISK),
+              byTier(
+                  tier ->
+                      new DiskThreads(
+                          conf.get(TIER_FLUSH_THREADS.get(tier)),
+                          conf.get(TIER_READ_THREADS.get(tier)))),
               conf.get(CHUNK_SIZE),
               conf.get(IO_MODE),
-              conf.get(IO_READ_THREADS_PER_DISK),
               conf.get(IO_READ_BUFFER_PER_DISK),
               conf.get(HEARTBEAT_INTERVAL),
               conf.get(GRACEFUL_TIMEOUT),
@@ -463,10 +539,11 @@ public final class WorkerOptions {
               conf.get(SPLIT_THRESHOLD),
               conf.get(SPLIT_MODE),
               new DiskChecker.Settings(
-                  conf.get(DISK_RESERVE),
+                  byTier(tier -> conf.get(TIER_RESERVE.get(tier))),
                   conf.get(DISK_CHECK_INTERVAL),
                   conf.get(DISK_CHECK_TIMEOUT)),
               conf.get(TESTING_DROP_PER_MILLE),
+              conf.get(TESTING_SLOW_DISK_DELAY),
               conf.get(RESERVE_MAX_LOCATIONS),
               WorkerOptions.maxPartitions(
                   conf.get(MAX_PARTITIONS), Runtime.getRuntime().maxMemory()),
@@ -477,6 +554,14 @@ public final class WorkerOptions {
       settings.check();
       settings.checkDirectMemory(PlatformDependent.maxDirectMemory());
       return settings;
+    }
+
+    private static <T> Map<DiskTier, T> byTier(java.util.function.Function<DiskTier, T> value) {
+      Map<DiskTier, T> values = new EnumMap<>(DiskTier.class);
+      for (DiskTier tier : DiskTier.values()) {
+        values.put(tier, value.apply(tier));
+      }
+      return values;
     }
 
     private void check() {
@@ -554,8 +639,13 @@ public final class WorkerOptions {
       if (ioMode == IoMode.BUFFERED) {
         return 0;
       }
-      return dirs.size()
-          * (ioReadBufferPerDisk + (long) flushThreadsPerDisk * DirectIo.STAGING_BYTES);
+      long bytes = 0;
+      for (DiskDir dir : dirs) {
+        bytes +=
+            ioReadBufferPerDisk
+                + (long) diskThreads.get(dir.tier()).flush() * DirectIo.STAGING_BYTES;
+      }
+      return bytes;
     }
 
     /**
@@ -594,9 +684,8 @@ public final class WorkerOptions {
       // A quarter of the request timeout: a read that waits longer for buffers would answer a
       // client that has given up on it.
       return new Disks.Options(
-          flushThreadsPerDisk,
+          diskThreads,
           ioMode,
-          ioReadThreadsPerDisk,
           ioReadBufferPerDisk,
           Math.max(1, network.requestTimeout().toMillis() / 4));
     }

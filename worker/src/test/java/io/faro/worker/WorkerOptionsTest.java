@@ -8,6 +8,7 @@ import io.faro.common.config.ConfigOption;
 import io.faro.common.config.FaroConf;
 import io.faro.common.id.DiskTier;
 import io.faro.worker.storage.DiskDir;
+import io.faro.worker.storage.DiskThreads;
 import io.faro.worker.storage.IoMode;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -44,7 +45,11 @@ class WorkerOptionsTest {
             new DiskDir(Path.of("/data1/faro"), DiskTier.SSD),
             new DiskDir(Path.of("/data2/faro"), DiskTier.HDD));
     assertThat(settings.flushBufferSize()).isEqualTo(256 * 1024);
-    assertThat(settings.flushThreadsPerDisk()).isEqualTo(1);
+    assertThat(settings.diskThreads())
+        .containsEntry(DiskTier.NVME, new DiskThreads(4, 4))
+        .containsEntry(DiskTier.SSD, new DiskThreads(2, 2))
+        .containsEntry(DiskTier.HDD, new DiskThreads(1, 1));
+    assertThat(settings.diskCheck().reserve(DiskTier.HDD)).isEqualTo(1L << 30);
     assertThat(settings.chunkSize()).isEqualTo(8 << 20);
     assertThat(settings.heartbeatInterval()).isEqualTo(Duration.ofSeconds(5));
     assertThat(settings.ioMode()).isEqualTo(IoMode.AUTO);
@@ -77,9 +82,10 @@ class WorkerOptionsTest {
   void theBudgetAndDirectIoBuffersMustLeaveRoomInDirectMemory() {
     WorkerOptions.Settings settings =
         WorkerOptions.Settings.from(MINIMAL.with("faro.worker.memory.budget", "100m"));
-    // Two disks: 2 x (64m read buffers + 1m staging) = 130m besides the 100m budget.
-    assertThat(settings.directIoMemoryBytes()).isEqualTo(130L << 20);
-    settings.checkDirectMemory(256L << 20);
+    // An SSD (64m read buffers + 2 flushers x 1m staging) and an HDD (64m + 1 x 1m): 131m besides
+    // the 100m budget.
+    assertThat(settings.directIoMemoryBytes()).isEqualTo(131L << 20);
+    settings.checkDirectMemory(260L << 20);
     assertThatThrownBy(() -> settings.checkDirectMemory(250L << 20))
         .isInstanceOf(ConfigException.class)
         .hasMessageContaining("faro.worker.memory.budget")

@@ -5,6 +5,7 @@ import io.faro.worker.memory.MemoryBudget;
 import io.faro.worker.partition.PartitionStore;
 import io.faro.worker.partition.WriterSettings;
 import io.faro.worker.storage.DiskDir;
+import io.faro.worker.storage.DiskThreads;
 import io.faro.worker.storage.Disks;
 import io.faro.worker.storage.IoMode;
 import io.netty.util.concurrent.DefaultThreadFactory;
@@ -43,7 +44,8 @@ final class WorkerFiles implements AutoCloseable {
     disks =
         Disks.open(
             List.of(new DiskDir(dir, DiskTier.SSD)),
-            new Disks.Options(1, ioMode, 1, 64L << 20, 10_000),
+            new Disks.Options(
+                Disks.Options.everyTier(new DiskThreads(1, 1)), ioMode, 64L << 20, 10_000),
             "faro-jmh");
     store = new PartitionStore(disks, new WriterSettings(flushBufferSize, chunkSize));
     memoryThread =

@@ -257,13 +257,19 @@ class ReviveSplitReplicationTest {
         MiniFaroCluster.start(
             dir,
             3,
-            Map.of("faro.worker.chunk.size", "16k"),
+            // Load-aware placement gives a disk no more partitions than its space holds at the
+            // estimated partition size: estimate 1k, so that the 512k disk gets its share and
+            // fills up under them (a guess that is too low is what splits are for).
+            Map.of(
+                "faro.worker.chunk.size", "16k",
+                "faro.master.slots.partition.size.initial", "1k",
+                "faro.master.slots.partition.size.min", "1k"),
             i ->
                 i != 0
                     ? Map.of()
                     : Map.of(
                         "faro.worker.dirs", worker0 + ":ssd:512k",
-                        "faro.worker.disk.reserve", "256k",
+                        "faro.worker.tier.ssd.reserve", "256k",
                         "faro.worker.disk.check.interval", "50ms",
                         "faro.worker.flush.buffer.size", "4k"))) {
       ClientOptions.Settings settings = settings(cluster, false, false);
@@ -287,7 +293,7 @@ class ReviveSplitReplicationTest {
         WorkerStatusResponse status = status(pool, full);
         assertThat(status.getDiskHealth(0))
             .startsWith("full: ")
-            .contains("faro.worker.disk.reserve");
+            .contains("faro.worker.tier.ssd.reserve");
         assertThat(status.getSplitAnswers())
             .as("pushes worker 0 answered with a split")
             .isPositive();

@@ -72,7 +72,9 @@ public final class MiniFaroCluster implements AutoCloseable {
                         "faro.worker.dirs", data + ":ssd",
                         "faro.worker.heartbeat.interval", "1s",
                         // Tests must not depend on the free space of the machine they run on.
-                        "faro.worker.disk.reserve", "0",
+                        "faro.worker.tier.nvme.reserve", "0",
+                        "faro.worker.tier.ssd.reserve", "0",
+                        "faro.worker.tier.hdd.reserve", "0",
                         "faro.master.endpoints", "127.0.0.1:" + master.rpcPort()))
                 .withAll(FaroConf.of(extra))
                 .withAll(FaroConf.of(perWorker.apply(i)));

@@ -104,6 +104,19 @@ public final class ConfigOption<T> {
         "an integer in [" + min + ", " + max + "]");
   }
 
+  /** A decimal number in [{@code min}, {@code max}]. */
+  public static ConfigOption<Double> doubleOption(
+      String key, String defaultValue, double min, double max, String doc) {
+    return new ConfigOption<>(
+        key,
+        defaultValue,
+        "",
+        doc,
+        Double::parseDouble,
+        v -> v >= min && v <= max,
+        "a number in [" + min + ", " + max + "]");
+  }
+
   public static ConfigOption<Boolean> booleanOption(String key, boolean defaultValue, String doc) {
     return new ConfigOption<>(
         key,

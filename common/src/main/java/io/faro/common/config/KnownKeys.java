@@ -49,6 +49,19 @@ public final class KnownKeys {
       List.of("faro.master.", "faro.worker.", "faro.client.");
 
   /**
+   * Keys an earlier version declared, with what took their place: an operator's old config file
+   * then says what to write instead rather than only that the key is unknown.
+   */
+  static final Map<String, String> RETIRED =
+      Map.of(
+          "faro.worker.disk.reserve",
+          "faro.worker.tier.<nvme|ssd|hdd>.reserve (one per disk tier)",
+          "faro.worker.flush.threads.per.disk",
+          "faro.worker.tier.<nvme|ssd|hdd>.flush.threads (one per disk tier)",
+          "faro.worker.io.read.threads.per.disk",
+          "faro.worker.tier.<nvme|ssd|hdd>.read.threads (one per disk tier)");
+
+  /**
    * A key no module declares, where it was set, and the declared key closest to it, if any is
    * close.
    */
@@ -65,7 +78,9 @@ public final class KnownKeys {
           + " ("
           + source
           + "; "
-          + closest.map(k -> "did you mean " + k + "?").orElse("no known key is like it")
+          + (RETIRED.containsKey(key)
+              ? "no longer read; replaced by " + RETIRED.get(key)
+              : closest.map(k -> "did you mean " + k + "?").orElse("no known key is like it"))
           + ")";
     }
   }

@@ -56,6 +56,16 @@ class KnownKeysTest {
   }
 
   @Test
+  void aRetiredKeyNamesWhatReplacedIt() {
+    List<KnownKeys.UnknownKey> unknown =
+        known.unknown(java.util.Map.of("faro.worker.disk.reserve", "in faro.conf"));
+    assertThat(unknown).hasSize(1);
+    assertThat(unknown.get(0).describe())
+        .contains(
+            "faro.worker.disk.reserve", "in faro.conf", "faro.worker.tier.<nvme|ssd|hdd>.reserve");
+  }
+
+  @Test
   void suggestsTheClosestKeyForATypo() {
     assertThat(known.closest("faro.worker.dirz")).contains("faro.worker.dirs");
     assertThat(known.closest("faro.worker.dir")).contains("faro.worker.dirs");

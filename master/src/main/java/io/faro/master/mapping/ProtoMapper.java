@@ -125,7 +125,13 @@ public final class ProtoMapper {
           // A worker that reports no status has detected no problem with the disk.
           default -> DiskStatus.HEALTHY;
         };
-    return new DiskLoad(p.getIndex(), p.getUsableBytes(), status, p.getActivePartitions());
+    return new DiskLoad(
+        p.getIndex(),
+        p.getUsableBytes(),
+        status,
+        p.getActivePartitions(),
+        p.getFlushMsPerMib(),
+        p.getReadMsPerMib());
   }
 
   // ------------------------------------------------------------------ log commands

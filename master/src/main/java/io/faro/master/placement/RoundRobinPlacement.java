@@ -1,7 +1,5 @@
 package io.faro.master.placement;
 
-import io.faro.common.error.ErrorCode;
-import io.faro.common.error.FaroException;
 import io.faro.common.id.PartitionLocation;
 import io.faro.common.id.Role;
 import io.faro.master.state.DiskSpec;
@@ -36,32 +34,8 @@ public final class RoundRobinPlacement implements SlotPlacement {
 
   @Override
   public List<PartitionLocation> place(PlacementRequest request, List<WorkerCandidate> candidates) {
-    List<WorkerCandidate> usable =
-        candidates.stream().filter(c -> !c.usableDisks().isEmpty()).toList();
-    if (usable.isEmpty()) {
-      throw new FaroException(
-          ErrorCode.NO_AVAILABLE_WORKERS,
-          "no available workers for shuffle "
-              + request.shuffle()
-              + ": "
-              + candidates.size()
-              + " alive workers, none with a healthy "
-              + "disk; start workers or wait until they register (retry later)");
-    }
-    if (request.replicate() && usable.size() < 2) {
-      throw new FaroException(
-          ErrorCode.NO_AVAILABLE_WORKERS,
-          "cannot place shuffle "
-              + request.shuffle()
-              + " with replication (faro.client.push.replicate.enabled): it needs two workers with a "
-              + "healthy disk, "
-              + usable.size()
-              + " available; start workers or wait until they register");
-    }
-    int workers = Math.min(maxWorkersPerShuffle, usable.size());
-    if (request.replicate()) {
-      workers = Math.max(2, workers);
-    }
+    List<WorkerCandidate> usable = Candidates.usable(request, candidates);
+    int workers = Candidates.workerCount(request, usable.size(), maxWorkersPerShuffle);
     long start = cursor.getAndAdd(request.partitions().size());
     int first = (int) Math.floorMod(start, (long) usable.size());
     int diskOffset = (int) Math.floorMod(start / usable.size(), (long) Integer.MAX_VALUE);
@@ -90,7 +64,7 @@ public final class RoundRobinPlacement implements SlotPlacement {
               worker.endpoint(),
               disk.index());
       if (request.replicate()) {
-        int r = replicaOf(chosen, w);
+        int r = Candidates.replicaOf(chosen, w);
         WorkerCandidate peer = chosen.get(r);
         List<DiskSpec> peerDisks = disks.get(r);
         DiskSpec peerDisk =
@@ -108,20 +82,5 @@ public final class RoundRobinPlacement implements SlotPlacement {
       locations.add(primary);
     }
     return locations;
-  }
-
-  /**
-   * The worker that holds the replicas of worker {@code w}'s primaries: the next chosen worker on
-   * another host, or the next chosen worker when all share one host (a single machine).
-   */
-  private static int replicaOf(List<WorkerCandidate> chosen, int w) {
-    String host = chosen.get(w).endpoint().host();
-    for (int k = 1; k < chosen.size(); k++) {
-      int candidate = (w + k) % chosen.size();
-      if (!chosen.get(candidate).endpoint().host().equals(host)) {
-        return candidate;
-      }
-    }
-    return (w + 1) % chosen.size();
   }
 }

@@ -10,8 +10,11 @@ import io.faro.common.network.FreePorts;
 import io.faro.common.network.TransportServer;
 import io.faro.master.MasterServerConfig;
 import io.faro.master.MasterServerOptions;
+import io.faro.master.placement.LoadAwarePlacement;
+import io.faro.master.placement.PartitionSizeEstimate;
 import io.faro.master.placement.PlacementPolicy;
 import io.faro.master.placement.RoundRobinPlacement;
+import io.faro.master.placement.SlotPlacement;
 import io.faro.master.raft.RaftNode;
 import io.faro.master.service.LivenessMonitor;
 import io.faro.master.service.LoadView;
@@ -57,6 +60,23 @@ public final class MasterServer implements AutoCloseable {
     this.clock = requireNonNull(clock, "clock is null");
   }
 
+  /** The placement faro.master.slots.policy names, reading this master's heartbeats. */
+  private SlotPlacement slotPlacement() {
+    return switch (config.slotsPolicy()) {
+      case ROUND_ROBIN -> new RoundRobinPlacement(config.maxWorkersPerShuffle());
+      case LOAD_AWARE -> {
+        PartitionSizeEstimate estimate =
+            new PartitionSizeEstimate(config.partitionSizeInitial(), config.partitionSizeMin());
+        yield new LoadAwarePlacement(
+            config.loadAware(),
+            () -> {
+              long[] committed = loads.recentCommitted();
+              return estimate.update(committed[0], committed[1]);
+            });
+      }
+    };
+  }
+
   /**
    * Binds the RPC server, starts Raft (recovering the state from the storage directory), waits at
    * most {@code faro.master.leader.wait.timeout} for a leader, and starts the liveness checks.
@@ -72,10 +92,7 @@ public final class MasterServer implements AutoCloseable {
           config.withRaftPort(config.raftPort() != 0 ? config.raftPort() : freeRaftPort());
       raft = new RaftNode(resolved);
       PlacementPolicy placement =
-          new PlacementPolicy(
-              new RoundRobinPlacement(config.maxWorkersPerShuffle()),
-              loads::diskLoads,
-              w -> loads.reported(w).state());
+          new PlacementPolicy(slotPlacement(), loads::diskLoads, w -> loads.reported(w).state());
       MasterRequestHandler handler =
           new MasterRequestHandler(
               raft,

@@ -4,7 +4,6 @@ import io.faro.common.id.AppId;
 import io.faro.common.id.WorkerId;
 import io.faro.master.placement.DiskLoad;
 import io.faro.master.placement.WorkerReport;
-import io.faro.master.placement.WorkerState;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -25,14 +24,13 @@ import java.util.concurrent.ConcurrentMap;
  * leader wall-clock milliseconds.
  */
 public final class LoadView {
-  private record WorkerLoad(
-      long lastHeartbeatMs, Map<Integer, DiskLoad> disks, WorkerState state, long startedAtMs) {
+  private record WorkerLoad(long lastHeartbeatMs, Map<Integer, DiskLoad> disks, WorkerReport said) {
     WorkerLoad(long lastHeartbeatMs, Map<Integer, DiskLoad> disks) {
-      this(lastHeartbeatMs, disks, WorkerState.SERVING, 0);
+      this(lastHeartbeatMs, disks, WorkerReport.UNKNOWN);
     }
 
     WorkerLoad heardAt(long ms) {
-      return new WorkerLoad(ms, disks, state, startedAtMs);
+      return new WorkerLoad(ms, disks, said);
     }
   }
 
@@ -78,9 +76,7 @@ public final class LoadView {
       WorkerId worker, long nowMs, List<DiskLoad> disks, WorkerReport reported) {
     Map<Integer, DiskLoad> byIndex = new HashMap<>();
     disks.forEach(d -> byIndex.put(d.index(), d));
-    workers.put(
-        worker,
-        new WorkerLoad(nowMs, Map.copyOf(byIndex), reported.state(), reported.startedAtMs()));
+    workers.put(worker, new WorkerLoad(nowMs, Map.copyOf(byIndex), reported));
   }
 
   /**
@@ -94,7 +90,24 @@ public final class LoadView {
   /** What the worker's latest heartbeat said it was doing; SERVING when none said. */
   public WorkerReport reported(WorkerId worker) {
     WorkerLoad load = workers.get(worker);
-    return load == null ? WorkerReport.UNKNOWN : new WorkerReport(load.state(), load.startedAtMs());
+    return load == null ? WorkerReport.UNKNOWN : load.said();
+  }
+
+  /**
+   * Partition files with data, and their bytes, that the workers heard of committed lately, summed
+   * over the workers: {@code {files, bytes}}.
+   */
+  public long[] recentCommitted() {
+    long files = 0;
+    long bytes = 0;
+    for (WorkerLoad load : workers.values()) {
+      files += load.said().recentCommittedFiles();
+      bytes += load.said().recentCommittedBytes();
+      if (bytes < 0) {
+        return new long[] {files, Long.MAX_VALUE}; // absurd reports: the caller's floor decides
+      }
+    }
+    return new long[] {files, bytes};
   }
 
   /** The worker's last heartbeat; a worker never heard of in this term starts at {@code nowMs}. */

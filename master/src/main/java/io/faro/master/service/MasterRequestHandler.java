@@ -217,7 +217,10 @@ public final class MasterRequestHandler implements RequestHandler {
     List<DiskLoad> disks = request.getDisksList().stream().map(ProtoMapper::diskLoad).toList();
     WorkerReport report =
         new WorkerReport(
-            ProtoMapper.workerState(request.getState()), Math.max(0, request.getStartedAtMs()));
+            ProtoMapper.workerState(request.getState()),
+            Math.max(0, request.getStartedAtMs()),
+            request.getRecentCommittedFiles(),
+            request.getRecentCommittedBytes());
     record Check(Optional<RegisteredWorker> registered, int knownWorkers, List<ShuffleId> expired) {
       boolean alive() {
         return registered.map(RegisteredWorker::alive).orElse(false);

@@ -17,6 +17,8 @@ import io.faro.worker.storage.Disk;
 import io.faro.worker.storage.DiskHealth;
 import io.faro.worker.storage.Disks;
 import java.io.IOException;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -35,6 +37,16 @@ public final class WorkerReports {
   private final PartitionStore store;
   private final Supplier<WorkerStateP> state;
   private final long startedAtMs;
+  // Per disk: bytes written and read and their nanoseconds, over the last few heartbeats.
+  private final List<RecentWindow> diskWindows = new ArrayList<>();
+  // Files with data committed and their bytes, over the last few heartbeats.
+  private final RecentWindow commits = new RecentWindow(RECENT_HEARTBEATS);
+
+  /** Heartbeats that "recent" averages span: 30 s at the default interval of 5 s. */
+  static final int RECENT_HEARTBEATS = 6;
+
+  /** Fewer bytes than this in the window tell nothing of a disk's speed: reported as unknown. */
+  static final long MIN_MEASURED_BYTES = 1 << 20;
 
   /**
    * @param state what the worker is doing now, for each heartbeat
@@ -53,6 +65,7 @@ public final class WorkerReports {
     this.store = requireNonNull(store, "store is null");
     this.state = requireNonNull(state, "state is null");
     this.startedAtMs = startedAtMs;
+    disks.all().forEach(d -> diskWindows.add(new RecentWindow(RECENT_HEARTBEATS)));
   }
 
   public WorkerId workerId() {
@@ -93,10 +106,14 @@ public final class WorkerReports {
             .setState(state.get())
             .setStartedAtMs(startedAtMs);
     for (Disk disk : disks.all()) {
+      long[] recent = diskWindows.get(disk.index()).add(disk.times().snapshot());
       DiskLoadP.Builder load =
           DiskLoadP.newBuilder()
               .setIndex(disk.index())
-              .setActivePartitions(store.openPartitions(disk.index()));
+              .setTier(ProtoMapper.toProto(disk.tier()))
+              .setActivePartitions(store.openPartitions(disk.index()))
+              .setFlushMsPerMib(msPerMiB(recent[0], recent[1]))
+              .setReadMsPerMib(msPerMiB(recent[2], recent[3]));
       // What the disk checker last found (a broken disk's space is not asked again here).
       DiskHealth health = disk.health();
       load.setUsableBytes(health.usableBytes())
@@ -109,6 +126,20 @@ public final class WorkerReports {
       request.addDisks(load);
     }
     store.shuffles().forEach(s -> request.addShuffles(IdMapper.toProto(s)));
+    long[] committed =
+        commits.add(
+            new long[] {store.counters().committedFiles(), store.counters().committedBytes()});
+    request.setRecentCommittedFiles(committed[0]).setRecentCommittedBytes(committed[1]);
     return request.build();
+  }
+
+  /**
+   * Milliseconds per MiB of {@code nanos} spent on {@code bytes}; 0 (unknown) for too few bytes.
+   */
+  static double msPerMiB(long bytes, long nanos) {
+    if (bytes < MIN_MEASURED_BYTES) {
+      return 0;
+    }
+    return nanos / 1e6 / ((double) bytes / (1 << 20));
   }
 }

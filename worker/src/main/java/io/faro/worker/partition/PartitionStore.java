@@ -4,6 +4,7 @@ import static java.util.Objects.requireNonNull;
 
 import io.faro.common.error.ErrorCode;
 import io.faro.common.error.FaroException;
+import io.faro.common.id.DiskTier;
 import io.faro.common.id.PartitionKey;
 import io.faro.common.id.ShuffleId;
 import io.faro.common.network.HostPort;
@@ -339,8 +340,10 @@ public final class PartitionStore implements AutoCloseable {
   }
 
   /**
-   * {@code asked} if it is healthy; otherwise a healthy disk of the same tier if there is one, else
-   * of any tier, spread by partition (the master placed before it heard of the disk's state).
+   * {@code asked} if it takes data; otherwise a healthy disk of the same tier if there is one, else
+   * of the next slower tier that has one (a full NVMe disk's partitions go on to SSD, then HDD),
+   * else of a faster tier; spread by partition (the master placed before it heard of the disk's
+   * state).
    *
    * @throws FaroException STORAGE_FAILED when no disk of this worker is healthy: the lifecycle
    *     manager then places the partition on another worker
@@ -350,8 +353,17 @@ public final class PartitionStore implements AutoCloseable {
       return asked;
     }
     List<Disk> healthy = disks.all().stream().filter(Disk::accepting).toList();
-    List<Disk> sameTier = healthy.stream().filter(d -> d.tier() == asked.tier()).toList();
-    List<Disk> candidates = sameTier.isEmpty() ? healthy : sameTier;
+    List<Disk> candidates = List.of();
+    DiskTier[] tiers = DiskTier.values();
+    // The asked tier, then the slower ones, then the faster ones nearest first.
+    for (int step = 0; step < tiers.length && candidates.isEmpty(); step++) {
+      int t =
+          asked.tier().ordinal() + step < tiers.length
+              ? asked.tier().ordinal() + step
+              : tiers.length - 1 - step;
+      DiskTier tier = tiers[t];
+      candidates = healthy.stream().filter(d -> d.tier() == tier).toList();
+    }
     if (candidates.isEmpty()) {
       throw new FaroException(
           ErrorCode.STORAGE_FAILED,
@@ -478,6 +490,7 @@ public final class PartitionStore implements AutoCloseable {
 
   /** Records {@code commit} before it is answered; a failure to record costs only restarts. */
   private ShuffleCommit record(ShuffleId shuffle, long ownerToken, ShuffleCommit commit) {
+    counters.committed(commit);
     try {
       commitLog.committed(shuffle, ownerToken, commit);
     } catch (IOException | RuntimeException e) {

@@ -4,9 +4,9 @@ import java.util.concurrent.atomic.LongAdder;
 
 /**
  * What went through this worker since it started: bytes appended and forwarded to replicas, split
- * answers, chunks served, locations sealed on the way out and taken back from an earlier run.
- * Counted where it happens (the store's appends, the push path's forwards, the fetch handler) and
- * read by the status RPC; kept in one place so that they can be exported together.
+ * answers, files committed, chunks served, locations sealed on the way out and taken back from an
+ * earlier run. Counted where it happens (the store's appends, the push path's forwards, the fetch
+ * handler) and read by the status RPC; kept in one place so that they can be exported together.
  *
  * <p>Thread-safe: counted on every push and fetch event loop at once, hence adders rather than one
  * atomic each.
@@ -19,6 +19,29 @@ public final class TrafficCounters {
   private final LongAdder restoredLocations = new LongAdder();
   private final LongAdder restoredSealedLocations = new LongAdder();
   private final LongAdder sealedLocations = new LongAdder();
+  private final LongAdder committedFiles = new LongAdder();
+  private final LongAdder committedBytes = new LongAdder();
+
+  /** Counts the partition files with data of one shuffle's commit on this worker. */
+  void committed(ShuffleCommit commit) {
+    for (PartitionCommit.Committed c : commit.committed()) {
+      long bytes = c.chunks().dataLength();
+      if (bytes > 0) {
+        committedFiles.increment();
+        committedBytes.add(bytes);
+      }
+    }
+  }
+
+  /** Partition files with data committed since start (what a partition's size is learned from). */
+  public long committedFiles() {
+    return committedFiles.sum();
+  }
+
+  /** Their bytes. */
+  public long committedBytes() {
+    return committedBytes.sum();
+  }
 
   /** Counts the bytes of one part a partition took (ACCEPTED or SOFT_SPLIT). */
   void appended(long bytes) {

@@ -53,7 +53,7 @@ import org.slf4j.LoggerFactory;
  *
  * <p>Threads, all named and bounded: three servers (rpc, push, fetch; faro.network.io.threads event
  * loops each) so that paused push connections never stall control or fetch traffic;
- * faro.worker.flush.threads.per.disk flushers per disk; one heartbeat thread; one memory relief
+ * faro.worker.tier.TIER.flush.threads flushers per disk; one heartbeat thread; one memory relief
  * thread; the event loops of the connection to the masters.
  *
  * <p>Over 400 lines, knowingly: it builds every part in dependency order (disks and the start-time
@@ -131,6 +131,8 @@ public final class WorkerServer implements AutoCloseable {
 
   private void startStorage() {
     disks = Disks.open(settings.dirs(), settings.diskOptions(), "faro-worker");
+    long testingDelay = settings.testingSlowDiskDelay().toNanos();
+    disks.all().forEach(d -> d.testingDelay(testingDelay));
     // What an earlier run committed is served again; every other file it left is garbage.
     StartupRecovery.Result recovered =
         StartupRecovery.run(

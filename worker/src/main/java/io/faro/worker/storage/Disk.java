@@ -26,6 +26,12 @@ public final class Disk {
   /** The file a check writes, forces and deletes in the disk's directory. */
   static final String CHECK_FILE = ".faro-disk-check";
 
+  /**
+   * For tests only: while a file of this name is in the disk's directory (looked for at each
+   * check), writes take faro.worker.testing.slow.disk.delay.per.mib longer per MiB.
+   */
+  public static final String TESTING_SLOW_FILE = ".faro-testing-slow";
+
   private static final Logger LOG = LoggerFactory.getLogger(Disk.class);
 
   private final int index;
@@ -44,6 +50,10 @@ public final class Disk {
   private volatile long usedAtCheck;
   private volatile long reserveBytes;
   private final AtomicLong writeFailures = new AtomicLong();
+  private final DiskTimes times = new DiskTimes();
+  // For tests: nanoseconds each MiB written takes longer while the slow-down file is there.
+  private volatile long testingDelayNanosPerMiB;
+  private volatile boolean testingSlow;
   // Told of every failed write, so that a check soon tells a broken disk from one failed file.
   private volatile Runnable afterWriteFailure = () -> {};
 
@@ -89,7 +99,46 @@ public final class Disk {
   }
 
   public PartitionFile newPartitionFile(PartitionKey key) {
-    return new PartitionFile(key, FileLayout.partitionFile(root(), key), direct, this::used);
+    return new PartitionFile(
+        key,
+        FileLayout.partitionFile(root(), key),
+        direct,
+        new FileAccounting() {
+          @Override
+          public void used(long delta) {
+            Disk.this.used(delta);
+          }
+
+          @Override
+          public void wrote(long bytes, long nanos) {
+            times.wrote(bytes, nanos + sleepTestingDelay(bytes));
+          }
+        });
+  }
+
+  /** What this disk wrote and read, and how long it took. */
+  public DiskTimes times() {
+    return times;
+  }
+
+  /**
+   * Slows writes down by {@code nanosPerMiB} for each MiB while the file {@link #TESTING_SLOW_FILE}
+   * is in the disk's directory. For tests only.
+   */
+  public void testingDelay(long nanosPerMiB) {
+    testingDelayNanosPerMiB = nanosPerMiB;
+  }
+
+  /** Sleeps the test delay of a write of {@code bytes}, if any; returns the nanoseconds slept. */
+  private long sleepTestingDelay(long bytes) {
+    long perMiB = testingDelayNanosPerMiB;
+    if (perMiB == 0 || !testingSlow) {
+      return 0;
+    }
+    long nanos = (long) ((double) perMiB * bytes / (1 << 20));
+    long start = System.nanoTime();
+    java.util.concurrent.locks.LockSupport.parkNanos(nanos);
+    return System.nanoTime() - start;
   }
 
   // Partition files of an earlier run, found at open, until Disks.deleteLeftovers takes them.
@@ -179,7 +228,9 @@ public final class Disk {
               + Math.max(0, left)
               + " bytes usable since the last check, below the reserve of "
               + reserveBytes
-              + " (faro.worker.disk.reserve)");
+              + " ("
+              + reserveKey()
+              + ")");
     }
     return last;
   }
@@ -225,6 +276,9 @@ public final class Disk {
    */
   public DiskHealth check(long reserveBytes) {
     long failuresBefore = writeFailures.get();
+    if (testingDelayNanosPerMiB != 0) {
+      testingSlow = Files.exists(root().resolve(TESTING_SLOW_FILE));
+    }
     checkStarted = System.nanoTime() | 1;
     DiskHealth result;
     long usedBefore = usedBytes();
@@ -257,7 +311,9 @@ public final class Disk {
                   usable
                       + " bytes usable, below the reserve of "
                       + reserveBytes
-                      + " (faro.worker.disk.reserve)"
+                      + " ("
+                      + reserveKey()
+                      + ")"
                       + (dir.capacityBytes() == Long.MAX_VALUE
                           ? ""
                           : "; Faro's files take "
@@ -350,6 +406,11 @@ public final class Disk {
         LOG.warn("{} is {}: its partitions move to other disks", this, next.describe());
       }
     }
+  }
+
+  /** The key of the reserve of this disk's tier, for messages. */
+  private String reserveKey() {
+    return "faro.worker.tier." + tier().configName() + ".reserve";
   }
 
   /** Size of the file system. A blocking call: not for event loops. */

@@ -2,10 +2,12 @@ package io.faro.worker.storage;
 
 import static java.util.Objects.requireNonNull;
 
+import io.faro.common.id.DiskTier;
 import io.netty.util.concurrent.DefaultThreadFactory;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
@@ -28,27 +30,38 @@ public final class DiskChecker implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(DiskChecker.class);
 
   /**
-   * @param reserveBytes usable bytes below which a disk is full
+   * @param reserveBytes usable bytes below which a disk of each tier is full
    * @param interval time between two checks of a disk
    * @param timeout how long a check may run before its disk counts as broken
    */
-  public record Settings(long reserveBytes, Duration interval, Duration timeout) {
+  public record Settings(Map<DiskTier, Long> reserveBytes, Duration interval, Duration timeout) {
     public Settings {
       requireNonNull(interval, "interval is null");
       requireNonNull(timeout, "timeout is null");
-      if (reserveBytes < 0
+      reserveBytes = Map.copyOf(reserveBytes);
+      boolean reservesOk = true;
+      for (DiskTier tier : DiskTier.values()) {
+        Long reserve = reserveBytes.get(tier);
+        reservesOk &= reserve != null && reserve >= 0;
+      }
+      if (!reservesOk
           || interval.isNegative()
           || interval.isZero()
           || timeout.isNegative()
           || timeout.isZero()) {
         throw new IllegalArgumentException(
-            "bad disk check settings: reserve "
+            "bad disk check settings: reserves "
                 + reserveBytes
                 + ", interval "
                 + interval
                 + ", timeout "
                 + timeout);
       }
+    }
+
+    /** The usable bytes below which a disk of {@code tier} is full. */
+    public long reserve(DiskTier tier) {
+      return reserveBytes.get(tier);
     }
   }
 
@@ -126,7 +139,7 @@ public final class DiskChecker implements AutoCloseable {
     while (running.compareAndSet(false, true)) {
       askedAgain.set(false);
       try {
-        disk.check(settings.reserveBytes());
+        disk.check(settings.reserve(disk.tier()));
       } catch (Throwable t) {
         // Whatever it is, the next check must still run: a thrown task would cancel its schedule.
         LOG.error("Checking {} failed unexpectedly", disk, t);

@@ -2,6 +2,7 @@ package io.faro.worker.storage;
 
 import io.faro.common.error.ErrorCode;
 import io.faro.common.error.FaroException;
+import io.faro.common.id.DiskTier;
 import io.faro.common.id.ShuffleId;
 import java.io.IOException;
 import java.nio.file.DirectoryNotEmptyException;
@@ -12,6 +13,7 @@ import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.HashSet;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.stream.Stream;
@@ -36,25 +38,42 @@ public final class Disks implements AutoCloseable {
   /**
    * How the disks do their I/O.
    *
-   * @param flushThreadsPerDisk flusher threads of each disk
+   * @param threads flusher and reader threads of each disk, by its tier
    * @param ioMode direct or buffered I/O, or direct where the file system takes it
-   * @param readThreadsPerDisk reader threads of each disk with direct I/O
    * @param readBufferPerDisk read buffer bytes each disk with direct I/O may lend to fetches
    * @param readBufferWaitMillis how long a read waits for a read buffer before it fails
    */
   public record Options(
-      int flushThreadsPerDisk,
+      Map<DiskTier, DiskThreads> threads,
       IoMode ioMode,
-      int readThreadsPerDisk,
       long readBufferPerDisk,
       long readBufferWaitMillis) {
     public Options {
       java.util.Objects.requireNonNull(ioMode, "ioMode is null");
+      threads = Map.copyOf(threads);
+      for (DiskTier tier : DiskTier.values()) {
+        if (!threads.containsKey(tier)) {
+          throw new IllegalArgumentException("no threads for tier " + tier);
+        }
+      }
+    }
+
+    /** The same threads for every tier. */
+    public static Map<DiskTier, DiskThreads> everyTier(DiskThreads threads) {
+      Map<DiskTier, DiskThreads> all = new java.util.EnumMap<>(DiskTier.class);
+      for (DiskTier tier : DiskTier.values()) {
+        all.put(tier, threads);
+      }
+      return all;
     }
 
     /** Buffered I/O with {@code flushThreadsPerDisk} flushers: what tests of the write path use. */
     public static Options buffered(int flushThreadsPerDisk) {
-      return new Options(flushThreadsPerDisk, IoMode.BUFFERED, 1, DiskReader.SEGMENT_BYTES, 1000);
+      return new Options(
+          everyTier(new DiskThreads(flushThreadsPerDisk, 1)),
+          IoMode.BUFFERED,
+          DiskReader.SEGMENT_BYTES,
+          1000);
     }
   }
 
@@ -76,6 +95,7 @@ public final class Disks implements AutoCloseable {
       for (DiskDir dir : dirs) {
         String openFailure = createDirectory(dir.path());
         int index = disks.size();
+        DiskThreads threads = options.threads().get(dir.tier());
         // A disk without its directory cannot be probed; it is written through the page cache
         // should it recover.
         DirectIo direct = openFailure == null ? directIo(dir, options.ioMode()) : null;
@@ -85,14 +105,14 @@ public final class Disks implements AutoCloseable {
                 : new DiskReader(
                     threadPrefix + "-reader-d" + index,
                     direct,
-                    options.readThreadsPerDisk(),
+                    threads.read(),
                     options.readBufferPerDisk(),
                     options.readBufferWaitMillis());
         Disk disk =
             new Disk(
                 index,
                 dir,
-                new DiskFlusher(threadPrefix + "-flusher-d" + index, options.flushThreadsPerDisk()),
+                new DiskFlusher(threadPrefix + "-flusher-d" + index, threads.flush()),
                 direct,
                 reader);
         disks.add(disk);

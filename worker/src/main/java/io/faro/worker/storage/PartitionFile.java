@@ -16,7 +16,6 @@ import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
-import java.util.function.LongConsumer;
 
 /**
  * The file of one partition while it is written ({@link PartitionFileFormat}). Created on the first
@@ -61,7 +60,7 @@ public final class PartitionFile {
 
   private IOException failure;
   // Hears of every byte this file adds to its disk, and of their removal when it is deleted.
-  private final LongConsumer usage;
+  private final FileAccounting usage;
   private long counted;
 
   /** A file written through the page cache. */
@@ -76,9 +75,9 @@ public final class PartitionFile {
 
   /**
    * As {@link #PartitionFile(PartitionKey, Path, DirectIo)}, telling {@code usage} of the bytes it
-   * takes.
+   * takes and of the time its writes take.
    */
-  public PartitionFile(PartitionKey key, Path path, DirectIo direct, LongConsumer usage) {
+  public PartitionFile(PartitionKey key, Path path, DirectIo direct, FileAccounting usage) {
     this.key = requireNonNull(key, "key is null");
     this.path = requireNonNull(path, "path is null");
     this.direct = direct;
@@ -87,7 +86,7 @@ public final class PartitionFile {
 
   private void count(long bytes) {
     counted += bytes;
-    usage.accept(bytes);
+    usage.used(bytes);
   }
 
   public Path path() {
@@ -112,6 +111,7 @@ public final class PartitionFile {
       return;
     }
     long before = written;
+    long started = System.nanoTime();
     try {
       ensureOpen();
       ByteBuffer[] sources = nioBuffers(buffers);
@@ -136,6 +136,9 @@ public final class PartitionFile {
       fail(e);
     } finally {
       count(written - before);
+      if (written > before) {
+        usage.wrote(written - before, System.nanoTime() - started);
+      }
     }
   }
 

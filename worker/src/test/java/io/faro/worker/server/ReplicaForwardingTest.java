@@ -36,7 +36,7 @@ class ReplicaForwardingTest {
             new WorkerServer(
                 TestWorkers.conf(master.endpoint(), tmp.resolve("r"))
                     .with("faro.worker.dirs", tmp.resolve("r") + ":ssd:64k")
-                    .with("faro.worker.disk.reserve", "32k"))) {
+                    .with("faro.worker.tier.ssd.reserve", "32k"))) {
       primary.start();
       replica.start();
       byte[] batch = new Batches(false, 5).batchBytes(0, 0, 0, 1000);

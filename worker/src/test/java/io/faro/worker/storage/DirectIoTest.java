@@ -327,12 +327,20 @@ class DirectIoTest {
   void autoModeOnAFileSystemWithODirectUsesIt() {
     List<DiskDir> dirs = List.of(new DiskDir(root.resolve("d0"), DiskTier.SSD));
     try (Disks disks =
-        Disks.open(dirs, new Disks.Options(1, IoMode.AUTO, 1, 4 << 20, 1000), "test")) {
+        Disks.open(
+            dirs,
+            new Disks.Options(
+                Disks.Options.everyTier(new DiskThreads(1, 1)), IoMode.AUTO, 4 << 20, 1000),
+            "test")) {
       assertThat(disks.get(0).ioMode()).isEqualTo(IoMode.DIRECT);
       assertThat(disks.get(0).reader()).isPresent();
     }
     try (Disks disks =
-        Disks.open(dirs, new Disks.Options(1, IoMode.BUFFERED, 1, 4 << 20, 1000), "test")) {
+        Disks.open(
+            dirs,
+            new Disks.Options(
+                Disks.Options.everyTier(new DiskThreads(1, 1)), IoMode.BUFFERED, 4 << 20, 1000),
+            "test")) {
       assertThat(disks.get(0).ioMode()).isEqualTo(IoMode.BUFFERED);
     }
   }

@@ -38,7 +38,8 @@ class DiskCheckerTest {
       DiskChecker checker =
           new DiskChecker(
               disks,
-              new DiskChecker.Settings(700_000, Duration.ofHours(1), Duration.ofSeconds(30)),
+              new DiskChecker.Settings(
+                  reserves(700_000), Duration.ofHours(1), Duration.ofSeconds(30)),
               "t-check");
       checker.checkAll();
       assertThat(disk.health()).isEqualTo(new DiskHealth(DiskHealth.State.HEALTHY, 900_000, ""));
@@ -56,7 +57,8 @@ class DiskCheckerTest {
       assertThat(disk.health().state()).isEqualTo(DiskHealth.State.FULL);
       assertThat(disk.health().usableBytes()).isEqualTo(600_000 - footer);
       assertThat(disk.health().describe())
-          .contains("below the reserve of 700000", "faro.worker.disk.reserve", "capacity 1000000");
+          .contains(
+              "below the reserve of 700000", "faro.worker.tier.hdd.reserve", "capacity 1000000");
       assertThat(disk.accepting()).isFalse();
 
       file.delete();
@@ -122,7 +124,7 @@ class DiskCheckerTest {
         DiskChecker checker =
             new DiskChecker(
                 disks,
-                new DiskChecker.Settings(0, Duration.ofHours(1), Duration.ofSeconds(30)),
+                new DiskChecker.Settings(reserves(0), Duration.ofHours(1), Duration.ofSeconds(30)),
                 "t-check")) {
       checker.start();
       Disk disk = disks.get(0);
@@ -205,7 +207,8 @@ class DiskCheckerTest {
         DiskChecker checker =
             new DiskChecker(
                 disks,
-                new DiskChecker.Settings(0, Duration.ofMillis(50), Duration.ofMillis(300)),
+                new DiskChecker.Settings(
+                    reserves(0), Duration.ofMillis(50), Duration.ofMillis(300)),
                 "t-check")) {
       // A named pipe where disk 0's check writes: opening it for writing blocks until someone
       // reads, as a write to a hung drive would.
@@ -248,5 +251,13 @@ class DiskCheckerTest {
         "disk " + disk.index() + " to be " + state,
         disk::health,
         health -> health.state() == state);
+  }
+
+  private static java.util.Map<DiskTier, Long> reserves(long bytes) {
+    java.util.Map<DiskTier, Long> reserves = new java.util.EnumMap<>(DiskTier.class);
+    for (DiskTier tier : DiskTier.values()) {
+      reserves.put(tier, bytes);
+    }
+    return reserves;
   }
 }

@@ -2,6 +2,7 @@ package io.faro.worker.testing;
 
 import io.faro.common.config.FaroConf;
 import java.nio.file.Path;
+import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
 
@@ -25,7 +26,9 @@ public final class TestWorkers {
     values.put("faro.worker.flush.buffer.size", "8k");
     values.put("faro.worker.chunk.size", "16k");
     // Tests must not depend on the free space of the machine they run on.
-    values.put("faro.worker.disk.reserve", "0");
+    for (String tier : List.of("nvme", "ssd", "hdd")) {
+      values.put("faro.worker.tier." + tier + ".reserve", "0");
+    }
     StringBuilder dirList = new StringBuilder();
     for (int i = 0; i < dirs.length; i++) {
       dirList.append(i == 0 ? "" : ",").append(dirs[i]).append(i % 2 == 0 ? ":ssd" : ":hdd");
