@@ -60,6 +60,8 @@ public final class JsonReport {
     out.put("map_finish_p50_ms", round(r.mapFinishes().p50Ms()));
     out.put("map_finish_p99_ms", round(r.mapFinishes().p99Ms()));
     out.put("map_blocked_ms_mean", round(r.mapBlockedMillisMean()));
+    out.put("map_slow_downs", r.mapSlowDowns());
+    out.put("map_back_off_ms_mean", round(r.mapBackOffMillisMean()));
     out.put("worker_cpu_s_per_gb", round(report.workerCpuSecondsPerGb()));
     out.put("worker_ingest_cpu_s_per_gb", round(report.workerIngestCpuSecondsPerGb()));
     out.put("worker_fetch_cpu_s_per_gb", round(report.workerFetchCpuSecondsPerGb()));

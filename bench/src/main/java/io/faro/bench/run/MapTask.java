@@ -30,6 +30,9 @@ final class MapTask implements Callable<MapTask.Result> {
    * @param pushes time from sending each push request to its answer, every request of this map
    * @param finishNanos time of {@code finish()}: pushing the rest and waiting for every answer
    * @param blockedNanos time the task waited for answers, as the pusher counts it
+   * @param slowDowns push answers in which a worker asked the task to slow down
+   * @param backOffNanos the part of {@code blockedNanos} spent waiting for the window of a worker
+   *     that asked the task to slow down
    * @param finishedAt when {@code finish()} returned ({@link System#nanoTime()})
    * @param mapperEndAt when the task reported its end ({@link System#nanoTime()})
    */
@@ -40,6 +43,8 @@ final class MapTask implements Callable<MapTask.Result> {
       LatencySamples pushes,
       long finishNanos,
       long blockedNanos,
+      long slowDowns,
+      long backOffNanos,
       long finishedAt,
       long mapperEndAt) {}
 
@@ -81,6 +86,8 @@ final class MapTask implements Callable<MapTask.Result> {
     long finishNanos;
     int[] batchCounts;
     long blockedNanos;
+    long slowDowns;
+    long backOffNanos;
     long finishedAt;
     try (MapPusher pusher =
         client.newMapPusher(lifecycle, shuffle, mapId, 0, settings.maps(), settings.partitions())) {
@@ -112,6 +119,8 @@ final class MapTask implements Callable<MapTask.Result> {
       finishedAt = System.nanoTime();
       finishNanos = finishedAt - start;
       blockedNanos = pusher.blockedNanos();
+      slowDowns = pusher.slowDowns();
+      backOffNanos = pusher.backOffNanos();
       progress.add(records % PROGRESS_RECORDS * recordSize);
       for (long length : pusher.partitionLengths()) {
         stored += length;
@@ -126,6 +135,15 @@ final class MapTask implements Callable<MapTask.Result> {
     long mapperEndAt = System.nanoTime();
     client.mapperEnd(lifecycle, shuffle, mapId, 0, settings.maps(), batchCounts);
     return new Result(
-        written, stored, cuts, pushes, finishNanos, blockedNanos, finishedAt, mapperEndAt);
+        written,
+        stored,
+        cuts,
+        pushes,
+        finishNanos,
+        blockedNanos,
+        slowDowns,
+        backOffNanos,
+        finishedAt,
+        mapperEndAt);
   }
 }

@@ -16,6 +16,9 @@ import java.util.List;
  * @param batchCuts time a map task spent on each batch it cut
  * @param mapFinishes time of each map task's {@code finish()}
  * @param mapBlockedMillisMean mean time per map task spent waiting for push answers
+ * @param mapSlowDowns push answers, over all map tasks, in which a worker asked to slow down
+ * @param mapBackOffMillisMean the part of {@code mapBlockedMillisMean} spent waiting for the window
+ *     of a worker that asked to slow down
  * @param clientIngestCpuNanos this process's CPU time for placement, push and commit
  * @param clientFetchCpuNanos this process's CPU time for the fetch and its verification
  * @param workloadCpuSecondsPerGb the part of the client's CPU per GB that the benchmark's own work
@@ -31,6 +34,8 @@ public record RunResult(
     LatencySummary batchCuts,
     LatencySummary mapFinishes,
     double mapBlockedMillisMean,
+    long mapSlowDowns,
+    double mapBackOffMillisMean,
     long clientIngestCpuNanos,
     long clientFetchCpuNanos,
     double workloadCpuSecondsPerGb,

@@ -187,6 +187,8 @@ public final class ShuffleRun {
     LatencySamples finishes = new LatencySamples(settings.seed());
     long stored = 0;
     long blocked = 0;
+    long slowDowns = 0;
+    long backOff = 0;
     for (MapTask.Result m : maps) {
       written.addAll(m.written());
       cuts.addAll(m.cuts());
@@ -194,6 +196,8 @@ public final class ShuffleRun {
       finishes.record(m.finishNanos());
       stored += m.storedBytes();
       blocked += m.blockedNanos();
+      slowDowns += m.slowDowns();
+      backOff += m.backOffNanos();
     }
     PartitionTally read = new PartitionTally(settings.partitions());
     long fetched = 0;
@@ -211,6 +215,8 @@ public final class ShuffleRun {
         cuts.summary(),
         finishes.summary(),
         blocked / 1e6 / maps.size(),
+        slowDowns,
+        backOff / 1e6 / maps.size(),
         clientIngestCpu,
         clientFetchCpu,
         workloadCost,

@@ -21,8 +21,8 @@ import java.util.function.LongConsumer;
  * Pushes the output of one map attempt. Record bytes gather per partition ({@link
  * PartitionBuffers}); {@link #cut} turns a partition's bytes into one batch (compressed,
  * checksummed, numbered); batches bound for the same worker gather into one merged frame, and
- * frames are pushed asynchronously with at most {@code faro.client.push.max.in.flight} unanswered
- * ({@link PushWindow}).
+ * frames are pushed asynchronously with at most {@code faro.client.push.max.in.flight} unanswered,
+ * fewer to a worker that answers SLOW_DOWN ({@link PushWindow}).
  *
  * <p>Revive: a batch is kept until its worker acknowledged it. A batch whose push failed (the
  * connection was lost or timed out, the location refused it with SPLIT, its replica did not confirm
@@ -269,9 +269,28 @@ public final class MapPusher implements AutoCloseable {
     window.onPushAnswered(listener);
   }
 
-  /** Time this task spent waiting for pushes to be answered (Spark's shuffle write time). */
+  /**
+   * Time this task spent waiting for pushes to be answered (Spark's shuffle write time), {@link
+   * #backOffNanos()} included.
+   */
   public long blockedNanos() {
     return window.blockedNanos();
+  }
+
+  /**
+   * Push answers in which a worker asked this task to slow down (SLOW_DOWN: its memory budget is
+   * paused). The batches were kept; the task sent that worker fewer frames at once.
+   */
+  public long slowDowns() {
+    return window.slowDowns();
+  }
+
+  /**
+   * Time this task waited for room in the push window of a worker that asked it to slow down; part
+   * of {@link #blockedNanos()}.
+   */
+  public long backOffNanos() {
+    return window.backOffNanos();
   }
 
   /**

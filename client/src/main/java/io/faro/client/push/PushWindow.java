@@ -23,23 +23,136 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.LongConsumer;
 
 /**
  * The frames of one map attempt on their way: batches bound for the same worker gather into one
- * frame until it holds faro.client.push.merge.size; frames go out asynchronously with at most
- * faro.client.push.max.in.flight unanswered (the task's thread waits for a permit, at most
- * faro.network.request.timeout); answers release the batches their worker kept and hand the others
- * to {@link Revivals}. This window is where the worker's back-off belongs.
+ * frame until it holds faro.client.push.merge.size; frames go out asynchronously, and answers
+ * release the batches their worker kept and hand the others to {@link Revivals}.
+ *
+ * <p>Two bounds hold a frame back, and the task's thread waits for both (at most
+ * faro.network.request.timeout in all: every frame sent before the wait is answered or timed out by
+ * then). All workers together may have faro.client.push.max.in.flight frames of this task
+ * unanswered. Each worker, besides, has its own window ({@link WorkerWindow}), which follows the
+ * worker's back-pressure: a worker whose memory budget is paused answers SLOW_DOWN (and stops
+ * reading push connections until flushes bring its memory down), so the task sends it fewer frames
+ * at once, while the other workers keep their whole window.
+ *
+ * <ul>
+ *   <li>A worker's window starts at max.in.flight.
+ *   <li>An answer with a SLOW_DOWN for any of its parts halves that worker's window, down to {@link
+ *       #MIN_WINDOW} frame: never to none, so that a slowed worker still gets this task's data, one
+ *       frame at a time. The window halves at most once per window of frames: the answers to frames
+ *       sent before it halved tell of the same overload, so they neither halve it again nor grow
+ *       it.
+ *   <li>Answers without a SLOW_DOWN (OK, splits, refusals: the worker read the frame and kept up)
+ *       grow the window by one frame per window's worth of them, up to max.in.flight: one more
+ *       frame per round of answers, as TCP grows its window once it has seen congestion.
+ *   <li>A frame that got no answer (a timeout, a lost connection, an error answer) changes nothing:
+ *       what is wrong with that worker is the revivals' business.
+ * </ul>
+ *
+ * <p>Overload never fails a task and never moves a partition: the worker kept every batch it
+ * answered SLOW_DOWN, so the batch is released like an OK one, never handed to the revivals. Only
+ * waiting costs: {@link #slowDowns()} counts the SLOW_DOWN answers, and {@link #backOffNanos()} the
+ * time the task waited for room in a worker's window once the global bound had let its frame go
+ * (the part of {@link #blockedNanos()} that back-pressure caused).
  *
  * <p>Threads: {@link #add}, {@link #sendAll}, {@link #awaitAnswers} and {@link #close} on the
- * task's thread; the answer callbacks touch only the semaphore, the revivals, the first failure and
- * the flags.
+ * task's thread; the answer callbacks touch only the semaphore, the worker windows (each guarded by
+ * its own monitor), the counters of answers, the revivals, the first failure and the flags.
  */
 final class PushWindow {
+  /** The smallest window a worker's SLOW_DOWN answers bring it to: one frame at a time. */
+  static final int MIN_WINDOW = 1;
+
+  /** What an answer says about its worker's pace. */
+  private enum Pace {
+    /** Read and answered without a SLOW_DOWN. */
+    KEPT_UP,
+    /** Some part was answered SLOW_DOWN. */
+    SLOW_DOWN,
+    /** No answer to judge by: a timeout, a lost connection, an error or unexpected answer. */
+    UNKNOWN
+  }
+
+  /**
+   * The frames one worker may have unanswered, and how many it has; an AIMD window (see the class
+   * comment). Frames sent to the worker are numbered, so that an answer can tell whether its frame
+   * left before the window last halved. Guarded by its own monitor: the task's thread waits on it
+   * for room, answer callbacks change it and wake the task.
+   */
+  private static final class WorkerWindow {
+    private final int max;
+    private int limit;
+    private int unanswered;
+    // The number the next frame sent gets.
+    private long sent;
+    // Frames numbered below it left before the last halving: their answers change nothing.
+    private long halvedAt;
+    // Answers that kept up since the window last grew or halved.
+    private int keptUp;
+
+    WorkerWindow(int max) {
+      this.max = max;
+      this.limit = max;
+    }
+
+    /**
+     * Takes room for one frame, waiting until {@code deadline} ({@link System#nanoTime()}) at most;
+     * returns the frame's number, or -1 when the time ran out.
+     */
+    synchronized long take(long deadline) throws InterruptedException {
+      while (unanswered >= limit) {
+        long left = deadline - System.nanoTime();
+        if (left <= 0) {
+          return -1;
+        }
+        TimeUnit.NANOSECONDS.timedWait(this, left);
+      }
+      unanswered++;
+      return sent++;
+    }
+
+    /** Frees the room of frame {@code number}, whose answer said {@code pace}. */
+    synchronized void free(long number, Pace pace) {
+      unanswered--;
+      if (number >= halvedAt) {
+        switch (pace) {
+          case SLOW_DOWN -> {
+            limit = Math.max(MIN_WINDOW, limit / 2);
+            halvedAt = sent;
+            keptUp = 0;
+          }
+          case KEPT_UP -> {
+            if (limit < max && ++keptUp >= limit) {
+              limit++;
+              keptUp = 0;
+            }
+          }
+          case UNKNOWN -> {}
+        }
+      }
+      notifyAll();
+    }
+
+    /** Frames the worker may have unanswered now. */
+    synchronized int limit() {
+      return limit;
+    }
+
+    /** Frames sent to the worker and not answered yet. */
+    synchronized int unanswered() {
+      return unanswered;
+    }
+  }
+
   /** Batches gathered for one worker, not yet sent. Owns its batches. */
   private static final class PendingFrame {
     final HostPort address;
@@ -60,12 +173,17 @@ final class PushWindow {
   private final Revivals revivals;
   private final Map<WorkerId, PendingFrame> pending = new HashMap<>();
   private final Semaphore inFlight;
+  // Read by tests and diagnostics on other threads; changed on the task's thread only.
+  private final Map<WorkerId, WorkerWindow> windows = new ConcurrentHashMap<>();
+  private final AtomicInteger unanswered = new AtomicInteger();
+  private final AtomicLong slowDowns = new AtomicLong();
   private final AtomicReference<Throwable> failure = new AtomicReference<>();
   private volatile LongConsumer pushAnswered = nanos -> {};
   // Set by an answer callback when a batch was refused because the shuffle was committed.
   private volatile boolean incomplete;
   private volatile boolean closed;
   private long blockedNanos;
+  private long backOffNanos;
 
   PushWindow(
       ShuffleId shuffle,
@@ -108,20 +226,29 @@ final class PushWindow {
 
   /** Waits until every frame sent was answered; throws the first failure of an answer. */
   void awaitAnswers() {
-    acquire(settings.maxInFlight());
+    long start = System.nanoTime();
+    try {
+      acquire(settings.maxInFlight(), start + settings.network().requestTimeout().toNanos());
+    } finally {
+      blockedNanos += System.nanoTime() - start;
+    }
     inFlight.release(settings.maxInFlight());
     checkFailure();
   }
 
   /**
    * Sends the frame gathered for {@code worker}. The frame stays in {@link #pending} (so that
-   * {@link #close()} releases it) until a permit is held: waiting for one may fail. Its batches
-   * stay held until the worker acknowledges them.
+   * {@link #close()} releases it) until a permit of the global bound and room in the worker's
+   * window are held: waiting for them may fail. Its batches stay held until the worker acknowledges
+   * them.
    */
   private void send(WorkerId worker) {
-    acquire(1);
+    WorkerWindow window =
+        windows.computeIfAbsent(worker, w -> new WorkerWindow(settings.maxInFlight()));
+    long number = take(worker, window);
     PendingFrame frame = pending.remove(worker);
     if (frame == null) {
+      window.free(number, Pace.UNKNOWN);
       inFlight.release();
       return;
     }
@@ -136,9 +263,11 @@ final class PushWindow {
       body.addComponent(true, p.batch().retainedDuplicate());
     }
     long sentAt = System.nanoTime();
+    unanswered.incrementAndGet();
     pool.send(frame.address, meta.build(), body, settings.network().requestTimeout())
         .whenComplete(
             (answer, error) -> {
+              Pace pace = Pace.UNKNOWN;
               try {
                 if (error != null) {
                   Throwable cause = Futures.unwrap(error);
@@ -159,7 +288,10 @@ final class PushWindow {
                     frame.parts.forEach(p -> revivals.failed(p, why, Optional.empty()));
                     return;
                   }
-                  answered(frame, response);
+                  pace = answered(frame, response);
+                  if (pace == Pace.SLOW_DOWN) {
+                    slowDowns.incrementAndGet();
+                  }
                   reportLatency(System.nanoTime() - sentAt);
                 }
               } catch (RuntimeException e) {
@@ -172,13 +304,21 @@ final class PushWindow {
                 if (closed) {
                   revivals.releaseAll(); // the task is gone: nothing will push these again
                 }
+                // The worker's window first: once awaitAnswers holds every permit, every window
+                // is empty.
+                window.free(number, pace);
+                unanswered.decrementAndGet();
                 inFlight.release();
               }
             });
   }
 
-  /** Releases acknowledged batches; hands the others to the revivals. */
-  private void answered(PendingFrame frame, PushResponse response) {
+  /**
+   * Releases acknowledged batches; hands the others to the revivals. Says whether the worker asked
+   * to slow down: SLOW_DOWN parts were kept, like OK ones, so only the window hears of it.
+   */
+  private Pace answered(PendingFrame frame, PushResponse response) {
+    Pace pace = Pace.KEPT_UP;
     for (int i = 0; i < frame.parts.size(); i++) {
       PushedBatch p = frame.parts.get(i);
       PushStatusP status =
@@ -186,7 +326,11 @@ final class PushWindow {
               ? response.getStatuses(i)
               : PushStatusP.PUSH_STATUS_UNSPECIFIED;
       switch (status) {
-        case OK, SLOW_DOWN -> p.batch().release();
+        case OK -> p.batch().release();
+        case SLOW_DOWN -> {
+          p.batch().release();
+          pace = Pace.SLOW_DOWN;
+        }
         case STAGE_ENDED -> {
           // The shuffle was committed while this attempt still pushes (a speculative copy, or a
           // task the engine ran again after losing an executor): the batch is in no file. Another
@@ -213,15 +357,72 @@ final class PushWindow {
                 Optional.empty());
       }
     }
+    return pace;
   }
 
-  private void acquire(int permits) {
+  /**
+   * Takes a permit of the global bound, then room in {@code worker}'s window, both within one
+   * faro.network.request.timeout; returns the frame's number in the worker's window. Holds nothing
+   * when it throws.
+   */
+  private long take(WorkerId worker, WorkerWindow window) {
     long start = System.nanoTime();
+    long deadline = start + settings.network().requestTimeout().toNanos();
+    try {
+      acquire(1, deadline);
+    } finally {
+      blockedNanos += System.nanoTime() - start;
+    }
+    // With a global permit held, this worker has fewer than max.in.flight frames unanswered: a
+    // wait here is the worker's back-off alone.
+    long backOffStart = System.nanoTime();
+    long number;
+    try {
+      number = window.take(deadline);
+    } catch (InterruptedException e) {
+      inFlight.release();
+      Thread.currentThread().interrupt();
+      throw new FaroException(
+          ErrorCode.INTERNAL, "interrupted while pushing map " + mapId + " of " + shuffle, e);
+    } finally {
+      long waited = System.nanoTime() - backOffStart;
+      backOffNanos += waited;
+      blockedNanos += waited;
+    }
+    if (number < 0) {
+      inFlight.release();
+      throw new FaroException(
+          ErrorCode.TIMEOUT,
+          "pushes of map "
+              + mapId
+              + " attempt "
+              + attemptId
+              + " of shuffle "
+              + shuffle
+              + " to worker "
+              + worker
+              + ", which asked to slow down, got no answer within "
+              + settings.network().requestTimeout().toMillis()
+              + "ms (faro.network.request.timeout)");
+    }
+    try {
+      checkFailure();
+    } catch (RuntimeException e) {
+      window.free(number, Pace.UNKNOWN);
+      inFlight.release();
+      throw e;
+    }
+    return number;
+  }
+
+  /**
+   * Takes {@code permits} of the global bound, waiting until {@code deadline} ({@link
+   * System#nanoTime()}) at most; throws the first failure of an answer instead, holding nothing.
+   */
+  private void acquire(int permits, long deadline) {
     try {
       boolean acquired =
-          inFlight.tryAcquire(
-              permits, settings.network().requestTimeout().toMillis(), TimeUnit.MILLISECONDS);
-      blockedNanos += System.nanoTime() - start;
+          inFlight.tryAcquire(permits, deadline - System.nanoTime(), TimeUnit.NANOSECONDS);
       if (!acquired) {
         throw new FaroException(
             ErrorCode.TIMEOUT,
@@ -271,14 +472,45 @@ final class PushWindow {
     pushAnswered = requireNonNull(listener, "listener is null");
   }
 
-  /** Time the task's thread spent waiting for permits (answers). */
+  /**
+   * Time the task's thread spent waiting for answers: for permits of the global bound and for room
+   * in a worker's window ({@link #backOffNanos()} included).
+   */
   long blockedNanos() {
     return blockedNanos;
   }
 
-  /** Frames sent and not answered yet. */
+  /**
+   * Time the task's thread spent waiting for room in the window of a worker that asked it to slow
+   * down; part of {@link #blockedNanos()}.
+   */
+  long backOffNanos() {
+    return backOffNanos;
+  }
+
+  /** Answers that said SLOW_DOWN for some part of their frame. Any thread. */
+  long slowDowns() {
+    return slowDowns.get();
+  }
+
+  /** Frames sent and not answered yet. Any thread. */
   int unanswered() {
-    return settings.maxInFlight() - inFlight.availablePermits();
+    return unanswered.get();
+  }
+
+  /** Frames sent to {@code worker} and not answered yet. Any thread. */
+  int unanswered(WorkerId worker) {
+    WorkerWindow window = windows.get(worker);
+    return window == null ? 0 : window.unanswered();
+  }
+
+  /**
+   * Frames {@code worker} may have unanswered now: max.in.flight until it asks to slow down. Any
+   * thread.
+   */
+  int window(WorkerId worker) {
+    WorkerWindow window = windows.get(worker);
+    return window == null ? settings.maxInFlight() : window.limit();
   }
 
   /** Whether some batch was refused because the shuffle was already committed (STAGE_ENDED). */

@@ -32,11 +32,13 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 /**
- * The in-flight window on real connections: a push port on loopback that holds each frame until the
- * test answers it, with the statuses the test chooses.
+ * The in-flight window on real connections: push ports on loopback (one per worker) that hold each
+ * frame until the test answers it, with the statuses the test chooses.
  */
 class PushWindowTest {
   private static final ShuffleId SHUFFLE = new ShuffleId(new AppId("window"), 0);
+  private static final WorkerId W = new WorkerId("w");
+  private static final WorkerId V = new WorkerId("v");
 
   /** A frame the port received, and how to answer it. */
   private record Received(PushRequest meta, Responder responder) {
@@ -49,39 +51,30 @@ class PushWindowTest {
     }
   }
 
+  /** Frames that reached worker w's port (partitions 0 and 1). */
   private final BlockingQueue<Received> received = new LinkedBlockingQueue<>();
+
+  /** Frames that reached worker v's port (partitions 2 and 3). */
+  private final BlockingQueue<Received> receivedByV = new LinkedBlockingQueue<>();
+
   private ClientOptions.Settings settings;
   private TransportServer port;
+  private TransportServer portV;
   private ClientPool pool;
   private AtomicReferenceArray<PartitionLocation> targets;
   private final List<List<MapPusher.Failed>> revived = new ArrayList<>();
 
   @BeforeEach
   void start() {
-    settings =
-        ClientOptions.Settings.from(
-            FaroConf.of(
-                Map.of(
-                    // Every batch of 2 KiB fills its frame: one frame per add.
-                    "faro.client.push.merge.size", "1k",
-                    "faro.client.push.max.in.flight", "2",
-                    "faro.network.request.timeout", "2s")));
-    port =
-        new TransportServer(
-            "test-push",
-            "127.0.0.1",
-            0,
-            "test.port",
-            settings.network(),
-            (request, responder) ->
-                received.add(new Received(request.meta(PushRequest.class), responder)),
-            null);
+    settings = settings(2);
+    port = port(received);
+    portV = port(receivedByV);
     pool = new ClientPool("test", settings.network());
-    WorkerEndpoint endpoint =
-        new WorkerEndpoint("127.0.0.1", port.port(), port.port(), port.port());
-    targets = new AtomicReferenceArray<>(2);
-    for (int p = 0; p < 2; p++) {
-      targets.set(p, new PartitionLocation(p, 0, Role.PRIMARY, new WorkerId("w"), endpoint, 0));
+    targets = new AtomicReferenceArray<>(4);
+    for (int p = 0; p < 4; p++) {
+      TransportServer at = p < 2 ? port : portV;
+      WorkerEndpoint endpoint = new WorkerEndpoint("127.0.0.1", at.port(), at.port(), at.port());
+      targets.set(p, new PartitionLocation(p, 0, Role.PRIMARY, p < 2 ? W : V, endpoint, 0));
     }
   }
 
@@ -89,6 +82,29 @@ class PushWindowTest {
   void stop() {
     pool.close();
     port.close();
+    portV.close();
+  }
+
+  private static ClientOptions.Settings settings(int maxInFlight) {
+    return ClientOptions.Settings.from(
+        FaroConf.of(
+            Map.of(
+                // Every batch of 2 KiB fills its frame: one frame per add.
+                "faro.client.push.merge.size", "1k",
+                "faro.client.push.max.in.flight", Integer.toString(maxInFlight),
+                "faro.network.request.timeout", "2s")));
+  }
+
+  private TransportServer port(BlockingQueue<Received> frames) {
+    return new TransportServer(
+        "test-push",
+        "127.0.0.1",
+        0,
+        "test.port",
+        settings.network(),
+        (request, responder) ->
+            frames.add(new Received(request.meta(PushRequest.class), responder)),
+        null);
   }
 
   private Revivals revivals() {
@@ -112,6 +128,10 @@ class PushWindowTest {
   }
 
   private PushWindow window(Revivals revivals) {
+    return window(revivals, settings);
+  }
+
+  private PushWindow window(Revivals revivals, ClientOptions.Settings settings) {
     return new PushWindow(
         SHUFFLE, 0, 0, pool, settings, UnpooledByteBufAllocator.DEFAULT, revivals);
   }
@@ -122,9 +142,66 @@ class PushWindowTest {
   }
 
   private Received next() throws InterruptedException {
-    Received r = received.poll(10, TimeUnit.SECONDS);
+    return next(received);
+  }
+
+  private static Received next(BlockingQueue<Received> frames) throws InterruptedException {
+    Received r = frames.poll(10, TimeUnit.SECONDS);
     assertThat(r).as("a frame reached the push port").isNotNull();
     return r;
+  }
+
+  /** Adds {@code count} batches of {@code partition}: a frame each. */
+  private List<PushedBatch> add(PushWindow window, int partition, int count) {
+    List<PushedBatch> added = new ArrayList<>();
+    for (int i = 0; i < count; i++) {
+      PushedBatch b = batch(partition);
+      window.add(b);
+      added.add(b);
+    }
+    return added;
+  }
+
+  /** Takes {@code count} frames that reached a port. */
+  private static List<Received> next(BlockingQueue<Received> frames, int count)
+      throws InterruptedException {
+    List<Received> got = new ArrayList<>();
+    for (int i = 0; i < count; i++) {
+      got.add(next(frames));
+    }
+    return got;
+  }
+
+  /**
+   * Adds {@code batch} on a thread of its own (the task's, for the window) and returns once that
+   * thread waits for room.
+   */
+  private static CompletableFuture<Void> addWaiting(PushWindow window, PushedBatch batch) {
+    CompletableFuture<Void> adding = new CompletableFuture<>();
+    Thread task =
+        new Thread(
+            () -> {
+              try {
+                window.add(batch);
+                adding.complete(null);
+              } catch (Throwable t) {
+                adding.completeExceptionally(t);
+              }
+            },
+            "map-task");
+    task.start();
+    Eventually.await(
+        "the task to wait for room or be done",
+        () -> adding.isDone() || task.getState() == Thread.State.TIMED_WAITING);
+    assertThat(adding).as("the task waits for room").isNotDone();
+    return adding;
+  }
+
+  /** Asserts that no frame comes to {@code frames} (while the task waits for room). */
+  private static void assertNoFrame(BlockingQueue<Received> frames) throws InterruptedException {
+    assertThat(frames.poll(100, TimeUnit.MILLISECONDS))
+        .as("a frame beyond the worker's window")
+        .isNull();
   }
 
   @Test
@@ -231,5 +308,123 @@ class PushWindowTest {
     assertThat(List.of(a, b)).allSatisfy(p -> assertThat(p.batch().refCnt()).isZero());
     // c's frame was sent: its answer (a timeout, later) releases it, as the window is closed.
     Eventually.await("the last batch to be released", () -> c.batch().refCnt(), n -> n == 0);
+  }
+
+  @Test
+  void aSlowDownHalvesTheWindowOfThatWorkerOnlyAndItsBatchIsKeptNotRevived() throws Exception {
+    Revivals revivals = revivals();
+    PushWindow window = window(revivals, settings(4));
+    List<PushedBatch> batches = add(window, 0, 4);
+    List<Received> frames = next(received, 4);
+    assertThat(window.unanswered(W)).isEqualTo(4);
+
+    frames.get(0).answer(PushStatusP.SLOW_DOWN);
+    Eventually.await("the SLOW_DOWN answer", () -> window.unanswered(W), n -> n == 3);
+    assertThat(window.window(W)).isEqualTo(2);
+    assertThat(window.slowDowns()).isEqualTo(1);
+    // The worker kept the batch: released at once, like an OK one. (Frames sent while the
+    // connection opens may reach the port in any order: which batch it was is not known.)
+    assertThat(batches).filteredOn(p -> p.batch().refCnt() == 0).hasSize(1);
+
+    // Frames sent before the window halved tell of the same overload: counted, not halved again.
+    frames.get(1).answer(PushStatusP.SLOW_DOWN);
+    frames.get(2).answer(PushStatusP.OK);
+    frames.get(3).answer(PushStatusP.OK);
+    window.awaitAnswers();
+    assertThat(window.window(W)).isEqualTo(2);
+    assertThat(window.slowDowns()).isEqualTo(2);
+    assertThat(batches).allSatisfy(p -> assertThat(p.batch().refCnt()).isZero());
+    assertThat(revivals.isEmpty()).as("nothing to push again, no partition to move").isTrue();
+    assertThat(revivals.revived()).isZero();
+    assertThat(revived).isEmpty();
+
+    // Another worker still gets the whole window (the global bound).
+    List<PushedBatch> toV = add(window, 2, 4);
+    List<Received> framesOfV = next(receivedByV, 4);
+    assertThat(window.unanswered(V)).isEqualTo(4);
+    assertThat(window.window(V)).isEqualTo(4);
+    framesOfV.forEach(r -> r.answer(PushStatusP.OK));
+    window.awaitAnswers();
+    assertThat(toV).allSatisfy(p -> assertThat(p.batch().refCnt()).isZero());
+
+    // The slowed worker gets two frames; the third waits for an answer, on the task's thread.
+    long backOffBefore = window.backOffNanos();
+    List<PushedBatch> toW = add(window, 1, 2);
+    List<Received> framesOfW = next(received, 2);
+    PushedBatch third = batch(1);
+    CompletableFuture<Void> adding = addWaiting(window, third);
+    long waitingSince = System.nanoTime();
+    assertNoFrame(received);
+    assertThat(window.unanswered(W)).isEqualTo(2);
+    assertThat(window.unanswered()).isEqualTo(2);
+
+    long answeredAt = System.nanoTime();
+    framesOfW.get(0).answer(PushStatusP.OK);
+    adding.get(10, TimeUnit.SECONDS);
+    Received last = next(received);
+    assertThat(window.backOffNanos() - backOffBefore)
+        .as("the time the third frame waited for the worker's window")
+        .isGreaterThanOrEqualTo(answeredAt - waitingSince);
+    assertThat(window.blockedNanos()).isGreaterThanOrEqualTo(window.backOffNanos());
+    framesOfW.get(1).answer(PushStatusP.OK);
+    last.answer(PushStatusP.OK);
+    window.awaitAnswers();
+    assertThat(toW).allSatisfy(p -> assertThat(p.batch().refCnt()).isZero());
+    assertThat(third.batch().refCnt()).isZero();
+    assertThat(window.unanswered()).isZero();
+    assertThat(revivals.revived()).isZero();
+  }
+
+  @Test
+  void repeatedSlowDownsBringTheWindowToOneFrameNeverNoneAndAnswersThatKeepUpGrowItBack()
+      throws Exception {
+    Revivals revivals = revivals();
+    PushWindow window = window(revivals, settings(4));
+    // Each frame leaves after the window last halved: each SLOW_DOWN halves it, down to one.
+    List<Integer> windows = new ArrayList<>();
+    for (int i = 0; i < 4; i++) {
+      window.add(batch(0));
+      next().answer(PushStatusP.SLOW_DOWN);
+      window.awaitAnswers();
+      windows.add(window.window(W));
+    }
+    assertThat(windows).containsExactly(2, 1, 1, 1);
+    assertThat(window.slowDowns()).isEqualTo(4);
+
+    // One frame still goes; the next waits for its answer, SLOW_DOWN or not.
+    window.add(batch(0));
+    Received first = next();
+    PushedBatch second = batch(0);
+    CompletableFuture<Void> adding = addWaiting(window, second);
+    assertNoFrame(received);
+    first.answer(PushStatusP.SLOW_DOWN);
+    adding.get(10, TimeUnit.SECONDS);
+    next().answer(PushStatusP.SLOW_DOWN);
+    window.awaitAnswers();
+    assertThat(window.window(W)).isEqualTo(1);
+    assertThat(second.batch().refCnt()).isZero();
+
+    // Answers without a SLOW_DOWN grow it by one frame per window's worth of them, up to the
+    // bound; a split counts as keeping up (the worker read the frame).
+    windows.clear();
+    for (int i = 0; i < 8; i++) {
+      window.add(batch(0));
+      next().answer(i == 3 ? PushStatusP.SPLIT : PushStatusP.OK);
+      window.awaitAnswers();
+      windows.add(window.window(W));
+    }
+    assertThat(windows).containsExactly(2, 2, 3, 3, 3, 4, 4, 4);
+    assertThat(window.slowDowns()).isEqualTo(6);
+    assertThat(window.window(V)).as("v never asked to slow down").isEqualTo(4);
+
+    // Grown back: four frames to w at once again.
+    add(window, 0, 4);
+    List<Received> frames = next(received, 4);
+    assertThat(window.unanswered(W)).isEqualTo(4);
+    frames.forEach(r -> r.answer(PushStatusP.OK));
+    window.awaitAnswers();
+    // Only the split batch waits to be pushed again; no SLOW_DOWN batch ever does.
+    assertThat(revivals.revive()).singleElement().satisfies(p -> p.batch().release());
+    assertThat(revived).singleElement().satisfies(f -> assertThat(f).hasSize(1));
   }
 }
