@@ -74,11 +74,11 @@ class WorkerOptionsTest {
   }
 
   @Test
-  void theBudgetAndDirectIoBuffersMustLeaveRoomInDirectMemory() {
+  void theBudgetAndTheDisksBuffersMustLeaveRoomInDirectMemory() {
     WorkerOptions.Settings settings =
         WorkerOptions.Settings.from(MINIMAL.with("faro.worker.memory.budget", "100m"));
     // Two disks: 2 x (64m read buffers + 1m staging) = 130m besides the 100m budget.
-    assertThat(settings.directIoMemoryBytes()).isEqualTo(130L << 20);
+    assertThat(settings.diskMemoryBytes()).isEqualTo(130L << 20);
     settings.checkDirectMemory(256L << 20);
     assertThatThrownBy(() -> settings.checkDirectMemory(250L << 20))
         .isInstanceOf(ConfigException.class)
@@ -90,13 +90,21 @@ class WorkerOptionsTest {
             MINIMAL
                 .with("faro.worker.memory.budget", "100m")
                 .with("faro.worker.io.mode", "buffered"));
-    assertThat(buffered.directIoMemoryBytes()).isZero();
-    buffered.checkDirectMemory(120L << 20);
-    // The read buffers' minimum only matters where they are used.
-    WorkerOptions.Settings.from(
-        MINIMAL
-            .with("faro.worker.io.mode", "buffered")
-            .with("faro.worker.io.read.buffer.per.disk", "16m"));
+    // Buffered disks read chunks into read buffers too; only the staging buffers are not there.
+    assertThat(buffered.diskMemoryBytes()).isEqualTo(128L << 20);
+    buffered.checkDirectMemory(254L << 20);
+    assertThatThrownBy(() -> buffered.checkDirectMemory(248L << 20))
+        .isInstanceOf(ConfigException.class)
+        .hasMessageContaining("faro.worker.io.read.buffer.per.disk");
+    // And their read buffers must hold two chunks as well.
+    assertThatThrownBy(
+            () ->
+                WorkerOptions.Settings.from(
+                    MINIMAL
+                        .with("faro.worker.io.mode", "buffered")
+                        .with("faro.worker.io.read.buffer.per.disk", "16m")))
+        .isInstanceOf(ConfigException.class)
+        .hasMessageContaining("faro.worker.io.read.buffer.per.disk");
   }
 
   @Test

@@ -38,8 +38,8 @@ public final class Disks implements AutoCloseable {
    *
    * @param flushThreadsPerDisk flusher threads of each disk
    * @param ioMode direct or buffered I/O, or direct where the file system takes it
-   * @param readThreadsPerDisk reader threads of each disk with direct I/O
-   * @param readBufferPerDisk read buffer bytes each disk with direct I/O may lend to fetches
+   * @param readThreadsPerDisk reader threads of each disk
+   * @param readBufferPerDisk read buffer bytes each disk may lend to fetches
    * @param readBufferWaitMillis how long a read waits for a read buffer before it fails
    */
   public record Options(
@@ -80,14 +80,12 @@ public final class Disks implements AutoCloseable {
         // should it recover.
         DirectIo direct = openFailure == null ? directIo(dir, options.ioMode()) : null;
         DiskReader reader =
-            direct == null
-                ? null
-                : new DiskReader(
-                    threadPrefix + "-reader-d" + index,
-                    direct,
-                    options.readThreadsPerDisk(),
-                    options.readBufferPerDisk(),
-                    options.readBufferWaitMillis());
+            new DiskReader(
+                threadPrefix + "-reader-d" + index,
+                direct,
+                options.readThreadsPerDisk(),
+                options.readBufferPerDisk(),
+                options.readBufferWaitMillis());
         Disk disk =
             new Disk(
                 index,
@@ -331,6 +329,6 @@ public final class Disks implements AutoCloseable {
   @Override
   public void close() {
     disks.forEach(d -> d.flusher().close());
-    disks.forEach(d -> d.reader().ifPresent(DiskReader::close));
+    disks.forEach(d -> d.reader().close());
   }
 }
