@@ -129,26 +129,28 @@ public final class WorkerOptions {
           "faro.worker.io.mode",
           IoMode.AUTO,
           IoMode.class,
-          "How partition files are written and read. direct: O_DIRECT writes from aligned "
-              + "staging buffers and direct reads on per-disk reader threads, bypassing the page "
-              + "cache (less CPU and no page cache pressure on the host; nothing is cached for "
-              + "reads); a directory whose file system refuses O_DIRECT stops the worker. "
-              + "buffered: through the page cache, fetches served with sendfile (fast re-reads "
-              + "while the data fits in memory). auto: direct where the file system takes it "
-              + "(ext4, xfs; tmpfs since Linux 6.6, where the data is in memory anyway), buffered "
-              + "elsewhere.");
+          "How partition files are written and read. Either way, fetched chunks are read on "
+              + "per-disk reader threads, in file-offset order. direct: O_DIRECT writes from "
+              + "aligned staging buffers and O_DIRECT reads, bypassing the page cache (less CPU "
+              + "and no page cache pressure on the host; nothing is cached for reads); a "
+              + "directory whose file system refuses O_DIRECT stops the worker. buffered: writes "
+              + "and reads through the page cache (fast re-reads while the data fits in memory). "
+              + "auto: direct where the file system takes it (ext4, xfs; tmpfs since Linux 6.6, "
+              + "where the data is in memory anyway), buffered elsewhere.");
   public static final ConfigOption<Long> IO_READ_BUFFER_PER_DISK =
       sizeOption(
           "faro.worker.io.read.buffer.per.disk",
           "64m",
           2L << 20,
           1L << 40,
-          "Direct memory per disk with direct I/O that holds chunks read for fetches until they "
-              + "are sent. A read reserves all it needs at once; when the buffers are all lent "
-              + "out, reads wait for answers to drain (up to a quarter of "
-              + "faro.network.request.timeout, then the fetch fails with a retryable TIMEOUT). Must hold at least two "
-              + "chunks (2 x faro.worker.chunk.size + 2m). Counted with faro.worker.memory.budget "
-              + "against the 90% limit of the JVM's direct memory.");
+          "Direct memory per disk (every disk, with direct I/O or not) that holds chunks read "
+              + "for fetches until they are sent. A read reserves all it needs at once; when the "
+              + "buffers are all lent out, reads wait for answers to drain (up to a quarter of "
+              + "faro.network.request.timeout, then the fetch fails with a retryable TIMEOUT). "
+              + "Must hold at least two chunks (2 x faro.worker.chunk.size + 2m); a chunk larger "
+              + "than the buffers (one huge pushed part) is sent with sendfile from the fetch "
+              + "event loop. Counted with faro.worker.memory.budget against the 90% limit of the "
+              + "JVM's direct memory.");
   public static final ConfigOption<Duration> HEARTBEAT_INTERVAL =
       durationOption(
           "faro.worker.heartbeat.interval",
@@ -601,7 +603,8 @@ public final class WorkerOptions {
                 + network.maxFrameSize()
                 + "): a fetched chunk travels in one frame");
       }
-      if (ioMode != IoMode.BUFFERED && ioReadBufferPerDisk < 2 * chunkSize + (2L << 20)) {
+      // Every disk reads chunks into its read buffers, whatever its I/O mode.
+      if (ioReadBufferPerDisk < 2 * chunkSize + (2L << 20)) {
         throw new ConfigException(
             IO_READ_BUFFER_PER_DISK.key()
                 + " ("
@@ -632,29 +635,29 @@ public final class WorkerOptions {
     }
 
     /**
-     * Direct memory that direct I/O may take besides the memory budget, at most: every disk's read
-     * buffers and every flusher's staging buffer. None when every disk is buffered.
+     * Direct memory the disks may take besides the memory budget, at most: every disk's read
+     * buffers (whatever its I/O mode) and, unless every disk is buffered, every flusher's staging
+     * buffer.
      */
-    public long directIoMemoryBytes() {
-      if (ioMode == IoMode.BUFFERED) {
-        return 0;
-      }
+    public long diskMemoryBytes() {
       long bytes = 0;
       for (DiskDir dir : dirs) {
-        bytes +=
-            ioReadBufferPerDisk
-                + (long) diskThreads.get(dir.tier()).flush() * DirectIo.STAGING_BYTES;
+        long staging =
+            ioMode == IoMode.BUFFERED
+                ? 0
+                : (long) diskThreads.get(dir.tier()).flush() * DirectIo.STAGING_BYTES;
+        bytes += ioReadBufferPerDisk + staging;
       }
       return bytes;
     }
 
     /**
-     * Refuses settings whose memory budget and direct I/O buffers together leave the JVM too little
+     * Refuses settings whose memory budget and the disks' buffers together leave the JVM too little
      * direct memory for network buffers ({@code maxDirect}: its limit).
      */
     void checkDirectMemory(long maxDirect) {
       long limit = maxDirect / 100 * MAX_BUDGET_PERCENT;
-      if (memoryBudget + directIoMemoryBytes() > limit) {
+      if (memoryBudget + diskMemoryBytes() > limit) {
         throw new ConfigException(
             MEMORY_BUDGET.key()
                 + " ("
@@ -665,16 +668,14 @@ public final class WorkerOptions {
                 + IO_READ_BUFFER_PER_DISK.key()
                 + " "
                 + ioReadBufferPerDisk
-                + ") and the flushers' staging buffers come to "
-                + (memoryBudget + directIoMemoryBytes())
+                + ") and the flushers' staging buffers (direct I/O) come to "
+                + (memoryBudget + diskMemoryBytes())
                 + " bytes, more than "
                 + MAX_BUDGET_PERCENT
                 + "% of the "
                 + maxDirect
                 + " bytes of direct memory "
-                + "this JVM may use: lower them, set "
-                + IO_MODE.key()
-                + " to buffered, or raise "
+                + "this JVM may use: lower them, or raise "
                 + "-XX:MaxDirectMemorySize (FARO_JAVA_OPTS for bin/faro)");
       }
     }

@@ -79,12 +79,12 @@ class WorkerOptionsTest {
   }
 
   @Test
-  void theBudgetAndDirectIoBuffersMustLeaveRoomInDirectMemory() {
+  void theBudgetAndTheDisksBuffersMustLeaveRoomInDirectMemory() {
     WorkerOptions.Settings settings =
         WorkerOptions.Settings.from(MINIMAL.with("faro.worker.memory.budget", "100m"));
     // An SSD (64m read buffers + 2 flushers x 1m staging) and an HDD (64m + 1 x 1m): 131m besides
     // the 100m budget.
-    assertThat(settings.directIoMemoryBytes()).isEqualTo(131L << 20);
+    assertThat(settings.diskMemoryBytes()).isEqualTo(131L << 20);
     settings.checkDirectMemory(260L << 20);
     assertThatThrownBy(() -> settings.checkDirectMemory(250L << 20))
         .isInstanceOf(ConfigException.class)
@@ -96,13 +96,21 @@ class WorkerOptionsTest {
             MINIMAL
                 .with("faro.worker.memory.budget", "100m")
                 .with("faro.worker.io.mode", "buffered"));
-    assertThat(buffered.directIoMemoryBytes()).isZero();
-    buffered.checkDirectMemory(120L << 20);
-    // The read buffers' minimum only matters where they are used.
-    WorkerOptions.Settings.from(
-        MINIMAL
-            .with("faro.worker.io.mode", "buffered")
-            .with("faro.worker.io.read.buffer.per.disk", "16m"));
+    // Buffered disks read chunks into read buffers too; only the staging buffers are not there.
+    assertThat(buffered.diskMemoryBytes()).isEqualTo(128L << 20);
+    buffered.checkDirectMemory(254L << 20);
+    assertThatThrownBy(() -> buffered.checkDirectMemory(248L << 20))
+        .isInstanceOf(ConfigException.class)
+        .hasMessageContaining("faro.worker.io.read.buffer.per.disk");
+    // And their read buffers must hold two chunks as well.
+    assertThatThrownBy(
+            () ->
+                WorkerOptions.Settings.from(
+                    MINIMAL
+                        .with("faro.worker.io.mode", "buffered")
+                        .with("faro.worker.io.read.buffer.per.disk", "16m")))
+        .isInstanceOf(ConfigException.class)
+        .hasMessageContaining("faro.worker.io.read.buffer.per.disk");
   }
 
   @Test

@@ -23,14 +23,15 @@ import java.io.IOException;
 import java.nio.channels.FileChannel;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
-import java.util.Optional;
 
 /**
  * Serves the fetch port: a reducer opens a committed partition (gets its chunk offsets) and fetches
- * chunks by index. On a disk with direct I/O the chunk is read by the disk's {@link DiskReader} and
- * sent from its buffers; on a buffered disk (and for a chunk larger than the reader's buffers) it
- * is sent from the file with {@link DefaultFileRegion} (sendfile: from the page cache to the
- * socket, without passing through user space).
+ * chunks by index. A chunk is read by its disk's {@link DiskReader}, on the disk's reader threads
+ * and in file-offset order with the other reads queued there, and sent from the reader's buffers:
+ * on every disk, with direct I/O or not, so that a read that misses the page cache waits on a
+ * reader thread and never on the event loop that serves every other fetch of its connections. Only
+ * a chunk larger than the reader's buffers (one huge pushed part) is sent from the file with {@link
+ * DefaultFileRegion} (sendfile: from the page cache to the socket, from the event loop).
  */
 public final class FetchHandler implements RequestHandler {
   private final PartitionStore store;
@@ -81,11 +82,10 @@ public final class FetchHandler implements RequestHandler {
     long length = committed.chunks().chunkLength(chunk);
     FetchChunkResponse answer = FetchChunkResponse.newBuilder().setChunkIndex(chunk).build();
     store.counters().chunkFetched();
-    Optional<DiskReader> reader = store.disk(key).reader();
+    DiskReader reader = store.disk(key).reader();
     // A chunk larger than the disk's read buffers (one huge pushed part) is sent with sendfile.
-    if (reader.isPresent() && length <= reader.get().maxReadBytes()) {
+    if (length <= reader.maxReadBytes()) {
       reader
-          .get()
           .read(file, offset, (int) length, responder::connected)
           .whenComplete(
               (bytes, error) -> {

@@ -106,7 +106,7 @@ public final class WorkerReports {
             .setState(state.get())
             .setStartedAtMs(startedAtMs);
     for (Disk disk : disks.all()) {
-      long[] recent = diskWindows.get(disk.index()).add(disk.times().snapshot());
+      long[] recent = diskWindows.get(disk.index()).add(disk.ioTimes());
       DiskLoadP.Builder load =
           DiskLoadP.newBuilder()
               .setIndex(disk.index())

@@ -11,16 +11,16 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.util.List;
-import java.util.Optional;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * One disk of this worker: its position in {@code faro.worker.dirs}, directory, tier, flusher, and,
- * when it does direct I/O, its reader; and its health: the bytes Faro's files take on it, and what
- * the last check ({@link #check}, run by the {@link DiskChecker}) or a failed write found.
+ * One disk of this worker: its position in {@code faro.worker.dirs}, directory, tier, flusher and
+ * reader (direct I/O or the page cache, as its writes); and its health: the bytes Faro's files take
+ * on it, and what the last check ({@link #check}, run by the {@link DiskChecker}) or a failed write
+ * found.
  */
 public final class Disk {
   /** The file a check writes, forces and deletes in the disk's directory. */
@@ -61,11 +61,8 @@ public final class Disk {
     this.index = index;
     this.dir = requireNonNull(dir, "dir is null");
     this.flusher = requireNonNull(flusher, "flusher is null");
-    if ((direct == null) != (reader == null)) {
-      throw new IllegalArgumentException("a disk with direct I/O needs a reader, and only then");
-    }
     this.direct = direct;
-    this.reader = reader;
+    this.reader = requireNonNull(reader, "reader is null");
   }
 
   public int index() {
@@ -89,9 +86,9 @@ public final class Disk {
     return flusher;
   }
 
-  /** The reader of a disk with direct I/O; empty for one written through the page cache. */
-  public Optional<DiskReader> reader() {
-    return Optional.ofNullable(reader);
+  /** Reads chunks for fetches: with direct I/O, or through the page cache like the writes. */
+  public DiskReader reader() {
+    return reader;
   }
 
   public IoMode ioMode() {
@@ -116,9 +113,14 @@ public final class Disk {
         });
   }
 
-  /** What this disk wrote and read, and how long it took. */
-  public DiskTimes times() {
-    return times;
+  /**
+   * What this disk wrote and read since start, and how long it took: {@code {writtenBytes,
+   * writeNanos, readBytes, readNanos}}.
+   */
+  public long[] ioTimes() {
+    return new long[] {
+      times.writtenBytes(), times.writeNanos(), reader.readBytes(), reader.readNanos()
+    };
   }
 
   /**

@@ -14,31 +14,50 @@ import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
 import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.util.ArrayDeque;
 import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentLinkedQueue;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.LinkedBlockingQueue;
-import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.Semaphore;
-import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.BooleanSupplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Reads chunks of one disk's partition files with direct I/O, on the disk's own reader threads, so
- * that a fetch never blocks a network event loop on the disk.
+ * Reads chunks of one disk's partition files on the disk's own reader threads, so that a fetch
+ * never blocks a network event loop on the disk: with direct I/O on a disk that does it, with
+ * positional reads through the page cache on a disk written through it.
+ *
+ * <p>Order: reads are served in rounds, in file-offset order (the elevator of Flink's sort-merge
+ * read scheduler). Reducers fetch their chunks concurrently, so in arrival order a disk would jump
+ * between files and back and forth within them; sorted, it sweeps forward through one file after
+ * another, and on an HDD most seeks become short ones. A round takes every read queued when it
+ * starts and sorts them by file and offset; the reader threads take its reads in that order, and
+ * reads that arrive meanwhile wait for the next round, so a read waits for at most one round before
+ * its own, however many reads with smaller offsets keep arriving. With one reader thread (an HDD) a
+ * round is served strictly in order; with several (flash), they take its reads in order and serve
+ * them side by side.
  *
  * <p>Memory: a chunk is read into segments from a fixed pool ({@code bufferBytes} in all, in {@link
- * #SEGMENT_BYTES} pieces, allocated on first use and reused). The bytes handed out are a composite
- * of segments that go back to the pool when the answer carrying them is written or dropped. A read
- * reserves every segment it needs at once, before it reads (so reads never hold part of the pool
- * while waiting for the rest, and cannot starve each other into a standstill), waiting at most
- * {@code waitForBuffers}, then fails with a retryable error: what the worker holds for fetches
- * never grows past the pool, however many reducers ask at once.
+ * #SEGMENT_BYTES} pieces of direct memory, allocated on first use and reused; aligned for direct
+ * I/O). The bytes handed out are a composite of segments that go back to the pool when the answer
+ * carrying them is written or dropped. A read reserves every segment it needs at once, before it
+ * reads (so reads never hold part of the pool while waiting for the rest, and cannot starve each
+ * other into a standstill), waiting at most {@code waitForBuffers}, then fails with a retryable
+ * error: what the worker holds for fetches never grows past the pool, however many reducers ask at
+ * once.
+ *
+ * <p>Counters: {@link #readBytes()} and {@link #readNanos()} add up, since start, the bytes read
+ * from files and the time spent opening and reading them, and nothing else (not the wait in the
+ * queue or for buffers): their ratio is how fast the disk itself serves reads.
+ *
+ * <p>Thread-safety: every method may be called from any thread; only {@link #close()} waits (for
+ * the reads queued before it).
  */
 public final class DiskReader implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(DiskReader.class);
@@ -46,9 +65,25 @@ public final class DiskReader implements AutoCloseable {
   /** Size of one pooled read buffer. */
   public static final int SEGMENT_BYTES = 1 << 20;
 
+  /** The order in which a round serves its reads; a stable sort keeps ties in arrival order. */
+  private static final Comparator<QueuedRead> FILE_ORDER =
+      Comparator.comparing((QueuedRead r) -> r.file).thenComparingLong(r -> r.offset);
+
   private final String name;
-  private final DirectIo io;
-  private final ExecutorService threads;
+  // Null for a disk read through the page cache.
+  private final DirectIo direct;
+  // The file system's block size with direct I/O, else 1: reads start, end and sit in memory at
+  // multiples of it.
+  private final int alignment;
+  private final List<Thread> threads = new ArrayList<>();
+
+  private final Object lock = new Object();
+  // @GuardedBy("lock"): reads waiting for the next round, in arrival order.
+  private final List<QueuedRead> queued = new ArrayList<>();
+  // @GuardedBy("lock"): the reads of the current round not taken by a thread yet, in file order.
+  private final ArrayDeque<QueuedRead> round = new ArrayDeque<>();
+  // @GuardedBy("lock")
+  private boolean closed;
 
   /** Segments not reserved by any read; fair, so that a large read is not overtaken forever. */
   private final Semaphore unreserved;
@@ -56,37 +91,39 @@ public final class DiskReader implements AutoCloseable {
   private final ConcurrentLinkedQueue<ByteBuffer> free = new ConcurrentLinkedQueue<>();
   private final int maxSegments;
   private final long waitMillis;
+  private final AtomicLong readBytes = new AtomicLong();
+  private final AtomicLong readNanos = new AtomicLong();
 
   /**
    * Starts {@code threadCount} reader threads named {@code <name>-N}.
    *
+   * @param direct direct I/O for this disk, or null for a disk read through the page cache
    * @param bufferBytes bytes of read buffers this disk may hold at once; at least one segment
    * @param waitForBuffersMillis how long a read waits for its buffers before it fails
    */
   public DiskReader(
-      String name, DirectIo io, int threadCount, long bufferBytes, long waitForBuffersMillis) {
+      String name, DirectIo direct, int threadCount, long bufferBytes, long waitForBuffersMillis) {
     this.name = requireNonNull(name, "name is null");
-    this.io = requireNonNull(io, "io is null");
+    this.direct = direct;
+    this.alignment = direct == null ? 1 : direct.alignment();
     if (threadCount < 1) {
       throw new IllegalArgumentException("threadCount must be positive: " + threadCount);
     }
     this.maxSegments = (int) Math.max(1, Math.min(Integer.MAX_VALUE, bufferBytes / SEGMENT_BYTES));
     this.unreserved = new Semaphore(maxSegments, true);
     this.waitMillis = waitForBuffersMillis;
-    this.threads =
-        new ThreadPoolExecutor(
-            threadCount,
-            threadCount,
-            0,
-            TimeUnit.MILLISECONDS,
-            new LinkedBlockingQueue<>(),
-            new DefaultThreadFactory(name, true));
+    DefaultThreadFactory factory = new DefaultThreadFactory(name, true);
+    for (int i = 0; i < threadCount; i++) {
+      Thread thread = factory.newThread(this::serve);
+      threads.add(thread);
+      thread.start();
+    }
   }
 
   /** The most bytes one read can take; a larger chunk must be served another way. */
   public long maxReadBytes() {
-    // Alignment can add a segment at each end.
-    return (long) maxSegments * SEGMENT_BYTES - 2L * io.alignment();
+    // Alignment can add a block at each end.
+    return (long) maxSegments * SEGMENT_BYTES - 2L * alignment;
   }
 
   /** Segments reserved by reads in progress or lent out in answers being sent. */
@@ -94,12 +131,33 @@ public final class DiskReader implements AutoCloseable {
     return maxSegments - unreserved.availablePermits();
   }
 
+  /** Reads waiting for their turn: queued for the next round, or not yet taken in this one. */
+  public int queuedReads() {
+    synchronized (lock) {
+      return queued.size() + round.size();
+    }
+  }
+
   /**
-   * Reads {@code length} bytes of {@code file} at {@code offset}, on a reader thread. The future
-   * completes with bytes the caller owns (and must release), or fails with a {@link FaroException}:
-   * STORAGE_FAILED when the file cannot be read or is shorter than asked, TIMEOUT (retryable) when
-   * no read buffers came free in time, SHUTTING_DOWN when closed, CONNECTION_FAILED when {@code
-   * stillWanted} says no when the read's turn comes (the asker went away: its read is skipped).
+   * Bytes read from files since start (with direct I/O, whole blocks: a little more than the chunks
+   * asked for), including those of reads that failed part way.
+   */
+  public long readBytes() {
+    return readBytes.get();
+  }
+
+  /** Nanoseconds spent opening files and reading {@link #readBytes()} from them since start. */
+  public long readNanos() {
+    return readNanos.get();
+  }
+
+  /**
+   * Queues a read of {@code length} bytes of {@code file} at {@code offset}, served by a reader
+   * thread in its round (see the class comment); never blocks. The future completes with bytes the
+   * caller owns (and must release), or fails with a {@link FaroException}: STORAGE_FAILED when the
+   * file cannot be read or is shorter than asked, TIMEOUT (retryable) when no read buffers came
+   * free in time, SHUTTING_DOWN when closed, CONNECTION_FAILED when {@code stillWanted} says no
+   * when the read's turn comes (the asker went away: its read is skipped).
    *
    * @throws IllegalArgumentException for a negative offset, an empty read or one larger than {@link
    *     #maxReadBytes()}
@@ -120,37 +178,59 @@ public final class DiskReader implements AutoCloseable {
               + maxReadBytes()
               + " bytes per read)");
     }
-    CompletableFuture<ByteBuf> result = new CompletableFuture<>();
-    try {
-      threads.execute(
-          () -> {
-            try {
-              if (!stillWanted.getAsBoolean()) {
-                result.completeExceptionally(
-                    new FaroException(
-                        ErrorCode.CONNECTION_FAILED,
-                        "the read of " + file + " is no longer wanted"));
-                return;
-              }
-              result.complete(readNow(file, offset, length));
-            } catch (FaroException e) {
-              result.completeExceptionally(e);
-            } catch (Throwable t) {
-              // Errors too (e.g. out of direct memory): the fetch must get an answer.
-              result.completeExceptionally(
-                  new FaroException(ErrorCode.STORAGE_FAILED, "cannot read " + file + ": " + t, t));
-            }
-          });
-    } catch (RejectedExecutionException e) {
-      result.completeExceptionally(
-          new FaroException(ErrorCode.SHUTTING_DOWN, "worker is shutting down"));
+    QueuedRead read = new QueuedRead(file, offset, length, stillWanted);
+    synchronized (lock) {
+      if (closed) {
+        read.result.completeExceptionally(
+            new FaroException(ErrorCode.SHUTTING_DOWN, "worker is shutting down"));
+        return read.result;
+      }
+      queued.add(read);
+      // One idle thread is enough for one read; a thread that starts a round wakes the others.
+      lock.notify();
     }
-    return result;
+    return read.result;
+  }
+
+  /** A reader thread's life: serves reads until the reader is closed and every read is served. */
+  private void serve() {
+    for (QueuedRead read = next(); read != null; read = next()) {
+      read.serve();
+    }
+  }
+
+  /**
+   * The next read to serve: the current round's next one, or the first of a new round when the
+   * current one is all taken; waits while there is none. Null once closed with nothing left.
+   */
+  private QueuedRead next() {
+    synchronized (lock) {
+      while (round.isEmpty()) {
+        if (!queued.isEmpty()) {
+          // Under the lock, briefly: a round is at most the fetches in flight on this disk.
+          queued.sort(FILE_ORDER);
+          round.addAll(queued);
+          queued.clear();
+          if (round.size() > 1) {
+            lock.notifyAll();
+          }
+        } else if (closed) {
+          return null;
+        } else {
+          try {
+            lock.wait();
+          } catch (InterruptedException e) {
+            // Only close stops a reader thread, and only once every queued read is served.
+          }
+        }
+      }
+      return round.poll();
+    }
   }
 
   private ByteBuf readNow(Path file, long offset, int length) {
-    long start = io.alignDown(offset);
-    long end = io.alignUp(offset + length);
+    long start = alignDown(offset);
+    long end = alignUp(offset + length);
     int needed = (int) ((end - start + SEGMENT_BYTES - 1) / SEGMENT_BYTES);
     reserve(needed, file);
     // From here every segment is either in `segments` (released on failure, or handed out in
@@ -174,14 +254,20 @@ public final class DiskReader implements AutoCloseable {
 
   private void read(
       Path file, long offset, int length, long start, long end, List<ByteBuf> segments) {
+    // Only the calls on the file count, not taking memory for the segments.
+    long bytes = 0;
+    long nanos = 0;
+    long opening = System.nanoTime();
     FileChannel opened;
     try {
-      opened = io.openForRead(file);
+      opened = open(file);
     } catch (IOException e) {
+      readNanos.addAndGet(System.nanoTime() - opening);
       throw new FaroException(ErrorCode.STORAGE_FAILED, "cannot open " + file + ": " + e, e);
     }
     try (FileChannel channel = opened) {
       PartitionFile.requireBytesUpTo(channel, file, offset + length, "the chunk asked for");
+      nanos += System.nanoTime() - opening;
       long position = start;
       // Everything up to offset + length must arrive; the read of the last block may stop at the
       // end of the file.
@@ -191,9 +277,15 @@ public final class DiskReader implements AutoCloseable {
         segments.add(segment);
         memory.limit((int) Math.min(memory.capacity(), end - position));
         while (memory.hasRemaining()) {
+          long before = System.nanoTime();
           int n = channel.read(memory, position + memory.position());
-          // A read that ends off a block boundary reached the end of the file.
-          if (n <= 0 || memory.position() % io.alignment() != 0) {
+          nanos += System.nanoTime() - before;
+          if (n > 0) {
+            bytes += n;
+          }
+          // The end of the file: nothing read, or, with direct I/O, a read that ends off a block
+          // boundary. (Through the page cache a short read ends nothing: read on.)
+          if (n <= 0 || memory.position() % alignment != 0) {
             break;
           }
         }
@@ -213,7 +305,24 @@ public final class DiskReader implements AutoCloseable {
       }
     } catch (IOException e) {
       throw new FaroException(ErrorCode.STORAGE_FAILED, "cannot read " + file + ": " + e, e);
+    } finally {
+      readBytes.addAndGet(bytes);
+      readNanos.addAndGet(nanos);
     }
+  }
+
+  private FileChannel open(Path file) throws IOException {
+    return direct != null
+        ? direct.openForRead(file)
+        : FileChannel.open(file, StandardOpenOption.READ);
+  }
+
+  private long alignDown(long position) {
+    return position & -(long) alignment;
+  }
+
+  private long alignUp(long position) {
+    return alignDown(position + alignment - 1);
   }
 
   private void reserve(int segments, Path file) {
@@ -241,19 +350,70 @@ public final class DiskReader implements AutoCloseable {
   /** A reserved segment's memory: a pooled one, or a new one while the pool is not full grown. */
   private ByteBuffer take() {
     ByteBuffer memory = free.poll();
-    return memory != null ? memory : DirectIo.allocateAligned(SEGMENT_BYTES, io.alignment());
+    if (memory != null) {
+      return memory;
+    }
+    return direct != null
+        ? DirectIo.allocateAligned(SEGMENT_BYTES, alignment)
+        : ByteBuffer.allocateDirect(SEGMENT_BYTES);
   }
 
-  /** Stops the reader threads once the queued reads ran. Lent segments come back as usual. */
+  /**
+   * Stops taking reads (later ones fail with SHUTTING_DOWN) and stops the reader threads once the
+   * reads queued before ran. Lent segments come back as usual.
+   */
   @Override
   public void close() {
-    threads.shutdown();
+    synchronized (lock) {
+      closed = true;
+      lock.notifyAll();
+    }
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
     try {
-      if (!threads.awaitTermination(30, TimeUnit.SECONDS)) {
-        LOG.warn("{}: reads did not finish within 30s", name);
+      for (Thread thread : threads) {
+        thread.join(Math.max(1, TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime())));
       }
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
+      return;
+    }
+    if (threads.stream().anyMatch(Thread::isAlive)) {
+      LOG.warn("{}: reads did not finish within 30s", name);
+    }
+  }
+
+  /** A read waiting for its turn, and the answer its asker waits for. */
+  private final class QueuedRead {
+    final Path file;
+    final long offset;
+    final int length;
+    final BooleanSupplier stillWanted;
+    final CompletableFuture<ByteBuf> result = new CompletableFuture<>();
+
+    QueuedRead(Path file, long offset, int length, BooleanSupplier stillWanted) {
+      this.file = requireNonNull(file, "file is null");
+      this.offset = offset;
+      this.length = length;
+      this.stillWanted = requireNonNull(stillWanted, "stillWanted is null");
+    }
+
+    /** Reads now, on a reader thread; always completes {@link #result}. */
+    void serve() {
+      try {
+        if (!stillWanted.getAsBoolean()) {
+          result.completeExceptionally(
+              new FaroException(
+                  ErrorCode.CONNECTION_FAILED, "the read of " + file + " is no longer wanted"));
+          return;
+        }
+        result.complete(readNow(file, offset, length));
+      } catch (FaroException e) {
+        result.completeExceptionally(e);
+      } catch (Throwable t) {
+        // Errors too (e.g. out of direct memory): the fetch must get an answer.
+        result.completeExceptionally(
+            new FaroException(ErrorCode.STORAGE_FAILED, "cannot read " + file + ": " + t, t));
+      }
     }
   }
 

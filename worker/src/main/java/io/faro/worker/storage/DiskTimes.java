@@ -10,8 +10,6 @@ import java.util.concurrent.atomic.LongAdder;
 public final class DiskTimes {
   private final LongAdder writtenBytes = new LongAdder();
   private final LongAdder writeNanos = new LongAdder();
-  private final LongAdder readBytes = new LongAdder();
-  private final LongAdder readNanos = new LongAdder();
 
   /** Counts a write of {@code bytes} that took {@code nanos}. */
   public void wrote(long bytes, long nanos) {
@@ -19,14 +17,11 @@ public final class DiskTimes {
     writeNanos.add(Math.max(0, nanos));
   }
 
-  /** Counts a read of {@code bytes} that took {@code nanos}. */
-  public void read(long bytes, long nanos) {
-    readBytes.add(bytes);
-    readNanos.add(Math.max(0, nanos));
+  public long writtenBytes() {
+    return writtenBytes.sum();
   }
 
-  /** The counts now: {@code {writtenBytes, writeNanos, readBytes, readNanos}}. */
-  public long[] snapshot() {
-    return new long[] {writtenBytes.sum(), writeNanos.sum(), readBytes.sum(), readNanos.sum()};
+  public long writeNanos() {
+    return writeNanos.sum();
   }
 }

@@ -40,7 +40,7 @@ public final class Disks implements AutoCloseable {
    *
    * @param threads flusher and reader threads of each disk, by its tier
    * @param ioMode direct or buffered I/O, or direct where the file system takes it
-   * @param readBufferPerDisk read buffer bytes each disk with direct I/O may lend to fetches
+   * @param readBufferPerDisk read buffer bytes each disk may lend to fetches
    * @param readBufferWaitMillis how long a read waits for a read buffer before it fails
    */
   public record Options(
@@ -100,14 +100,12 @@ public final class Disks implements AutoCloseable {
         // should it recover.
         DirectIo direct = openFailure == null ? directIo(dir, options.ioMode()) : null;
         DiskReader reader =
-            direct == null
-                ? null
-                : new DiskReader(
-                    threadPrefix + "-reader-d" + index,
-                    direct,
-                    threads.read(),
-                    options.readBufferPerDisk(),
-                    options.readBufferWaitMillis());
+            new DiskReader(
+                threadPrefix + "-reader-d" + index,
+                direct,
+                threads.read(),
+                options.readBufferPerDisk(),
+                options.readBufferWaitMillis());
         Disk disk =
             new Disk(
                 index,
@@ -351,6 +349,6 @@ public final class Disks implements AutoCloseable {
   @Override
   public void close() {
     disks.forEach(d -> d.flusher().close());
-    disks.forEach(d -> d.reader().ifPresent(DiskReader::close));
+    disks.forEach(d -> d.reader().close());
   }
 }

@@ -223,6 +223,26 @@ class DirectIoTest {
   }
 
   @Test
+  void theReaderCountsTheWholeBlocksItReads() throws Exception {
+    byte[] data = new byte[3 * io.alignment()];
+    new Random(10).nextBytes(data);
+    Path file = root.resolve("counted.data");
+    Files.write(file, data);
+    try (DiskReader reader =
+        new DiskReader("test-reader", io, 1, 2L * DiskReader.SEGMENT_BYTES, 1000)) {
+      // One byte past the first block, to one byte into the third: three blocks come off the disk.
+      ByteBuf bytes =
+          reader
+              .read(file, io.alignment() - 1, io.alignment() + 2, () -> true)
+              .get(10, TimeUnit.SECONDS);
+      bytes.release();
+
+      assertThat(reader.readBytes()).isEqualTo(3L * io.alignment());
+      assertThat(reader.readNanos()).isPositive();
+    }
+  }
+
+  @Test
   void aReadNoLongerWantedIsSkipped() throws Exception {
     Path file = root.resolve("unwanted.data");
     Files.write(file, new byte[100]);
@@ -333,7 +353,7 @@ class DirectIoTest {
                 Disks.Options.everyTier(new DiskThreads(1, 1)), IoMode.AUTO, 4 << 20, 1000),
             "test")) {
       assertThat(disks.get(0).ioMode()).isEqualTo(IoMode.DIRECT);
-      assertThat(disks.get(0).reader()).isPresent();
+      assertThat(disks.get(0).reader().maxReadBytes()).isEqualTo((4L << 20) - 2L * io.alignment());
     }
     try (Disks disks =
         Disks.open(
@@ -342,6 +362,8 @@ class DirectIoTest {
                 Disks.Options.everyTier(new DiskThreads(1, 1)), IoMode.BUFFERED, 4 << 20, 1000),
             "test")) {
       assertThat(disks.get(0).ioMode()).isEqualTo(IoMode.BUFFERED);
+      // A buffered disk reads through the page cache: no alignment to make room for.
+      assertThat(disks.get(0).reader().maxReadBytes()).isEqualTo((4L << 20) - 2);
     }
   }
 

@@ -1,0 +1,154 @@
+package io.faro.client.it;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.faro.client.ClientOptions;
+import io.faro.client.ShuffleClient;
+import io.faro.client.driver.LifecycleManager;
+import io.faro.client.push.MapPusher;
+import io.faro.client.testing.MiniFaroCluster;
+import io.faro.common.id.AppId;
+import io.faro.common.id.PartitionLocation;
+import io.faro.common.id.ShuffleId;
+import io.faro.common.network.ClientPool;
+import io.faro.worker.storage.Disk;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Collectors;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * Disk-load-aware placement on a real cluster: one disk of four is slowed down (the test-only delay
+ * of faro.worker.testing.slow.disk.delay.per.mib, while a marker file is in its directory); within
+ * a few heartbeats new shuffles give it fewer partitions than each of its peers, and once it
+ * recovers, as many again.
+ */
+class SlowDiskPlacementTest {
+  private static final int MAPS = 4;
+  private static final int PARTITIONS = 16;
+
+  /** Partitions of the shuffles placed only to count where placement puts them. */
+  private static final int PROBE_PARTITIONS = 400;
+
+  @TempDir Path dir;
+
+  private int nextShuffle;
+
+  @Test
+  void aSlowedDiskGetsFewerNewPartitionsUntilItRecovers() throws Exception {
+    try (MiniFaroCluster cluster =
+        MiniFaroCluster.start(
+            dir,
+            2,
+            Map.of(
+                "faro.worker.heartbeat.interval", "200ms",
+                "faro.worker.disk.check.interval", "100ms",
+                "faro.worker.testing.slow.disk.delay.per.mib", "50ms"),
+            i ->
+                Map.of(
+                    "faro.worker.dirs",
+                    dir.resolve("w" + i + "d0")
+                        + ":ssd,"
+                        + dir.resolve("w" + i + "d1")
+                        + ":ssd"))) {
+      ClientOptions.Settings settings =
+          ClientOptions.Settings.from(
+              cluster.clientConf().with("faro.client.push.compress", "false"));
+      String slowDisk = cluster.workers().get(0).workerId().value() + "/1";
+      Path marker = dir.resolve("w0d1").resolve(Disk.TESTING_SLOW_FILE);
+      try (ClientPool pool = new ClientPool("test", settings.network());
+          LifecycleManager lifecycle =
+              new LifecycleManager(new AppId("slow-disk"), settings, pool, "127.0.0.1")) {
+        ShuffleClient client = new ShuffleClient(pool, settings);
+
+        Files.createFile(marker);
+        Map<String, Long> slowed =
+            placeUntil(
+                client,
+                lifecycle,
+                counts -> counts.get(slowDisk) < minOfOthers(counts, slowDisk),
+                "the slowed disk gets fewer partitions than each of its peers");
+        long whileSlow = slowed.get(slowDisk);
+
+        Files.delete(marker);
+        Map<String, Long> recovered =
+            placeUntil(
+                client,
+                lifecycle,
+                counts ->
+                    counts.get(slowDisk) > whileSlow
+                        && counts.get(slowDisk) >= minOfOthers(counts, slowDisk),
+                "the recovered disk gets as many partitions as its peers again");
+        assertThat(recovered.get(slowDisk)).isGreaterThan(whileSlow);
+      }
+    }
+  }
+
+  /**
+   * Runs shuffles that write to every disk (so that each disk's write time is measured), each
+   * followed by a probe placement, until {@code wanted} holds of the probe's partitions per disk;
+   * returns that count. Fails after 60 s.
+   */
+  private Map<String, Long> placeUntil(
+      ShuffleClient client,
+      LifecycleManager lifecycle,
+      java.util.function.Predicate<Map<String, Long>> wanted,
+      String what)
+      throws Exception {
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+    Map<String, Long> counts = Map.of();
+    while (System.nanoTime() < deadline) {
+      runShuffle(client, lifecycle);
+      // Two heartbeats: the masters hear of the times the shuffle's writes took.
+      Thread.sleep(Duration.ofMillis(400).toMillis());
+      counts = probe(client, lifecycle);
+      if (counts.size() == 4 && wanted.test(counts)) {
+        return counts;
+      }
+    }
+    throw new AssertionError("not within 60 s: " + what + "; last placement per disk " + counts);
+  }
+
+  /** Pushes about 8 MiB over every partition and reads it back, every record once. */
+  private void runShuffle(ShuffleClient client, LifecycleManager lifecycle) throws Exception {
+    ShuffleId shuffle = new ShuffleId(lifecycle.app(), nextShuffle++);
+    ShuffleWorkload workload = new ShuffleWorkload(MAPS, PARTITIONS, 16_000, nextShuffle);
+    for (int m = 0; m < MAPS; m++) {
+      try (MapPusher pusher =
+          client.newMapPusher(lifecycle.endpoint(), shuffle, m, 0, MAPS, PARTITIONS)) {
+        workload.writeMap(pusher, m, 0);
+        pusher.finish();
+        client.mapperEnd(lifecycle.endpoint(), shuffle, m, 0, MAPS, pusher.batchCounts());
+      }
+    }
+    ShuffleWorkload.assertEveryRecordOnce(
+        workload.readAll(client, lifecycle.endpoint(), shuffle, r -> {}));
+  }
+
+  /** Places a shuffle of {@link #PROBE_PARTITIONS} and counts its partitions per worker/disk. */
+  private Map<String, Long> probe(ShuffleClient client, LifecycleManager lifecycle) {
+    ShuffleId shuffle = new ShuffleId(lifecycle.app(), nextShuffle++);
+    List<PartitionLocation> placed =
+        client.pushLocations(lifecycle.endpoint(), shuffle, 1, PROBE_PARTITIONS);
+    Map<String, Long> counts =
+        placed.stream()
+            .collect(
+                Collectors.groupingBy(
+                    l -> l.worker().value() + "/" + l.diskIndex(), Collectors.counting()));
+    return new HashMap<>(counts);
+  }
+
+  private static long minOfOthers(Map<String, Long> counts, String disk) {
+    return counts.entrySet().stream()
+        .filter(e -> !e.getKey().equals(disk))
+        .mapToLong(Map.Entry::getValue)
+        .min()
+        .orElseThrow();
+  }
+}

@@ -1,0 +1,198 @@
+package io.faro.worker.fetch;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.faro.common.config.FaroConf;
+import io.faro.common.id.AppId;
+import io.faro.common.id.DiskTier;
+import io.faro.common.id.PartitionKey;
+import io.faro.common.id.ShuffleId;
+import io.faro.common.id.WorkerEndpoint;
+import io.faro.common.network.NetworkOptions;
+import io.faro.common.network.TransportServer;
+import io.faro.common.testing.Eventually;
+import io.faro.worker.WorkerOptions;
+import io.faro.worker.memory.FrameCharge;
+import io.faro.worker.memory.MemoryBudget;
+import io.faro.worker.partition.AppendStatus;
+import io.faro.worker.partition.PartitionStore;
+import io.faro.worker.partition.WriterSettings;
+import io.faro.worker.storage.DiskDir;
+import io.faro.worker.storage.DiskReader;
+import io.faro.worker.storage.DiskThreads;
+import io.faro.worker.storage.Disks;
+import io.faro.worker.storage.IoMode;
+import io.faro.worker.testing.WorkerClient;
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.Unpooled;
+import java.io.ByteArrayOutputStream;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Random;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * A fetch port over a disk written through the page cache: chunks are read by the disk's reader
+ * into its pooled buffers, like on a disk with direct I/O, and only a chunk larger than those
+ * buffers is sent with sendfile.
+ */
+class FetchHandlerTest {
+  private static final ShuffleId SHUFFLE = new ShuffleId(new AppId("app-fetch"), 2);
+  private static final long FLUSH = 4 * 1024;
+  private static final long CHUNK = 16 * 1024;
+
+  @TempDir Path root;
+  private Disks disks;
+  private ScheduledExecutorService memoryThread;
+  private MemoryBudget budget;
+  private PartitionStore store;
+  private TransportServer server;
+  private final List<WorkerClient> clients = new ArrayList<>();
+
+  @BeforeEach
+  void setUp() {
+    // One segment of read buffers: a read of up to 1 MiB - 2 bytes at a time.
+    disks =
+        Disks.open(
+            List.of(new DiskDir(root.resolve("d0"), DiskTier.HDD)),
+            new Disks.Options(
+                Disks.Options.everyTier(new DiskThreads(1, 1)),
+                IoMode.BUFFERED,
+                DiskReader.SEGMENT_BYTES,
+                5000),
+            "test");
+    memoryThread = Executors.newSingleThreadScheduledExecutor();
+    budget = new MemoryBudget(1L << 30, 1L << 29, () -> store.flushBuffered(), memoryThread);
+    store = new PartitionStore(disks, new WriterSettings(FLUSH, CHUNK));
+    server =
+        new TransportServer(
+            "test-fetch",
+            "127.0.0.1",
+            0,
+            WorkerOptions.FETCH_PORT.key(),
+            NetworkOptions.Settings.from(FaroConf.empty()),
+            new FetchHandler(store),
+            null);
+  }
+
+  @AfterEach
+  void tearDown() throws InterruptedException {
+    clients.forEach(WorkerClient::close);
+    server.close();
+    store.close();
+    disks.close();
+    memoryThread.shutdownNow();
+    memoryThread.awaitTermination(5, TimeUnit.SECONDS);
+  }
+
+  @Test
+  void aBufferedDiskServesChunksThroughItsReader() {
+    assertThat(disks.get(0).ioMode()).isEqualTo(IoMode.BUFFERED);
+    DiskReader reader = disks.get(0).reader();
+    PartitionKey key = new PartitionKey(SHUFFLE, 0, 0);
+    store.reserve(SHUFFLE, List.of(new PartitionStore.Reservation(0, 0, 0)));
+    byte[] expected = appendRandomParts(key, 60, new Random(21));
+    store.commit(SHUFFLE).join();
+    WorkerClient client = client("reducer");
+
+    assertThat(client.openStream(key)).hasSizeGreaterThan(3);
+    assertThat(client.fetchAll(key)).isEqualTo(expected);
+    // Every chunk came off the disk through the reader, once.
+    assertThat(reader.readBytes()).isEqualTo(expected.length);
+    assertThat(reader.readNanos()).isPositive();
+    Eventually.await("every read buffer back in the pool", () -> reader.segmentsInUse() == 0);
+  }
+
+  @Test
+  void concurrentFetchesShareTheBoundedPoolAndGiveItBack() {
+    DiskReader reader = disks.get(0).reader();
+    int partitions = 4;
+    List<byte[]> expected = new ArrayList<>();
+    List<PartitionStore.Reservation> reservations = new ArrayList<>();
+    for (int p = 0; p < partitions; p++) {
+      reservations.add(new PartitionStore.Reservation(p, 0, 0));
+    }
+    store.reserve(SHUFFLE, reservations);
+    Random random = new Random(22);
+    for (int p = 0; p < partitions; p++) {
+      expected.add(appendRandomParts(new PartitionKey(SHUFFLE, p, 0), 40, random));
+    }
+    store.commit(SHUFFLE).join();
+
+    // Two connections, each fetching every partition at once: their reads queue on the disk and
+    // take turns with its one segment.
+    List<CompletableFuture<byte[]>> fetches = new ArrayList<>();
+    for (WorkerClient client : List.of(client("reducer-a"), client("reducer-b"))) {
+      for (int p = 0; p < partitions; p++) {
+        PartitionKey key = new PartitionKey(SHUFFLE, p, 0);
+        fetches.add(CompletableFuture.supplyAsync(() -> client.fetchAll(key)));
+      }
+    }
+    for (int i = 0; i < fetches.size(); i++) {
+      assertThat(WorkerClient.await(fetches.get(i), "fetch " + i))
+          .isEqualTo(expected.get(i % partitions));
+    }
+    assertThat(reader.readBytes())
+        .isEqualTo(2L * expected.stream().mapToLong(bytes -> bytes.length).sum());
+    Eventually.await("every read buffer back in the pool", () -> reader.segmentsInUse() == 0);
+    assertThat(reader.queuedReads()).isZero();
+  }
+
+  @Test
+  void aChunkLargerThanTheReadBuffersIsSentWithSendfile() {
+    DiskReader reader = disks.get(0).reader();
+    PartitionKey key = new PartitionKey(SHUFFLE, 0, 0);
+    store.reserve(SHUFFLE, List.of(new PartitionStore.Reservation(0, 0, 0)));
+    // One part of 2 MiB makes a chunk of its own (chunks end at part boundaries), larger than the
+    // reader's one segment; the small one after it is a chunk the reader serves.
+    byte[] big = new byte[2 * DiskReader.SEGMENT_BYTES];
+    byte[] little = new byte[100];
+    Random random = new Random(23);
+    random.nextBytes(big);
+    random.nextBytes(little);
+    append(key, big);
+    append(key, little);
+    store.commit(SHUFFLE).join();
+    WorkerClient client = client("reducer");
+
+    assertThat(client.fetchChunk(key, 0)).isEqualTo(big);
+    assertThat(reader.readBytes()).isZero();
+    assertThat(client.fetchChunk(key, 1)).isEqualTo(little);
+    assertThat(reader.readBytes()).isEqualTo(little.length);
+    Eventually.await("every read buffer back in the pool", () -> reader.segmentsInUse() == 0);
+  }
+
+  private WorkerClient client(String name) {
+    WorkerClient client =
+        new WorkerClient(name, new WorkerEndpoint("127.0.0.1", 0, 0, server.port()));
+    clients.add(client);
+    return client;
+  }
+
+  /** Appends {@code parts} parts of random sizes and bytes to {@code key}; returns their bytes. */
+  private byte[] appendRandomParts(PartitionKey key, int parts, Random random) {
+    ByteArrayOutputStream all = new ByteArrayOutputStream();
+    for (int i = 0; i < parts; i++) {
+      byte[] bytes = new byte[1 + random.nextInt(3000)];
+      random.nextBytes(bytes);
+      append(key, bytes);
+      all.writeBytes(bytes);
+    }
+    return all.toByteArray();
+  }
+
+  private void append(PartitionKey key, byte[] bytes) {
+    ByteBuf part = Unpooled.wrappedBuffer(Arrays.copyOf(bytes, bytes.length));
+    assertThat(store.append(key, part, new FrameCharge(budget, bytes.length, 1)))
+        .isEqualTo(AppendStatus.ACCEPTED);
+  }
+}
