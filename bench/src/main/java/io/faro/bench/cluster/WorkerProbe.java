@@ -115,6 +115,8 @@ public final class WorkerProbe {
               s.getMemoryBudgetUsedBytes(),
               s.getPeakMemoryBudgetUsedBytes(),
               s.getMemoryPauseBytes(),
+              s.getMemoryPauses(),
+              s.getMemoryPausedMs(),
               s.getHeapUsedBytes(),
               s.getDiskIoModesList()));
     }

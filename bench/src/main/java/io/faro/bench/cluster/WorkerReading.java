@@ -19,6 +19,8 @@ public record WorkerReading(
     long budgetUsedBytes,
     long peakBudgetBytes,
     long pauseBytes,
+    long pauses,
+    long pausedMs,
     long heapUsedBytes,
     List<String> diskIoModes) {
   public WorkerReading {

@@ -61,6 +61,7 @@ public final class JsonReport {
     out.put("map_finish_p99_ms", round(r.mapFinishes().p99Ms()));
     out.put("map_blocked_ms_mean", round(r.mapBlockedMillisMean()));
     out.put("map_slow_downs", r.mapSlowDowns());
+    out.put("map_revives", r.mapRevives());
     out.put("map_back_off_ms_mean", round(r.mapBackOffMillisMean()));
     out.put("worker_cpu_s_per_gb", round(report.workerCpuSecondsPerGb()));
     out.put("worker_ingest_cpu_s_per_gb", round(report.workerIngestCpuSecondsPerGb()));
@@ -128,6 +129,8 @@ public final class JsonReport {
       entry.put("direct_mb", round(w.end().directBytes() / BenchReport.MB));
       entry.put("peak_direct_mb", round(w.end().peakDirectBytes() / BenchReport.MB));
       entry.put("peak_memory_budget_mb", round(w.end().peakBudgetBytes() / BenchReport.MB));
+      entry.put("memory_pauses", w.end().pauses());
+      entry.put("memory_paused_ms", w.end().pausedMs());
       entry.put("heap_used_mb", round(w.end().heapUsedBytes() / BenchReport.MB));
       out.add(entry);
     }

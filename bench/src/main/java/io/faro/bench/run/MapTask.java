@@ -31,6 +31,7 @@ final class MapTask implements Callable<MapTask.Result> {
    * @param finishNanos time of {@code finish()}: pushing the rest and waiting for every answer
    * @param blockedNanos time the task waited for answers, as the pusher counts it
    * @param slowDowns push answers in which a worker asked the task to slow down
+   * @param revives partitions the task asked new locations for (failed pushes and splits)
    * @param backOffNanos the part of {@code blockedNanos} spent waiting for the window of a worker
    *     that asked the task to slow down
    * @param finishedAt when {@code finish()} returned ({@link System#nanoTime()})
@@ -44,6 +45,7 @@ final class MapTask implements Callable<MapTask.Result> {
       long finishNanos,
       long blockedNanos,
       long slowDowns,
+      long revives,
       long backOffNanos,
       long finishedAt,
       long mapperEndAt) {}
@@ -87,6 +89,7 @@ final class MapTask implements Callable<MapTask.Result> {
     int[] batchCounts;
     long blockedNanos;
     long slowDowns;
+    long revives;
     long backOffNanos;
     long finishedAt;
     try (MapPusher pusher =
@@ -120,6 +123,7 @@ final class MapTask implements Callable<MapTask.Result> {
       finishNanos = finishedAt - start;
       blockedNanos = pusher.blockedNanos();
       slowDowns = pusher.slowDowns();
+      revives = pusher.revives();
       backOffNanos = pusher.backOffNanos();
       progress.add(records % PROGRESS_RECORDS * recordSize);
       for (long length : pusher.partitionLengths()) {
@@ -142,6 +146,7 @@ final class MapTask implements Callable<MapTask.Result> {
         finishNanos,
         blockedNanos,
         slowDowns,
+        revives,
         backOffNanos,
         finishedAt,
         mapperEndAt);

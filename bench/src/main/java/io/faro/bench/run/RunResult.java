@@ -17,6 +17,8 @@ import java.util.List;
  * @param mapFinishes time of each map task's {@code finish()}
  * @param mapBlockedMillisMean mean time per map task spent waiting for push answers
  * @param mapSlowDowns push answers, over all map tasks, in which a worker asked to slow down
+ * @param mapRevives partitions the map tasks asked new locations for (failed pushes and splits):
+ *     overload alone must cause none
  * @param mapBackOffMillisMean the part of {@code mapBlockedMillisMean} spent waiting for the window
  *     of a worker that asked to slow down
  * @param clientIngestCpuNanos this process's CPU time for placement, push and commit
@@ -35,6 +37,7 @@ public record RunResult(
     LatencySummary mapFinishes,
     double mapBlockedMillisMean,
     long mapSlowDowns,
+    long mapRevives,
     double mapBackOffMillisMean,
     long clientIngestCpuNanos,
     long clientFetchCpuNanos,

@@ -188,6 +188,7 @@ public final class ShuffleRun {
     long stored = 0;
     long blocked = 0;
     long slowDowns = 0;
+    long revives = 0;
     long backOff = 0;
     for (MapTask.Result m : maps) {
       written.addAll(m.written());
@@ -197,6 +198,7 @@ public final class ShuffleRun {
       stored += m.storedBytes();
       blocked += m.blockedNanos();
       slowDowns += m.slowDowns();
+      revives += m.revives();
       backOff += m.backOffNanos();
     }
     PartitionTally read = new PartitionTally(settings.partitions());
@@ -216,6 +218,7 @@ public final class ShuffleRun {
         finishes.summary(),
         blocked / 1e6 / maps.size(),
         slowDowns,
+        revives,
         backOff / 1e6 / maps.size(),
         clientIngestCpu,
         clientFetchCpu,

@@ -57,6 +57,7 @@ class JsonReportTest {
             new LatencySummary(8, 20, 40),
             3.5,
             12,
+            0,
             1.25,
             3_000_000_000L,
             1_000_000_000L,
@@ -83,6 +84,8 @@ class JsonReportTest {
         0,
         32L << 20,
         900L << 20,
+        3,
+        250,
         1,
         java.util.List.of("direct"));
   }
@@ -118,6 +121,7 @@ class JsonReportTest {
             "\"client_cpu_s_per_gb\": 2.0",
             "\"client_workload_cpu_s_per_gb\": 0.25",
             "\"map_slow_downs\": 12",
+            "\"map_revives\": 0",
             "\"map_back_off_ms_mean\": 1.25",
             "\"worker_peak_rss_mb\": 500.0",
             "\"worker_peak_direct_mb\": 64.0",

@@ -15,9 +15,12 @@ import org.slf4j.LoggerFactory;
 
 /**
  * Counts the bytes of pushed data held in partition buffers and flusher queues, and applies
- * back-pressure: when the count reaches the pause mark every push connection stops reading
- * (autoRead off) and pushes are answered SLOW_DOWN; when flushes bring it down to the resume mark
- * they read again. Overload slows pushes down; it never fails them.
+ * back-pressure in two steps. From the resume mark up, pushes are answered SLOW_DOWN, and map tasks
+ * narrow their window of unanswered pushes to this worker before memory runs out (a paused
+ * connection reads no push, so an answer given only while paused would come too late to matter).
+ * When the count reaches the pause mark every push connection stops reading (autoRead off); when
+ * flushes bring it down to the resume mark they read again. Overload slows pushes down; it never
+ * fails them.
  *
  * <p>On pausing, {@code relief} runs on {@code reliefExecutor}: it hands every partition buffer to
  * its flusher, since buffers below their flush size would otherwise hold memory forever while no
@@ -45,6 +48,10 @@ public final class MemoryBudget {
   private final Object lock = new Object();
   // At most one relief loop at a time.
   private final AtomicBoolean reliefRunning = new AtomicBoolean();
+  // @GuardedBy("lock"): pauses since start, their time, and when the current one began.
+  private long pauses;
+  private long pausedNanos;
+  private long pausedSince;
 
   // Written under lock; read without it on the hot path (a stale read only delays a transition
   // until the next reserve or release, which rechecks under the lock).
@@ -113,9 +120,31 @@ public final class MemoryBudget {
     return pauseAt;
   }
 
-  /** Whether push connections are paused: pushes are answered SLOW_DOWN meanwhile. */
+  /** Whether push connections are paused. */
   public boolean isPaused() {
     return paused;
+  }
+
+  /**
+   * Whether pushes should be answered SLOW_DOWN: while paused, and whenever the data held is at or
+   * above the resume mark.
+   */
+  public boolean shouldSlowDown() {
+    return paused || used.get() >= resumeAt;
+  }
+
+  /** How many times push connections paused since start. */
+  public long pauses() {
+    synchronized (lock) {
+      return pauses;
+    }
+  }
+
+  /** How long push connections were paused since start, the current pause included. */
+  public long pausedNanos() {
+    synchronized (lock) {
+      return pausedNanos + (paused ? System.nanoTime() - pausedSince : 0);
+    }
   }
 
   /** Tracks a push connection until it closes; a connection opened while paused starts paused. */
@@ -161,6 +190,8 @@ public final class MemoryBudget {
         return;
       }
       paused = true;
+      pauses++;
+      pausedSince = System.nanoTime();
       pushChannels.forEach(c -> c.config().setAutoRead(false));
       LOG.info(
           "Pushed data in memory reached {} bytes (pause mark {}, faro.worker.memory.budget): "
@@ -180,6 +211,7 @@ public final class MemoryBudget {
         return;
       }
       paused = false;
+      pausedNanos += System.nanoTime() - pausedSince;
       pushChannels.forEach(c -> c.config().setAutoRead(true));
       LOG.info(
           "Pushed data in memory fell to {} bytes (resume mark {}): resuming {} push connections",

@@ -110,6 +110,8 @@ public final class ProtoMapper {
         .setMemoryBudgetUsedBytes(status.memoryBudgetUsedBytes())
         .setPeakMemoryBudgetUsedBytes(status.peakMemoryBudgetUsedBytes())
         .setMemoryPauseBytes(status.memoryPauseBytes())
+        .setMemoryPauses(status.memoryPauses())
+        .setMemoryPausedMs(status.memoryPausedMs())
         .setHeapUsedBytes(status.heapUsedBytes())
         .setHeapMaxBytes(status.heapMaxBytes())
         .setUptimeMs(status.uptimeMs())

@@ -160,7 +160,7 @@ public final class FrameAppender {
       List<CompletableFuture<Void>> confirmations = new ArrayList<>(forwarded.size());
       forwarded.forEach((link, linked) -> confirmations.add(appendAndForward(link, linked)));
       // Read once after appending: this frame's own bytes may be what crossed the mark.
-      boolean slowDown = budget.isPaused();
+      boolean slowDown = budget.shouldSlowDown();
       CompletableFuture<List<AppendStatus>> answered =
           confirmations.isEmpty()
               ? CompletableFuture.completedFuture(List.of(statuses))

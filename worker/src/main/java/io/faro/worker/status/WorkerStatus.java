@@ -16,6 +16,8 @@ import java.util.List;
  * @param memoryBudgetUsedBytes pushed data held now, as counted against faro.worker.memory.budget
  * @param peakMemoryBudgetUsedBytes the most pushed data held at once
  * @param memoryPauseBytes the count at which push connections pause
+ * @param memoryPauses times push connections paused since start
+ * @param memoryPausedMs how long they were paused in all
  * @param heapUsedBytes heap in use now
  * @param heapMaxBytes the heap's limit (-Xmx)
  * @param uptimeMs time since the JVM started
@@ -30,6 +32,8 @@ public record WorkerStatus(
     long memoryBudgetUsedBytes,
     long peakMemoryBudgetUsedBytes,
     long memoryPauseBytes,
+    long memoryPauses,
+    long memoryPausedMs,
     long heapUsedBytes,
     long heapMaxBytes,
     long uptimeMs,

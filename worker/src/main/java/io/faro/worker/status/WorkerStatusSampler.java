@@ -126,6 +126,8 @@ public final class WorkerStatusSampler {
         budget.used(),
         budget.peak(),
         budget.pauseAt(),
+        budget.pauses(),
+        java.util.concurrent.TimeUnit.NANOSECONDS.toMillis(budget.pausedNanos()),
         heap.getUsed(),
         Math.max(0, heap.getMax()),
         ManagementFactory.getRuntimeMXBean().getUptime(),

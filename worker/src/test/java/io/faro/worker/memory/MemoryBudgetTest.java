@@ -61,6 +61,28 @@ class MemoryBudgetTest {
   }
 
   @Test
+  void pushesAreAskedToSlowDownFromTheResumeMarkUpAndPausesAreCounted() {
+    MemoryBudget budget = new MemoryBudget(900, 700, () -> {}, reliefThread);
+    budget.reserve(699);
+    assertThat(budget.shouldSlowDown()).as("below the resume mark").isFalse();
+    budget.reserve(1);
+    assertThat(budget.shouldSlowDown()).as("at the resume mark, before any pause").isTrue();
+    assertThat(budget.isPaused()).isFalse();
+    assertThat(budget.pauses()).isZero();
+
+    budget.reserve(200);
+    assertThat(budget.isPaused()).isTrue();
+    assertThat(budget.shouldSlowDown()).isTrue();
+    budget.release(300);
+    assertThat(budget.isPaused()).isFalse();
+    assertThat(budget.shouldSlowDown()).isFalse();
+    budget.reserve(300);
+    budget.release(300);
+    assertThat(budget.pauses()).isEqualTo(2);
+    assertThat(budget.pausedNanos()).isPositive();
+  }
+
+  @Test
   void reliefRepeatsWhileStillPaused() {
     AtomicInteger reliefs = new AtomicInteger();
     MemoryBudget budget = new MemoryBudget(100, 50, reliefs::incrementAndGet, reliefThread);
