@@ -391,19 +391,7 @@ final class PushWindow {
     }
     if (number < 0) {
       inFlight.release();
-      throw new FaroException(
-          ErrorCode.TIMEOUT,
-          "pushes of map "
-              + mapId
-              + " attempt "
-              + attemptId
-              + " of shuffle "
-              + shuffle
-              + " to worker "
-              + worker
-              + ", which asked to slow down, got no answer within "
-              + settings.network().requestTimeout().toMillis()
-              + "ms (faro.network.request.timeout)");
+      throw noAnswer(" to worker " + worker + ", which asked to slow down,");
     }
     try {
       checkFailure();
@@ -415,6 +403,22 @@ final class PushWindow {
     return number;
   }
 
+  /** The error of pushes that got no answer in time; {@code toWhom} says where they went. */
+  private FaroException noAnswer(String toWhom) {
+    return new FaroException(
+        ErrorCode.TIMEOUT,
+        "pushes of map "
+            + mapId
+            + " attempt "
+            + attemptId
+            + " of shuffle "
+            + shuffle
+            + toWhom
+            + " got no answer within "
+            + settings.network().requestTimeout().toMillis()
+            + "ms (faro.network.request.timeout)");
+  }
+
   /**
    * Takes {@code permits} of the global bound, waiting until {@code deadline} ({@link
    * System#nanoTime()}) at most; throws the first failure of an answer instead, holding nothing.
@@ -424,17 +428,7 @@ final class PushWindow {
       boolean acquired =
           inFlight.tryAcquire(permits, deadline - System.nanoTime(), TimeUnit.NANOSECONDS);
       if (!acquired) {
-        throw new FaroException(
-            ErrorCode.TIMEOUT,
-            "pushes of map "
-                + mapId
-                + " attempt "
-                + attemptId
-                + " of shuffle "
-                + shuffle
-                + " got no answer within "
-                + settings.network().requestTimeout().toMillis()
-                + "ms (faro.network.request.timeout)");
+        throw noAnswer("");
       }
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
