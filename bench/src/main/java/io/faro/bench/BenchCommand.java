@@ -5,6 +5,7 @@ import io.faro.bench.cluster.ClusterTarget;
 import io.faro.bench.report.BenchReport;
 import io.faro.bench.report.JsonReport;
 import io.faro.bench.report.MachineFacts;
+import io.faro.bench.report.ReportFiles;
 import io.faro.bench.report.TableReport;
 import io.faro.bench.run.RunFailedException;
 import io.faro.bench.run.RunResult;
@@ -19,7 +20,6 @@ import java.io.PrintWriter;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.StandardCopyOption;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -195,7 +195,7 @@ public final class BenchCommand implements Callable<Integer>, FaroSubcommand {
       out.println();
       out.print(TableReport.write(report));
       if (json != null) {
-        writeAtomically(json, JsonReport.write(report));
+        ReportFiles.writeAtomically(json, JsonReport.write(report));
         out.println("JSON report: " + json.toAbsolutePath());
       }
       out.flush();
@@ -288,16 +288,5 @@ public final class BenchCommand implements Callable<Integer>, FaroSubcommand {
     } catch (RuntimeException e) {
       throw new IllegalArgumentException("--masters takes host:port items, got '" + text + "'", e);
     }
-  }
-
-  private static void writeAtomically(Path file, String text) throws IOException {
-    Path absolute = file.toAbsolutePath();
-    if (absolute.getParent() != null) {
-      Files.createDirectories(absolute.getParent());
-    }
-    Path temporary = absolute.resolveSibling(absolute.getFileName() + ".tmp");
-    Files.writeString(temporary, text);
-    Files.move(
-        temporary, absolute, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
   }
 }

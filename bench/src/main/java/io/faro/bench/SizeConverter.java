@@ -5,7 +5,7 @@ import picocli.CommandLine.ITypeConverter;
 import picocli.CommandLine.TypeConversionException;
 
 /** Sizes as in Faro's settings ({@link ConfigOption#parseSize}): 100, 64k, 512m, 4g. */
-final class SizeConverter implements ITypeConverter<Long> {
+public final class SizeConverter implements ITypeConverter<Long> {
   @Override
   public Long convert(String value) {
     try {

@@ -50,7 +50,9 @@ final class ClusterFile {
         entry.put("workerId", workerId);
       }
       if (m.role().equals("worker")) {
-        entry.put("dirs", List.of(workDir.resolve(m.name()).resolve("data").toString()));
+        // Every directory of its faro.worker.dirs, as started (local-cluster --worker-dirs).
+        entry.put(
+            "dirs", WorkerDirs.startedWith(m.command()).stream().map(Path::toString).toList());
       } else {
         entry.put("dirs", List.of(workDir.resolve(m.name()).resolve("ratis").toString()));
       }

@@ -50,7 +50,8 @@ final class DemoCommand implements Callable<Integer> {
               + ": build first with `mvn -DskipTests package`.");
       return 2;
     }
-    try (LocalCluster cluster = LocalCluster.start(workDir, workers, null, 0)) {
+    try (LocalCluster cluster =
+        LocalCluster.start(workDir, LocalCluster.Options.workers(workers))) {
       System.out.println(
           "Started a local Faro cluster: master at "
               + cluster.masterEndpoint()

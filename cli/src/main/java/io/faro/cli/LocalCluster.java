@@ -4,6 +4,7 @@ import static java.util.Objects.requireNonNull;
 
 import io.faro.common.json.Json;
 import io.faro.common.network.FreePorts;
+import io.faro.worker.storage.DiskDir;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -99,27 +100,58 @@ public final class LocalCluster implements AutoCloseable {
   }
 
   /**
-   * Starts one master and {@code workers} workers; see {@link #start(Path, int, int, Path, int)}.
-   */
-  public static LocalCluster start(Path workDir, int workers, Path confFile, int masterPort)
-      throws IOException {
-    return start(workDir, 1, workers, confFile, masterPort);
-  }
-
-  /**
-   * Starts the cluster and writes cluster.json. With several masters they form one Raft group (ids
-   * m1..mN, Raft ports picked free), each in its own process and directory.
+   * What to start: how many masters and workers, the settings file every process reads, the first
+   * master's port and the directories of each worker.
    *
-   * @param masters masters of the group, at least 1
+   * @param masters masters of the group, at least 1; several form one Raft group (ids m1..mN, Raft
+   *     ports picked free), each in its own process and directory
+   * @param workers workers, each its own process
    * @param confFile a settings file every process reads first, or null
    * @param masterPort the first master's RPC port, the others on the next ports (0 picks free ones)
+   * @param workerDirs the directories each worker gets under {@code <work-dir>/worker-N}
    */
-  public static LocalCluster start(
-      Path workDir, int masters, int workers, Path confFile, int masterPort) throws IOException {
-    requireNonNull(workDir, "workDir is null");
-    if (masters < 1) {
-      throw new IllegalArgumentException("a cluster needs at least one master, not " + masters);
+  public record Options(
+      int masters, int workers, Path confFile, int masterPort, WorkerDirs workerDirs) {
+    public Options {
+      requireNonNull(workerDirs, "workerDirs is null");
+      if (masters < 1) {
+        throw new IllegalArgumentException("a cluster needs at least one master, not " + masters);
+      }
+      if (workers < 0) {
+        throw new IllegalArgumentException("negative number of workers: " + workers);
+      }
     }
+
+    /**
+     * One master on a free port and {@code workers} workers, each with one ssd directory {@code
+     * data}, without a settings file: what tests and tools mostly want.
+     */
+    public static Options workers(int workers) {
+      return new Options(1, workers, null, 0, WorkerDirs.DEFAULT);
+    }
+
+    public Options withMasters(int count) {
+      return new Options(count, workers, confFile, masterPort, workerDirs);
+    }
+
+    public Options withConf(Path file) {
+      return new Options(masters, workers, file, masterPort, workerDirs);
+    }
+
+    public Options withMasterPort(int port) {
+      return new Options(masters, workers, confFile, port, workerDirs);
+    }
+
+    public Options withWorkerDirs(WorkerDirs dirs) {
+      return new Options(masters, workers, confFile, masterPort, dirs);
+    }
+  }
+
+  /** Starts the cluster {@code options} describe in {@code workDir} and writes cluster.json. */
+  public static LocalCluster start(Path workDir, Options options) throws IOException {
+    requireNonNull(workDir, "workDir is null");
+    requireNonNull(options, "options is null");
+    Path confFile = options.confFile();
     Path dir = Files.createDirectories(workDir.toAbsolutePath());
     if (Files.exists(dir.resolve(CLUSTER_FILE))) {
       if (anyAlive(dir)) {
@@ -134,11 +166,15 @@ public final class LocalCluster implements AutoCloseable {
     }
     List<Member> members = new ArrayList<>();
     try {
-      List<String> endpoints = startMasters(dir, masters, confFile, masterPort, members);
+      List<String> endpoints =
+          startMasters(dir, options.masters(), confFile, options.masterPort(), members);
       String endpoint = String.join(",", endpoints);
-      for (int i = 0; i < workers; i++) {
+      for (int i = 0; i < options.workers(); i++) {
         String name = "worker-" + i;
-        Path data = Files.createDirectories(dir.resolve(name).resolve("data"));
+        List<DiskDir> disks = options.workerDirs().under(dir.resolve(name));
+        for (DiskDir disk : disks) {
+          Files.createDirectories(disk.path());
+        }
         members.add(
             ProcessLauncher.launch(
                 dir,
@@ -150,10 +186,10 @@ public final class LocalCluster implements AutoCloseable {
                     "faro.worker.rpc.port=0",
                     "faro.worker.push.port=0",
                     "faro.worker.fetch.port=0",
-                    "faro.worker.dirs=" + data + ":ssd",
+                    WorkerDirs.setting(disks),
                     "faro.master.endpoints=" + endpoint)));
       }
-      for (int i = masters; i < members.size(); i++) {
+      for (int i = options.masters(); i < members.size(); i++) {
         Member w = members.get(i);
         members.set(i, w.started(ProcessLauncher.awaitPortFile(w)));
       }

@@ -1,5 +1,8 @@
 package io.faro.cli;
 
+import io.faro.common.config.ConfigOption;
+import io.faro.common.config.FaroConf;
+import io.faro.worker.WorkerOptions;
 import java.io.PrintWriter;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -18,7 +21,9 @@ import picocli.CommandLine.Spec;
       "Starts one master and N workers, each its own process on 127.0.0.1, and writes",
       "<work-dir>/cluster.json (role, pid, ports, data dirs of each process, and the",
       "spark.* settings a job needs). Stops them on Ctrl-C, or with `local-cluster stop`.",
-      "A new cluster starts empty: what a stopped one left in <work-dir> is removed first."
+      "A new cluster starts empty: what a stopped one left in <work-dir> is removed first.",
+      "Each worker has one ssd directory, <work-dir>/worker-N/data; --worker-dirs gives",
+      "it several of other tiers, e.g. --worker-dirs nvme:150m,hdd."
     },
     subcommands = {LocalClusterCommand.Stop.class, LocalClusterCommand.Restart.class})
 final class LocalClusterCommand implements Callable<Integer> {
@@ -53,6 +58,19 @@ final class LocalClusterCommand implements Callable<Integer> {
           "RPC port of the (first) master, the others on the next ports "
               + "(default: ${DEFAULT-VALUE}; 0 picks free ones).")
   int masterPort;
+
+  @Option(
+      names = WorkerDirs.OPTION,
+      paramLabel = "SPEC",
+      description =
+          "Directories of each worker: a comma-separated list of tier[:capacity], tier one of "
+              + "nvme, ssd, hdd and capacity a size like 150m (the most Faro keeps there), e.g. "
+              + "nvme:150m,hdd. Each becomes <work-dir>/worker-N/<tier> (a second of one tier "
+              + "<tier>-2) in the worker's faro.worker.dirs. They all share this machine's file "
+              + "system: a capacity is what makes one fill first. A capacity below the tier's "
+              + "reserve (faro.worker.tier.<tier>.reserve, 1g unless --conf lowers it) makes the "
+              + "disk full from the start. Default: one ssd directory, worker-N/data.")
+  String workerDirs;
 
   @Option(
       names = "--detach",
@@ -96,7 +114,20 @@ final class LocalClusterCommand implements Callable<Integer> {
       err.flush();
       return 2;
     }
-    LocalCluster cluster = LocalCluster.start(workDir, masters, workers, conf, masterPort);
+    WorkerDirs dirs = WorkerDirs.DEFAULT;
+    if (workerDirs != null) {
+      try {
+        dirs = WorkerDirs.parse(workerDirs);
+      } catch (IllegalArgumentException e) {
+        err.println("faro local-cluster: " + e.getMessage());
+        err.flush();
+        return 2;
+      }
+      warnOfDisksFullFromTheStart(dirs, err);
+    }
+    LocalCluster cluster =
+        LocalCluster.start(
+            workDir, new LocalCluster.Options(masters, workers, conf, masterPort, dirs));
     Path file = cluster.workDir().resolve(LocalCluster.CLUSTER_FILE);
     System.out.println(
         "Faro local cluster: "
@@ -110,6 +141,9 @@ final class LocalClusterCommand implements Callable<Integer> {
     cluster
         .members()
         .forEach(m -> System.out.println("  " + m.name() + " pid " + m.pid() + ", log " + m.log()));
+    if (workerDirs != null) {
+      System.out.println("Each worker's directories: " + describe(dirs));
+    }
     System.out.println("Cluster description: " + file);
     System.out.println("Spark settings:");
     cluster.sparkSettings().forEach((k, v) -> System.out.println("  --conf " + k + "=" + v));
@@ -147,6 +181,57 @@ final class LocalClusterCommand implements Callable<Integer> {
     }
     stopped.await();
     return 0;
+  }
+
+  /** {@code nvme (150m), hdd}: the directories of {@code dirs}, for the operator. */
+  private static String describe(WorkerDirs dirs) {
+    return String.join(
+        ", ",
+        dirs.items().stream()
+            .map(
+                i ->
+                    i.name()
+                        + (i.capacityBytes() == Long.MAX_VALUE
+                            ? ""
+                            : " (" + ConfigOption.formatSize(i.capacityBytes()) + ")"))
+            .toList());
+  }
+
+  /**
+   * Says so when a capacity of {@code dirs} is below its tier's reserve in the settings file: the
+   * worker then reports that disk full at once, which surprises whoever wanted a small disk that
+   * fills up during a job.
+   */
+  private void warnOfDisksFullFromTheStart(WorkerDirs dirs, PrintWriter err) {
+    FaroConf settings;
+    try {
+      settings = conf == null ? FaroConf.empty() : FaroConf.load(conf);
+    } catch (RuntimeException e) {
+      return; // the processes name what is wrong with the file
+    }
+    for (WorkerDirs.Item item : dirs.items()) {
+      ConfigOption<Long> reserve = WorkerOptions.TIER_RESERVE.get(item.tier());
+      long bytes;
+      try {
+        bytes = settings.get(reserve);
+      } catch (RuntimeException e) {
+        return;
+      }
+      if (item.capacityBytes() < bytes) {
+        err.println(
+            "faro local-cluster: note: "
+                + item.name()
+                + " has a capacity of "
+                + ConfigOption.formatSize(item.capacityBytes())
+                + ", below "
+                + reserve.key()
+                + " ("
+                + ConfigOption.formatSize(bytes)
+                + "): the workers report it full from the start; lower the reserve in --conf "
+                + "for a disk that fills up as data comes");
+        err.flush();
+      }
+    }
   }
 
   /**

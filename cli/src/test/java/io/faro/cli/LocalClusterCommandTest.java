@@ -84,6 +84,26 @@ class LocalClusterCommandTest {
   }
 
   @Test
+  void aBadWorkerDirsSpecIsNamedAndStartsNothing() {
+    Path work = tmp.resolve("c");
+
+    assertThat(
+            run(
+                "local-cluster",
+                "--work-dir",
+                work.toString(),
+                "--worker-dirs",
+                "nvme:150m,floppy"))
+        .isEqualTo(2);
+
+    assertThat(err.toString())
+        .startsWith(
+            "faro local-cluster: --worker-dirs: 'floppy' names an unknown tier 'floppy': give a "
+                + "comma-separated list of tier[:capacity], tier one of nvme, ssd, hdd");
+    assertThat(work).as("nothing started").doesNotExist();
+  }
+
+  @Test
   void aDirectoryThatDoesNotExistYetIsFine() {
     assertThat(LocalClusterCommand.whyNotAWorkDir(tmp.resolve("a/b/c"))).isNull();
     assertThat(LocalClusterCommand.whyNotAWorkDir(tmp)).isNull();

@@ -21,7 +21,7 @@ import org.junit.jupiter.api.io.TempDir;
 class LocalClusterRestartCommandTest {
   @Test
   void restartsOneMemberOnItsPortsAndUpdatesClusterJson(@TempDir Path dir) throws Exception {
-    try (LocalCluster cluster = LocalCluster.start(dir, 1, null, 0)) {
+    try (LocalCluster cluster = LocalCluster.start(dir, LocalCluster.Options.workers(1))) {
       LocalCluster.Member worker = cluster.member("worker-0");
       long oldPid = worker.pid();
 

@@ -22,7 +22,7 @@ class LocalClusterTest {
   @Test
   void startsDescribesAndStopsRealProcesses(@TempDir Path dir) throws Exception {
     List<ProcessHandle> processes;
-    try (LocalCluster cluster = LocalCluster.start(dir, 2, null, 0)) {
+    try (LocalCluster cluster = LocalCluster.start(dir, LocalCluster.Options.workers(2))) {
       String json = Files.readString(dir.resolve(LocalCluster.CLUSTER_FILE));
       assertThat(Json.numbers(json, "pid")).hasSize(3);
       assertThat(json)

@@ -29,7 +29,8 @@ import org.junit.jupiter.api.io.TempDir;
 class LocalHaClusterTest {
   @Test
   void threeMasterProcessesElectMoveAndSurviveALeaderKill(@TempDir Path dir) throws Exception {
-    try (LocalCluster cluster = LocalCluster.start(dir, 3, 1, null, 0);
+    try (LocalCluster cluster =
+            LocalCluster.start(dir, LocalCluster.Options.workers(1).withMasters(3));
         ClientPool pool = new ClientPool("test", NetworkOptions.Settings.from(FaroConf.empty()))) {
       String clusterJson = Files.readString(dir.resolve(LocalCluster.CLUSTER_FILE));
       assertThat(Json.strings(clusterJson, "masterId")).containsExactly("m1", "m2", "m3");

@@ -34,7 +34,8 @@ class WorkerKilledAfterCommitTest {
   void committedDataIsReadAfterTheWorkerWasKilledAndStartedAgain(@TempDir Path dir)
       throws Exception {
     TextShuffle text = new TextShuffle(MAPS, PARTITIONS, RECORDS);
-    try (LocalCluster cluster = LocalCluster.start(dir.resolve("cluster"), 1, 1, null, 0)) {
+    try (LocalCluster cluster =
+        LocalCluster.start(dir.resolve("cluster"), LocalCluster.Options.workers(1))) {
       ClientOptions.Settings settings = TextShuffle.settings(cluster);
       try (ClientPool pool = new ClientPool("test", settings.network());
           LifecycleManager lifecycle =

@@ -36,7 +36,8 @@ class WorkerStoppedBeforeCommitTest {
   void aCommitWaitsForAGracefullyStoppedWorkerWhichAnswersItWithItsSealedFiles(@TempDir Path dir)
       throws Exception {
     TextShuffle text = new TextShuffle(MAPS, PARTITIONS, RECORDS);
-    try (LocalCluster cluster = LocalCluster.start(dir.resolve("cluster"), 1, 2, null, 0)) {
+    try (LocalCluster cluster =
+        LocalCluster.start(dir.resolve("cluster"), LocalCluster.Options.workers(2))) {
       ClientOptions.Settings settings = TextShuffle.settings(cluster);
       try (ClientPool pool = new ClientPool("test", settings.network());
           LifecycleManager lifecycle =

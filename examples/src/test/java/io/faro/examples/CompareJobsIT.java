@@ -29,7 +29,7 @@ class CompareJobsIT {
 
   @BeforeAll
   static void startCluster() throws Exception {
-    cluster = LocalCluster.start(dir.resolve("cluster"), 1, null, 0);
+    cluster = LocalCluster.start(dir.resolve("cluster"), LocalCluster.Options.workers(1));
   }
 
   @AfterAll

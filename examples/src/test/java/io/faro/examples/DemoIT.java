@@ -27,7 +27,8 @@ class DemoIT {
   @Test
   void aPlainSparkJobWithTheShadedJarGetsTheBuiltInShufflesResult(@TempDir Path dir)
       throws Exception {
-    try (LocalCluster cluster = LocalCluster.start(dir.resolve("cluster"), 2, null, 0)) {
+    try (LocalCluster cluster =
+        LocalCluster.start(dir.resolve("cluster"), LocalCluster.Options.workers(2))) {
       Path output = dir.resolve("job.out");
       List<String> command =
           DemoJob.command(

@@ -40,7 +40,8 @@ class MasterFailoverIT {
 
   @BeforeAll
   static void startCluster() throws Exception {
-    cluster = LocalCluster.start(dir.resolve("cluster"), 3, 2, null, 0);
+    cluster =
+        LocalCluster.start(dir.resolve("cluster"), LocalCluster.Options.workers(2).withMasters(3));
     runner = new SparkJobRunner(dir);
     expectedChecksum = Json.string(runner.run(JOB, "builtin", SCALE, "", "builtin"), "checksum");
     assertThat(expectedChecksum).isNotBlank();

@@ -59,7 +59,7 @@ class WireFuzzIT {
     System.setProperty(LEAK_LEVEL, "paranoid");
     LocalCluster started;
     try {
-      started = LocalCluster.start(dir.resolve("cluster"), 1, 2, null, 0);
+      started = LocalCluster.start(dir.resolve("cluster"), LocalCluster.Options.workers(2));
     } finally {
       if (leakLevel == null) {
         System.clearProperty(LEAK_LEVEL);

@@ -46,7 +46,7 @@ class WorkerFaultIT {
     Path conf = dir.resolve(name + ".conf");
     // Small chunks: reducers fetch many, so a worker killed while they read is caught mid-read.
     Files.writeString(conf, "faro.worker.chunk.size=256k\n" + String.join("\n", settings) + "\n");
-    return LocalCluster.start(dir.resolve(name), 1, 3, conf, 0);
+    return LocalCluster.start(dir.resolve(name), LocalCluster.Options.workers(3).withConf(conf));
   }
 
   @Test

@@ -132,7 +132,9 @@ class WorkerRollingRestartIT {
     Path conf = dir.resolve("faro.conf");
     // Frequent heartbeats: the drain's end (no shuffle held) is told at the next one.
     Files.writeString(conf, "faro.worker.heartbeat.interval=1s\n");
-    try (LocalCluster cluster = LocalCluster.start(dir.resolve("cluster"), 1, 3, conf, 0)) {
+    try (LocalCluster cluster =
+        LocalCluster.start(
+            dir.resolve("cluster"), LocalCluster.Options.workers(3).withConf(conf))) {
       SparkJobRunner.Started job =
           runner.start("large", "faro", SCALE, cluster.masterEndpoint(), "drained", SLOW_JOB);
       LocalCluster.Member worker = cluster.member("worker-1");

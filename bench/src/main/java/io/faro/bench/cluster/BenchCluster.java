@@ -46,7 +46,10 @@ public final class BenchCluster implements AutoCloseable {
     Path temporary = spec.workDir().isPresent() ? null : Files.createTempDirectory("faro-bench-");
     Path workDir = spec.workDir().orElse(temporary);
     try {
-      LocalCluster cluster = LocalCluster.start(workDir, spec.workers(), confFile.orElse(null), 0);
+      LocalCluster cluster =
+          LocalCluster.start(
+              workDir,
+              LocalCluster.Options.workers(spec.workers()).withConf(confFile.orElse(null)));
       return new BenchCluster(
           List.of(HostPort.parse(cluster.masterEndpoint())), spec.workers(), cluster, temporary);
     } catch (IOException | RuntimeException e) {

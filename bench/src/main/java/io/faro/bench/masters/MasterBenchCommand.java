@@ -117,7 +117,9 @@ public final class MasterBenchCommand implements Callable<Integer>, FaroSubcomma
     report.put("date", Instant.now().toString());
     report.put("masters", masters);
     report.put("cores", Runtime.getRuntime().availableProcessors());
-    try (LocalCluster cluster = LocalCluster.start(dir.resolve("cluster"), masters, 2, null, 0);
+    try (LocalCluster cluster =
+            LocalCluster.start(
+                dir.resolve("cluster"), LocalCluster.Options.workers(2).withMasters(masters));
         ClientPool pool =
             new ClientPool(
                 "faro-bench-masters",

@@ -104,7 +104,8 @@ public final class JsonReport {
     return out;
   }
 
-  private static Map<String, Object> machine(MachineFacts m) {
+  /** The machine a run measured, as every bench report gives it. */
+  public static Map<String, Object> machine(MachineFacts m) {
     Map<String, Object> out = new LinkedHashMap<>();
     out.put("cores", m.cores());
     out.put("memory_mb", Math.round(m.memoryBytes() / BenchReport.MB));
@@ -142,7 +143,7 @@ public final class JsonReport {
   }
 
   /** Three decimals: enough for every figure here, and stable diffs between reports. */
-  static double round(double value) {
+  public static double round(double value) {
     return Math.round(value * 1000) / 1000.0;
   }
 }

@@ -128,7 +128,11 @@ public final class TableReport {
     return out.toString();
   }
 
-  private static void appendRows(StringBuilder out, List<String[]> rows) {
+  /**
+   * Appends {@code rows} of name, value, unit and note, the first three columns aligned (values to
+   * the right), as every bench table shows its figures.
+   */
+  public static void appendRows(StringBuilder out, List<String[]> rows) {
     int[] widths = new int[3];
     for (String[] row : rows) {
       for (int i = 0; i < 3; i++) {
@@ -153,7 +157,8 @@ public final class TableReport {
     return new String[] {name, format(value), unit, note};
   }
 
-  private static String format(double value) {
+  /** A figure with as many decimals as its size deserves: 1234, 12.34, 0.123. */
+  public static String format(double value) {
     return String.format(Locale.ROOT, value >= 100 ? "%.0f" : value >= 1 ? "%.2f" : "%.3f", value);
   }
 

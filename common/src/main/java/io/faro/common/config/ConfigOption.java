@@ -251,7 +251,8 @@ public final class ConfigOption<T> {
     };
   }
 
-  static String formatSize(long bytes) {
+  /** {@code bytes} as the shortest exact size a setting takes: 150m, 1g, 1000. */
+  public static String formatSize(long bytes) {
     String[] units = {"b", "k", "m", "g", "t"};
     int i = 0;
     long v = bytes;
