@@ -93,7 +93,9 @@ final class PlacementBench {
           case ROUND_ROBIN -> new RoundRobinPlacement(settings.loadAware().maxWorkersPerShuffle());
         };
     PlacementPolicy policy =
-        new PlacementPolicy(placement, cluster::loads, worker -> WorkerState.SERVING);
+        // Placements are counted as open partitions by the bench itself (SimulatedCluster.open),
+        // as the workers' next heartbeats would.
+        new PlacementPolicy(placement, cluster::loads, worker -> WorkerState.SERVING, placed -> {});
     List<Integer> partitions = IntStream.range(0, settings.partitions()).boxed().toList();
 
     for (int i = 0; i < settings.warmups(); i++) {

@@ -173,9 +173,10 @@ final class SimulatedCluster {
                 * (kinds[w][d] == Kind.SLOW ? SLOW_FACTOR : 1);
         loads[w][d] =
             switch (kinds[w][d]) {
-              case FULL -> new DiskLoad(d, 0, DiskStatus.FULL, 0, ms, ms);
-              case BROKEN -> new DiskLoad(d, 0, DiskStatus.BROKEN, 0, 0, 0);
-              case NORMAL, SLOW -> new DiskLoad(d, usableBytes[d], DiskStatus.HEALTHY, 0, ms, ms);
+              case FULL -> new DiskLoad(d, 0, DiskStatus.FULL, 0, ms, ms, 0);
+              case BROKEN -> new DiskLoad(d, 0, DiskStatus.BROKEN, 0, 0, 0, 0);
+              case NORMAL, SLOW ->
+                  new DiskLoad(d, usableBytes[d], DiskStatus.HEALTHY, 0, ms, ms, 0);
             };
       }
       workers.add(
@@ -230,14 +231,7 @@ final class SimulatedCluster {
     for (PartitionLocation at : locations) {
       int w = index(at.worker());
       DiskLoad old = loads[w][at.diskIndex()];
-      loads[w][at.diskIndex()] =
-          new DiskLoad(
-              old.index(),
-              old.usableBytes(),
-              old.status(),
-              old.activePartitions() + 1,
-              old.flushMsPerMiB(),
-              old.readMsPerMiB());
+      loads[w][at.diskIndex()] = old.withMorePartitions(1);
       touched[w] = true;
     }
     for (int w = 0; w < touched.length; w++) {

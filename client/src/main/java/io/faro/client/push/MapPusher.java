@@ -278,8 +278,9 @@ public final class MapPusher implements AutoCloseable {
   }
 
   /**
-   * Push answers in which a worker asked this task to slow down (SLOW_DOWN: its memory budget is
-   * paused). The batches were kept; the task sent that worker fewer frames at once.
+   * Push answers in which a worker asked this task to slow down (SLOW_DOWN: the data it holds in
+   * memory is above its slow-down mark). The batches were kept; the task sent that worker fewer
+   * frames at once.
    */
   public long slowDowns() {
     return window.slowDowns();

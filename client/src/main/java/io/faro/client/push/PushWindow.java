@@ -9,6 +9,7 @@ import io.faro.common.id.IdMapper;
 import io.faro.common.id.ShuffleId;
 import io.faro.common.id.WorkerId;
 import io.faro.common.network.ClientPool;
+import io.faro.common.network.Frame;
 import io.faro.common.network.Futures;
 import io.faro.common.network.HostPort;
 import io.faro.common.network.RemoteException;
@@ -23,6 +24,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
@@ -36,13 +38,16 @@ import java.util.function.LongConsumer;
  * frame until it holds faro.client.push.merge.size; frames go out asynchronously, and answers
  * release the batches their worker kept and hand the others to {@link Revivals}.
  *
- * <p>Two bounds hold a frame back, and the task's thread waits for both (at most
+ * <p>Two bounds hold a frame back, and the task's thread waits for both (at most twice
  * faro.network.request.timeout in all: every frame sent before the wait is answered or timed out by
- * then). All workers together may have faro.client.push.max.in.flight frames of this task
- * unanswered. Each worker, besides, has its own window ({@link WorkerWindow}), which follows the
- * worker's back-pressure: a worker whose memory budget is paused answers SLOW_DOWN (and stops
- * reading push connections until flushes bring its memory down), so the task sends it fewer frames
- * at once, while the other workers keep their whole window.
+ * then, and its revive under way). All workers together may have faro.client.push.max.in.flight
+ * frames of this task unanswered. Each worker, besides, has its own window ({@link WorkerWindow}),
+ * which follows the worker's back-pressure: a worker whose memory is above its slow-down mark
+ * answers SLOW_DOWN (and at its pause mark stops reading push connections until flushes bring its
+ * memory down), so the task sends it fewer frames at once. Other workers keep their whole window,
+ * but the task has one thread: while it waits for room in a slowed worker's window, it sends to no
+ * one (a frame gathers for one worker at a time, so a task pushes no faster than its slowest worker
+ * takes).
  *
  * <ul>
  *   <li>A worker's window starts at max.in.flight.
@@ -252,65 +257,83 @@ final class PushWindow {
       inFlight.release();
       return;
     }
-    PushRequest.Builder meta = PushRequest.newBuilder().setShuffle(IdMapper.toProto(shuffle));
-    CompositeByteBuf body = allocator.compositeDirectBuffer(frame.parts.size());
-    for (PushedBatch p : frame.parts) {
-      meta.addParts(
-          PushPart.newBuilder()
-              .setPartitionId(p.partition())
-              .setEpoch(p.target().epoch())
-              .setLength(p.batch().readableBytes()));
-      body.addComponent(true, p.batch().retainedDuplicate());
-    }
+    CompletableFuture<Frame> sent;
     long sentAt = System.nanoTime();
-    unanswered.incrementAndGet();
-    pool.send(frame.address, meta.build(), body, settings.network().requestTimeout())
-        .whenComplete(
-            (answer, error) -> {
-              Pace pace = Pace.UNKNOWN;
+    CompositeByteBuf body = null;
+    boolean handedOver = false;
+    try {
+      PushRequest.Builder meta = PushRequest.newBuilder().setShuffle(IdMapper.toProto(shuffle));
+      body = allocator.compositeDirectBuffer(frame.parts.size());
+      for (PushedBatch p : frame.parts) {
+        meta.addParts(
+            PushPart.newBuilder()
+                .setPartitionId(p.partition())
+                .setEpoch(p.target().epoch())
+                .setLength(p.batch().readableBytes()));
+        body.addComponent(true, p.batch().retainedDuplicate());
+      }
+      unanswered.incrementAndGet();
+      handedOver = true;
+      sent = pool.send(frame.address, meta.build(), body, settings.network().requestTimeout());
+    } catch (RuntimeException | Error e) {
+      // Not sent (out of direct memory, say): the task fails with this, holding nothing. A body
+      // handed to the pool is the pool's; one it never saw is released here.
+      if (handedOver) {
+        unanswered.decrementAndGet();
+      } else if (body != null) {
+        body.release();
+      }
+      frame.parts.forEach(p -> p.batch().release());
+      window.free(number, Pace.UNKNOWN);
+      inFlight.release();
+      throw e;
+    }
+    sent.whenComplete(
+        (answer, error) -> {
+          Pace pace = Pace.UNKNOWN;
+          try {
+            if (error != null) {
+              Throwable cause = Futures.unwrap(error);
+              String why = "push to " + frame.address + " failed: " + cause.getMessage();
+              // A worker that answered with an error is alive; one that did not answer is
+              // suspect.
+              Optional<WorkerId> failed =
+                  cause instanceof RemoteException ? Optional.empty() : Optional.of(worker);
+              frame.parts.forEach(p -> revivals.failed(p, why, failed));
+            } else {
+              PushResponse response;
               try {
-                if (error != null) {
-                  Throwable cause = Futures.unwrap(error);
-                  String why = "push to " + frame.address + " failed: " + cause.getMessage();
-                  // A worker that answered with an error is alive; one that did not answer is
-                  // suspect.
-                  Optional<WorkerId> failed =
-                      cause instanceof RemoteException ? Optional.empty() : Optional.of(worker);
-                  frame.parts.forEach(p -> revivals.failed(p, why, failed));
-                } else {
-                  PushResponse response;
-                  try {
-                    response = answer.meta(PushResponse.class);
-                  } catch (RuntimeException e) {
-                    // Not an answer to a push: nothing is known to be kept, push it all again.
-                    String why =
-                        "push to " + frame.address + " got an unexpected answer: " + e.getMessage();
-                    frame.parts.forEach(p -> revivals.failed(p, why, Optional.empty()));
-                    return;
-                  }
-                  pace = answered(frame, response);
-                  if (pace == Pace.SLOW_DOWN) {
-                    slowDowns.incrementAndGet();
-                  }
-                  reportLatency(System.nanoTime() - sentAt);
-                }
+                response = answer.meta(PushResponse.class);
               } catch (RuntimeException e) {
-                // Nobody reads this future: an unexpected answer must fail the task, not vanish.
-                failure.compareAndSet(null, e);
-              } finally {
-                if (answer != null) {
-                  answer.release();
-                }
-                if (closed) {
-                  revivals.releaseAll(); // the task is gone: nothing will push these again
-                }
-                // The worker's window first: once awaitAnswers holds every permit, every window
-                // is empty.
-                window.free(number, pace);
-                unanswered.decrementAndGet();
-                inFlight.release();
+                // Not an answer to a push: nothing is known to be kept, push it all again.
+                String why =
+                    "push to " + frame.address + " got an unexpected answer: " + e.getMessage();
+                frame.parts.forEach(p -> revivals.failed(p, why, Optional.empty()));
+                return;
               }
-            });
+              pace = answered(frame, response);
+              if (pace == Pace.SLOW_DOWN) {
+                slowDowns.incrementAndGet();
+              }
+              reportLatency(System.nanoTime() - sentAt);
+            }
+          } catch (RuntimeException e) {
+            // Nobody reads this future: an unexpected answer must fail the task, not vanish.
+            failure.compareAndSet(null, e);
+          } finally {
+            if (answer != null) {
+              answer.release();
+            }
+            if (closed) {
+              revivals.releaseAll(); // the task is gone: nothing will push these again
+            }
+            // The worker's window first: once awaitAnswers holds every permit, every window
+            // is empty.
+            window.free(number, pace);
+            unanswered.decrementAndGet();
+            inFlight.release();
+          }
+        });
   }
 
   /**
@@ -361,13 +384,18 @@ final class PushWindow {
   }
 
   /**
-   * Takes a permit of the global bound, then room in {@code worker}'s window, both within one
+   * Takes a permit of the global bound, then room in {@code worker}'s window, both within twice
    * faro.network.request.timeout; returns the frame's number in the worker's window. Holds nothing
    * when it throws.
+   *
+   * <p>Twice: the frames this one waits for time out by themselves after one timeout, counted from
+   * when their connection sent them, which may be later than this wait began; their failure frees
+   * the room and hands their batches to the revivals. Waiting one timeout only, a task could fail
+   * on a silent worker just before the revive that would have saved it.
    */
   private long take(WorkerId worker, WorkerWindow window) {
     long start = System.nanoTime();
-    long deadline = start + settings.network().requestTimeout().toNanos();
+    long deadline = start + 2 * settings.network().requestTimeout().toNanos();
     try {
       acquire(1, deadline);
     } finally {

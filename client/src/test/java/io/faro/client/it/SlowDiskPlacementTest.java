@@ -67,6 +67,19 @@ class SlowDiskPlacementTest {
               new LifecycleManager(new AppId("slow-disk"), settings, pool, "127.0.0.1")) {
         ShuffleClient client = new ShuffleClient(pool, settings);
 
+        // Before: the four disks are about as fast; noise must not single one out for long.
+        Map<String, Long> before = Map.of();
+        int singledOut = 0;
+        for (int i = 0; i < 3; i++) {
+          runShuffle(client, lifecycle);
+          Thread.sleep(400); // two heartbeats
+          before = probe(client, lifecycle);
+          singledOut += before.get(slowDisk) < minOfOthers(before, slowDisk) ? 1 : 0;
+        }
+        assertThat(singledOut)
+            .as("probes giving disk %s the fewest: %s", slowDisk, before)
+            .isLessThan(3);
+
         Files.createFile(marker);
         Map<String, Long> slowed =
             placeUntil(
@@ -81,9 +94,7 @@ class SlowDiskPlacementTest {
             placeUntil(
                 client,
                 lifecycle,
-                counts ->
-                    counts.get(slowDisk) > whileSlow
-                        && counts.get(slowDisk) >= minOfOthers(counts, slowDisk),
+                counts -> counts.get(slowDisk) >= minOfOthers(counts, slowDisk),
                 "the recovered disk gets as many partitions as its peers again");
         assertThat(recovered.get(slowDisk)).isGreaterThan(whileSlow);
       }
@@ -92,8 +103,8 @@ class SlowDiskPlacementTest {
 
   /**
    * Runs shuffles that write to every disk (so that each disk's write time is measured), each
-   * followed by a probe placement, until {@code wanted} holds of the probe's partitions per disk;
-   * returns that count. Fails after 60 s.
+   * followed by a probe placement, until {@code wanted} holds of three probes in a row (one could
+   * be noise); returns the last probe's partitions per disk. Fails after 60 s.
    */
   private Map<String, Long> placeUntil(
       ShuffleClient client,
@@ -103,12 +114,14 @@ class SlowDiskPlacementTest {
       throws Exception {
     long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
     Map<String, Long> counts = Map.of();
+    int inARow = 0;
     while (System.nanoTime() < deadline) {
       runShuffle(client, lifecycle);
       // Two heartbeats: the masters hear of the times the shuffle's writes took.
       Thread.sleep(Duration.ofMillis(400).toMillis());
       counts = probe(client, lifecycle);
-      if (counts.size() == 4 && wanted.test(counts)) {
+      inARow = counts.size() == 4 && wanted.test(counts) ? inARow + 1 : 0;
+      if (inARow == 3) {
         return counts;
       }
     }

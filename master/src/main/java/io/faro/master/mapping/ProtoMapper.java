@@ -131,7 +131,8 @@ public final class ProtoMapper {
         status,
         p.getActivePartitions(),
         p.getFlushMsPerMib(),
-        p.getReadMsPerMib());
+        p.getReadMsPerMib(),
+        p.getReserveBytes());
   }
 
   // ------------------------------------------------------------------ log commands

@@ -113,13 +113,14 @@ public final class LoadAwarePlacement implements SlotPlacement {
   }
 
   /**
-   * Disks whose scores are within this factor of the first disk of their run (sorted by score)
-   * count as equally fast and share its group.
+   * A disk counts as slower than the first disk of its run (sorted by score), and starts a new
+   * group, only when its score is more than this factor of that disk's and more than {@link
+   * #SAME_SPEED_GAP_MS} above it; otherwise it shares that disk's group.
    */
   static final double SAME_SPEED = 1.5;
 
-  /** Scores below this (ms per MiB: 20 GB/s) count as this: faster makes no difference. */
-  static final double MIN_SCORE = 0.05;
+  /** See {@link #SAME_SPEED}: milliseconds per MiB (page-cache writes vary by about that much). */
+  static final double SAME_SPEED_GAP_MS = 1.0;
 
   private final Settings settings;
   private final LongSupplier partitionBytes;
@@ -138,7 +139,7 @@ public final class LoadAwarePlacement implements SlotPlacement {
     Random random = ThreadLocalRandom.current();
     List<List<Slot>> disks = slots(usable);
     int count = Candidates.workerCount(request, usable.size(), settings.maxWorkersPerShuffle());
-    List<Integer> chosenIndex = choose(disks, count, random);
+    List<Integer> chosenIndex = choose(disks, count, request.partitions().size(), random);
     List<WorkerCandidate> chosen = chosenIndex.stream().map(usable::get).toList();
     List<List<Slot>> chosenDisks = chosenIndex.stream().map(disks::get).toList();
 
@@ -230,7 +231,7 @@ public final class LoadAwarePlacement implements SlotPlacement {
           // Not reported yet: its declared size is all there is to go by.
           room = spec.capacityBytes() > 0 ? spec.capacityBytes() / size : Long.MAX_VALUE;
         } else {
-          room = Math.max(0, load.usableBytes() / size - load.activePartitions());
+          room = Math.max(0, load.fillableBytes() / size - load.activePartitions());
         }
         Slot slot = new Slot(w, spec, load, room);
         own.add(slot);
@@ -246,37 +247,45 @@ public final class LoadAwarePlacement implements SlotPlacement {
   private void weigh(List<Slot> all) {
     for (DiskTier tier : DiskTier.values()) {
       List<Slot> inTier = new ArrayList<>();
-      double sum = 0;
-      int measured = 0;
+      double flushSum = 0;
+      double readSum = 0;
+      int flushes = 0;
+      int reads = 0;
       for (Slot s : all) {
         if (s.spec.tier() != tier) {
           continue;
         }
         inTier.add(s);
-        if (s.load != null && s.load.measured()) {
-          s.score =
-              settings.flushWeight() * s.load.flushMsPerMiB()
-                  + settings.fetchWeight() * s.load.readMsPerMiB();
-          sum += s.score;
-          measured++;
-        } else {
-          s.score = Double.NaN;
+        if (s.load != null && s.load.flushMsPerMiB() > 0) {
+          flushSum += s.load.flushMsPerMiB();
+          flushes++;
+        }
+        if (s.load != null && s.load.readMsPerMiB() > 0) {
+          readSum += s.load.readMsPerMiB();
+          reads++;
         }
       }
-      // A disk that has not written or read lately is taken for an average one of its tier:
-      // neither favoured as the fastest nor punished as the slowest.
-      double mean = measured == 0 ? 0 : sum / measured;
-      inTier.forEach(s -> s.score = Double.isNaN(s.score) ? mean : s.score);
+      // A time a disk has not measured lately (it wrote or read too little) is taken for its
+      // tier's mean: an idle side of a disk must score neither as free nor as the slowest.
+      double flushMean = flushes == 0 ? 0 : flushSum / flushes;
+      double readMean = reads == 0 ? 0 : readSum / reads;
+      for (Slot s : inTier) {
+        double flush =
+            s.load != null && s.load.flushMsPerMiB() > 0 ? s.load.flushMsPerMiB() : flushMean;
+        double read =
+            s.load != null && s.load.readMsPerMiB() > 0 ? s.load.readMsPerMiB() : readMean;
+        s.score = settings.flushWeight() * flush + settings.fetchWeight() * read;
+      }
       inTier.sort(Comparator.comparingDouble(s -> s.score));
       int groups = settings.diskGroups();
-      double runStart = Double.NaN;
+      double runStart = 0;
       int runGroup = 0;
       for (int i = 0; i < inTier.size(); i++) {
         Slot s = inTier.get(i);
         // A disk not clearly slower than the first of the run before it shares its group: a
-        // disk's time per MiB varies that much from one interval to the next on a busy machine,
-        // and noise must not move slots.
-        if (i == 0 || Math.max(s.score, MIN_SCORE) > Math.max(runStart, MIN_SCORE) * SAME_SPEED) {
+        // disk's time per MiB varies from one interval to the next on a busy machine, and noise
+        // must not move slots.
+        if (i == 0 || (s.score > runStart * SAME_SPEED && s.score - runStart > SAME_SPEED_GAP_MS)) {
           runStart = s.score;
           runGroup = (int) ((long) i * groups / inTier.size());
         }
@@ -287,10 +296,13 @@ public final class LoadAwarePlacement implements SlotPlacement {
   }
 
   /**
-   * {@code count} of the workers, ascending: all when there are no more, else a random choice among
-   * those with room on some disk, filled up with others if too few have.
+   * {@code count} of the workers, ascending: all when there are no more. Otherwise those whose
+   * fastest tier with room is the fastest first (so that a cap does not pass over the NVMe workers
+   * while they have room), and within a tier at random, a worker the more likely the more room it
+   * has there, up to what the request needs (weighted sampling without replacement: the largest
+   * {@code log(u) / weight} win); workers without room last.
    */
-  private static List<Integer> choose(List<List<Slot>> disks, int count, Random random) {
+  private static List<Integer> choose(List<List<Slot>> disks, int count, long need, Random random) {
     List<Integer> all = new ArrayList<>(disks.size());
     for (int w = 0; w < disks.size(); w++) {
       all.add(w);
@@ -298,17 +310,31 @@ public final class LoadAwarePlacement implements SlotPlacement {
     if (count >= disks.size()) {
       return all;
     }
-    List<Integer> withRoom = new ArrayList<>();
-    List<Integer> without = new ArrayList<>();
-    for (int w : all) {
-      (disks.get(w).stream().anyMatch(s -> s.roomLeft() > 0) ? withRoom : without).add(w);
+    int[] tier = new int[disks.size()];
+    double[] key = new double[disks.size()];
+    for (int w = 0; w < disks.size(); w++) {
+      int best = DiskTier.values().length;
+      long room = 0;
+      for (Slot s : disks.get(w)) {
+        long left = s.roomLeft();
+        if (left <= 0) {
+          continue;
+        }
+        int t = s.spec.tier().ordinal();
+        if (t < best) {
+          best = t;
+          room = 0;
+        }
+        if (t == best) {
+          room = saturatedAdd(room, left);
+        }
+      }
+      tier[w] = best;
+      double weight = Math.max(1, Math.min(room, Math.max(1, need)));
+      key[w] = Math.log(1 - random.nextDouble()) / weight;
     }
-    Collections.shuffle(withRoom, random);
-    Collections.shuffle(without, random);
-    List<Integer> chosen = new ArrayList<>(withRoom.subList(0, Math.min(count, withRoom.size())));
-    if (chosen.size() < count) {
-      chosen.addAll(without.subList(0, count - chosen.size()));
-    }
+    all.sort(Comparator.<Integer>comparingInt(w -> tier[w]).thenComparing(w -> -key[w]));
+    List<Integer> chosen = new ArrayList<>(all.subList(0, count));
     Collections.sort(chosen);
     return chosen;
   }

@@ -1,11 +1,14 @@
 package io.faro.master.placement;
 
+import java.util.List;
+
 /**
- * How large a partition location grows, as the workers' recent commits tell: the bytes of the
- * partition files they committed lately over their number, never below a floor. Placement divides a
- * disk's usable bytes by it to bound the slots the disk gets. Until some worker reports a commit it
- * is the configured initial size; when none has committed anything lately it keeps the last
- * estimate. Thread-safe.
+ * How large a partition location grows, as the workers' recent commits tell: the median over the
+ * workers of the mean size of the partition files each committed lately, never below a floor (a
+ * median, so that one worker's absurd report moves nothing). Placement divides a disk's usable
+ * bytes by it to bound the slots the disk gets. Until some worker reports a commit it is the
+ * configured initial size; when none has committed anything lately it keeps the last estimate.
+ * Thread-safe.
  */
 public final class PartitionSizeEstimate {
   private final long minBytes;
@@ -25,12 +28,13 @@ public final class PartitionSizeEstimate {
   }
 
   /**
-   * Learns from {@code files} partition files of {@code committedBytes} in all that the workers
-   * committed lately (summed over the workers), and returns the estimate.
+   * Learns from the mean size of the files each worker committed lately ({@code perWorker}, one
+   * entry per worker that committed any), and returns the estimate.
    */
-  public long update(long files, long committedBytes) {
-    if (files > 0 && committedBytes >= 0) {
-      bytes = Math.max(minBytes, committedBytes / files);
+  public long update(List<Long> perWorker) {
+    if (!perWorker.isEmpty()) {
+      long[] sorted = perWorker.stream().mapToLong(Long::longValue).sorted().toArray();
+      bytes = Math.max(minBytes, sorted[sorted.length / 2]);
     }
     return bytes;
   }

@@ -12,6 +12,7 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.function.Consumer;
 import java.util.function.Function;
 
 /**
@@ -34,19 +35,24 @@ public final class PlacementPolicy {
   private final SlotPlacement placement;
   private final Function<WorkerId, Map<Integer, DiskLoad>> diskLoads;
   private final Function<WorkerId, WorkerState> states;
+  private final Consumer<List<PartitionLocation>> placed;
 
   /**
    * @param diskLoads a worker's latest disk loads by disk index (empty before its first heartbeat
    *     that reports them)
    * @param states what a worker's latest heartbeat said it was doing
+   * @param placed hears of every placement made, so that the disk loads count its partitions until
+   *     the workers' next heartbeats do
    */
   public PlacementPolicy(
       SlotPlacement placement,
       Function<WorkerId, Map<Integer, DiskLoad>> diskLoads,
-      Function<WorkerId, WorkerState> states) {
+      Function<WorkerId, WorkerState> states,
+      Consumer<List<PartitionLocation>> placed) {
     this.placement = requireNonNull(placement, "placement is null");
     this.diskLoads = requireNonNull(diskLoads, "diskLoads is null");
     this.states = requireNonNull(states, "states is null");
+    this.placed = requireNonNull(placed, "placed is null");
   }
 
   /**
@@ -70,6 +76,13 @@ public final class PlacementPolicy {
             .filter(w -> !excludedIds.contains(w.id().value()))
             .map(w -> new WorkerCandidate(w.id(), w.endpoint(), w.disks(), diskLoads.apply(w.id())))
             .toList();
+    List<PartitionLocation> locations = placeAvoiding(request, candidates, avoided);
+    placed.accept(locations);
+    return locations;
+  }
+
+  private List<PartitionLocation> placeAvoiding(
+      PlacementRequest request, List<WorkerCandidate> candidates, Collection<String> avoided) {
     Set<String> avoidedIds = new HashSet<>(avoided);
     List<WorkerCandidate> preferred =
         candidates.stream().filter(c -> !avoidedIds.contains(c.id().value())).toList();

@@ -68,11 +68,7 @@ public final class MasterServer implements AutoCloseable {
         PartitionSizeEstimate estimate =
             new PartitionSizeEstimate(config.partitionSizeInitial(), config.partitionSizeMin());
         yield new LoadAwarePlacement(
-            config.loadAware(),
-            () -> {
-              long[] committed = loads.recentCommitted();
-              return estimate.update(committed[0], committed[1]);
-            });
+            config.loadAware(), () -> estimate.update(loads.recentPartitionSizes()));
       }
     };
   }
@@ -92,7 +88,8 @@ public final class MasterServer implements AutoCloseable {
           config.withRaftPort(config.raftPort() != 0 ? config.raftPort() : freeRaftPort());
       raft = new RaftNode(resolved);
       PlacementPolicy placement =
-          new PlacementPolicy(slotPlacement(), loads::diskLoads, w -> loads.reported(w).state());
+          new PlacementPolicy(
+              slotPlacement(), loads::diskLoads, w -> loads.reported(w).state(), loads::placed);
       MasterRequestHandler handler =
           new MasterRequestHandler(
               raft,

@@ -1,15 +1,18 @@
 package io.faro.master.service;
 
 import io.faro.common.id.AppId;
+import io.faro.common.id.PartitionLocation;
 import io.faro.common.id.WorkerId;
 import io.faro.master.placement.DiskLoad;
 import io.faro.master.placement.WorkerReport;
+import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentMap;
+import java.util.concurrent.atomic.AtomicIntegerArray;
 
 /**
  * This master's memory of heartbeats: when each worker and app was last heard of, and each worker's
@@ -24,15 +27,42 @@ import java.util.concurrent.ConcurrentMap;
  * leader wall-clock milliseconds.
  */
 public final class LoadView {
-  private record WorkerLoad(long lastHeartbeatMs, Map<Integer, DiskLoad> disks, WorkerReport said) {
+  /**
+   * @param placed per disk index, partitions placed there since this heartbeat (the next one counts
+   *     them as open, once reserved)
+   */
+  private record WorkerLoad(
+      long lastHeartbeatMs,
+      Map<Integer, DiskLoad> disks,
+      WorkerReport said,
+      AtomicIntegerArray placed) {
     WorkerLoad(long lastHeartbeatMs, Map<Integer, DiskLoad> disks) {
       this(lastHeartbeatMs, disks, WorkerReport.UNKNOWN);
     }
 
+    WorkerLoad(long lastHeartbeatMs, Map<Integer, DiskLoad> disks, WorkerReport said) {
+      this(
+          lastHeartbeatMs,
+          disks,
+          said,
+          // Indices come from the wire: a made-up one must not size an array.
+          new AtomicIntegerArray(
+              (int)
+                  Math.min(
+                      MAX_COUNTED_DISKS,
+                      disks.keySet().stream()
+                          .mapToLong(i -> Math.max(0L, i) + 1)
+                          .max()
+                          .orElse(0))));
+    }
+
     WorkerLoad heardAt(long ms) {
-      return new WorkerLoad(ms, disks, said);
+      return new WorkerLoad(ms, disks, said, placed);
     }
   }
+
+  /** Disks of one worker whose placements are counted between heartbeats (more than any has). */
+  static final int MAX_COUNTED_DISKS = 1024;
 
   private final ConcurrentMap<WorkerId, WorkerLoad> workers = new ConcurrentHashMap<>();
   private final ConcurrentMap<AppId, Long> apps = new ConcurrentHashMap<>();
@@ -93,21 +123,16 @@ public final class LoadView {
     return load == null ? WorkerReport.UNKNOWN : load.said();
   }
 
-  /**
-   * Partition files with data, and their bytes, that the workers heard of committed lately, summed
-   * over the workers: {@code {files, bytes}}.
-   */
-  public long[] recentCommitted() {
-    long files = 0;
-    long bytes = 0;
+  /** For each worker that committed partition files lately, their mean size in bytes. */
+  public List<Long> recentPartitionSizes() {
+    List<Long> sizes = new ArrayList<>();
     for (WorkerLoad load : workers.values()) {
-      files += load.said().recentCommittedFiles();
-      bytes += load.said().recentCommittedBytes();
-      if (bytes < 0) {
-        return new long[] {files, Long.MAX_VALUE}; // absurd reports: the caller's floor decides
+      long files = load.said().recentCommittedFiles();
+      if (files > 0) {
+        sizes.add(load.said().recentCommittedBytes() / files);
       }
     }
-    return new long[] {files, bytes};
+    return sizes;
   }
 
   /** The worker's last heartbeat; a worker never heard of in this term starts at {@code nowMs}. */
@@ -115,10 +140,46 @@ public final class LoadView {
     return workers.computeIfAbsent(worker, w -> new WorkerLoad(nowMs, Map.of())).lastHeartbeatMs();
   }
 
-  /** Latest disk loads by disk index; empty when none were reported. */
+  /**
+   * Latest disk loads by disk index, each counting as open the partitions placed on it since (a
+   * disk's room must not be handed out again by every request until the next heartbeat); empty when
+   * none were reported.
+   */
   public Map<Integer, DiskLoad> diskLoads(WorkerId worker) {
     WorkerLoad load = workers.get(worker);
-    return load == null ? Map.of() : load.disks();
+    if (load == null) {
+      return Map.of();
+    }
+    Map<Integer, DiskLoad> disks = load.disks();
+    AtomicIntegerArray placed = load.placed();
+    Map<Integer, DiskLoad> counted = null;
+    for (int i = 0; i < placed.length(); i++) {
+      int more = placed.get(i);
+      DiskLoad disk = disks.get(i);
+      if (more > 0 && disk != null) {
+        if (counted == null) {
+          counted = new HashMap<>(disks);
+        }
+        counted.put(i, disk.withMorePartitions(more));
+      }
+    }
+    return counted == null ? disks : counted;
+  }
+
+  /** Counts {@code locations} (and their replicas) on their disks until the next heartbeats. */
+  public void placed(List<PartitionLocation> locations) {
+    for (PartitionLocation location : locations) {
+      count(location);
+      location.replica().ifPresent(this::count);
+    }
+  }
+
+  private void count(PartitionLocation location) {
+    WorkerLoad load = workers.get(location.worker());
+    int disk = location.diskIndex();
+    if (load != null && disk >= 0 && disk < load.placed().length()) {
+      load.placed().incrementAndGet(disk);
+    }
   }
 
   public Map<WorkerId, Long> workerHeartbeats() {

@@ -42,7 +42,8 @@ class LoadAwarePlacementTest {
       Sim d = disks.get(i);
       specs.add(new DiskSpec(i, "/d" + i, d.tier(), 1L << 42));
       loads.put(
-          i, new DiskLoad(i, d.usable(), DiskStatus.HEALTHY, d.active(), d.flushMs(), d.readMs()));
+          i,
+          new DiskLoad(i, d.usable(), DiskStatus.HEALTHY, d.active(), d.flushMs(), d.readMs(), 0));
     }
     return new WorkerCandidate(
         new WorkerId(id), new WorkerEndpoint("host-" + id, 1, 2, 3), specs, loads);
@@ -271,7 +272,7 @@ class LoadAwarePlacementTest {
             new WorkerId("w0"),
             new WorkerEndpoint("h", 1, 2, 3),
             List.of(new DiskSpec(0, "/d0", DiskTier.SSD, 1L << 40)),
-            Map.of(0, new DiskLoad(0, 0, DiskStatus.BROKEN, 0, 0, 0)));
+            Map.of(0, new DiskLoad(0, 0, DiskStatus.BROKEN, 0, 0, 0, 0)));
     assertThatThrownBy(() -> placement(500).place(request(1, false), List.of(broken)))
         .isInstanceOfSatisfying(
             FaroException.class,
@@ -287,19 +288,99 @@ class LoadAwarePlacementTest {
 
   @Test
   void timesFromTheWireThatMakeNoSenseCountAsUnmeasured() {
-    DiskLoad load = new DiskLoad(0, 1, DiskStatus.HEALTHY, 0, Double.NaN, -3);
+    DiskLoad load = new DiskLoad(0, 1, DiskStatus.HEALTHY, 0, Double.NaN, -3, 0);
     assertThat(load.measured()).isFalse();
     assertThat(
-            new DiskLoad(0, 1, DiskStatus.HEALTHY, 0, Double.POSITIVE_INFINITY, 0).flushMsPerMiB())
+            new DiskLoad(0, 1, DiskStatus.HEALTHY, 0, Double.POSITIVE_INFINITY, 0, 0)
+                .flushMsPerMiB())
         .isEqualTo(DiskLoad.MAX_MS_PER_MIB);
+  }
+
+  @Test
+  void underAWorkerCapTheWorkersWithRoomOnTheFastestTierAreChosenFirst() {
+    // 100 workers, 10 of them with an NVMe disk besides their HDD; a cap of 10 workers.
+    List<WorkerCandidate> workers =
+        IntStream.range(0, 100)
+            .mapToObj(
+                w ->
+                    worker(
+                        String.format("w%03d", w),
+                        w % 10 == 0
+                            ? List.of(
+                                new Sim(DiskTier.HDD, 1L << 40, 0, 5, 5),
+                                new Sim(DiskTier.NVME, 1L << 40, 0, 0.2, 0.2))
+                            : List.of(new Sim(DiskTier.HDD, 1L << 40, 0, 5, 5))))
+            .toList();
+    for (int round = 0; round < 20; round++) {
+      List<PartitionLocation> placed = placement(10).place(request(200, false), workers);
+      assertThat(placed)
+          .as("round %d", round)
+          .allSatisfy(l -> assertThat(l.diskIndex()).isEqualTo(1));
+    }
+  }
+
+  @Test
+  void theTiersReserveIsNotRoom() {
+    // 2 GiB usable, 1 GiB of it the reserve: room for 16 partitions of 64 MiB, not 32.
+    WorkerCandidate small =
+        new WorkerCandidate(
+            new WorkerId("w0"),
+            new WorkerEndpoint("h0", 1, 2, 3),
+            List.of(new DiskSpec(0, "/d0", DiskTier.NVME, 1L << 40)),
+            Map.of(0, new DiskLoad(0, 2L << 30, DiskStatus.HEALTHY, 0, 1, 1, 1L << 30)));
+    WorkerCandidate big = worker("w1", List.of(new Sim(DiskTier.HDD, 1L << 40, 0, 5, 5)));
+    Map<WorkerId, Long> perWorker =
+        countBy(
+            placement(500).place(request(40, false), List.of(small, big)),
+            PartitionLocation::worker);
+    assertThat(perWorker.get(new WorkerId("w0"))).isEqualTo(16);
+    assertThat(perWorker.get(new WorkerId("w1"))).isEqualTo(24);
+  }
+
+  @Test
+  void aDiskThatOnlyReadLatelyIsNotTakenForTheFastest() {
+    // Four disks that wrote and read at 1 ms per MiB; a fifth only read (at 1), wrote nothing.
+    List<Sim> disks = new ArrayList<>();
+    for (int i = 0; i < 4; i++) {
+      disks.add(Sim.ssd(1L << 40, 1));
+    }
+    disks.add(new Sim(DiskTier.SSD, 1L << 40, 0, 0, 1));
+    assertThat(placement(500).rank(List.of(worker("w0", disks))))
+        .extracting(LoadAwarePlacement.RankedDisk::score)
+        .containsOnly(1.0);
+  }
+
+  @Test
+  void hostileLoadsPlaceLikeEmptyOnes() {
+    WorkerCandidate hostile =
+        new WorkerCandidate(
+            new WorkerId("w0"),
+            new WorkerEndpoint("h0", 1, 2, 3),
+            List.of(new DiskSpec(0, "/d0", DiskTier.SSD, 1L << 40)),
+            Map.of(
+                0,
+                new DiskLoad(
+                    0, -5, DiskStatus.HEALTHY, Integer.MIN_VALUE, Double.NaN, -1, Long.MIN_VALUE)));
+    DiskLoad load = hostile.latestLoads().get(0);
+    assertThat(load.usableBytes()).isZero();
+    assertThat(load.activePartitions()).isZero();
+    assertThat(load.fillableBytes()).isZero();
+    WorkerCandidate normal = worker("w1", List.of(Sim.ssd(1L << 40, 1)));
+    List<PartitionLocation> placed =
+        placement(500).place(request(50, false), List.of(hostile, normal));
+    assertThat(placed).hasSize(50).allSatisfy(l -> assertThat(l.worker().value()).isEqualTo("w1"));
   }
 
   @Test
   void thePartitionSizeEstimateFollowsCommitsAboveItsFloor() {
     PartitionSizeEstimate estimate = new PartitionSizeEstimate(64 * MIB, MIB);
-    assertThat(estimate.update(0, 0)).isEqualTo(64 * MIB);
-    assertThat(estimate.update(10, 100 * MIB)).isEqualTo(10 * MIB);
-    assertThat(estimate.update(0, 0)).as("nothing committed lately: the last").isEqualTo(10 * MIB);
-    assertThat(estimate.update(1000, 1000)).as("floored").isEqualTo(MIB);
+    assertThat(estimate.update(List.of())).isEqualTo(64 * MIB);
+    assertThat(estimate.update(List.of(10 * MIB))).isEqualTo(10 * MIB);
+    assertThat(estimate.update(List.of()))
+        .as("nothing committed lately: the last")
+        .isEqualTo(10 * MIB);
+    assertThat(estimate.update(List.of(1L))).as("floored").isEqualTo(MIB);
+    // One worker's absurd report moves nothing: the median of the workers counts.
+    assertThat(estimate.update(List.of(8 * MIB, Long.MAX_VALUE, 9 * MIB))).isEqualTo(9 * MIB);
   }
 }

@@ -30,7 +30,8 @@ class PlacementPolicyTest {
       new PlacementPolicy(
           new RoundRobinPlacement(500),
           w -> loads.getOrDefault(w, Map.of()),
-          w -> states.getOrDefault(w, WorkerState.SERVING));
+          w -> states.getOrDefault(w, WorkerState.SERVING),
+          placed -> {});
 
   private static RegisteredWorker worker(String id) {
     return new RegisteredWorker(
@@ -103,14 +104,14 @@ class PlacementPolicyTest {
 
   @Test
   void candidatesCarryTheirDisksLatestLoads() {
-    loads.put(new WorkerId("w1"), Map.of(0, new DiskLoad(0, 0, DiskStatus.FULL, 3, 0, 0)));
+    loads.put(new WorkerId("w1"), Map.of(0, new DiskLoad(0, 0, DiskStatus.FULL, 3, 0, 0, 0)));
     loads.put(
         new WorkerId("w2"),
         Map.of(
             0,
-            new DiskLoad(0, 0, DiskStatus.BROKEN, 0, 0, 0),
+            new DiskLoad(0, 0, DiskStatus.BROKEN, 0, 0, 0, 0),
             1,
-            new DiskLoad(1, 0, DiskStatus.BROKEN, 0, 0, 0)));
+            new DiskLoad(1, 0, DiskStatus.BROKEN, 0, 0, 0, 0)));
 
     List<PartitionLocation> placed =
         policy.place(request(10, false), List.of(worker("w1"), worker("w2")), List.of(), List.of());
@@ -129,9 +130,9 @@ class PlacementPolicyTest {
         new WorkerId("w2"),
         Map.of(
             0,
-            new DiskLoad(0, 0, DiskStatus.BROKEN, 0, 0, 0),
+            new DiskLoad(0, 0, DiskStatus.BROKEN, 0, 0, 0, 0),
             1,
-            new DiskLoad(1, 0, DiskStatus.FULL, 0, 0, 0)));
+            new DiskLoad(1, 0, DiskStatus.FULL, 0, 0, 0, 0)));
 
     List<PartitionLocation> placed =
         policy.place(

@@ -35,7 +35,7 @@ class RoundRobinPlacementTest {
   }
 
   private static DiskLoad disk(int index, DiskStatus status) {
-    return new DiskLoad(index, 1L << 30, status, 0, 0, 0);
+    return new DiskLoad(index, 1L << 30, status, 0, 0, 0, 0);
   }
 
   private static PlacementRequest request(int partitions, int epoch) {

@@ -112,6 +112,7 @@ public final class WorkerReports {
               .setIndex(disk.index())
               .setTier(ProtoMapper.toProto(disk.tier()))
               .setActivePartitions(store.openPartitions(disk.index()))
+              .setReserveBytes(disk.reserveBytes())
               .setFlushMsPerMib(msPerMiB(recent[0], recent[1]))
               .setReadMsPerMib(msPerMiB(recent[2], recent[3]));
       // What the disk checker last found (a broken disk's space is not asked again here).

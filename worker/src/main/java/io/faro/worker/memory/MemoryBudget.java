@@ -15,17 +15,19 @@ import org.slf4j.LoggerFactory;
 
 /**
  * Counts the bytes of pushed data held in partition buffers and flusher queues, and applies
- * back-pressure in two steps. From the resume mark up, pushes are answered SLOW_DOWN, and map tasks
- * narrow their window of unanswered pushes to this worker before memory runs out (a paused
- * connection reads no push, so an answer given only while paused would come too late to matter).
- * When the count reaches the pause mark every push connection stops reading (autoRead off); when
- * flushes bring it down to the resume mark they read again. Overload slows pushes down; it never
- * fails them.
+ * back-pressure in two steps. Above the slow-down mark, halfway between the resume and the pause
+ * marks, pushes are answered SLOW_DOWN, and map tasks narrow their window of unanswered pushes to
+ * this worker before memory runs out (a paused connection reads no push, so an answer given only
+ * while paused would come too late to matter). When the count reaches the pause mark every push
+ * connection stops reading (autoRead off); when flushes bring it down to the resume mark they read
+ * again. Overload slows pushes down; it never fails them.
  *
- * <p>On pausing, {@code relief} runs on {@code reliefExecutor}: it hands every partition buffer to
- * its flusher, since buffers below their flush size would otherwise hold memory forever while no
- * new data arrives to fill them. It runs again every {@value #RELIEF_INTERVAL_MS} ms while paused,
- * for data that was still being appended when it ran.
+ * <p>Above the slow-down mark, and so on pausing, {@code relief} runs on {@code reliefExecutor}: it
+ * hands every partition buffer to its flusher, since buffers below their flush size would otherwise
+ * hold memory while pushes, slowed down, fill them slowly or not at all (many partitions of
+ * half-full buffers could keep the count above the mark, and every task's window at one frame, for
+ * good). It runs again every {@value #RELIEF_INTERVAL_MS} ms while above the mark or paused, for
+ * data that was still being appended when it ran.
  *
  * <p>Thread-safety: {@link #reserve} and {@link #release} are lock-free on the fast path; the pause
  * state and the connection set are guarded by {@code lock}, taken only on transitions and when
@@ -37,6 +39,7 @@ public final class MemoryBudget {
 
   private final long pauseAt;
   private final long resumeAt;
+  private final long slowDownAt;
   private final Runnable relief;
   private final ScheduledExecutorService reliefExecutor;
   private final AtomicLong used = new AtomicLong();
@@ -68,6 +71,7 @@ public final class MemoryBudget {
     }
     this.pauseAt = pauseAt;
     this.resumeAt = resumeAt;
+    this.slowDownAt = resumeAt + (pauseAt - resumeAt) / 2;
     this.relief = requireNonNull(relief, "relief is null");
     this.reliefExecutor = requireNonNull(reliefExecutor, "reliefExecutor is null");
   }
@@ -80,6 +84,8 @@ public final class MemoryBudget {
     }
     if (now + partial.get() >= pauseAt && !paused) {
       pause();
+    } else if (now > slowDownAt && !reliefRunning.get()) {
+      startRelief();
     }
   }
 
@@ -126,11 +132,11 @@ public final class MemoryBudget {
   }
 
   /**
-   * Whether pushes should be answered SLOW_DOWN: while paused, and whenever the data held is at or
-   * above the resume mark.
+   * Whether pushes should be answered SLOW_DOWN: while paused, and whenever the data held is above
+   * the slow-down mark (halfway between the resume and the pause marks).
    */
   public boolean shouldSlowDown() {
-    return paused || used.get() >= resumeAt;
+    return paused || used.get() > slowDownAt;
   }
 
   /** How many times push connections paused since start. */
@@ -200,6 +206,11 @@ public final class MemoryBudget {
           pauseAt,
           pushChannels.size());
     }
+    startRelief();
+  }
+
+  /** Starts the relief loop unless it runs. */
+  private void startRelief() {
     if (reliefRunning.compareAndSet(false, true)) {
       scheduleRelief(0);
     }
@@ -221,6 +232,10 @@ public final class MemoryBudget {
     }
   }
 
+  private boolean needsRelief() {
+    return paused || used.get() > slowDownAt;
+  }
+
   private void scheduleRelief(long delayMs) {
     try {
       reliefExecutor.schedule(this::relieve, delayMs, TimeUnit.MILLISECONDS);
@@ -234,10 +249,11 @@ public final class MemoryBudget {
       // A release that raced with the pause saw it not yet paused: resume here instead.
       resume();
     }
-    if (!paused) {
+    if (!needsRelief()) {
       reliefRunning.set(false);
-      // A pause that came between the read and the reset found the loop still running.
-      if (!paused || !reliefRunning.compareAndSet(false, true)) {
+      // A pause or a reserve above the mark that came between the check and the reset found the
+      // loop still running.
+      if (!needsRelief() || !reliefRunning.compareAndSet(false, true)) {
         return;
       }
     }

@@ -184,6 +184,11 @@ public final class Disk {
     usedBytes.accumulateAndGet(delta, (a, b) -> Math.max(0, a + b));
   }
 
+  /** The reserve the last check applied (that of the disk's tier): below it the disk is full. */
+  public long reserveBytes() {
+    return reserveBytes;
+  }
+
   /** Bytes of Faro's files on this disk, as counted. */
   public long usedBytes() {
     return usedBytes.get();

@@ -330,7 +330,8 @@ public final class DiskReader implements AutoCloseable {
     try {
       reserved = unreserved.tryAcquire(segments, waitMillis, TimeUnit.MILLISECONDS);
     } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
+      // Not set again: only close stops a reader thread, and the reads after this one must not
+      // all fail for one interrupt.
       throw new FaroException(ErrorCode.SHUTTING_DOWN, "worker is shutting down");
     }
     if (!reserved) {
@@ -406,7 +407,10 @@ public final class DiskReader implements AutoCloseable {
                   ErrorCode.CONNECTION_FAILED, "the read of " + file + " is no longer wanted"));
           return;
         }
-        result.complete(readNow(file, offset, length));
+        ByteBuf bytes = readNow(file, offset, length);
+        if (!result.complete(bytes)) {
+          bytes.release(); // completed otherwise meanwhile: nobody else will release them
+        }
       } catch (FaroException e) {
         result.completeExceptionally(e);
       } catch (Throwable t) {

@@ -61,16 +61,32 @@ class MemoryBudgetTest {
   }
 
   @Test
-  void pushesAreAskedToSlowDownFromTheResumeMarkUpAndPausesAreCounted() {
-    MemoryBudget budget = new MemoryBudget(900, 700, () -> {}, reliefThread);
-    budget.reserve(699);
-    assertThat(budget.shouldSlowDown()).as("below the resume mark").isFalse();
+  void aboveTheSlowDownMarkPushesAreAskedToSlowDownAndBuffersAreFlushed() throws Exception {
+    AtomicInteger reliefs = new AtomicInteger();
+    // Resume at 700, pause at 900: the slow-down mark is halfway, at 800.
+    MemoryBudget budget = new MemoryBudget(900, 700, reliefs::incrementAndGet, reliefThread);
+    budget.reserve(800);
+    assertThat(budget.shouldSlowDown()).as("at the slow-down mark").isFalse();
+    assertThat(reliefs.get()).isZero();
     budget.reserve(1);
-    assertThat(budget.shouldSlowDown()).as("at the resume mark, before any pause").isTrue();
+    assertThat(budget.shouldSlowDown()).as("above it, before any pause").isTrue();
     assertThat(budget.isPaused()).isFalse();
+    // Half-full buffers must not hold the count above the mark for good: relief flushes them.
+    Eventually.await("relief above the slow-down mark", () -> reliefs.get() > 0);
+    budget.release(101);
+    assertThat(budget.shouldSlowDown()).isFalse();
+    // The loop stops at its next turn below the mark: after that, no more reliefs.
+    Thread.sleep(3 * MemoryBudget.RELIEF_INTERVAL_MS);
+    int settled = reliefs.get();
+    Thread.sleep(3 * MemoryBudget.RELIEF_INTERVAL_MS);
+    assertThat(reliefs.get()).as("no relief below the mark").isEqualTo(settled);
     assertThat(budget.pauses()).isZero();
+  }
 
-    budget.reserve(200);
+  @Test
+  void pausesAreCountedWithTheirTime() {
+    MemoryBudget budget = new MemoryBudget(900, 700, () -> {}, reliefThread);
+    budget.reserve(900);
     assertThat(budget.isPaused()).isTrue();
     assertThat(budget.shouldSlowDown()).isTrue();
     budget.release(300);

@@ -78,6 +78,44 @@ class PartitionWriterTest {
   }
 
   @Test
+  void aReservationForAFullDiskGoesToTheSameTierThenTheNextSlowerThenAFasterOne() {
+    try (Disks tiers =
+            Disks.open(
+                List.of(
+                    new DiskDir(root.resolve("t0"), DiskTier.NVME),
+                    new DiskDir(root.resolve("t1"), DiskTier.HDD),
+                    new DiskDir(root.resolve("t2"), DiskTier.SSD),
+                    new DiskDir(root.resolve("t3"), DiskTier.NVME)),
+                Disks.Options.buffered(1),
+                "tiers");
+        PartitionStore onTiers = new PartitionStore(tiers, new WriterSettings(FLUSH, CHUNK))) {
+      int[] next = {0};
+      java.util.function.IntUnaryOperator reserveOn =
+          disk -> {
+            int partition = next[0]++;
+            onTiers.reserve(SHUFFLE, List.of(new PartitionStore.Reservation(partition, 0, disk)));
+            return onTiers
+                .writer(new PartitionKey(SHUFFLE, partition, 0))
+                .orElseThrow()
+                .diskIndex();
+          };
+      // Full: fewer usable bytes than the reserve asked of the check.
+      tiers.get(0).check(Long.MAX_VALUE);
+      assertThat(reserveOn.applyAsInt(0)).as("the other NVMe disk").isEqualTo(3);
+      tiers.get(3).check(Long.MAX_VALUE);
+      assertThat(reserveOn.applyAsInt(0)).as("NVMe full: the next tier, SSD").isEqualTo(2);
+      tiers.get(2).check(Long.MAX_VALUE);
+      assertThat(reserveOn.applyAsInt(3)).as("NVMe and SSD full: HDD").isEqualTo(1);
+      tiers.get(2).check(0);
+      tiers.get(3).check(0);
+      tiers.get(1).check(Long.MAX_VALUE);
+      assertThat(reserveOn.applyAsInt(1))
+          .as("HDD full, SSD and an NVMe healthy: the nearest faster tier, SSD")
+          .isEqualTo(2);
+    }
+  }
+
+  @Test
   void manyAppendsKeepTheirOrderAndCutChunksAfterTheCrossingPart() throws IOException {
     PartitionKey key = new PartitionKey(SHUFFLE, 0, 0);
     store.reserve(SHUFFLE, List.of(new PartitionStore.Reservation(0, 0, 1)));
@@ -362,42 +400,6 @@ class PartitionWriterTest {
   }
 
   /** Appends {@code part} as if it came alone in a push frame. */
-  @Test
-  void aReservationForAFullDiskGoesToTheSameTierThenTheNextSlowerThenAFasterOne() {
-    try (Disks tiers =
-        Disks.open(
-            List.of(
-                new DiskDir(root.resolve("t0"), DiskTier.NVME),
-                new DiskDir(root.resolve("t1"), DiskTier.HDD),
-                new DiskDir(root.resolve("t2"), DiskTier.SSD),
-                new DiskDir(root.resolve("t3"), DiskTier.NVME)),
-            Disks.Options.buffered(1),
-            "tiers")) {
-      PartitionStore onTiers = new PartitionStore(tiers, new WriterSettings(FLUSH, CHUNK));
-      int[] next = {0};
-      java.util.function.IntUnaryOperator reserveOn =
-          disk -> {
-            int partition = next[0]++;
-            onTiers.reserve(SHUFFLE, List.of(new PartitionStore.Reservation(partition, 0, disk)));
-            return onTiers
-                .writer(new PartitionKey(SHUFFLE, partition, 0))
-                .orElseThrow()
-                .diskIndex();
-          };
-      // Full: fewer usable bytes than the reserve asked of the check.
-      tiers.get(0).check(Long.MAX_VALUE);
-      assertThat(reserveOn.applyAsInt(0)).as("the other NVMe disk").isEqualTo(3);
-      tiers.get(3).check(Long.MAX_VALUE);
-      assertThat(reserveOn.applyAsInt(0)).as("NVMe full: the next tier, SSD").isEqualTo(2);
-      tiers.get(2).check(Long.MAX_VALUE);
-      assertThat(reserveOn.applyAsInt(3)).as("NVMe and SSD full: HDD").isEqualTo(1);
-      tiers.get(2).check(0);
-      tiers.get(1).check(Long.MAX_VALUE);
-      assertThat(reserveOn.applyAsInt(1)).as("HDD full: the nearest faster tier").isEqualTo(2);
-      onTiers.close();
-    }
-  }
-
   private AppendStatus append(PartitionKey key, io.netty.buffer.ByteBuf part) {
     return store.append(
         key, part, new io.faro.worker.memory.FrameCharge(budget, part.readableBytes(), 1));
