@@ -76,10 +76,11 @@ class WorkerOverloadTest {
     // Direct memory: the budget, the disk's read buffers and flusher staging (64 MB + 2 x 1 MB)
     // and at most 32 MB of network buffers. Were pushes not held back, the 512 MB would pile up.
     assertThat(number(report, "worker_peak_direct_mb")).isLessThanOrEqualTo(BUDGET_MB + 66 + 32);
-    // The whole process: a worker JVM at rest takes about 150-200 MB here; 400 MB leaves room for
-    // its heap to grow under load, and is far below what the 512 MB pushed would take if held.
+    // The whole process: a worker JVM at rest takes about 150-200 MB here, and about 220 MB under
+    // this load; 500 MB leaves room for its heap to grow on a loaded machine, and is still below
+    // what the 512 MB pushed would take if it were held.
     if (Files.exists(Path.of("/proc/self/status"))) {
-      assertThat(number(report, "worker_peak_rss_mb")).isPositive().isLessThanOrEqualTo(400);
+      assertThat(number(report, "worker_peak_rss_mb")).isPositive().isLessThanOrEqualTo(500);
     }
   }
 }
