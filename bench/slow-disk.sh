@@ -8,9 +8,9 @@
 # warm-up run of the same job goes first, unmeasured: it writes to every disk, so that the
 # masters know the slow disk before the measured run is placed, as they would on a cluster that
 # has been running.
-# Prints one JSON line per measured run (CompareJobs' output plus "policy" and the partitions the
-# slowed disk and the others got, from the workers' status), then the job time of load_aware over
-# round_robin (medians).
+# Prints one JSON line per measured run (CompareJobs' output plus "policy" and the bytes on each
+# disk of worker-0 at the fullest moment of the run, from its status), then the job time of
+# load_aware over round_robin (medians) and the share of worker-0's bytes on the slowed disk.
 #
 # Usage: bash bench/slow-disk.sh [--scale X] [--rounds N] [--delay D] [--work-dir DIR]
 #        (after mvn -DskipTests package; needs jq)
@@ -18,7 +18,7 @@ set -euo pipefail
 REPO=$(cd "$(dirname "$0")/.." && pwd)
 SCALE=0.2
 ROUNDS=2
-DELAY=40ms
+DELAY=200ms
 WORK=/tmp/faro-slow-disk
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -48,14 +48,28 @@ run_case() {
   java "${JVM_OPTS[@]}" -cp "$CP" io.faro.examples.CompareJobs --job large --mode faro \
     --scale "$WARMUP_SCALE" --master-endpoints "$master" --local-dir "$WORK/$name/spark-warmup" \
     >"$WORK/$name.warmup.out" 2>"$WORK/$name.warmup.log"
+  local rpc
+  rpc=$(jq -r '.workers[] | select(.name == "worker-0") | .rpcPort' "$cluster/cluster.json")
+  status() { "$FARO" admin worker-status --worker "127.0.0.1:$rpc" --timeout 5s 2>/dev/null; }
+  # The warm-up's files go once its app has ended (a heartbeat or two): then worker-0's disks hold
+  # only what the measured run writes.
+  for _ in $(seq 1 60); do
+    [ "$(status | jq '.disk_used_bytes | add')" = 0 ] && break
+    sleep 0.5
+  done
   java "${JVM_OPTS[@]}" -cp "$CP" io.faro.examples.CompareJobs --job large --mode faro \
     --scale "$SCALE" --master-endpoints "$master" --local-dir "$WORK/$name/spark" \
-    >"$WORK/$name.out" 2>"$WORK/$name.log"
-  # Bytes each disk of worker-0 holds: the measured run's files are still there (the job's app
-  # has ended, its shuffles expire later), the warm-up's too; both placed by the same policy.
-  local rpc used
-  rpc=$(jq -r '.workers[] | select(.name == "worker-0") | .rpcPort' "$cluster/cluster.json")
-  used=$("$FARO" admin worker-status --worker "127.0.0.1:$rpc" --timeout 5s | jq -c '.disk_used_bytes')
+    >"$WORK/$name.out" 2>"$WORK/$name.log" &
+  local job=$!
+  # Bytes on each disk of worker-0 while the run writes; the fullest sample is reported.
+  : >"$WORK/$name.disks"
+  while kill -0 "$job" 2>/dev/null; do
+    status | jq -c '.disk_used_bytes' >>"$WORK/$name.disks" || true
+    sleep 1
+  done
+  wait "$job"
+  local used
+  used=$(jq -s -c 'max_by(add) // [0,0,0,0]' "$WORK/$name.disks")
   "$FARO" local-cluster stop --work-dir "$cluster" >/dev/null 2>&1 || true
   grep '^{"job"' "$WORK/$name.out" \
     | sed "s/^{/{\"case\":\"$name\",\"policy\":\"$policy\",\"worker0_disk_used_bytes\":$used,/"
@@ -69,7 +83,7 @@ jq -s -r '
   def median: sort | if length % 2 == 1 then .[length / 2 | floor] else (.[length / 2 - 1] + .[length / 2]) / 2 end;
   (map(select(.policy == "load_aware")) | map(.millis) | median) as $aware
   | (map(select(.policy == "round_robin")) | map(.millis) | median) as $rr
-  | def slowshare: (.worker0_disk_used_bytes | .[3] / add);
+  | def slowshare: (.worker0_disk_used_bytes | if add > 0 then .[3] / add else 0 end);
   "job time with one slowed disk, load_aware / round_robin (medians): \($aware / $rr * 100 | round / 100)"
   + " (\($aware) ms / \($rr) ms)\n"
   + "share of worker-0 bytes on the slowed disk: load_aware \(map(select(.policy == "load_aware")) | map(slowshare * 100 | round) ), round_robin \(map(select(.policy == "round_robin")) | map(slowshare * 100 | round))"' "$WORK/results.jsonl"
