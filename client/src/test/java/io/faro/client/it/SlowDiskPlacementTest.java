@@ -88,6 +88,12 @@ class SlowDiskPlacementTest {
                 counts -> counts.get(slowDisk) < minOfOthers(counts, slowDisk),
                 "the slowed disk gets fewer partitions than each of its peers");
         long whileSlow = slowed.get(slowDisk);
+        // What an operator sees: the status RPC reports the slowed disk's time per MiB.
+        assertThat(cluster.workers().get(0).status().getDiskFlushMsPerMib(1))
+            .as("disk 1's write time per MiB, with 50 ms of delay per MiB")
+            .isGreaterThanOrEqualTo(50);
+        assertThat(cluster.workers().get(0).status().getDiskTiersList())
+            .containsExactly("ssd", "ssd");
 
         Files.delete(marker);
         Map<String, Long> recovered =

@@ -83,6 +83,12 @@ public final class ControlHandler implements RequestHandler {
                     .addAllDiskHealth(
                         store.disks().all().stream().map(d -> d.health().describe()).toList())
                     .addAllDiskUsedBytes(store.disks().all().stream().map(Disk::usedBytes).toList())
+                    .addAllDiskTiers(
+                        store.disks().all().stream().map(d -> d.tier().configName()).toList())
+                    .addAllDiskFlushMsPerMib(
+                        store.disks().all().stream().map(Disk::reportedFlushMsPerMiB).toList())
+                    .addAllDiskReadMsPerMib(
+                        store.disks().all().stream().map(Disk::reportedReadMsPerMiB).toList())
                     .build());
         default ->
             responder.fail(

@@ -107,14 +107,17 @@ public final class WorkerReports {
             .setStartedAtMs(startedAtMs);
     for (Disk disk : disks.all()) {
       long[] recent = diskWindows.get(disk.index()).add(disk.ioTimes());
+      double flushMs = msPerMiB(recent[0], recent[1]);
+      double readMs = msPerMiB(recent[2], recent[3]);
+      disk.reported(flushMs, readMs);
       DiskLoadP.Builder load =
           DiskLoadP.newBuilder()
               .setIndex(disk.index())
               .setTier(ProtoMapper.toProto(disk.tier()))
               .setActivePartitions(store.openPartitions(disk.index()))
               .setReserveBytes(disk.reserveBytes())
-              .setFlushMsPerMib(msPerMiB(recent[0], recent[1]))
-              .setReadMsPerMib(msPerMiB(recent[2], recent[3]));
+              .setFlushMsPerMib(flushMs)
+              .setReadMsPerMib(readMs);
       // What the disk checker last found (a broken disk's space is not asked again here).
       DiskHealth health = disk.health();
       load.setUsableBytes(health.usableBytes())

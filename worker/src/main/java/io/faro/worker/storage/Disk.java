@@ -54,6 +54,9 @@ public final class Disk {
   // For tests: nanoseconds each MiB written takes longer while the slow-down file is there.
   private volatile long testingDelayNanosPerMiB;
   private volatile boolean testingSlow;
+  // What the last heartbeat reported of this disk's recent times (ms per MiB; 0: unknown).
+  private volatile double reportedFlushMsPerMiB;
+  private volatile double reportedReadMsPerMiB;
   // Told of every failed write, so that a check soon tells a broken disk from one failed file.
   private volatile Runnable afterWriteFailure = () -> {};
 
@@ -121,6 +124,22 @@ public final class Disk {
     return new long[] {
       times.writtenBytes(), times.writeNanos(), reader.readBytes(), reader.readNanos()
     };
+  }
+
+  /** Keeps what the heartbeat reported of this disk's recent times, for the status RPC. */
+  public void reported(double flushMsPerMiB, double readMsPerMiB) {
+    reportedFlushMsPerMiB = flushMsPerMiB;
+    reportedReadMsPerMiB = readMsPerMiB;
+  }
+
+  /** The recent write time per MiB the last heartbeat reported; 0 when unknown. */
+  public double reportedFlushMsPerMiB() {
+    return reportedFlushMsPerMiB;
+  }
+
+  /** The recent read time per MiB the last heartbeat reported; 0 when unknown. */
+  public double reportedReadMsPerMiB() {
+    return reportedReadMsPerMiB;
   }
 
   /**

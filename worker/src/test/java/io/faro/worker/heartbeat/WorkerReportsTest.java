@@ -101,6 +101,9 @@ class WorkerReportsTest {
     WorkerHeartbeatRequest after = reports.heartbeat();
 
     assertThat(after.getDisks(0).getFlushMsPerMib()).isPositive();
+    assertThat(disks.get(0).reportedFlushMsPerMiB())
+        .as("kept for the status RPC")
+        .isEqualTo(after.getDisks(0).getFlushMsPerMib());
     assertThat(after.getDisks(1).getFlushMsPerMib()).as("the idle disk").isZero();
     assertThat(after.getRecentCommittedFiles()).isEqualTo(1);
     assertThat(after.getRecentCommittedBytes()).isEqualTo(3L * MIB);
