@@ -11,6 +11,9 @@ import io.faro.common.id.AppId;
 import io.faro.common.id.PartitionLocation;
 import io.faro.common.id.ShuffleId;
 import io.faro.common.network.ClientPool;
+import io.faro.common.network.Futures;
+import io.faro.proto.WorkerStatusRequest;
+import io.faro.proto.WorkerStatusResponse;
 import io.faro.worker.storage.Disk;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -89,11 +92,18 @@ class SlowDiskPlacementTest {
                 "the slowed disk gets fewer partitions than each of its peers");
         long whileSlow = slowed.get(slowDisk);
         // What an operator sees: the status RPC reports the slowed disk's time per MiB.
-        assertThat(cluster.workers().get(0).status().getDiskFlushMsPerMib(1))
+        WorkerStatusResponse status =
+            Futures.await(
+                pool.call(
+                    cluster.workers().get(0).endpoint().rpc(),
+                    WorkerStatusRequest.getDefaultInstance(),
+                    WorkerStatusResponse.class),
+                Duration.ofSeconds(10),
+                "worker status");
+        assertThat(status.getDiskFlushMsPerMib(1))
             .as("disk 1's write time per MiB, with 50 ms of delay per MiB")
             .isGreaterThanOrEqualTo(50);
-        assertThat(cluster.workers().get(0).status().getDiskTiersList())
-            .containsExactly("ssd", "ssd");
+        assertThat(status.getDiskTiersList()).containsExactly("ssd", "ssd");
 
         Files.delete(marker);
         Map<String, Long> recovered =
