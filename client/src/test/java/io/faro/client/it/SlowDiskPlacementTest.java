@@ -36,6 +36,12 @@ class SlowDiskPlacementTest {
   private static final int MAPS = 4;
   private static final int PARTITIONS = 16;
 
+  /**
+   * The heartbeats a worker's recent times span (WorkerReports.RECENT_HEARTBEATS, 6) at the
+   * interval this test sets, and one more.
+   */
+  private static final Duration WINDOW = Duration.ofMillis(7 * 200);
+
   /** Partitions of the shuffles placed only to count where placement puts them. */
   private static final int PROBE_PARTITIONS = 400;
 
@@ -70,13 +76,11 @@ class SlowDiskPlacementTest {
               new LifecycleManager(new AppId("slow-disk"), settings, pool, "127.0.0.1")) {
         ShuffleClient client = new ShuffleClient(pool, settings);
 
-        // Before: the four disks are about as fast; noise must not single one out for long.
+        // Before: the four disks are about as fast, and none is singled out.
         Map<String, Long> before = Map.of();
         int singledOut = 0;
         for (int i = 0; i < 3; i++) {
-          runShuffle(client, lifecycle);
-          Thread.sleep(400); // two heartbeats
-          before = probe(client, lifecycle);
+          before = measureAndProbe(client, lifecycle);
           singledOut += before.get(slowDisk) < minOfOthers(before, slowDisk) ? 1 : 0;
         }
         assertThat(singledOut)
@@ -119,8 +123,9 @@ class SlowDiskPlacementTest {
 
   /**
    * Runs shuffles that write to every disk (so that each disk's write time is measured), each
-   * followed by a probe placement, until {@code wanted} holds of three probes in a row (one could
-   * be noise); returns the last probe's partitions per disk. Fails after 60 s.
+   * followed by a probe placement ({@link #measureAndProbe}), until {@code wanted} holds of three
+   * probes in a row (one could be noise); returns the last probe's partitions per disk. Fails after
+   * 90 s.
    */
   private Map<String, Long> placeUntil(
       ShuffleClient client,
@@ -128,20 +133,30 @@ class SlowDiskPlacementTest {
       java.util.function.Predicate<Map<String, Long>> wanted,
       String what)
       throws Exception {
-    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(90);
     Map<String, Long> counts = Map.of();
     int inARow = 0;
     while (System.nanoTime() < deadline) {
-      runShuffle(client, lifecycle);
-      // Two heartbeats: the masters hear of the times the shuffle's writes took.
-      Thread.sleep(Duration.ofMillis(400).toMillis());
-      counts = probe(client, lifecycle);
+      counts = measureAndProbe(client, lifecycle);
       inARow = counts.size() == 4 && wanted.test(counts) ? inARow + 1 : 0;
       if (inARow == 3) {
         return counts;
       }
     }
-    throw new AssertionError("not within 60 s: " + what + "; last placement per disk " + counts);
+    throw new AssertionError("not within 90 s: " + what + "; last placement per disk " + counts);
+  }
+
+  /**
+   * Lets the times measured so far leave the window, runs a shuffle that writes to every disk, and
+   * probes once the masters heard of that shuffle's times (two heartbeats): each probe then sees
+   * its own measurements.
+   */
+  private Map<String, Long> measureAndProbe(ShuffleClient client, LifecycleManager lifecycle)
+      throws Exception {
+    Thread.sleep(WINDOW.toMillis());
+    runShuffle(client, lifecycle);
+    Thread.sleep(400);
+    return probe(client, lifecycle);
   }
 
   /** Pushes about 8 MiB over every partition and reads it back, every record once. */
