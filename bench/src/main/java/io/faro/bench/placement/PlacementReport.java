@@ -21,6 +21,9 @@ import java.util.Map;
  * What {@code bench-placement} found, as a table and as JSON with the same figures. Slots are the
  * partitions placed over all measured requests; a disk's room is its usable bytes divided by the
  * estimated partition size, before the first request.
+ *
+ * <p>Over 400 lines, knowingly: a table and a JSON form of the same figures, written side by side
+ * so that the two never say different things.
  */
 final class PlacementReport {
   /** Bumped only if an existing key changes meaning. */

@@ -72,6 +72,10 @@ import java.util.function.LongConsumer;
  * <p>Threads: {@link #add}, {@link #sendAll}, {@link #awaitAnswers} and {@link #close} on the
  * task's thread; the answer callbacks touch only the semaphore, the worker windows (each guarded by
  * its own monitor), the counters of answers, the revivals, the first failure and the flags.
+ *
+ * <p>Over 400 lines, knowingly: the global bound, each worker's AIMD window and the answer
+ * callbacks release the same permits on every path, success or failure; kept in one class so that
+ * each path can be checked against the others.
  */
 final class PushWindow {
   /** The smallest window a worker's SLOW_DOWN answers bring it to: one frame at a time. */

@@ -153,8 +153,12 @@ class SlowDiskPlacementTest {
    */
   private Map<String, Long> measureAndProbe(ShuffleClient client, LifecycleManager lifecycle)
       throws Exception {
+    // Time itself is what is waited for: older measurements age out of the workers' window, and
+    // there is no event to wait on instead.
     Thread.sleep(WINDOW.toMillis());
     runShuffle(client, lifecycle);
+    // Two heartbeats at 200 ms carry the shuffle's times to the master; the master keeps them in
+    // memory and says nothing a test could wait on.
     Thread.sleep(400);
     return probe(client, lifecycle);
   }

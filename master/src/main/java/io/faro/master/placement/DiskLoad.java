@@ -57,9 +57,4 @@ public record DiskLoad(
         readMsPerMiB,
         reserveBytes);
   }
-
-  /** Whether the worker measured any time for this disk lately. */
-  public boolean measured() {
-    return flushMsPerMiB > 0 || readMsPerMiB > 0;
-  }
 }

@@ -43,6 +43,10 @@ import java.util.function.LongSupplier;
  * slots gets 2 or 3, and over many requests 2.4 on average, so that small requests do not all land
  * on the same disks. Thread-safe (state lives in each call); the choice need not be deterministic,
  * since the locations go into the Raft log.
+ *
+ * <p>Over 400 lines, knowingly: room, tier order, load groups, worker choice, water-filling and
+ * rounding are the steps of one computation over the same per-call disk table (Slot); split apart,
+ * each piece would need that table passed around and the steps would no longer read in order.
  */
 public final class LoadAwarePlacement implements SlotPlacement {
   /**

@@ -289,7 +289,8 @@ class LoadAwarePlacementTest {
   @Test
   void timesFromTheWireThatMakeNoSenseCountAsUnmeasured() {
     DiskLoad load = new DiskLoad(0, 1, DiskStatus.HEALTHY, 0, Double.NaN, -3, 0);
-    assertThat(load.measured()).isFalse();
+    assertThat(load.flushMsPerMiB()).isZero();
+    assertThat(load.readMsPerMiB()).isZero();
     assertThat(
             new DiskLoad(0, 1, DiskStatus.HEALTHY, 0, Double.POSITIVE_INFINITY, 0, 0)
                 .flushMsPerMiB())

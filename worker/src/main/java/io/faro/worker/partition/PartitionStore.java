@@ -35,8 +35,9 @@ import org.slf4j.LoggerFactory;
  *
  * <p>Over 400 lines, knowingly: reservation with its limits and its refusal while the worker
  * leaves, append, commit, restore, reads of committed partitions and expiry all act on the same map
- * of shuffles under the same locks; the sealing moved out to {@link ShuffleSealer}, and reservation
- * is the next part to move out, when storage tiers change how disks are chosen.
+ * of shuffles under the same locks; the sealing moved out to {@link ShuffleSealer}. Storage tiers
+ * changed only which disk a refused reservation falls back to ({@link #accepting}); reservation is
+ * still the next part to move out.
  */
 public final class PartitionStore implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(PartitionStore.class);

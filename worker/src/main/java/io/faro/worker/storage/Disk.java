@@ -21,6 +21,10 @@ import org.slf4j.LoggerFactory;
  * reader (direct I/O or the page cache, as its writes); and its health: the bytes Faro's files take
  * on it, and what the last check ({@link #check}, run by the {@link DiskChecker}) or a failed write
  * found.
+ *
+ * <p>Over 400 lines, knowingly: the disk's health (checks, write failures, the reserve), the bytes
+ * counted on it and its timings are read together by every append and every heartbeat, under the
+ * same few volatile fields; the test-only slow-down is a dozen lines of it.
  */
 public final class Disk {
   /** The file a check writes, forces and deletes in the disk's directory. */

@@ -58,6 +58,10 @@ import org.slf4j.LoggerFactory;
  *
  * <p>Thread-safety: every method may be called from any thread; only {@link #close()} waits (for
  * the reads queued before it).
+ *
+ * <p>Over 400 lines, knowingly: the round scheduler, the segment pool and the aligned or buffered
+ * read share one lock-and-permit discipline (a read reserves its segments on a reader thread, its
+ * bytes return them); split, that discipline would span classes.
  */
 public final class DiskReader implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(DiskReader.class);
