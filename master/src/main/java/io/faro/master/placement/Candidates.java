@@ -2,6 +2,8 @@ package io.faro.master.placement;
 
 import io.faro.common.error.ErrorCode;
 import io.faro.common.error.FaroException;
+import io.faro.common.id.PartitionLocation;
+import io.faro.common.id.Role;
 import java.util.List;
 
 /** What every {@link SlotPlacement} checks and chooses the same way. */
@@ -44,6 +46,15 @@ final class Candidates {
   static int workerCount(PlacementRequest request, int usable, int maxWorkersPerShuffle) {
     int workers = Math.min(maxWorkersPerShuffle, usable);
     return request.replicate() ? Math.max(2, workers) : workers;
+  }
+
+  /**
+   * Partition {@code i} of {@code request}, in {@code role}, on {@code worker}'s disk {@code disk}.
+   */
+  static PartitionLocation location(
+      PlacementRequest request, int i, Role role, WorkerCandidate worker, int disk) {
+    return new PartitionLocation(
+        request.partitions().get(i), request.epoch(), role, worker.id(), worker.endpoint(), disk);
   }
 
   /**

@@ -181,25 +181,13 @@ public final class LoadAwarePlacement implements SlotPlacement {
       }
       WorkerCandidate worker = chosen.get(w);
       PartitionLocation primary =
-          new PartitionLocation(
-              request.partitions().get(i),
-              request.epoch(),
-              Role.PRIMARY,
-              worker.id(),
-              worker.endpoint(),
-              primaryQueues.get(w).next());
+          Candidates.location(request, i, Role.PRIMARY, worker, primaryQueues.get(w).next());
       if (replicaQueues != null) {
         int r = replicaOf[w];
-        WorkerCandidate peer = chosen.get(r);
         primary =
             primary.withReplica(
-                new PartitionLocation(
-                    primary.partition(),
-                    primary.epoch(),
-                    Role.REPLICA,
-                    peer.id(),
-                    peer.endpoint(),
-                    replicaQueues.get(r).next()));
+                Candidates.location(
+                    request, i, Role.REPLICA, chosen.get(r), replicaQueues.get(r).next()));
       }
       locations.add(primary);
       w = (w + 1) % chosen.size();

@@ -56,13 +56,7 @@ public final class RoundRobinPlacement implements SlotPlacement {
       DiskSpec disk =
           workerDisks.get((int) ((dealt[w]++ + (long) diskOffset) % workerDisks.size()));
       PartitionLocation primary =
-          new PartitionLocation(
-              request.partitions().get(i),
-              request.epoch(),
-              Role.PRIMARY,
-              worker.id(),
-              worker.endpoint(),
-              disk.index());
+          Candidates.location(request, i, Role.PRIMARY, worker, disk.index());
       if (request.replicate()) {
         int r = Candidates.replicaOf(chosen, w);
         WorkerCandidate peer = chosen.get(r);
@@ -71,13 +65,7 @@ public final class RoundRobinPlacement implements SlotPlacement {
             peerDisks.get((int) ((dealt[r]++ + (long) diskOffset) % peerDisks.size()));
         primary =
             primary.withReplica(
-                new PartitionLocation(
-                    primary.partition(),
-                    primary.epoch(),
-                    Role.REPLICA,
-                    peer.id(),
-                    peer.endpoint(),
-                    peerDisk.index()));
+                Candidates.location(request, i, Role.REPLICA, peer, peerDisk.index()));
       }
       locations.add(primary);
     }
