@@ -244,7 +244,8 @@ final class WireFuzzer {
 
   /** A real running shuffle when one is known (only for reads and commits), else a made-up one. */
   private ShuffleKeyP someShuffle() {
-    List<ShuffleKeyP> real = realShuffles;
+    // A snapshot: another thread may change the list between the size and the read.
+    List<ShuffleKeyP> real = List.copyOf(realShuffles);
     if (!real.isEmpty() && random.nextBoolean()) {
       return real.get(random.nextInt(real.size()));
     }
