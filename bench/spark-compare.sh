@@ -3,7 +3,11 @@
 # through Faro, on this one machine, to see what Faro costs and to check it gives identical results.
 #
 # Usage: bench/spark-compare.sh [options]
-#   --jobs LIST          comma-separated, from large,small-blocks,sql (default: all three)
+#   --jobs LIST          comma-separated, from large,small-blocks,sql (default: all three, or
+#                        none when --shapes is given)
+#   --shapes LIST        comma-separated shuffles of a chosen shape, MAPSxREDUCERS:BYTES, e.g.
+#                        200x500:512m,1000x4000:2g (the examples' "blocks" job: the large job's
+#                        rows, BYTES after compression); each is one more job in the table
 #   --scale X            size factor for every job (default 1: "large" shuffles 30 M records,
 #                        about 3 GB; see examples/.../ComparisonJob.java for every size)
 #   --reps N             runs of each job in each mode (default 3)
@@ -11,7 +15,15 @@
 #   --work-dir DIR       the local cluster, Spark's local dir and the logs of every run
 #                        (default /tmp/faro-spark-compare); put it on the disk under test
 #   --cluster-conf FILE  a Faro settings file for the local cluster's master and worker
-#   --heap SIZE          -Xmx of each job's JVM (default 6g)
+#   --heap SIZE          -Xmx of each job's JVM (default 6g; 2g with --disk-profile)
+#   --disk-profile NAME  run on an emulated disk: local, gp3 or hdd (see bench/disk-profile.sh);
+#                        Spark's local dir and the worker's disk are on it, the page cache is
+#                        bounded (--cache) and caches are dropped before every run. Needs root.
+#   --cache SIZE         with --disk-profile: the page cache the run's processes may fill, above
+#                        what they need themselves (default 1g)
+#   --concurrency N      run N copies of each job at once, as N applications (default 1), so
+#                        that their reads interleave as on a shared node; a run's time is the
+#                        slowest copy's
 #   --spark-conf K=V     a Spark setting for every run, e.g. spark.faro.client.push.batch.size=...
 #                        (repeatable)
 #   --timeout SECONDS    limit for one run (default 1200)
@@ -38,13 +50,18 @@ set -euo pipefail
 usage() { sed -n '2,/^set -euo/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//'; }
 
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-JOBS=large,small-blocks,sql
+JOBS=""
+SHAPES=""
+PROFILE=""
+CACHE=1g
+CONCURRENCY=1
+HEAP_SET=false
 SCALE=1
 REPS=3
 JSON_FILE=""
 WORK=/tmp/faro-spark-compare
 CLUSTER_CONF=""
-HEAP=6g
+HEAP=""
 RUN_TIMEOUT=1200
 BUILD=true
 SPARK_CONF=()
@@ -58,6 +75,10 @@ while [ $# -gt 0 ]; do
     --work-dir) WORK=$2; shift ;;
     --cluster-conf) CLUSTER_CONF=$2; shift ;;
     --heap) HEAP=$2; shift ;;
+    --shapes) SHAPES=$2; shift ;;
+    --disk-profile) PROFILE=$2; shift ;;
+    --cache) CACHE=$2; shift ;;
+    --concurrency) CONCURRENCY=$2; shift ;;
     --spark-conf) SPARK_CONF+=(--conf "$2"); SPARK_CONF_VALUES+=("$2"); shift ;;
     --timeout) RUN_TIMEOUT=$2; shift ;;
     --no-build) BUILD=false ;;
@@ -83,10 +104,39 @@ fi
 if ! [[ "$SCALE" =~ ^[0-9]+(\.[0-9]+)?([eE]-?[0-9]+)?$ ]] || ! awk -v s="$SCALE" 'BEGIN { exit !(s > 0) }'; then
   fail "--scale must be a positive number like 0.1 or 2, not $SCALE"
 fi
-IFS=, read -r -a JOB_LIST <<<"$JOBS"
+[[ "$CONCURRENCY" =~ ^[1-9][0-9]*$ ]] || fail "--concurrency must be a positive integer, not $CONCURRENCY"
+# Sizes like 512m or 2g, in bytes.
+to_bytes() {
+  local v=${1,,}
+  [[ "$v" =~ ^([0-9]+)([kmgt]?)b?$ ]] || return 1
+  local n=${BASH_REMATCH[1]}
+  case "${BASH_REMATCH[2]}" in k) n=$((n << 10)) ;; m) n=$((n << 20)) ;; g) n=$((n << 30)) ;; t) n=$((n << 40)) ;; esac
+  echo "$n"
+}
+to_bytes "$CACHE" >/dev/null || fail "--cache takes a size like 512m or 2g, not $CACHE"
+if [ -n "$PROFILE" ]; then
+  source "$REPO/bench/disk-profile.sh"
+  profile_params "$PROFILE" >/dev/null || fail "unknown --disk-profile '$PROFILE'; profiles are local, gp3, hdd"
+  [ "$(id -u)" = 0 ] || fail "--disk-profile needs root (loop devices, cgroups, drop_caches)"
+fi
+[ -n "$HEAP" ] || { if [ -n "$PROFILE" ]; then HEAP=2g; else HEAP=6g; fi; }
+to_bytes "$HEAP" >/dev/null || fail "--heap takes a size like 2g, not $HEAP"
+if [ -z "$JOBS" ] && [ -z "$SHAPES" ]; then JOBS=large,small-blocks,sql; fi
+JOB_LIST=()
+[ -z "$JOBS" ] || IFS=, read -r -a JOB_LIST <<<"$JOBS"
 for job in "${JOB_LIST[@]}"; do
   case "$job" in large|small-blocks|sql) ;; *) fail "unknown job '$job'; jobs are large, small-blocks, sql" ;; esac
 done
+# A shape MAPSxREDUCERS:BYTES becomes the job blocks-MAPSxREDUCERS-BYTES.
+if [ -n "$SHAPES" ]; then
+  IFS=, read -r -a SHAPE_LIST <<<"$SHAPES"
+  for shape in "${SHAPE_LIST[@]}"; do
+    [[ "$shape" =~ ^([1-9][0-9]*)x([1-9][0-9]*):([0-9]+[kKmMgGtT]?)$ ]] \
+      || fail "--shapes takes MAPSxREDUCERS:BYTES like 200x500:512m, not '$shape'"
+    JOB_LIST+=("blocks-${BASH_REMATCH[1]}x${BASH_REMATCH[2]}-${BASH_REMATCH[3],,}")
+  done
+fi
+JOBS=$(IFS=,; echo "${JOB_LIST[*]}")
 [ -z "$CLUSTER_CONF" ] || CLUSTER_CONF=$(cd "$(dirname "$CLUSTER_CONF")" && pwd)/$(basename "$CLUSTER_CONF")
 if [ -n "$JSON_FILE" ]; then JSON_FILE=$(cd "$(dirname "$JSON_FILE")" && pwd)/$(basename "$JSON_FILE"); fi
 
@@ -113,6 +163,9 @@ if [ -n "${JAVA_HOME:-}" ]; then JAVA="$JAVA_HOME/bin/java"; else JAVA=java; fi
 # The JVM of `bin/faro demo` (cli's DemoJob): the module openings Spark 3.5 needs on Java 17,
 # then Spark's class path, the shaded client jar and the job's jar, and nothing else of Faro.
 JVM_OPTS=(-Xmx"$HEAP")
+# On an emulated disk the heap is all touched at start, so that the memory bound leaves the page
+# cache what it says and not also whatever part of the heap a job happens not to use.
+[ -z "$PROFILE" ] || JVM_OPTS+=(-Xms"$HEAP" -XX:+AlwaysPreTouch)
 for p in java.lang java.lang.invoke java.lang.reflect java.io java.net java.nio java.util \
     java.util.concurrent java.util.concurrent.atomic sun.nio.ch sun.nio.cs sun.security.action sun.util.calendar; do
   JVM_OPTS+=("--add-opens=java.base/$p=ALL-UNNAMED")
@@ -122,8 +175,15 @@ JVM_OPTS+=(-Djdk.reflect.useDirectMethodHandle=false)
 # --- the local cluster, stopped on any exit -------------------------------------------------
 mkdir -p "$WORK"
 WORK=$(cd "$WORK" && pwd)
-CLUSTER_DIR="$WORK/cluster"
-SPARK_LOCAL="$WORK/spark-local"
+DATA_DIR=$WORK
+if [ -n "$PROFILE" ]; then
+  # Everything the jobs and the worker read and write goes on the emulated disk.
+  trap 'profile_teardown' EXIT
+  profile_setup "$PROFILE" "$WORK/profile" || fail "could not set up disk profile $PROFILE"
+  DATA_DIR=$PROFILE_MOUNT
+fi
+CLUSTER_DIR="$DATA_DIR/cluster"
+SPARK_LOCAL="$DATA_DIR/spark-local"
 RUNS_DIR="$WORK/runs"
 RESULTS="$RUNS_DIR/results.jsonl"
 FARO_DIR="$WORK/faro"
@@ -141,7 +201,7 @@ for f in "$FARO_DIR"/client/faro-client-spark-*.jar; do [ -f "$f" ] && CLIENT_JA
 [ -n "$CLIENT_JAR" ] || fail "no faro-client-spark jar in $DIST/client"
 CLASSPATH_ARG="$(tr -d '\n' <"$SPARK_CP_FILE"):$CLIENT_JAR:$EXAMPLES_JAR"
 CLUSTER_STARTED=false
-RUN_PID=""
+RUN_PIDS=()
 # Stops the cluster with bin/faro, or else stops the processes cluster.json lists that are still
 # ours (their command line carries local-cluster's marker; pids get reused).
 stop_cluster() {
@@ -170,7 +230,8 @@ any_alive() {
 }
 cleanup() {
   local code=$?
-  if [ -n "$RUN_PID" ]; then kill "$RUN_PID" 2>/dev/null || true; wait "$RUN_PID" 2>/dev/null || true; fi
+  local pid
+  for pid in "${RUN_PIDS[@]}"; do kill "$pid" 2>/dev/null || true; wait "$pid" 2>/dev/null || true; done
   if $CLUSTER_STARTED; then
     log "stopping the local cluster"
     if stop_cluster && [ -f "$CLUSTER_DIR/cluster.json" ]; then
@@ -181,11 +242,18 @@ cleanup() {
     fi
   fi
   rm -rf "$SPARK_LOCAL"
+  [ -z "$PROFILE" ] || profile_teardown
   exit "$code"
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
+if [ -n "$PROFILE" ]; then
+  # The bound: the jobs' heaps and what a JVM needs besides (about 0.6 GiB with Spark), what the
+  # cluster uses now and may grow by (the worker's push memory budget and read buffers), and the
+  # page cache. Set high for the start, then to that once the cluster's own use is known.
+  profile_memory_bound $(( 64 << 30 )) || fail "could not bound memory"
+fi
 log "starting a local cluster (1 master, 1 worker) in $CLUSTER_DIR"
 CLUSTER_ARGS=(local-cluster --workers 1 --work-dir "$CLUSTER_DIR" --detach --master-port 0)
 [ -z "$CLUSTER_CONF" ] || CLUSTER_ARGS+=(--conf "$CLUSTER_CONF")
@@ -194,35 +262,108 @@ CLUSTER_STARTED=true
 "$FARO" "${CLUSTER_ARGS[@]}" >"$WORK/cluster.out" 2>&1 || {
   cat "$WORK/cluster.out" >&2; fail "the local cluster did not start"; }
 MASTER=$(jq -r '.spark["spark.faro.master.endpoints"]' "$CLUSTER_DIR/cluster.json")
+MEMORY_LIMIT=0
+if [ -n "$PROFILE" ]; then
+  profile_drop_caches
+  sleep 2
+  cluster_rss=0
+  for pid in $(jq -r '.. | .pid? // empty' "$CLUSTER_DIR/cluster.json"); do
+    cluster_rss=$(( cluster_rss + $(awk '/^VmRSS:/ { print $2 * 1024 }' "/proc/$pid/status" 2>/dev/null || echo 0) ))
+  done
+  CLUSTER_GROWTH=$(( 3 << 29 ))
+  MEMORY_LIMIT=$(( cluster_rss + CLUSTER_GROWTH + CONCURRENCY * ($(to_bytes "$HEAP") + (600 << 20)) + $(to_bytes "$CACHE") ))
+  echo "$MEMORY_LIMIT" >"$PROFILE_MEMORY_CGROUP/$([ -n "$PROFILE_CGROUP_V2" ] && echo memory.max || echo memory.limit_in_bytes)"
+  log "memory bound $((MEMORY_LIMIT >> 20)) MiB: cluster $((cluster_rss >> 20)) MiB + $((CLUSTER_GROWTH >> 20)) MiB to grow," \
+    "$CONCURRENCY x ($HEAP heap + 600 MiB), $CACHE of page cache"
+fi
 log "master at $MASTER; runs logged in $RUNS_DIR"
 
 # --- the runs -------------------------------------------------------------------------------
-# Runs one job in one mode in a fresh JVM; appends its JSON line (with the repetition) to RESULTS.
+# Runs one job in one mode: CONCURRENCY fresh JVMs at once, one application each; appends one JSON
+# line (the slowest copy's, with the repetition, and on an emulated disk what the disk served
+# from the drop of the caches before it to the end of the sync after it) to RESULTS.
 run_one() {
   local job=$1 mode=$2 rep=$3
   local name="$RUNS_DIR/$job-$mode-$rep"
-  local args=(--job "$job" --mode "$mode" --scale "$SCALE" --local-dir "$SPARK_LOCAL" "${SPARK_CONF[@]}")
+  local job_arg=$job shape_conf=()
+  if [[ "$job" =~ ^blocks-([0-9]+)x([0-9]+)-(.+)$ ]]; then
+    job_arg=blocks
+    shape_conf=(--conf "spark.examples.blocks.maps=${BASH_REMATCH[1]}"
+      --conf "spark.examples.blocks.reducers=${BASH_REMATCH[2]}"
+      --conf "spark.examples.blocks.bytes=${BASH_REMATCH[3]}")
+  fi
+  local args=(--job "$job_arg" --mode "$mode" --scale "$SCALE" --local-dir "$SPARK_LOCAL" "${shape_conf[@]}" "${SPARK_CONF[@]}")
   [ "$mode" = builtin ] || args+=(--master-endpoints "$MASTER")
-  # Writes back the previous run's dirty pages now, so that they do not slow this run down.
+  # Writes back the previous run's dirty pages now, so that they do not slow this run down; on an
+  # emulated disk also empties the page cache, so that this run reads what it wrote, not what an
+  # earlier one left.
   sync
+  local before="0 0 0 0"
+  if [ -n "$PROFILE" ]; then
+    profile_drop_caches
+    profile_memory_peak >/dev/null
+    before=$(profile_counters)
+  fi
   # In the background and waited for, so that Ctrl-C runs the trap at once: timeout puts the job
   # in its own process group, out of reach of the terminal's SIGINT, and kills it when killed.
-  timeout "$RUN_TIMEOUT" "$JAVA" "${JVM_OPTS[@]}" -cp "$CLASSPATH_ARG" io.faro.examples.CompareJobs "${args[@]}" \
-    >"$name.out" 2>"$name.log" &
-  RUN_PID=$!
-  local code=0
-  wait "$RUN_PID" || code=$?
-  RUN_PID=""
-  if [ "$code" != 0 ]; then
-    tail -n 30 "$name.log" >&2
-    [ "$code" != 124 ] || fail "$job ($mode, run $rep) did not finish within ${RUN_TIMEOUT}s; log: $name.log"
-    fail "$job ($mode, run $rep) failed with exit code $code; log: $name.log"
+  local copy
+  RUN_PIDS=()
+  for copy in $(seq "$CONCURRENCY"); do
+    timeout "$RUN_TIMEOUT" "$JAVA" "${JVM_OPTS[@]}" -cp "$CLASSPATH_ARG" io.faro.examples.CompareJobs "${args[@]}" \
+      >"$name.$copy.out" 2>"$name.$copy.log" &
+    RUN_PIDS+=($!)
+  done
+  local code failed=""
+  for copy in $(seq "$CONCURRENCY"); do
+    code=0
+    wait "${RUN_PIDS[$((copy - 1))]}" || code=$?
+    [ "$code" = 0 ] || failed+=" $copy:$code"
+  done
+  RUN_PIDS=()
+  # The dirty pages the run left: written back now, and timed, so that a side whose writes were
+  # still in the page cache when its job ended does not have them for free.
+  local sync_start sync_millis=0 after="0 0 0 0" peak=0
+  sync_start=$(date +%s%N)
+  sync
+  sync_millis=$(( ($(date +%s%N) - sync_start) / 1000000 ))
+  if [ -n "$PROFILE" ]; then
+    after=$(profile_counters)
+    peak=$(profile_memory_peak)
   fi
-  local line
-  line=$(grep '^{"job"' "$name.out" | tail -n 1 || true)
-  jq -e . >/dev/null 2>&1 <<<"$line" || fail "$job ($mode, run $rep) printed no JSON line; see $name.out"
-  jq -c --argjson rep "$rep" '. + {rep: $rep}' <<<"$line" >>"$RESULTS"
-  log "$(jq -r '"\(.job) \(.mode) run \(.rep): \(.millis) ms, \(.records) rows, shuffle write \(.shuffle_write_bytes / 1e6 | floor) MB, read \(.shuffle_read_bytes / 1e6 | floor) MB, checksum \(.checksum)"' \
+  if [ -n "$failed" ]; then
+    copy=${failed# }; copy=${copy%%:*}; code=${failed##*:}
+    tail -n 30 "$name.$copy.log" >&2
+    [ "$code" != 124 ] || fail "$job ($mode, run $rep, copy $copy) did not finish within ${RUN_TIMEOUT}s; log: $name.$copy.log"
+    fail "$job ($mode, run $rep) failed (copy:exit code$failed); log: $name.$copy.log"
+  fi
+  local lines=""
+  for copy in $(seq "$CONCURRENCY"); do
+    local line
+    line=$(grep '^{"job"' "$name.$copy.out" | tail -n 1 || true)
+    jq -e . >/dev/null 2>&1 <<<"$line" || fail "$job ($mode, run $rep, copy $copy) printed no JSON line; see $name.$copy.out"
+    lines+="$line"$'\n'
+  done
+  read -r r0 w0 rb0 wb0 <<<"$before"
+  read -r r1 w1 rb1 wb1 <<<"$after"
+  # The slowest copy's line, with every copy's time, the sums of the copies' shuffle figures and
+  # what the disk served.
+  jq -s -c --arg job "$job" --argjson rep "$rep" --argjson sync "$sync_millis" \
+    --argjson rr $((r1 - r0)) --argjson wr $((w1 - w0)) --argjson rb $((rb1 - rb0)) --argjson wb $((wb1 - wb0)) \
+    --argjson peak "$peak" '
+    (max_by(.millis)) + {
+      job: $job, rep: $rep, copies: length, copy_millis: [.[].millis],
+      shuffle_write_bytes: ([.[].shuffle_write_bytes] | add),
+      shuffle_read_bytes: ([.[].shuffle_read_bytes] | add),
+      shuffle_fetch_wait_millis: ([.[].shuffle_fetch_wait_millis] | add),
+      shuffle_write_millis: ([.[].shuffle_write_millis] | add),
+      checksums: ([.[].checksum] | unique),
+      sync_after_millis: $sync,
+      disk_read_requests: $rr, disk_write_requests: $wr, disk_read_bytes: $rb, disk_write_bytes: $wb,
+      memory_peak_bytes: $peak
+    }' <<<"$lines" >>"$RESULTS"
+  [ "$(tail -n 1 "$RESULTS" | jq '.checksums | length')" = 1 ] \
+    || fail "CHECKSUM MISMATCH between the copies of $job ($mode, run $rep): $(tail -n 1 "$RESULTS" | jq -c .checksums)"
+  log "$(jq -r '"\(.job) \(.mode) run \(.rep): \(.millis) ms (x\(.copies)), \(.records) rows, shuffle write \(.shuffle_write_bytes / 1e6 | floor) MB, read \(.shuffle_read_bytes / 1e6 | floor) MB, fetch wait \(.shuffle_fetch_wait_millis) ms, sync after \(.sync_after_millis) ms, disk reads \(.disk_read_requests) (\(.disk_read_bytes / 1e6 | floor) MB), writes \(.disk_write_requests) (\(.disk_write_bytes / 1e6 | floor) MB), checksum \(.checksum)"' \
     <<<"$(tail -n 1 "$RESULTS")")"
 }
 
@@ -266,6 +407,10 @@ jq -s \
   --argjson cores "$(nproc)" \
   --argjson memory_mib "$(( $(sed -n 's/^MemTotal: *\([0-9]*\) kB/\1/p' /proc/meminfo) / 1024 ))" \
   --arg heap "$HEAP" \
+  --arg profile "${PROFILE_DESCRIPTION:-none: the disk of the work directory, page cache unbounded}" \
+  --arg cache "$([ -n "$PROFILE" ] && echo "$CACHE" || echo unbounded)" \
+  --argjson memory_limit "$MEMORY_LIMIT" \
+  --argjson concurrency "$CONCURRENCY" \
   --argjson spark_conf "$(for c in "${SPARK_CONF_VALUES[@]}"; do jq -n --arg c "$c" '$c'; done | jq -s .)" \
   --argjson elapsed "$ELAPSED" '
   def median: sort | if length == 0 then null
@@ -274,6 +419,8 @@ jq -s \
   | {
       date_utc: $date, commit: $commit, scale: $scale, reps: $reps,
       machine: {cores: $cores, memory_mib: $memory_mib}, job_heap: $heap, master: "local[2]",
+      disk_profile: $profile, page_cache_bound: $cache, memory_limit_bytes: $memory_limit,
+      concurrency: $concurrency,
       extra_spark_conf: $spark_conf,
       elapsed_s: $elapsed,
       jobs: [ $jobs | split(",")[] as $job
@@ -291,6 +438,18 @@ jq -s \
             faro_shuffle_write_bytes: ([$f[].shuffle_write_bytes] | median),
             builtin_shuffle_read_bytes: ([$b[].shuffle_read_bytes] | median),
             faro_shuffle_read_bytes: ([$f[].shuffle_read_bytes] | median),
+            builtin_fetch_wait_millis: ([$b[].shuffle_fetch_wait_millis] | median),
+            faro_fetch_wait_millis: ([$f[].shuffle_fetch_wait_millis] | median),
+            builtin_disk_read_requests: ([$b[].disk_read_requests] | median),
+            faro_disk_read_requests: ([$f[].disk_read_requests] | median),
+            builtin_disk_read_bytes: ([$b[].disk_read_bytes] | median),
+            faro_disk_read_bytes: ([$f[].disk_read_bytes] | median),
+            builtin_disk_write_requests: ([$b[].disk_write_requests] | median),
+            faro_disk_write_requests: ([$f[].disk_write_requests] | median),
+            builtin_disk_write_bytes: ([$b[].disk_write_bytes] | median),
+            faro_disk_write_bytes: ([$f[].disk_write_bytes] | median),
+            builtin_sync_after_millis: ([$b[].sync_after_millis] | median),
+            faro_sync_after_millis: ([$f[].sync_after_millis] | median),
             builtin_millis: [$b[].millis],
             faro_millis: [$f[].millis]
           }
@@ -300,14 +459,17 @@ jq -s \
     }' "$RESULTS" >"$SUMMARY"
 [ -z "$JSON_FILE" ] || cp "$SUMMARY" "$JSON_FILE"
 
-echo "Spark local[2], scale $SCALE, $REPS run(s) per mode, medians (commit $COMMIT):"
-printf '%-13s %11s %11s %13s %21s %21s %10s %10s\n' job "builtin ms" "faro ms" "faro/builtin" \
-  "builtin write MB" "faro write MB" records identical
+echo "Spark local[2], scale $SCALE, $REPS run(s) per mode, $CONCURRENCY job(s) at once, medians (commit $COMMIT):"
+[ -z "$PROFILE" ] || echo "disk profile $PROFILE_DESCRIPTION; page cache bound $CACHE (memory limit $((MEMORY_LIMIT >> 20)) MiB)"
+printf '%-26s %10s %10s %8s %10s %10s %9s %9s %9s %9s %10s %10s\n' job "builtin ms" "faro ms" "ratio" \
+  "b write MB" "f write MB" "b wait s" "f wait s" "b reads" "f reads" records identical
 jq -r '.jobs[] | [.job, .builtin_median_millis, .faro_median_millis, .faro_to_builtin_ratio,
     (.builtin_shuffle_write_bytes / 1e6 | round), (.faro_shuffle_write_bytes / 1e6 | round),
+    ((.builtin_fetch_wait_millis // 0) / 1000 | round), ((.faro_fetch_wait_millis // 0) / 1000 | round),
+    (.builtin_disk_read_requests // "-"), (.faro_disk_read_requests // "-"),
     .records, .identical] | @tsv' "$SUMMARY" |
-  while IFS=$'\t' read -r job builtin faro ratio builtin_mb faro_mb records identical; do
-    printf '%-13s %11s %11s %13s %21s %21s %10s %10s\n' "$job" "$builtin" "$faro" "$ratio" "$builtin_mb" "$faro_mb" \
-      "$records" "$identical"
+  while IFS=$'\t' read -r job builtin faro ratio builtin_mb faro_mb bwait fwait breads freads records identical; do
+    printf '%-26s %10s %10s %8s %10s %10s %9s %9s %9s %9s %10s %10s\n' "$job" "$builtin" "$faro" "$ratio" "$builtin_mb" \
+      "$faro_mb" "$bwait" "$fwait" "$breads" "$freads" "$records" "$identical"
   done
 echo "JSON: ${JSON_FILE:-$SUMMARY}"

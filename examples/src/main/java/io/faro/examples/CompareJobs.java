@@ -27,20 +27,22 @@ import org.apache.spark.sql.SparkSession;
  * run inherits another's JIT, caches or shuffle files. Like {@link ShuffleDemo} it knows nothing of
  * Faro's classes: mode {@code faro} only adds the settings a user would add.
  *
- * <p>Arguments: {@code --job large|small-blocks|sql|skew|flaky|slow}, {@code --mode builtin|faro},
- * {@code --master-endpoints host:port[,...]} (mode faro), {@code --scale X} (default 1) and {@code
- * --local-dir DIR} (Spark's {@code spark.local.dir}, where the built-in shuffle writes) and {@code
- * --conf key=value}, repeatable, for any further Spark setting.
+ * <p>Arguments: {@code --job large|small-blocks|blocks|sql|skew|flaky|slow}, {@code --mode
+ * builtin|faro}, {@code --master-endpoints host:port[,...]} (mode faro), {@code --scale X} (default
+ * 1) and {@code --local-dir DIR} (Spark's {@code spark.local.dir}, where the built-in shuffle
+ * writes) and {@code --conf key=value}, repeatable, for any further Spark setting.
  *
  * <p>The output: {@code job}, {@code mode}, {@code scale}, {@code millis} (the action alone, after
  * the SparkContext has started), {@code records} (rows of the job's result), {@code checksum},
- * {@code shuffle_write_bytes}, {@code shuffle_write_records}, {@code shuffle_read_bytes} (as the
- * tasks reported them to Spark), {@code stage_retries} (stage attempts after the first), {@code
- * failed_tasks} (attempts that ended otherwise than in success, killed ones included), {@code
- * speculative_tasks} (speculative copies Spark started), {@code shuffle_manager} (the class that
- * really ran) and {@code spark_version}. The checksum is the sum of a 64-bit hash of every row,
- * modulo 2^64, and the row count ({@code "<16 hex digits>:<count>"}): it does not depend on the
- * order of the rows, which no job here defines.
+ * {@code shuffle_write_bytes}, {@code shuffle_write_records}, {@code shuffle_read_bytes}, {@code
+ * shuffle_fetch_wait_millis} (summed over reduce tasks: the time they waited for shuffle data) and
+ * {@code shuffle_write_millis} (summed over map tasks), as the tasks reported them to Spark, {@code
+ * stage_retries} (stage attempts after the first), {@code failed_tasks} (attempts that ended
+ * otherwise than in success, killed ones included), {@code speculative_tasks} (speculative copies
+ * Spark started), {@code shuffle_manager} (the class that really ran) and {@code spark_version}.
+ * The checksum is the sum of a 64-bit hash of every row, modulo 2^64, and the row count ({@code
+ * "<16 hex digits>:<count>"}): it does not depend on the order of the rows, which no job here
+ * defines.
  *
  * <p>Exits with 1 if the job fails and with 3 if mode faro did not run Faro's shuffle manager (a
  * comparison against a silent fallback would be meaningless).
@@ -125,7 +127,7 @@ public final class CompareJobs {
       System.err.println(
           "CompareJobs: "
               + e.getMessage()
-              + "\nusage: CompareJobs --job large|small-blocks|sql|skew|flaky|slow"
+              + "\nusage: CompareJobs --job large|small-blocks|blocks|sql|skew|flaky|slow"
               + " --mode builtin|faro [--master-endpoints host:port] [--scale X] [--local-dir DIR] [--conf k=v]...");
       System.exit(2);
       return;
@@ -169,6 +171,8 @@ public final class CompareJobs {
       line.put("shuffle_write_bytes", totals.writeBytes());
       line.put("shuffle_write_records", totals.writeRecords());
       line.put("shuffle_read_bytes", totals.readBytes());
+      line.put("shuffle_fetch_wait_millis", totals.fetchWaitMillis());
+      line.put("shuffle_write_millis", TimeUnit.NANOSECONDS.toMillis(totals.writeTimeNanos()));
       line.put("stage_retries", totals.stageRetries());
       line.put("failed_tasks", totals.failedTasks());
       line.put("speculative_tasks", totals.speculativeTasks());

@@ -30,18 +30,7 @@ enum ComparisonJob {
   LARGE("large") {
     @Override
     Dataset<Row> result(SparkSession spark, double scale) {
-      Dataset<Row> rows =
-          spark
-              .range(0, records(30_000_000L, scale), 1, tasks(48, scale))
-              .selectExpr(
-                  "id",
-                  "xxhash64(id) AS k",
-                  "pmod(xxhash64(id, 1), 100000000) AS amount_cents",
-                  "concat('customer-', pmod(xxhash64(id, 2), 1000000)) AS customer",
-                  "element_at(array('pending', 'shipped', 'delivered', 'returned', 'cancelled'),"
-                      + " int(pmod(xxhash64(id, 3), 5)) + 1) AS status",
-                  "concat(hex(xxhash64(id, 4)), hex(xxhash64(id, 5)), hex(xxhash64(id, 6)), hex(xxhash64(id, 7)))"
-                      + " AS token");
+      Dataset<Row> rows = largeRows(spark, records(30_000_000L, scale), tasks(48, scale));
       // For restart tests: maps that push slowly, so that workers restarted while they push are
       // caught with open partitions. Off by default.
       long mapPause = spark.sparkContext().getConf().getLong(MAP_PAUSE_KEY, 0);
@@ -77,6 +66,39 @@ enum ComparisonJob {
           .range(0, records(4_000_000L, scale), 1, tasks(400, scale))
           .selectExpr("id", "xxhash64(id) AS k")
           .repartition(tasks(1000, scale), col("k"));
+    }
+  },
+
+  /**
+   * A shuffle of a chosen shape, for the disk-profile benchmark: {@code spark.examples.blocks.maps}
+   * map tasks (default 200) into {@code spark.examples.blocks.reducers} reducers (default 500),
+   * about {@code spark.examples.blocks.bytes} bytes (default 512 MiB) through the shuffle after
+   * Spark's compression, times {@code scale}. The rows are the large job's (about 99 bytes each
+   * compressed, measured on that job), so the record count is the bytes over 99.
+   */
+  BLOCKS("blocks") {
+    @Override
+    Dataset<Row> result(SparkSession spark, double scale) {
+      SparkConf conf = spark.sparkContext().getConf();
+      int maps = conf.getInt(BLOCKS_MAPS_KEY, 200);
+      int reducers = conf.getInt(BLOCKS_REDUCERS_KEY, 500);
+      long bytes = conf.getSizeAsBytes(BLOCKS_BYTES_KEY, "512m");
+      if (maps < 1 || reducers < 1 || bytes < 1) {
+        throw new IllegalArgumentException(
+            BLOCKS_MAPS_KEY
+                + ", "
+                + BLOCKS_REDUCERS_KEY
+                + " and "
+                + BLOCKS_BYTES_KEY
+                + " must be positive, not "
+                + maps
+                + ", "
+                + reducers
+                + ", "
+                + bytes);
+      }
+      return largeRows(spark, records(Math.max(1, bytes / 99), scale), maps)
+          .repartition(reducers, col("k"));
     }
   },
 
@@ -331,8 +353,35 @@ enum ComparisonJob {
       }
     }
     throw new IllegalArgumentException(
-        "unknown job '" + name + "'; one of large, small-blocks, sql, skew, flaky, slow");
+        "unknown job '" + name + "'; one of large, small-blocks, blocks, sql, skew, flaky, slow");
   }
+
+  /**
+   * Order-like rows (a random key, an amount, two low-cardinality strings and a 64-character random
+   * token): about 150 bytes each as an UnsafeRow, 99 after LZ4, from {@code maps} tasks.
+   */
+  static Dataset<Row> largeRows(SparkSession spark, long records, int maps) {
+    return spark
+        .range(0, records, 1, maps)
+        .selectExpr(
+            "id",
+            "xxhash64(id) AS k",
+            "pmod(xxhash64(id, 1), 100000000) AS amount_cents",
+            "concat('customer-', pmod(xxhash64(id, 2), 1000000)) AS customer",
+            "element_at(array('pending', 'shipped', 'delivered', 'returned', 'cancelled'),"
+                + " int(pmod(xxhash64(id, 3), 5)) + 1) AS status",
+            "concat(hex(xxhash64(id, 4)), hex(xxhash64(id, 5)), hex(xxhash64(id, 6)), hex(xxhash64(id, 7)))"
+                + " AS token");
+  }
+
+  /** Spark setting: the blocks job's map tasks. */
+  static final String BLOCKS_MAPS_KEY = "spark.examples.blocks.maps";
+
+  /** Spark setting: the blocks job's reducers. */
+  static final String BLOCKS_REDUCERS_KEY = "spark.examples.blocks.reducers";
+
+  /** Spark setting: the blocks job's shuffle size after compression, e.g. 2g. */
+  static final String BLOCKS_BYTES_KEY = "spark.examples.blocks.bytes";
 
   static long records(long base, double scale) {
     return Math.max(1, Math.round(base * scale));

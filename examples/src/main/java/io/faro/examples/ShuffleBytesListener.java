@@ -27,6 +27,8 @@ final class ShuffleBytesListener extends SparkListener {
       long writeBytes,
       long writeRecords,
       long readBytes,
+      long fetchWaitMillis,
+      long writeTimeNanos,
       int stageRetries,
       int failedTasks,
       int speculativeTasks) {}
@@ -37,6 +39,8 @@ final class ShuffleBytesListener extends SparkListener {
   private long writeBytes;
   private long writeRecords;
   private long readBytes;
+  private long fetchWaitMillis;
+  private long writeTimeNanos;
   private int stageRetries;
   private int failedTasks;
   private int speculativeTasks;
@@ -81,6 +85,8 @@ final class ShuffleBytesListener extends SparkListener {
       writeBytes += metrics.shuffleWriteMetrics().bytesWritten();
       writeRecords += metrics.shuffleWriteMetrics().recordsWritten();
       readBytes += metrics.shuffleReadMetrics().totalBytesRead();
+      fetchWaitMillis += metrics.shuffleReadMetrics().fetchWaitTime();
+      writeTimeNanos += metrics.shuffleWriteMetrics().writeTime();
     }
   }
 
@@ -117,7 +123,14 @@ final class ShuffleBytesListener extends SparkListener {
         TimeUnit.NANOSECONDS.timedWait(lock, left);
       }
       return new Totals(
-          writeBytes, writeRecords, readBytes, stageRetries, failedTasks, speculativeTasks);
+          writeBytes,
+          writeRecords,
+          readBytes,
+          fetchWaitMillis,
+          writeTimeNanos,
+          stageRetries,
+          failedTasks,
+          speculativeTasks);
     }
   }
 }
