@@ -307,7 +307,8 @@ public final class LocalCluster implements AutoCloseable {
    * Starts member {@code name} again with the same command line, storage and ports (stopping it
    * first with SIGTERM if it still runs), waits until it is up and rewrites cluster.json. A worker
    * keeps its id and ports, so it serves again what it committed. Returns the new member. For
-   * rolling restarts and for restarting a killed process.
+   * rolling restarts and for restarting a killed process. Marked beside cluster.json while under
+   * way, as {@code local-cluster restart} is ({@link ClusterFile#restarting}).
    */
   public synchronized Member restart(String name) throws IOException {
     int index = -1;
@@ -321,25 +322,27 @@ public final class LocalCluster implements AutoCloseable {
           "no member " + name + " in the local cluster in " + workDir);
     }
     Member old = members.get(index);
-    ProcessLauncher.stop(old.process().toHandle());
-    Files.deleteIfExists(old.portFile());
-    // The same identity: ports it was given as 0 (free ones) are now the ones it got, so that
-    // clients, cluster.json and a worker's id (host:rpc port) still name it.
-    List<String> command = ProcessLauncher.onSamePorts(old.command(), old.role(), old.ports());
-    Member fresh =
-        new Member(
-            old.name(),
-            old.role(),
-            ProcessLauncher.start(command, old.log()),
-            old.portFile(),
-            old.log(),
-            "",
-            command);
-    members.set(index, fresh);
-    fresh = fresh.started(ProcessLauncher.awaitPortFile(fresh));
-    members.set(index, fresh);
-    ClusterFile.write(workDir, members, sparkSettings());
-    return fresh;
+    try (ClusterFile.Restarting marker = ClusterFile.restarting(workDir, name)) {
+      ProcessLauncher.stop(old.process().toHandle());
+      Files.deleteIfExists(old.portFile());
+      // The same identity: ports it was given as 0 (free ones) are now the ones it got, so that
+      // clients, cluster.json and a worker's id (host:rpc port) still name it.
+      List<String> command = ProcessLauncher.onSamePorts(old.command(), old.role(), old.ports());
+      Member fresh =
+          new Member(
+              old.name(),
+              old.role(),
+              ProcessLauncher.start(command, old.log()),
+              old.portFile(),
+              old.log(),
+              "",
+              command);
+      members.set(index, fresh);
+      fresh = fresh.started(ProcessLauncher.awaitPortFile(fresh));
+      members.set(index, fresh);
+      ClusterFile.write(workDir, members, sparkSettings());
+      return fresh;
+    }
   }
 
   /** The member named {@code name} as it runs now. */
@@ -363,13 +366,19 @@ public final class LocalCluster implements AutoCloseable {
 
   /**
    * Stops the cluster described by {@code <workDir>/cluster.json}; returns how many processes were
-   * stopped.
+   * stopped. Says so beside cluster.json first, so that a launcher running the cluster in the
+   * foreground exits 0 once they are gone ({@link ClusterFile#markStopped}).
    */
   public static int stop(Path workDir) throws IOException {
     Path file = workDir.toAbsolutePath().resolve(CLUSTER_FILE);
     if (!Files.exists(file)) {
       throw new IllegalStateException(
           "no " + CLUSTER_FILE + " in " + workDir.toAbsolutePath() + ": nothing to stop");
+    }
+    try {
+      ClusterFile.markStopped(workDir.toAbsolutePath());
+    } catch (IOException e) {
+      // Stopped all the same; a launcher in the foreground then exits 1 instead of 0.
     }
     List<Long> pids = ClusterFile.pids(workDir.toAbsolutePath());
     int stopped = 0;

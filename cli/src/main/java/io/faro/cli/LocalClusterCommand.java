@@ -3,11 +3,12 @@ package io.faro.cli;
 import io.faro.common.config.ConfigOption;
 import io.faro.common.config.FaroConf;
 import io.faro.worker.WorkerOptions;
+import java.io.IOException;
 import java.io.PrintWriter;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.concurrent.Callable;
-import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.atomic.AtomicBoolean;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
@@ -20,7 +21,9 @@ import picocli.CommandLine.Spec;
     description = {
       "Starts one master and N workers, each its own process on 127.0.0.1, and writes",
       "<work-dir>/cluster.json (role, pid, ports, data dirs of each process, and the",
-      "spark.* settings a job needs). Stops them on Ctrl-C, or with `local-cluster stop`.",
+      "spark.* settings a job needs). Stops them on Ctrl-C, or with `local-cluster stop`",
+      "from another shell: the command then exits 0 once they are gone (1 if they all",
+      "exited otherwise), but waits while `local-cluster restart` restarts one.",
       "A new cluster starts empty: what a stopped one left in <work-dir> is removed first.",
       "Each worker has one ssd directory, <work-dir>/worker-N/data; --worker-dirs gives",
       "it several of other tiers, e.g. --worker-dirs nvme:150m,hdd."
@@ -151,36 +154,72 @@ final class LocalClusterCommand implements Callable<Integer> {
       System.out.println("Stop with: bin/faro local-cluster stop --work-dir " + cluster.workDir());
       return 0;
     }
-    CountDownLatch stopped = new CountDownLatch(1);
+    Path dir = cluster.workDir();
+    // Set by whichever ends the cluster first: a Ctrl-C (the shutdown hook) or the cluster itself.
+    AtomicBoolean ended = new AtomicBoolean();
     Runtime.getRuntime()
         .addShutdownHook(
             new Thread(
                 () -> {
+                  if (!ended.compareAndSet(false, true)) {
+                    return; // every member is gone already
+                  }
                   System.out.println("Stopping the local cluster...");
-                  cluster.close();
-                  stopped.countDown();
+                  stopEveryMember(cluster);
                 },
                 "faro-local-cluster-stop"));
-    System.out.println("Running; press Ctrl-C to stop.");
+    System.out.println(
+        "Running; press Ctrl-C to stop, or run: bin/faro local-cluster stop --work-dir " + dir);
     for (LocalCluster.Member m : cluster.members()) {
       m.process()
           .onExit()
           .thenAccept(
               p -> {
-                if (stopped.getCount() > 0) {
+                if (!ended.get()) {
                   System.err.println(
                       m.name()
                           + " (pid "
                           + p.pid()
                           + ") exited with code "
                           + p.exitValue()
+                          + (ClusterFile.restartsUnderWay(dir).contains(m.name())
+                              ? " to be restarted"
+                              : "")
                           + "; see "
                           + m.log());
                 }
               });
     }
-    stopped.await();
-    return 0;
+    ForegroundWatch.Ended end =
+        new ForegroundWatch(dir, cluster.members(), System.out, System.err).await(ended::get);
+    if (end == null || !ended.compareAndSet(false, true)) {
+      return 0; // Ctrl-C: the shutdown hook stops the cluster, and the JVM exits once it is done
+    }
+    if (end.stopped()) {
+      System.out.println(
+          "Every member of the local cluster in "
+              + dir
+              + " has stopped (local-cluster stop); exiting.");
+      return 0;
+    }
+    System.err.println(
+        "Every member of the local cluster in "
+            + dir
+            + " has exited, without local-cluster stop; exiting with code 1 (see their logs).");
+    return 1;
+  }
+
+  /**
+   * On Ctrl-C: stops every member, those cluster.json lists now (a member restarted by {@code
+   * local-cluster restart} is not this JVM's child) and then what this JVM started.
+   */
+  private static void stopEveryMember(LocalCluster cluster) {
+    try {
+      LocalCluster.stop(cluster.workDir());
+    } catch (IOException | RuntimeException e) {
+      System.err.println("Cannot read " + LocalCluster.CLUSTER_FILE + " (" + e + ")");
+    }
+    cluster.close();
   }
 
   /** {@code nvme (150m), hdd}: the directories of {@code dirs}, for the operator. */

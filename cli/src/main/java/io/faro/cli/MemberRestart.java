@@ -30,7 +30,8 @@ final class MemberRestart {
    * another process than the one that started it ({@code local-cluster restart}): stops it
    * (SIGTERM, then SIGKILL after a grace period; SIGKILL at once with {@code kill}), starts it
    * again with the same command line, storage and ports, waits until it serves, and writes its new
-   * pid into cluster.json.
+   * pid into cluster.json. A marker beside cluster.json says a restart is under way until then
+   * ({@link ClusterFile#restarting}).
    */
   static Restarted restart(Path workDir, String name, boolean kill) throws IOException {
     Path dir = workDir.toAbsolutePath();
@@ -53,37 +54,41 @@ final class MemberRestart {
     Path portFile = home.resolve(ProcessLauncher.PORT_FILE);
     String ports = Files.exists(portFile) ? Files.readString(portFile) : "";
     Optional<ProcessHandle> running = ProcessLauncher.faroProcess(pids.get(index));
-    long signalled = System.nanoTime();
-    if (running.isPresent()) {
-      if (kill) {
-        running.get().destroyForcibly();
-        ProcessLauncher.awaitExit(running.get(), java.time.Duration.ofSeconds(10));
-      } else {
-        ProcessLauncher.stop(running.get());
+    // Until cluster.json names the new process: a foreground launcher that sees no member run in
+    // the meantime waits for it instead of taking the cluster for stopped.
+    try (ClusterFile.Restarting marker = ClusterFile.restarting(dir, name)) {
+      long signalled = System.nanoTime();
+      if (running.isPresent()) {
+        if (kill) {
+          running.get().destroyForcibly();
+          ProcessLauncher.awaitExit(running.get(), java.time.Duration.ofSeconds(10));
+        } else {
+          ProcessLauncher.stop(running.get());
+        }
       }
+      long stopped = System.nanoTime();
+      List<String> again = ProcessLauncher.onSamePorts(command, role, ports);
+      Files.deleteIfExists(portFile);
+      Path log = home.resolve(role + ".log");
+      LocalCluster.Member fresh =
+          new LocalCluster.Member(
+              name, role, ProcessLauncher.start(again, log), portFile, log, "", again);
+      ProcessLauncher.awaitPortFile(fresh);
+      long serving = System.nanoTime();
+      String updated =
+          json.replace("\"pid\": " + pids.get(index) + ",", "\"pid\": " + fresh.pid() + ",")
+              .replace("\"pid\": " + pids.get(index) + "\n", "\"pid\": " + fresh.pid() + "\n");
+      Path tmp = dir.resolve(LocalCluster.CLUSTER_FILE + ".tmp");
+      Files.writeString(tmp, updated);
+      Files.move(
+          tmp,
+          file,
+          java.nio.file.StandardCopyOption.REPLACE_EXISTING,
+          java.nio.file.StandardCopyOption.ATOMIC_MOVE);
+      return new Restarted(
+          fresh.pid(),
+          TimeUnit.NANOSECONDS.toMillis(stopped - signalled),
+          TimeUnit.NANOSECONDS.toMillis(serving - signalled));
     }
-    long stopped = System.nanoTime();
-    List<String> again = ProcessLauncher.onSamePorts(command, role, ports);
-    Files.deleteIfExists(portFile);
-    Path log = home.resolve(role + ".log");
-    LocalCluster.Member fresh =
-        new LocalCluster.Member(
-            name, role, ProcessLauncher.start(again, log), portFile, log, "", again);
-    ProcessLauncher.awaitPortFile(fresh);
-    long serving = System.nanoTime();
-    String updated =
-        json.replace("\"pid\": " + pids.get(index) + ",", "\"pid\": " + fresh.pid() + ",")
-            .replace("\"pid\": " + pids.get(index) + "\n", "\"pid\": " + fresh.pid() + "\n");
-    Path tmp = dir.resolve(LocalCluster.CLUSTER_FILE + ".tmp");
-    Files.writeString(tmp, updated);
-    Files.move(
-        tmp,
-        file,
-        java.nio.file.StandardCopyOption.REPLACE_EXISTING,
-        java.nio.file.StandardCopyOption.ATOMIC_MOVE);
-    return new Restarted(
-        fresh.pid(),
-        TimeUnit.NANOSECONDS.toMillis(stopped - signalled),
-        TimeUnit.NANOSECONDS.toMillis(serving - signalled));
   }
 }

@@ -185,6 +185,14 @@ final class ProcessLauncher {
         .filter(h -> h.info().commandLine().map(c -> c.contains(PROCESS_MARKER)).orElse(true));
   }
 
+  /**
+   * Whether the Faro process {@code pid} still runs: alive, and not a zombie that exited and waits
+   * to be reaped (by init, when no process of ours is its parent).
+   */
+  static boolean running(long pid) {
+    return faroProcess(pid).isPresent() && !zombie(pid);
+  }
+
   /** SIGTERM, then SIGKILL if it is still alive after a grace period. */
   static void stop(ProcessHandle handle) {
     if (!handle.isAlive()) {
