@@ -1,5 +1,6 @@
 package io.faro.worker;
 
+import static io.faro.common.config.ConfigOption.booleanOption;
 import static io.faro.common.config.ConfigOption.durationOption;
 import static io.faro.common.config.ConfigOption.enumOption;
 import static io.faro.common.config.ConfigOption.intOption;
@@ -124,6 +125,22 @@ public final class WorkerOptions {
               + "per request. A chunk ends after the pushed part that makes it reach this size. "
               + "A replica is cut by its primary worker's chunk size, so that both copies share "
               + "chunk boundaries even when the workers are configured differently.");
+  public static final ConfigOption<Boolean> COMMIT_SYNC =
+      booleanOption(
+          "faro.worker.commit.sync",
+          false,
+          "Whether a commit forces each partition file to the disk (fsync) before it answers. "
+              + "false: a commit answers once the data, index and trailer are written to the "
+              + "operating system; a worker process that dies (kill -9, out of memory, an upgrade) "
+              + "loses nothing, since the kernel still writes its pages back, and the write-back "
+              + "of a file deleted soon enough never happens at all. Only a machine that crashes or "
+              + "loses power before the kernel has written a file back (vm.dirty_expire_centisecs, "
+              + "30 s by default) can lose it: at its next start the worker checks each committed "
+              + "file's length, trailer and index and serves only those that pass, and readers of "
+              + "the others read the replica or get a fetch failure, on which Spark runs the lost "
+              + "maps again (as it does for the built-in shuffle when a node is lost). true: "
+              + "every commit waits for an fsync per partition file, which on a disk priced in "
+              + "requests (an HDD, a cloud volume) can take longer than the shuffle itself.");
   public static final ConfigOption<IoMode> IO_MODE =
       enumOption(
           "faro.worker.io.mode",
@@ -135,8 +152,11 @@ public final class WorkerOptions {
               + "and no page cache pressure on the host; nothing is cached for reads); a "
               + "directory whose file system refuses O_DIRECT stops the worker. buffered: writes "
               + "and reads through the page cache (fast re-reads while the data fits in memory). "
-              + "auto: direct where the file system takes it (ext4, xfs; tmpfs since Linux 6.6, "
-              + "where the data is in memory anyway), buffered elsewhere.");
+              + "auto: direct on nvme disks where the file system takes it (ext4, xfs; tmpfs "
+              + "since Linux 6.6), buffered on ssd and hdd disks: on a disk priced in requests or "
+              + "seeks the page cache serves what reducers read soon after it was written, and "
+              + "write-back merges writes and never writes files deleted before it (measured in "
+              + "docs/benchmarks.md, \"Slow disks\").");
   public static final ConfigOption<Long> IO_READ_BUFFER_PER_DISK =
       sizeOption(
           "faro.worker.io.read.buffer.per.disk",
@@ -165,7 +185,7 @@ public final class WorkerOptions {
           Duration.ZERO,
           "How long a graceful stop (SIGTERM, bin/faro admin stop-worker) may take: the worker "
               + "leaves placement, answers pushes with split so that clients move on, and seals "
-              + "(writes, indexes, syncs and records) every open partition file, so that a restart "
+              + "(writes, indexes, records, and syncs with faro.worker.commit.sync) every open partition file, so that a restart "
               + "serves what it acknowledged. Locations not sealed by then are lost to the "
               + "restart (their maps run again). Keep systemd's TimeoutStopSec above it. 0 turns "
               + "graceful stop off: SIGTERM stops at once.");
@@ -409,6 +429,7 @@ public final class WorkerOptions {
                 META_DIR,
                 FLUSH_BUFFER_SIZE,
                 CHUNK_SIZE,
+                COMMIT_SYNC,
                 IO_MODE,
                 IO_READ_BUFFER_PER_DISK,
                 HEARTBEAT_INTERVAL,
@@ -479,6 +500,7 @@ public final class WorkerOptions {
       long flushBufferSize,
       Map<DiskTier, DiskThreads> diskThreads,
       long chunkSize,
+      boolean commitSync,
       IoMode ioMode,
       long ioReadBufferPerDisk,
       Duration heartbeatInterval,
@@ -529,6 +551,7 @@ public final class WorkerOptions {
                           conf.get(TIER_FLUSH_THREADS.get(tier)),
                           conf.get(TIER_READ_THREADS.get(tier)))),
               conf.get(CHUNK_SIZE),
+              conf.get(COMMIT_SYNC),
               conf.get(IO_MODE),
               conf.get(IO_READ_BUFFER_PER_DISK),
               conf.get(HEARTBEAT_INTERVAL),

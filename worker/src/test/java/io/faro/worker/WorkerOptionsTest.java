@@ -53,6 +53,11 @@ class WorkerOptionsTest {
     assertThat(settings.chunkSize()).isEqualTo(8 << 20);
     assertThat(settings.heartbeatInterval()).isEqualTo(Duration.ofSeconds(5));
     assertThat(settings.ioMode()).isEqualTo(IoMode.AUTO);
+    assertThat(settings.commitSync()).isFalse();
+    assertThat(
+            WorkerOptions.Settings.from(MINIMAL.with("faro.worker.commit.sync", "true"))
+                .commitSync())
+        .isTrue();
     assertThat(settings.diskOptions().readBufferPerDisk()).isEqualTo(64L << 20);
     assertThat(settings.memoryBudget())
         .isEqualTo(io.netty.util.internal.PlatformDependent.maxDirectMemory() / 100 * 60);

@@ -24,9 +24,10 @@ import org.slf4j.LoggerFactory;
  * <ul>
  *   <li><b>Graceful stop</b> ({@link #stopGracefully}): refuse reservations, tell the masters at
  *       once (no new slots), seal every open location (pushes are answered SPLIT from then on, so
- *       their clients move to new locations elsewhere; what was acknowledged is written, indexed,
- *       synced and recorded), wait for commits under way; then the caller closes the worker. A
- *       restarted worker answers the shuffle's commit with the sealed files.
+ *       their clients move to new locations elsewhere; what was acknowledged is written, indexed
+ *       and recorded, and synced with faro.worker.commit.sync), wait for commits under way; then
+ *       the caller closes the worker. A restarted worker answers the shuffle's commit with the
+ *       sealed files.
  *   <li><b>Drain</b> ({@link #decommissioning}, from the leader's heartbeat answer): the same seal,
  *       but the worker keeps serving reads until every shuffle it holds is gone (the masters expire
  *       them) or faro.worker.decommission.timeout passes; it then reports DRAINED (the masters mark

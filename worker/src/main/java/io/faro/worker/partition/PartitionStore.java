@@ -185,9 +185,10 @@ public final class PartitionStore implements AutoCloseable {
 
   /**
    * Seals every open location of every shuffle that is not committed (see {@link ShuffleSealer}):
-   * what was acknowledged is written, indexed, synced and recorded, later pushes are answered
-   * SPLIT. Call {@link #refuseReservations} first, so that no location is added behind it. The
-   * future completes once every file is sealed and recorded.
+   * what was acknowledged is written, indexed and recorded (synced too with
+   * faro.worker.commit.sync), later pushes are answered SPLIT. Call {@link #refuseReservations}
+   * first, so that no location is added behind it. The future completes once every file is sealed
+   * and recorded.
    */
   public CompletableFuture<Sealed> sealAll() {
     return sealer.sealAll(shuffles.values());

@@ -346,7 +346,7 @@ public final class PartitionWriter {
   /** Runs on the flush thread. */
   private PartitionCommit finish(ChunkIndex chunks) {
     try {
-      return file.finish(chunks)
+      return file.finish(chunks, settings.commitSync())
           .<PartitionCommit>map(
               index -> new PartitionCommit.Committed(key, Optional.of(file.path()), index))
           .orElseGet(

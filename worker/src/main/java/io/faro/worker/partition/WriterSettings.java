@@ -8,9 +8,14 @@ package io.faro.worker.partition;
  * @param splitThreshold appended bytes after which the location asks clients to move on
  * @param hardSplit whether, past the threshold, parts are refused (SPLIT) rather than taken with
  *     SOFT_SPLIT
+ * @param commitSync whether a commit forces the file to the disk (faro.worker.commit.sync)
  */
 public record WriterSettings(
-    long flushBufferSize, long chunkSize, long splitThreshold, boolean hardSplit) {
+    long flushBufferSize,
+    long chunkSize,
+    long splitThreshold,
+    boolean hardSplit,
+    boolean commitSync) {
   public WriterSettings {
     if (flushBufferSize <= 0 || chunkSize <= 0 || splitThreshold <= 0) {
       throw new IllegalArgumentException(
@@ -23,8 +28,14 @@ public record WriterSettings(
     }
   }
 
-  /** Without a practical split threshold. */
+  /** Commits without forcing files to the disk. */
+  public WriterSettings(
+      long flushBufferSize, long chunkSize, long splitThreshold, boolean hardSplit) {
+    this(flushBufferSize, chunkSize, splitThreshold, hardSplit, false);
+  }
+
+  /** Without a practical split threshold; commits without forcing files to the disk. */
   public WriterSettings(long flushBufferSize, long chunkSize) {
-    this(flushBufferSize, chunkSize, Long.MAX_VALUE, false);
+    this(flushBufferSize, chunkSize, Long.MAX_VALUE, false, false);
   }
 }

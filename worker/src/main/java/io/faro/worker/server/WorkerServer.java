@@ -167,7 +167,8 @@ public final class WorkerServer implements AutoCloseable {
                 settings.flushBufferSize(),
                 settings.chunkSize(),
                 settings.splitThreshold(),
-                settings.splitMode() == WorkerOptions.SplitMode.HARD),
+                settings.splitMode() == WorkerOptions.SplitMode.HARD,
+                settings.commitSync()),
             links::link,
             new PartitionStore.Limits(settings.reserveMaxLocations(), settings.maxPartitions()));
     for (CommittedFiles.RecoveredShuffle r : recovery.shuffles()) {

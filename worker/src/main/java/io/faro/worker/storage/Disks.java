@@ -141,12 +141,17 @@ public final class Disks implements AutoCloseable {
   }
 
   private static DirectIo directIo(DiskDir dir, IoMode mode) {
-    return mode == IoMode.BUFFERED ? null : directIo(dir, mode, DirectIo.probe(dir.path()));
+    return buffered(dir, mode) ? null : directIo(dir, mode, DirectIo.probe(dir.path()));
+  }
+
+  /** Whether {@code mode} writes {@code dir} through the page cache whatever its file system. */
+  private static boolean buffered(DiskDir dir, IoMode mode) {
+    return mode == IoMode.BUFFERED || (mode == IoMode.AUTO && dir.tier() != DiskTier.NVME);
   }
 
   /** Direct I/O for {@code dir} in {@code mode}, given what probing it found. */
   static DirectIo directIo(DiskDir dir, IoMode mode, DirectIo.Probe probe) {
-    if (mode == IoMode.BUFFERED) {
+    if (buffered(dir, mode)) {
       return null;
     }
     if (probe.supported()) {

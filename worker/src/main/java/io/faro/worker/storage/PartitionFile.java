@@ -173,15 +173,21 @@ public final class PartitionFile {
     staging.get(whole, tail);
   }
 
+  /** {@link #finish(ChunkIndex, boolean)}, forcing the file to the disk. */
+  public Optional<ChunkIndex> finish(ChunkIndex chunks) throws IOException {
+    return finish(chunks, true);
+  }
+
   /**
-   * Writes the index and trailer, forces the file to disk and closes it; then reads the index back
-   * so that what fetches serve is what the file says.
+   * Writes the index and trailer, forces the file to disk when {@code sync}
+   * (faro.worker.commit.sync) and closes it; then reads the index back so that what fetches serve
+   * is what the file says.
    *
    * @param chunks the chunk boundaries; must end at the number of bytes written
    * @return the file's chunk index, or an empty optional when nothing was written (no file)
    * @throws IOException the first write error, or the error of this step
    */
-  public Optional<ChunkIndex> finish(ChunkIndex chunks) throws IOException {
+  public Optional<ChunkIndex> finish(ChunkIndex chunks, boolean sync) throws IOException {
     if (failure != null) {
       throw failure;
     }
@@ -215,7 +221,9 @@ public final class PartitionFile {
           channel.write(footer);
         }
       }
-      channel.force(true);
+      if (sync) {
+        channel.force(true);
+      }
       channel.close();
       channel = null;
     } catch (IOException e) {

@@ -329,7 +329,7 @@ class DirectIoTest {
   void directModeWhereO_DirectIsRefusedStopsTheWorkerWithTheReason() {
     // Every local file system of this kernel takes O_DIRECT (tmpfs too, since Linux 6.6), so the
     // refusal is the probe's answer for a file system that does not, e.g. some FUSE mounts.
-    DiskDir dir = new DiskDir(root.resolve("d0"), DiskTier.HDD);
+    DiskDir dir = new DiskDir(root.resolve("d0"), DiskTier.NVME);
     DirectIo.Probe refused = new DirectIo.Probe(null, "O_DIRECT is refused: Invalid argument");
 
     assertThatThrownBy(() -> Disks.directIo(dir, IoMode.DIRECT, refused))
@@ -344,8 +344,17 @@ class DirectIoTest {
   }
 
   @Test
-  void autoModeOnAFileSystemWithODirectUsesIt() {
-    List<DiskDir> dirs = List.of(new DiskDir(root.resolve("d0"), DiskTier.SSD));
+  void autoModeUsesDirectIoOnNvmeAndThePageCacheOnSsdAndHdd() {
+    DirectIo.Probe works = new DirectIo.Probe(io, null);
+    for (DiskTier tier : List.of(DiskTier.SSD, DiskTier.HDD)) {
+      DiskDir slower = new DiskDir(root.resolve(tier.name()), tier);
+      assertThat(Disks.directIo(slower, IoMode.AUTO, works)).as("%s", tier).isNull();
+      assertThat(Disks.directIo(slower, IoMode.DIRECT, works)).as("%s", tier).isSameAs(io);
+    }
+    List<DiskDir> dirs =
+        List.of(
+            new DiskDir(root.resolve("d0"), DiskTier.NVME),
+            new DiskDir(root.resolve("d1"), DiskTier.SSD));
     try (Disks disks =
         Disks.open(
             dirs,
@@ -354,6 +363,7 @@ class DirectIoTest {
             "test")) {
       assertThat(disks.get(0).ioMode()).isEqualTo(IoMode.DIRECT);
       assertThat(disks.get(0).reader().maxReadBytes()).isEqualTo((4L << 20) - 2L * io.alignment());
+      assertThat(disks.get(1).ioMode()).isEqualTo(IoMode.BUFFERED);
     }
     try (Disks disks =
         Disks.open(
