@@ -25,6 +25,9 @@
 #                               everything started afterwards is inside it
 #   profile_drop_caches         sync, then drop the page cache (done before each run)
 #   profile_counters            "read_requests write_requests read_bytes write_bytes" so far
+#   profile_anon_sampler_start  samples the run's anonymous memory (not page cache) until
+#   profile_anon_sampler_stop   prints the highest sample, in bytes: the limit less that is the
+#                               page cache the run had room for at its tightest
 #   profile_teardown            undoes all of the above that was done; safe to call twice
 # After profile_setup: PROFILE_MOUNT (the file system's root), PROFILE_DEVICE (/dev/loopN),
 # PROFILE_DESCRIPTION (one line for reports).
@@ -163,7 +166,36 @@ profile_memory_peak() {
   fi
 }
 
+# The anonymous memory (heaps, direct buffers: not page cache) of the run's processes, sampled
+# every half second from start to stop; stop prints the highest sample in bytes.
+PROFILE_SAMPLER_PID=""
+PROFILE_SAMPLER_FILE=""
+profile_anon_sampler_start() {
+  [ -n "$PROFILE_MEMORY_CGROUP" ] || return 0
+  PROFILE_SAMPLER_FILE=$(mktemp)
+  local stat=$PROFILE_MEMORY_CGROUP/memory.stat field=total_rss
+  [ -z "$PROFILE_CGROUP_V2" ] || field=anon
+  (
+    max=0
+    while :; do
+      now=$(awk -v f="$field" '$1 == f { printf "%.0f", $2 }' "$stat" 2>/dev/null)
+      if [ -n "$now" ] && [ "$now" -gt "$max" ]; then max=$now; echo "$max" >"$PROFILE_SAMPLER_FILE"; fi
+      sleep 0.5
+    done
+  ) &
+  PROFILE_SAMPLER_PID=$!
+}
+profile_anon_sampler_stop() {
+  [ -n "$PROFILE_SAMPLER_PID" ] || { echo 0; return; }
+  kill "$PROFILE_SAMPLER_PID" 2>/dev/null || true
+  wait "$PROFILE_SAMPLER_PID" 2>/dev/null || true
+  PROFILE_SAMPLER_PID=""
+  cat "$PROFILE_SAMPLER_FILE" 2>/dev/null || echo 0
+  rm -f "$PROFILE_SAMPLER_FILE"
+}
+
 profile_teardown() {
+  [ -z "$PROFILE_SAMPLER_PID" ] || profile_anon_sampler_stop >/dev/null
   if [ -n "$PROFILE_MEMORY_CGROUP" ]; then
     echo $$ >"$PROFILE_MEMORY_HOME/cgroup.procs" 2>/dev/null || true
     # Processes still inside (there should be none once the cluster has stopped) keep it alive.

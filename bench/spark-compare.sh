@@ -256,7 +256,23 @@ if [ -n "$PROFILE" ]; then
 fi
 log "starting a local cluster (1 master, 1 worker) in $CLUSTER_DIR"
 CLUSTER_ARGS=(local-cluster --workers 1 --work-dir "$CLUSTER_DIR" --detach --master-port 0)
-[ -z "$CLUSTER_CONF" ] || CLUSTER_ARGS+=(--conf "$CLUSTER_CONF")
+WORKER_BUDGET=$((512 << 20))
+if [ -n "$PROFILE" ]; then
+  # The worker's push memory is counted in the memory bound below, whether it uses it or not
+  # (what it leaves unused, the page cache may take, in both modes): a modest budget keeps that
+  # slack small. The run's own settings file may set another.
+  PROFILE_CONF="$WORK/profile-cluster.conf"
+  { [ -z "$CLUSTER_CONF" ] || cat "$CLUSTER_CONF"; echo; } >"$PROFILE_CONF"
+  if grep -q '^[[:space:]]*faro.worker.memory.budget[[:space:]]' "$PROFILE_CONF"; then
+    WORKER_BUDGET=$(to_bytes "$(awk '$1 == "faro.worker.memory.budget" { v = $2 } END { print v }' "$PROFILE_CONF")") \
+      || fail "faro.worker.memory.budget in $CLUSTER_CONF is not a size this script reads (like 512m)"
+  else
+    echo "faro.worker.memory.budget 512m" >>"$PROFILE_CONF"
+  fi
+  CLUSTER_ARGS+=(--conf "$PROFILE_CONF")
+elif [ -n "$CLUSTER_CONF" ]; then
+  CLUSTER_ARGS+=(--conf "$CLUSTER_CONF")
+fi
 # Set before the start: a start that fails half-way may still leave processes to stop.
 CLUSTER_STARTED=true
 "$FARO" "${CLUSTER_ARGS[@]}" >"$WORK/cluster.out" 2>&1 || {
@@ -270,7 +286,8 @@ if [ -n "$PROFILE" ]; then
   for pid in $(jq -r '.. | .pid? // empty' "$CLUSTER_DIR/cluster.json"); do
     cluster_rss=$(( cluster_rss + $(awk '/^VmRSS:/ { print $2 * 1024 }' "/proc/$pid/status" 2>/dev/null || echo 0) ))
   done
-  CLUSTER_GROWTH=$(( 3 << 29 ))
+  # The worker's push budget, its read buffers (64 MiB) and room for its heap to grow.
+  CLUSTER_GROWTH=$(( WORKER_BUDGET + (64 << 20) + (256 << 20) ))
   MEMORY_LIMIT=$(( cluster_rss + CLUSTER_GROWTH + CONCURRENCY * ($(to_bytes "$HEAP") + (600 << 20)) + $(to_bytes "$CACHE") ))
   echo "$MEMORY_LIMIT" >"$PROFILE_MEMORY_CGROUP/$([ -n "$PROFILE_CGROUP_V2" ] && echo memory.max || echo memory.limit_in_bytes)"
   log "memory bound $((MEMORY_LIMIT >> 20)) MiB: cluster $((cluster_rss >> 20)) MiB + $((CLUSTER_GROWTH >> 20)) MiB to grow," \
@@ -279,6 +296,19 @@ fi
 log "master at $MASTER; runs logged in $RUNS_DIR"
 
 # --- the runs -------------------------------------------------------------------------------
+# CPU seconds (x100, clock ticks) the whole machine has been busy, and the local cluster's
+# processes have used, since boot: read around each run, the differences say what the run cost
+# (this machine runs nothing else meanwhile) and which part of it was Faro's own processes.
+machine_ticks() { awk '$1 == "cpu" { print $2 + $3 + $4 + $7 + $8 }' /proc/stat; }
+cluster_ticks() {
+  local pid total=0 t
+  for pid in $(jq -r '.. | .pid? // empty' "$CLUSTER_DIR/cluster.json" 2>/dev/null); do
+    t=$(awk '{ print $14 + $15 }' "/proc/$pid/stat" 2>/dev/null || echo 0)
+    total=$((total + t))
+  done
+  echo "$total"
+}
+
 # Runs one job in one mode: CONCURRENCY fresh JVMs at once, one application each; appends one JSON
 # line (the slowest copy's, with the repetition, and on an emulated disk what the disk served
 # from the drop of the caches before it to the end of the sync after it) to RESULTS.
@@ -303,7 +333,11 @@ run_one() {
     profile_drop_caches
     profile_memory_peak >/dev/null
     before=$(profile_counters)
+    profile_anon_sampler_start
   fi
+  local machine0 cluster0
+  machine0=$(machine_ticks)
+  cluster0=$(cluster_ticks)
   # In the background and waited for, so that Ctrl-C runs the trap at once: timeout puts the job
   # in its own process group, out of reach of the terminal's SIGINT, and kills it when killed.
   local copy
@@ -320,6 +354,9 @@ run_one() {
     [ "$code" = 0 ] || failed+=" $copy:$code"
   done
   RUN_PIDS=()
+  local machine_cpu=$(( $(machine_ticks) - machine0 )) cluster_cpu=$(( $(cluster_ticks) - cluster0 ))
+  local anon=0
+  [ -z "$PROFILE" ] || anon=$(profile_anon_sampler_stop)
   # The dirty pages the run left: written back now, and timed, so that a side whose writes were
   # still in the page cache when its job ended does not have them for free.
   local sync_start sync_millis=0 after="0 0 0 0" peak=0
@@ -349,7 +386,8 @@ run_one() {
   # what the disk served.
   jq -s -c --arg job "$job" --argjson rep "$rep" --argjson sync "$sync_millis" \
     --argjson rr $((r1 - r0)) --argjson wr $((w1 - w0)) --argjson rb $((rb1 - rb0)) --argjson wb $((wb1 - wb0)) \
-    --argjson peak "$peak" '
+    --argjson peak "$peak" --argjson anon "$anon" --argjson limit "$MEMORY_LIMIT" \
+    --argjson machine_cpu "$machine_cpu" --argjson cluster_cpu "$cluster_cpu" '
     (max_by(.millis)) + {
       job: $job, rep: $rep, copies: length, copy_millis: [.[].millis],
       shuffle_write_bytes: ([.[].shuffle_write_bytes] | add),
@@ -359,11 +397,13 @@ run_one() {
       checksums: ([.[].checksum] | unique),
       sync_after_millis: $sync,
       disk_read_requests: $rr, disk_write_requests: $wr, disk_read_bytes: $rb, disk_write_bytes: $wb,
-      memory_peak_bytes: $peak
+      machine_cpu_seconds: ($machine_cpu / 100), faro_processes_cpu_seconds: ($cluster_cpu / 100),
+      memory_peak_bytes: $peak, anon_peak_bytes: $anon,
+      page_cache_room_bytes: (if $limit > 0 then $limit - $anon else null end)
     }' <<<"$lines" >>"$RESULTS"
   [ "$(tail -n 1 "$RESULTS" | jq '.checksums | length')" = 1 ] \
     || fail "CHECKSUM MISMATCH between the copies of $job ($mode, run $rep): $(tail -n 1 "$RESULTS" | jq -c .checksums)"
-  log "$(jq -r '"\(.job) \(.mode) run \(.rep): \(.millis) ms (x\(.copies)), \(.records) rows, shuffle write \(.shuffle_write_bytes / 1e6 | floor) MB, read \(.shuffle_read_bytes / 1e6 | floor) MB, fetch wait \(.shuffle_fetch_wait_millis) ms, sync after \(.sync_after_millis) ms, disk reads \(.disk_read_requests) (\(.disk_read_bytes / 1e6 | floor) MB), writes \(.disk_write_requests) (\(.disk_write_bytes / 1e6 | floor) MB), checksum \(.checksum)"' \
+  log "$(jq -r '"\(.job) \(.mode) run \(.rep): \(.millis) ms (x\(.copies)), machine CPU \(.machine_cpu_seconds) s (Faro processes \(.faro_processes_cpu_seconds) s), \(.records) rows, shuffle write \(.shuffle_write_bytes / 1e6 | floor) MB, read \(.shuffle_read_bytes / 1e6 | floor) MB, fetch wait \(.shuffle_fetch_wait_millis) ms, sync after \(.sync_after_millis) ms, disk reads \(.disk_read_requests) (\(.disk_read_bytes / 1e6 | floor) MB), writes \(.disk_write_requests) (\(.disk_write_bytes / 1e6 | floor) MB), page cache room at least \((.page_cache_room_bytes // 0) / 1048576 | floor) MiB, checksum \(.checksum)"' \
     <<<"$(tail -n 1 "$RESULTS")")"
 }
 
@@ -448,6 +488,11 @@ jq -s \
             faro_disk_write_requests: ([$f[].disk_write_requests] | median),
             builtin_disk_write_bytes: ([$b[].disk_write_bytes] | median),
             faro_disk_write_bytes: ([$f[].disk_write_bytes] | median),
+            builtin_page_cache_room_bytes: ([$b[].page_cache_room_bytes] | median),
+            faro_page_cache_room_bytes: ([$f[].page_cache_room_bytes] | median),
+            builtin_machine_cpu_seconds: ([$b[].machine_cpu_seconds] | median),
+            faro_machine_cpu_seconds: ([$f[].machine_cpu_seconds] | median),
+            faro_processes_cpu_seconds: ([$f[].faro_processes_cpu_seconds] | median),
             builtin_sync_after_millis: ([$b[].sync_after_millis] | median),
             faro_sync_after_millis: ([$f[].sync_after_millis] | median),
             builtin_millis: [$b[].millis],
