@@ -27,6 +27,10 @@
 #   --spark-conf K=V     a Spark setting for every run, e.g. spark.faro.client.push.batch.size=...
 #                        (repeatable)
 #   --timeout SECONDS    limit for one run (default 1200)
+#   --no-warmup          skip the unmeasured Faro run (200 maps x 500 reducers, 128 MiB) that
+#                        warms the worker up before the measured runs: a worker in production
+#                        has run for days, so its first job does not pay for its JIT; each
+#                        built-in run is a fresh JVM either way
 #   --no-build           use the jars already built instead of `mvn -B -q -DskipTests package`
 #   -h, --help           this text
 #
@@ -64,6 +68,7 @@ CLUSTER_CONF=""
 HEAP=""
 RUN_TIMEOUT=1200
 BUILD=true
+WARMUP=true
 SPARK_CONF=()
 SPARK_CONF_VALUES=()
 while [ $# -gt 0 ]; do
@@ -82,6 +87,7 @@ while [ $# -gt 0 ]; do
     --spark-conf) SPARK_CONF+=(--conf "$2"); SPARK_CONF_VALUES+=("$2"); shift ;;
     --timeout) RUN_TIMEOUT=$2; shift ;;
     --no-build) BUILD=false ;;
+    --no-warmup) WARMUP=false ;;
     -h|--help) usage; exit 0 ;;
     *) echo "spark-compare.sh: unknown argument $1 (see --help)" >&2; exit 2 ;;
   esac
@@ -422,6 +428,14 @@ $bad
   fi
 }
 
+if $WARMUP; then
+  log "warming the worker up (one unmeasured Faro run, 200 x 500 blocks, 128 MiB)"
+  timeout "$RUN_TIMEOUT" "$JAVA" "${JVM_OPTS[@]}" -cp "$CLASSPATH_ARG" io.faro.examples.CompareJobs \
+    --job blocks --mode faro --master-endpoints "$MASTER" --local-dir "$SPARK_LOCAL" \
+    --conf spark.examples.blocks.maps=200 --conf spark.examples.blocks.reducers=500 \
+    --conf spark.examples.blocks.bytes=128m "${SPARK_CONF[@]}" \
+    >"$RUNS_DIR/warmup.out" 2>"$RUNS_DIR/warmup.log" || fail "the warm-up run failed; log: $RUNS_DIR/warmup.log"
+fi
 START_EPOCH=$(date +%s)
 for job in "${JOB_LIST[@]}"; do
   for rep in $(seq "$REPS"); do
