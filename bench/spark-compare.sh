@@ -349,7 +349,11 @@ run_one() {
   local copy
   RUN_PIDS=()
   for copy in $(seq "$CONCURRENCY"); do
+    # Spark's event log, for the time of each stage (read below).
+    rm -rf "$name.$copy.events"
+    mkdir -p "$name.$copy.events"
     timeout "$RUN_TIMEOUT" "$JAVA" "${JVM_OPTS[@]}" -cp "$CLASSPATH_ARG" io.faro.examples.CompareJobs "${args[@]}" \
+      --conf spark.eventLog.enabled=true --conf "spark.eventLog.dir=file://$name.$copy.events" \
       >"$name.$copy.out" 2>"$name.$copy.log" &
     RUN_PIDS+=($!)
   done
@@ -381,9 +385,20 @@ run_one() {
   fi
   local lines=""
   for copy in $(seq "$CONCURRENCY"); do
-    local line
+    local line stages
     line=$(grep '^{"job"' "$name.$copy.out" | tail -n 1 || true)
     jq -e . >/dev/null 2>&1 <<<"$line" || fail "$job ($mode, run $rep, copy $copy) printed no JSON line; see $name.$copy.out"
+    # Each stage's wall time and the shuffle records it read and wrote, from the event log.
+    stages=$(cat "$name.$copy.events"/* 2>/dev/null | grep '"Event":"SparkListenerStageCompleted"' | jq -s -c '
+      def metric($n): [.Accumulables[]? | select(.Name == $n) | .Value | tostring | tonumber] | add // 0;
+      [.[] | .["Stage Info"] | {stage: .["Stage ID"], tasks: .["Number of Tasks"],
+        millis: ((.["Completion Time"] // 0) - (.["Submission Time"] // 0)),
+        read_records: metric("internal.metrics.shuffle.read.recordsRead"),
+        written_records: metric("internal.metrics.shuffle.write.recordsWritten")}]' || echo '[]')
+    [ -n "$stages" ] || stages='[]'
+    line=$(jq -c --argjson stages "$stages" '. + {stages: $stages,
+      read_stage_millis: ($stages | max_by(.read_records) // {} | .millis),
+      write_stage_millis: ($stages | max_by(.written_records) // {} | .millis)}' <<<"$line")
     lines+="$line"$'\n'
   done
   read -r r0 w0 rb0 wb0 <<<"$before"
@@ -401,6 +416,8 @@ run_one() {
       shuffle_fetch_wait_millis: ([.[].shuffle_fetch_wait_millis] | add),
       shuffle_write_millis: ([.[].shuffle_write_millis] | add),
       checksums: ([.[].checksum] | unique),
+      write_stage_millis: ([.[].write_stage_millis // 0] | max),
+      read_stage_millis: ([.[].read_stage_millis // 0] | max),
       sync_after_millis: $sync,
       disk_read_requests: $rr, disk_write_requests: $wr, disk_read_bytes: $rb, disk_write_bytes: $wb,
       machine_cpu_seconds: ($machine_cpu / 100), faro_processes_cpu_seconds: ($cluster_cpu / 100),
@@ -409,7 +426,7 @@ run_one() {
     }' <<<"$lines" >>"$RESULTS"
   [ "$(tail -n 1 "$RESULTS" | jq '.checksums | length')" = 1 ] \
     || fail "CHECKSUM MISMATCH between the copies of $job ($mode, run $rep): $(tail -n 1 "$RESULTS" | jq -c .checksums)"
-  log "$(jq -r '"\(.job) \(.mode) run \(.rep): \(.millis) ms (x\(.copies)), machine CPU \(.machine_cpu_seconds) s (Faro processes \(.faro_processes_cpu_seconds) s), \(.records) rows, shuffle write \(.shuffle_write_bytes / 1e6 | floor) MB, read \(.shuffle_read_bytes / 1e6 | floor) MB, fetch wait \(.shuffle_fetch_wait_millis) ms, sync after \(.sync_after_millis) ms, disk reads \(.disk_read_requests) (\(.disk_read_bytes / 1e6 | floor) MB), writes \(.disk_write_requests) (\(.disk_write_bytes / 1e6 | floor) MB), page cache room at least \((.page_cache_room_bytes // 0) / 1048576 | floor) MiB, checksum \(.checksum)"' \
+  log "$(jq -r '"\(.job) \(.mode) run \(.rep): \(.millis) ms (x\(.copies)), machine CPU \(.machine_cpu_seconds) s (Faro processes \(.faro_processes_cpu_seconds) s), \(.records) rows, shuffle write \(.shuffle_write_bytes / 1e6 | floor) MB, read \(.shuffle_read_bytes / 1e6 | floor) MB, fetch wait \(.shuffle_fetch_wait_millis) ms, map stage \(.write_stage_millis) ms, reduce stage \(.read_stage_millis) ms, sync after \(.sync_after_millis) ms, disk reads \(.disk_read_requests) (\(.disk_read_bytes / 1e6 | floor) MB), writes \(.disk_write_requests) (\(.disk_write_bytes / 1e6 | floor) MB), page cache room at least \((.page_cache_room_bytes // 0) / 1048576 | floor) MiB, checksum \(.checksum)"' \
     <<<"$(tail -n 1 "$RESULTS")")"
 }
 
@@ -492,6 +509,10 @@ jq -s \
             faro_shuffle_write_bytes: ([$f[].shuffle_write_bytes] | median),
             builtin_shuffle_read_bytes: ([$b[].shuffle_read_bytes] | median),
             faro_shuffle_read_bytes: ([$f[].shuffle_read_bytes] | median),
+            builtin_write_stage_millis: ([$b[].write_stage_millis] | median),
+            faro_write_stage_millis: ([$f[].write_stage_millis] | median),
+            builtin_read_stage_millis: ([$b[].read_stage_millis] | median),
+            faro_read_stage_millis: ([$f[].read_stage_millis] | median),
             builtin_fetch_wait_millis: ([$b[].shuffle_fetch_wait_millis] | median),
             faro_fetch_wait_millis: ([$f[].shuffle_fetch_wait_millis] | median),
             builtin_disk_read_requests: ([$b[].disk_read_requests] | median),
