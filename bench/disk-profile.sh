@@ -15,7 +15,8 @@
 #     one memory cgroup whose limit is what those processes may use plus the page-cache bound, so
 #     the page cache can hold at most about that bound of either side's shuffle files.
 # Profiles (per direction, read and write alike):
-#   local  no throttle, the host disk's read-ahead: today's fast virtual disk, cache bounded
+#   local  no throttle, read-ahead 128 KiB (the kernel's default): the machine's own disk, cache
+#          bounded
 #   gp3    3,000 requests/s and 125 MB/s, read-ahead 128 KiB (an EBS gp3 volume's baseline)
 #   hdd    150 requests/s and 150 MiB/s, read-ahead 128 KiB (a 7,200 rpm disk)
 #
@@ -48,7 +49,7 @@ profile_log() { echo "disk-profile: $*" >&2; }
 # read IOPS, read bytes/s, write IOPS, write bytes/s (0: none), read-ahead KiB (empty: the host's)
 profile_params() {
   case "$1" in
-    local) echo "0 0 0 0 -" ;;
+    local) echo "0 0 0 0 128" ;;
     gp3) echo "3000 125000000 3000 125000000 128" ;;
     hdd) echo "150 157286400 150 157286400 128" ;;
     *) return 1 ;;
@@ -73,12 +74,6 @@ profile_setup() {
   truncate -s "$size" "$PROFILE_IMAGE"
   PROFILE_DEVICE=$(losetup --direct-io=on --show -f "$PROFILE_IMAGE") || { profile_log "losetup failed"; return 1; }
   PROFILE_MAJMIN=$(lsblk -dno MAJ:MIN "$PROFILE_DEVICE" | tr -d ' ')
-  if [ "$ra" = - ]; then
-    # The host disk's read-ahead: of the device holding DIR.
-    local host_dev
-    host_dev=$(df --output=source "$dir" | tail -n 1)
-    ra=$(( $(blockdev --getra "$host_dev" 2>/dev/null || echo 256) / 2 ))
-  fi
   blockdev --setra $(( ra * 2 )) "$PROFILE_DEVICE"
   mkfs.ext4 -q -F -E lazy_itable_init=1,lazy_journal_init=1 "$PROFILE_DEVICE" || { profile_log "mkfs.ext4 failed"; return 1; }
   mkdir -p "$PROFILE_MOUNT"
