@@ -193,8 +193,13 @@ profile_teardown() {
   [ -z "$PROFILE_SAMPLER_PID" ] || profile_anon_sampler_stop >/dev/null
   if [ -n "$PROFILE_MEMORY_CGROUP" ]; then
     echo $$ >"$PROFILE_MEMORY_HOME/cgroup.procs" 2>/dev/null || true
-    # Processes still inside (there should be none once the cluster has stopped) keep it alive.
-    rmdir "$PROFILE_MEMORY_CGROUP" 2>/dev/null || profile_log "could not remove $PROFILE_MEMORY_CGROUP (processes left in it?)"
+    # Processes still inside keep it alive: those just killed may take a few seconds to go.
+    local tries
+    for tries in $(seq 50); do
+      rmdir "$PROFILE_MEMORY_CGROUP" 2>/dev/null && break
+      sleep 0.2
+    done
+    [ ! -d "$PROFILE_MEMORY_CGROUP" ] || profile_log "could not remove $PROFILE_MEMORY_CGROUP (processes left in it: $(tr '\n' ' ' <"$PROFILE_MEMORY_CGROUP/cgroup.procs"))"
     PROFILE_MEMORY_CGROUP=""
   fi
   if $PROFILE_THROTTLED && [ -z "$PROFILE_CGROUP_V2" ]; then

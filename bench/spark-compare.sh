@@ -181,15 +181,18 @@ JVM_OPTS+=(-Djdk.reflect.useDirectMethodHandle=false)
 # --- the local cluster, stopped on any exit -------------------------------------------------
 mkdir -p "$WORK"
 WORK=$(cd "$WORK" && pwd)
-DATA_DIR=$WORK
+CLUSTER_DIR="$WORK/cluster"
+SPARK_LOCAL="$WORK/spark-local"
+WORKER_DIRS=()
 if [ -n "$PROFILE" ]; then
-  # Everything the jobs and the worker read and write goes on the emulated disk.
+  # What the jobs and the worker read and write for the shuffle goes on the emulated disk: Spark's
+  # local directory and the worker's data directory (its metadata store in it, as by default). The
+  # master's Raft log stays on the machine's disk, as masters do not share workers' disks.
   trap 'profile_teardown' EXIT
   profile_setup "$PROFILE" "$WORK/profile" || fail "could not set up disk profile $PROFILE"
-  DATA_DIR=$PROFILE_MOUNT
+  SPARK_LOCAL="$PROFILE_MOUNT/spark-local"
+  WORKER_DIRS=(--worker-dirs "ssd@$PROFILE_MOUNT")
 fi
-CLUSTER_DIR="$DATA_DIR/cluster"
-SPARK_LOCAL="$DATA_DIR/spark-local"
 RUNS_DIR="$WORK/runs"
 RESULTS="$RUNS_DIR/results.jsonl"
 FARO_DIR="$WORK/faro"
@@ -261,7 +264,7 @@ if [ -n "$PROFILE" ]; then
   profile_memory_bound $(( 64 << 30 )) || fail "could not bound memory"
 fi
 log "starting a local cluster (1 master, 1 worker) in $CLUSTER_DIR"
-CLUSTER_ARGS=(local-cluster --workers 1 --work-dir "$CLUSTER_DIR" --detach --master-port 0)
+CLUSTER_ARGS=(local-cluster --workers 1 --work-dir "$CLUSTER_DIR" --detach --master-port 0 "${WORKER_DIRS[@]}")
 WORKER_BUDGET=$((512 << 20))
 if [ -n "$PROFILE" ]; then
   # The worker's push memory is counted in the memory bound below, whether it uses it or not

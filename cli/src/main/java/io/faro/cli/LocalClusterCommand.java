@@ -66,10 +66,12 @@ final class LocalClusterCommand implements Callable<Integer> {
       names = WorkerDirs.OPTION,
       paramLabel = "SPEC",
       description =
-          "Directories of each worker: a comma-separated list of tier[:capacity], tier one of "
-              + "nvme, ssd, hdd and capacity a size like 150m (the most Faro keeps there), e.g. "
+          "Directories of each worker: a comma-separated list of tier[:capacity][@DIR], tier one "
+              + "of nvme, ssd, hdd and capacity a size like 150m (the most Faro keeps there), e.g. "
               + "nvme:150m,hdd. Each becomes <work-dir>/worker-N/<tier> (a second of one tier "
-              + "<tier>-2) in the worker's faro.worker.dirs. They all share this machine's file "
+              + "<tier>-2) in the worker's faro.worker.dirs, or DIR/worker-N/<tier> with @DIR (an "
+              + "absolute directory on another file system, e.g. a disk to measure; it is not "
+              + "emptied at start). Without @DIR they all share the work directory's file "
               + "system: a capacity is what makes one fill first. A capacity below the tier's "
               + "reserve (faro.worker.tier.<tier>.reserve, 1g unless --conf lowers it) makes the "
               + "disk full from the start. Default: one ssd directory, worker-N/data.")

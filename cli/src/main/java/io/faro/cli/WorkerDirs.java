@@ -14,11 +14,13 @@ import java.util.Map;
 
 /**
  * The directories every worker of a local cluster gets, one per simulated disk, from {@code
- * local-cluster --worker-dirs}: a comma-separated list of {@code tier[:capacity]}, such as {@code
- * nvme:150m,hdd}. Each item becomes the directory {@code <work-dir>/worker-N/<tier>} (a second item
- * of the same tier {@code <tier>-2}, and so on), given to the worker in {@code faro.worker.dirs}
- * with its tier and capacity. All the directories of one worker share this machine's file system,
- * so a capacity is what makes a small disk fill up before the others.
+ * local-cluster --worker-dirs}: a comma-separated list of {@code tier[:capacity][@DIR]}, such as
+ * {@code nvme:150m,hdd}. Each item becomes the directory {@code <work-dir>/worker-N/<tier>} (a
+ * second item of the same tier {@code <tier>-2}, and so on), or {@code DIR/worker-N/<tier>} when it
+ * names a directory (another file system: a disk to measure), given to the worker in {@code
+ * faro.worker.dirs} with its tier and capacity. Without {@code @DIR} all the directories of one
+ * worker share the work directory's file system, so a capacity is what makes a small disk fill up
+ * before the others.
  *
  * @param items the directories, in the order of {@code faro.worker.dirs} (the disk indexes)
  */
@@ -32,14 +34,21 @@ public record WorkerDirs(List<Item> items) {
    * @param name its name under the worker's directory
    * @param capacityBytes the most Faro may keep there; {@link Long#MAX_VALUE} for no limit but the
    *     file system's
+   * @param base the directory that holds every worker's directory of this item, or null for the
+   *     work directory
    */
-  public record Item(String name, DiskTier tier, long capacityBytes) {
+  public record Item(String name, DiskTier tier, long capacityBytes, Path base) {
     public Item {
       requireNonNull(name, "name is null");
       requireNonNull(tier, "tier is null");
       if (capacityBytes <= 0) {
         throw new IllegalArgumentException("capacity of " + name + " must be positive");
       }
+    }
+
+    /** Under the work directory. */
+    public Item(String name, DiskTier tier, long capacityBytes) {
+      this(name, tier, capacityBytes, null);
     }
   }
 
@@ -70,9 +79,20 @@ public record WorkerDirs(List<Item> items) {
     List<Item> items = new ArrayList<>();
     Map<DiskTier, Integer> seen = new EnumMap<>(DiskTier.class);
     for (String item : spec.split(",", -1)) {
-      String[] fields = item.trim().split(":", -1);
+      String tierAndCapacity = item.trim();
+      Path base = null;
+      int at = tierAndCapacity.indexOf('@');
+      if (at >= 0) {
+        String dir = tierAndCapacity.substring(at + 1).trim();
+        if (dir.isEmpty() || !Path.of(dir).isAbsolute()) {
+          throw bad(item, "names no absolute directory after @");
+        }
+        base = Path.of(dir);
+        tierAndCapacity = tierAndCapacity.substring(0, at);
+      }
+      String[] fields = tierAndCapacity.split(":", -1);
       if (fields.length > 2 || fields[0].isBlank()) {
-        throw bad(item, "is not tier[:capacity]");
+        throw bad(item, "is not tier[:capacity][@DIR]");
       }
       DiskTier tier;
       try {
@@ -92,7 +112,7 @@ public record WorkerDirs(List<Item> items) {
         }
       }
       int n = seen.merge(tier, 1, Integer::sum);
-      items.add(new Item(tier.configName() + (n == 1 ? "" : "-" + n), tier, capacity));
+      items.add(new Item(tier.configName() + (n == 1 ? "" : "-" + n), tier, capacity, base));
     }
     return new WorkerDirs(items);
   }
@@ -104,17 +124,26 @@ public record WorkerDirs(List<Item> items) {
             + item.trim()
             + "' "
             + why
-            + ": give a comma-separated list of tier[:capacity], tier one of "
+            + ": give a comma-separated list of tier[:capacity][@DIR], tier one of "
             + DiskTier.allowed()
-            + " and capacity a size like 150m or 2g, e.g. "
+            + ", capacity a size like 150m or 2g and DIR an absolute directory, e.g. "
             + OPTION
             + " nvme:150m,hdd");
   }
 
-  /** The disks of the worker whose directory is {@code home}, in order. */
+  /**
+   * The disks of the worker whose directory is {@code home} ({@code <work-dir>/worker-N}), in
+   * order: under {@code home}, or under {@code DIR/worker-N} for an item with a directory.
+   */
   public List<DiskDir> under(Path home) {
     return items.stream()
-        .map(i -> new DiskDir(home.resolve(i.name()), i.tier(), i.capacityBytes()))
+        .map(
+            i ->
+                new DiskDir(
+                    (i.base() == null ? home : i.base().resolve(home.getFileName().toString()))
+                        .resolve(i.name()),
+                    i.tier(),
+                    i.capacityBytes()))
         .toList();
   }
 

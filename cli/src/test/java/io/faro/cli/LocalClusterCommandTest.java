@@ -99,7 +99,7 @@ class LocalClusterCommandTest {
     assertThat(err.toString())
         .startsWith(
             "faro local-cluster: --worker-dirs: 'floppy' names an unknown tier 'floppy': give a "
-                + "comma-separated list of tier[:capacity], tier one of nvme, ssd, hdd");
+                + "comma-separated list of tier[:capacity][@DIR], tier one of nvme, ssd, hdd");
     assertThat(work).as("nothing started").doesNotExist();
   }
 

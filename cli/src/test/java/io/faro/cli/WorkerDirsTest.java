@@ -29,6 +29,16 @@ class WorkerDirsTest {
   }
 
   @Test
+  void anItemWithADirectoryGoesThereUnderTheWorkersName() {
+    WorkerDirs dirs = WorkerDirs.parse("hdd:1g@/mnt/slow, ssd");
+
+    assertThat(dirs.under(home))
+        .containsExactly(
+            new DiskDir(Path.of("/mnt/slow/worker-3/hdd"), DiskTier.HDD, 1L << 30),
+            new DiskDir(home.resolve("ssd"), DiskTier.SSD));
+  }
+
+  @Test
   void aTierGivenTwiceNumbersItsSecondDirectory() {
     WorkerDirs dirs = WorkerDirs.parse(" HDD:1g , ssd, hdd ,hdd:2t");
 
@@ -66,9 +76,11 @@ class WorkerDirsTest {
           {"ssd:lots", "'ssd:lots' has a capacity 'lots' that is not a size"},
           {"ssd:0", "'ssd:0' has a capacity that is not positive"},
           {"ssd:-1g", "'ssd:-1g' has a capacity that is not positive"},
-          {"ssd:1g:2", "'ssd:1g:2' is not tier[:capacity]"},
-          {"nvme,,hdd", "'' is not tier[:capacity]"},
-          {":1g", "':1g' is not tier[:capacity]"},
+          {"ssd:1g:2", "'ssd:1g:2' is not tier[:capacity][@DIR]"},
+          {"nvme,,hdd", "'' is not tier[:capacity][@DIR]"},
+          {":1g", "':1g' is not tier[:capacity][@DIR]"},
+          {"ssd@relative/dir", "'ssd@relative/dir' names no absolute directory after @"},
+          {"ssd@", "'ssd@' names no absolute directory after @"},
           {"", "'' is empty"},
         }) {
       assertThatThrownBy(() -> WorkerDirs.parse(bad[0]))
