@@ -21,9 +21,10 @@ import picocli.CommandLine.Spec;
     description = {
       "Starts one master and N workers, each its own process on 127.0.0.1, and writes",
       "<work-dir>/cluster.json (role, pid, ports, data dirs of each process, and the",
-      "spark.* settings a job needs). Stops them on Ctrl-C, or with `local-cluster stop`",
-      "from another shell: the command then exits 0 once they are gone (1 if they all",
-      "exited otherwise), but waits while `local-cluster restart` restarts one.",
+      "spark.* settings a job needs). Stops them on Ctrl-C, or with",
+      "`local-cluster stop` from another shell: the command then exits 0 once they are",
+      "gone (1 if they all exited otherwise), but waits while `local-cluster restart`",
+      "restarts one.",
       "A new cluster starts empty: what a stopped one left in <work-dir> is removed first.",
       "Each worker has one ssd directory, <work-dir>/worker-N/data; --worker-dirs gives",
       "it several of other tiers, e.g. --worker-dirs nvme:150m,hdd."
