@@ -173,7 +173,8 @@ final class ClusterFile {
     return Files.exists(workDir.resolve(STOPPED));
   }
 
-  private static void writeAtomically(Path file, String text) throws IOException {
+  /** Replaces {@code file} with {@code text} at once: readers see the old or the new, whole. */
+  static void writeAtomically(Path file, String text) throws IOException {
     Path tmp = file.resolveSibling(file.getFileName() + ".tmp");
     Files.writeString(tmp, text);
     Files.move(tmp, file, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);

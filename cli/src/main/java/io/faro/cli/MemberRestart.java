@@ -78,13 +78,7 @@ final class MemberRestart {
       String updated =
           json.replace("\"pid\": " + pids.get(index) + ",", "\"pid\": " + fresh.pid() + ",")
               .replace("\"pid\": " + pids.get(index) + "\n", "\"pid\": " + fresh.pid() + "\n");
-      Path tmp = dir.resolve(LocalCluster.CLUSTER_FILE + ".tmp");
-      Files.writeString(tmp, updated);
-      Files.move(
-          tmp,
-          file,
-          java.nio.file.StandardCopyOption.REPLACE_EXISTING,
-          java.nio.file.StandardCopyOption.ATOMIC_MOVE);
+      ClusterFile.writeAtomically(file, updated);
       return new Restarted(
           fresh.pid(),
           TimeUnit.NANOSECONDS.toMillis(stopped - signalled),
