@@ -173,11 +173,6 @@ public final class PartitionFile {
     staging.get(whole, tail);
   }
 
-  /** {@link #finish(ChunkIndex, boolean)}, forcing the file to the disk. */
-  public Optional<ChunkIndex> finish(ChunkIndex chunks) throws IOException {
-    return finish(chunks, true);
-  }
-
   /**
    * Writes the index and trailer, forces the file to disk when {@code sync}
    * (faro.worker.commit.sync) and closes it; then reads the index back so that what fetches serve

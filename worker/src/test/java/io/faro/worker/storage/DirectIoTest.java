@@ -107,8 +107,8 @@ class DirectIoTest {
     }
     ChunkIndex chunks = ChunkIndex.of(offsets.stream().mapToLong(Long::longValue).toArray());
 
-    assertThat(direct.finish(chunks)).contains(chunks);
-    assertThat(buffered.finish(chunks)).contains(chunks);
+    assertThat(direct.finish(chunks, true)).contains(chunks);
+    assertThat(buffered.finish(chunks, true)).contains(chunks);
 
     byte[] directBytes = Files.readAllBytes(direct.path());
     assertThat(directBytes)
@@ -130,7 +130,7 @@ class DirectIoTest {
     write(file, Unpooled.wrappedBuffer(data));
     write(file, Unpooled.wrappedBuffer(data));
 
-    assertThat(file.finish(ChunkIndex.of(0, 8))).contains(ChunkIndex.of(0, 8));
+    assertThat(file.finish(ChunkIndex.of(0, 8), true)).contains(ChunkIndex.of(0, 8));
     assertThat(Arrays.copyOf(Files.readAllBytes(file.path()), 8)).isEqualTo("tinytiny".getBytes());
   }
 

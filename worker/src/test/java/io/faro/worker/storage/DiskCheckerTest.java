@@ -46,7 +46,7 @@ class DiskCheckerTest {
 
       PartitionFile file = disk.newPartitionFile(new PartitionKey(SHUFFLE, 0, 0));
       file.write(List.of(Unpooled.wrappedBuffer(new byte[300_000])));
-      file.finish(ChunkIndex.of(new long[] {0, 300_000}));
+      file.finish(ChunkIndex.of(new long[] {0, 300_000}), true);
       long footer = Files.size(file.path()) - 300_000;
       assertThat(disk.usedBytes()).isEqualTo(400_000 + footer);
       // Full at once, before any check: what was written since the last one is subtracted.

@@ -43,7 +43,7 @@ class PartitionFileTest {
     write(file, buffer(data, 650, 200), buffer(data, 850, 150));
 
     ChunkIndex chunks = ChunkIndex.of(0, 100, 650, 1000);
-    Optional<ChunkIndex> read = file.finish(chunks);
+    Optional<ChunkIndex> read = file.finish(chunks, true);
 
     assertThat(read).contains(chunks);
     Path path = root.resolve("app-1/3/7-2.data");
@@ -60,7 +60,7 @@ class PartitionFileTest {
   @Test
   void anEmptyPartitionHasNoFile() throws IOException {
     PartitionFile file = new PartitionFile(KEY, FileLayout.partitionFile(root, KEY));
-    assertThat(file.finish(ChunkIndex.empty())).isEmpty();
+    assertThat(file.finish(ChunkIndex.empty(), true)).isEmpty();
     assertThat(Files.exists(file.path())).isFalse();
     assertThat(ChunkIndex.empty().asList()).containsExactly(0L);
   }
@@ -69,7 +69,7 @@ class PartitionFileTest {
   void finishRefusesAnIndexThatDoesNotMatchTheData() {
     PartitionFile file = new PartitionFile(KEY, FileLayout.partitionFile(root, KEY));
     write(file, buffer(new byte[10], 0, 10));
-    assertThatThrownBy(() -> file.finish(ChunkIndex.of(0, 11)))
+    assertThatThrownBy(() -> file.finish(ChunkIndex.of(0, 11), true))
         .isInstanceOf(IOException.class)
         .hasMessageContaining("wrote 10 bytes")
         .hasMessageContaining(KEY.toString());
@@ -171,7 +171,7 @@ class PartitionFileTest {
   private Path committedFile() throws IOException {
     PartitionFile file = new PartitionFile(KEY, FileLayout.partitionFile(root, KEY));
     write(file, buffer(new byte[300], 0, 300));
-    file.finish(ChunkIndex.of(0, 100, 200, 300));
+    file.finish(ChunkIndex.of(0, 100, 200, 300), true);
     assertThat(PartitionFileReader.readIndex(file.path()).chunkCount()).isEqualTo(3);
     return file.path();
   }
