@@ -24,6 +24,7 @@
 #   profile_setup NAME DIR      the loop device, file system (mounted at DIR/mnt) and throttle
 #   profile_memory_bound BYTES  moves this shell into a fresh memory cgroup limited to BYTES;
 #                               everything started afterwards is inside it
+#   profile_memory_limit BYTES  sets that cgroup's limit again
 #   profile_drop_caches         sync, then drop the page cache (done before each run)
 #   profile_counters            "read_requests write_requests read_bytes write_bytes" so far
 #   profile_anon_sampler_start  samples the run's anonymous memory (not page cache) until
@@ -114,16 +115,23 @@ profile_memory_bound() {
   if [ -n "$PROFILE_CGROUP_V2" ]; then
     PROFILE_MEMORY_CGROUP=$PROFILE_CGROUP_V2
     PROFILE_MEMORY_HOME=/sys/fs/cgroup$(sed -n 's/^0:://p' /proc/self/cgroup)
-    echo "$bytes" >"$PROFILE_MEMORY_CGROUP/memory.max"
   else
     [ -d /sys/fs/cgroup/memory ] || { profile_log "no memory cgroup controller: cannot bound the page cache"; return 1; }
     PROFILE_MEMORY_CGROUP=/sys/fs/cgroup/memory/faro-bench-$$
     PROFILE_MEMORY_HOME=/sys/fs/cgroup/memory$(sed -n 's/^[0-9]*:memory://p' /proc/self/cgroup)
     mkdir -p "$PROFILE_MEMORY_CGROUP"
-    echo "$bytes" >"$PROFILE_MEMORY_CGROUP/memory.limit_in_bytes"
   fi
+  profile_memory_limit "$bytes"
   echo $$ >"$PROFILE_MEMORY_CGROUP/cgroup.procs"
   profile_log "every process from here on runs in $PROFILE_MEMORY_CGROUP, limited to $((bytes / 1048576)) MiB"
+}
+
+profile_memory_limit() {
+  if [ -n "$PROFILE_CGROUP_V2" ]; then
+    echo "$1" >"$PROFILE_MEMORY_CGROUP/memory.max"
+  else
+    echo "$1" >"$PROFILE_MEMORY_CGROUP/memory.limit_in_bytes"
+  fi
 }
 
 profile_drop_caches() {

@@ -298,7 +298,7 @@ if [ -n "$PROFILE" ]; then
   # The worker's push budget, its read buffers (64 MiB) and room for its heap to grow.
   CLUSTER_GROWTH=$(( WORKER_BUDGET + (64 << 20) + (256 << 20) ))
   MEMORY_LIMIT=$(( cluster_rss + CLUSTER_GROWTH + CONCURRENCY * ($(to_bytes "$HEAP") + (600 << 20)) + $(to_bytes "$CACHE") ))
-  echo "$MEMORY_LIMIT" >"$PROFILE_MEMORY_CGROUP/$([ -n "$PROFILE_CGROUP_V2" ] && echo memory.max || echo memory.limit_in_bytes)"
+  profile_memory_limit "$MEMORY_LIMIT"
   log "memory bound $((MEMORY_LIMIT >> 20)) MiB: cluster $((cluster_rss >> 20)) MiB + $((CLUSTER_GROWTH >> 20)) MiB to grow," \
     "$CONCURRENCY x ($HEAP heap + 600 MiB), $CACHE of page cache"
 fi
