@@ -58,6 +58,8 @@ import org.slf4j.LoggerFactory;
 public final class MasterStateMachine extends BaseStateMachine {
   private static final Logger LOG = LoggerFactory.getLogger(MasterStateMachine.class);
 
+  private final java.util.concurrent.atomic.LongAdder leaderChanges =
+      new java.util.concurrent.atomic.LongAdder();
   private final SnapshotFiles snapshots = new SnapshotFiles();
   private final ReentrantReadWriteLock lock = new ReentrantReadWriteLock();
 
@@ -106,9 +108,15 @@ public final class MasterStateMachine extends BaseStateMachine {
 
   @Override
   public void notifyLeaderChanged(RaftGroupMemberId member, RaftPeerId newLeaderId) {
+    leaderChanges.increment();
     if (newLeaderId != null) {
       leaderKnown.complete(null);
     }
+  }
+
+  /** Leader changes this master saw since it started (a new leader, or none for a while). */
+  long leaderChanges() {
+    return leaderChanges.sum();
   }
 
   @Override

@@ -245,6 +245,11 @@ public final class RaftNode implements AutoCloseable {
         d.getRaftLog().getStartIndex());
   }
 
+  /** Leader changes this master saw since it started. */
+  public long leaderChanges() {
+    return stateMachine.leaderChanges();
+  }
+
   /** This master's RPC endpoint as it advertises it, or empty before start. */
   public String rpcEndpoint() {
     return rpcPort == 0 ? "" : new HostPort(config.advertisedHost(), rpcPort).toString();

@@ -21,6 +21,8 @@ import io.faro.master.service.LoadView;
 import io.faro.master.service.MasterRequestHandler;
 import io.faro.master.state.MasterStateView;
 import io.faro.master.state.StateReader;
+import io.faro.metrics.FaroMetrics;
+import io.faro.metrics.HttpEndpoint;
 import java.io.IOException;
 import java.net.BindException;
 import java.time.Clock;
@@ -46,7 +48,8 @@ public final class MasterServer implements AutoCloseable {
   // Written by start and close, which are synchronized; read by the accessors.
   private volatile RaftNode raft;
   private volatile TransportServer rpcServer;
-  private volatile MasterHttpServer httpServer;
+  private volatile HttpEndpoint httpServer;
+  private final FaroMetrics metrics = FaroMetrics.forProcess(true);
   private volatile LivenessMonitor liveness;
   private boolean started;
 
@@ -96,7 +99,9 @@ public final class MasterServer implements AutoCloseable {
               loads,
               placement,
               clock,
-              new MasterRequestHandler.Limits(config.maxPartitionsPerShuffle(), config.maxApps()));
+              new MasterRequestHandler.Limits(config.maxPartitionsPerShuffle(), config.maxApps()),
+              metrics);
+      MasterMetrics.register(metrics, raft);
       String name = "faro-master-" + config.masterId();
       rpcServer =
           new TransportServer(
@@ -188,7 +193,12 @@ public final class MasterServer implements AutoCloseable {
   private void startHttp(String name, MasterRequestHandler handler) {
     try {
       httpServer =
-          new MasterHttpServer(config.bindHost(), config.httpPort(), name, handler::masterStatus);
+          new HttpEndpoint(
+              config.bindHost(),
+              config.httpPort(),
+              name,
+              metrics,
+              MasterPages.of(handler::masterStatus));
     } catch (IOException e) {
       throw new IllegalStateException(
           BindFailures.find(e)
@@ -238,9 +248,14 @@ public final class MasterServer implements AutoCloseable {
     return server.port();
   }
 
+  /** This master's metrics, as its HTTP port exports them. */
+  public FaroMetrics metrics() {
+    return metrics;
+  }
+
   /** The bound port of the HTTP status page, or -1 when it is off. */
   public int httpPort() {
-    MasterHttpServer http = httpServer;
+    HttpEndpoint http = httpServer;
     return http == null ? -1 : http.port();
   }
 

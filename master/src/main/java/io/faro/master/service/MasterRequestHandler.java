@@ -2,6 +2,7 @@ package io.faro.master.service;
 
 import static java.util.Objects.requireNonNull;
 
+import com.codahale.metrics.Counter;
 import com.google.protobuf.Message;
 import io.faro.common.error.ErrorCode;
 import io.faro.common.error.FaroException;
@@ -29,11 +30,14 @@ import io.faro.master.state.RegisteredWorker;
 import io.faro.master.state.StampedCommand;
 import io.faro.master.state.StateCommand;
 import io.faro.master.state.WorkerAdmission;
+import io.faro.metrics.FaroMetrics;
+import io.faro.metrics.Latency;
 import io.faro.proto.AppHeartbeatRequest;
 import io.faro.proto.ClusterStatusRequest;
 import io.faro.proto.EmptyResponse;
 import io.faro.proto.ErrorResponse;
 import io.faro.proto.MasterStatusResponse;
+import io.faro.proto.MessageType;
 import io.faro.proto.RegisterAppRequest;
 import io.faro.proto.RegisterWorkerRequest;
 import io.faro.proto.RegisterWorkerResponse;
@@ -47,7 +51,10 @@ import io.faro.proto.WorkerHeartbeatRequest;
 import io.faro.proto.WorkerHeartbeatResponse;
 import java.time.Clock;
 import java.time.Duration;
+import java.util.EnumMap;
 import java.util.List;
+import java.util.Locale;
+import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.function.Supplier;
@@ -103,10 +110,56 @@ public final class MasterRequestHandler implements RequestHandler {
   private final PlacementPolicy placement;
   private final Clock clock;
   private final Limits limits;
+  private final Map<MessageType, Counter> requests = new EnumMap<>(MessageType.class);
+  private final Map<MessageType, Counter> failures = new EnumMap<>(MessageType.class);
+  private final Latency slotRequests;
+  private final Counter slotsPlaced;
+
+  /** The requests a master serves; each has its request and failure counters. */
+  private static final List<MessageType> SERVED =
+      List.of(
+          MessageType.REGISTER_WORKER_REQUEST,
+          MessageType.WORKER_HEARTBEAT_REQUEST,
+          MessageType.REGISTER_APP_REQUEST,
+          MessageType.APP_HEARTBEAT_REQUEST,
+          MessageType.UNREGISTER_APP_REQUEST,
+          MessageType.REQUEST_SLOTS_REQUEST,
+          MessageType.UNREGISTER_SHUFFLE_REQUEST,
+          MessageType.CLUSTER_STATUS_REQUEST,
+          MessageType.MASTER_STATUS_REQUEST,
+          MessageType.TRANSFER_LEADER_REQUEST,
+          MessageType.SET_WORKER_ADMISSION_REQUEST);
 
   public MasterRequestHandler(
-      RaftNode raft, LoadView loads, PlacementPolicy placement, Clock clock, Limits limits) {
+      RaftNode raft,
+      LoadView loads,
+      PlacementPolicy placement,
+      Clock clock,
+      Limits limits,
+      FaroMetrics metrics) {
     this.limits = requireNonNull(limits, "limits is null");
+    for (MessageType type : SERVED) {
+      String name = type.name().replace("_REQUEST", "").toLowerCase(Locale.ROOT);
+      requests.put(
+          type,
+          metrics.counter("faro_master_requests", "Requests answered, by type.", "type", name));
+      failures.put(
+          type,
+          metrics.counter(
+              "faro_master_request_failures",
+              "Requests answered with an error (NOT_LEADER included), by type.",
+              "type",
+              name));
+    }
+    this.slotRequests =
+        metrics.latency(
+            "faro_master_slot_request_seconds",
+            "Time from a slot request's arrival to its answer, placement and Raft commit "
+                + "included (leader only).");
+    this.slotsPlaced =
+        metrics.counter(
+            "faro_master_slots_placed",
+            "Partition locations placed (a replicated partition counts once).");
     this.raft = requireNonNull(raft, "raft is null");
     this.loads = requireNonNull(loads, "loads is null");
     this.placement = requireNonNull(placement, "placement is null");
@@ -115,6 +168,12 @@ public final class MasterRequestHandler implements RequestHandler {
 
   @Override
   public void handle(Request request, Responder responder) {
+    Counter counted = requests.get(request.type());
+    if (counted != null) {
+      counted.inc();
+    }
+    Counter failed = failures.get(request.type());
+    long start = request.type() == MessageType.REQUEST_SLOTS_REQUEST ? slotRequests.start() : 0;
     CompletableFuture<? extends Message> answer;
     try {
       answer =
@@ -144,14 +203,23 @@ public final class MasterRequestHandler implements RequestHandler {
                         "master " + raft.masterId() + " does not serve " + request.type()));
           };
     } catch (RuntimeException e) {
+      if (failed != null) {
+        failed.inc();
+      }
       fail(responder, e);
       return;
     }
     answer.whenComplete(
         (response, error) -> {
           if (error != null) {
+            if (failed != null) {
+              failed.inc();
+            }
             fail(responder, error);
           } else {
+            if (request.type() == MessageType.REQUEST_SLOTS_REQUEST) {
+              slotRequests.stop(start);
+            }
             responder.respond(response);
           }
         });
@@ -448,6 +516,7 @@ public final class MasterRequestHandler implements RequestHandler {
             applied -> {
               RequestSlotsResponse.Builder b = RequestSlotsResponse.newBuilder();
               placed.forEach(l -> b.addLocations(IdMapper.toProto(l)));
+              slotsPlaced.inc(placed.size());
               return b.build();
             });
   }

@@ -155,6 +155,13 @@ class ThreeMasterTest {
       assertThat(httpGet(masters[i].httpPort(), "/"))
           .contains("Faro master m" + (i + 1))
           .contains("role");
+      // And so do its metrics.
+      String metrics = httpGet(masters[i].httpPort(), "/metrics");
+      assertThat(metric(metrics, "faro_master_raft_role{role=\"" + s.getRole() + "\"}"))
+          .isEqualTo(1);
+      assertThat(metric(metrics, "faro_master_raft_role{role=\"candidate\"}")).isZero();
+      assertThat(metric(metrics, "faro_master_raft_term")).isEqualTo(s.getTerm());
+      assertThat(metric(metrics, "faro_master_raft_leader_changes_total")).isGreaterThan(0);
     }
 
     int target = (leader + 1) % 3;
@@ -168,6 +175,18 @@ class ThreeMasterTest {
     assertThat(status(target).getTerm()).isGreaterThan(termBefore);
     client.callBlocking(Requests.registerApp("app-2"), EmptyResponse.class);
     assertThat(masters[target].stateView().apps()).hasSize(2);
+    String targetMetrics = httpGet(masters[target].httpPort(), "/metrics");
+    assertThat(metric(targetMetrics, "faro_master_raft_role{role=\"leader\"}")).isEqualTo(1);
+    assertThat(metric(targetMetrics, "faro_master_raft_leader_changes_total"))
+        .isGreaterThanOrEqualTo(2);
+    assertThat(metric(targetMetrics, "faro_master_apps")).isEqualTo(2);
+    assertThat(metric(targetMetrics, "faro_master_requests_total{type=\"register_app\"}"))
+        .isGreaterThanOrEqualTo(1);
+    assertThat(
+            metric(
+                httpGet(masters[leader].httpPort(), "/metrics"),
+                "faro_master_raft_role{role=\"follower\"}"))
+        .isEqualTo(1);
     RemoteException unknown =
         (RemoteException)
             Futures.unwrap(
@@ -366,6 +385,15 @@ class ThreeMasterTest {
     MasterServer master = new MasterServer(conf);
     masters[i] = master;
     master.start();
+  }
+
+  /** The value of the series {@code series} (name and labels as the text format writes them). */
+  private static double metric(String text, String series) {
+    return text.lines()
+        .filter(l -> l.startsWith(series + " "))
+        .mapToDouble(l -> Double.parseDouble(l.substring(series.length() + 1).trim()))
+        .findFirst()
+        .orElseThrow(() -> new AssertionError("no series " + series + " in\n" + text));
   }
 
   private static String httpGet(int port, String path) {

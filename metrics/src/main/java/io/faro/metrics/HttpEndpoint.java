@@ -1,0 +1,148 @@
+package io.faro.metrics;
+
+import static java.util.Objects.requireNonNull;
+
+import com.sun.net.httpserver.HttpExchange;
+import com.sun.net.httpserver.HttpServer;
+import io.faro.common.json.Json;
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.OutputStream;
+import java.net.InetSocketAddress;
+import java.nio.charset.StandardCharsets;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.function.Supplier;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The HTTP port of a master or a worker, for operators, scrapers and load balancers: {@code
+ * /metrics} (Prometheus text format) and whatever pages the process adds, each an exact path
+ * answered with GET or HEAD. An unknown path gets 404 and a JSON body naming the known ones; a page
+ * that fails gets 500 with the reason, and the port keeps serving.
+ *
+ * <p>Served by the JDK's HTTP server on one daemon thread: pages read in-memory state only, so the
+ * port answers while the process is busy, and a slow client costs nothing but this thread.
+ */
+public final class HttpEndpoint implements AutoCloseable {
+  private static final Logger LOG = LoggerFactory.getLogger(HttpEndpoint.class);
+  private static final String JSON = "application/json";
+
+  /** What a page answers. */
+  public record Answer(int status, String contentType, byte[] body) {
+    public Answer {
+      requireNonNull(contentType, "contentType is null");
+      requireNonNull(body, "body is null");
+    }
+
+    /** 200 with {@code value} written as JSON (maps, lists, strings, numbers, booleans). */
+    public static Answer json(Object value) {
+      return json(200, value);
+    }
+
+    public static Answer json(int status, Object value) {
+      return new Answer(status, JSON, Json.write(value).getBytes(StandardCharsets.UTF_8));
+    }
+
+    /** 200 with plain text. */
+    public static Answer text(String body) {
+      return new Answer(200, "text/plain; charset=utf-8", body.getBytes(StandardCharsets.UTF_8));
+    }
+  }
+
+  private final HttpServer server;
+  private final ExecutorService thread;
+  private final Map<String, Supplier<Answer>> pages;
+
+  /**
+   * Binds {@code bindHost:port} (0: a free port) and serves {@code pages} by exact path, plus
+   * {@code /metrics} from {@code metrics}.
+   *
+   * @throws IOException when the port cannot be bound
+   */
+  public HttpEndpoint(
+      String bindHost,
+      int port,
+      String threadName,
+      FaroMetrics metrics,
+      Map<String, Supplier<Answer>> pages)
+      throws IOException {
+    requireNonNull(metrics, "metrics is null");
+    Map<String, Supplier<Answer>> all = new LinkedHashMap<>(pages);
+    all.put("/metrics", () -> metricsAnswer(metrics));
+    this.pages = Map.copyOf(all);
+    this.server = HttpServer.create(new InetSocketAddress(bindHost, port), 64);
+    this.thread =
+        Executors.newSingleThreadExecutor(
+            r -> {
+              Thread t = new Thread(r, threadName);
+              t.setDaemon(true);
+              return t;
+            });
+    server.setExecutor(thread);
+    server.createContext("/", this::serve);
+    server.start();
+  }
+
+  private static Answer metricsAnswer(FaroMetrics metrics) {
+    ByteArrayOutputStream out = new ByteArrayOutputStream(64 * 1024);
+    try {
+      metrics.writeText(out);
+    } catch (IOException e) {
+      throw new java.io.UncheckedIOException(e);
+    }
+    return new Answer(200, FaroMetrics.textContentType(), out.toByteArray());
+  }
+
+  /** The bound port. */
+  public int port() {
+    return server.getAddress().getPort();
+  }
+
+  private void serve(HttpExchange exchange) throws IOException {
+    try (exchange) {
+      String method = exchange.getRequestMethod();
+      boolean head = method.equals("HEAD");
+      Answer answer;
+      if (!head && !method.equals("GET")) {
+        exchange.getResponseHeaders().set("Allow", "GET, HEAD");
+        answer = Answer.json(405, Map.of("error", "method " + method + " not allowed"));
+      } else {
+        answer = answer(exchange.getRequestURI().getPath());
+      }
+      exchange.getResponseHeaders().set("Content-Type", answer.contentType());
+      exchange.sendResponseHeaders(answer.status(), head ? -1 : answer.body().length);
+      if (!head) {
+        try (OutputStream out = exchange.getResponseBody()) {
+          out.write(answer.body());
+        }
+      }
+    }
+  }
+
+  private Answer answer(String path) {
+    String normal =
+        path.length() > 1 && path.endsWith("/") ? path.substring(0, path.length() - 1) : path;
+    Supplier<Answer> page = pages.get(normal);
+    if (page == null) {
+      return Answer.json(
+          404,
+          Map.of("error", "no page " + path, "pages", pages.keySet().stream().sorted().toList()));
+    }
+    try {
+      return page.get();
+    } catch (RuntimeException e) {
+      LOG.warn("HTTP page {} failed", normal, e);
+      return Answer.json(500, Map.of("error", String.valueOf(e)));
+    }
+  }
+
+  @Override
+  public void close() {
+    server.stop(0);
+    thread.shutdownNow();
+  }
+}

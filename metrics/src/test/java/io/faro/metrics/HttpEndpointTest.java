@@ -1,0 +1,66 @@
+package io.faro.metrics;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+
+class HttpEndpointTest {
+  private final HttpClient http = HttpClient.newHttpClient();
+
+  private HttpResponse<String> send(HttpEndpoint endpoint, String method, String path)
+      throws Exception {
+    return http.send(
+        HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + endpoint.port() + path))
+            .method(method, HttpRequest.BodyPublishers.noBody())
+            .build(),
+        HttpResponse.BodyHandlers.ofString());
+  }
+
+  @Test
+  void servesMetricsPagesAndJson404() throws Exception {
+    FaroMetrics metrics = FaroMetrics.standalone();
+    metrics.counter("faro_worker_pushed_bytes", "Pushed.").inc(42);
+    try (HttpEndpoint endpoint =
+        new HttpEndpoint(
+            "127.0.0.1",
+            0,
+            "test-http",
+            metrics,
+            Map.of(
+                "/api/v1/memory",
+                () -> HttpEndpoint.Answer.json(Map.of("used", 3)),
+                "/api/v1/broken",
+                () -> {
+                  throw new IllegalStateException("no state");
+                }))) {
+      HttpResponse<String> scrape = send(endpoint, "GET", "/metrics");
+      assertThat(scrape.statusCode()).isEqualTo(200);
+      assertThat(scrape.headers().firstValue("Content-Type"))
+          .hasValue(FaroMetrics.textContentType());
+      assertThat(scrape.body()).contains("faro_worker_pushed_bytes_total 42.0");
+
+      HttpResponse<String> page = send(endpoint, "GET", "/api/v1/memory/");
+      assertThat(page.statusCode()).isEqualTo(200);
+      assertThat(page.body()).contains("\"used\": 3");
+
+      HttpResponse<String> missing = send(endpoint, "GET", "/api/v2/nothing");
+      assertThat(missing.statusCode()).isEqualTo(404);
+      assertThat(missing.headers().firstValue("Content-Type")).hasValue("application/json");
+      assertThat(missing.body()).contains("no page /api/v2/nothing").contains("/api/v1/memory");
+
+      HttpResponse<String> broken = send(endpoint, "GET", "/api/v1/broken");
+      assertThat(broken.statusCode()).isEqualTo(500);
+      assertThat(broken.body()).contains("no state");
+
+      assertThat(send(endpoint, "POST", "/metrics").statusCode()).isEqualTo(405);
+      HttpResponse<String> head = send(endpoint, "HEAD", "/metrics");
+      assertThat(head.statusCode()).isEqualTo(200);
+      assertThat(head.body()).isEmpty();
+    }
+  }
+}
