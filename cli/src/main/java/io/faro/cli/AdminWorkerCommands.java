@@ -45,39 +45,9 @@ final class AdminWorkerCommands {
         .getWorkersList();
   }
 
-  /** One worker as a row of named fields, the same in the table and in JSON. */
+  /** One worker as a row of named fields, the same in the table, in JSON and in the API. */
   static Map<String, Object> row(WorkerStatusP w) {
-    Map<String, Object> row = new LinkedHashMap<>();
-    row.put("id", w.getWorkerId());
-    row.put("host", w.getEndpoint().getHost());
-    row.put("rpc_port", w.getEndpoint().getRpcPort());
-    row.put("alive", w.getAlive());
-    // A worker the masters declared lost says nothing: its last state is stale.
-    row.put("state", w.getAlive() ? state(w) : "lost");
-    row.put("admission", admission(w));
-    row.put("admission_reason", w.getAdmissionReason());
-    row.put("started_at_ms", w.getStartedAtMs());
-    row.put("last_heartbeat_ms", w.getLastHeartbeatMs());
-    row.put("allocated_slots", w.getAllocatedSlots());
-    return row;
-  }
-
-  private static String state(WorkerStatusP w) {
-    return switch (w.getState()) {
-      case STOPPING -> "stopping";
-      case DRAINING -> "draining";
-      case DRAINED -> "drained";
-      default -> "serving";
-    };
-  }
-
-  private static String admission(WorkerStatusP w) {
-    return switch (w.getAdmission()) {
-      case ADMISSION_EXCLUDED -> "excluded";
-      case ADMISSION_DECOMMISSIONING -> "decommissioning";
-      case ADMISSION_DECOMMISSIONED -> "decommissioned";
-      default -> "active";
-    };
+    return io.faro.master.mapping.ProtoMapper.workerFields(w);
   }
 
   @Command(

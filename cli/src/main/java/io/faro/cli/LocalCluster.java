@@ -186,6 +186,7 @@ public final class LocalCluster implements AutoCloseable {
                     "faro.worker.rpc.port=0",
                     "faro.worker.push.port=0",
                     "faro.worker.fetch.port=0",
+                    "faro.worker.http.port=0",
                     WorkerDirs.setting(disks),
                     "faro.master.endpoints=" + endpoint)));
       }

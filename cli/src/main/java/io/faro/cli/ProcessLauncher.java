@@ -92,7 +92,8 @@ final class ProcessLauncher {
           Map.of(
               "faro.worker.rpc.port", "rpcPort",
               "faro.worker.push.port", "pushPort",
-              "faro.worker.fetch.port", "fetchPort"),
+              "faro.worker.fetch.port", "fetchPort",
+              "faro.worker.http.port", "httpPort"),
           "master",
           Map.of(
               "faro.master.port", "rpcPort",

@@ -153,6 +153,7 @@ class RollingUpgradeIT {
       vars.put("faro_worker_rpc_port", freePort());
       vars.put("faro_worker_push_port", freePort());
       vars.put("faro_worker_fetch_port", freePort());
+      vars.put("faro_worker_http_port", freePort());
       hosts.put(w, vars);
     }
     Map<String, Object> common = new LinkedHashMap<>();

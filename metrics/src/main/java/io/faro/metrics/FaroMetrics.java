@@ -26,7 +26,6 @@ import java.util.Map;
 import java.util.concurrent.ConcurrentSkipListMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.function.DoubleSupplier;
-import java.util.function.LongSupplier;
 import java.util.regex.Pattern;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -106,9 +105,9 @@ public final class FaroMetrics {
   }
 
   /** A counter whose value {@code value} reads where it is kept; it must never go down. */
-  public void counter(String name, String help, LongSupplier value, String... labels) {
+  public void counter(String name, String help, DoubleSupplier value, String... labels) {
     requireNonNull(value, "value is null");
-    series(name, help, Kind.COUNTER, labels, () -> (Gauge<Long>) value::getAsLong);
+    series(name, help, Kind.COUNTER, labels, () -> (Gauge<Double>) value::getAsDouble);
   }
 
   /** A gauge read from {@code value} at every scrape (it must be cheap and never block). */

@@ -53,9 +53,20 @@ public final class HttpEndpoint implements AutoCloseable {
     }
   }
 
+  /** A page: its answer to a GET with these query parameters (the last value of each name). */
+  @FunctionalInterface
+  public interface Page {
+    Answer answer(Map<String, String> query);
+
+    /** A page that takes no parameters. */
+    static Page of(Supplier<Answer> answer) {
+      return query -> answer.get();
+    }
+  }
+
   private final HttpServer server;
   private final ExecutorService thread;
-  private final Map<String, Supplier<Answer>> pages;
+  private final Map<String, Page> pages;
 
   /**
    * Binds {@code bindHost:port} (0: a free port) and serves {@code pages} by exact path, plus
@@ -64,15 +75,11 @@ public final class HttpEndpoint implements AutoCloseable {
    * @throws IOException when the port cannot be bound
    */
   public HttpEndpoint(
-      String bindHost,
-      int port,
-      String threadName,
-      FaroMetrics metrics,
-      Map<String, Supplier<Answer>> pages)
+      String bindHost, int port, String threadName, FaroMetrics metrics, Map<String, Page> pages)
       throws IOException {
     requireNonNull(metrics, "metrics is null");
-    Map<String, Supplier<Answer>> all = new LinkedHashMap<>(pages);
-    all.put("/metrics", () -> metricsAnswer(metrics));
+    Map<String, Page> all = new LinkedHashMap<>(pages);
+    all.put("/metrics", query -> metricsAnswer(metrics));
     this.pages = Map.copyOf(all);
     this.server = HttpServer.create(new InetSocketAddress(bindHost, port), 64);
     this.thread =
@@ -111,7 +118,7 @@ public final class HttpEndpoint implements AutoCloseable {
         exchange.getResponseHeaders().set("Allow", "GET, HEAD");
         answer = Answer.json(405, Map.of("error", "method " + method + " not allowed"));
       } else {
-        answer = answer(exchange.getRequestURI().getPath());
+        answer = answer(exchange.getRequestURI().getPath(), exchange.getRequestURI().getRawQuery());
       }
       exchange.getResponseHeaders().set("Content-Type", answer.contentType());
       exchange.sendResponseHeaders(answer.status(), head ? -1 : answer.body().length);
@@ -123,20 +130,61 @@ public final class HttpEndpoint implements AutoCloseable {
     }
   }
 
-  private Answer answer(String path) {
+  /** Query parameters, decoded; at most 16, each name and value at most 256 characters. */
+  static Map<String, String> query(String raw) {
+    Map<String, String> out = new LinkedHashMap<>();
+    if (raw == null || raw.isEmpty()) {
+      return out;
+    }
+    String[] pairs = raw.split("&", 17);
+    if (pairs.length > 16) {
+      throw new IllegalArgumentException("more than 16 query parameters");
+    }
+    for (String pair : pairs) {
+      int eq = pair.indexOf('=');
+      String name = decode(eq < 0 ? pair : pair.substring(0, eq));
+      String value = eq < 0 ? "" : decode(pair.substring(eq + 1));
+      if (name.length() > 256 || value.length() > 256) {
+        throw new IllegalArgumentException("a query parameter longer than 256 characters");
+      }
+      out.put(name, value);
+    }
+    return out;
+  }
+
+  private static String decode(String s) {
+    return java.net.URLDecoder.decode(s, StandardCharsets.UTF_8);
+  }
+
+  private Answer answer(String path, String rawQuery) {
     String normal =
         path.length() > 1 && path.endsWith("/") ? path.substring(0, path.length() - 1) : path;
-    Supplier<Answer> page = pages.get(normal);
+    Page page = pages.get(normal);
     if (page == null) {
       return Answer.json(
           404,
           Map.of("error", "no page " + path, "pages", pages.keySet().stream().sorted().toList()));
     }
+    Map<String, String> query;
     try {
-      return page.get();
+      query = query(rawQuery);
+    } catch (IllegalArgumentException e) {
+      return Answer.json(400, Map.of("error", "bad query: " + e.getMessage()));
+    }
+    try {
+      return page.answer(query);
+    } catch (BadRequest e) {
+      return Answer.json(400, Map.of("error", e.getMessage()));
     } catch (RuntimeException e) {
       LOG.warn("HTTP page {} failed", normal, e);
       return Answer.json(500, Map.of("error", String.valueOf(e)));
+    }
+  }
+
+  /** Thrown by a page for a parameter it cannot use: answered 400 with the message. */
+  public static final class BadRequest extends RuntimeException {
+    public BadRequest(String message) {
+      super(message);
     }
   }
 

@@ -33,9 +33,16 @@ class HttpEndpointTest {
             metrics,
             Map.of(
                 "/api/v1/memory",
-                () -> HttpEndpoint.Answer.json(Map.of("used", 3)),
+                HttpEndpoint.Page.of(() -> HttpEndpoint.Answer.json(Map.of("used", 3))),
+                "/api/v1/echo",
+                query -> {
+                  if (query.containsKey("bad")) {
+                    throw new HttpEndpoint.BadRequest("bad is bad");
+                  }
+                  return HttpEndpoint.Answer.json(query);
+                },
                 "/api/v1/broken",
-                () -> {
+                query -> {
                   throw new IllegalStateException("no state");
                 }))) {
       HttpResponse<String> scrape = send(endpoint, "GET", "/metrics");
@@ -47,6 +54,14 @@ class HttpEndpointTest {
       HttpResponse<String> page = send(endpoint, "GET", "/api/v1/memory/");
       assertThat(page.statusCode()).isEqualTo(200);
       assertThat(page.body()).contains("\"used\": 3");
+
+      HttpResponse<String> echo = send(endpoint, "GET", "/api/v1/echo?after=a%2Fb&limit=5");
+      assertThat(echo.body()).contains("\"after\": \"a/b\"").contains("\"limit\": \"5\"");
+      HttpResponse<String> bad = send(endpoint, "GET", "/api/v1/echo?bad=1");
+      assertThat(bad.statusCode()).isEqualTo(400);
+      assertThat(bad.body()).contains("bad is bad");
+      assertThat(send(endpoint, "GET", "/api/v1/echo?" + "a=1&".repeat(17)).statusCode())
+          .isEqualTo(400);
 
       HttpResponse<String> missing = send(endpoint, "GET", "/api/v2/nothing");
       assertThat(missing.statusCode()).isEqualTo(404);

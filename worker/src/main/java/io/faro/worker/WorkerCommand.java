@@ -90,6 +90,7 @@ public final class WorkerCommand implements Callable<Integer> {
     fields.put("rpcPort", server.rpcPort());
     fields.put("pushPort", server.pushPort());
     fields.put("fetchPort", server.fetchPort());
+    fields.put("httpPort", server.httpPort());
     fields.put("dirs", server.settings().dirs().stream().map(d -> d.path().toString()).toList());
     return fields;
   }

@@ -84,6 +84,15 @@ public final class WorkerOptions {
           65535,
           "port",
           "Port that reducers fetch chunks from; 0 picks a free one.");
+  public static final ConfigOption<Integer> HTTP_PORT =
+      intOption(
+          "faro.worker.http.port",
+          9103,
+          -1,
+          65535,
+          "port",
+          "Port of the worker's HTTP pages: /metrics (Prometheus text format) and the JSON API "
+              + "under /api/v1/. 0 picks a free one; -1 turns the pages off.");
   public static final ConfigOption<List<DiskDir>> DIRS =
       listOption(
           "faro.worker.dirs",
@@ -425,6 +434,7 @@ public final class WorkerOptions {
                 RPC_PORT,
                 PUSH_PORT,
                 FETCH_PORT,
+                HTTP_PORT,
                 DIRS,
                 META_DIR,
                 FLUSH_BUFFER_SIZE,
@@ -495,6 +505,7 @@ public final class WorkerOptions {
       int rpcPort,
       int pushPort,
       int fetchPort,
+      int httpPort,
       List<DiskDir> dirs,
       Path metaDir,
       long flushBufferSize,
@@ -542,6 +553,7 @@ public final class WorkerOptions {
               conf.get(RPC_PORT),
               conf.get(PUSH_PORT),
               conf.get(FETCH_PORT),
+              conf.get(HTTP_PORT),
               conf.get(DIRS),
               WorkerOptions.metaDir(conf.get(META_DIR).trim(), conf.get(DIRS)),
               conf.get(FLUSH_BUFFER_SIZE),
@@ -642,6 +654,9 @@ public final class WorkerOptions {
       checkDistinct(RPC_PORT, rpcPort, PUSH_PORT, pushPort);
       checkDistinct(RPC_PORT, rpcPort, FETCH_PORT, fetchPort);
       checkDistinct(PUSH_PORT, pushPort, FETCH_PORT, fetchPort);
+      checkDistinct(RPC_PORT, rpcPort, HTTP_PORT, httpPort);
+      checkDistinct(PUSH_PORT, pushPort, HTTP_PORT, httpPort);
+      checkDistinct(FETCH_PORT, fetchPort, HTTP_PORT, httpPort);
     }
 
     private static void checkDistinct(

@@ -30,6 +30,7 @@ class WorkerCommandTest {
           faro.worker.rpc.port 0
           faro.worker.push.port 0
           faro.worker.fetch.port 0
+          faro.worker.http.port 0
           faro.worker.dirs /nonexistent-overridden:hdd
           """);
       Path portFile = tmp.resolve("run/worker.json");
@@ -94,7 +95,9 @@ class WorkerCommandTest {
             "--set",
             "faro.worker.push.port=0",
             "--set",
-            "faro.worker.fetch.port=0");
+            "faro.worker.fetch.port=0",
+            "--set",
+            "faro.worker.http.port=0");
 
     assertThat(exit).isEqualTo(WorkerCommand.EXIT_START_FAILED);
     assertThat(err.toString())

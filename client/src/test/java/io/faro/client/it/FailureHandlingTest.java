@@ -77,6 +77,7 @@ class FailureHandlingTest {
                         "faro.worker.rpc.port", "" + endpoint.rpcPort(),
                         "faro.worker.push.port", "" + endpoint.pushPort(),
                         "faro.worker.fetch.port", "" + endpoint.fetchPort(),
+                        "faro.worker.http.port", "0",
                         "faro.worker.dirs", cluster.workerDirs().get(0) + ":ssd",
                         "faro.master.endpoints", "127.0.0.1:" + cluster.masterPort())));
         restarted.start();
@@ -324,6 +325,8 @@ class FailureHandlingTest {
                         "faro.worker.push.port",
                         "0",
                         "faro.worker.fetch.port",
+                        "0",
+                        "faro.worker.http.port",
                         "0",
                         "faro.worker.dirs",
                         dir.resolve("replacement") + ":ssd",

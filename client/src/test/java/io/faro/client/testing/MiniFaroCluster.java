@@ -76,6 +76,7 @@ public final class MiniFaroCluster implements AutoCloseable {
                         "faro.worker.tier.ssd.reserve", "0",
                         "faro.worker.tier.hdd.reserve", "0",
                         "faro.master.endpoints", "127.0.0.1:" + master.rpcPort()))
+                .with("faro.worker.http.port", "0")
                 .withAll(FaroConf.of(extra))
                 .withAll(FaroConf.of(perWorker.apply(i)));
         WorkerServer worker = new WorkerServer(workerConf);

@@ -16,20 +16,27 @@ public final class Responder {
   // The server's: warnings about requests are rate-limited per server.
   private final RateLimitedLog<PeerWarning> warnings;
   private final AtomicBoolean answered = new AtomicBoolean();
-  // Told once when the request is answered (or dropped): the server counts requests in progress.
-  private final Runnable onAnswered;
+  // Told once when the request is answered (or dropped), and whether with an error: the server
+  // counts requests in progress and tells its observer.
+  private final Answered onAnswered;
+
+  /** Told once when the request is answered. */
+  interface Answered {
+    void answered(boolean failed);
+  }
+
   // Answers a peer may leave unread on this connection before it is closed.
   private final long maxPendingAnswerBytes;
 
   Responder(Channel channel, long requestId, RateLimitedLog<PeerWarning> warnings) {
-    this(channel, requestId, warnings, () -> {}, Long.MAX_VALUE);
+    this(channel, requestId, warnings, failed -> {}, Long.MAX_VALUE);
   }
 
   Responder(
       Channel channel,
       long requestId,
       RateLimitedLog<PeerWarning> warnings,
-      Runnable onAnswered,
+      Answered onAnswered,
       long maxPendingAnswerBytes) {
     this.channel = channel;
     this.requestId = requestId;
@@ -44,7 +51,7 @@ public final class Responder {
    * that answers cannot pile up in this process's memory. Takes ownership of {@code frame}'s body.
    */
   private void write(OutboundFrame frame) {
-    onAnswered.run();
+    onAnswered.answered(frame.kind() == FrameKind.ERROR);
     io.netty.channel.ChannelOutboundBuffer pending = channel.unsafe().outboundBuffer();
     if (pending != null && pending.totalPendingWriteBytes() > maxPendingAnswerBytes) {
       ReferenceCountUtil.safeRelease(frame.body());
@@ -104,7 +111,7 @@ public final class Responder {
    */
   public void dropConnection(String reason) {
     if (!answered.getAndSet(true)) {
-      onAnswered.run();
+      onAnswered.answered(true);
     }
     warnings.warn(
         PeerWarning.CONNECTION_DROPPED,

@@ -6,6 +6,7 @@ import io.faro.common.error.ErrorCode;
 import io.faro.common.error.FaroException;
 import io.faro.common.log.LogSafe;
 import io.faro.common.log.RateLimitedLog;
+import io.faro.proto.MessageType;
 import io.netty.bootstrap.ServerBootstrap;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelFuture;
@@ -86,7 +87,17 @@ public final class TransportServer implements AutoCloseable {
       RequestHandler handler,
       java.util.function.Consumer<SocketChannel> customizer,
       FrameDecoder.Bodies bodies) {
-    this(name, host, port, portKey, settings, handler, customizer, bodies, null);
+    this(
+        name,
+        host,
+        port,
+        portKey,
+        settings,
+        handler,
+        customizer,
+        bodies,
+        null,
+        RequestObserver.NONE);
   }
 
   /**
@@ -95,6 +106,7 @@ public final class TransportServer implements AutoCloseable {
    *
    * @param partialFrames counts the bytes of frames still arriving, or null: a push port charges
    *     them to its memory budget, so that half-sent frames pause reading like any other data
+   * @param observer told of every request and its answer (metrics)
    */
   public TransportServer(
       String name,
@@ -105,8 +117,10 @@ public final class TransportServer implements AutoCloseable {
       RequestHandler handler,
       java.util.function.Consumer<SocketChannel> customizer,
       FrameDecoder.Bodies bodies,
-      FrameDecoder.PartialFrames partialFrames) {
+      FrameDecoder.PartialFrames partialFrames,
+      RequestObserver observer) {
     this.name = requireNonNull(name, "name is null");
+    requireNonNull(observer, "observer is null");
     int maxFrame =
         bodies == FrameDecoder.Bodies.COMPOSITE
             ? settings.maxFrameSize()
@@ -149,7 +163,11 @@ public final class TransportServer implements AutoCloseable {
                         .addLast(
                             "requests",
                             new ServerHandler(
-                                name, handler, warnings, settings.maxPendingAnswerBytes()));
+                                name,
+                                handler,
+                                warnings,
+                                settings.maxPendingAnswerBytes(),
+                                observer));
                   }
                 });
     // Not syncUninterruptibly(): it rethrows the checked BindException undeclared, past a catch of
@@ -211,6 +229,11 @@ public final class TransportServer implements AutoCloseable {
     return name;
   }
 
+  /** Connections open now. */
+  public int connections() {
+    return channels.size();
+  }
+
   /** Warnings about peers this server did not log because too many of their kind came at once. */
   public long suppressedWarnings() {
     return warnings.suppressed();
@@ -238,6 +261,7 @@ public final class TransportServer implements AutoCloseable {
     private final RequestHandler handler;
     private final RateLimitedLog<PeerWarning> warnings;
     private final long maxPendingAnswerBytes;
+    private final RequestObserver observer;
     // Requests of this connection not answered yet; answers may come from any thread.
     private final AtomicInteger inProgress = new AtomicInteger();
 
@@ -245,11 +269,13 @@ public final class TransportServer implements AutoCloseable {
         String serverName,
         RequestHandler handler,
         RateLimitedLog<PeerWarning> warnings,
-        long maxPendingAnswerBytes) {
+        long maxPendingAnswerBytes,
+        RequestObserver observer) {
       this.serverName = serverName;
       this.handler = handler;
       this.warnings = warnings;
       this.maxPendingAnswerBytes = maxPendingAnswerBytes;
+      this.observer = observer;
     }
 
     /**
@@ -307,12 +333,17 @@ public final class TransportServer implements AutoCloseable {
           ctx.close();
           return;
         }
+        MessageType type = frame.type();
+        long arrival = observer.arrived(type);
         Responder responder =
             new Responder(
                 ctx.channel(),
                 frame.requestId(),
                 warnings,
-                inProgress::decrementAndGet,
+                failed -> {
+                  inProgress.decrementAndGet();
+                  observer.answered(type, arrival, failed);
+                },
                 maxPendingAnswerBytes);
         try {
           handler.handle(

@@ -219,6 +219,64 @@ public final class ProtoMapper {
     return out;
   }
 
+  /**
+   * One worker of a cluster status as named fields: what {@code bin/faro admin workers --json} and
+   * the HTTP API's {@code /api/v1/workers} show.
+   */
+  public static Map<String, Object> workerFields(WorkerStatusP w) {
+    Map<String, Object> row = new java.util.LinkedHashMap<>();
+    row.put("id", w.getWorkerId());
+    row.put("host", w.getEndpoint().getHost());
+    row.put("rpc_port", w.getEndpoint().getRpcPort());
+    row.put("push_port", w.getEndpoint().getPushPort());
+    row.put("fetch_port", w.getEndpoint().getFetchPort());
+    row.put("alive", w.getAlive());
+    // A worker the masters declared lost says nothing: its last state is stale.
+    row.put("state", w.getAlive() ? workerState(w) : "lost");
+    row.put("admission", admissionName(w.getAdmission()));
+    row.put("admission_reason", w.getAdmissionReason());
+    row.put("started_at_ms", w.getStartedAtMs());
+    row.put("last_heartbeat_ms", w.getLastHeartbeatMs());
+    row.put("allocated_slots", w.getAllocatedSlots());
+    row.put(
+        "disks",
+        w.getDisksList().stream()
+            .map(
+                d -> {
+                  Map<String, Object> disk = new java.util.LinkedHashMap<>();
+                  disk.put("index", d.getIndex());
+                  disk.put("path", d.getPath());
+                  disk.put(
+                      "tier",
+                      d.getTier()
+                          .name()
+                          .replaceFirst("^DISK_TIER_", "")
+                          .toLowerCase(java.util.Locale.ROOT));
+                  disk.put("capacity_bytes", d.getCapacityBytes());
+                  return disk;
+                })
+            .toList());
+    return row;
+  }
+
+  private static String workerState(WorkerStatusP w) {
+    return switch (w.getState()) {
+      case STOPPING -> "stopping";
+      case DRAINING -> "draining";
+      case DRAINED -> "drained";
+      default -> "serving";
+    };
+  }
+
+  private static String admissionName(WorkerAdmissionP admission) {
+    return switch (admission) {
+      case ADMISSION_EXCLUDED -> "excluded";
+      case ADMISSION_DECOMMISSIONING -> "decommissioning";
+      case ADMISSION_DECOMMISSIONED -> "decommissioned";
+      default -> "active";
+    };
+  }
+
   public static SetWorkerAdmissionCommand admission(
       String worker, WorkerAdmission admission, String reason) {
     return SetWorkerAdmissionCommand.newBuilder()

@@ -1,6 +1,7 @@
 package io.faro.master.server;
 
 import io.faro.master.mapping.ProtoMapper;
+import io.faro.metrics.HttpEndpoint;
 import io.faro.metrics.HttpEndpoint.Answer;
 import io.faro.proto.MasterStatusResponse;
 import java.util.Map;
@@ -14,16 +15,22 @@ import java.util.function.Supplier;
 final class MasterPages {
   private MasterPages() {}
 
-  static Map<String, Supplier<Answer>> of(Supplier<MasterStatusResponse> status) {
-    return Map.of(
-        "/status", () -> Answer.json(ProtoMapper.statusFields(status.get())),
-        "/", () -> Answer.text(text(status.get())));
+  static Map<String, HttpEndpoint.Page> of(
+      Supplier<MasterStatusResponse> status, Map<String, HttpEndpoint.Page> api) {
+    Map<String, HttpEndpoint.Page> pages = new java.util.LinkedHashMap<>(api);
+    pages.put(
+        "/status", HttpEndpoint.Page.of(() -> Answer.json(ProtoMapper.statusFields(status.get()))));
+    pages.put("/", HttpEndpoint.Page.of(() -> Answer.text(text(status.get()))));
+    return pages;
   }
 
   private static String text(MasterStatusResponse s) {
     StringBuilder out = new StringBuilder("Faro master ").append(s.getMasterId()).append('\n');
     ProtoMapper.statusFields(s)
         .forEach((key, value) -> out.append(String.format("%-16s %s%n", key, value)));
-    return out.append("\nPages: /status (JSON), /metrics (Prometheus)\n").toString();
+    return out.append(
+            "\nPages: /status (JSON), /metrics (Prometheus), /api/v1/workers, /api/v1/apps,"
+                + " /api/v1/shuffles, /api/v1/masters (JSON)\n")
+        .toString();
   }
 }

@@ -18,11 +18,13 @@ import io.faro.master.placement.SlotPlacement;
 import io.faro.master.raft.RaftNode;
 import io.faro.master.service.LivenessMonitor;
 import io.faro.master.service.LoadView;
+import io.faro.master.service.MasterApi;
 import io.faro.master.service.MasterRequestHandler;
 import io.faro.master.state.MasterStateView;
 import io.faro.master.state.StateReader;
 import io.faro.metrics.FaroMetrics;
 import io.faro.metrics.HttpEndpoint;
+import io.faro.metrics.RequestMetrics;
 import java.io.IOException;
 import java.net.BindException;
 import java.time.Clock;
@@ -111,7 +113,10 @@ public final class MasterServer implements AutoCloseable {
               MasterServerOptions.PORT.key(),
               config.network(),
               handler,
-              null);
+              null,
+              io.faro.common.network.FrameDecoder.Bodies.CONTIGUOUS,
+              null,
+              new RequestMetrics(metrics, "faro_master", "rpc", MasterRequestHandler.SERVED));
       startRaft(resolved.raftPort());
       if (config.httpPort() >= 0) {
         startHttp(name + "-http", handler);
@@ -198,7 +203,9 @@ public final class MasterServer implements AutoCloseable {
               config.httpPort(),
               name,
               metrics,
-              MasterPages.of(handler::masterStatus));
+              MasterPages.of(
+                  handler::masterStatus,
+                  new MasterApi(raft, loads, handler::masterStatus).pages()));
     } catch (IOException e) {
       throw new IllegalStateException(
           BindFailures.find(e)

@@ -31,7 +31,6 @@ import io.faro.master.state.StampedCommand;
 import io.faro.master.state.StateCommand;
 import io.faro.master.state.WorkerAdmission;
 import io.faro.metrics.FaroMetrics;
-import io.faro.metrics.Latency;
 import io.faro.proto.AppHeartbeatRequest;
 import io.faro.proto.ClusterStatusRequest;
 import io.faro.proto.EmptyResponse;
@@ -51,10 +50,7 @@ import io.faro.proto.WorkerHeartbeatRequest;
 import io.faro.proto.WorkerHeartbeatResponse;
 import java.time.Clock;
 import java.time.Duration;
-import java.util.EnumMap;
 import java.util.List;
-import java.util.Locale;
-import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.function.Supplier;
@@ -110,13 +106,10 @@ public final class MasterRequestHandler implements RequestHandler {
   private final PlacementPolicy placement;
   private final Clock clock;
   private final Limits limits;
-  private final Map<MessageType, Counter> requests = new EnumMap<>(MessageType.class);
-  private final Map<MessageType, Counter> failures = new EnumMap<>(MessageType.class);
-  private final Latency slotRequests;
   private final Counter slotsPlaced;
 
-  /** The requests a master serves; each has its request and failure counters. */
-  private static final List<MessageType> SERVED =
+  /** The requests a master serves. */
+  public static final List<MessageType> SERVED =
       List.of(
           MessageType.REGISTER_WORKER_REQUEST,
           MessageType.WORKER_HEARTBEAT_REQUEST,
@@ -138,24 +131,6 @@ public final class MasterRequestHandler implements RequestHandler {
       Limits limits,
       FaroMetrics metrics) {
     this.limits = requireNonNull(limits, "limits is null");
-    for (MessageType type : SERVED) {
-      String name = type.name().replace("_REQUEST", "").toLowerCase(Locale.ROOT);
-      requests.put(
-          type,
-          metrics.counter("faro_master_requests", "Requests answered, by type.", "type", name));
-      failures.put(
-          type,
-          metrics.counter(
-              "faro_master_request_failures",
-              "Requests answered with an error (NOT_LEADER included), by type.",
-              "type",
-              name));
-    }
-    this.slotRequests =
-        metrics.latency(
-            "faro_master_slot_request_seconds",
-            "Time from a slot request's arrival to its answer, placement and Raft commit "
-                + "included (leader only).");
     this.slotsPlaced =
         metrics.counter(
             "faro_master_slots_placed",
@@ -168,12 +143,6 @@ public final class MasterRequestHandler implements RequestHandler {
 
   @Override
   public void handle(Request request, Responder responder) {
-    Counter counted = requests.get(request.type());
-    if (counted != null) {
-      counted.inc();
-    }
-    Counter failed = failures.get(request.type());
-    long start = request.type() == MessageType.REQUEST_SLOTS_REQUEST ? slotRequests.start() : 0;
     CompletableFuture<? extends Message> answer;
     try {
       answer =
@@ -203,23 +172,14 @@ public final class MasterRequestHandler implements RequestHandler {
                         "master " + raft.masterId() + " does not serve " + request.type()));
           };
     } catch (RuntimeException e) {
-      if (failed != null) {
-        failed.inc();
-      }
       fail(responder, e);
       return;
     }
     answer.whenComplete(
         (response, error) -> {
           if (error != null) {
-            if (failed != null) {
-              failed.inc();
-            }
             fail(responder, error);
           } else {
-            if (request.type() == MessageType.REQUEST_SLOTS_REQUEST) {
-              slotRequests.stop(start);
-            }
             responder.respond(response);
           }
         });

@@ -180,7 +180,8 @@ class ThreeMasterTest {
     assertThat(metric(targetMetrics, "faro_master_raft_leader_changes_total"))
         .isGreaterThanOrEqualTo(2);
     assertThat(metric(targetMetrics, "faro_master_apps")).isEqualTo(2);
-    assertThat(metric(targetMetrics, "faro_master_requests_total{type=\"register_app\"}"))
+    assertThat(
+            metric(targetMetrics, "faro_master_requests_total{port=\"rpc\",type=\"register_app\"}"))
         .isGreaterThanOrEqualTo(1);
     assertThat(
             metric(

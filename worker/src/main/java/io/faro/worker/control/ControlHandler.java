@@ -12,6 +12,7 @@ import io.faro.common.network.Request;
 import io.faro.common.network.RequestHandler;
 import io.faro.common.network.Responder;
 import io.faro.proto.CommitFilesRequest;
+import io.faro.proto.MessageType;
 import io.faro.proto.ReserveSlotsRequest;
 import io.faro.proto.ReserveSlotsResponse;
 import io.faro.proto.StopWorkerRequest;
@@ -31,6 +32,14 @@ import java.util.function.Supplier;
  * loop only starts them.
  */
 public final class ControlHandler implements RequestHandler {
+  /** The requests this port serves. */
+  public static final java.util.List<MessageType> SERVED =
+      java.util.List.of(
+          MessageType.RESERVE_SLOTS_REQUEST,
+          MessageType.COMMIT_FILES_REQUEST,
+          MessageType.STOP_WORKER_REQUEST,
+          MessageType.WORKER_STATUS_REQUEST);
+
   /** Stops this worker when an operator asks (bin/faro admin stop-worker). */
   @FunctionalInterface
   public interface Stopper {

@@ -11,6 +11,7 @@ import io.faro.common.network.RequestHandler;
 import io.faro.common.network.Responder;
 import io.faro.proto.FetchChunkRequest;
 import io.faro.proto.FetchChunkResponse;
+import io.faro.proto.MessageType;
 import io.faro.proto.OpenStreamRequest;
 import io.faro.proto.OpenStreamResponse;
 import io.faro.worker.partition.PartitionCommit;
@@ -34,6 +35,10 @@ import java.nio.file.StandardOpenOption;
  * DefaultFileRegion} (sendfile: from the page cache to the socket, from the event loop).
  */
 public final class FetchHandler implements RequestHandler {
+  /** The requests this port serves. */
+  public static final java.util.List<MessageType> SERVED =
+      java.util.List.of(MessageType.OPEN_STREAM_REQUEST, MessageType.FETCH_CHUNK_REQUEST);
+
   private final PartitionStore store;
 
   public FetchHandler(PartitionStore store) {
@@ -81,7 +86,7 @@ public final class FetchHandler implements RequestHandler {
     long offset = committed.chunks().offset(chunk);
     long length = committed.chunks().chunkLength(chunk);
     FetchChunkResponse answer = FetchChunkResponse.newBuilder().setChunkIndex(chunk).build();
-    store.counters().chunkFetched();
+    store.counters().chunkFetched(length);
     DiskReader reader = store.disk(key).reader();
     // A chunk larger than the disk's read buffers (one huge pushed part) is sent with sendfile.
     if (length <= reader.maxReadBytes()) {

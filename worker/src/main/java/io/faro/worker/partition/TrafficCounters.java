@@ -16,6 +16,7 @@ public final class TrafficCounters {
   private final LongAdder splitAnswers = new LongAdder();
   private final LongAdder forwardedBytes = new LongAdder();
   private final LongAdder fetchedChunks = new LongAdder();
+  private final LongAdder fetchedBytes = new LongAdder();
   private final LongAdder restoredLocations = new LongAdder();
   private final LongAdder restoredSealedLocations = new LongAdder();
   private final LongAdder sealedLocations = new LongAdder();
@@ -58,9 +59,10 @@ public final class TrafficCounters {
     forwardedBytes.add(bytes);
   }
 
-  /** Counts one chunk served to a reducer. */
-  public void chunkFetched() {
+  /** Counts one chunk of {@code bytes} served to a reducer. */
+  public void chunkFetched(long bytes) {
     fetchedChunks.increment();
+    fetchedBytes.add(bytes);
   }
 
   /** Counts locations an earlier run left that are served again; {@code sealed}: not committed. */
@@ -101,6 +103,11 @@ public final class TrafficCounters {
   /** Bytes forwarded to replicas since start. */
   public long forwardedBytes() {
     return forwardedBytes.sum();
+  }
+
+  /** Bytes of chunks served to reducers since start. */
+  public long fetchedBytes() {
+    return fetchedBytes.sum();
   }
 
   /** Chunks served to reducers since start. */

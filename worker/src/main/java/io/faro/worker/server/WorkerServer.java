@@ -9,10 +9,15 @@ import io.faro.common.id.ShuffleId;
 import io.faro.common.id.WorkerEndpoint;
 import io.faro.common.id.WorkerId;
 import io.faro.common.master.MasterClient;
+import io.faro.common.network.BindFailures;
 import io.faro.common.network.ClientPool;
 import io.faro.common.network.FrameDecoder;
 import io.faro.common.network.NetworkOptions;
 import io.faro.common.network.TransportServer;
+import io.faro.metrics.FaroMetrics;
+import io.faro.metrics.HttpEndpoint;
+import io.faro.metrics.RequestMetrics;
+import io.faro.proto.MessageType;
 import io.faro.proto.WorkerStateP;
 import io.faro.worker.WorkerOptions;
 import io.faro.worker.control.ControlHandler;
@@ -38,8 +43,10 @@ import io.faro.worker.storage.DiskHealth;
 import io.faro.worker.storage.Disks;
 import io.faro.worker.storage.IoMode;
 import io.netty.util.concurrent.DefaultThreadFactory;
+import java.io.IOException;
 import java.time.Clock;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Collectors;
@@ -77,6 +84,8 @@ public final class WorkerServer implements AutoCloseable {
   private TransportServer rpcServer;
   private TransportServer pushServer;
   private TransportServer fetchServer;
+  private HttpEndpoint httpServer;
+  private final FaroMetrics metrics = FaroMetrics.forProcess(true);
   private ClientPool masterConnections;
   private ClientPool replicaConnections;
   private MasterLink masterLink;
@@ -114,6 +123,7 @@ public final class WorkerServer implements AutoCloseable {
     try {
       startStorage();
       startServers();
+      startHttp();
       startMasterLink();
     } catch (RuntimeException e) {
       close();
@@ -232,7 +242,10 @@ public final class WorkerServer implements AutoCloseable {
                 status,
                 this::reportedState,
                 (asked, graceful) -> lifecycle.stopAsked(asked, graceful)),
-            null);
+            null,
+            FrameDecoder.Bodies.CONTIGUOUS,
+            null,
+            requests("rpc", ControlHandler.SERVED));
     PushHandler pushHandler = new PushHandler(new FrameAppender(store, budget));
     pushServer =
         new TransportServer(
@@ -244,7 +257,8 @@ public final class WorkerServer implements AutoCloseable {
             ConnectionDropper.wrap(pushHandler, settings.testingDropPerMille()),
             budget::register,
             FrameDecoder.Bodies.COMPOSITE,
-            budget::partialFrames);
+            budget::partialFrames,
+            requests("push", List.of(MessageType.PUSH_REQUEST)));
     fetchServer =
         new TransportServer(
             "faro-worker-fetch",
@@ -253,7 +267,10 @@ public final class WorkerServer implements AutoCloseable {
             WorkerOptions.FETCH_PORT.key(),
             network,
             ConnectionDropper.wrap(new FetchHandler(store), settings.testingDropPerMille()),
-            null);
+            null,
+            FrameDecoder.Bodies.CONTIGUOUS,
+            null,
+            requests("fetch", FetchHandler.SERVED));
     if (settings.testingDropPerMille() > 0) {
       LOG.warn(
           "Fault injection on: {} of every 1000 push and fetch requests close their connection "
@@ -265,6 +282,47 @@ public final class WorkerServer implements AutoCloseable {
     endpoint =
         new WorkerEndpoint(
             settings.host(), rpcServer.port(), pushServer.port(), fetchServer.port());
+  }
+
+  private RequestMetrics requests(String port, List<MessageType> served) {
+    return new RequestMetrics(metrics, "faro_worker", port, served);
+  }
+
+  /**
+   * Registers the worker's metrics and starts its HTTP port, unless faro.worker.http.port is -1.
+   */
+  private void startHttp() {
+    WorkerMetrics.register(
+        metrics, store, budget, Map.of("rpc", rpcServer, "push", pushServer, "fetch", fetchServer));
+    if (settings.httpPort() < 0) {
+      return;
+    }
+    String name = "faro-worker-http";
+    try {
+      httpServer =
+          new HttpEndpoint(settings.bindHost(), settings.httpPort(), name, metrics, Map.of());
+    } catch (IOException e) {
+      throw new IllegalStateException(
+          BindFailures.find(e)
+              .map(
+                  b ->
+                      BindFailures.message(
+                              name,
+                              settings.bindHost(),
+                              settings.httpPort(),
+                              WorkerOptions.HTTP_PORT.key(),
+                              b)
+                          + "; -1 turns the HTTP port off")
+              .orElse(
+                  name
+                      + " cannot start on port "
+                      + settings.httpPort()
+                      + " ("
+                      + WorkerOptions.HTTP_PORT.key()
+                      + "): "
+                      + e),
+          e);
+    }
   }
 
   private void startMasterLink() {
@@ -386,6 +444,17 @@ public final class WorkerServer implements AutoCloseable {
     return endpoint().fetchPort();
   }
 
+  /** The bound port of the HTTP pages, or -1 when they are off. */
+  public int httpPort() {
+    HttpEndpoint http = httpServer;
+    return http == null ? -1 : http.port();
+  }
+
+  /** This worker's metrics, as its HTTP port exports them. */
+  public FaroMetrics metrics() {
+    return metrics;
+  }
+
   public WorkerOptions.Settings settings() {
     return settings;
   }
@@ -421,6 +490,7 @@ public final class WorkerServer implements AutoCloseable {
     closeQuietly(pushServer);
     closeQuietly(fetchServer);
     closeQuietly(rpcServer);
+    closeQuietly(httpServer);
     closeQuietly(replicaConnections);
     closeQuietly(diskChecker);
     closeQuietly(store);

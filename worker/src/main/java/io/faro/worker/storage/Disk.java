@@ -63,6 +63,8 @@ public final class Disk {
   private volatile double reportedReadMsPerMiB;
   // Told of every failed write, so that a check soon tells a broken disk from one failed file.
   private volatile Runnable afterWriteFailure = () -> {};
+  // Told the time of every write to a partition file (metrics); nothing until set.
+  private volatile java.util.function.LongConsumer writeObserver = nanos -> {};
 
   Disk(int index, DiskDir dir, DiskFlusher flusher, DirectIo direct, DiskReader reader) {
     this.index = index;
@@ -115,7 +117,9 @@ public final class Disk {
 
           @Override
           public void wrote(long bytes, long nanos) {
-            times.wrote(bytes, nanos + sleepTestingDelay(bytes));
+            long took = nanos + sleepTestingDelay(bytes);
+            times.wrote(bytes, took);
+            writeObserver.accept(took);
           }
         });
   }
@@ -128,6 +132,11 @@ public final class Disk {
     return new long[] {
       times.writtenBytes(), times.writeNanos(), reader.readBytes(), reader.readNanos()
     };
+  }
+
+  /** Tells {@code observer} the nanoseconds of every later write to a partition file here. */
+  public void onWrite(java.util.function.LongConsumer observer) {
+    writeObserver = java.util.Objects.requireNonNull(observer, "observer is null");
   }
 
   /** Keeps what the heartbeat reported of this disk's recent times, for the status RPC. */

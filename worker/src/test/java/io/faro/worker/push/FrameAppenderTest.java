@@ -81,7 +81,8 @@ class FrameAppenderTest {
             new PushHandler(new FrameAppender(replica, replicaBudget)),
             replicaBudget::register,
             FrameDecoder.Bodies.COMPOSITE,
-            replicaBudget::partialFrames);
+            replicaBudget::partialFrames,
+            io.faro.common.network.RequestObserver.NONE);
     closing.add(replicaServer);
     replicaPush = new HostPort("127.0.0.1", replicaServer.port());
 

@@ -63,7 +63,12 @@ class WorkerLifecycleTest {
 
   @ParameterizedTest
   @ValueSource(
-      strings = {"faro.worker.rpc.port", "faro.worker.push.port", "faro.worker.fetch.port"})
+      strings = {
+        "faro.worker.rpc.port",
+        "faro.worker.push.port",
+        "faro.worker.fetch.port",
+        "faro.worker.http.port"
+      })
   void aPortInUseIsNamedWithItsKey(String key) throws IOException {
     try (ServerSocket taken = new ServerSocket(0, 1, InetAddress.getByName("127.0.0.1"))) {
       int port = taken.getLocalPort();

@@ -22,6 +22,7 @@ public final class TestWorkers {
     values.put("faro.worker.rpc.port", "0");
     values.put("faro.worker.push.port", "0");
     values.put("faro.worker.fetch.port", "0");
+    values.put("faro.worker.http.port", "0");
     values.put("faro.worker.heartbeat.interval", "100ms");
     values.put("faro.worker.flush.buffer.size", "8k");
     values.put("faro.worker.chunk.size", "16k");

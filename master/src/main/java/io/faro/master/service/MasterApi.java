@@ -1,0 +1,195 @@
+package io.faro.master.service;
+
+import static java.util.Objects.requireNonNull;
+
+import io.faro.common.id.AppId;
+import io.faro.common.id.ShuffleId;
+import io.faro.master.mapping.ProtoMapper;
+import io.faro.master.raft.RaftNode;
+import io.faro.master.state.RegisteredApp;
+import io.faro.master.state.RegisteredShuffle;
+import io.faro.metrics.HttpEndpoint.Answer;
+import io.faro.metrics.HttpEndpoint.BadRequest;
+import io.faro.metrics.HttpEndpoint.Page;
+import io.faro.proto.ClusterStatusRequest;
+import io.faro.proto.ClusterStatusResponse;
+import io.faro.proto.MasterStatusResponse;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.SortedMap;
+import java.util.function.Supplier;
+
+/**
+ * The master's JSON API under {@code /api/v1/}, on its HTTP port: {@code workers}, {@code apps},
+ * {@code shuffles} and {@code masters}. Every master answers from its own copy of the state, as far
+ * as it has applied the log, without a round trip to the leader: each answer says which master
+ * served it, the leader it knows and its applied index, so that a reader can tell a follower's view
+ * from the leader's. Lists of apps and shuffles come in pages ({@code ?limit=}, at most 10,000,
+ * 1,000 by default; {@code ?after=} the last id of the previous page).
+ */
+public final class MasterApi {
+  private final RaftNode raft;
+  private final LoadView loads;
+  private final Supplier<MasterStatusResponse> status;
+
+  public MasterApi(RaftNode raft, LoadView loads, Supplier<MasterStatusResponse> status) {
+    this.raft = requireNonNull(raft, "raft is null");
+    this.loads = requireNonNull(loads, "loads is null");
+    this.status = requireNonNull(status, "status is null");
+  }
+
+  /** The pages, by path. */
+  public Map<String, Page> pages() {
+    return Map.of(
+        "/api/v1/workers",
+        Page.of(this::workers),
+        "/api/v1/apps",
+        this::apps,
+        "/api/v1/shuffles",
+        this::shuffles,
+        "/api/v1/masters",
+        Page.of(this::masters));
+  }
+
+  private Map<String, Object> header() {
+    Map<String, Object> out = new LinkedHashMap<>();
+    out.put("served_by", raft.masterId());
+    out.put("leader_id", raft.leaderId());
+    out.put("applied_index", raft.status().appliedIndex());
+    return out;
+  }
+
+  private Answer workers() {
+    ClusterStatusResponse cluster =
+        raft.read(
+            state ->
+                ProtoMapper.clusterStatus(
+                    state,
+                    loads.workerHeartbeats(),
+                    loads::reported,
+                    raft.leaderId(),
+                    raft.status().appliedIndex(),
+                    ClusterStatusRequest.newBuilder().setPageSize(1).build()));
+    Map<String, Object> out = header();
+    out.put("workers", cluster.getWorkersList().stream().map(ProtoMapper::workerFields).toList());
+    return Answer.json(out);
+  }
+
+  private static int limit(Map<String, String> query) {
+    String text = query.get("limit");
+    if (text == null) {
+      return ProtoMapper.DEFAULT_STATUS_PAGE;
+    }
+    try {
+      int limit = Integer.parseInt(text);
+      if (limit >= 1 && limit <= ProtoMapper.MAX_STATUS_PAGE) {
+        return limit;
+      }
+    } catch (NumberFormatException e) {
+      // answered below
+    }
+    throw new BadRequest(
+        "limit must be a number from 1 to " + ProtoMapper.MAX_STATUS_PAGE + ", not " + text);
+  }
+
+  private Answer apps(Map<String, String> query) {
+    int limit = limit(query);
+    String after = query.getOrDefault("after", "");
+    AppId cursor = after.isEmpty() ? null : parse(() -> new AppId(after), "after", after);
+    Map<String, Object> out = header();
+    raft.read(
+        state -> {
+          SortedMap<AppId, RegisteredApp> all = state.apps();
+          SortedMap<AppId, RegisteredApp> from = cursor == null ? all : all.tailMap(cursor);
+          List<Map<String, Object>> apps = new ArrayList<>();
+          String next = "";
+          for (RegisteredApp app : from.values()) {
+            if (app.id().equals(cursor)) {
+              continue;
+            }
+            if (apps.size() == limit) {
+              next = apps.get(apps.size() - 1).get("id").toString();
+              break;
+            }
+            Map<String, Object> row = new LinkedHashMap<>();
+            row.put("id", app.id().value());
+            row.put("registered_at_ms", app.registeredAtMs());
+            row.put(
+                "shuffles",
+                state
+                    .shuffles()
+                    .subMap(new ShuffleId(app.id(), 0), new ShuffleId(app.id(), Integer.MAX_VALUE))
+                    .size());
+            apps.add(row);
+          }
+          out.put("total_apps", all.size());
+          out.put("apps", apps);
+          out.put("next_after", next);
+          return null;
+        });
+    return Answer.json(out);
+  }
+
+  private Answer shuffles(Map<String, String> query) {
+    int limit = limit(query);
+    String after = query.getOrDefault("after", "");
+    ShuffleId cursor = after.isEmpty() ? null : parse(() -> shuffleId(after), "after", after);
+    Map<String, Object> out = header();
+    raft.read(
+        state -> {
+          SortedMap<ShuffleId, RegisteredShuffle> all = state.shuffles();
+          SortedMap<ShuffleId, RegisteredShuffle> from = cursor == null ? all : all.tailMap(cursor);
+          List<Map<String, Object>> shuffles = new ArrayList<>();
+          String next = "";
+          for (RegisteredShuffle s : from.values()) {
+            if (s.id().equals(cursor)) {
+              continue;
+            }
+            if (shuffles.size() == limit) {
+              next = (String) shuffles.get(shuffles.size() - 1).get("id");
+              break;
+            }
+            Map<String, Object> row = new LinkedHashMap<>();
+            row.put("id", s.id().app().value() + "/" + s.id().shuffle());
+            row.put("app", s.id().app().value());
+            row.put("shuffle", s.id().shuffle());
+            row.put("partitions", s.numPartitions());
+            row.put("workers", s.slotsPerWorker().size());
+            row.put("slots", s.slotsPerWorker().values().stream().mapToLong(i -> i).sum());
+            shuffles.add(row);
+          }
+          out.put("total_shuffles", all.size());
+          out.put("shuffles", shuffles);
+          out.put("next_after", next);
+          return null;
+        });
+    return Answer.json(out);
+  }
+
+  /** {@code APP/N}, as the shuffles page writes an id. */
+  private static ShuffleId shuffleId(String text) {
+    int slash = text.lastIndexOf('/');
+    if (slash < 0) {
+      throw new IllegalArgumentException("a shuffle id is APP/N");
+    }
+    return new ShuffleId(
+        new AppId(text.substring(0, slash)), Integer.parseInt(text.substring(slash + 1)));
+  }
+
+  private static <T> T parse(Supplier<T> parse, String name, String text) {
+    try {
+      return parse.get();
+    } catch (IllegalArgumentException e) {
+      throw new BadRequest(name + " is not an id here (" + e.getMessage() + ")");
+    }
+  }
+
+  private Answer masters() {
+    Map<String, Object> out = header();
+    out.put("this", ProtoMapper.statusFields(status.get()));
+    out.put("peers", raft.peers());
+    return Answer.json(out);
+  }
+}
