@@ -12,6 +12,7 @@ import io.faro.client.testing.Scrape;
 import io.faro.common.batch.Batch;
 import io.faro.common.id.AppId;
 import io.faro.common.id.ShuffleId;
+import io.faro.common.json.Json;
 import io.faro.common.network.ClientPool;
 import io.faro.worker.server.WorkerServer;
 import java.nio.file.Path;
@@ -95,6 +96,32 @@ class WorkerMetricsTest {
         assertThat(committed).isEqualTo(pushed);
         assertThat(fetched).isEqualTo(pushed);
         assertThat(written).isGreaterThanOrEqualTo(pushed);
+
+        // The JSON API tells the same.
+        double jsonWritten = 0;
+        for (WorkerServer worker : cluster.workers()) {
+          String disks = Scrape.get(worker.httpPort(), "/api/v1/disks").body();
+          assertThat(Json.string(disks, "worker_id")).isEqualTo(worker.workerId().value());
+          assertThat(Json.strings(disks, "state")).containsExactly("healthy");
+          jsonWritten += Json.number(disks, "written_bytes");
+          String shuffles = Scrape.get(worker.httpPort(), "/api/v1/shuffles").body();
+          assertThat(Json.number(shuffles, "total_shuffles")).isEqualTo(1);
+          assertThat(Json.string(shuffles, "id")).isEqualTo("metrics/0");
+          assertThat(Json.number(shuffles, "locations")).isPositive();
+          assertThat(Json.number(shuffles, "open_locations")).isZero();
+          assertThat(
+                  Json.strings(
+                      Scrape.get(worker.httpPort(), "/api/v1/shuffles?after=metrics/0").body(),
+                      "id"))
+              .isEmpty();
+          String memory = Scrape.get(worker.httpPort(), "/api/v1/memory").body();
+          assertThat(Json.number(memory, "memory_budget_used_bytes")).isZero();
+          assertThat(Json.number(memory, "heap_max_bytes")).isPositive();
+          assertThat(Scrape.get(worker.httpPort(), "/api/v1/nothing").statusCode()).isEqualTo(404);
+          assertThat(Scrape.get(worker.httpPort(), "/api/v1/shuffles?limit=x").statusCode())
+              .isEqualTo(400);
+        }
+        assertThat(jsonWritten).isEqualTo(written);
       }
     }
   }

@@ -28,15 +28,20 @@ public final class Scrape {
   }
 
   public static Scrape of(int port) throws IOException, InterruptedException {
-    HttpResponse<String> response =
-        HttpClient.newHttpClient()
-            .send(
-                HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + "/metrics"))
-                    .timeout(Duration.ofSeconds(10))
-                    .build(),
-                HttpResponse.BodyHandlers.ofString());
+    HttpResponse<String> response = get(port, "/metrics");
     assertThat(response.statusCode()).isEqualTo(200);
     return parse(response.body());
+  }
+
+  /** A GET of {@code path} on 127.0.0.1:{@code port}. */
+  public static HttpResponse<String> get(int port, String path)
+      throws IOException, InterruptedException {
+    return HttpClient.newHttpClient()
+        .send(
+            HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + path))
+                .timeout(Duration.ofSeconds(10))
+                .build(),
+            HttpResponse.BodyHandlers.ofString());
   }
 
   static Scrape parse(String text) {

@@ -623,6 +623,27 @@ public final class PartitionStore implements AutoCloseable {
     return Set.copyOf(shuffles.keySet());
   }
 
+  /** What this worker holds of one shuffle, for the JSON API. */
+  public record ShuffleSummary(
+      ShuffleId id, int locations, int openLocations, int restoredLocations, boolean committing) {}
+
+  /** Each shuffle with locations here, in no particular order. */
+  public java.util.List<ShuffleSummary> summaries() {
+    java.util.List<ShuffleSummary> out = new java.util.ArrayList<>(shuffles.size());
+    for (ShuffleState state : shuffles.values()) {
+      int open = 0;
+      for (PartitionWriter writer : state.writers.values()) {
+        if (writer.isOpen()) {
+          open++;
+        }
+      }
+      out.add(
+          new ShuffleSummary(
+              state.id, state.writers.size(), open, state.restored.size(), state.commitStarted));
+    }
+    return out;
+  }
+
   /** Locations on disk {@code diskIndex} that still take data. */
   public int openPartitions(int diskIndex) {
     int open = 0;

@@ -300,7 +300,12 @@ public final class WorkerServer implements AutoCloseable {
     String name = "faro-worker-http";
     try {
       httpServer =
-          new HttpEndpoint(settings.bindHost(), settings.httpPort(), name, metrics, Map.of());
+          new HttpEndpoint(
+              settings.bindHost(),
+              settings.httpPort(),
+              name,
+              metrics,
+              new WorkerApi(() -> workerId.value(), store, status).pages());
     } catch (IOException e) {
       throw new IllegalStateException(
           BindFailures.find(e)
