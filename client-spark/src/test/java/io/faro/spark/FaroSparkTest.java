@@ -124,6 +124,69 @@ class FaroSparkTest {
     assertSameAsBuiltIn("sql");
   }
 
+  /** The bytes every worker says it took in, and served. */
+  private static double[] workerTraffic() throws Exception {
+    double[] traffic = new double[2];
+    for (io.faro.worker.server.WorkerServer worker : cluster.workers()) {
+      io.faro.client.testing.Scrape scrape = io.faro.client.testing.Scrape.of(worker.httpPort());
+      traffic[0] += scrape.value("faro_worker_pushed_bytes_total");
+      traffic[1] += scrape.value("faro_worker_fetched_bytes_total");
+    }
+    return traffic;
+  }
+
+  @Test
+  void sparksShuffleMetricsAreWhatTheWorkersCounted() throws Exception {
+    long[] seen = new long[5];
+    java.util.concurrent.CountDownLatch jobEnded = new java.util.concurrent.CountDownLatch(1);
+    org.apache.spark.scheduler.SparkListener listener =
+        new org.apache.spark.scheduler.SparkListener() {
+          @Override
+          public void onTaskEnd(org.apache.spark.scheduler.SparkListenerTaskEnd end) {
+            org.apache.spark.executor.TaskMetrics m = end.taskMetrics();
+            if (m != null) {
+              synchronized (seen) {
+                seen[0] += m.shuffleWriteMetrics().bytesWritten();
+                seen[1] += m.shuffleWriteMetrics().recordsWritten();
+                seen[2] += m.shuffleReadMetrics().remoteBytesRead();
+                seen[3] += m.shuffleReadMetrics().recordsRead();
+                seen[4] += m.shuffleReadMetrics().localBytesRead();
+              }
+            }
+          }
+
+          @Override
+          public void onJobEnd(org.apache.spark.scheduler.SparkListenerJobEnd end) {
+            jobEnded.countDown();
+          }
+        };
+    double[] before = workerTraffic();
+    faro.sparkContext().addSparkListener(listener);
+    try {
+      long groups =
+          org.apache.spark.api.java.JavaSparkContext.fromSparkContext(faro.sparkContext())
+              .parallelize(java.util.stream.IntStream.range(0, 20_000).boxed().toList(), 4)
+              .mapToPair(i -> new scala.Tuple2<>(i % 300, i))
+              .groupByKey(6)
+              .count();
+      assertThat(groups).isEqualTo(300);
+      // The bus delivers a job's task ends before its end.
+      assertThat(jobEnded.await(30, java.util.concurrent.TimeUnit.SECONDS)).isTrue();
+    } finally {
+      faro.sparkContext().removeSparkListener(listener);
+    }
+    double[] after = workerTraffic();
+    synchronized (seen) {
+      assertThat(seen[1]).as("records written").isEqualTo(20_000);
+      assertThat(seen[3]).as("records read").isEqualTo(20_000);
+      assertThat(seen[0]).as("bytes written").isPositive();
+      // Spark's bytes written are the bytes the workers took; its bytes read those they served.
+      assertThat((double) seen[0]).isEqualTo(after[0] - before[0]);
+      assertThat((double) seen[2]).isEqualTo(after[1] - before[1]);
+      assertThat(seen[4]).as("local bytes read: none, every byte comes from a worker").isZero();
+    }
+  }
+
   @Test
   void shuffleDataReallyLandsOnFaroWorkers() throws Exception {
     assertThat(org.apache.spark.SparkEnv.get().shuffleManager())
