@@ -17,8 +17,6 @@ final class Ansible {
   /** The release of ansible-core the role is tested with (its controller runs on Python 3.10+). */
   static final String ANSIBLE_CORE = "ansible-core==2.17.7";
 
-  private static final Duration INSTALL_TIMEOUT = Duration.ofMinutes(10);
-
   private final Path venv;
   private final Path playbooks;
 
@@ -32,36 +30,7 @@ final class Ansible {
    * the playbooks in {@code playbooks}.
    */
   static Ansible in(Path venv, Path playbooks) throws IOException, InterruptedException {
-    if (!Files.isExecutable(venv.resolve("bin/ansible-playbook"))) {
-      Path log = venv.resolveSibling(venv.getFileName() + ".install.log");
-      Files.createDirectories(venv.getParent());
-      int made =
-          run(List.of("python3", "-m", "venv", "--clear", venv.toString()), log, INSTALL_TIMEOUT);
-      int installed =
-          made != 0
-              ? made
-              : run(
-                  List.of(
-                      venv.resolve("bin/pip").toString(),
-                      "install",
-                      "--disable-pip-version-check",
-                      "--quiet",
-                      ANSIBLE_CORE),
-                  log,
-                  INSTALL_TIMEOUT);
-      if (installed != 0) {
-        throw new IllegalStateException(
-            "cannot install "
-                + ANSIBLE_CORE
-                + " into "
-                + venv
-                + " (exit "
-                + installed
-                + "): see "
-                + log);
-      }
-    }
-    return new Ansible(venv, playbooks);
+    return new Ansible(PythonVenv.ensure(venv, ANSIBLE_CORE), playbooks);
   }
 
   /** The venv's python, for the inventory's ansible_python_interpreter. */
