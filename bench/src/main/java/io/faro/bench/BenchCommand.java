@@ -47,10 +47,11 @@ import picocli.CommandLine.Spec;
     mixinStandardHelpOptions = true,
     sortOptions = false,
     description = {
-      "Benchmarks Faro without Spark: M map tasks push records into R partitions, the shuffle",
-      "commits, R readers fetch everything back and verify it (records, bytes and a checksum",
-      "per partition). Reports push and fetch MB/s, push latency, client and worker CPU per GB",
-      "and worker memory, as a table and optionally as JSON. Loopback only for --local-cluster.",
+      "Benchmarks Faro without Spark: M map tasks push records into R partitions, the shuffle"
+          + " commits, R readers fetch everything back and verify it (records, bytes and a"
+          + " checksum per partition). Reports push and fetch MB/s, push latency, client and"
+          + " worker CPU per GB and worker memory, as a table and optionally as JSON. Loopback"
+          + " only for --local-cluster.",
       "Example: bin/faro bench --local-cluster --workers 1 --total-bytes 4g --json bench.json"
     })
 public final class BenchCommand implements Callable<Integer>, FaroSubcommand {

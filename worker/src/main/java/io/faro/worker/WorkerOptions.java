@@ -52,7 +52,9 @@ public final class WorkerOptions {
               + "the local host name.");
   public static final ConfigOption<String> BIND_HOST =
       stringOption(
-          "faro.worker.bind.host", "0.0.0.0", "Address the worker's three servers listen on.");
+          "faro.worker.bind.host",
+          "0.0.0.0",
+          "Address the worker's servers listen on: RPC, push, fetch and HTTP.");
   public static final ConfigOption<String> ID =
       stringOption(
           "faro.worker.id",
@@ -93,6 +95,15 @@ public final class WorkerOptions {
           "port",
           "Port of the worker's HTTP pages: /metrics (Prometheus text format) and the JSON API "
               + "under /api/v1/. 0 picks a free one; -1 turns the pages off.");
+  public static final ConfigOption<Boolean> METRICS_ENABLED =
+      booleanOption(
+          "faro.worker.metrics.enabled",
+          true,
+          "Whether the worker counts and times each request and each flush for /metrics "
+              + "(faro_worker_requests_total, faro_worker_request_seconds, "
+              + "faro_worker_flush_seconds...). false leaves out only those; what the worker "
+              + "counts anyway (traffic, disks, memory, holdings) is still exported. For measuring "
+              + "what the metrics cost (docs/benchmarks.md, \"Metrics\").");
   public static final ConfigOption<List<DiskDir>> DIRS =
       listOption(
           "faro.worker.dirs",
@@ -435,6 +446,7 @@ public final class WorkerOptions {
                 PUSH_PORT,
                 FETCH_PORT,
                 HTTP_PORT,
+                METRICS_ENABLED,
                 DIRS,
                 META_DIR,
                 FLUSH_BUFFER_SIZE,
@@ -506,6 +518,7 @@ public final class WorkerOptions {
       int pushPort,
       int fetchPort,
       int httpPort,
+      boolean metricsEnabled,
       List<DiskDir> dirs,
       Path metaDir,
       long flushBufferSize,
@@ -554,6 +567,7 @@ public final class WorkerOptions {
               conf.get(PUSH_PORT),
               conf.get(FETCH_PORT),
               conf.get(HTTP_PORT),
+              conf.get(METRICS_ENABLED),
               conf.get(DIRS),
               WorkerOptions.metaDir(conf.get(META_DIR).trim(), conf.get(DIRS)),
               conf.get(FLUSH_BUFFER_SIZE),

@@ -17,7 +17,8 @@ import java.util.concurrent.TimeUnit;
  * The worker's metrics besides its requests' (which {@link io.faro.metrics.RequestMetrics} counts
  * on each port): what went through it, its disks, its memory budget and what it holds. Nearly all
  * are read at scrape time from the counters the worker keeps anyway; the one thing timed here is
- * each disk write (a flush), through {@link Disk#onWrite}.
+ * each disk write (a flush), through {@link Disk#onWrite}, unless faro.worker.metrics.enabled is
+ * false.
  *
  * <p>Labels: {@code disk} (the disk's directory, as in faro.worker.dirs), {@code tier}, {@code
  * port} (rpc, push, fetch), {@code state}: bounded sets, known at start.
@@ -31,7 +32,8 @@ final class WorkerMetrics {
       FaroMetrics metrics,
       PartitionStore store,
       MemoryBudget budget,
-      Map<String, TransportServer> servers) {
+      Map<String, TransportServer> servers,
+      boolean timeFlushes) {
     traffic(metrics, store.counters());
     holdings(metrics, store);
     memory(metrics, budget);
@@ -44,7 +46,7 @@ final class WorkerMetrics {
                 "port",
                 port));
     for (Disk disk : store.disks().all()) {
-      disk(metrics, store, disk);
+      disk(metrics, store, disk, timeFlushes);
     }
   }
 
@@ -110,7 +112,8 @@ final class WorkerMetrics {
         PlatformDependent::usedDirectMemory);
   }
 
-  private static void disk(FaroMetrics metrics, PartitionStore store, Disk disk) {
+  private static void disk(
+      FaroMetrics metrics, PartitionStore store, Disk disk, boolean timeFlushes) {
     String[] labels = {"disk", disk.root().toString(), "tier", disk.tier().configName()};
     metrics.counter(
         "faro_worker_disk_written_bytes",
@@ -132,12 +135,14 @@ final class WorkerMetrics {
         "Time spent reading them.",
         () -> disk.ioTimes()[3] / NANOS_PER_SECOND,
         labels);
-    Latency flushes =
-        metrics.latency(
-            "faro_worker_flush_seconds",
-            "Time of one write of buffered partition data to a disk (a flush).",
-            labels);
-    disk.onWrite(flushes::record);
+    if (timeFlushes) {
+      Latency flushes =
+          metrics.latency(
+              "faro_worker_flush_seconds",
+              "Time of one write of buffered partition data to a disk (a flush).",
+              labels);
+      disk.onWrite(flushes::record);
+    }
     metrics.gauge(
         "faro_worker_disk_used_bytes",
         "Bytes of Faro's files on the disk.",

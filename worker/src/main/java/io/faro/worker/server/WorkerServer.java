@@ -13,6 +13,7 @@ import io.faro.common.network.BindFailures;
 import io.faro.common.network.ClientPool;
 import io.faro.common.network.FrameDecoder;
 import io.faro.common.network.NetworkOptions;
+import io.faro.common.network.RequestObserver;
 import io.faro.common.network.TransportServer;
 import io.faro.metrics.FaroMetrics;
 import io.faro.metrics.HttpEndpoint;
@@ -284,8 +285,10 @@ public final class WorkerServer implements AutoCloseable {
             settings.host(), rpcServer.port(), pushServer.port(), fetchServer.port());
   }
 
-  private RequestMetrics requests(String port, List<MessageType> served) {
-    return new RequestMetrics(metrics, "faro_worker", port, served);
+  private RequestObserver requests(String port, List<MessageType> served) {
+    return settings.metricsEnabled()
+        ? new RequestMetrics(metrics, "faro_worker", port, served)
+        : RequestObserver.NONE;
   }
 
   /**
@@ -293,7 +296,11 @@ public final class WorkerServer implements AutoCloseable {
    */
   private void startHttp() {
     WorkerMetrics.register(
-        metrics, store, budget, Map.of("rpc", rpcServer, "push", pushServer, "fetch", fetchServer));
+        metrics,
+        store,
+        budget,
+        Map.of("rpc", rpcServer, "push", pushServer, "fetch", fetchServer),
+        settings.metricsEnabled());
     if (settings.httpPort() < 0) {
       return;
     }
