@@ -45,7 +45,10 @@ import picocli.CommandLine.Option;
       AdminCommand.WorkerStatus.class,
       AdminWorkerCommands.Workers.class,
       AdminWorkerCommands.AwaitWorker.class,
-      AdminWorkerCommands.StopWorker.class
+      AdminWorkerCommands.StopWorker.class,
+      AdminApiCommands.Apps.class,
+      AdminApiCommands.Shuffles.class,
+      AdminApiCommands.Disks.class
     })
 final class AdminCommand implements Runnable {
   @CommandLine.Spec CommandLine.Model.CommandSpec spec;

@@ -29,4 +29,33 @@ class JsonTest {
     assertThat(Json.number(json, "missing")).isEqualTo(-1);
     assertThat(json).contains("\"dirs\": [\"/a\", \"/b\"]");
   }
+
+  @Test
+  void parsesWhatItWritesBack() {
+    Map<String, Object> doc = new LinkedHashMap<>();
+    doc.put("s", "a\"b\\c\n\u0001é");
+    doc.put("n", -42L);
+    doc.put("d", 1.5);
+    doc.put("t", true);
+    doc.put("f", false);
+    doc.put("z", null);
+    doc.put("list", List.of(1L, "x", List.of(), Map.of()));
+    doc.put("inner", Map.of("k", List.of(Map.of("id", "w1"))));
+    assertThat(Json.parse(Json.write(doc))).isEqualTo(doc);
+    assertThat(Json.parse(" [1e3, \"\\u0041\\/\"] ")).isEqualTo(List.of(1000.0, "A/"));
+  }
+
+  @Test
+  void refusesWhatIsNotJsonNamingWhere() {
+    for (String bad :
+        List.of("", "{", "{\"a\" 1}", "[1,]", "tru", "\"open", "{} x", "[\"\\q\"]", "-")) {
+      org.assertj.core.api.Assertions.assertThatThrownBy(() -> Json.parse(bad))
+          .as(bad)
+          .isInstanceOf(IllegalArgumentException.class)
+          .hasMessageContaining("not JSON at offset");
+    }
+    String deep = "[".repeat(Json.MAX_DEPTH + 2) + "]".repeat(Json.MAX_DEPTH + 2);
+    org.assertj.core.api.Assertions.assertThatThrownBy(() -> Json.parse(deep))
+        .hasMessageContaining("nested deeper");
+  }
 }

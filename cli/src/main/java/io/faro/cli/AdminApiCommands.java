@@ -1,0 +1,253 @@
+package io.faro.cli;
+
+import io.faro.common.config.ConfigOption;
+import io.faro.common.json.Json;
+import io.faro.common.network.HostPort;
+import java.io.IOException;
+import java.io.PrintWriter;
+import java.net.URI;
+import java.net.URLEncoder;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.concurrent.Callable;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+
+/**
+ * Admin commands that read the JSON API of a master's or a worker's HTTP port ({@code /api/v1/}):
+ * {@code apps} and {@code shuffles} from a master, following the pages to the end, and {@code
+ * disks} from a worker. Each prints a table, or with {@code --json} one JSON object.
+ */
+final class AdminApiCommands {
+  private AdminApiCommands() {}
+
+  /** The HTTP endpoint a command reads and how long it waits. */
+  static final class Target {
+    @Option(
+        names = "--http",
+        required = true,
+        paramLabel = "HOST:PORT",
+        description =
+            "HTTP endpoint of a master (faro.master.http.port, 9096) or of a worker"
+                + " (faro.worker.http.port, 9103), as the command needs; cluster.json of a local"
+                + " cluster lists each member's httpPort.")
+    String http;
+
+    @Option(
+        names = "--timeout",
+        defaultValue = "10s",
+        paramLabel = "DURATION",
+        description = "How long to wait for each answer (default: ${DEFAULT-VALUE}).")
+    String timeout;
+
+    /**
+     * GETs {@code path} and reads the JSON object it answers.
+     *
+     * @throws IllegalStateException naming the address, the page and why
+     */
+    @SuppressWarnings("unchecked")
+    Map<String, Object> get(String path) {
+      HostPort where = HostPort.parse(http);
+      URI uri = URI.create("http://" + where.host() + ":" + where.port() + path);
+      Duration wait = ConfigOption.parseDuration(timeout);
+      HttpResponse<String> response;
+      try {
+        response =
+            HttpClient.newBuilder()
+                .connectTimeout(wait)
+                .build()
+                .send(
+                    HttpRequest.newBuilder(uri).timeout(wait).build(),
+                    HttpResponse.BodyHandlers.ofString());
+      } catch (IOException e) {
+        throw new IllegalStateException(
+            "cannot read "
+                + uri
+                + ": "
+                + e
+                + " (is --http the HTTP port of a running master or worker?)",
+            e);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        throw new IllegalStateException("interrupted reading " + uri, e);
+      }
+      Object body;
+      try {
+        body = Json.parse(response.body());
+      } catch (IllegalArgumentException e) {
+        throw new IllegalStateException(
+            uri + " answered " + response.statusCode() + ", " + e.getMessage());
+      }
+      if (!(body instanceof Map)) {
+        throw new IllegalStateException(uri + " answered something else than a JSON object");
+      }
+      Map<String, Object> map = (Map<String, Object>) body;
+      if (response.statusCode() != 200) {
+        throw new IllegalStateException(
+            uri + " answered " + response.statusCode() + ": " + map.getOrDefault("error", map));
+      }
+      return map;
+    }
+
+    /** Every row of a paged list ({@code key}), following {@code next_after} to the last page. */
+    @SuppressWarnings("unchecked")
+    List<Map<String, Object>> all(String path, String key) {
+      List<Map<String, Object>> rows = new ArrayList<>();
+      String after = "";
+      do {
+        Map<String, Object> page =
+            get(
+                path
+                    + "?limit=10000"
+                    + (after.isEmpty()
+                        ? ""
+                        : "&after=" + URLEncoder.encode(after, StandardCharsets.UTF_8)));
+        rows.addAll((List<Map<String, Object>>) page.get(key));
+        after = String.valueOf(page.getOrDefault("next_after", ""));
+      } while (!after.isEmpty());
+      return rows;
+    }
+  }
+
+  private static void print(
+      CommandLine.Model.CommandSpec spec,
+      boolean json,
+      String key,
+      List<Map<String, Object>> rows,
+      List<String> columns) {
+    PrintWriter out = spec.commandLine().getOut();
+    if (json) {
+      Map<String, Object> report = new LinkedHashMap<>();
+      report.put(key, rows);
+      out.print(Json.write(report));
+    } else {
+      List<Integer> widths = new ArrayList<>();
+      for (String c : columns) {
+        int w = c.length();
+        for (Map<String, Object> r : rows) {
+          w = Math.max(w, String.valueOf(r.get(c)).length());
+        }
+        widths.add(w);
+      }
+      StringBuilder header = new StringBuilder();
+      for (int i = 0; i < columns.size(); i++) {
+        header.append(
+            String.format(
+                Locale.ROOT,
+                "%-" + (widths.get(i) + 2) + "s",
+                columns.get(i).toUpperCase(Locale.ROOT)));
+      }
+      out.println(header.toString().stripTrailing());
+      for (Map<String, Object> r : rows) {
+        StringBuilder line = new StringBuilder();
+        for (int i = 0; i < columns.size(); i++) {
+          line.append(
+              String.format(Locale.ROOT, "%-" + (widths.get(i) + 2) + "s", r.get(columns.get(i))));
+        }
+        out.println(line.toString().stripTrailing());
+      }
+    }
+    out.flush();
+  }
+
+  @Command(
+      name = "apps",
+      mixinStandardHelpOptions = true,
+      description =
+          "Lists every application the masters know, with its shuffles, from a master's HTTP"
+              + " API (/api/v1/apps, every page).")
+  static final class Apps implements Callable<Integer> {
+    @CommandLine.Mixin Target target = new Target();
+
+    @Option(names = "--json", description = "Print one JSON object instead of a table.")
+    boolean json;
+
+    @CommandLine.Spec CommandLine.Model.CommandSpec spec;
+
+    @Override
+    public Integer call() {
+      print(
+          spec,
+          json,
+          "apps",
+          target.all("/api/v1/apps", "apps"),
+          List.of("id", "shuffles", "registered_at_ms"));
+      return 0;
+    }
+  }
+
+  @Command(
+      name = "shuffles",
+      mixinStandardHelpOptions = true,
+      description =
+          "Lists every shuffle the masters placed, with its partitions, workers and slots, from"
+              + " a master's HTTP API (/api/v1/shuffles, every page).")
+  static final class Shuffles implements Callable<Integer> {
+    @CommandLine.Mixin Target target = new Target();
+
+    @Option(names = "--app", paramLabel = "APP", description = "Only this application's.")
+    String app;
+
+    @Option(names = "--json", description = "Print one JSON object instead of a table.")
+    boolean json;
+
+    @CommandLine.Spec CommandLine.Model.CommandSpec spec;
+
+    @Override
+    public Integer call() {
+      List<Map<String, Object>> rows = target.all("/api/v1/shuffles", "shuffles");
+      if (app != null) {
+        rows = rows.stream().filter(r -> app.equals(r.get("app"))).toList();
+      }
+      print(spec, json, "shuffles", rows, List.of("id", "partitions", "workers", "slots"));
+      return 0;
+    }
+  }
+
+  @Command(
+      name = "disks",
+      mixinStandardHelpOptions = true,
+      description =
+          "Shows one worker's disks (state, usable and held bytes, bytes written and read, open"
+              + " partitions) from its HTTP API (/api/v1/disks).")
+  static final class Disks implements Callable<Integer> {
+    @CommandLine.Mixin Target target = new Target();
+
+    @Option(names = "--json", description = "Print the worker's answer as it is.")
+    boolean json;
+
+    @CommandLine.Spec CommandLine.Model.CommandSpec spec;
+
+    @Override
+    @SuppressWarnings("unchecked")
+    public Integer call() {
+      List<Map<String, Object>> rows =
+          (List<Map<String, Object>>) target.get("/api/v1/disks").get("disks");
+      print(
+          spec,
+          json,
+          "disks",
+          rows,
+          List.of(
+              "index",
+              "path",
+              "tier",
+              "state",
+              "usable_bytes",
+              "used_bytes",
+              "written_bytes",
+              "read_bytes",
+              "open_partitions"));
+      return 0;
+    }
+  }
+}

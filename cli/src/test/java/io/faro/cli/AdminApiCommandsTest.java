@@ -1,0 +1,76 @@
+package io.faro.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.faro.client.ClientOptions;
+import io.faro.client.ShuffleClient;
+import io.faro.client.driver.LifecycleManager;
+import io.faro.common.id.AppId;
+import io.faro.common.id.ShuffleId;
+import io.faro.common.json.Json;
+import io.faro.common.network.ClientPool;
+import java.io.PrintWriter;
+import java.io.StringWriter;
+import java.nio.file.Path;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * {@code faro admin apps | shuffles | disks} against a local cluster of real processes, reading
+ * their HTTP API: two apps with shuffles placed and data pushed, listed from the master and seen on
+ * a worker's disks; a port that is not an API is named in the error.
+ */
+class AdminApiCommandsTest {
+  private record Admin(int exitCode, String out, String err) {}
+
+  private static Admin admin(String... args) {
+    StringWriter out = new StringWriter();
+    StringWriter err = new StringWriter();
+    int code = FaroCli.run(new PrintWriter(out), new PrintWriter(err), args);
+    return new Admin(code, out.toString(), err.toString());
+  }
+
+  @Test
+  void appsShufflesAndDisksComeFromTheHttpApi(@TempDir Path dir) throws Exception {
+    TextShuffle text = new TextShuffle(2, 4, 500);
+    try (LocalCluster cluster =
+        LocalCluster.start(dir.resolve("cluster"), LocalCluster.Options.workers(1))) {
+      String master = "127.0.0.1:" + Json.number(cluster.member("master").ports(), "httpPort");
+      String worker = "127.0.0.1:" + Json.number(cluster.member("worker-0").ports(), "httpPort");
+      ClientOptions.Settings settings = TextShuffle.settings(cluster);
+      try (ClientPool pool = new ClientPool("test", settings.network());
+          LifecycleManager first =
+              new LifecycleManager(new AppId("app-one"), settings, pool, "127.0.0.1");
+          LifecycleManager second =
+              new LifecycleManager(new AppId("app-two"), settings, pool, "127.0.0.1")) {
+        ShuffleClient client = new ShuffleClient(pool, settings);
+        for (int s = 0; s < 2; s++) {
+          text.push(client, first.endpoint(), new ShuffleId(first.app(), s), 0);
+        }
+        text.push(client, second.endpoint(), new ShuffleId(second.app(), 0), 0);
+
+        Admin apps = admin("admin", "apps", "--http", master);
+        assertThat(apps.exitCode()).as(apps.err()).isZero();
+        assertThat(apps.out().lines().toList())
+            .first()
+            .asString()
+            .startsWith("ID")
+            .contains("SHUFFLES");
+        assertThat(apps.out()).containsPattern("app-one +2 ").containsPattern("app-two +1 ");
+
+        Admin shuffles = admin("admin", "shuffles", "--http", master, "--app", "app-one", "--json");
+        assertThat(shuffles.exitCode()).as(shuffles.err()).isZero();
+        assertThat(Json.strings(shuffles.out(), "id")).containsExactly("app-one/0", "app-one/1");
+        assertThat(Json.numbers(shuffles.out(), "partitions")).containsExactly(4L, 4L);
+
+        Admin disks = admin("admin", "disks", "--http", worker);
+        assertThat(disks.exitCode()).as(disks.err()).isZero();
+        assertThat(disks.out()).contains("healthy").contains("worker-0");
+
+        Admin wrong = admin("admin", "apps", "--http", worker);
+        assertThat(wrong.exitCode()).isNotZero();
+        assertThat(wrong.err()).contains("answered 404").contains("no page /api/v1/apps");
+      }
+    }
+  }
+}
