@@ -44,6 +44,10 @@ print(" ".join(str(m["httpPort"]) for m in d["masters"]+d["workers"]))' "$dir/cl
   done
 }
 
+scraper=""
+# A failed run ends the script (set -e): its scraper must not outlive it.
+trap '[ -n "$scraper" ] && kill "$scraper" 2>/dev/null || true' EXIT
+
 for round in $(seq 1 "$ROUNDS"); do
   # ABBA: on first in odd rounds, off first in even ones, so that neither always follows the other.
   order="on off"

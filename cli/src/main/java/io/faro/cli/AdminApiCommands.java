@@ -49,6 +49,15 @@ final class AdminApiCommands {
         description = "How long to wait for each answer (default: ${DEFAULT-VALUE}).")
     String timeout;
 
+    private HttpClient client;
+
+    private HttpClient client(Duration wait) {
+      if (client == null) {
+        client = HttpClient.newBuilder().connectTimeout(wait).build();
+      }
+      return client;
+    }
+
     /**
      * GETs {@code path} and reads the JSON object it answers.
      *
@@ -62,9 +71,7 @@ final class AdminApiCommands {
       HttpResponse<String> response;
       try {
         response =
-            HttpClient.newBuilder()
-                .connectTimeout(wait)
-                .build()
+            client(wait)
                 .send(
                     HttpRequest.newBuilder(uri).timeout(wait).build(),
                     HttpResponse.BodyHandlers.ofString());
@@ -104,6 +111,7 @@ final class AdminApiCommands {
       List<Map<String, Object>> rows = new ArrayList<>();
       String after = "";
       do {
+        String previous = after;
         Map<String, Object> page =
             get(
                 path
@@ -113,6 +121,10 @@ final class AdminApiCommands {
                         : "&after=" + URLEncoder.encode(after, StandardCharsets.UTF_8)));
         rows.addAll((List<Map<String, Object>>) page.get(key));
         after = String.valueOf(page.getOrDefault("next_after", ""));
+        if (!after.isEmpty() && after.equals(previous)) {
+          throw new IllegalStateException(
+              path + " answered the same next page twice (" + after + "): stopping");
+        }
       } while (!after.isEmpty());
       return rows;
     }

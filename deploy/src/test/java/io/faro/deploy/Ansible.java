@@ -1,13 +1,10 @@
 package io.faro.deploy;
 
 import java.io.IOException;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.TimeUnit;
 
 /**
  * ansible-core from PyPI in a virtual environment of its own (made once under target/, with the
@@ -70,10 +67,7 @@ final class Ansible {
 
   private static int run(List<String> command, Path log, Duration timeout)
       throws IOException, InterruptedException {
-    ProcessBuilder builder =
-        new ProcessBuilder(command)
-            .redirectErrorStream(true)
-            .redirectOutput(ProcessBuilder.Redirect.appendTo(log.toFile()));
+    ProcessBuilder builder = new ProcessBuilder(command);
     // No colours, no cows, the controller's own temp dir; output as each task ends.
     builder.environment().put("ANSIBLE_NOCOLOR", "1");
     builder.environment().put("ANSIBLE_NOCOWS", "1");
@@ -85,18 +79,6 @@ final class Ansible {
         .environment()
         .put("ANSIBLE_REMOTE_TEMP", log.getParent().resolve(".ansible-tmp").toString());
     builder.environment().put("PYTHONUNBUFFERED", "1");
-    Files.writeString(
-        log,
-        "$ " + String.join(" ", command) + "\n",
-        StandardCharsets.UTF_8,
-        java.nio.file.StandardOpenOption.CREATE,
-        java.nio.file.StandardOpenOption.APPEND);
-    Process process = builder.start();
-    if (!process.waitFor(timeout.toMillis(), TimeUnit.MILLISECONDS)) {
-      process.destroyForcibly();
-      throw new IllegalStateException(
-          String.join(" ", command) + " did not end within " + timeout + "; see " + log);
-    }
-    return process.exitValue();
+    return Processes.runLogged(builder, log, timeout);
   }
 }

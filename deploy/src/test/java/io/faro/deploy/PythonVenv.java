@@ -6,7 +6,6 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
-import java.util.concurrent.TimeUnit;
 
 /**
  * A Python virtual environment under target/, made with the machine's python3 and given packages
@@ -65,22 +64,6 @@ final class PythonVenv {
   }
 
   private static int run(List<String> command, Path log) throws IOException, InterruptedException {
-    Files.writeString(
-        log,
-        "$ " + String.join(" ", command) + "\n",
-        StandardCharsets.UTF_8,
-        java.nio.file.StandardOpenOption.CREATE,
-        java.nio.file.StandardOpenOption.APPEND);
-    Process process =
-        new ProcessBuilder(command)
-            .redirectErrorStream(true)
-            .redirectOutput(ProcessBuilder.Redirect.appendTo(log.toFile()))
-            .start();
-    if (!process.waitFor(INSTALL_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS)) {
-      process.destroyForcibly();
-      throw new IllegalStateException(
-          String.join(" ", command) + " did not end within " + INSTALL_TIMEOUT + "; see " + log);
-    }
-    return process.exitValue();
+    return Processes.runLogged(new ProcessBuilder(command), log, INSTALL_TIMEOUT);
   }
 }

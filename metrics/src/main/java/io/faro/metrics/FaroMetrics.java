@@ -50,11 +50,28 @@ import org.slf4j.LoggerFactory;
  * {@code _total} (the format appends it), a latency ends in {@code _seconds}.
  *
  * <p>Thread-safe: series are registered from any thread; {@link #scrape} reads while the code
- * counts.
+ * counts. A series that fails to read is left out of that scrape and logged; the others stay.
  */
 public final class FaroMetrics {
   private static final Logger LOG = LoggerFactory.getLogger(FaroMetrics.class);
   private static final Pattern NAME = Pattern.compile("faro_[a-z][a-z0-9_]*[a-z0-9]");
+  // Suffixes the text format adds itself: a name ending in one would clash with another family.
+  private static final Pattern RESERVED =
+      Pattern.compile(".*_(total|created|bucket|info|count|sum)");
+
+  /**
+   * The JVM's and the process's metrics: one registry per JVM, since they describe the process and
+   * the client library's JVM collectors register listeners that are never removed. Every
+   * process-level {@link FaroMetrics} adds them to its scrape; nothing here refers back to one.
+   */
+  private static final class Jvm {
+    static final PrometheusRegistry REGISTRY = new PrometheusRegistry();
+
+    static {
+      JvmMetrics.builder().register(REGISTRY);
+    }
+  }
+
   private static final Pattern LABEL = Pattern.compile("[a-z][a-z0-9_]*");
 
   /** How a family is exported. */
@@ -67,27 +84,21 @@ public final class FaroMetrics {
   private final MetricRegistry registry = new MetricRegistry();
   private final PrometheusRegistry prometheus = new PrometheusRegistry();
   private final Map<String, Family> families = new ConcurrentSkipListMap<>();
-  private final boolean timed;
+  private final boolean jvm;
 
-  private FaroMetrics(boolean jvm, boolean timed) {
-    this.timed = timed;
+  private FaroMetrics(boolean jvm) {
+    this.jvm = jvm;
     prometheus.register((MultiCollector) this::collect);
-    if (jvm) {
-      JvmMetrics.builder().register(prometheus);
-    }
   }
 
-  /**
-   * A process's metrics, with the JVM's and the process's own; {@code timed} false makes every
-   * {@link Latency} a no-op (faro.metrics.latency.enabled), to measure what timing costs.
-   */
-  public static FaroMetrics forProcess(boolean timed) {
-    return new FaroMetrics(true, timed);
+  /** A process's metrics: Faro's, and in each scrape the JVM's and the process's own. */
+  public static FaroMetrics forProcess() {
+    return new FaroMetrics(true);
   }
 
-  /** Faro's own metrics only, latencies timed: for tests and for parts built without a process. */
+  /** Faro's own metrics only: for tests and for parts built without a process. */
   public static FaroMetrics standalone() {
-    return new FaroMetrics(false, true);
+    return new FaroMetrics(false);
   }
 
   /** The Dropwizard registry that holds every series. */
@@ -121,7 +132,7 @@ public final class FaroMetrics {
     if (!name.endsWith("_seconds")) {
       throw new IllegalArgumentException("a latency's name ends in _seconds: " + name);
     }
-    return (Latency) series(name, help, Kind.SUMMARY, labels, () -> new Latency(timed)).metric;
+    return (Latency) series(name, help, Kind.SUMMARY, labels, Latency::new).metric;
   }
 
   private Series series(
@@ -131,9 +142,12 @@ public final class FaroMetrics {
       String[] labelPairs,
       java.util.function.Supplier<Metric> create) {
     requireNonNull(help, "help is null");
-    if (!NAME.matcher(name).matches() || name.endsWith("_total")) {
+    if (!NAME.matcher(name).matches() || RESERVED.matcher(name).matches()) {
       throw new IllegalArgumentException(
-          "metric name " + name + " is not faro_<component>_<what>_<unit> (no _total)");
+          "metric name "
+              + name
+              + " is not faro_<component>_<what>_<unit> (no _total, _created, _bucket, _info,"
+              + " _count or _sum: the format adds those)");
     }
     Labels labels = labels(name, labelPairs);
     Family family = families.computeIfAbsent(name, n -> new Family(n, help, kind));
@@ -182,9 +196,16 @@ public final class FaroMetrics {
     return out.append('}').toString();
   }
 
-  /** Everything this process exports, Faro's and the JVM's. */
+  /** Everything this process exports, Faro's and (for a process's metrics) the JVM's. */
   public MetricSnapshots scrape() {
-    return prometheus.scrape();
+    MetricSnapshots own = prometheus.scrape();
+    if (!jvm) {
+      return own;
+    }
+    MetricSnapshots.Builder all = MetricSnapshots.builder();
+    own.forEach(all::metricSnapshot);
+    Jvm.REGISTRY.scrape().forEach(all::metricSnapshot);
+    return all.build();
   }
 
   /** {@link #scrape} in the Prometheus text format (version 0.0.4). */
@@ -211,11 +232,9 @@ public final class FaroMetrics {
   private MetricSnapshots collect() {
     List<MetricSnapshot> out = new ArrayList<>(families.size());
     for (Family family : families.values()) {
-      try {
-        out.add(family.snapshot());
-      } catch (RuntimeException e) {
-        // One gauge that fails must not cost the scrape every other metric.
-        LOG.warn("Metric {} could not be read; left out of this scrape", family.name, e);
+      MetricSnapshot snapshot = family.snapshot();
+      if (snapshot != null) {
+        out.add(snapshot);
       }
     }
     return new MetricSnapshots(out);
@@ -235,6 +254,7 @@ public final class FaroMetrics {
       this.kind = kind;
     }
 
+    /** The family's series as read now; null when none could be read. */
     MetricSnapshot snapshot() {
       return switch (kind) {
         case COUNTER -> counters();
@@ -243,30 +263,50 @@ public final class FaroMetrics {
       };
     }
 
+    /**
+     * {@code s}'s value, or NaN when reading it failed: one series that fails (a disk's gauge) must
+     * not cost the scrape its family or any other metric.
+     */
+    private double read(Series s) {
+      try {
+        return s.metric instanceof Counter c
+            ? c.getCount()
+            : ((Number) ((Gauge<?>) s.metric).getValue()).doubleValue();
+      } catch (RuntimeException e) {
+        LOG.warn("Metric {}{} could not be read; left out of this scrape", name, s.labels, e);
+        return Double.NaN;
+      }
+    }
+
     private CounterSnapshot counters() {
       CounterSnapshot.Builder b = CounterSnapshot.builder().name(name).help(help);
+      int points = 0;
       for (Series s : series) {
-        double value =
-            s.metric instanceof Counter c
-                ? c.getCount()
-                : ((Number) ((Gauge<?>) s.metric).getValue()).doubleValue();
-        b.dataPoint(
-            CounterSnapshot.CounterDataPointSnapshot.builder()
-                .labels(s.labels)
-                .value(value)
-                .build());
+        double value = read(s);
+        if (!Double.isNaN(value)) {
+          b.dataPoint(
+              CounterSnapshot.CounterDataPointSnapshot.builder()
+                  .labels(s.labels)
+                  .value(value)
+                  .build());
+          points++;
+        }
       }
-      return b.build();
+      return points == 0 ? null : b.build();
     }
 
     private GaugeSnapshot gauges() {
       GaugeSnapshot.Builder b = GaugeSnapshot.builder().name(name).help(help);
+      int points = 0;
       for (Series s : series) {
-        double value = ((Number) ((Gauge<?>) s.metric).getValue()).doubleValue();
-        b.dataPoint(
-            GaugeSnapshot.GaugeDataPointSnapshot.builder().labels(s.labels).value(value).build());
+        double value = read(s);
+        if (!Double.isNaN(value)) {
+          b.dataPoint(
+              GaugeSnapshot.GaugeDataPointSnapshot.builder().labels(s.labels).value(value).build());
+          points++;
+        }
       }
-      return b.build();
+      return points == 0 ? null : b.build();
     }
 
     private SummarySnapshot summaries() {
@@ -274,7 +314,7 @@ public final class FaroMetrics {
       for (Series s : series) {
         b.dataPoint(((Latency) s.metric).snapshot(s.labels));
       }
-      return b.build();
+      return series.isEmpty() ? null : b.build();
     }
   }
 }

@@ -24,12 +24,32 @@ import org.slf4j.LoggerFactory;
  * answered with GET or HEAD. An unknown path gets 404 and a JSON body naming the known ones; a page
  * that fails gets 500 with the reason, and the port keeps serving.
  *
- * <p>Served by the JDK's HTTP server on one daemon thread: pages read in-memory state only, so the
- * port answers while the process is busy, and a slow client costs nothing but this thread.
+ * <p>Served by the JDK's HTTP server (its dispatcher thread) on {@link #THREADS} daemon handler
+ * threads; pages read in-memory state only. A client must not be able to take the port: unless the
+ * JVM is started with other values, a request must arrive within {@code
+ * sun.net.httpserver.maxReqTime} (10 s) and its answer leave within {@code
+ * sun.net.httpserver.maxRspTime} (30 s), or its connection is closed, and at most {@code
+ * jdk.httpserver.maxConnections} (64) connections are open at once (more are closed on accept). The
+ * JDK reads these once, when its first HTTP server starts.
  */
 public final class HttpEndpoint implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(HttpEndpoint.class);
   private static final String JSON = "application/json";
+
+  /** Handler threads: a scrape and a health check answered at once. */
+  static final int THREADS = 2;
+
+  static {
+    setUnlessSet("sun.net.httpserver.maxReqTime", "10");
+    setUnlessSet("sun.net.httpserver.maxRspTime", "30");
+    setUnlessSet("jdk.httpserver.maxConnections", "64");
+  }
+
+  private static void setUnlessSet(String key, String value) {
+    if (System.getProperty(key) == null) {
+      System.setProperty(key, value);
+    }
+  }
 
   /** What a page answers. */
   public record Answer(int status, String contentType, byte[] body) {
@@ -82,10 +102,13 @@ public final class HttpEndpoint implements AutoCloseable {
     all.put("/metrics", query -> metricsAnswer(metrics));
     this.pages = Map.copyOf(all);
     this.server = HttpServer.create(new InetSocketAddress(bindHost, port), 64);
+    java.util.concurrent.atomic.AtomicInteger threads =
+        new java.util.concurrent.atomic.AtomicInteger();
     this.thread =
-        Executors.newSingleThreadExecutor(
+        Executors.newFixedThreadPool(
+            THREADS,
             r -> {
-              Thread t = new Thread(r, threadName);
+              Thread t = new Thread(r, threadName + "-" + threads.incrementAndGet());
               t.setDaemon(true);
               return t;
             });
@@ -179,6 +202,54 @@ public final class HttpEndpoint implements AutoCloseable {
       LOG.warn("HTTP page {} failed", normal, e);
       return Answer.json(500, Map.of("error", String.valueOf(e)));
     }
+  }
+
+  /**
+   * Binds an endpoint like the constructor, or says why not naming {@code portKey}.
+   *
+   * @throws IllegalStateException naming the address, the key and why (port in use...)
+   */
+  public static HttpEndpoint start(
+      String bindHost,
+      int port,
+      String portKey,
+      String threadName,
+      FaroMetrics metrics,
+      Map<String, Page> pages) {
+    try {
+      return new HttpEndpoint(bindHost, port, threadName, metrics, pages);
+    } catch (IOException e) {
+      throw new IllegalStateException(
+          io.faro.common.network.BindFailures.find(e)
+              .map(
+                  b ->
+                      io.faro.common.network.BindFailures.message(
+                              threadName, bindHost, port, portKey, b)
+                          + "; -1 turns the HTTP port off")
+              .orElse(threadName + " cannot start on port " + port + " (" + portKey + "): " + e),
+          e);
+    }
+  }
+
+  /**
+   * The {@code limit} parameter of a paged list: {@code fallback} when absent.
+   *
+   * @throws BadRequest when it is not a number from 1 to {@code max}
+   */
+  public static int limit(Map<String, String> query, int fallback, int max) {
+    String text = query.get("limit");
+    if (text == null) {
+      return fallback;
+    }
+    try {
+      int limit = Integer.parseInt(text);
+      if (limit >= 1 && limit <= max) {
+        return limit;
+      }
+    } catch (NumberFormatException e) {
+      // answered below
+    }
+    throw new BadRequest("limit must be a number from 1 to " + max + ", not " + text);
   }
 
   /** Thrown by a page for a parameter it cannot use: answered 400 with the message. */

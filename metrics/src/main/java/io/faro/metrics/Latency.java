@@ -23,27 +23,22 @@ public final class Latency implements Metric {
 
   private final Timer timer = new Timer(LockFreeExponentiallyDecayingReservoir.builder().build());
   private final LongAdder totalNanos = new LongAdder();
-  private final boolean on;
 
-  Latency(boolean on) {
-    this.on = on;
-  }
+  Latency() {}
 
-  /** A start time to hand to {@link #stop}; 0 while timing is off. */
+  /** A start time to hand to {@link #stop}. */
   public long start() {
-    return on ? System.nanoTime() : 0;
+    return System.nanoTime();
   }
 
   /** Records the time since {@code start} (from {@link #start}). */
   public void stop(long start) {
-    if (on) {
-      record(System.nanoTime() - start);
-    }
+    record(System.nanoTime() - start);
   }
 
   /** Records one operation that took {@code nanos}. */
   public void record(long nanos) {
-    if (on && nanos >= 0) {
+    if (nanos >= 0) {
       timer.update(nanos, TimeUnit.NANOSECONDS);
       totalNanos.add(nanos);
     }

@@ -12,10 +12,11 @@ import java.util.Map;
 
 /**
  * Counts and times the requests one server answers, by type: {@code <prefix>_requests_total},
- * {@code <prefix>_request_failures_total} and {@code <prefix>_request_seconds}, labelled with the
- * server's port name and the request type (from arrival on the event loop to the answer written).
- * The types a server serves are registered up front; anything else is counted as {@code other}, so
- * that a peer sending junk types cannot create series.
+ * {@code <prefix>_request_failures_total} and {@code <prefix>_request_seconds} (requests answered
+ * without error, from their arrival on the event loop to their answer handed to the connection),
+ * labelled with the server's port name and the request type. The types a server serves are
+ * registered up front; anything else is counted as {@code other}, so that a peer sending junk types
+ * cannot create series.
  */
 public final class RequestMetrics implements RequestObserver {
   private record Series(Counter requests, Counter failures, Latency latency) {}
@@ -46,11 +47,14 @@ public final class RequestMetrics implements RequestObserver {
         metrics.counter(prefix + "_requests", "Requests answered, by port and type.", labels),
         metrics.counter(
             prefix + "_request_failures",
-            "Requests answered with an error, or whose connection closed first, by port and type.",
+            "Requests answered with an error (on a master, NOT_LEADER included: a follower's"
+                + " redirect), or whose answer could not arrive (the connection closed), by port"
+                + " and type.",
             labels),
         metrics.latency(
             prefix + "_request_seconds",
-            "Time from a request's arrival to its answer, by port and type.",
+            "Time from a request's arrival to its answer, of requests answered without error, by"
+                + " port and type.",
             labels));
   }
 

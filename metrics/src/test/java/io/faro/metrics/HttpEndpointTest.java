@@ -78,4 +78,39 @@ class HttpEndpointTest {
       assertThat(head.body()).isEmpty();
     }
   }
+
+  @Test
+  void clientsThatSendHalfARequestCannotTakeThePort() throws Exception {
+    FaroMetrics metrics = FaroMetrics.standalone();
+    metrics.counter("faro_worker_pushed_bytes", "Pushed.").inc(1);
+    try (HttpEndpoint endpoint = new HttpEndpoint("127.0.0.1", 0, "test-http", metrics, Map.of())) {
+      java.util.List<java.net.Socket> stuck = new java.util.ArrayList<>();
+      try {
+        // More half-sent requests than the port has threads: each pins a thread while it reads.
+        for (int i = 0; i < HttpEndpoint.THREADS + 1; i++) {
+          java.net.Socket s = new java.net.Socket("127.0.0.1", endpoint.port());
+          s.getOutputStream().write("GET /metrics HTTP/1.1\r\nHost: x\r\n".getBytes());
+          s.getOutputStream().flush();
+          stuck.add(s);
+        }
+        Thread.sleep(200);
+        long start = System.nanoTime();
+        HttpResponse<String> scrape =
+            http.send(
+                HttpRequest.newBuilder(
+                        URI.create("http://127.0.0.1:" + endpoint.port() + "/metrics"))
+                    .timeout(java.time.Duration.ofSeconds(20))
+                    .build(),
+                HttpResponse.BodyHandlers.ofString());
+        assertThat(scrape.statusCode()).isEqualTo(200);
+        // The build sets sun.net.httpserver.maxReqTime to 2 s for this JVM (10 s by default).
+        assertThat(java.time.Duration.ofNanos(System.nanoTime() - start))
+            .isLessThan(java.time.Duration.ofSeconds(10));
+      } finally {
+        for (java.net.Socket s : stuck) {
+          s.close();
+        }
+      }
+    }
+  }
 }

@@ -37,7 +37,7 @@ public class MetricsBenchmark {
         new RequestMetrics(metrics, "faro_worker", "push", List.of(MessageType.PUSH_REQUEST));
     flushes = metrics.latency("faro_worker_flush_seconds", "Flushes.", "disk", "/d1");
     // A worker's registry: its requests on three ports, 12 disks' series, the JVM's metrics.
-    process = FaroMetrics.forProcess(true);
+    process = FaroMetrics.forProcess();
     new RequestMetrics(
         process,
         "faro_worker",
@@ -49,10 +49,33 @@ public class MetricsBenchmark {
         "faro_worker",
         "fetch",
         List.of(MessageType.OPEN_STREAM_REQUEST, MessageType.FETCH_CHUNK_REQUEST));
+    // 12 disks with a worker's 15 series each: 4 counters, 4 gauges, 3 states, 3 queues and
+    // open partitions as gauges, 1 latency. (The worker's own gauges that walk its partitions
+    // read them once per scrape at most; an empty store here.)
     for (int d = 0; d < 12; d++) {
       String[] labels = {"disk", "/data" + d, "tier", "hdd"};
-      process.counter("faro_worker_disk_written_bytes", "Written.", labels).inc(d);
-      process.gauge("faro_worker_disk_used_bytes", "Used.", () -> 42, labels);
+      for (String c :
+          new String[] {"written_bytes", "write_seconds", "read_bytes", "read_seconds"}) {
+        process.counter("faro_worker_disk_" + c, "A disk counter.", labels).inc(d);
+      }
+      for (String g :
+          new String[] {
+            "used_bytes", "usable_bytes", "open_partitions", "queued_reads", "queued_flushes"
+          }) {
+        process.gauge("faro_worker_disk_" + g, "A disk gauge.", () -> 42, labels);
+      }
+      for (String state : new String[] {"healthy", "full", "broken"}) {
+        process.gauge(
+            "faro_worker_disk_state",
+            "A disk's state.",
+            () -> 1,
+            "disk",
+            "/data" + d,
+            "tier",
+            "hdd",
+            "state",
+            state);
+      }
       process.latency("faro_worker_flush_seconds", "Flushes.", labels).record(1_000_000);
     }
   }

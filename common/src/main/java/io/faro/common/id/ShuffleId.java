@@ -18,4 +18,27 @@ public record ShuffleId(AppId app, int shuffle) {
   public String toString() {
     return app + "/" + shuffle;
   }
+
+  /** {@code APP/N} with the app id as it is (not escaped for a log line): the HTTP API's form. */
+  public String key() {
+    return app.value() + "/" + shuffle;
+  }
+
+  /**
+   * Reads {@link #key()}'s form.
+   *
+   * @throws IllegalArgumentException when {@code key} is not {@code APP/N} with a valid app id
+   */
+  public static ShuffleId parseKey(String key) {
+    int slash = key.lastIndexOf('/');
+    if (slash <= 0) {
+      throw new IllegalArgumentException("a shuffle is APP/N, not " + key);
+    }
+    try {
+      return new ShuffleId(
+          new AppId(key.substring(0, slash)), Integer.parseInt(key.substring(slash + 1)));
+    } catch (NumberFormatException e) {
+      throw new IllegalArgumentException("a shuffle is APP/N with N a number, not " + key);
+    }
+  }
 }

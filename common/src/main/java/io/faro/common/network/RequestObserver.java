@@ -3,9 +3,10 @@ package io.faro.common.network;
 import io.faro.proto.MessageType;
 
 /**
- * Told of every request a {@link TransportServer} serves: as it arrives (on the connection's event
- * loop) and as it is answered (on whichever thread answers). For counters and latencies; must be
- * cheap and never block.
+ * Told of the requests a {@link TransportServer} serves: as each arrives (on the connection's event
+ * loop) and as it is answered (on whichever thread answers). A request the server refuses before
+ * handing it on (over faro.network limits: its connection is closed) is not seen. For counters and
+ * latencies; must be cheap and never block.
  */
 public interface RequestObserver {
   /** Observes nothing. */
@@ -24,8 +25,9 @@ public interface RequestObserver {
   long arrived(MessageType type);
 
   /**
-   * The request was answered, with an error when {@code failed} (a dropped connection counts as
-   * failed); {@code arrival} is what {@link #arrived} returned for it.
+   * The request was answered, exactly once; {@code failed} when with an error, or when its answer
+   * cannot arrive (the connection closed first, or is closed for leaving answers unread, or is
+   * dropped on purpose); {@code arrival} is what {@link #arrived} returned for it.
    */
   void answered(MessageType type, long arrival, boolean failed);
 }

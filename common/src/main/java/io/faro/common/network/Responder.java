@@ -51,9 +51,9 @@ public final class Responder {
    * that answers cannot pile up in this process's memory. Takes ownership of {@code frame}'s body.
    */
   private void write(OutboundFrame frame) {
-    onAnswered.answered(frame.kind() == FrameKind.ERROR);
     io.netty.channel.ChannelOutboundBuffer pending = channel.unsafe().outboundBuffer();
     if (pending != null && pending.totalPendingWriteBytes() > maxPendingAnswerBytes) {
+      onAnswered.answered(true);
       ReferenceCountUtil.safeRelease(frame.body());
       warnings.warn(
           PeerWarning.CONNECTION_LIMITED,
@@ -65,6 +65,8 @@ public final class Responder {
       channel.close();
       return;
     }
+    // An answer to a connection the peer already closed never arrives: a failure too.
+    onAnswered.answered(frame.kind() == FrameKind.ERROR || !channel.isActive());
     channel.writeAndFlush(frame);
   }
 

@@ -4,6 +4,8 @@ import io.faro.master.mapping.ProtoMapper;
 import io.faro.metrics.HttpEndpoint;
 import io.faro.metrics.HttpEndpoint.Answer;
 import io.faro.proto.MasterStatusResponse;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Map;
 import java.util.function.Supplier;
 
@@ -20,17 +22,17 @@ final class MasterPages {
     Map<String, HttpEndpoint.Page> pages = new java.util.LinkedHashMap<>(api);
     pages.put(
         "/status", HttpEndpoint.Page.of(() -> Answer.json(ProtoMapper.statusFields(status.get()))));
-    pages.put("/", HttpEndpoint.Page.of(() -> Answer.text(text(status.get()))));
+    List<String> listed = new ArrayList<>(pages.keySet());
+    listed.add("/metrics");
+    java.util.Collections.sort(listed);
+    pages.put("/", HttpEndpoint.Page.of(() -> Answer.text(text(status.get(), listed))));
     return pages;
   }
 
-  private static String text(MasterStatusResponse s) {
+  private static String text(MasterStatusResponse s, List<String> pages) {
     StringBuilder out = new StringBuilder("Faro master ").append(s.getMasterId()).append('\n');
     ProtoMapper.statusFields(s)
         .forEach((key, value) -> out.append(String.format("%-16s %s%n", key, value)));
-    return out.append(
-            "\nPages: /status (JSON), /metrics (Prometheus), /api/v1/workers, /api/v1/apps,"
-                + " /api/v1/shuffles, /api/v1/masters (JSON)\n")
-        .toString();
+    return out.append("\nPages: ").append(String.join(", ", pages)).append('\n').toString();
   }
 }

@@ -51,7 +51,7 @@ public final class MasterServer implements AutoCloseable {
   private volatile RaftNode raft;
   private volatile TransportServer rpcServer;
   private volatile HttpEndpoint httpServer;
-  private final FaroMetrics metrics = FaroMetrics.forProcess(true);
+  private final FaroMetrics metrics = FaroMetrics.forProcess();
   private volatile LivenessMonitor liveness;
   private boolean started;
 
@@ -196,38 +196,14 @@ public final class MasterServer implements AutoCloseable {
   }
 
   private void startHttp(String name, MasterRequestHandler handler) {
-    try {
-      httpServer =
-          new HttpEndpoint(
-              config.bindHost(),
-              config.httpPort(),
-              name,
-              metrics,
-              MasterPages.of(
-                  handler::masterStatus,
-                  new MasterApi(raft, loads, handler::masterStatus).pages()));
-    } catch (IOException e) {
-      throw new IllegalStateException(
-          BindFailures.find(e)
-              .map(
-                  b ->
-                      BindFailures.message(
-                              name,
-                              config.bindHost(),
-                              config.httpPort(),
-                              MasterServerOptions.HTTP_PORT.key(),
-                              b)
-                          + "; -1 turns the status page off")
-              .orElse(
-                  name
-                      + " cannot start on port "
-                      + config.httpPort()
-                      + " ("
-                      + MasterServerOptions.HTTP_PORT.key()
-                      + "): "
-                      + e),
-          e);
-    }
+    httpServer =
+        HttpEndpoint.start(
+            config.bindHost(),
+            config.httpPort(),
+            MasterServerOptions.HTTP_PORT.key(),
+            name,
+            metrics,
+            MasterPages.of(handler::masterStatus, new MasterApi(raft, handler).pages()));
   }
 
   private void awaitLeader() {

@@ -8,12 +8,12 @@ import io.faro.master.mapping.ProtoMapper;
 import io.faro.master.raft.RaftNode;
 import io.faro.master.state.RegisteredApp;
 import io.faro.master.state.RegisteredShuffle;
+import io.faro.metrics.HttpEndpoint;
 import io.faro.metrics.HttpEndpoint.Answer;
 import io.faro.metrics.HttpEndpoint.BadRequest;
 import io.faro.metrics.HttpEndpoint.Page;
 import io.faro.proto.ClusterStatusRequest;
 import io.faro.proto.ClusterStatusResponse;
-import io.faro.proto.MasterStatusResponse;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -31,13 +31,11 @@ import java.util.function.Supplier;
  */
 public final class MasterApi {
   private final RaftNode raft;
-  private final LoadView loads;
-  private final Supplier<MasterStatusResponse> status;
+  private final MasterRequestHandler handler;
 
-  public MasterApi(RaftNode raft, LoadView loads, Supplier<MasterStatusResponse> status) {
+  public MasterApi(RaftNode raft, MasterRequestHandler handler) {
     this.raft = requireNonNull(raft, "raft is null");
-    this.loads = requireNonNull(loads, "loads is null");
-    this.status = requireNonNull(status, "status is null");
+    this.handler = requireNonNull(handler, "handler is null");
   }
 
   /** The pages, by path. */
@@ -63,35 +61,15 @@ public final class MasterApi {
 
   private Answer workers() {
     ClusterStatusResponse cluster =
-        raft.read(
-            state ->
-                ProtoMapper.clusterStatus(
-                    state,
-                    loads.workerHeartbeats(),
-                    loads::reported,
-                    raft.leaderId(),
-                    raft.status().appliedIndex(),
-                    ClusterStatusRequest.newBuilder().setPageSize(1).build()));
+        handler.clusterStatusHere(
+            ClusterStatusRequest.newBuilder().setPageSize(1).build(), raft.status().appliedIndex());
     Map<String, Object> out = header();
     out.put("workers", cluster.getWorkersList().stream().map(ProtoMapper::workerFields).toList());
     return Answer.json(out);
   }
 
   private static int limit(Map<String, String> query) {
-    String text = query.get("limit");
-    if (text == null) {
-      return ProtoMapper.DEFAULT_STATUS_PAGE;
-    }
-    try {
-      int limit = Integer.parseInt(text);
-      if (limit >= 1 && limit <= ProtoMapper.MAX_STATUS_PAGE) {
-        return limit;
-      }
-    } catch (NumberFormatException e) {
-      // answered below
-    }
-    throw new BadRequest(
-        "limit must be a number from 1 to " + ProtoMapper.MAX_STATUS_PAGE + ", not " + text);
+    return HttpEndpoint.limit(query, ProtoMapper.DEFAULT_STATUS_PAGE, ProtoMapper.MAX_STATUS_PAGE);
   }
 
   private Answer apps(Map<String, String> query) {
@@ -135,7 +113,8 @@ public final class MasterApi {
   private Answer shuffles(Map<String, String> query) {
     int limit = limit(query);
     String after = query.getOrDefault("after", "");
-    ShuffleId cursor = after.isEmpty() ? null : parse(() -> shuffleId(after), "after", after);
+    ShuffleId cursor =
+        after.isEmpty() ? null : parse(() -> ShuffleId.parseKey(after), "after", after);
     Map<String, Object> out = header();
     raft.read(
         state -> {
@@ -152,7 +131,7 @@ public final class MasterApi {
               break;
             }
             Map<String, Object> row = new LinkedHashMap<>();
-            row.put("id", s.id().app().value() + "/" + s.id().shuffle());
+            row.put("id", s.id().key());
             row.put("app", s.id().app().value());
             row.put("shuffle", s.id().shuffle());
             row.put("partitions", s.numPartitions());
@@ -168,16 +147,6 @@ public final class MasterApi {
     return Answer.json(out);
   }
 
-  /** {@code APP/N}, as the shuffles page writes an id. */
-  private static ShuffleId shuffleId(String text) {
-    int slash = text.lastIndexOf('/');
-    if (slash < 0) {
-      throw new IllegalArgumentException("a shuffle id is APP/N");
-    }
-    return new ShuffleId(
-        new AppId(text.substring(0, slash)), Integer.parseInt(text.substring(slash + 1)));
-  }
-
   private static <T> T parse(Supplier<T> parse, String name, String text) {
     try {
       return parse.get();
@@ -188,7 +157,7 @@ public final class MasterApi {
 
   private Answer masters() {
     Map<String, Object> out = header();
-    out.put("this", ProtoMapper.statusFields(status.get()));
+    out.put("this", ProtoMapper.statusFields(handler.masterStatus()));
     out.put("peers", raft.peers());
     return Answer.json(out);
   }

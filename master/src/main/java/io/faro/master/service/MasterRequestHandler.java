@@ -33,6 +33,7 @@ import io.faro.master.state.WorkerAdmission;
 import io.faro.metrics.FaroMetrics;
 import io.faro.proto.AppHeartbeatRequest;
 import io.faro.proto.ClusterStatusRequest;
+import io.faro.proto.ClusterStatusResponse;
 import io.faro.proto.EmptyResponse;
 import io.faro.proto.ErrorResponse;
 import io.faro.proto.MasterStatusResponse;
@@ -493,18 +494,24 @@ public final class MasterRequestHandler implements RequestHandler {
     if (request.hasShufflesAfter()) {
       IdMapper.shuffleId(request.getShufflesAfter());
     }
-    return raft.readBarrier()
-        .thenApply(
-            applied ->
-                raft.read(
-                    state ->
-                        ProtoMapper.clusterStatus(
-                            state,
-                            loads.workerHeartbeats(),
-                            loads::reported,
-                            raft.leaderId(),
-                            applied,
-                            request)));
+    return raft.readBarrier().thenApply(applied -> clusterStatusHere(request, applied));
+  }
+
+  /**
+   * The cluster's status from this master's own copy of the state, as applied up to {@code
+   * applied}, without a read barrier (a follower's may lag): for the RPC once the barrier passed,
+   * and for the HTTP API.
+   */
+  public ClusterStatusResponse clusterStatusHere(ClusterStatusRequest request, long applied) {
+    return raft.read(
+        state ->
+            ProtoMapper.clusterStatus(
+                state,
+                loads.workerHeartbeats(),
+                loads::reported,
+                raft.leaderId(),
+                applied,
+                request));
   }
 
   // ------------------------------------------------------------------ admin

@@ -86,7 +86,6 @@ public final class FetchHandler implements RequestHandler {
     long offset = committed.chunks().offset(chunk);
     long length = committed.chunks().chunkLength(chunk);
     FetchChunkResponse answer = FetchChunkResponse.newBuilder().setChunkIndex(chunk).build();
-    store.counters().chunkFetched(length);
     DiskReader reader = store.disk(key).reader();
     // A chunk larger than the disk's read buffers (one huge pushed part) is sent with sendfile.
     if (length <= reader.maxReadBytes()) {
@@ -97,6 +96,8 @@ public final class FetchHandler implements RequestHandler {
                 if (error != null) {
                   responder.fail(error);
                 } else {
+                  // Counted once read: a failed read, or one nobody waits for, served nothing.
+                  store.counters().chunkFetched(length);
                   responder.respond(answer, bytes);
                 }
               });
@@ -121,6 +122,7 @@ public final class FetchHandler implements RequestHandler {
           : new FaroException(ErrorCode.STORAGE_FAILED, "cannot read " + file + ": " + e);
     }
     // The region owns the channel and closes it once sent (or dropped).
+    store.counters().chunkFetched(length);
     responder.respond(answer, new DefaultFileRegion(channel, offset, length));
   }
 

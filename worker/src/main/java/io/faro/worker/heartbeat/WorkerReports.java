@@ -105,6 +105,7 @@ public final class WorkerReports {
             .setWorkerId(workerId.value())
             .setState(state.get())
             .setStartedAtMs(startedAtMs);
+    int[] open = store.openPartitionsByDisk();
     for (Disk disk : disks.all()) {
       long[] recent = diskWindows.get(disk.index()).add(disk.ioTimes());
       double flushMs = msPerMiB(recent[0], recent[1]);
@@ -114,7 +115,7 @@ public final class WorkerReports {
           DiskLoadP.newBuilder()
               .setIndex(disk.index())
               .setTier(ProtoMapper.toProto(disk.tier()))
-              .setActivePartitions(store.openPartitions(disk.index()))
+              .setActivePartitions(open[disk.index()])
               .setReserveBytes(disk.reserveBytes())
               .setFlushMsPerMib(flushMs)
               .setReadMsPerMib(readMs);

@@ -644,13 +644,16 @@ public final class PartitionStore implements AutoCloseable {
     return out;
   }
 
-  /** Locations on disk {@code diskIndex} that still take data. */
-  public int openPartitions(int diskIndex) {
-    int open = 0;
+  /**
+   * Locations that still take data, per disk (index: the disk's), counted in one pass over every
+   * location held.
+   */
+  public int[] openPartitionsByDisk() {
+    int[] open = new int[disks.size()];
     for (ShuffleState state : shuffles.values()) {
       for (PartitionWriter writer : state.writers.values()) {
-        if (writer.diskIndex() == diskIndex && writer.isOpen()) {
-          open++;
+        if (writer.isOpen() && writer.diskIndex() >= 0 && writer.diskIndex() < open.length) {
+          open[writer.diskIndex()]++;
         }
       }
     }

@@ -2,6 +2,8 @@ package io.faro.worker.server;
 
 import static java.util.Objects.requireNonNull;
 
+import io.faro.common.id.ShuffleId;
+import io.faro.metrics.HttpEndpoint;
 import io.faro.metrics.HttpEndpoint.Answer;
 import io.faro.metrics.HttpEndpoint.BadRequest;
 import io.faro.metrics.HttpEndpoint.Page;
@@ -26,6 +28,8 @@ import java.util.function.Supplier;
 final class WorkerApi {
   private static final int DEFAULT_PAGE = 1_000;
   private static final int MAX_PAGE = 10_000;
+  private static final Comparator<ShuffleId> ORDER =
+      Comparator.comparing((ShuffleId id) -> id.app().value()).thenComparingInt(ShuffleId::shuffle);
 
   private final Supplier<String> workerId;
   private final PartitionStore store;
@@ -52,6 +56,7 @@ final class WorkerApi {
 
   private Answer disks() {
     List<Map<String, Object>> disks = new ArrayList<>();
+    int[] open = store.openPartitionsByDisk();
     for (Disk d : store.disks().all()) {
       long[] io = d.ioTimes();
       Map<String, Object> row = new LinkedHashMap<>();
@@ -63,7 +68,7 @@ final class WorkerApi {
       row.put("health", d.health().describe());
       row.put("usable_bytes", d.health().usableBytes());
       row.put("used_bytes", d.usedBytes());
-      row.put("open_partitions", store.openPartitions(d.index()));
+      row.put("open_partitions", open[d.index()]);
       row.put("written_bytes", io[0]);
       row.put("write_ms", TimeUnit.NANOSECONDS.toMillis(io[1]));
       row.put("read_bytes", io[2]);
@@ -80,28 +85,20 @@ final class WorkerApi {
   }
 
   private Answer shuffles(Map<String, String> query) {
-    int limit = DEFAULT_PAGE;
-    if (query.containsKey("limit")) {
-      try {
-        limit = Integer.parseInt(query.get("limit"));
-      } catch (NumberFormatException e) {
-        limit = -1;
-      }
-      if (limit < 1 || limit > MAX_PAGE) {
-        throw new BadRequest(
-            "limit must be a number from 1 to " + MAX_PAGE + ", not " + query.get("limit"));
-      }
-    }
+    int limit = HttpEndpoint.limit(query, DEFAULT_PAGE, MAX_PAGE);
     String after = query.getOrDefault("after", "");
+    ShuffleId cursor;
+    try {
+      cursor = after.isEmpty() ? null : ShuffleId.parseKey(after);
+    } catch (IllegalArgumentException e) {
+      throw new BadRequest("after is not a shuffle id here (" + e.getMessage() + ")");
+    }
     List<PartitionStore.ShuffleSummary> all = new ArrayList<>(store.summaries());
-    all.sort(
-        Comparator.comparing((PartitionStore.ShuffleSummary s) -> s.id().app().value())
-            .thenComparingInt(s -> s.id().shuffle()));
+    all.sort(Comparator.comparing(PartitionStore.ShuffleSummary::id, ORDER));
     List<Map<String, Object>> page = new ArrayList<>();
     String next = "";
     for (PartitionStore.ShuffleSummary s : all) {
-      String id = s.id().app().value() + "/" + s.id().shuffle();
-      if (!after.isEmpty() && !isAfter(s, after)) {
+      if (cursor != null && ORDER.compare(s.id(), cursor) <= 0) {
         continue;
       }
       if (page.size() == limit) {
@@ -109,7 +106,7 @@ final class WorkerApi {
         break;
       }
       Map<String, Object> row = new LinkedHashMap<>();
-      row.put("id", id);
+      row.put("id", s.id().key());
       row.put("app", s.id().app().value());
       row.put("shuffle", s.id().shuffle());
       row.put("locations", s.locations());
@@ -123,20 +120,6 @@ final class WorkerApi {
     out.put("shuffles", page);
     out.put("next_after", next);
     return Answer.json(out);
-  }
-
-  /** Whether {@code s} sorts after the shuffle id {@code after} ({@code APP/N}). */
-  private static boolean isAfter(PartitionStore.ShuffleSummary s, String after) {
-    int slash = after.lastIndexOf('/');
-    int shuffle;
-    try {
-      shuffle = Integer.parseInt(after.substring(slash + 1));
-    } catch (NumberFormatException | IndexOutOfBoundsException e) {
-      throw new BadRequest("after must be a shuffle id APP/N, not " + after);
-    }
-    String app = slash < 0 ? "" : after.substring(0, slash);
-    int c = s.id().app().value().compareTo(app);
-    return c > 0 || (c == 0 && s.id().shuffle() > shuffle);
   }
 
   private Answer memory() {

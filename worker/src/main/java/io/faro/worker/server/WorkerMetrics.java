@@ -12,6 +12,7 @@ import io.netty.util.internal.PlatformDependent;
 import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Supplier;
 
 /**
  * The worker's metrics besides its requests' (which {@link io.faro.metrics.RequestMetrics} counts
@@ -45,8 +46,10 @@ final class WorkerMetrics {
                 server::connections,
                 "port",
                 port));
+    // One pass over the store per scrape at most, not one per disk.
+    Supplier<int[]> open = recent(store::openPartitionsByDisk);
     for (Disk disk : store.disks().all()) {
-      disk(metrics, store, disk, timeFlushes);
+      disk(metrics, disk, open, timeFlushes);
     }
   }
 
@@ -112,8 +115,26 @@ final class WorkerMetrics {
         PlatformDependent::usedDirectMemory);
   }
 
+  /** {@code read}, read again only when its last value is older than a second. */
+  static <T> Supplier<T> recent(Supplier<T> read) {
+    return new Supplier<>() {
+      private T value;
+      private long readAt;
+
+      @Override
+      public synchronized T get() {
+        long now = System.nanoTime();
+        if (value == null || now - readAt > TimeUnit.SECONDS.toNanos(1)) {
+          value = read.get();
+          readAt = now;
+        }
+        return value;
+      }
+    };
+  }
+
   private static void disk(
-      FaroMetrics metrics, PartitionStore store, Disk disk, boolean timeFlushes) {
+      FaroMetrics metrics, Disk disk, Supplier<int[]> open, boolean timeFlushes) {
     String[] labels = {"disk", disk.root().toString(), "tier", disk.tier().configName()};
     metrics.counter(
         "faro_worker_disk_written_bytes",
@@ -168,7 +189,7 @@ final class WorkerMetrics {
     metrics.gauge(
         "faro_worker_disk_open_partitions",
         "Partition locations on the disk that still take data.",
-        () -> store.openPartitions(disk.index()),
+        () -> open.get()[disk.index()],
         labels);
     metrics.gauge(
         "faro_worker_disk_queued_reads",

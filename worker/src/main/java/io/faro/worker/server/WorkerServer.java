@@ -9,7 +9,6 @@ import io.faro.common.id.ShuffleId;
 import io.faro.common.id.WorkerEndpoint;
 import io.faro.common.id.WorkerId;
 import io.faro.common.master.MasterClient;
-import io.faro.common.network.BindFailures;
 import io.faro.common.network.ClientPool;
 import io.faro.common.network.FrameDecoder;
 import io.faro.common.network.NetworkOptions;
@@ -44,7 +43,6 @@ import io.faro.worker.storage.DiskHealth;
 import io.faro.worker.storage.Disks;
 import io.faro.worker.storage.IoMode;
 import io.netty.util.concurrent.DefaultThreadFactory;
-import java.io.IOException;
 import java.time.Clock;
 import java.util.List;
 import java.util.Map;
@@ -86,7 +84,7 @@ public final class WorkerServer implements AutoCloseable {
   private TransportServer pushServer;
   private TransportServer fetchServer;
   private HttpEndpoint httpServer;
-  private final FaroMetrics metrics = FaroMetrics.forProcess(true);
+  private final FaroMetrics metrics = FaroMetrics.forProcess();
   private ClientPool masterConnections;
   private ClientPool replicaConnections;
   private MasterLink masterLink;
@@ -304,37 +302,14 @@ public final class WorkerServer implements AutoCloseable {
     if (settings.httpPort() < 0) {
       return;
     }
-    String name = "faro-worker-http";
-    try {
-      httpServer =
-          new HttpEndpoint(
-              settings.bindHost(),
-              settings.httpPort(),
-              name,
-              metrics,
-              new WorkerApi(() -> workerId.value(), store, status).pages());
-    } catch (IOException e) {
-      throw new IllegalStateException(
-          BindFailures.find(e)
-              .map(
-                  b ->
-                      BindFailures.message(
-                              name,
-                              settings.bindHost(),
-                              settings.httpPort(),
-                              WorkerOptions.HTTP_PORT.key(),
-                              b)
-                          + "; -1 turns the HTTP port off")
-              .orElse(
-                  name
-                      + " cannot start on port "
-                      + settings.httpPort()
-                      + " ("
-                      + WorkerOptions.HTTP_PORT.key()
-                      + "): "
-                      + e),
-          e);
-    }
+    httpServer =
+        HttpEndpoint.start(
+            settings.bindHost(),
+            settings.httpPort(),
+            WorkerOptions.HTTP_PORT.key(),
+            "faro-worker-http",
+            metrics,
+            new WorkerApi(() -> workerId.value(), store, status).pages());
   }
 
   private void startMasterLink() {

@@ -360,8 +360,7 @@ class PartitionWriterTest {
     assertThat(budget.used()).isEqualTo(100);
     store.flushBuffered();
     Eventually.await("the small buffer to be flushed", budget::used, used -> used == 0);
-    assertThat(store.openPartitions(0)).isEqualTo(1);
-    assertThat(store.openPartitions(1)).isZero();
+    assertThat(store.openPartitionsByDisk()).containsExactly(1, 0);
   }
 
   @Test
