@@ -15,22 +15,15 @@ final class Processes {
   record Result(int exitCode, String output) {}
 
   /**
-   * Runs {@code command}, its output going to a file in {@code dir}.
+   * Runs {@code command}, its output (after a first line naming it) going to a file in {@code dir}.
    *
    * @throws IllegalStateException when it does not end within {@code timeout} (it is killed)
    */
   static Result run(List<String> command, Path dir, Duration timeout)
       throws IOException, InterruptedException {
     Path out = Files.createTempFile(dir, "process", ".out");
-    Process p =
-        new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(out.toFile()).start();
-    if (!p.waitFor(timeout.toMillis(), TimeUnit.MILLISECONDS)) {
-      p.destroyForcibly();
-      p.waitFor(10, TimeUnit.SECONDS);
-      throw new IllegalStateException(
-          String.join(" ", command) + " did not end within " + timeout + "; output in " + out);
-    }
-    return new Result(p.exitValue(), Files.readString(out));
+    int code = runLogged(new ProcessBuilder(command), out, timeout);
+    return new Result(code, Files.readString(out));
   }
 
   /**

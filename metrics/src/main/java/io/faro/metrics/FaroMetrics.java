@@ -280,33 +280,41 @@ public final class FaroMetrics {
 
     private CounterSnapshot counters() {
       CounterSnapshot.Builder b = CounterSnapshot.builder().name(name).help(help);
-      int points = 0;
-      for (Series s : series) {
-        double value = read(s);
-        if (!Double.isNaN(value)) {
-          b.dataPoint(
-              CounterSnapshot.CounterDataPointSnapshot.builder()
-                  .labels(s.labels)
-                  .value(value)
-                  .build());
-          points++;
-        }
-      }
-      return points == 0 ? null : b.build();
+      return points(
+              (labels, value) ->
+                  b.dataPoint(
+                      CounterSnapshot.CounterDataPointSnapshot.builder()
+                          .labels(labels)
+                          .value(value)
+                          .build()))
+          ? b.build()
+          : null;
     }
 
     private GaugeSnapshot gauges() {
       GaugeSnapshot.Builder b = GaugeSnapshot.builder().name(name).help(help);
-      int points = 0;
+      return points(
+              (labels, value) ->
+                  b.dataPoint(
+                      GaugeSnapshot.GaugeDataPointSnapshot.builder()
+                          .labels(labels)
+                          .value(value)
+                          .build()))
+          ? b.build()
+          : null;
+    }
+
+    /** Hands each series that could be read to {@code point}; whether any could. */
+    private boolean points(java.util.function.ObjDoubleConsumer<Labels> point) {
+      boolean any = false;
       for (Series s : series) {
         double value = read(s);
         if (!Double.isNaN(value)) {
-          b.dataPoint(
-              GaugeSnapshot.GaugeDataPointSnapshot.builder().labels(s.labels).value(value).build());
-          points++;
+          point.accept(s.labels, value);
+          any = true;
         }
       }
-      return points == 0 ? null : b.build();
+      return any;
     }
 
     private SummarySnapshot summaries() {

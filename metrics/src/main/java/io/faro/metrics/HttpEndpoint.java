@@ -252,6 +252,37 @@ public final class HttpEndpoint implements AutoCloseable {
     throw new BadRequest("limit must be a number from 1 to " + max + ", not " + text);
   }
 
+  /**
+   * Puts one page of a list into {@code out}: under {@code name} the rows of the entries of {@code
+   * all} after {@code after} (null: from the first), at most {@code limit}; under {@code
+   * total_<name>} the size of the whole list; under {@code next_after} the {@code id} of the page's
+   * last row when more follow, else "". Each row must have an {@code id} that names its key.
+   */
+  public static <K, V> void page(
+      java.util.SortedMap<K, V> all,
+      K after,
+      int limit,
+      String name,
+      java.util.function.Function<V, Map<String, Object>> row,
+      Map<String, Object> out) {
+    java.util.SortedMap<K, V> from = after == null ? all : all.tailMap(after);
+    java.util.List<Map<String, Object>> rows = new java.util.ArrayList<>();
+    String next = "";
+    for (Map.Entry<K, V> e : from.entrySet()) {
+      if (e.getKey().equals(after)) {
+        continue;
+      }
+      if (rows.size() == limit) {
+        next = String.valueOf(rows.get(rows.size() - 1).get("id"));
+        break;
+      }
+      rows.add(row.apply(e.getValue()));
+    }
+    out.put("total_" + name, all.size());
+    out.put(name, rows);
+    out.put("next_after", next);
+  }
+
   /** Thrown by a page for a parameter it cannot use: answered 400 with the message. */
   public static final class BadRequest extends RuntimeException {
     public BadRequest(String message) {

@@ -93,6 +93,8 @@ class HttpEndpointTest {
           s.getOutputStream().flush();
           stuck.add(s);
         }
+        // The port shows nothing of which connections its threads read: give them the time to
+        // take the half-sent requests first. Too short a pause only makes the test easier.
         Thread.sleep(200);
         long start = System.nanoTime();
         HttpResponse<String> scrape =

@@ -7,6 +7,11 @@ import static java.util.Objects.requireNonNull;
  * it equals the engine's shuffle id until a stage retry gives a re-run a fresh one.
  */
 public record ShuffleId(AppId app, int shuffle) {
+  /** By app id, then shuffle number: the order of the masters' state and of the HTTP API. */
+  public static final java.util.Comparator<ShuffleId> ORDER =
+      java.util.Comparator.comparing((ShuffleId s) -> s.app().value())
+          .thenComparingInt(ShuffleId::shuffle);
+
   public ShuffleId {
     requireNonNull(app, "app is null");
     if (shuffle < 0) {

@@ -6,7 +6,6 @@ import io.faro.common.id.AppId;
 import io.faro.common.id.ShuffleId;
 import io.faro.master.mapping.ProtoMapper;
 import io.faro.master.raft.RaftNode;
-import io.faro.master.state.RegisteredApp;
 import io.faro.master.state.RegisteredShuffle;
 import io.faro.metrics.HttpEndpoint;
 import io.faro.metrics.HttpEndpoint.Answer;
@@ -14,11 +13,8 @@ import io.faro.metrics.HttpEndpoint.BadRequest;
 import io.faro.metrics.HttpEndpoint.Page;
 import io.faro.proto.ClusterStatusRequest;
 import io.faro.proto.ClusterStatusResponse;
-import java.util.ArrayList;
 import java.util.LinkedHashMap;
-import java.util.List;
 import java.util.Map;
-import java.util.SortedMap;
 import java.util.function.Supplier;
 
 /**
@@ -79,32 +75,25 @@ public final class MasterApi {
     Map<String, Object> out = header();
     raft.read(
         state -> {
-          SortedMap<AppId, RegisteredApp> all = state.apps();
-          SortedMap<AppId, RegisteredApp> from = cursor == null ? all : all.tailMap(cursor);
-          List<Map<String, Object>> apps = new ArrayList<>();
-          String next = "";
-          for (RegisteredApp app : from.values()) {
-            if (app.id().equals(cursor)) {
-              continue;
-            }
-            if (apps.size() == limit) {
-              next = apps.get(apps.size() - 1).get("id").toString();
-              break;
-            }
-            Map<String, Object> row = new LinkedHashMap<>();
-            row.put("id", app.id().value());
-            row.put("registered_at_ms", app.registeredAtMs());
-            row.put(
-                "shuffles",
-                state
-                    .shuffles()
-                    .subMap(new ShuffleId(app.id(), 0), new ShuffleId(app.id(), Integer.MAX_VALUE))
-                    .size());
-            apps.add(row);
-          }
-          out.put("total_apps", all.size());
-          out.put("apps", apps);
-          out.put("next_after", next);
+          HttpEndpoint.page(
+              state.apps(),
+              cursor,
+              limit,
+              "apps",
+              app -> {
+                Map<String, Object> row = new LinkedHashMap<>();
+                row.put("id", app.id().value());
+                row.put("registered_at_ms", app.registeredAtMs());
+                row.put(
+                    "shuffles",
+                    state
+                        .shuffles()
+                        .subMap(
+                            new ShuffleId(app.id(), 0), new ShuffleId(app.id(), Integer.MAX_VALUE))
+                        .size());
+                return row;
+              },
+              out);
           return null;
         });
     return Answer.json(out);
@@ -118,33 +107,21 @@ public final class MasterApi {
     Map<String, Object> out = header();
     raft.read(
         state -> {
-          SortedMap<ShuffleId, RegisteredShuffle> all = state.shuffles();
-          SortedMap<ShuffleId, RegisteredShuffle> from = cursor == null ? all : all.tailMap(cursor);
-          List<Map<String, Object>> shuffles = new ArrayList<>();
-          String next = "";
-          for (RegisteredShuffle s : from.values()) {
-            if (s.id().equals(cursor)) {
-              continue;
-            }
-            if (shuffles.size() == limit) {
-              next = (String) shuffles.get(shuffles.size() - 1).get("id");
-              break;
-            }
-            Map<String, Object> row = new LinkedHashMap<>();
-            row.put("id", s.id().key());
-            row.put("app", s.id().app().value());
-            row.put("shuffle", s.id().shuffle());
-            row.put("partitions", s.numPartitions());
-            row.put("workers", s.slotsPerWorker().size());
-            row.put("slots", s.slotsPerWorker().values().stream().mapToLong(i -> i).sum());
-            shuffles.add(row);
-          }
-          out.put("total_shuffles", all.size());
-          out.put("shuffles", shuffles);
-          out.put("next_after", next);
+          HttpEndpoint.page(state.shuffles(), cursor, limit, "shuffles", MasterApi::row, out);
           return null;
         });
     return Answer.json(out);
+  }
+
+  private static Map<String, Object> row(RegisteredShuffle s) {
+    Map<String, Object> row = new LinkedHashMap<>();
+    row.put("id", s.id().key());
+    row.put("app", s.id().app().value());
+    row.put("shuffle", s.id().shuffle());
+    row.put("partitions", s.numPartitions());
+    row.put("workers", s.slotsPerWorker().size());
+    row.put("slots", s.slotsPerWorker().values().stream().mapToLong(i -> i).sum());
+    return row;
   }
 
   private static <T> T parse(Supplier<T> parse, String name, String text) {

@@ -38,8 +38,7 @@ import java.util.TreeMap;
 public final class MasterState implements StateReader {
   static final Comparator<WorkerId> WORKER_ORDER = Comparator.comparing(WorkerId::value);
   static final Comparator<AppId> APP_ORDER = Comparator.comparing(AppId::value);
-  static final Comparator<ShuffleId> SHUFFLE_ORDER =
-      Comparator.comparing((ShuffleId s) -> s.app().value()).thenComparingInt(ShuffleId::shuffle);
+  static final Comparator<ShuffleId> SHUFFLE_ORDER = ShuffleId.ORDER;
 
   private final NavigableMap<WorkerId, RegisteredWorker> workers = new TreeMap<>(WORKER_ORDER);
   private final NavigableMap<AppId, RegisteredApp> apps = new TreeMap<>(APP_ORDER);

@@ -12,7 +12,6 @@ import io.faro.worker.status.WorkerStatus;
 import io.faro.worker.status.WorkerStatusSampler;
 import io.faro.worker.storage.Disk;
 import java.util.ArrayList;
-import java.util.Comparator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
@@ -28,8 +27,6 @@ import java.util.function.Supplier;
 final class WorkerApi {
   private static final int DEFAULT_PAGE = 1_000;
   private static final int MAX_PAGE = 10_000;
-  private static final Comparator<ShuffleId> ORDER =
-      Comparator.comparing((ShuffleId id) -> id.app().value()).thenComparingInt(ShuffleId::shuffle);
 
   private final Supplier<String> workerId;
   private final PartitionStore store;
@@ -93,32 +90,27 @@ final class WorkerApi {
     } catch (IllegalArgumentException e) {
       throw new BadRequest("after is not a shuffle id here (" + e.getMessage() + ")");
     }
-    List<PartitionStore.ShuffleSummary> all = new ArrayList<>(store.summaries());
-    all.sort(Comparator.comparing(PartitionStore.ShuffleSummary::id, ORDER));
-    List<Map<String, Object>> page = new ArrayList<>();
-    String next = "";
-    for (PartitionStore.ShuffleSummary s : all) {
-      if (cursor != null && ORDER.compare(s.id(), cursor) <= 0) {
-        continue;
-      }
-      if (page.size() == limit) {
-        next = (String) page.get(page.size() - 1).get("id");
-        break;
-      }
-      Map<String, Object> row = new LinkedHashMap<>();
-      row.put("id", s.id().key());
-      row.put("app", s.id().app().value());
-      row.put("shuffle", s.id().shuffle());
-      row.put("locations", s.locations());
-      row.put("open_locations", s.openLocations());
-      row.put("restored_locations", s.restoredLocations());
-      row.put("committing", s.committing());
-      page.add(row);
-    }
+    java.util.SortedMap<ShuffleId, PartitionStore.ShuffleSummary> all =
+        new java.util.TreeMap<>(ShuffleId.ORDER);
+    store.summaries().forEach(summary -> all.put(summary.id(), summary));
     Map<String, Object> out = header();
-    out.put("total_shuffles", all.size());
-    out.put("shuffles", page);
-    out.put("next_after", next);
+    HttpEndpoint.page(
+        all,
+        cursor,
+        limit,
+        "shuffles",
+        summary -> {
+          Map<String, Object> row = new LinkedHashMap<>();
+          row.put("id", summary.id().key());
+          row.put("app", summary.id().app().value());
+          row.put("shuffle", summary.id().shuffle());
+          row.put("locations", summary.locations());
+          row.put("open_locations", summary.openLocations());
+          row.put("restored_locations", summary.restoredLocations());
+          row.put("committing", summary.committing());
+          return row;
+        },
+        out);
     return Answer.json(out);
   }
 
