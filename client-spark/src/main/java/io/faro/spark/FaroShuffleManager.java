@@ -193,6 +193,8 @@ public final class FaroShuffleManager implements ShuffleManager {
       int shuffleId, ShuffleDependency<K, V, C> dependency) {
     LifecycleManager manager = lifecycle();
     addStageListener(dependency.rdd().sparkContext());
+    manager.registerShuffle(
+        shuffleId, dependency.rdd().getNumPartitions(), dependency.partitioner().numPartitions());
     return new FaroShuffleHandle<>(
         shuffleId,
         dependency,

@@ -103,6 +103,16 @@ public final class ClientOptions {
               + "batch is acknowledged once both hold it, and a reducer reads either copy. A "
               + "worker lost then costs nothing; without replication its data is written again "
               + "by a re-run of the map stage. See docs/architecture.md, \"Replication\".");
+  public static final ConfigOption<Boolean> PLACE_AT_REGISTER =
+      booleanOption(
+          "faro.client.placement.at.register",
+          true,
+          "Place a shuffle (slots from the masters, reserved on the workers) as soon as Spark "
+              + "registers it, while its map stage is still being scheduled, so that its first "
+              + "map tasks find their push locations ready instead of waiting a few milliseconds "
+              + "for them. Spark registers a shuffle when it plans the stage that writes it; a "
+              + "shuffle registered but never run holds its empty reservations until Spark "
+              + "unregisters it or the app ends. false: place at the first map task's request.");
   public static final ConfigOption<Integer> REVIVE_MAX_ATTEMPTS =
       intOption(
           "faro.client.push.revive.max.attempts",
@@ -155,6 +165,7 @@ public final class ClientOptions {
           APP_HEARTBEAT_INTERVAL,
           COMMIT_TIMEOUT,
           REPLICATE,
+          PLACE_AT_REGISTER,
           REVIVE_MAX_ATTEMPTS,
           FETCH_RETRIES,
           FETCH_RETRY_WAIT,
@@ -180,6 +191,7 @@ public final class ClientOptions {
       Duration appHeartbeatInterval,
       Duration commitTimeout,
       boolean replicate,
+      boolean placeAtRegister,
       int reviveMaxAttempts,
       int fetchRetries,
       Duration fetchRetryWait,
@@ -203,6 +215,7 @@ public final class ClientOptions {
           conf.get(APP_HEARTBEAT_INTERVAL),
           conf.get(COMMIT_TIMEOUT),
           conf.get(REPLICATE),
+          conf.get(PLACE_AT_REGISTER),
           conf.get(REVIVE_MAX_ATTEMPTS),
           conf.get(FETCH_RETRIES),
           conf.get(FETCH_RETRY_WAIT),

@@ -149,9 +149,10 @@ public final class WorkerOptions {
       booleanOption(
           "faro.worker.commit.sync",
           false,
-          "Whether a commit forces each partition file to the disk (fsync) before it answers. "
-              + "false: a commit answers once the data, index and trailer are written to the "
-              + "operating system; a worker process that dies (kill -9, out of memory, an upgrade) "
+          "Whether a commit forces each partition file, and the worker's record of the "
+              + "commit (faro.worker.meta.dir), to the disk (fsync) before it answers. "
+              + "false: a commit answers once the data, index, trailer and record are written to "
+              + "the operating system, with no fsync at all; a worker process that dies (kill -9, out of memory, an upgrade) "
               + "loses nothing, since the kernel still writes its pages back, and the write-back "
               + "of a file deleted soon enough never happens at all. Only a machine that crashes or "
               + "loses power before the kernel has written a file back (vm.dirty_expire_centisecs, "

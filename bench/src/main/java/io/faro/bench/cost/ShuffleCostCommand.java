@@ -6,8 +6,10 @@ import io.faro.cli.FaroSubcommand;
 import io.faro.client.ClientOptions;
 import io.faro.client.ShuffleClient;
 import io.faro.client.driver.LifecycleManager;
+import io.faro.client.driver.ShufflePhaseStats;
 import io.faro.client.fetch.PartitionReader;
 import io.faro.client.push.MapPusher;
+import io.faro.common.batch.Batch;
 import io.faro.common.config.FaroConf;
 import io.faro.common.id.AppId;
 import io.faro.common.id.ShuffleId;
@@ -30,21 +32,23 @@ import picocli.CommandLine.Option;
 import picocli.CommandLine.Spec;
 
 /**
- * {@code bin/faro bench-shuffle-cost}: what a shuffle costs when it carries nothing, phase by
- * phase, as a driver and its tasks see it through the client library: the first map task (the
- * shuffle's registration, slot allocation on the masters and reservation on the workers happen on
- * its first call), each further map task (an empty pusher and its mapper end), the commit with the
- * reducers' metadata (the first reader's wait for the file groups), and a reduce task reading one
- * empty partition. Every shuffle is new; medians and 90th/99th percentiles over {@code --shuffles}.
+ * {@code bin/faro bench-shuffle-cost}: what a shuffle costs beyond its data, phase by phase, as a
+ * driver and its tasks see it through the client library. The driver registers the shuffle (which
+ * places it, see faro.client.placement.at.register), then, {@code --lead-ms} later as Spark's
+ * scheduling would, the first map task runs (its push locations, its mapper end), then the others,
+ * then the commit with the reducers' metadata (the first reader's wait for the file groups), and a
+ * reduce task reading partition 0 (empty, or {@code --record-bytes} per map). Every shuffle is new;
+ * medians and 90th/99th percentiles over {@code --shuffles}, and the driver's own timings of each
+ * phase ({@link ShufflePhaseStats}).
  */
 @Command(
     name = "bench-shuffle-cost",
     mixinStandardHelpOptions = true,
     sortOptions = false,
     description =
-        "Measures the fixed cost of a shuffle that carries no data, phase by phase: first map"
-            + " task (register, slots, reserve), other map tasks, commit and reducer metadata, a"
-            + " reduce task reading an empty partition. Loopback only for --local-cluster.")
+        "Measures the fixed cost of a shuffle, phase by phase: registration and placement, the"
+            + " first map task, the other map tasks, commit and reducer metadata, a reduce task"
+            + " reading a partition (empty by default). Loopback only for --local-cluster.")
 public final class ShuffleCostCommand implements Callable<Integer>, FaroSubcommand {
   @Option(
       names = "--masters",
@@ -88,13 +92,34 @@ public final class ShuffleCostCommand implements Callable<Integer>, FaroSubcomma
       description = "Partitions per shuffle (default: ${DEFAULT-VALUE}).")
   int partitions;
 
+  @Option(
+      names = "--record-bytes",
+      defaultValue = "0",
+      description =
+          "Bytes each map task writes to partition 0 (default: ${DEFAULT-VALUE}: no data); the"
+              + " reduce task then reads partition 0, so the read phase reaches the first"
+              + " fetchable byte.")
+  int recordBytes;
+
+  @Option(
+      names = "--lead-ms",
+      defaultValue = "0",
+      description =
+          "Milliseconds between a shuffle's registration and its first map task (default:"
+              + " ${DEFAULT-VALUE}). Spark takes tens of milliseconds to schedule a map stage after"
+              + " it registers its shuffle; 0 measures the worst case, a map task asking at once.")
+  int leadMillis;
+
   @Option(names = "--json", paramLabel = "FILE", description = "Also write the report as JSON.")
   Path json;
 
   @Spec picocli.CommandLine.Model.CommandSpec spec;
 
+  /** The driver's timings of the measured shuffles' phases. */
+  private ShufflePhaseStats driverPhases;
+
   /** Nanoseconds of each phase of each measured shuffle. */
-  private record Phases(long[] firstMap, long[] otherMaps, long[] commit, long[] emptyRead) {}
+  private record Phases(long[] firstMap, long[] otherMaps, long[] commit, long[] read) {}
 
   @Override
   public Integer call() throws Exception {
@@ -102,9 +127,15 @@ public final class ShuffleCostCommand implements Callable<Integer>, FaroSubcomma
     if (localCluster == (masters != null)) {
       throw new IllegalArgumentException("give either --local-cluster or --masters");
     }
-    if (shuffles < 1 || warmup < 0 || maps < 1 || partitions < 1) {
+    if (shuffles < 1
+        || warmup < 0
+        || maps < 1
+        || partitions < 1
+        || recordBytes < 0
+        || leadMillis < 0) {
       throw new IllegalArgumentException(
-          "--shuffles, --maps and --partitions must be at least 1, --warmup at least 0");
+          "--shuffles, --maps and --partitions must be at least 1, --warmup, --record-bytes and"
+              + " --lead-ms at least 0");
     }
     ClusterTarget target =
         localCluster
@@ -133,12 +164,14 @@ public final class ShuffleCostCommand implements Callable<Integer>, FaroSubcomma
         for (int s = 0; s < warmup; s++) {
           shuffle(client, lifecycle, s, null, 0);
         }
+        lifecycle.phases().clear(); // the driver's own timings, of the measured shuffles only
         phases =
             new Phases(
                 new long[shuffles], new long[shuffles], new long[shuffles], new long[shuffles]);
         for (int s = 0; s < shuffles; s++) {
           shuffle(client, lifecycle, warmup + s, phases, s);
         }
+        driverPhases = lifecycle.phases();
       }
       Map<String, Object> report = report(phases);
       out.print(table(report));
@@ -151,17 +184,29 @@ public final class ShuffleCostCommand implements Callable<Integer>, FaroSubcomma
     }
   }
 
-  /**
-   * One shuffle with no data, start to end; its phases go to {@code phases}[{@code i}] if given.
-   */
+  /** One shuffle, start to end; its phases go to {@code phases}[{@code i}] if given. */
   private void shuffle(
       ShuffleClient client, LifecycleManager lifecycle, int s, Phases phases, int i) {
     HostPort driver = lifecycle.endpoint();
     ShuffleId shuffle = new ShuffleId(lifecycle.app(), s);
+    byte[] record = new byte[recordBytes];
     long others = 0;
+    lifecycle.registerShuffle(s, maps, partitions); // as Spark's driver does when it plans a stage
+    if (leadMillis > 0) {
+      try {
+        Thread.sleep(leadMillis);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        throw new IllegalStateException("interrupted", e);
+      }
+    }
     for (int m = 0; m < maps; m++) {
       long start = System.nanoTime();
       try (MapPusher pusher = client.newMapPusher(driver, shuffle, m, 0, maps, partitions)) {
+        if (recordBytes > 0) {
+          pusher.write(0, record, 0, record.length);
+          pusher.cut(0);
+        }
         pusher.finish();
         client.mapperEnd(driver, shuffle, m, 0, maps, pusher.batchCounts());
       }
@@ -179,8 +224,13 @@ public final class ShuffleCostCommand implements Callable<Integer>, FaroSubcomma
     long commit = System.nanoTime() - commitStart;
     long readStart = System.nanoTime();
     try (PartitionReader reader = client.newReader(driver, shuffle, maps, 0, 1, 0, maps)) {
-      if (reader.next() != null) {
-        throw new IllegalStateException("shuffle " + shuffle + " read data it was never given");
+      long bytes = 0;
+      for (Batch b = reader.next(); b != null; b = reader.next()) {
+        bytes += b.length();
+      }
+      if (bytes != (long) recordBytes * maps) {
+        throw new IllegalStateException(
+            "shuffle " + shuffle + " read " + bytes + " bytes of " + (long) recordBytes * maps);
       }
     }
     long read = System.nanoTime() - readStart;
@@ -188,25 +238,37 @@ public final class ShuffleCostCommand implements Callable<Integer>, FaroSubcomma
     if (phases != null) {
       phases.otherMaps[i] = maps > 1 ? others / (maps - 1) : 0;
       phases.commit[i] = commit;
-      phases.emptyRead[i] = read;
+      phases.read[i] = read;
     }
   }
 
   private Map<String, Object> report(Phases p) {
     long[] total = new long[shuffles];
     for (int i = 0; i < shuffles; i++) {
-      total[i] =
-          p.firstMap[i] + p.otherMaps[i] * Math.max(0, maps - 1) + p.commit[i] + p.emptyRead[i];
+      total[i] = p.firstMap[i] + p.otherMaps[i] * Math.max(0, maps - 1) + p.commit[i] + p.read[i];
     }
     Map<String, Object> report = new LinkedHashMap<>();
     report.put("shuffles", shuffles);
     report.put("maps", maps);
     report.put("partitions", partitions);
+    report.put("record_bytes", recordBytes);
+    report.put("lead_ms", leadMillis);
     report.put("first_map_ms", quantiles(p.firstMap));
     report.put("other_map_ms", quantiles(p.otherMaps));
     report.put("commit_and_metadata_ms", quantiles(p.commit));
-    report.put("empty_partition_read_ms", quantiles(p.emptyRead));
+    report.put("partition_read_ms", quantiles(p.read));
     report.put("shuffle_total_ms", quantiles(total));
+    Map<String, Object> driver = new LinkedHashMap<>();
+    for (String phase : ShufflePhaseStats.phases()) {
+      if (driverPhases.count(phase) > 0) {
+        Map<String, Object> q = new LinkedHashMap<>();
+        for (double f : new double[] {0.5, 0.9, 0.99}) {
+          q.put("p" + Math.round(f * 100), driverPhases.quantileMillis(phase, f));
+        }
+        driver.put(phase, q);
+      }
+    }
+    report.put("driver_phases_ms", driver);
     return report;
   }
 
@@ -227,17 +289,32 @@ public final class ShuffleCostCommand implements Callable<Integer>, FaroSubcomma
     out.append(
         String.format(
             Locale.ROOT,
-            "%n%d shuffles of %d maps x %d partitions, no data%n%-26s %9s %9s %9s%n",
+            "%n%d shuffles of %d maps x %d partitions, %s, first map %d ms after registration%n"
+                + "%-26s %9s %9s %9s%n",
             report.get("shuffles"),
             report.get("maps"),
             report.get("partitions"),
+            (int) report.get("record_bytes") == 0
+                ? "no data"
+                : report.get("record_bytes") + " bytes per map, all to partition 0",
+            report.get("lead_ms"),
             "phase (ms)",
             "p50",
             "p90",
             "p99"));
-    List<String> phases = new ArrayList<>(report.keySet());
-    for (String key : phases) {
-      if (report.get(key) instanceof Map<?, ?> q) {
+    rows(report, out);
+    out.append(
+        String.format(
+            Locale.ROOT,
+            "%nthe driver's own timings (upper bounds of its histogram buckets, 19%% wide)%n"));
+    rows((Map<String, Object>) report.get("driver_phases_ms"), out);
+    return out.toString();
+  }
+
+  @SuppressWarnings("unchecked")
+  private static void rows(Map<String, Object> report, StringBuilder out) {
+    for (String key : new ArrayList<>(report.keySet())) {
+      if (report.get(key) instanceof Map<?, ?> q && !key.equals("driver_phases_ms")) {
         Map<String, Object> m = (Map<String, Object>) q;
         out.append(
             String.format(
@@ -249,6 +326,5 @@ public final class ShuffleCostCommand implements Callable<Integer>, FaroSubcomma
                 m.get("p99")));
       }
     }
-    return out.toString();
   }
 }

@@ -22,7 +22,7 @@ class ShuffleCostCommandTest {
 
   @Test
   @SuppressWarnings("unchecked")
-  void reportsEveryPhaseOfEmptyShuffles() throws Exception {
+  void reportsEveryPhase() throws Exception {
     StringWriter out = new StringWriter();
     StringWriter err = new StringWriter();
     Path json = dir.resolve("cost.json");
@@ -42,18 +42,27 @@ class ShuffleCostCommandTest {
                 "3",
                 "--partitions",
                 "4",
+                "--record-bytes",
+                "10",
                 "--json",
                 json.toString());
     assertThat(code).as("stdout:%n%s%nstderr:%n%s", out, err).isZero();
-    assertThat(out.toString()).contains("5 shuffles of 3 maps x 4 partitions, no data");
+    assertThat(out.toString())
+        .contains("5 shuffles of 3 maps x 4 partitions, 10 bytes per map, all to partition 0");
     Map<String, Object> report = (Map<String, Object>) Json.parse(Files.readString(json));
     assertThat(report)
         .containsKeys(
             "first_map_ms",
             "other_map_ms",
             "commit_and_metadata_ms",
-            "empty_partition_read_ms",
-            "shuffle_total_ms");
+            "partition_read_ms",
+            "shuffle_total_ms",
+            "driver_phases_ms");
+    // The driver timed every shuffle's placement and commit (only the measured ones).
+    Map<String, Object> driver = (Map<String, Object>) report.get("driver_phases_ms");
+    assertThat(driver).containsKeys("placement", "commit", "first_read");
+    assertThat(((Number) ((Map<String, Object>) driver.get("commit")).get("p50")).doubleValue())
+        .isPositive();
     for (String phase :
         new String[] {"first_map_ms", "commit_and_metadata_ms", "shuffle_total_ms"}) {
       Map<String, Object> q = (Map<String, Object>) report.get(phase);

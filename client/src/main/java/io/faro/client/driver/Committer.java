@@ -94,12 +94,12 @@ final class Committer {
   }
 
   /**
-   * Flushes and closes the generation's files on every worker that holds a copy of some location,
-   * then completes its file groups. Commit is idempotent on the workers, so a retryable failure (a
-   * connection reset, a timeout) is tried again on that worker, up to {@link #ATTEMPTS} times. A
-   * worker that still fails loses only its copies: a partition is lost when some epoch of it has no
-   * committed copy, and its reducers then fail with DATA_LOST (the engine re-runs the map stage);
-   * the others read.
+   * Flushes and closes the generation's files on every worker that holds a copy of some location
+   * with data (of a partition some winning attempt pushed to), then completes its file groups.
+   * Commit is idempotent on the workers, so a retryable failure (a connection reset, a timeout) is
+   * tried again on that worker, up to {@link #ATTEMPTS} times. A worker that still fails loses only
+   * its copies: a partition is lost when some epoch of it has no committed copy, and its reducers
+   * then fail with DATA_LOST (the engine re-runs the map stage); the others read.
    */
   void commit(Generation g) {
     CompletableFuture<GetReducerFileGroupsResponse> answer = fileGroups(g);
@@ -107,7 +107,14 @@ final class Committer {
         .handle((placed, error) -> null)
         .thenCompose(
             v -> {
-              List<PartitionLocation> locations = g.locations().all();
+              // Only partitions some winning attempt pushed to: the others have nothing to read,
+              // and a worker that holds only such partitions is not asked at all (a shuffle whose
+              // maps wrote nothing commits without a request).
+              long[] expected = g.expectedBatches();
+              List<PartitionLocation> locations =
+                  g.locations().all().stream()
+                      .filter(l -> l.partition() < expected.length && expected[l.partition()] > 0)
+                      .toList();
               Map<WorkerId, List<PartitionLocation>> byWorker = Locations.copiesByWorker(locations);
               Map<WorkerId, CompletableFuture<CommitFilesResponse>> commits = new LinkedHashMap<>();
               byWorker.forEach(

@@ -56,6 +56,7 @@ final class Generation {
       new AtomicReference<>();
   private final AtomicInteger nextEpoch = new AtomicInteger(1);
   private final Locations locations;
+  private final ShuffleTimeline timeline = new ShuffleTimeline();
   private volatile boolean commitStarted;
   private volatile boolean lost;
 
@@ -142,6 +143,11 @@ final class Generation {
 
   Locations locations() {
     return locations;
+  }
+
+  /** When each step of this generation's life happened. */
+  ShuffleTimeline timeline() {
+    return timeline;
   }
 
   /** The latest placement attempt, or null before the first. */

@@ -56,22 +56,7 @@ final class Generations {
    */
   Generation forWriter(
       int engineShuffle, int stageId, int stageAttempt, int numMaps, int numPartitions) {
-    // Before anything proportional to them is allocated (arrays per map and per partition).
-    // A negative partition count means "as known" (a map's end names none).
-    if (numMaps < 0 || numMaps > MAX_SHAPE || numPartitions > MAX_SHAPE) {
-      throw new FaroException(
-          ErrorCode.LIMIT_EXCEEDED,
-          "shuffle "
-              + engineShuffle
-              + " of "
-              + app
-              + " asks for "
-              + numMaps
-              + " maps and "
-              + numPartitions
-              + " partitions; each must be in 0.."
-              + MAX_SHAPE);
-    }
+    checkShape(engineShuffle, numMaps, numPartitions);
     long stageKey = ShuffleClient.stageKey(stageId, stageAttempt);
     Generation g = null;
     synchronized (byEngineShuffle) {
@@ -130,6 +115,59 @@ final class Generations {
     }
     g.checkShape(numMaps, numPartitions);
     return g;
+  }
+
+  /** Before anything proportional to them is allocated (arrays per map and per partition). */
+  private void checkShape(int engineShuffle, int numMaps, int numPartitions) {
+    // A negative partition count means "as known" (a map's end names none).
+    if (numMaps < 0 || numMaps > MAX_SHAPE || numPartitions > MAX_SHAPE) {
+      throw new FaroException(
+          ErrorCode.LIMIT_EXCEEDED,
+          "shuffle "
+              + engineShuffle
+              + " of "
+              + app
+              + " asks for "
+              + numMaps
+              + " maps and "
+              + numPartitions
+              + " partitions; each must be in 0.."
+              + MAX_SHAPE);
+    }
+  }
+
+  /**
+   * The first generation of engine shuffle {@code engineShuffle}, made now for its registration
+   * (written by no stage attempt yet: the first one to ask takes it, see {@link #forWriter}); null
+   * if the shuffle has a generation already.
+   *
+   * @throws FaroException LIMIT_EXCEEDED for a shape beyond {@link #MAX_SHAPE}
+   */
+  Generation forRegistration(int engineShuffle, int numMaps, int numPartitions) {
+    checkShape(engineShuffle, numMaps, numPartitions);
+    synchronized (byEngineShuffle) {
+      List<Generation> list =
+          byEngineShuffle.computeIfAbsent(engineShuffle, id -> new ArrayList<>());
+      if (!list.isEmpty()) {
+        return null;
+      }
+      Generation g =
+          new Generation(
+              engineShuffle,
+              new ShuffleId(app, nextShuffleId.getAndIncrement()),
+              numMaps,
+              numPartitions);
+      list.add(g);
+      byId.put(g.id().shuffle(), g);
+      LOG.info(
+          "Shuffle {} of {} is registered as Faro shuffle {} ({} maps, {} partitions)",
+          engineShuffle,
+          app,
+          g.id(),
+          numMaps,
+          numPartitions);
+      return g;
+    }
   }
 
   /**

@@ -55,6 +55,7 @@ public final class LifecycleManager implements RequestHandler, AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(LifecycleManager.class);
 
   private final AppId app;
+  private final ClientOptions.Settings settings;
   private final MasterClient master;
   private final Generations generations;
   private final Placement placement;
@@ -63,6 +64,7 @@ public final class LifecycleManager implements RequestHandler, AutoCloseable {
   private final AppSession session;
   private final TransportServer server;
   private final HostPort endpoint;
+  private final ShufflePhaseStats phases = new ShufflePhaseStats();
 
   /**
    * Registers {@code app} with the masters and starts serving executors.
@@ -82,7 +84,7 @@ public final class LifecycleManager implements RequestHandler, AutoCloseable {
       String advertisedHost,
       Clock clock) {
     this.app = requireNonNull(app, "app is null");
-    requireNonNull(settings, "settings is null");
+    this.settings = requireNonNull(settings, "settings is null");
     requireNonNull(pool, "pool is null");
     this.master =
         new MasterClient(
@@ -151,6 +153,7 @@ public final class LifecycleManager implements RequestHandler, AutoCloseable {
             r.getStageAttempt(),
             r.getNumMaps(),
             r.getNumPartitions());
+    g.timeline().mark(ShuffleTimeline.Mark.FIRST_ASK);
     placement
         .firstPlacement(g)
         .whenComplete(
@@ -187,8 +190,11 @@ public final class LifecycleManager implements RequestHandler, AutoCloseable {
     g.checkShape(r.getNumMaps(), -1);
     BatchCounts batches = BatchCounts.of(r.getBatchPartitionsList(), r.getBatchCountsList());
     Generation.MapEnd end = g.mapperEnd(r.getMapId(), r.getAttemptId(), batches, r.getIncomplete());
+    g.timeline().mark(ShuffleTimeline.Mark.FIRST_MAP_END);
     if (end.startsCommit()) {
+      g.timeline().mark(ShuffleTimeline.Mark.COMMIT_STARTED);
       committer.commit(g);
+      committer.fileGroups(g).thenRun(() -> committed(g));
     }
     responder.respond(
         MapperEndResponse.newBuilder()
@@ -234,8 +240,44 @@ public final class LifecycleManager implements RequestHandler, AutoCloseable {
                 responder.fail(error);
               } else {
                 responder.respond(groups);
+                firstRead(g);
               }
             });
+  }
+
+  /** Counts the time from {@code g}'s commit to its first reader's answer, once. */
+  private void firstRead(Generation g) {
+    if (!g.commitStarted()) {
+      return; // abandoned: answered without a commit
+    }
+    // COMMITTED first, in case this answer runs before committed(g) does.
+    g.timeline().mark(ShuffleTimeline.Mark.COMMITTED);
+    if (g.timeline().mark(ShuffleTimeline.Mark.FIRST_READ)) {
+      phases.add(g.timeline(), ShuffleTimeline.Phase.FIRST_READ);
+    }
+  }
+
+  /** Counts and logs (at debug) the phases of {@code g}'s life up to its commit. */
+  private void committed(Generation g) {
+    ShuffleTimeline t = g.timeline();
+    t.mark(ShuffleTimeline.Mark.COMMITTED);
+    phases.add(
+        t,
+        ShuffleTimeline.Phase.SCHEDULING,
+        ShuffleTimeline.Phase.SLOTS,
+        ShuffleTimeline.Phase.RESERVE,
+        ShuffleTimeline.Phase.PLACEMENT,
+        ShuffleTimeline.Phase.PLACEMENT_WAIT,
+        ShuffleTimeline.Phase.MAPS,
+        ShuffleTimeline.Phase.COMMIT);
+    if (LOG.isDebugEnabled()) {
+      LOG.debug("Shuffle {} committed; its phases: {}", g.id(), t.describe());
+    }
+  }
+
+  /** How long each phase of this app's shuffles took, so far. */
+  public ShufflePhaseStats phases() {
+    return phases;
   }
 
   // ------------------------------------------------------------------ driver API
@@ -252,6 +294,43 @@ public final class LifecycleManager implements RequestHandler, AutoCloseable {
    */
   public void stageAttemptEnded(int stageId, int stageAttempt) {
     lossCheck.stageAttemptEnded(stageId, stageAttempt);
+  }
+
+  /**
+   * Spark registered engine shuffle {@code shuffleId}, of {@code numMaps} maps and {@code
+   * numPartitions} partitions: with faro.client.placement.at.register, its first generation is
+   * placed now, in the background, so that its map tasks find their push locations ready. Never
+   * blocks, never fails: a placement that fails here is tried again at the first map task's
+   * request, which then fails or succeeds on its own.
+   */
+  public void registerShuffle(int shuffleId, int numMaps, int numPartitions) {
+    if (numMaps <= 0 || numPartitions <= 0) {
+      return; // no map task will ever ask (an empty RDD), or a shape the first request refuses
+    }
+    Generation g;
+    try {
+      g = generations.forRegistration(shuffleId, numMaps, numPartitions);
+    } catch (RuntimeException e) {
+      LOG.debug("Shuffle {} is not placed at registration: {}", shuffleId, e.toString());
+      return;
+    }
+    if (g == null || !g.timeline().mark(ShuffleTimeline.Mark.REGISTERED)) {
+      return;
+    }
+    if (settings.placeAtRegister()) {
+      placement
+          .firstPlacement(g)
+          .whenComplete(
+              (placed, error) -> {
+                if (error != null) {
+                  LOG.info(
+                      "Shuffle {} could not be placed at registration; its first map task asks"
+                          + " again: {}",
+                      g.id(),
+                      Futures.unwrap(error).toString());
+                }
+              });
+    }
   }
 
   /** Forgets the shuffle; the master frees its slots and the workers delete its files. */
@@ -276,6 +355,13 @@ public final class LifecycleManager implements RequestHandler, AutoCloseable {
 
   @Override
   public void close() {
+    if (phases.count("commit") > 0) {
+      LOG.info(
+          "Faro shuffles of {}, time per phase over {} commits: {}",
+          app,
+          phases.count("commit"),
+          phases.describe());
+    }
     session.close();
     server.close();
     generations.clear();

@@ -86,6 +86,7 @@ final class Placement {
       }
       CompletableFuture<List<PartitionLocation>> next = new CompletableFuture<>();
       if (g.replacePlacement(current, next)) {
+        g.timeline().mark(ShuffleTimeline.Mark.PLACEMENT_STARTED);
         place(g)
             .whenComplete(
                 (locations, error) -> {
@@ -93,6 +94,7 @@ final class Placement {
                     next.completeExceptionally(error);
                   } else {
                     g.locations().placed(locations);
+                    g.timeline().mark(ShuffleTimeline.Mark.PLACED);
                     next.complete(locations);
                   }
                 });
@@ -137,6 +139,9 @@ final class Placement {
         .call(request.build(), RequestSlotsResponse.class)
         .thenCompose(
             response -> {
+              if (epoch == 0) {
+                g.timeline().mark(ShuffleTimeline.Mark.SLOTS_GRANTED);
+              }
               List<PartitionLocation> locations =
                   response.getLocationsList().stream().map(IdMapper::location).toList();
               // Primaries and replicas alike: a location is placed only once every copy is

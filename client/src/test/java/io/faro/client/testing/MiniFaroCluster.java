@@ -95,6 +95,11 @@ public final class MiniFaroCluster implements AutoCloseable {
     return master.rpcPort();
   }
 
+  /** The master's HTTP port ({@code /metrics}, {@code /api/v1/...}). */
+  public int masterHttpPort() {
+    return master.httpPort();
+  }
+
   /** What a client needs to reach this cluster. */
   public FaroConf clientConf() {
     return FaroConf.of(

@@ -60,11 +60,22 @@ public final class CommittedFiles implements CommitLog {
   private final WorkerMetaStore store;
   private final Disks disks;
   private final Clock clock;
+  private final boolean sync;
 
+  /** A log whose records are forced to the disk (at start: a rebuild, a check). */
   public CommittedFiles(WorkerMetaStore store, Disks disks, Clock clock) {
+    this(store, disks, clock, true);
+  }
+
+  /**
+   * @param sync whether each record of a commit or seal is forced to the disk before the commit
+   *     answers: faro.worker.commit.sync, as the files it lists are
+   */
+  public CommittedFiles(WorkerMetaStore store, Disks disks, Clock clock, boolean sync) {
     this.store = requireNonNull(store, "store is null");
     this.disks = requireNonNull(disks, "disks is null");
     this.clock = requireNonNull(clock, "clock is null");
+    this.sync = sync;
   }
 
   /**
@@ -74,13 +85,13 @@ public final class CommittedFiles implements CommitLog {
   @Override
   public void committed(ShuffleId shuffle, long ownerToken, ShuffleCommit commit)
       throws IOException {
-    store.committed(shuffle, ownerToken, clock.millis(), records(commit));
+    store.committed(shuffle, ownerToken, clock.millis(), records(commit), sync);
   }
 
   /** Records the partitions a graceful stop (or a drain) sealed while the shuffle was pushed. */
   @Override
   public void sealed(ShuffleId shuffle, long ownerToken, ShuffleCommit sealed) throws IOException {
-    store.sealed(shuffle, ownerToken, clock.millis(), records(sealed));
+    store.sealed(shuffle, ownerToken, clock.millis(), records(sealed), sync);
   }
 
   private Map<PartitionKey, CommittedFileRecordP> records(ShuffleCommit commit) throws IOException {

@@ -78,6 +78,14 @@ public final class WorkerMetaStore implements AutoCloseable {
   private final RocksDB db;
   private final String workerId;
   private final WriteOptions synced;
+
+  /**
+   * Written to the operating system at once (RocksDB hands each write of its log to the kernel), so
+   * a process that dies loses none; only a machine that crashes before the kernel writes it back
+   * can.
+   */
+  private final WriteOptions unsynced;
+
   private final java.util.concurrent.locks.ReentrantReadWriteLock lock =
       new java.util.concurrent.locks.ReentrantReadWriteLock();
   private boolean closed;
@@ -89,6 +97,7 @@ public final class WorkerMetaStore implements AutoCloseable {
     this.db = db;
     this.workerId = workerId;
     this.synced = new WriteOptions().setSync(true);
+    this.unsynced = new WriteOptions().setSync(false);
   }
 
   /**
@@ -175,29 +184,32 @@ public final class WorkerMetaStore implements AutoCloseable {
 
   /**
    * Records that {@code shuffle} (reserved with {@code ownerToken}) committed {@code partitions},
-   * in one synced write.
+   * in one write; {@code sync} forces it to the disk before returning (see faro.worker.commit.sync:
+   * the record is worth an fsync only when the files it lists got theirs).
    */
   public void committed(
       ShuffleId shuffle,
       long ownerToken,
       long committedAtMs,
-      Map<PartitionKey, CommittedFileRecordP> partitions)
+      Map<PartitionKey, CommittedFileRecordP> partitions,
+      boolean sync)
       throws IOException {
-    write(shuffle, ownerToken, committedAtMs, false, partitions);
+    write(shuffle, ownerToken, committedAtMs, false, partitions, sync);
   }
 
   /**
    * Records that {@code shuffle} (reserved with {@code ownerToken}), still pushed, had {@code
-   * partitions} sealed on this worker's way out, in one synced write; a later {@link #committed}
-   * replaces the shuffle's record.
+   * partitions} sealed on this worker's way out, in one write ({@code sync} as for {@link
+   * #committed}); a later {@link #committed} replaces the shuffle's record.
    */
   public void sealed(
       ShuffleId shuffle,
       long ownerToken,
       long sealedAtMs,
-      Map<PartitionKey, CommittedFileRecordP> partitions)
+      Map<PartitionKey, CommittedFileRecordP> partitions,
+      boolean sync)
       throws IOException {
-    write(shuffle, ownerToken, sealedAtMs, true, partitions);
+    write(shuffle, ownerToken, sealedAtMs, true, partitions, sync);
   }
 
   private void write(
@@ -205,7 +217,8 @@ public final class WorkerMetaStore implements AutoCloseable {
       long ownerToken,
       long atMs,
       boolean sealed,
-      Map<PartitionKey, CommittedFileRecordP> partitions)
+      Map<PartitionKey, CommittedFileRecordP> partitions,
+      boolean sync)
       throws IOException {
     lock.readLock().lock();
     try (WriteBatch batch = new WriteBatch()) {
@@ -221,7 +234,7 @@ public final class WorkerMetaStore implements AutoCloseable {
       for (Map.Entry<PartitionKey, CommittedFileRecordP> e : partitions.entrySet()) {
         batch.put(partitionKey(e.getKey()), e.getValue().toByteArray());
       }
-      db.write(synced, batch);
+      db.write(sync ? synced : unsynced, batch);
     } catch (RocksDBException e) {
       throw new IOException("cannot record the commit of shuffle " + shuffle + " in " + dir, e);
     } finally {
@@ -229,7 +242,10 @@ public final class WorkerMetaStore implements AutoCloseable {
     }
   }
 
-  /** Forgets {@code shuffle} and its partitions. */
+  /**
+   * Forgets {@code shuffle} and its partitions, unsynced: a machine crash may bring the record
+   * back, and the check at the next start then drops it with its files, which are gone.
+   */
   public void forget(ShuffleId shuffle) throws IOException {
     byte[] from = shuffleKey(shuffle);
     byte[] to = prefixEnd(partitionPrefix(shuffle));
@@ -238,7 +254,7 @@ public final class WorkerMetaStore implements AutoCloseable {
       checkOpen();
       batch.delete(from);
       batch.deleteRange(partitionPrefix(shuffle), to);
-      db.write(synced, batch);
+      db.write(unsynced, batch);
     } catch (RocksDBException e) {
       throw new IOException("cannot forget shuffle " + shuffle + " in " + dir, e);
     } finally {
@@ -327,6 +343,7 @@ public final class WorkerMetaStore implements AutoCloseable {
       }
       closed = true;
       synced.close();
+      unsynced.close();
       db.close();
       options.close();
     } finally {

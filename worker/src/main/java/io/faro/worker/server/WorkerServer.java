@@ -184,7 +184,8 @@ public final class WorkerServer implements AutoCloseable {
       store.restore(r.shuffle(), r.ownerToken(), r.partitions(), r.sealed());
     }
     if (meta != null) {
-      store.recordCommitsIn(new CommittedFiles(meta, disks, Clock.systemUTC()));
+      store.recordCommitsIn(
+          new CommittedFiles(meta, disks, Clock.systemUTC(), settings.commitSync()));
     }
     status = new WorkerStatusSampler(budget, disks.all().stream().map(Disk::ioMode).toList());
     status.start(memoryThread);
