@@ -157,8 +157,9 @@ public final class WorkerOptions {
               + "of a file deleted soon enough never happens at all. Only a machine that crashes or "
               + "loses power before the kernel has written a file back (vm.dirty_expire_centisecs, "
               + "30 s by default) can lose it: at its next start the worker checks each committed "
-              + "file's length, trailer and index and serves only those that pass, and readers of "
-              + "the others read the replica or get a fetch failure, on which Spark runs the lost "
+              + "file's length, trailer and index and serves only those that pass and whose "
+              + "record survived (a file whose record was lost counts as uncommitted and is "
+              + "deleted), and readers of the others read the replica or get a fetch failure, on which Spark runs the lost "
               + "maps again (as it does for the built-in shuffle when a node is lost). true: "
               + "every commit waits for an fsync per partition file, which on a disk priced in "
               + "requests (an HDD, a cloud volume) can take longer than the shuffle itself.");

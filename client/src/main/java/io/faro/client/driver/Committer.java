@@ -22,6 +22,7 @@ import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.SortedSet;
 import java.util.TreeSet;
 import java.util.concurrent.CompletableFuture;
@@ -101,21 +102,23 @@ final class Committer {
    * its copies: a partition is lost when some epoch of it has no committed copy, and its reducers
    * then fail with DATA_LOST (the engine re-runs the map stage); the others read.
    */
-  void commit(Generation g) {
+  CompletableFuture<GetReducerFileGroupsResponse> commit(Generation g) {
     CompletableFuture<GetReducerFileGroupsResponse> answer = fileGroups(g);
     g.placementIfStarted()
         .handle((placed, error) -> null)
         .thenCompose(
             v -> {
               // Only partitions some winning attempt pushed to: the others have nothing to read,
-              // and a worker that holds only such partitions is not asked at all (a shuffle whose
-              // maps wrote nothing commits without a request).
+              // and a worker that holds only such partitions is not waited for (a shuffle whose
+              // maps wrote nothing is answered without a request).
               long[] expected = g.expectedBatches();
+              List<PartitionLocation> all = g.locations().all();
               List<PartitionLocation> locations =
-                  g.locations().all().stream()
+                  all.stream()
                       .filter(l -> l.partition() < expected.length && expected[l.partition()] > 0)
                       .toList();
               Map<WorkerId, List<PartitionLocation>> byWorker = Locations.copiesByWorker(locations);
+              answer.whenComplete((files, error) -> closeIdle(g, all, byWorker.keySet()));
               Map<WorkerId, CompletableFuture<CommitFilesResponse>> commits = new LinkedHashMap<>();
               byWorker.forEach(
                   (worker, locs) -> {
@@ -151,6 +154,44 @@ final class Committer {
                 answer.complete(files);
               }
             });
+    return answer;
+  }
+
+  /**
+   * Commits, once readers have their answer and without waiting for it, the workers of {@code all}
+   * locations that the commit did not ask ({@code asked}: they hold only partitions no winner
+   * pushed to). Nothing of theirs is read; the commit closes their empty locations, so that they no
+   * longer count as open partitions in the workers' load, and answers a late attempt's pushes
+   * STAGE_ENDED, as on every other worker. A failure costs nothing but a debug line.
+   */
+  private void closeIdle(Generation g, List<PartitionLocation> all, Set<WorkerId> asked) {
+    Map<WorkerId, List<PartitionLocation>> idle = new LinkedHashMap<>();
+    Locations.copiesByWorker(all)
+        .forEach(
+            (worker, locs) -> {
+              if (!asked.contains(worker)) {
+                idle.put(worker, locs);
+              }
+            });
+    idle.forEach(
+        (worker, locs) ->
+            pool.call(
+                    locs.get(0).endpoint().rpc(),
+                    CommitFilesRequest.newBuilder()
+                        .setShuffle(IdMapper.toProto(g.id()))
+                        .setOwnerToken(g.ownerToken())
+                        .build(),
+                    CommitFilesResponse.class)
+                .whenComplete(
+                    (r, e) -> {
+                      if (e != null) {
+                        LOG.debug(
+                            "Closing the empty locations of shuffle {} on worker {} failed: {}",
+                            g.id(),
+                            worker,
+                            Futures.unwrap(e).toString());
+                      }
+                    }));
   }
 
   /**

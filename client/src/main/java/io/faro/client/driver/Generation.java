@@ -112,6 +112,11 @@ final class Generation {
     writerStages.add(stageKey);
   }
 
+  /** Whether some stage attempt's tasks write this generation (false: made at registration). */
+  boolean written() {
+    return !writerStages.isEmpty();
+  }
+
   int numMaps() {
     return numMaps;
   }

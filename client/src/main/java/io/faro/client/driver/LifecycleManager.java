@@ -190,11 +190,9 @@ public final class LifecycleManager implements RequestHandler, AutoCloseable {
     g.checkShape(r.getNumMaps(), -1);
     BatchCounts batches = BatchCounts.of(r.getBatchPartitionsList(), r.getBatchCountsList());
     Generation.MapEnd end = g.mapperEnd(r.getMapId(), r.getAttemptId(), batches, r.getIncomplete());
-    g.timeline().mark(ShuffleTimeline.Mark.FIRST_MAP_END);
     if (end.startsCommit()) {
       g.timeline().mark(ShuffleTimeline.Mark.COMMIT_STARTED);
-      committer.commit(g);
-      committer.fileGroups(g).thenRun(() -> committed(g));
+      committer.commit(g).thenRun(() -> committed(g));
     }
     responder.respond(
         MapperEndResponse.newBuilder()
@@ -222,7 +220,8 @@ public final class LifecycleManager implements RequestHandler, AutoCloseable {
       return;
     }
     Generation g = generations.latest(r.getShuffleId());
-    if (g == null) {
+    // A generation no stage ever wrote (made at registration) has no commit to wait for.
+    if (g == null || !g.written()) {
       responder.fail(
           ErrorCode.UNKNOWN_SHUFFLE,
           "shuffle "
@@ -239,8 +238,8 @@ public final class LifecycleManager implements RequestHandler, AutoCloseable {
               if (error != null) {
                 responder.fail(error);
               } else {
-                responder.respond(groups);
                 firstRead(g);
+                responder.respond(groups);
               }
             });
   }
@@ -337,10 +336,17 @@ public final class LifecycleManager implements RequestHandler, AutoCloseable {
   public void unregisterShuffle(int shuffleId) {
     for (Generation g : generations.remove(shuffleId)) {
       committer.forget(g);
-      master
-          .call(
-              UnregisterShuffleRequest.newBuilder().setShuffle(IdMapper.toProto(g.id())).build(),
-              EmptyResponse.class)
+      // After any placement under way (one started at registration may still be): a slot request
+      // the master applied after the unregister would make it hold the shuffle again.
+      g.placementIfStarted()
+          .handle((placed, error) -> null)
+          .thenCompose(
+              v ->
+                  master.call(
+                      UnregisterShuffleRequest.newBuilder()
+                          .setShuffle(IdMapper.toProto(g.id()))
+                          .build(),
+                      EmptyResponse.class))
           .whenComplete(
               (r, e) -> {
                 if (e != null) {

@@ -91,6 +91,8 @@ final class Placement {
             .whenComplete(
                 (locations, error) -> {
                   if (error != null) {
+                    g.timeline().unmark(ShuffleTimeline.Mark.SLOTS_GRANTED);
+                    g.timeline().unmark(ShuffleTimeline.Mark.PLACEMENT_STARTED);
                     next.completeExceptionally(error);
                   } else {
                     g.locations().placed(locations);

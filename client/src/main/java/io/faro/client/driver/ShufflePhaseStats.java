@@ -8,12 +8,17 @@ import java.util.concurrent.atomic.AtomicLongArray;
 /**
  * How long each phase of a shuffle's life took on this driver ({@link ShuffleTimeline.Phase}), over
  * every shuffle so far: a histogram per phase with four buckets per doubling from 1 microsecond to
- * about 2 minutes, so that a quantile read from it is within 19% of the true value. Fixed size
- * whatever the number of shuffles; thread-safe, lock-free.
+ * about 36 minutes (longer times count in the last bucket), so that a quantile read from it is
+ * within 19% of the true value. Fixed size whatever the number of shuffles; thread-safe, lock-free
+ * (a quantile read while a shuffle is added may see it in the count and not yet in its bucket, and
+ * answer the last bucket's bound).
  */
 public final class ShufflePhaseStats {
   private static final int PER_DOUBLING = 4;
-  private static final int BUCKETS = 27 * PER_DOUBLING; // 2^27 us: about 134 s
+
+  /** The last bucket's bound is 2^((BUCKETS - 1) / 4) us: about 2,150 s. */
+  private static final int BUCKETS = 31 * PER_DOUBLING + 1;
+
   private static final ShuffleTimeline.Phase[] PHASES = ShuffleTimeline.Phase.values();
 
   private final AtomicLongArray counts = new AtomicLongArray(PHASES.length * BUCKETS);

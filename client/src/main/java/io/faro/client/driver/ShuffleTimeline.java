@@ -21,8 +21,6 @@ final class ShuffleTimeline {
     PLACED,
     /** The first executor asked where to push: its map stage is running. */
     FIRST_ASK,
-    /** The first map's end reached the driver. */
-    FIRST_MAP_END,
     /** The last map's end reached the driver: the commit starts. */
     COMMIT_STARTED,
     /** Every worker with data answered the commit: the file groups are known. */
@@ -61,6 +59,11 @@ final class ShuffleTimeline {
   boolean mark(Mark mark) {
     long now = System.nanoTime();
     return at.compareAndSet(mark.ordinal(), 0, now == 0 ? 1 : now);
+  }
+
+  /** Forgets {@code mark} (a placement that failed: the next one records its own times). */
+  void unmark(Mark mark) {
+    at.set(mark.ordinal(), 0);
   }
 
   /** Nanoseconds of {@code phase}, or -1 while either of its marks is missing. */

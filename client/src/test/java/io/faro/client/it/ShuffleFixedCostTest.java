@@ -11,7 +11,9 @@ import io.faro.client.testing.MiniFaroCluster;
 import io.faro.client.testing.Scrape;
 import io.faro.common.batch.Batch;
 import io.faro.common.id.AppId;
+import io.faro.common.id.PartitionLocation;
 import io.faro.common.id.ShuffleId;
+import io.faro.common.id.WorkerId;
 import io.faro.common.json.Json;
 import io.faro.common.network.ClientPool;
 import io.faro.worker.server.WorkerServer;
@@ -19,25 +21,40 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * What a shuffle costs beyond its data, against a real master and real workers, counted by their
- * own {@code /metrics}: a shuffle is placed when the driver registers it, before any map asks; a
- * commit asks only the workers that hold data, so a shuffle whose maps wrote nothing asks none;
- * empty partitions read as empty, never as lost; and the driver times every phase.
+ * What a shuffle costs beyond its data, against a real master and real workers: a shuffle is placed
+ * when the driver registers it, before any map asks (one slot request, counted by the master's
+ * {@code /metrics}); its readers wait only for the workers that hold data, so a shuffle whose maps
+ * wrote nothing is answered with every worker gone, and a worker holding only empty partitions may
+ * be down; empty partitions read as empty, never as lost; and the driver times every phase. The
+ * workers are closed, and a commit that waited for them would wait faro.client.worker.restart.wait
+ * (set far above the test's timeout) and then lose their partitions.
  */
+@Timeout(value = 100, unit = TimeUnit.SECONDS)
 class ShuffleFixedCostTest {
   private static final int MAPS = 3;
   private static final int PARTITIONS = 8;
 
   @TempDir Path dir;
 
+  private static ClientOptions.Settings settings(MiniFaroCluster cluster, String atRegister) {
+    return ClientOptions.Settings.from(
+        cluster
+            .clientConf()
+            .with("faro.client.placement.at.register", atRegister)
+            .with("faro.client.worker.restart.wait", "10m"));
+  }
+
   @Test
-  void aShuffleIsPlacedAtRegistrationAndOnlyWorkersWithDataAreAskedToCommit() throws Exception {
+  void aShuffleWhoseMapsWroteNothingIsPlacedAtRegistrationAndReadWithNoWorkerLeft()
+      throws Exception {
     try (MiniFaroCluster cluster = MiniFaroCluster.start(dir, 2)) {
-      ClientOptions.Settings settings = ClientOptions.Settings.from(cluster.clientConf());
+      ClientOptions.Settings settings = settings(cluster, "true");
       try (ClientPool pool = new ClientPool("test", settings.network());
           LifecycleManager lifecycle =
               new LifecycleManager(new AppId("fixed-cost"), settings, pool, "127.0.0.1")) {
@@ -48,8 +65,59 @@ class ShuffleFixedCostTest {
         waitUntilBothWorkersHoldAShuffle(cluster);
         assertThat(slotRequests(cluster)).isEqualTo(1);
 
-        // Only map 1 writes, only to partition 5: one worker holds data.
         ShuffleId shuffle = new ShuffleId(lifecycle.app(), 0);
+        List<MapPusher> pushers = new ArrayList<>();
+        for (int map = 0; map < MAPS; map++) {
+          pushers.add(client.newMapPusher(lifecycle.endpoint(), shuffle, map, 0, MAPS, PARTITIONS));
+        }
+        // The maps found the registration's placement: no second slot request.
+        assertThat(slotRequests(cluster)).isEqualTo(1);
+        for (WorkerServer worker : cluster.workers()) {
+          worker.close();
+        }
+        for (int map = 0; map < MAPS; map++) {
+          MapPusher pusher = pushers.get(map);
+          pusher.finish();
+          client.mapperEnd(lifecycle.endpoint(), shuffle, map, 0, MAPS, pusher.batchCounts());
+          pusher.close();
+        }
+        for (int p = 0; p < PARTITIONS; p++) {
+          assertThat(read(client, lifecycle, shuffle, p)).isEmpty();
+        }
+        // The driver timed the shuffle's phases.
+        assertThat(lifecycle.phases().count("placement")).isEqualTo(1);
+        assertThat(lifecycle.phases().count("commit")).isEqualTo(1);
+        assertThat(lifecycle.phases().count("first_read")).isEqualTo(1);
+        assertThat(lifecycle.phases().quantileMillis("placement", 0.5)).isPositive();
+      }
+    }
+  }
+
+  @Test
+  void readersWaitOnlyForTheWorkersThatHoldData() throws Exception {
+    try (MiniFaroCluster cluster = MiniFaroCluster.start(dir, 2)) {
+      ClientOptions.Settings settings = settings(cluster, "false");
+      try (ClientPool pool = new ClientPool("test", settings.network());
+          LifecycleManager lifecycle =
+              new LifecycleManager(new AppId("sparse"), settings, pool, "127.0.0.1")) {
+        ShuffleClient client = new ShuffleClient(pool, settings);
+        lifecycle.registerShuffle(0, MAPS, PARTITIONS);
+        // Long enough for a placement to reach the master had one started (see the test above).
+        Thread.sleep(500);
+        assertThat(slotRequests(cluster)).isZero();
+
+        ShuffleId shuffle = new ShuffleId(lifecycle.app(), 0);
+        List<PartitionLocation> locations =
+            client.pushLocations(lifecycle.endpoint(), shuffle, MAPS, PARTITIONS);
+        assertThat(slotRequests(cluster)).isEqualTo(1);
+        // Only partition 5 gets data; the worker that does not hold it goes away.
+        WorkerId holder = locations.get(5).worker();
+        WorkerServer idle =
+            cluster.workers().stream().filter(w -> !w.workerId().equals(holder)).findFirst().get();
+        assertThat(locations)
+            .as("the placement used both workers")
+            .anyMatch(l -> l.worker().equals(idle.workerId()));
+        idle.close();
         byte[] record = "the only record".getBytes(StandardCharsets.UTF_8);
         for (int map = 0; map < MAPS; map++) {
           try (MapPusher pusher =
@@ -62,70 +130,9 @@ class ShuffleFixedCostTest {
             client.mapperEnd(lifecycle.endpoint(), shuffle, map, 0, MAPS, pusher.batchCounts());
           }
         }
-        // The maps found the registration's placement: no second slot request.
-        assertThat(slotRequests(cluster)).isEqualTo(1);
         for (int p = 0; p < PARTITIONS; p++) {
           assertThat(read(client, lifecycle, shuffle, p))
               .isEqualTo(p == 5 ? List.of("the only record") : List.of());
-        }
-        List<Double> commits = commitRequests(cluster);
-        assertThat(commits).containsExactlyInAnyOrder(0.0, 1.0);
-
-        // A second shuffle whose maps all wrote nothing commits without asking any worker.
-        lifecycle.registerShuffle(1, MAPS, PARTITIONS);
-        ShuffleId empty = new ShuffleId(lifecycle.app(), 1);
-        for (int map = 0; map < MAPS; map++) {
-          try (MapPusher pusher =
-              client.newMapPusher(lifecycle.endpoint(), empty, map, 0, MAPS, PARTITIONS)) {
-            pusher.finish();
-            client.mapperEnd(lifecycle.endpoint(), empty, map, 0, MAPS, pusher.batchCounts());
-          }
-        }
-        for (int p = 0; p < PARTITIONS; p++) {
-          assertThat(read(client, lifecycle, empty, p)).isEmpty();
-        }
-        assertThat(commitRequests(cluster)).isEqualTo(commits);
-        assertThat(slotRequests(cluster)).isEqualTo(2);
-
-        // The driver timed both shuffles' phases.
-        assertThat(lifecycle.phases().count("commit")).isEqualTo(2);
-        assertThat(lifecycle.phases().count("placement")).isEqualTo(2);
-        assertThat(lifecycle.phases().count("first_read")).isEqualTo(2);
-        assertThat(lifecycle.phases().quantileMillis("placement", 0.5)).isPositive();
-      }
-    }
-  }
-
-  @Test
-  void withoutPlacementAtRegistrationTheFirstMapPlaces() throws Exception {
-    try (MiniFaroCluster cluster = MiniFaroCluster.start(dir, 2)) {
-      ClientOptions.Settings settings =
-          ClientOptions.Settings.from(
-              cluster.clientConf().with("faro.client.placement.at.register", "false"));
-      try (ClientPool pool = new ClientPool("test", settings.network());
-          LifecycleManager lifecycle =
-              new LifecycleManager(new AppId("lazy"), settings, pool, "127.0.0.1")) {
-        ShuffleClient client = new ShuffleClient(pool, settings);
-        lifecycle.registerShuffle(0, MAPS, PARTITIONS);
-        // Long enough for a placement to reach the workers had one started (see the test above).
-        Thread.sleep(500);
-        assertThat(slotRequests(cluster)).isZero();
-
-        ShuffleId shuffle = new ShuffleId(lifecycle.app(), 0);
-        byte[] record = "lazy".getBytes(StandardCharsets.UTF_8);
-        for (int map = 0; map < MAPS; map++) {
-          try (MapPusher pusher =
-              client.newMapPusher(lifecycle.endpoint(), shuffle, map, 0, MAPS, PARTITIONS)) {
-            pusher.write(map, record, 0, record.length);
-            pusher.cut(map);
-            pusher.finish();
-            client.mapperEnd(lifecycle.endpoint(), shuffle, map, 0, MAPS, pusher.batchCounts());
-          }
-        }
-        assertThat(slotRequests(cluster)).isEqualTo(1);
-        for (int p = 0; p < PARTITIONS; p++) {
-          assertThat(read(client, lifecycle, shuffle, p))
-              .isEqualTo(p < MAPS ? List.of("lazy") : List.of());
         }
       }
     }
@@ -146,16 +153,6 @@ class ShuffleFixedCostTest {
   private static double slotRequests(MiniFaroCluster cluster) throws Exception {
     return Scrape.of(cluster.masterHttpPort())
         .value("faro_master_requests_total{port=\"rpc\",type=\"request_slots\"}");
-  }
-
-  private static List<Double> commitRequests(MiniFaroCluster cluster) throws Exception {
-    List<Double> counts = new ArrayList<>();
-    for (WorkerServer worker : cluster.workers()) {
-      Scrape s = Scrape.of(worker.httpPort());
-      String series = "faro_worker_requests_total{port=\"rpc\",type=\"commit_files\"}";
-      counts.add(s.has(series) ? s.value(series) : 0.0);
-    }
-    return counts;
   }
 
   private static void waitUntilBothWorkersHoldAShuffle(MiniFaroCluster cluster) throws Exception {

@@ -29,11 +29,11 @@ import org.rocksdb.WriteOptions;
  * What this worker holds, kept across restarts in a RocksDB database: for every shuffle with
  * committed partitions, its owner token, and for each committed partition location its file (disk,
  * path, lengths, chunk count, format version). Written when a commit completes, before the commit
- * is answered, with a synced write; read at start, when the worker checks each listed file and
- * serves the good ones again; a shuffle's records go when the shuffle expires. A shuffle whose
- * locations a graceful stop sealed while it was still pushed is recorded the same way, marked
- * sealed (a field that earlier versions of this layout never set: compatible both ways, see
- * docs/architecture.md, "Restart").
+ * is answered (forced to the disk only with faro.worker.commit.sync, as the files are); read at
+ * start, when the worker checks each listed file and serves the good ones again; a shuffle's
+ * records go when the shuffle expires. A shuffle whose locations a graceful stop sealed while it
+ * was still pushed is recorded the same way, marked sealed (a field that earlier versions of this
+ * layout never set: compatible both ways, see docs/architecture.md, "Restart").
  *
  * <p>Layout, version {@value #VERSION}: key {@code "v"} holds a {@link WorkerMetaVersionP}; key
  * {@code "s" app 0x00 shuffle(4 bytes)} a {@link ShuffleRecordP}; key {@code "p" app 0x00
@@ -243,8 +243,10 @@ public final class WorkerMetaStore implements AutoCloseable {
   }
 
   /**
-   * Forgets {@code shuffle} and its partitions, unsynced: a machine crash may bring the record
-   * back, and the check at the next start then drops it with its files, which are gone.
+   * Forgets {@code shuffle} and its partitions, unsynced: a machine crash may bring the record back
+   * (and with it, if the unlinks were lost too, the files); the worker then serves the shuffle
+   * again until its next heartbeat, when the masters, which no longer know it, expire it. Shuffle
+   * ids are never reused, so no reader can mistake it for another.
    */
   public void forget(ShuffleId shuffle) throws IOException {
     byte[] from = shuffleKey(shuffle);

@@ -589,7 +589,7 @@ public final class PartitionStore implements AutoCloseable {
     writers.forEach(w -> deletions.add(w.discard(true)));
     restored.forEach(r -> deletions.add(deleteRestored(r)));
     if (state != null) {
-      // A synced write: on a disk thread, like the deletions, never on the caller's (the
+      // A store write: on a disk thread, like the deletions, never on the caller's (the
       // heartbeat's). Either order with the deletions is safe: a record whose file is gone is
       // dropped at the next start, a file without a record is deleted there.
       deletions.add(

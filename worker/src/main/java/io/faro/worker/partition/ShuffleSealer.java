@@ -21,8 +21,8 @@ import org.slf4j.LoggerFactory;
  * record themselves.
  *
  * <p>Threads: the seal is started on the caller's thread (under each shuffle's lock, a few field
- * updates per writer); the records, a synced write per shuffle, on {@code recorder} (a disk
- * thread), never on the caller's, which may be the heartbeat's.
+ * updates per writer); the records, a write per shuffle (synced with faro.worker.commit.sync), on
+ * {@code recorder} (a disk thread), never on the caller's, which may be the heartbeat's.
  */
 final class ShuffleSealer {
   private static final Logger LOG = LoggerFactory.getLogger(ShuffleSealer.class);
