@@ -94,14 +94,7 @@ final class Generations {
                 + " is not written yet and the request gives no partition count");
       }
       if (g == null) {
-        g =
-            new Generation(
-                engineShuffle,
-                new ShuffleId(app, nextShuffleId.getAndIncrement()),
-                numMaps,
-                numPartitions);
-        list.add(g);
-        byId.put(g.id().shuffle(), g);
+        g = add(list, engineShuffle, numMaps, numPartitions);
         LOG.info(
             "Shuffle {} of {} is written as Faro shuffle {} (generation {}, stage {} attempt {})",
             engineShuffle,
@@ -151,14 +144,7 @@ final class Generations {
       if (!list.isEmpty()) {
         return null;
       }
-      Generation g =
-          new Generation(
-              engineShuffle,
-              new ShuffleId(app, nextShuffleId.getAndIncrement()),
-              numMaps,
-              numPartitions);
-      list.add(g);
-      byId.put(g.id().shuffle(), g);
+      Generation g = add(list, engineShuffle, numMaps, numPartitions);
       LOG.info(
           "Shuffle {} of {} is registered as Faro shuffle {} ({} maps, {} partitions)",
           engineShuffle,
@@ -168,6 +154,19 @@ final class Generations {
           numPartitions);
       return g;
     }
+  }
+
+  /** A new generation of {@code engineShuffle}, the newest of its {@code list}; under its lock. */
+  private Generation add(List<Generation> list, int engineShuffle, int numMaps, int numPartitions) {
+    Generation g =
+        new Generation(
+            engineShuffle,
+            new ShuffleId(app, nextShuffleId.getAndIncrement()),
+            numMaps,
+            numPartitions);
+    list.add(g);
+    byId.put(g.id().shuffle(), g);
+    return g;
   }
 
   /**
