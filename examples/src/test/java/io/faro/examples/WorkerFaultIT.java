@@ -89,7 +89,10 @@ class WorkerFaultIT {
             "plain-push",
             "worker-0",
             "appended_bytes",
-            List.of("spark.faro.client.push.batch.size=16k"));
+            // Maps that push for seconds: the kill, which follows the first bytes the victim
+            // takes by one poll of its status, lands while they push, not after the small job
+            // has pushed, committed and read everything (which costs no retry at all).
+            List.of("spark.faro.client.push.batch.size=16k", ComparisonJob.MAP_PAUSE_KEY + "=20"));
     // The victim held acknowledged data of the first generation: lost, and written again.
     assertThat(Json.number(result, "stage_retries")).as("stage retries").isPositive();
     assertThat(Files.readString(dir.resolve("plain-push.out"))).contains("runs again");

@@ -37,9 +37,9 @@ import picocli.CommandLine.Spec;
  * places it, see faro.client.placement.at.register), then, {@code --lead-ms} later as Spark's
  * scheduling would, the first map task runs (its push locations, its mapper end), then the others,
  * then the commit with the reducers' metadata (the first reader's wait for the file groups), and a
- * reduce task reading partition 0 (empty, or {@code --record-bytes} per map). Every shuffle is new;
- * medians and 90th/99th percentiles over {@code --shuffles}, and the driver's own timings of each
- * phase ({@link ShufflePhaseStats}).
+ * reduce task reading partition 0 (empty, or {@code --record-bytes} from each map). Every shuffle
+ * is new; medians and 90th/99th percentiles over {@code --shuffles}, and the driver's own timings
+ * of each phase ({@link ShufflePhaseStats}).
  */
 @Command(
     name = "bench-shuffle-cost",
@@ -96,9 +96,9 @@ public final class ShuffleCostCommand implements Callable<Integer>, FaroSubcomma
       names = "--record-bytes",
       defaultValue = "0",
       description =
-          "Bytes each map task writes to partition 0 (default: ${DEFAULT-VALUE}: no data); the"
-              + " reduce task then reads partition 0, so the read phase reaches the first"
-              + " fetchable byte.")
+          "Bytes each map task writes to every partition (default: ${DEFAULT-VALUE}: no data),"
+              + " as one record each: the commit then finishes a small file per partition, and"
+              + " the reduce task's read of partition 0 reaches the first fetchable byte.")
   int recordBytes;
 
   @Option(
@@ -204,8 +204,10 @@ public final class ShuffleCostCommand implements Callable<Integer>, FaroSubcomma
       long start = System.nanoTime();
       try (MapPusher pusher = client.newMapPusher(driver, shuffle, m, 0, maps, partitions)) {
         if (recordBytes > 0) {
-          pusher.write(0, record, 0, record.length);
-          pusher.cut(0);
+          for (int p = 0; p < partitions; p++) {
+            pusher.write(p, record, 0, record.length);
+            pusher.cut(p);
+          }
         }
         pusher.finish();
         client.mapperEnd(driver, shuffle, m, 0, maps, pusher.batchCounts());
@@ -296,7 +298,7 @@ public final class ShuffleCostCommand implements Callable<Integer>, FaroSubcomma
             report.get("partitions"),
             (int) report.get("record_bytes") == 0
                 ? "no data"
-                : report.get("record_bytes") + " bytes per map, all to partition 0",
+                : report.get("record_bytes") + " bytes per map and partition",
             report.get("lead_ms"),
             "phase (ms)",
             "p50",

@@ -48,7 +48,7 @@ class ShuffleCostCommandTest {
                 json.toString());
     assertThat(code).as("stdout:%n%s%nstderr:%n%s", out, err).isZero();
     assertThat(out.toString())
-        .contains("5 shuffles of 3 maps x 4 partitions, 10 bytes per map, all to partition 0");
+        .contains("5 shuffles of 3 maps x 4 partitions, 10 bytes per map and partition");
     Map<String, Object> report = (Map<String, Object>) Json.parse(Files.readString(json));
     assertThat(report)
         .containsKeys(

@@ -256,13 +256,25 @@ public final class PartitionWriter {
       return commit;
     }
     state = finished;
-    handOverPending();
+    // What is still pending is written by the same task that finishes the file: one task per
+    // partition on its flush thread, not two (a commit of many small partitions is mostly these).
+    List<Part> parts = pending;
+    pending = new ArrayList<>();
+    pendingBytes = 0;
     ChunkIndex chunks = chunkIndex();
     CompletableFuture<PartitionCommit> result = new CompletableFuture<>();
     commit = result;
     try {
-      flushThread.execute(() -> result.complete(finish(chunks)));
+      flushThread.execute(
+          () -> {
+            if (!parts.isEmpty()) {
+              flush(parts);
+            }
+            result.complete(finish(chunks));
+          });
     } catch (RejectedExecutionException e) {
+      writeFailed = true;
+      release(parts);
       result.complete(new PartitionCommit.Failed(key, "worker is shutting down"));
     }
     return commit;

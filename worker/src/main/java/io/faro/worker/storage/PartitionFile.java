@@ -240,17 +240,27 @@ public final class PartitionFile {
     if (channel != null) {
       return;
     }
+    // Opened first, its directories made only when missing: the shuffle's other partitions have
+    // usually made them, and making them again costs a mkdir and an exception per file (a
+    // commit of many small partitions creates one file each).
+    try {
+      channel = open();
+      return;
+    } catch (NoSuchFileException e) {
+      // Not made yet.
+    }
+    Files.createDirectories(path.getParent());
     try {
       channel = open();
     } catch (NoSuchFileException e) {
       // The app directory was removed by the expiry of another shuffle between our mkdir and
       // our open: create the directories again, once.
+      Files.createDirectories(path.getParent());
       channel = open();
     }
   }
 
   private FileChannel open() throws IOException {
-    Files.createDirectories(path.getParent());
     if (direct != null) {
       return direct.openForWrite(path);
     }
