@@ -90,9 +90,12 @@ public final class FaroShuffleManager implements ShuffleManager {
               try {
                 client();
                 ClientWarmUp.run(settings.compress());
-              } catch (RuntimeException | LinkageError e) {
-                // The first shuffle then does it, and fails with its own error if it must.
-                LOG.debug("Faro's client warm-up failed", e);
+              } catch (Throwable e) {
+                // Never past this thread (an executor's uncaught-exception handler would exit
+                // the JVM): the first shuffle then does it, and fails with its own error if it
+                // must.
+                LOG.warn(
+                    "Faro's client warm-up failed; the first shuffle does it: {}", e.toString());
               }
             },
             "faro-client-warmup");
@@ -160,6 +163,7 @@ public final class FaroShuffleManager implements ShuffleManager {
 
   private ClientPool pool() {
     synchronized (lock) {
+      checkNotStopped();
       if (pool == null) {
         pool = new ClientPool("faro-client", settings.network());
       }
@@ -169,6 +173,7 @@ public final class FaroShuffleManager implements ShuffleManager {
 
   private LifecycleManager lifecycle() {
     synchronized (lock) {
+      checkNotStopped();
       if (lifecycle == null) {
         String appId = sparkConf.get("spark.app.id");
         String attempt = sparkConf.get("spark.app.attempt.id", "");
@@ -207,15 +212,21 @@ public final class FaroShuffleManager implements ShuffleManager {
   }
 
   /**
-   * This JVM's client, started on first use.
+   * Nothing is started once the manager stopped: what it started then would never be closed.
    *
-   * @throws IllegalStateException once the manager stopped (only a late warm-up should see it)
+   * @throws IllegalStateException once it stopped (only a late warm-up should see it)
    */
+  // @GuardedBy("lock")
+  private void checkNotStopped() {
+    if (stopped) {
+      throw new IllegalStateException("Faro's shuffle manager of this JVM was stopped");
+    }
+  }
+
+  /** This JVM's client, started on first use; see {@link #checkNotStopped}. */
   ShuffleClient client() {
     synchronized (lock) {
-      if (stopped) {
-        throw new IllegalStateException("Faro's shuffle manager of this JVM was stopped");
-      }
+      checkNotStopped();
       if (client == null) {
         client = new ShuffleClient(pool(), settings);
       }

@@ -267,10 +267,17 @@ public final class PartitionWriter {
     try {
       flushThread.execute(
           () -> {
-            if (!parts.isEmpty()) {
-              flush(parts);
+            try {
+              if (!parts.isEmpty()) {
+                flush(parts);
+              }
+            } catch (RuntimeException e) {
+              // Its bytes are missing: finish then fails the partition (the lengths differ).
+              LOG.warn("Partition {}: its last write failed: {}", key, e.toString());
+            } finally {
+              // Always answered, whatever the write threw: a commit must never wait forever.
+              result.complete(finish(chunks));
             }
-            result.complete(finish(chunks));
           });
     } catch (RejectedExecutionException e) {
       writeFailed = true;

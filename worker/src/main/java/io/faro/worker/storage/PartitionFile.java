@@ -249,14 +249,18 @@ public final class PartitionFile {
     } catch (NoSuchFileException e) {
       // Not made yet.
     }
-    Files.createDirectories(path.getParent());
-    try {
-      channel = open();
-    } catch (NoSuchFileException e) {
-      // The app directory was removed by the expiry of another shuffle between our mkdir and
-      // our open: create the directories again, once.
-      Files.createDirectories(path.getParent());
-      channel = open();
+    for (int attempt = 1; ; attempt++) {
+      try {
+        Files.createDirectories(path.getParent());
+        channel = open();
+        return;
+      } catch (NoSuchFileException e) {
+        // The expiry of another shuffle of the app (on another flush thread) removed the app
+        // directory while ours were made, or between our mkdir and our open: once more.
+        if (attempt >= 2) {
+          throw e;
+        }
+      }
     }
   }
 
