@@ -194,6 +194,8 @@ public final class ShuffleCostCommand implements Callable<Integer>, FaroSubcomma
     lifecycle.registerShuffle(s, maps, partitions); // as Spark's driver does when it plans a stage
     if (leadMillis > 0) {
       try {
+        // The time Spark's scheduling leaves between a registration and its first map task: what
+        // placement at registration hides in (--lead-ms says why it is a sleep).
         Thread.sleep(leadMillis);
       } catch (InterruptedException e) {
         Thread.currentThread().interrupt();

@@ -175,13 +175,7 @@ final class Committer {
             });
     idle.forEach(
         (worker, locs) ->
-            pool.call(
-                    locs.get(0).endpoint().rpc(),
-                    CommitFilesRequest.newBuilder()
-                        .setShuffle(IdMapper.toProto(g.id()))
-                        .setOwnerToken(g.ownerToken())
-                        .build(),
-                    CommitFilesResponse.class)
+            pool.call(locs.get(0).endpoint().rpc(), commitRequest(g), CommitFilesResponse.class)
                 .whenComplete(
                     (r, e) -> {
                       if (e != null) {
@@ -212,14 +206,7 @@ final class Committer {
       long restartWaitNanos,
       long refusedSinceNanos) {
     Duration left = Duration.ofNanos(Math.max(1_000_000, deadlineNanos - System.nanoTime()));
-    return pool.call(
-            rpc,
-            CommitFilesRequest.newBuilder()
-                .setShuffle(IdMapper.toProto(g.id()))
-                .setOwnerToken(g.ownerToken())
-                .build(),
-            CommitFilesResponse.class,
-            left)
+    return pool.call(rpc, commitRequest(g), CommitFilesResponse.class, left)
         .handle(
             (response, error) -> {
               if (error == null) {
@@ -358,6 +345,14 @@ final class Committer {
     }
     LOG.info("Shuffle {} committed: {} files, {} bytes", g.id(), b.getFilesCount(), bytes);
     return b.build();
+  }
+
+  /** The commit of {@code g}, proven by its owner token; the same on every worker and retry. */
+  private static CommitFilesRequest commitRequest(Generation g) {
+    return CommitFilesRequest.newBuilder()
+        .setShuffle(IdMapper.toProto(g.id()))
+        .setOwnerToken(g.ownerToken())
+        .build();
   }
 
   private static long key(int partition, int epoch) {

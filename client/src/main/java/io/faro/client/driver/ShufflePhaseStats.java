@@ -1,6 +1,8 @@
 package io.faro.client.driver;
 
+import java.util.Arrays;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicLongArray;
@@ -83,8 +85,8 @@ public final class ShufflePhaseStats {
   }
 
   /** The phases' labels, in the order of a shuffle's life. */
-  public static java.util.List<String> phases() {
-    return java.util.Arrays.stream(PHASES).map(p -> p.label).toList();
+  public static List<String> phases() {
+    return Arrays.stream(PHASES).map(p -> p.label).toList();
   }
 
   /** Medians and 99th percentiles of every phase some shuffle completed, for a log line. */

@@ -102,7 +102,8 @@ class ShuffleFixedCostTest {
               new LifecycleManager(new AppId("sparse"), settings, pool, "127.0.0.1")) {
         ShuffleClient client = new ShuffleClient(pool, settings);
         lifecycle.registerShuffle(0, MAPS, PARTITIONS);
-        // Long enough for a placement to reach the master had one started (see the test above).
+        // Absence cannot be waited for: long enough for a placement to reach the master had one
+        // started (one takes a few milliseconds, see the test above).
         Thread.sleep(500);
         assertThat(slotRequests(cluster)).isZero();
 
@@ -167,7 +168,7 @@ class ShuffleFixedCostTest {
         return;
       }
       assertThat(System.nanoTime()).as("both workers reserved the shuffle").isLessThan(deadline);
-      Thread.sleep(20);
+      Thread.sleep(20); // the poll interval of this bounded wait
     }
   }
 }

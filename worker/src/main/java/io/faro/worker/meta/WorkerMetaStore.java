@@ -41,6 +41,9 @@ import org.rocksdb.WriteOptions;
  * shuffle's partitions sort together after its shuffle record. App ids hold no control characters
  * (see {@code IdRules}), so 0x00 ends one.
  *
+ * <p>One class, past 400 lines: the layout's keys and encodings, and every read and write that
+ * depends on them, stay in one place, so that the layout version governs all of it.
+ *
  * <p>Thread-safe: RocksDB is; {@link #close} waits for the calls in progress, and later calls fail
  * with an IOException (a native handle used after close would take the process down).
  */
