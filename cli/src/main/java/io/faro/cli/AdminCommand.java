@@ -112,9 +112,18 @@ final class AdminCommand implements Runnable {
       return io.faro.common.config.ConfigOption.parseDuration(timeout);
     }
 
+    /** Proves the admin secret when --conf names one (faro.auth.admin.secret.file). */
     ClientPool pool() {
+      NetworkOptions.Settings network =
+          NetworkOptions.Settings.from(conf().with(NetworkOptions.IO_THREADS, "1"));
+      io.faro.common.auth.AuthOptions.Settings auth = network.auth();
       return new ClientPool(
-          "faro-admin", NetworkOptions.Settings.from(conf().with(NetworkOptions.IO_THREADS, "1")));
+          "faro-admin",
+          network,
+          auth.admin().isPresent()
+              ? io.faro.common.auth.AuthOptions.Credentials.as(
+                  io.faro.common.auth.Identity.ADMIN, auth)
+              : io.faro.common.auth.AuthOptions.Credentials.NONE);
     }
   }
 

@@ -26,6 +26,9 @@ final class DocsCommand implements Callable<Integer> {
     groups.put("Config files (every process)", List.copyOf(KnownKeys.ALL));
     groups.put("Reaching the masters (every process)", List.copyOf(MasterOptions.ALL));
     groups.put("Network (every process)", List.copyOf(NetworkOptions.ALL));
+    groups.put(
+        "Authentication (masters, workers, bin/faro admin)",
+        List.copyOf(io.faro.common.auth.AuthOptions.ALL));
     groups.put("Master", List.copyOf(MasterServerOptions.ALL));
     groups.put("Worker", List.copyOf(WorkerOptions.ALL));
     groups.put("Client (Spark: spark.faro.client.*)", List.copyOf(ClientOptions.ALL));

@@ -386,6 +386,17 @@ final class WireFuzzer {
               .setWorkerId(workerId())
               .setGraceful(random.nextBoolean())
               .build();
+      // Handshakes with made-up identities, nonces and proofs, in any order.
+      case AUTH_START_REQUEST ->
+          io.faro.proto.AuthStartRequest.newBuilder()
+              .setIdentity(
+                  random.nextBoolean() ? "cluster" : random.nextBoolean() ? "admin" : workerId())
+              .setClientNonce(com.google.protobuf.ByteString.copyFrom(new byte[random.nextInt(40)]))
+              .build();
+      case AUTH_FINISH_REQUEST ->
+          io.faro.proto.AuthFinishRequest.newBuilder()
+              .setClientProof(com.google.protobuf.ByteString.copyFrom(new byte[random.nextInt(40)]))
+              .build();
       // Response types and others no peer sends as a request: a harmless message under that type.
       default -> MasterStatusRequest.getDefaultInstance();
     };

@@ -99,7 +99,8 @@ public record MasterServerConfig(
         partitionSizeMin(conf),
         conf.get(MasterServerOptions.MAX_PARTITIONS_PER_SHUFFLE),
         conf.get(MasterServerOptions.MAX_APPS),
-        NetworkOptions.Settings.from(conf));
+        NetworkOptions.Settings.from(conf)
+            .withAuth(io.faro.common.auth.AuthOptions.Settings.member(conf)));
   }
 
   /** faro.master.slots.partition.size.min, checked against the initial size. */

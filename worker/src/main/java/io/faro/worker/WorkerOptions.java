@@ -600,7 +600,8 @@ public final class WorkerOptions {
               conf.get(RESERVE_MAX_LOCATIONS),
               WorkerOptions.maxPartitions(
                   conf.get(MAX_PARTITIONS), Runtime.getRuntime().maxMemory()),
-              NetworkOptions.Settings.from(conf),
+              NetworkOptions.Settings.from(conf)
+                  .withAuth(io.faro.common.auth.AuthOptions.Settings.member(conf)),
               conf.get(MasterOptions.ENDPOINTS),
               conf.get(MasterOptions.RETRY_TIMEOUT),
               conf.get(MasterOptions.ATTEMPT_TIMEOUT));

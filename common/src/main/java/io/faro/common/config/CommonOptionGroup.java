@@ -11,6 +11,7 @@ public final class CommonOptionGroup implements ConfigOptionGroup {
   public List<ConfigOption<?>> options() {
     List<ConfigOption<?>> all = new ArrayList<>();
     all.addAll(NetworkOptions.ALL);
+    all.addAll(io.faro.common.auth.AuthOptions.ALL);
     all.addAll(MasterOptions.ALL);
     all.addAll(KnownKeys.ALL);
     return List.copyOf(all);
@@ -18,6 +19,6 @@ public final class CommonOptionGroup implements ConfigOptionGroup {
 
   @Override
   public List<String> namespaces() {
-    return List.of("faro.network.", "faro.config.", "faro.master.client.");
+    return List.of("faro.network.", "faro.auth.", "faro.config.", "faro.master.client.");
   }
 }

@@ -30,7 +30,9 @@ public enum ErrorCode {
   /** The request does not come from the owner of what it acts on (a stray or forged commit). */
   NOT_OWNER(ErrorCodeP.NOT_OWNER, false),
   /** The shuffle was committed before the request arrived: pushed data is in no file. */
-  SHUFFLE_COMMITTED(ErrorCodeP.SHUFFLE_COMMITTED, false);
+  SHUFFLE_COMMITTED(ErrorCodeP.SHUFFLE_COMMITTED, false),
+  /** The connection did not prove the identity the request needs, or its proof was wrong. */
+  UNAUTHENTICATED(ErrorCodeP.UNAUTHENTICATED, false);
 
   private final ErrorCodeP wire;
   private final boolean retryable;

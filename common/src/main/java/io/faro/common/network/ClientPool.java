@@ -2,10 +2,19 @@ package io.faro.common.network;
 
 import static java.util.Objects.requireNonNull;
 
+import com.google.protobuf.ByteString;
 import com.google.protobuf.Message;
+import io.faro.common.auth.AuthOptions;
+import io.faro.common.auth.Handshake;
+import io.faro.common.auth.Identity;
+import io.faro.common.auth.Secret;
 import io.faro.common.error.ErrorCode;
 import io.faro.common.error.FaroException;
 import io.faro.common.log.RateLimitedLog;
+import io.faro.proto.AuthFinishRequest;
+import io.faro.proto.AuthFinishResponse;
+import io.faro.proto.AuthStartRequest;
+import io.faro.proto.AuthStartResponse;
 import io.netty.bootstrap.Bootstrap;
 import io.netty.buffer.PooledByteBufAllocator;
 import io.netty.channel.ChannelFuture;
@@ -39,8 +48,21 @@ public final class ClientPool implements AutoCloseable {
   private final RateLimitedLog<PeerWarning> warnings =
       new RateLimitedLog<>(LoggerFactory.getLogger(TransportClient.class), PeerWarning.class);
 
+  private final AuthOptions.Credentials credentials;
+
+  /** A pool whose connections prove nothing (stay anonymous). */
   public ClientPool(String name, NetworkOptions.Settings settings) {
+    this(name, settings, AuthOptions.Credentials.NONE);
+  }
+
+  /**
+   * A pool whose every connection proves {@code credentials} before it carries a request: a
+   * connection whose handshake fails fails its requests with UNAUTHENTICATED, naming why.
+   */
+  public ClientPool(
+      String name, NetworkOptions.Settings settings, AuthOptions.Credentials credentials) {
     this.settings = requireNonNull(settings, "settings is null");
+    this.credentials = requireNonNull(credentials, "credentials is null");
     this.group =
         new NioEventLoopGroup(settings.ioThreads(), new DefaultThreadFactory(name + "-io", true));
     this.bootstrap =
@@ -98,7 +120,7 @@ public final class ClientPool implements AutoCloseable {
     connect.addListener(
         f -> {
           if (f.isSuccess()) {
-            result.complete(connect.channel().attr(CLIENT).get());
+            authenticate(connect.channel().attr(CLIENT).get(), result);
           } else {
             result.completeExceptionally(
                 new FaroException(
@@ -108,6 +130,74 @@ public final class ClientPool implements AutoCloseable {
           }
         });
     return result;
+  }
+
+  /** Completes {@code result} with {@code client} once it proved this pool's credentials. */
+  private void authenticate(TransportClient client, CompletableFuture<TransportClient> result) {
+    if (!credentials.proves()) {
+      result.complete(client);
+      return;
+    }
+    Identity identity = credentials.identity();
+    String failure = "cannot authenticate to " + client.remote() + " as " + identity.wire() + ": ";
+    if (credentials.secret().isEmpty()) {
+      client.close();
+      result.completeExceptionally(
+          new FaroException(
+              ErrorCode.UNAUTHENTICATED,
+              failure
+                  + "this process holds no "
+                  + identity.wire()
+                  + " secret ("
+                  + (identity.equals(Identity.ADMIN)
+                      ? AuthOptions.ADMIN_SECRET_FILE.key()
+                      : AuthOptions.CLUSTER_SECRET_FILE.key())
+                  + ")"));
+      return;
+    }
+    Secret secret = credentials.secret().get();
+    byte[] clientNonce = Handshake.nonce();
+    client
+        .call(
+            AuthStartRequest.newBuilder()
+                .setIdentity(identity.wire())
+                .setClientNonce(ByteString.copyFrom(clientNonce))
+                .build(),
+            AuthStartResponse.class)
+        .thenCompose(
+            start -> {
+              byte[] serverNonce = start.getServerNonce().toByteArray();
+              if (serverNonce.length != Handshake.NONCE_BYTES
+                  || !Handshake.matches(
+                      Handshake.serverProof(secret, identity, clientNonce, serverNonce),
+                      start.getServerProof().toByteArray())) {
+                throw new FaroException(
+                    ErrorCode.UNAUTHENTICATED,
+                    "the server's proof is wrong: it does not hold the same secret");
+              }
+              return client.call(
+                  AuthFinishRequest.newBuilder()
+                      .setClientProof(
+                          ByteString.copyFrom(
+                              Handshake.clientProof(secret, identity, clientNonce, serverNonce)))
+                      .build(),
+                  AuthFinishResponse.class);
+            })
+        .whenComplete(
+            (finished, error) -> {
+              if (error == null) {
+                result.complete(client);
+                return;
+              }
+              client.close();
+              Throwable cause = Futures.unwrap(error);
+              ErrorCode code =
+                  cause instanceof FaroException fe && fe.code() != ErrorCode.UNAUTHENTICATED
+                      ? fe.code()
+                      : ErrorCode.UNAUTHENTICATED;
+              result.completeExceptionally(
+                  new FaroException(code, failure + cause.getMessage(), cause));
+            });
   }
 
   private static final io.netty.util.AttributeKey<TransportClient> CLIENT =

@@ -163,6 +163,22 @@ public final class MessageCodecs {
         MessageType.SET_WORKER_ADMISSION_REQUEST,
         SetWorkerAdmissionRequest.class,
         SetWorkerAdmissionRequest.parser());
+    add(
+        MessageType.AUTH_START_REQUEST,
+        io.faro.proto.AuthStartRequest.class,
+        io.faro.proto.AuthStartRequest.parser());
+    add(
+        MessageType.AUTH_START_RESPONSE,
+        io.faro.proto.AuthStartResponse.class,
+        io.faro.proto.AuthStartResponse.parser());
+    add(
+        MessageType.AUTH_FINISH_REQUEST,
+        io.faro.proto.AuthFinishRequest.class,
+        io.faro.proto.AuthFinishRequest.parser());
+    add(
+        MessageType.AUTH_FINISH_RESPONSE,
+        io.faro.proto.AuthFinishResponse.class,
+        io.faro.proto.AuthFinishResponse.parser());
   }
 
   private MessageCodecs() {}

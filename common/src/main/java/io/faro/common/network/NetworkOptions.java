@@ -4,6 +4,7 @@ import static io.faro.common.config.ConfigOption.durationOption;
 import static io.faro.common.config.ConfigOption.intOption;
 import static io.faro.common.config.ConfigOption.sizeOption;
 
+import io.faro.common.auth.AuthOptions;
 import io.faro.common.config.ConfigException;
 import io.faro.common.config.ConfigOption;
 import io.faro.common.config.FaroConf;
@@ -94,6 +95,7 @@ public final class NetworkOptions {
    *
    * @param maxRequestSize frames a server takes on a port without data (see {@link
    *     #MAX_REQUEST_SIZE})
+   * @param auth what a server checks and a client pool proves (see {@link AuthOptions})
    */
   public record Settings(
       int ioThreads,
@@ -103,8 +105,10 @@ public final class NetworkOptions {
       int maxRequestSize,
       Duration idleTimeout,
       int maxConnectionsPerPeer,
-      long maxPendingAnswerBytes) {
+      long maxPendingAnswerBytes,
+      AuthOptions.Settings auth) {
     public Settings {
+      java.util.Objects.requireNonNull(auth, "auth is null");
       if (maxRequestSize > maxFrameSize) {
         throw new ConfigException(
             MAX_REQUEST_SIZE.key()
@@ -129,7 +133,8 @@ public final class NetworkOptions {
           (int) Math.min(maxFrameSize, ConfigOption.parseSize(MAX_REQUEST_SIZE.defaultText())),
           Duration.ofMinutes(10),
           512,
-          256L << 20);
+          256L << 20,
+          AuthOptions.Settings.OFF);
     }
 
     public static Settings from(FaroConf conf) {
@@ -148,7 +153,8 @@ public final class NetworkOptions {
           maxRequest,
           conf.get(IDLE_TIMEOUT),
           conf.get(MAX_CONNECTIONS_PER_PEER),
-          conf.get(MAX_PENDING_ANSWER_BYTES));
+          conf.get(MAX_PENDING_ANSWER_BYTES),
+          AuthOptions.Settings.tool(conf));
     }
 
     /** These settings with {@code threads} event-loop threads. */
@@ -161,7 +167,25 @@ public final class NetworkOptions {
           maxRequestSize,
           idleTimeout,
           maxConnectionsPerPeer,
-          maxPendingAnswerBytes);
+          maxPendingAnswerBytes,
+          auth);
+    }
+
+    /**
+     * These settings with {@code auth} (a member's, checked by {@link
+     * AuthOptions.Settings#member}).
+     */
+    public Settings withAuth(AuthOptions.Settings auth) {
+      return new Settings(
+          ioThreads,
+          connectTimeout,
+          requestTimeout,
+          maxFrameSize,
+          maxRequestSize,
+          idleTimeout,
+          maxConnectionsPerPeer,
+          maxPendingAnswerBytes,
+          auth);
     }
   }
 }

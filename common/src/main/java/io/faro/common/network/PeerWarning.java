@@ -17,5 +17,7 @@ enum PeerWarning {
   /** A connection closed on purpose instead of answering (fault injection). */
   CONNECTION_DROPPED,
   /** A connection closed by a limit: idle too long, too many from one peer, answers left unread. */
-  CONNECTION_LIMITED
+  CONNECTION_LIMITED,
+  /** A failed handshake or a request the connection's identity may not send. */
+  AUTH_FAILED
 }

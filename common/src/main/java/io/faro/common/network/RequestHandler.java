@@ -1,5 +1,10 @@
 package io.faro.common.network;
 
+import com.google.protobuf.Message;
+import io.faro.common.auth.Identity;
+import io.faro.proto.MessageType;
+import java.util.Optional;
+
 /**
  * Serves the requests of one server. Runs on a Netty event loop: decode, validate, enqueue and
  * reply, nothing else; blocking work goes to the handler's own threads and answers through the
@@ -7,6 +12,15 @@ package io.faro.common.network;
  */
 public interface RequestHandler {
   void handle(Request request, Responder responder);
+
+  /**
+   * With faro.auth.enabled, asked before {@link #handle} for every request: why a connection that
+   * proved to be {@code who} may not send it, or empty when it may. A refused request is answered
+   * UNAUTHENTICATED and its connection closed. Every request is allowed by default.
+   */
+  default Optional<String> refusal(MessageType type, Message meta, Identity who) {
+    return Optional.empty();
+  }
 
   /** Called on the event loop when a connection closes. */
   default void connectionClosed(io.netty.channel.Channel channel) {}

@@ -167,7 +167,8 @@ public final class TransportServer implements AutoCloseable {
                                 handler,
                                 warnings,
                                 settings.maxPendingAnswerBytes(),
-                                observer));
+                                observer,
+                                new ServerAuth(name, settings.auth(), warnings)));
                   }
                 });
     // Not syncUninterruptibly(): it rethrows the checked BindException undeclared, past a catch of
@@ -262,6 +263,7 @@ public final class TransportServer implements AutoCloseable {
     private final RateLimitedLog<PeerWarning> warnings;
     private final long maxPendingAnswerBytes;
     private final RequestObserver observer;
+    private final ServerAuth auth;
     // Requests of this connection not answered yet; answers may come from any thread.
     private final AtomicInteger inProgress = new AtomicInteger();
 
@@ -270,12 +272,14 @@ public final class TransportServer implements AutoCloseable {
         RequestHandler handler,
         RateLimitedLog<PeerWarning> warnings,
         long maxPendingAnswerBytes,
-        RequestObserver observer) {
+        RequestObserver observer,
+        ServerAuth auth) {
       this.serverName = serverName;
       this.handler = handler;
       this.warnings = warnings;
       this.maxPendingAnswerBytes = maxPendingAnswerBytes;
       this.observer = observer;
+      this.auth = auth;
     }
 
     /**
@@ -318,6 +322,13 @@ public final class TransportServer implements AutoCloseable {
               ctx.channel().remoteAddress(),
               frame.kind());
           ctx.close();
+          return;
+        }
+        if (ServerAuth.isHandshake(frame.type())) {
+          auth.handshake(ctx.channel(), frame);
+          return;
+        }
+        if (!auth.admits(ctx.channel(), handler, frame.type(), frame.meta(), frame.requestId())) {
           return;
         }
         if (inProgress.incrementAndGet() > MAX_IN_PROGRESS) {

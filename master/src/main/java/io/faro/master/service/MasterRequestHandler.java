@@ -142,6 +142,22 @@ public final class MasterRequestHandler implements RequestHandler {
     this.clock = requireNonNull(clock, "clock is null");
   }
 
+  /**
+   * A worker's registration and heartbeats need the cluster secret, an operator's state changes
+   * (leader transfer, exclude, include, decommission) the admin secret; the rest is open here.
+   */
+  @Override
+  public java.util.Optional<String> refusal(
+      io.faro.proto.MessageType type, Message meta, io.faro.common.auth.Identity who) {
+    return switch (type) {
+      case REGISTER_WORKER_REQUEST, WORKER_HEARTBEAT_REQUEST ->
+          io.faro.common.auth.Identity.require(io.faro.common.auth.Identity.CLUSTER, who, type);
+      case TRANSFER_LEADER_REQUEST, SET_WORKER_ADMISSION_REQUEST ->
+          io.faro.common.auth.Identity.require(io.faro.common.auth.Identity.ADMIN, who, type);
+      default -> java.util.Optional.empty();
+    };
+  }
+
   @Override
   public void handle(Request request, Responder responder) {
     CompletableFuture<? extends Message> answer;

@@ -71,6 +71,17 @@ public final class ControlHandler implements RequestHandler {
     this.stopper = requireNonNull(stopper, "stopper is null");
   }
 
+  /** Stopping the worker is an operator's call: it needs the admin secret. */
+  @Override
+  public java.util.Optional<String> refusal(
+      io.faro.proto.MessageType type,
+      com.google.protobuf.Message meta,
+      io.faro.common.auth.Identity who) {
+    return type == io.faro.proto.MessageType.STOP_WORKER_REQUEST
+        ? io.faro.common.auth.Identity.require(io.faro.common.auth.Identity.ADMIN, who, type)
+        : java.util.Optional.empty();
+  }
+
   @Override
   public void handle(Request request, Responder responder) {
     try {

@@ -2,6 +2,8 @@ package io.faro.worker.server;
 
 import static java.util.Objects.requireNonNull;
 
+import io.faro.common.auth.AuthOptions;
+import io.faro.common.auth.Identity;
 import io.faro.common.config.FaroConf;
 import io.faro.common.error.ErrorCode;
 import io.faro.common.error.FaroException;
@@ -164,7 +166,11 @@ public final class WorkerServer implements AutoCloseable {
             memoryThread);
     // Forwards to replicas use their own connections and event loops: never a push event loop,
     // which keeps the forwarding order (see ReplicaLink).
-    replicaConnections = new ClientPool("faro-worker-replicate", settings.network());
+    replicaConnections =
+        new ClientPool(
+            "faro-worker-replicate",
+            settings.network(),
+            AuthOptions.Credentials.as(Identity.CLUSTER, settings.network().auth()));
     // Half the request timeout: the primary must hear of a slow replica, and answer
     // REPLICA_FAILED, before its own client gives up on the push and suspects the primary.
     ReplicaLinks links =
@@ -326,7 +332,11 @@ public final class WorkerServer implements AutoCloseable {
             () -> exitRequest.run());
     NetworkOptions.Settings network = settings.network();
     // One event loop is plenty for a registration and a heartbeat every few seconds.
-    masterConnections = new ClientPool("faro-worker-master", network.withIoThreads(1));
+    masterConnections =
+        new ClientPool(
+            "faro-worker-master",
+            network.withIoThreads(1),
+            AuthOptions.Credentials.as(Identity.CLUSTER, network.auth()));
     MasterClient masters =
         new MasterClient(
             masterConnections,

@@ -1,0 +1,247 @@
+package io.faro.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.faro.client.ClientOptions;
+import io.faro.client.ShuffleClient;
+import io.faro.client.driver.LifecycleManager;
+import io.faro.client.fetch.ReducerFileGroups;
+import io.faro.common.auth.AuthOptions;
+import io.faro.common.auth.Identity;
+import io.faro.common.auth.Secret;
+import io.faro.common.config.FaroConf;
+import io.faro.common.id.AppId;
+import io.faro.common.id.ShuffleId;
+import io.faro.common.json.Json;
+import io.faro.common.network.ClientPool;
+import io.faro.common.network.Futures;
+import io.faro.common.network.HostPort;
+import io.faro.common.network.NetworkOptions;
+import io.faro.proto.PushRequest;
+import io.faro.proto.PushResponse;
+import io.faro.proto.RegisterWorkerRequest;
+import io.faro.proto.RegisterWorkerResponse;
+import io.faro.proto.StopWorkerRequest;
+import io.faro.proto.StopWorkerResponse;
+import io.faro.proto.WorkerStatusRequest;
+import io.faro.proto.WorkerStatusResponse;
+import java.io.PrintWriter;
+import java.io.StringWriter;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.Map;
+import java.util.Optional;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * A local cluster of real processes with faro.auth.enabled: its worker registers and heartbeats
+ * with the cluster secret and a shuffle runs through it, while a process without that secret cannot
+ * register as a worker, forge a replica's push or stop the worker, and an operator's state change
+ * needs the admin secret. Refusals name what was missing.
+ */
+class ClusterAuthTest {
+  private static final Duration WAIT = Duration.ofSeconds(20);
+
+  private record Admin(int exitCode, String out, String err) {}
+
+  private static Admin admin(String... args) {
+    StringWriter out = new StringWriter();
+    StringWriter err = new StringWriter();
+    int code = FaroCli.run(new PrintWriter(out), new PrintWriter(err), args);
+    return new Admin(code, out.toString(), err.toString());
+  }
+
+  private static Path conf(Path file, Map<String, String> values) throws Exception {
+    StringBuilder text = new StringBuilder();
+    values.forEach((k, v) -> text.append(k).append('=').append(v).append('\n'));
+    return Files.writeString(file, text);
+  }
+
+  @Test
+  void onlyHoldersOfTheSecretsActAsMembersOrOperators(@TempDir Path dir) throws Exception {
+    Path clusterSecret = dir.resolve("cluster.secret");
+    Path adminSecret = dir.resolve("admin.secret");
+    Secret cluster = Secret.writeNew(clusterSecret);
+    Secret.writeNew(adminSecret);
+    Path members =
+        conf(
+            dir.resolve("members.conf"),
+            Map.of(
+                "faro.auth.enabled", "true",
+                "faro.auth.cluster.secret.file", clusterSecret.toString(),
+                "faro.auth.admin.secret.file", adminSecret.toString()));
+    Path operator =
+        conf(
+            dir.resolve("operator.conf"),
+            Map.of(
+                "faro.auth.enabled",
+                "true",
+                "faro.auth.admin.secret.file",
+                adminSecret.toString()));
+    Path stranger = conf(dir.resolve("stranger.conf"), Map.of("faro.auth.enabled", "true"));
+
+    TextShuffle text = new TextShuffle(2, 4, 1_000);
+    try (LocalCluster local =
+        LocalCluster.start(
+            dir.resolve("cluster"), LocalCluster.Options.workers(2).withConf(members))) {
+      String endpoints = local.masterEndpoint();
+      HostPort master = HostPort.parse(endpoints.split(",")[0]);
+      String clusterJson =
+          Files.readString(dir.resolve("cluster").resolve(LocalCluster.CLUSTER_FILE));
+      String workerId = Json.strings(clusterJson, "workerId").get(0);
+      String workerPorts = local.member("worker-0").ports();
+      HostPort rpc = new HostPort("127.0.0.1", (int) Json.number(workerPorts, "rpcPort"));
+      HostPort push = new HostPort("127.0.0.1", (int) Json.number(workerPorts, "pushPort"));
+
+      // The worker registered with the cluster secret; anyone may read the status.
+      Admin workers =
+          admin("admin", "workers", "--endpoints", endpoints, "--conf", stranger.toString());
+      assertThat(workers.exitCode()).as(workers.err()).isZero();
+      assertThat(workers.out()).contains(workerId);
+
+      // Applications need no secret yet: a shuffle is pushed, replicated (worker to worker, with
+      // the cluster secret), committed and read back.
+      ClientOptions.Settings settings =
+          ClientOptions.Settings.from(
+              FaroConf.of(
+                  Map.of(
+                      "faro.master.endpoints", endpoints,
+                      "faro.client.lifecycle.host", "127.0.0.1",
+                      "faro.client.push.replicate.enabled", "true")));
+      try (ClientPool pool = new ClientPool("test", settings.network());
+          LifecycleManager lifecycle =
+              new LifecycleManager(new AppId("auth-app"), settings, pool, "127.0.0.1")) {
+        ShuffleClient client = new ShuffleClient(pool, settings);
+        ShuffleId shuffle = new ShuffleId(lifecycle.app(), 0);
+        for (int m = 0; m < 2; m++) {
+          int[] counts = text.push(client, lifecycle.endpoint(), shuffle, m);
+          client.mapperEnd(lifecycle.endpoint(), shuffle, m, 0, 2, counts);
+        }
+        ReducerFileGroups groups = client.fileGroups(lifecycle.endpoint(), shuffle, 2, 0);
+        assertThat(groups.lost(0)).isFalse();
+        Map<String, Integer> seen = text.readAll(client, lifecycle.endpoint(), shuffle);
+        assertThat(seen).hasSize(text.total());
+        assertThat(seen.values()).allMatch(n -> n == 1);
+        long replicated = 0;
+        for (String name : new String[] {"worker-0", "worker-1"}) {
+          int port = (int) Json.number(local.member(name).ports(), "rpcPort");
+          replicated +=
+              Futures.await(
+                      pool.call(
+                          new HostPort("127.0.0.1", port),
+                          WorkerStatusRequest.getDefaultInstance(),
+                          WorkerStatusResponse.class),
+                      WAIT,
+                      "status")
+                  .getReplicatedBytes();
+        }
+        assertThat(replicated).as("bytes forwarded to replicas").isPositive();
+      }
+
+      NetworkOptions.Settings network =
+          NetworkOptions.Settings.from(FaroConf.empty().with(NetworkOptions.IO_THREADS, "1"));
+      try (ClientPool anonymous = new ClientPool("stranger", network);
+          ClientPool wrongSecret =
+              new ClientPool(
+                  "impostor",
+                  network,
+                  new AuthOptions.Credentials(
+                      Identity.CLUSTER, Optional.of(Secret.of("a-guess-at-the-cluster-secret"))))) {
+        // No fake worker: neither without a secret nor with a guessed one.
+        assertThatThrownBy(
+                () ->
+                    Futures.await(
+                        anonymous.call(
+                            master,
+                            RegisterWorkerRequest.getDefaultInstance(),
+                            RegisterWorkerResponse.class),
+                        WAIT,
+                        "registration"))
+            .hasMessageContaining(
+                "REGISTER_WORKER_REQUEST needs a connection authenticated as cluster");
+        assertThatThrownBy(
+                () ->
+                    Futures.await(
+                        wrongSecret.call(
+                            master,
+                            RegisterWorkerRequest.getDefaultInstance(),
+                            RegisterWorkerResponse.class),
+                        WAIT,
+                        "registration"))
+            .hasMessageContaining("the server's proof is wrong");
+        // No forged replica push, no stopping the worker.
+        assertThatThrownBy(
+                () ->
+                    Futures.await(
+                        anonymous.call(
+                            push,
+                            PushRequest.newBuilder().setReplica(true).build(),
+                            PushResponse.class),
+                        WAIT,
+                        "push"))
+            .hasMessageContaining(
+                "a replica's forwarded push needs a connection authenticated as cluster");
+        assertThatThrownBy(
+                () ->
+                    Futures.await(
+                        anonymous.call(
+                            rpc, StopWorkerRequest.getDefaultInstance(), StopWorkerResponse.class),
+                        WAIT,
+                        "stop"))
+            .hasMessageContaining("needs a connection authenticated as admin");
+        assertThat(local.member("worker-0").process().isAlive()).isTrue();
+      }
+
+      // An operator's change needs the admin secret.
+      Admin refused =
+          admin(
+              "admin",
+              "exclude-worker",
+              "--id",
+              workerId,
+              "--reason",
+              "test",
+              "--endpoints",
+              endpoints,
+              "--conf",
+              stranger.toString());
+      assertThat(refused.exitCode()).isNotZero();
+      assertThat(refused.err())
+          .contains("SET_WORKER_ADMISSION_REQUEST needs a connection authenticated as admin")
+          .contains("faro.auth.admin.secret.file");
+      Admin excluded =
+          admin(
+              "admin",
+              "exclude-worker",
+              "--id",
+              workerId,
+              "--reason",
+              "test",
+              "--endpoints",
+              endpoints,
+              "--conf",
+              operator.toString());
+      assertThat(excluded.exitCode()).as(excluded.err()).isZero();
+      Admin included =
+          admin(
+              "admin",
+              "include-worker",
+              "--id",
+              workerId,
+              "--endpoints",
+              endpoints,
+              "--conf",
+              operator.toString());
+      assertThat(included.exitCode()).as(included.err()).isZero();
+
+      // The worker still heartbeats with its secret: the master counts it as active.
+      Admin after = admin("admin", "workers", "--endpoints", endpoints, "--json");
+      assertThat(after.exitCode()).as(after.err()).isZero();
+      assertThat(after.out()).contains(workerId).doesNotContain("excluded");
+      assertThat(cluster.toString()).doesNotContain(Files.readString(clusterSecret).strip());
+    }
+  }
+}

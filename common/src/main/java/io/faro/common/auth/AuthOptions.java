@@ -1,0 +1,113 @@
+package io.faro.common.auth;
+
+import static io.faro.common.config.ConfigOption.booleanOption;
+import static io.faro.common.config.ConfigOption.stringOption;
+
+import io.faro.common.config.ConfigException;
+import io.faro.common.config.ConfigOption;
+import io.faro.common.config.FaroConf;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Optional;
+
+/** Who may do what on a cluster: the secrets that masters, workers and operators' tools hold. */
+public final class AuthOptions {
+  public static final ConfigOption<Boolean> ENABLED =
+      booleanOption(
+          "faro.auth.enabled",
+          false,
+          "Authenticate the cluster's own traffic and its operators. Masters and workers then "
+              + "accept a worker's registration and heartbeats, and a primary's forwarded pushes, "
+              + "only from a connection that proved it holds the cluster secret, and every "
+              + "state-changing admin call (exclude, include, decommission, stop, leader transfer) "
+              + "only from one that proved it holds the admin secret; status pages and metrics stay "
+              + "open. Each proof is an HMAC over fresh nonces of both sides, once per connection: "
+              + "no secret crosses the network. Set it on every member and on operators' tools. "
+              + "Spark applications need nothing yet: their own authentication is not built.");
+  public static final ConfigOption<String> CLUSTER_SECRET_FILE =
+      stringOption(
+          "faro.auth.cluster.secret.file",
+          "",
+          "With faro.auth.enabled: a file holding the secret every master and worker shares (at "
+              + "least 16 bytes of text, e.g. from openssl rand -hex 32; readable by the Faro user "
+              + "only). Required on masters and workers.");
+  public static final ConfigOption<String> ADMIN_SECRET_FILE =
+      stringOption(
+          "faro.auth.admin.secret.file",
+          "",
+          "With faro.auth.enabled: a file holding the operators' secret, on masters and workers "
+              + "(which check it) and for bin/faro admin (which proves it). Unset on a member, "
+              + "that member refuses every state-changing admin call.");
+
+  public static final List<ConfigOption<?>> ALL =
+      List.of(ENABLED, CLUSTER_SECRET_FILE, ADMIN_SECRET_FILE);
+
+  private AuthOptions() {}
+
+  /**
+   * What a process holds: whether authentication is on, and the secrets it was given.
+   *
+   * @param cluster the cluster secret; present whenever a member has authentication on
+   * @param admin the operators' secret, when given
+   */
+  public record Settings(boolean enabled, Optional<Secret> cluster, Optional<Secret> admin) {
+    public static final Settings OFF = new Settings(false, Optional.empty(), Optional.empty());
+
+    /** The secret that proves {@code identity}, if this process holds it. */
+    public Optional<Secret> secretOf(Identity identity) {
+      return switch (identity.kind()) {
+        case CLUSTER -> cluster;
+        case ADMIN -> admin;
+        case ANONYMOUS -> Optional.empty();
+      };
+    }
+
+    /**
+     * A member's settings (master or worker): with authentication on, the cluster secret must be
+     * given.
+     */
+    public static Settings member(FaroConf conf) {
+      Settings settings = tool(conf);
+      if (settings.enabled && settings.cluster.isEmpty()) {
+        throw new ConfigException(
+            CLUSTER_SECRET_FILE.key()
+                + " must name the cluster's secret file when "
+                + ENABLED.key()
+                + " is true");
+      }
+      return settings;
+    }
+
+    /** An operator's tool's or a client's settings: every secret is optional. */
+    public static Settings tool(FaroConf conf) {
+      if (!conf.get(ENABLED)) {
+        return OFF;
+      }
+      return new Settings(true, secret(conf, CLUSTER_SECRET_FILE), secret(conf, ADMIN_SECRET_FILE));
+    }
+
+    private static Optional<Secret> secret(FaroConf conf, ConfigOption<String> option) {
+      String file = conf.get(option).strip();
+      return file.isEmpty()
+          ? Optional.empty()
+          : Optional.of(Secret.read(Path.of(file), option.key()));
+    }
+  }
+
+  /** What a client proves when it connects: nothing, or one identity with its secret. */
+  public record Credentials(Identity identity, Optional<Secret> secret) {
+    public static final Credentials NONE = new Credentials(Identity.ANONYMOUS, Optional.empty());
+
+    /** Proves {@code identity} with the secret {@code settings} hold for it; none when off. */
+    public static Credentials as(Identity identity, Settings settings) {
+      if (!settings.enabled()) {
+        return NONE;
+      }
+      return new Credentials(identity, settings.secretOf(identity));
+    }
+
+    public boolean proves() {
+      return !identity.equals(Identity.ANONYMOUS);
+    }
+  }
+}

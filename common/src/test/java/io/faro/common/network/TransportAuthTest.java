@@ -1,0 +1,364 @@
+package io.faro.common.network;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import com.google.protobuf.ByteString;
+import io.faro.common.auth.AuthOptions;
+import io.faro.common.auth.Handshake;
+import io.faro.common.auth.Identity;
+import io.faro.common.auth.Secret;
+import io.faro.common.config.ConfigException;
+import io.faro.common.config.FaroConf;
+import io.faro.common.error.ErrorCode;
+import io.faro.common.error.FaroException;
+import io.faro.proto.AuthFinishRequest;
+import io.faro.proto.AuthFinishResponse;
+import io.faro.proto.AuthStartRequest;
+import io.faro.proto.AuthStartResponse;
+import io.faro.proto.ClusterStatusRequest;
+import io.faro.proto.EmptyResponse;
+import io.faro.proto.MasterStatusRequest;
+import io.faro.proto.MessageType;
+import io.faro.proto.TransferLeaderRequest;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * Connections prove an identity with the handshake before a server lets them send what needs it:
+ * real servers and client pools on loopback. Anonymous connections keep what is open; a wrong
+ * secret is found out on either side, never sent; a proof from one connection proves nothing on
+ * another; a refused request is answered UNAUTHENTICATED and its connection closed.
+ */
+class TransportAuthTest {
+  private static final Duration WAIT = Duration.ofSeconds(10);
+  private static final Secret CLUSTER = Secret.of("cluster-secret-0123456789abcdef");
+  private static final Secret ADMIN = Secret.of("admin-secret-0123456789abcdefgh");
+  private static final Secret WRONG = Secret.of("not-the-secret-0123456789abcdef");
+
+  private TransportServer server;
+  private final java.util.List<ClientPool> pools = new java.util.ArrayList<>();
+
+  private static NetworkOptions.Settings network(AuthOptions.Settings auth) {
+    return NetworkOptions.Settings.from(FaroConf.empty().with(NetworkOptions.IO_THREADS, "1"))
+        .withAuth(auth);
+  }
+
+  private static AuthOptions.Settings holding(Secret cluster, Secret admin) {
+    return new AuthOptions.Settings(true, Optional.ofNullable(cluster), Optional.ofNullable(admin));
+  }
+
+  /** Cluster status needs the cluster secret, a leader transfer the admin one; the rest is open. */
+  private static TransportServer server(AuthOptions.Settings auth) {
+    return new TransportServer(
+        "auth-test",
+        "127.0.0.1",
+        0,
+        "faro.test.port",
+        network(auth),
+        new RequestHandler() {
+          @Override
+          public void handle(Request request, Responder responder) {
+            responder.respond(EmptyResponse.getDefaultInstance());
+          }
+
+          @Override
+          public Optional<String> refusal(
+              MessageType type, com.google.protobuf.Message meta, Identity who) {
+            return switch (type) {
+              case CLUSTER_STATUS_REQUEST -> Identity.require(Identity.CLUSTER, who, type);
+              case TRANSFER_LEADER_REQUEST -> Identity.require(Identity.ADMIN, who, type);
+              default -> Optional.empty();
+            };
+          }
+        },
+        null);
+  }
+
+  private ClientPool pool(AuthOptions.Credentials credentials) {
+    ClientPool pool =
+        new ClientPool("auth-test-client", network(AuthOptions.Settings.OFF), credentials);
+    pools.add(pool);
+    return pool;
+  }
+
+  private HostPort address() {
+    return new HostPort("127.0.0.1", server.port());
+  }
+
+  private static <T> T await(CompletableFuture<T> future) {
+    return Futures.await(future, WAIT, "test call");
+  }
+
+  @BeforeEach
+  void start() {
+    server = server(holding(CLUSTER, ADMIN));
+  }
+
+  @AfterEach
+  void stop() {
+    pools.forEach(ClientPool::close);
+    server.close();
+  }
+
+  @Test
+  void anAnonymousConnectionGetsWhatIsOpenAndIsRefusedAndClosedForTheRest() throws Exception {
+    ClientPool anonymous = pool(AuthOptions.Credentials.NONE);
+    await(anonymous.call(address(), MasterStatusRequest.getDefaultInstance(), EmptyResponse.class));
+    TransportClient connection = await(anonymous.client(address()));
+
+    assertThatThrownBy(
+            () ->
+                await(
+                    anonymous.call(
+                        address(), ClusterStatusRequest.getDefaultInstance(), EmptyResponse.class)))
+        .isInstanceOfSatisfying(
+            FaroException.class, e -> assertThat(e.code()).isEqualTo(ErrorCode.UNAUTHENTICATED))
+        .hasMessageContaining("needs a connection authenticated as cluster")
+        .hasMessageContaining("this one is anonymous");
+    awaitClosed(connection);
+  }
+
+  @Test
+  void theRightSecretOpensWhatItsIdentityMaySendAndNothingElse() {
+    ClientPool member = pool(new AuthOptions.Credentials(Identity.CLUSTER, Optional.of(CLUSTER)));
+    await(member.call(address(), ClusterStatusRequest.getDefaultInstance(), EmptyResponse.class));
+    await(member.call(address(), MasterStatusRequest.getDefaultInstance(), EmptyResponse.class));
+    // A member is not an operator.
+    assertThatThrownBy(
+            () ->
+                await(
+                    member.call(
+                        address(),
+                        TransferLeaderRequest.getDefaultInstance(),
+                        EmptyResponse.class)))
+        .hasMessageContaining("needs a connection authenticated as admin");
+
+    ClientPool operator = pool(new AuthOptions.Credentials(Identity.ADMIN, Optional.of(ADMIN)));
+    await(
+        operator.call(address(), TransferLeaderRequest.getDefaultInstance(), EmptyResponse.class));
+    assertThatThrownBy(
+            () ->
+                await(
+                    operator.call(
+                        address(), ClusterStatusRequest.getDefaultInstance(), EmptyResponse.class)))
+        .hasMessageContaining("needs a connection authenticated as cluster");
+  }
+
+  @Test
+  void aClientWithTheWrongSecretFindsTheServerOutBeforeSendingAnything() {
+    ClientPool impostor = pool(new AuthOptions.Credentials(Identity.CLUSTER, Optional.of(WRONG)));
+    assertThatThrownBy(
+            () ->
+                await(
+                    impostor.call(
+                        address(), MasterStatusRequest.getDefaultInstance(), EmptyResponse.class)))
+        .isInstanceOfSatisfying(
+            FaroException.class, e -> assertThat(e.code()).isEqualTo(ErrorCode.UNAUTHENTICATED))
+        .hasMessageContaining("cannot authenticate to " + address() + " as cluster")
+        .hasMessageContaining("the server's proof is wrong");
+  }
+
+  @Test
+  void aServerWithoutTheSecretCannotPassForOne() {
+    server.close();
+    server = server(holding(WRONG, null));
+    ClientPool member = pool(new AuthOptions.Credentials(Identity.CLUSTER, Optional.of(CLUSTER)));
+    assertThatThrownBy(
+            () ->
+                await(
+                    member.call(
+                        address(), MasterStatusRequest.getDefaultInstance(), EmptyResponse.class)))
+        .hasMessageContaining("the server's proof is wrong");
+    // A server with no admin secret refuses the identity outright.
+    ClientPool operator = pool(new AuthOptions.Credentials(Identity.ADMIN, Optional.of(ADMIN)));
+    assertThatThrownBy(
+            () ->
+                await(
+                    operator.call(
+                        address(), MasterStatusRequest.getDefaultInstance(), EmptyResponse.class)))
+        .hasMessageContaining("holds no admin secret");
+  }
+
+  @Test
+  void theServerRefusesAWrongProofAndClosesTheConnection() throws Exception {
+    TransportClient raw = await(pool(AuthOptions.Credentials.NONE).client(address()));
+    byte[] clientNonce = Handshake.nonce();
+    AuthStartResponse start =
+        await(
+            raw.call(
+                AuthStartRequest.newBuilder()
+                    .setIdentity("cluster")
+                    .setClientNonce(ByteString.copyFrom(clientNonce))
+                    .build(),
+                AuthStartResponse.class));
+    byte[] wrong =
+        Handshake.clientProof(
+            WRONG, Identity.CLUSTER, clientNonce, start.getServerNonce().toByteArray());
+    assertThatThrownBy(
+            () ->
+                await(
+                    raw.call(
+                        AuthFinishRequest.newBuilder()
+                            .setClientProof(ByteString.copyFrom(wrong))
+                            .build(),
+                        AuthFinishResponse.class)))
+        .hasMessageContaining("wrong proof for identity cluster");
+    awaitClosed(raw);
+  }
+
+  @Test
+  void aProofFromOneConnectionProvesNothingOnAnother() throws Exception {
+    // A peer that watched a connection's handshake replays the client's nonce and proof.
+    ClientPool anonymous = pool(AuthOptions.Credentials.NONE);
+    TransportClient first = await(anonymous.client(address()));
+    byte[] clientNonce = Handshake.nonce();
+    AuthStartResponse seen =
+        await(
+            first.call(
+                AuthStartRequest.newBuilder()
+                    .setIdentity("cluster")
+                    .setClientNonce(ByteString.copyFrom(clientNonce))
+                    .build(),
+                AuthStartResponse.class));
+    byte[] recorded =
+        Handshake.clientProof(
+            CLUSTER, Identity.CLUSTER, clientNonce, seen.getServerNonce().toByteArray());
+    first.close();
+    awaitClosed(first);
+
+    TransportClient second = await(anonymous.client(address()));
+    await(
+        second.call(
+            AuthStartRequest.newBuilder()
+                .setIdentity("cluster")
+                .setClientNonce(ByteString.copyFrom(clientNonce))
+                .build(),
+            AuthStartResponse.class));
+    assertThatThrownBy(
+            () ->
+                await(
+                    second.call(
+                        AuthFinishRequest.newBuilder()
+                            .setClientProof(ByteString.copyFrom(recorded))
+                            .build(),
+                        AuthFinishResponse.class)))
+        .hasMessageContaining("wrong proof");
+  }
+
+  @Test
+  void handshakesOutOfOrderOrForUnknownIdentitiesCloseTheConnection() throws Exception {
+    ClientPool anonymous = pool(AuthOptions.Credentials.NONE);
+    TransportClient early = await(anonymous.client(address()));
+    assertThatThrownBy(
+            () ->
+                await(
+                    early.call(
+                        AuthFinishRequest.newBuilder()
+                            .setClientProof(ByteString.copyFrom(new byte[32]))
+                            .build(),
+                        AuthFinishResponse.class)))
+        .hasMessageContaining("AuthFinish before AuthStart");
+    awaitClosed(early);
+
+    TransportClient unknown = await(anonymous.client(address()));
+    assertThatThrownBy(
+            () ->
+                await(
+                    unknown.call(
+                        AuthStartRequest.newBuilder()
+                            .setIdentity("root")
+                            .setClientNonce(ByteString.copyFrom(Handshake.nonce()))
+                            .build(),
+                        AuthStartResponse.class)))
+        .hasMessageContaining("unknown identity 'root'");
+    awaitClosed(unknown);
+
+    TransportClient shortNonce = await(anonymous.client(address()));
+    assertThatThrownBy(
+            () ->
+                await(
+                    shortNonce.call(
+                        AuthStartRequest.newBuilder()
+                            .setIdentity("cluster")
+                            .setClientNonce(ByteString.copyFrom(new byte[3]))
+                            .build(),
+                        AuthStartResponse.class)))
+        .hasMessageContaining("a client nonce has 32 bytes, not 3");
+    awaitClosed(shortNonce);
+  }
+
+  @Test
+  void aServerWithAuthenticationOffSaysSoToAClientThatWantsIt() {
+    server.close();
+    server = server(AuthOptions.Settings.OFF);
+    ClientPool member = pool(new AuthOptions.Credentials(Identity.CLUSTER, Optional.of(CLUSTER)));
+    assertThatThrownBy(
+            () ->
+                await(
+                    member.call(
+                        address(), MasterStatusRequest.getDefaultInstance(), EmptyResponse.class)))
+        .hasMessageContaining("faro.auth.enabled is false here");
+    // And lets everyone send everything.
+    await(
+        pool(AuthOptions.Credentials.NONE)
+            .call(address(), ClusterStatusRequest.getDefaultInstance(), EmptyResponse.class));
+  }
+
+  @Test
+  void aPoolWithoutTheSecretItShouldProveNamesTheKey() {
+    ClientPool noSecret = pool(new AuthOptions.Credentials(Identity.ADMIN, Optional.empty()));
+    assertThatThrownBy(
+            () ->
+                await(
+                    noSecret.call(
+                        address(), MasterStatusRequest.getDefaultInstance(), EmptyResponse.class)))
+        .hasMessageContaining("holds no admin secret (faro.auth.admin.secret.file)");
+  }
+
+  @Test
+  void secretsComeFromFilesThatAreCheckedAndNeverPrinted(@TempDir Path dir) throws Exception {
+    Path written = dir.resolve("cluster.secret");
+    Secret secret = Secret.writeNew(written);
+    assertThat(Files.getPosixFilePermissions(written))
+        .containsExactlyInAnyOrder(
+            java.nio.file.attribute.PosixFilePermission.OWNER_READ,
+            java.nio.file.attribute.PosixFilePermission.OWNER_WRITE);
+    assertThat(secret.toString()).doesNotContain(Files.readString(written).strip());
+
+    Path shortOne = Files.writeString(dir.resolve("short"), "abc\n");
+    assertThatThrownBy(() -> Secret.read(shortOne, "faro.auth.cluster.secret.file"))
+        .isInstanceOf(ConfigException.class)
+        .hasMessageContaining("faro.auth.cluster.secret.file")
+        .hasMessageContaining("at least 16");
+    assertThatThrownBy(() -> Secret.read(dir.resolve("missing"), "faro.auth.admin.secret.file"))
+        .hasMessageContaining("faro.auth.admin.secret.file")
+        .hasMessageContaining("cannot read the secret file");
+
+    FaroConf on = FaroConf.empty().with(AuthOptions.ENABLED, "true");
+    assertThatThrownBy(() -> AuthOptions.Settings.member(on))
+        .isInstanceOf(ConfigException.class)
+        .hasMessageContaining("faro.auth.cluster.secret.file must name");
+    AuthOptions.Settings member =
+        AuthOptions.Settings.member(on.with(AuthOptions.CLUSTER_SECRET_FILE, written.toString()));
+    assertThat(member.cluster()).isPresent();
+    assertThat(member.admin()).isEmpty();
+    assertThat(AuthOptions.Settings.tool(FaroConf.empty())).isEqualTo(AuthOptions.Settings.OFF);
+  }
+
+  private static void awaitClosed(TransportClient client) throws InterruptedException {
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+    while (client.isActive() && System.nanoTime() < deadline) {
+      Thread.sleep(10); // the server closes after writing its answer: poll for it, bounded
+    }
+    assertThat(client.isActive()).as("the server closed the connection").isFalse();
+  }
+}
