@@ -3,14 +3,18 @@ package io.faro.cli;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import com.google.protobuf.ByteString;
 import io.faro.client.ClientOptions;
 import io.faro.client.ShuffleClient;
 import io.faro.client.driver.LifecycleManager;
 import io.faro.client.fetch.ReducerFileGroups;
+import io.faro.common.auth.AppSecrets;
 import io.faro.common.auth.AuthOptions;
 import io.faro.common.auth.Identity;
 import io.faro.common.auth.Secret;
 import io.faro.common.config.FaroConf;
+import io.faro.common.error.ErrorCode;
+import io.faro.common.error.FaroException;
 import io.faro.common.id.AppId;
 import io.faro.common.id.ShuffleId;
 import io.faro.common.json.Json;
@@ -18,12 +22,19 @@ import io.faro.common.network.ClientPool;
 import io.faro.common.network.Futures;
 import io.faro.common.network.HostPort;
 import io.faro.common.network.NetworkOptions;
+import io.faro.proto.CommitFilesRequest;
+import io.faro.proto.GetReducerFileGroupsRequest;
+import io.faro.proto.OpenStreamRequest;
 import io.faro.proto.PushRequest;
 import io.faro.proto.PushResponse;
+import io.faro.proto.RegisterAppRequest;
+import io.faro.proto.RegisterAppResponse;
 import io.faro.proto.RegisterWorkerRequest;
 import io.faro.proto.RegisterWorkerResponse;
+import io.faro.proto.ShuffleKeyP;
 import io.faro.proto.StopWorkerRequest;
 import io.faro.proto.StopWorkerResponse;
+import io.faro.proto.UnregisterShuffleRequest;
 import io.faro.proto.WorkerStatusRequest;
 import io.faro.proto.WorkerStatusResponse;
 import java.io.PrintWriter;
@@ -37,10 +48,12 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * A local cluster of real processes with faro.auth.enabled: its worker registers and heartbeats
- * with the cluster secret and a shuffle runs through it, while a process without that secret cannot
- * register as a worker, forge a replica's push or stop the worker, and an operator's state change
- * needs the admin secret. Refusals name what was missing.
+ * A local cluster of real processes with faro.auth.enabled: its workers register and heartbeat with
+ * the cluster secret, an application gets its own secret when it registers and its shuffle runs
+ * through the cluster (replicated worker to worker), while another application, or a process
+ * without the right secret, cannot push into, read, commit or unregister that shuffle, call its
+ * driver, take its app id, register as a worker, forge a replica's push or stop a worker; an
+ * operator's state change needs the admin secret. Refusals name what was missing.
  */
 class ClusterAuthTest {
   private static final Duration WAIT = Duration.ofSeconds(20);
@@ -58,6 +71,24 @@ class ClusterAuthTest {
     StringBuilder text = new StringBuilder();
     values.forEach((k, v) -> text.append(k).append('=').append(v).append('\n'));
     return Files.writeString(file, text);
+  }
+
+  private static void assertRefused(
+      ClientPool pool, HostPort where, com.google.protobuf.Message request, String reason) {
+    assertThatThrownBy(
+            () ->
+                Futures.await(
+                    pool.send(where, request, null, WAIT)
+                        .thenApply(
+                            frame -> {
+                              frame.release();
+                              return frame;
+                            }),
+                    WAIT,
+                    request.getClass().getSimpleName()))
+        .isInstanceOfSatisfying(
+            FaroException.class, e -> assertThat(e.code()).isEqualTo(ErrorCode.UNAUTHENTICATED))
+        .hasMessageContaining(reason);
   }
 
   @Test
@@ -95,6 +126,7 @@ class ClusterAuthTest {
       String workerPorts = local.member("worker-0").ports();
       HostPort rpc = new HostPort("127.0.0.1", (int) Json.number(workerPorts, "rpcPort"));
       HostPort push = new HostPort("127.0.0.1", (int) Json.number(workerPorts, "pushPort"));
+      HostPort fetch = new HostPort("127.0.0.1", (int) Json.number(workerPorts, "fetchPort"));
 
       // The worker registered with the cluster secret; anyone may read the status.
       Admin workers =
@@ -102,8 +134,8 @@ class ClusterAuthTest {
       assertThat(workers.exitCode()).as(workers.err()).isZero();
       assertThat(workers.out()).contains(workerId);
 
-      // Applications need no secret yet: a shuffle is pushed, replicated (worker to worker, with
-      // the cluster secret), committed and read back.
+      // An application learns at registration that the cluster authenticates it: its shuffle is
+      // pushed, replicated (worker to worker, with the cluster secret), committed and read back.
       ClientOptions.Settings settings =
           ClientOptions.Settings.from(
               FaroConf.of(
@@ -113,7 +145,12 @@ class ClusterAuthTest {
                       "faro.client.push.replicate.enabled", "true")));
       try (ClientPool pool = new ClientPool("test", settings.network());
           LifecycleManager lifecycle =
-              new LifecycleManager(new AppId("auth-app"), settings, pool, "127.0.0.1")) {
+              new LifecycleManager(new AppId("auth-app"), settings, pool, "127.0.0.1");
+          ClientPool otherPool = new ClientPool("other", settings.network());
+          LifecycleManager other =
+              new LifecycleManager(new AppId("other-app"), settings, otherPool, "127.0.0.1")) {
+        assertThat(lifecycle.credentials()).isPresent();
+        assertThat(pool.credentials().identity().wire()).startsWith("app:auth-app:");
         ShuffleClient client = new ShuffleClient(pool, settings);
         ShuffleId shuffle = new ShuffleId(lifecycle.app(), 0);
         for (int m = 0; m < 2; m++) {
@@ -139,6 +176,61 @@ class ClusterAuthTest {
                   .getReplicatedBytes();
         }
         assertThat(replicated).as("bytes forwarded to replicas").isPositive();
+
+        // Another application knows every id of this shuffle and still touches nothing of it.
+        ShuffleKeyP key = ShuffleKeyP.newBuilder().setAppId("auth-app").setShuffleId(0).build();
+        String refusedHere =
+            "acts on app auth-app: it needs a connection authenticated as that app";
+        assertRefused(
+            otherPool, push, PushRequest.newBuilder().setShuffle(key).build(), refusedHere);
+        assertRefused(
+            otherPool, fetch, OpenStreamRequest.newBuilder().setShuffle(key).build(), refusedHere);
+        assertRefused(
+            otherPool, rpc, CommitFilesRequest.newBuilder().setShuffle(key).build(), refusedHere);
+        assertRefused(
+            otherPool,
+            master,
+            UnregisterShuffleRequest.newBuilder().setShuffle(key).build(),
+            refusedHere);
+        assertRefused(
+            otherPool,
+            lifecycle.endpoint(),
+            GetReducerFileGroupsRequest.newBuilder().setShuffleId(0).setNumMaps(2).build(),
+            "faro-lifecycle holds no app:other-app:");
+        try (ClientPool anonymous = new ClientPool("anonymous", settings.network())) {
+          assertRefused(
+              anonymous,
+              lifecycle.endpoint(),
+              GetReducerFileGroupsRequest.newBuilder().setShuffleId(0).setNumMaps(2).build(),
+              "needs a connection authenticated as app:auth-app:");
+          assertRefused(
+              anonymous, push, PushRequest.newBuilder().setShuffle(key).build(), refusedHere);
+        }
+        // Nor can it take the app's id by registering it again.
+        assertRefused(
+            otherPool,
+            master,
+            RegisterAppRequest.newBuilder()
+                .setAppId("auth-app")
+                .setRegistrationToken(ByteString.copyFrom(new byte[32]))
+                .build(),
+            "app auth-app is registered already by another driver");
+        // A process that claims the app's identity with a guessed secret finds the server out.
+        try (ClientPool guess =
+            new ClientPool(
+                "guess",
+                settings.network(),
+                AuthOptions.Credentials.app(
+                    pool.credentials().identity(), Secret.of("a-guess-at-the-app-secret")))) {
+          assertRefused(
+              guess,
+              fetch,
+              OpenStreamRequest.newBuilder().setShuffle(key).build(),
+              "the server's proof is wrong");
+        }
+        // The shuffle is untouched: read again, whole.
+        assertThat(text.readAll(client, lifecycle.endpoint(), shuffle)).isEqualTo(seen);
+        assertThat(other.credentials()).isPresent();
       }
 
       NetworkOptions.Settings network =
@@ -150,6 +242,41 @@ class ClusterAuthTest {
                   network,
                   new AuthOptions.Credentials(
                       Identity.CLUSTER, Optional.of(Secret.of("a-guess-at-the-cluster-secret"))))) {
+        // A driver's registration retried with its token gets the same nonce and secret again;
+        // another token cannot take the app id.
+        byte[] token = AppSecrets.token();
+        RegisterAppRequest registration =
+            RegisterAppRequest.newBuilder()
+                .setAppId("retried-app")
+                .setRegistrationToken(ByteString.copyFrom(token))
+                .build();
+        RegisterAppResponse first =
+            Futures.await(
+                anonymous.call(master, registration, RegisterAppResponse.class), WAIT, "register");
+        RegisterAppResponse again =
+            Futures.await(
+                anonymous.call(master, registration, RegisterAppResponse.class), WAIT, "register");
+        assertThat(first.getAppNonce()).isEqualTo(AppSecrets.nonce(token));
+        assertThat(again).isEqualTo(first);
+        assertThat(first.getAppSecret().toByteArray())
+            .hasSize(32)
+            .isEqualTo(
+                AppSecrets.derive(cluster, new AppId("retried-app"), first.getAppNonce())
+                    .toBytes());
+        assertRefused(
+            anonymous,
+            master,
+            registration.toBuilder()
+                .setRegistrationToken(ByteString.copyFrom(AppSecrets.token()))
+                .build(),
+            "app retried-app is registered already by another driver");
+        // An old client, which sends no token, is told why it cannot register.
+        assertRefused(
+            anonymous,
+            master,
+            RegisterAppRequest.newBuilder().setAppId("old-client-app").build(),
+            "sent no registration token: its Faro client is older than the cluster's");
+
         // No fake worker: neither without a secret nor with a guessed one.
         assertThatThrownBy(
                 () ->

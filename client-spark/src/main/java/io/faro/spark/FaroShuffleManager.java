@@ -246,7 +246,8 @@ public final class FaroShuffleManager implements ShuffleManager {
         dependency,
         manager.app().value(),
         manager.endpoint(),
-        dependency.rdd().getNumPartitions());
+        dependency.rdd().getNumPartitions(),
+        manager.credentials());
   }
 
   /**
@@ -282,7 +283,8 @@ public final class FaroShuffleManager implements ShuffleManager {
   @Override
   public <K, V> ShuffleWriter<K, V> getWriter(
       ShuffleHandle handle, long mapId, TaskContext context, ShuffleWriteMetricsReporter metrics) {
-    return new FaroShuffleWriter<>(faroHandle(handle), context, metrics, client());
+    FaroShuffleHandle<K, V, Object> faro = faroHandle(handle);
+    return new FaroShuffleWriter<>(faro, context, metrics, authenticatedClient(faro));
   }
 
   @Override
@@ -294,15 +296,28 @@ public final class FaroShuffleManager implements ShuffleManager {
       int endPartition,
       TaskContext context,
       ShuffleReadMetricsReporter metrics) {
+    FaroShuffleHandle<K, Object, C> faro = faroHandle(handle);
+    ShuffleClient client = authenticatedClient(faro);
     return new FaroShuffleReader<>(
-        faroHandle(handle),
-        startMapIndex,
-        endMapIndex,
-        startPartition,
-        endPartition,
-        context,
-        metrics,
-        client());
+        faro, startMapIndex, endMapIndex, startPartition, endPartition, context, metrics, client);
+  }
+
+  /**
+   * This JVM's client, its connections proving the app's identity when the handle carries one (an
+   * executor learns it from the first handle it sees; the driver's pool already proves it).
+   */
+  private ShuffleClient authenticatedClient(FaroShuffleHandle<?, ?, ?> handle) {
+    ShuffleClient shuffleClient = client();
+    handle
+        .credentials()
+        .ifPresent(
+            credentials -> {
+              ClientPool clients = pool();
+              if (!clients.credentials().identity().equals(credentials.identity())) {
+                clients.authenticateAs(credentials);
+              }
+            });
+    return shuffleClient;
   }
 
   @SuppressWarnings("unchecked")

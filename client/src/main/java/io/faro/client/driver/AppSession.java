@@ -33,6 +33,7 @@ final class AppSession implements AutoCloseable {
   private final MasterClient master;
   private final Runnable onBeat;
   private final ScheduledExecutorService heartbeat;
+  private final java.util.Optional<io.faro.common.auth.AuthOptions.Credentials> credentials;
 
   /**
    * Registers {@code app} with the masters and starts its heartbeat.
@@ -43,9 +44,17 @@ final class AppSession implements AutoCloseable {
     this.app = requireNonNull(app, "app is null");
     this.master = requireNonNull(master, "master is null");
     this.onBeat = requireNonNull(onBeat, "onBeat is null");
+    byte[] token = io.faro.common.auth.AppSecrets.token();
     try {
-      master.callBlocking(
-          RegisterAppRequest.newBuilder().setAppId(app.value()).build(), EmptyResponse.class);
+      // EmptyResponse from a cluster without authentication (or one older than it).
+      com.google.protobuf.Message answer =
+          master.callBlocking(
+              RegisterAppRequest.newBuilder()
+                  .setAppId(app.value())
+                  .setRegistrationToken(com.google.protobuf.ByteString.copyFrom(token))
+                  .build(),
+              com.google.protobuf.Message.class);
+      this.credentials = credentialsOf(app, token, answer);
     } catch (FaroException e) {
       throw new FaroException(
           e.code(),
@@ -66,6 +75,31 @@ final class AppSession implements AutoCloseable {
             });
     long period = settings.appHeartbeatInterval().toMillis();
     heartbeat.scheduleWithFixedDelay(this::beat, period, period, TimeUnit.MILLISECONDS);
+  }
+
+  /**
+   * What this app proves to the cluster from now on: its registration's identity and secret when
+   * the masters authenticate applications, else nothing.
+   */
+  java.util.Optional<io.faro.common.auth.AuthOptions.Credentials> credentials() {
+    return credentials;
+  }
+
+  private static java.util.Optional<io.faro.common.auth.AuthOptions.Credentials> credentialsOf(
+      AppId app, byte[] token, com.google.protobuf.Message answer) {
+    if (!(answer instanceof io.faro.proto.RegisterAppResponse registered)) {
+      return java.util.Optional.empty();
+    }
+    String nonce = registered.getAppNonce();
+    if (!nonce.equals(io.faro.common.auth.AppSecrets.nonce(token))) {
+      throw new FaroException(
+          io.faro.common.error.ErrorCode.UNAUTHENTICATED,
+          "the master answered app " + app + "'s registration with another registration's nonce");
+    }
+    return java.util.Optional.of(
+        io.faro.common.auth.AuthOptions.Credentials.app(
+            io.faro.common.auth.Identity.app(app, nonce),
+            io.faro.common.auth.Secret.ofBytes(registered.getAppSecret().toByteArray())));
   }
 
   /** Heartbeats every master: each keeps the time, so a new leader knows the app is alive. */

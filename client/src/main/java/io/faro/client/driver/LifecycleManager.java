@@ -3,6 +3,8 @@ package io.faro.client.driver;
 import static java.util.Objects.requireNonNull;
 
 import io.faro.client.ClientOptions;
+import io.faro.common.auth.AuthOptions;
+import io.faro.common.auth.Identity;
 import io.faro.common.error.ErrorCode;
 import io.faro.common.id.AppId;
 import io.faro.common.id.IdMapper;
@@ -10,6 +12,7 @@ import io.faro.common.master.MasterClient;
 import io.faro.common.network.ClientPool;
 import io.faro.common.network.Futures;
 import io.faro.common.network.HostPort;
+import io.faro.common.network.NetworkOptions;
 import io.faro.common.network.Request;
 import io.faro.common.network.RequestHandler;
 import io.faro.common.network.Responder;
@@ -26,6 +29,7 @@ import io.faro.proto.ReviveRequest;
 import io.faro.proto.ReviveResponse;
 import io.faro.proto.UnregisterShuffleRequest;
 import java.time.Clock;
+import java.util.Optional;
 import java.util.function.IntConsumer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -55,6 +59,7 @@ public final class LifecycleManager implements RequestHandler, AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(LifecycleManager.class);
 
   private final AppId app;
+  private final Optional<AuthOptions.Credentials> credentials;
   private final ClientOptions.Settings settings;
   private final MasterClient master;
   private final Generations generations;
@@ -98,6 +103,16 @@ public final class LifecycleManager implements RequestHandler, AutoCloseable {
     this.committer = new Committer(settings, pool, commitWatch);
     this.lossCheck = new LossCheck(generations, committer);
     this.session = new AppSession(app, settings, master, commitWatch::check);
+    // With a cluster that authenticates applications, everything after the registration proves
+    // the app's identity, and the executors must prove it here too.
+    this.credentials = session.credentials();
+    NetworkOptions.Settings network = settings.network();
+    if (credentials.isPresent()) {
+      AuthOptions.Credentials own = credentials.get();
+      pool.authenticateAs(own);
+      network =
+          network.withAuth(AuthOptions.Settings.forApp(own.identity(), own.secret().orElseThrow()));
+    }
     try {
       this.server =
           new TransportServer(
@@ -105,7 +120,7 @@ public final class LifecycleManager implements RequestHandler, AutoCloseable {
               "0.0.0.0",
               settings.lifecyclePort(),
               ClientOptions.LIFECYCLE_PORT.key() + " (spark.faro.client.lifecycle.port in Spark)",
-              settings.network(),
+              network,
               this,
               null);
     } catch (RuntimeException e) {
@@ -118,6 +133,23 @@ public final class LifecycleManager implements RequestHandler, AutoCloseable {
 
   public AppId app() {
     return app;
+  }
+
+  /**
+   * What this app's executors must prove to the cluster and to this lifecycle manager: present when
+   * the masters authenticate applications. The secret goes to executors with the shuffle handle.
+   */
+  public Optional<AuthOptions.Credentials> credentials() {
+    return credentials;
+  }
+
+  /** Only this app's own executors may call, when the cluster authenticates applications. */
+  @Override
+  public Optional<String> refusal(
+      io.faro.proto.MessageType type, com.google.protobuf.Message meta, Identity who) {
+    return credentials.isEmpty()
+        ? Optional.empty()
+        : Identity.require(credentials.get().identity(), who, type);
   }
 
   /** Where executors reach this lifecycle manager. */

@@ -21,9 +21,13 @@ public final class AuthOptions {
               + "only from a connection that proved it holds the cluster secret, and every "
               + "state-changing admin call (exclude, include, decommission, stop, leader transfer) "
               + "only from one that proved it holds the admin secret; status pages and metrics stay "
-              + "open. Each proof is an HMAC over fresh nonces of both sides, once per connection: "
-              + "no secret crosses the network. Set it on every member and on operators' tools. "
-              + "Spark applications need nothing yet: their own authentication is not built.");
+              + "open. Each application gets its own secret when it registers, and every request on "
+              + "its shuffles (slots, reservations, pushes, commits, fetches, unregistering, the "
+              + "driver's own port) must come from a connection that proved it: an application "
+              + "cannot touch another's shuffles even knowing their ids. Each proof is an HMAC over "
+              + "fresh nonces of both sides, once per connection: no secret crosses the network "
+              + "after registration. Set it on every member and on operators' tools; Spark "
+              + "applications learn it from the masters and need no setting.");
   public static final ConfigOption<String> CLUSTER_SECRET_FILE =
       stringOption(
           "faro.auth.cluster.secret.file",
@@ -47,17 +51,43 @@ public final class AuthOptions {
   /**
    * What a process holds: whether authentication is on, and the secrets it was given.
    *
-   * @param cluster the cluster secret; present whenever a member has authentication on
+   * @param cluster the cluster secret; present whenever a member has authentication on. A process
+   *     that holds it derives the secret of every app identity ({@link AppSecrets})
    * @param admin the operators' secret, when given
+   * @param apps app identities whose secrets this process was handed (a driver's own)
    */
-  public record Settings(boolean enabled, Optional<Secret> cluster, Optional<Secret> admin) {
+  public record Settings(
+      boolean enabled,
+      Optional<Secret> cluster,
+      Optional<Secret> admin,
+      java.util.Map<Identity, Secret> apps) {
     public static final Settings OFF = new Settings(false, Optional.empty(), Optional.empty());
 
-    /** The secret that proves {@code identity}, if this process holds it. */
+    public Settings {
+      apps = java.util.Map.copyOf(apps);
+    }
+
+    public Settings(boolean enabled, Optional<Secret> cluster, Optional<Secret> admin) {
+      this(enabled, cluster, admin, java.util.Map.of());
+    }
+
+    /** A driver's: authentication on, and the one app identity it proves and checks. */
+    public static Settings forApp(Identity app, Secret secret) {
+      return new Settings(true, Optional.empty(), Optional.empty(), java.util.Map.of(app, secret));
+    }
+
+    /** The secret that proves {@code identity}, if this process holds or can derive it. */
     public Optional<Secret> secretOf(Identity identity) {
       return switch (identity.kind()) {
         case CLUSTER -> cluster;
         case ADMIN -> admin;
+        case APP ->
+            apps.containsKey(identity)
+                ? Optional.of(apps.get(identity))
+                : cluster.map(
+                    c ->
+                        AppSecrets.derive(
+                            c, new io.faro.common.id.AppId(identity.app()), identity.nonce()));
         case ANONYMOUS -> Optional.empty();
       };
     }
@@ -104,6 +134,11 @@ public final class AuthOptions {
         return NONE;
       }
       return new Credentials(identity, settings.secretOf(identity));
+    }
+
+    /** Proves {@code app} with {@code secret} (a driver's or executor's). */
+    public static Credentials app(Identity app, Secret secret) {
+      return new Credentials(app, Optional.of(secret));
     }
 
     public boolean proves() {

@@ -4,6 +4,7 @@ import static java.util.Objects.requireNonNull;
 
 import io.faro.common.error.ErrorCode;
 import io.faro.common.error.FaroException;
+import io.faro.common.id.AppId;
 import io.netty.channel.Channel;
 import io.netty.util.AttributeKey;
 import java.util.Optional;
@@ -14,37 +15,64 @@ import java.util.Optional;
  * per request which identities may send it ({@code RequestHandler.refusal}).
  *
  * <p>{@link Kind#CLUSTER}: a master or worker of this cluster (holds the cluster secret). {@link
- * Kind#ADMIN}: an operator's tool (holds the admin secret).
+ * Kind#ADMIN}: an operator's tool (holds the admin secret). {@link Kind#APP}: one registration of
+ * one application, named by its app id and the public nonce of that registration (the secret is
+ * derived from both: {@link AppSecrets}).
+ *
+ * @param app the application's id, for {@link Kind#APP} only (else empty)
+ * @param nonce the registration's public nonce, for {@link Kind#APP} only (else empty)
  */
-public record Identity(Kind kind) {
+public record Identity(Kind kind, String app, String nonce) {
   /** The kinds of identity, by what proves them. */
   public enum Kind {
     ANONYMOUS,
     CLUSTER,
-    ADMIN
+    ADMIN,
+    APP
   }
 
-  public static final Identity ANONYMOUS = new Identity(Kind.ANONYMOUS);
-  public static final Identity CLUSTER = new Identity(Kind.CLUSTER);
-  public static final Identity ADMIN = new Identity(Kind.ADMIN);
+  public static final Identity ANONYMOUS = new Identity(Kind.ANONYMOUS, "", "");
+  public static final Identity CLUSTER = new Identity(Kind.CLUSTER, "", "");
+  public static final Identity ADMIN = new Identity(Kind.ADMIN, "", "");
 
-  /** Longest identity name accepted from the wire. */
-  static final int MAX_WIRE_LENGTH = 64;
+  /** Longest identity name accepted from the wire: "app:", an app id, ":" and a nonce. */
+  static final int MAX_WIRE_LENGTH = 256;
 
+  private static final String APP_PREFIX = "app:";
   private static final AttributeKey<Identity> KEY = AttributeKey.valueOf("faro.identity");
 
   public Identity {
     requireNonNull(kind, "kind is null");
+    requireNonNull(app, "app is null");
+    requireNonNull(nonce, "nonce is null");
+    if ((kind == Kind.APP) != !app.isEmpty() || (kind == Kind.APP) != !nonce.isEmpty()) {
+      throw new IllegalArgumentException("an app identity, and only one, names an app and a nonce");
+    }
+  }
+
+  /** The identity of one registration of {@code app}. */
+  public static Identity app(AppId app, String nonce) {
+    if (!AppSecrets.isNonce(nonce)) {
+      throw new IllegalArgumentException("not a registration nonce: " + nonce);
+    }
+    return new Identity(Kind.APP, app.value(), nonce);
   }
 
   /** The name a client sends to claim this identity. */
   public String wire() {
-    return kind.name().toLowerCase(java.util.Locale.ROOT);
+    return kind == Kind.APP
+        ? APP_PREFIX + app + ":" + nonce
+        : kind.name().toLowerCase(java.util.Locale.ROOT);
+  }
+
+  /** Whether this is an app identity of {@code appId}, whatever the registration. */
+  public boolean isApp(String appId) {
+    return kind == Kind.APP && app.equals(appId);
   }
 
   /**
    * The identity a client claims by {@code name}; INVALID_REQUEST for a name no one can prove (too
-   * long, unknown, or anonymous).
+   * long, unknown, malformed, or anonymous).
    */
   public static Identity fromWire(String name) {
     if (name.length() > MAX_WIRE_LENGTH) {
@@ -52,13 +80,32 @@ public record Identity(Kind kind) {
           ErrorCode.INVALID_REQUEST,
           "identity name of " + name.length() + " characters, at most " + MAX_WIRE_LENGTH);
     }
+    if (name.startsWith(APP_PREFIX)) {
+      int colon = name.lastIndexOf(':');
+      String nonce = name.substring(colon + 1);
+      if (colon <= APP_PREFIX.length() || !AppSecrets.isNonce(nonce)) {
+        throw new FaroException(
+            ErrorCode.INVALID_REQUEST, "an app identity is app:<app id>:<registration nonce>");
+      }
+      try {
+        return app(new AppId(name.substring(APP_PREFIX.length(), colon)), nonce);
+      } catch (IllegalArgumentException e) {
+        throw new FaroException(ErrorCode.INVALID_REQUEST, "bad app identity: " + e.getMessage());
+      }
+    }
     for (Kind kind : Kind.values()) {
-      if (kind != Kind.ANONYMOUS && new Identity(kind).wire().equals(name)) {
-        return new Identity(kind);
+      if (kind != Kind.ANONYMOUS && kind != Kind.APP) {
+        Identity identity = new Identity(kind, "", "");
+        if (identity.wire().equals(name)) {
+          return identity;
+        }
       }
     }
     throw new FaroException(
-        ErrorCode.INVALID_REQUEST, "unknown identity '" + name + "' (cluster or admin)");
+        ErrorCode.INVALID_REQUEST,
+        "unknown identity '"
+            + io.faro.common.log.LogSafe.id(name)
+            + "' (cluster, admin or app:...)");
   }
 
   /** What {@code channel} proved to be; anonymous until it authenticates. */
@@ -90,6 +137,25 @@ public record Identity(Kind kind) {
             + who.wire()
             + (needed.equals(ADMIN)
                 ? " (give the tool faro.auth.admin.secret.file)"
-                : " (faro.auth.cluster.secret.file)"));
+                : needed.kind() == Kind.CLUSTER ? " (faro.auth.cluster.secret.file)" : ""));
+  }
+
+  /**
+   * Empty when {@code who} is an app identity of {@code appId} (any registration when {@code nonce}
+   * is empty, else that one), else why {@code what}, which acts on {@code appId}, is refused.
+   */
+  public static Optional<String> requireApp(String appId, String nonce, Identity who, Object what) {
+    if (who.isApp(appId) && (nonce.isEmpty() || who.nonce().equals(nonce))) {
+      return Optional.empty();
+    }
+    return Optional.of(
+        what
+            + " acts on app "
+            + io.faro.common.log.LogSafe.id(appId)
+            + ": it needs a connection authenticated as that app, this one is "
+            + (who.kind() == Kind.APP
+                ? "app " + io.faro.common.log.LogSafe.id(who.app())
+                : who.wire())
+            + (who.isApp(appId) ? " of another registration" : ""));
   }
 }

@@ -47,6 +47,20 @@ public final class Secret {
     return new Secret(bytes);
   }
 
+  /** A secret of raw bytes (derived ones, and those a registration answer carries). */
+  public static Secret ofBytes(byte[] bytes) {
+    if (bytes.length < MIN_BYTES) {
+      throw new IllegalArgumentException(
+          "a secret needs at least " + MIN_BYTES + " bytes, got " + bytes.length);
+    }
+    return new Secret(bytes.clone());
+  }
+
+  /** The secret's bytes, for the one message that carries an app's secret to its driver. */
+  public byte[] toBytes() {
+    return bytes.clone();
+  }
+
   /**
    * Reads the secret in {@code file}, which {@code key} names.
    *

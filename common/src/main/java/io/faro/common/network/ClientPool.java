@@ -48,7 +48,8 @@ public final class ClientPool implements AutoCloseable {
   private final RateLimitedLog<PeerWarning> warnings =
       new RateLimitedLog<>(LoggerFactory.getLogger(TransportClient.class), PeerWarning.class);
 
-  private final AuthOptions.Credentials credentials;
+  // What new connections prove; a driver learns its app's secret after its pool is made.
+  private volatile AuthOptions.Credentials credentials;
 
   /** A pool whose connections prove nothing (stay anonymous). */
   public ClientPool(String name, NetworkOptions.Settings settings) {
@@ -85,15 +86,48 @@ public final class ClientPool implements AutoCloseable {
     return warnings.suppressed();
   }
 
-  /** The shared connection to {@code address}, connecting if there is none or it closed. */
+  /**
+   * From now on, connections prove {@code next}: open ones that proved something else are closed
+   * (what is pending on them fails with CONNECTION_FAILED, which callers retry) and replaced on
+   * their next request. A driver calls it once it registered its app, an executor when it first
+   * sees the app's secret.
+   */
+  public void authenticateAs(AuthOptions.Credentials next) {
+    this.credentials = requireNonNull(next, "next is null");
+    clients
+        .values()
+        .forEach(
+            f ->
+                f.thenAccept(
+                    c -> {
+                      if (!c.proven().equals(next.identity())) {
+                        c.close();
+                      }
+                    }));
+  }
+
+  /** What this pool's new connections prove. */
+  public AuthOptions.Credentials credentials() {
+    return credentials;
+  }
+
+  /**
+   * The shared connection to {@code address}, connecting if there is none, it closed, or it proved
+   * other credentials than the pool's now.
+   */
   public CompletableFuture<TransportClient> client(HostPort address) {
     return clients.compute(
         address,
         (a, existing) -> {
-          if (existing != null
-              && (!existing.isDone()
-                  || (!existing.isCompletedExceptionally() && existing.join().isActive()))) {
+          if (existing != null && !existing.isDone()) {
             return existing;
+          }
+          if (existing != null && !existing.isCompletedExceptionally()) {
+            TransportClient open = existing.join();
+            if (open.isActive() && open.proven().equals(credentials.identity())) {
+              return existing;
+            }
+            open.close();
           }
           return connect(a);
         });
@@ -134,6 +168,7 @@ public final class ClientPool implements AutoCloseable {
 
   /** Completes {@code result} with {@code client} once it proved this pool's credentials. */
   private void authenticate(TransportClient client, CompletableFuture<TransportClient> result) {
+    AuthOptions.Credentials credentials = this.credentials;
     if (!credentials.proves()) {
       result.complete(client);
       return;
@@ -186,6 +221,7 @@ public final class ClientPool implements AutoCloseable {
         .whenComplete(
             (finished, error) -> {
               if (error == null) {
+                client.provenAs(identity);
                 result.complete(client);
                 return;
               }

@@ -72,6 +72,10 @@ public final class MessageCodecs {
         WorkerHeartbeatResponse.class,
         WorkerHeartbeatResponse.parser());
     add(MessageType.REGISTER_APP_REQUEST, RegisterAppRequest.class, RegisterAppRequest.parser());
+    add(
+        MessageType.REGISTER_APP_RESPONSE,
+        io.faro.proto.RegisterAppResponse.class,
+        io.faro.proto.RegisterAppResponse.parser());
     add(MessageType.APP_HEARTBEAT_REQUEST, AppHeartbeatRequest.class, AppHeartbeatRequest.parser());
     add(
         MessageType.UNREGISTER_APP_REQUEST,

@@ -38,6 +38,9 @@ public final class TransportClient {
 
   private record Pending(CompletableFuture<Frame> future, ScheduledFuture<?> timeout) {}
 
+  // What this connection proved to its server (see ClientPool); anonymous until then.
+  private volatile io.faro.common.auth.Identity proven = io.faro.common.auth.Identity.ANONYMOUS;
+
   TransportClient(
       Channel channel,
       HostPort remote,
@@ -51,6 +54,15 @@ public final class TransportClient {
 
   public HostPort remote() {
     return remote;
+  }
+
+  /** The identity this connection proved to its server. */
+  public io.faro.common.auth.Identity proven() {
+    return proven;
+  }
+
+  void provenAs(io.faro.common.auth.Identity identity) {
+    this.proven = identity;
   }
 
   public boolean isActive() {

@@ -146,7 +146,8 @@ public final class ProtoMapper {
       b.setWorkerLost(
           WorkerLostCommand.newBuilder().setWorkerId(c.worker().value()).setReason(c.reason()));
     } else if (command instanceof RegisterApp c) {
-      b.setRegisterApp(RegisterAppCommand.newBuilder().setAppId(c.app().value()));
+      b.setRegisterApp(
+          RegisterAppCommand.newBuilder().setAppId(c.app().value()).setNonce(c.nonce()));
     } else if (command instanceof RemoveApp c) {
       b.setRemoveApp(RemoveAppCommand.newBuilder().setAppId(c.app().value()).setReason(c.reason()));
     } else if (command instanceof AllocateSlots c) {
@@ -177,7 +178,8 @@ public final class ProtoMapper {
           case WORKER_LOST ->
               new WorkerLost(
                   workerId(p.getWorkerLost().getWorkerId()), p.getWorkerLost().getReason());
-          case REGISTER_APP -> new RegisterApp(appId(p.getRegisterApp().getAppId()));
+          case REGISTER_APP ->
+              new RegisterApp(appId(p.getRegisterApp().getAppId()), p.getRegisterApp().getNonce());
           case REMOVE_APP ->
               new RemoveApp(appId(p.getRemoveApp().getAppId()), p.getRemoveApp().getReason());
           case ALLOCATE_SLOTS -> allocation(p.getAllocateSlots());
@@ -409,7 +411,10 @@ public final class ProtoMapper {
     }
     for (RegisteredApp a : view.apps().values()) {
       b.addApps(
-          AppStateP.newBuilder().setAppId(a.id().value()).setRegisteredAtMs(a.registeredAtMs()));
+          AppStateP.newBuilder()
+              .setAppId(a.id().value())
+              .setRegisteredAtMs(a.registeredAtMs())
+              .setNonce(a.nonce()));
     }
     for (RegisteredShuffle s : view.shuffles().values()) {
       ShuffleStateP.Builder shuffle =
@@ -449,7 +454,9 @@ public final class ProtoMapper {
     }
     Map<AppId, RegisteredApp> apps = new HashMap<>();
     for (AppStateP a : p.getAppsList()) {
-      apps.put(appId(a.getAppId()), new RegisteredApp(appId(a.getAppId()), a.getRegisteredAtMs()));
+      apps.put(
+          appId(a.getAppId()),
+          new RegisteredApp(appId(a.getAppId()), a.getRegisteredAtMs(), a.getNonce()));
     }
     Map<ShuffleId, RegisteredShuffle> shuffles = new HashMap<>();
     for (ShuffleStateP s : p.getShufflesList()) {

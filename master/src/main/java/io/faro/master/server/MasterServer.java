@@ -102,6 +102,7 @@ public final class MasterServer implements AutoCloseable {
               placement,
               clock,
               new MasterRequestHandler.Limits(config.maxPartitionsPerShuffle(), config.maxApps()),
+              config.network().auth(),
               metrics);
       MasterMetrics.register(metrics, raft);
       String name = "faro-master-" + config.masterId();

@@ -3,7 +3,12 @@ package io.faro.master.service;
 import static java.util.Objects.requireNonNull;
 
 import com.codahale.metrics.Counter;
+import com.google.protobuf.ByteString;
 import com.google.protobuf.Message;
+import io.faro.common.auth.AppSecrets;
+import io.faro.common.auth.AuthOptions;
+import io.faro.common.auth.Identity;
+import io.faro.common.auth.Secret;
 import io.faro.common.error.ErrorCode;
 import io.faro.common.error.FaroException;
 import io.faro.common.id.AppId;
@@ -26,6 +31,7 @@ import io.faro.master.raft.NotLeaderException;
 import io.faro.master.raft.RaftNode;
 import io.faro.master.state.ApplyResult;
 import io.faro.master.state.MasterStateView;
+import io.faro.master.state.RegisteredApp;
 import io.faro.master.state.RegisteredWorker;
 import io.faro.master.state.StampedCommand;
 import io.faro.master.state.StateCommand;
@@ -39,6 +45,7 @@ import io.faro.proto.ErrorResponse;
 import io.faro.proto.MasterStatusResponse;
 import io.faro.proto.MessageType;
 import io.faro.proto.RegisterAppRequest;
+import io.faro.proto.RegisterAppResponse;
 import io.faro.proto.RegisterWorkerRequest;
 import io.faro.proto.RegisterWorkerResponse;
 import io.faro.proto.RequestSlotsRequest;
@@ -107,6 +114,7 @@ public final class MasterRequestHandler implements RequestHandler {
   private final PlacementPolicy placement;
   private final Clock clock;
   private final Limits limits;
+  private final AuthOptions.Settings auth;
   private final Counter slotsPlaced;
 
   /** The requests a master serves. */
@@ -131,7 +139,22 @@ public final class MasterRequestHandler implements RequestHandler {
       Clock clock,
       Limits limits,
       FaroMetrics metrics) {
+    this(raft, loads, placement, clock, limits, AuthOptions.Settings.OFF, metrics);
+  }
+
+  /**
+   * @param auth with authentication on, the cluster secret that app secrets are derived from
+   */
+  public MasterRequestHandler(
+      RaftNode raft,
+      LoadView loads,
+      PlacementPolicy placement,
+      Clock clock,
+      Limits limits,
+      AuthOptions.Settings auth,
+      FaroMetrics metrics) {
     this.limits = requireNonNull(limits, "limits is null");
+    this.auth = requireNonNull(auth, "auth is null");
     this.slotsPlaced =
         metrics.counter(
             "faro_master_slots_placed",
@@ -144,18 +167,43 @@ public final class MasterRequestHandler implements RequestHandler {
 
   /**
    * A worker's registration and heartbeats need the cluster secret, an operator's state changes
-   * (leader transfer, exclude, include, decommission) the admin secret; the rest is open here.
+   * (leader transfer, exclude, include, decommission) the admin secret, and what acts on an
+   * application (slots, unregistering a shuffle, its heartbeat and unregistering) that app's
+   * registration; registering an app and the status are open.
    */
   @Override
-  public java.util.Optional<String> refusal(
-      io.faro.proto.MessageType type, Message meta, io.faro.common.auth.Identity who) {
+  public Optional<String> refusal(MessageType type, Message meta, Identity who) {
     return switch (type) {
       case REGISTER_WORKER_REQUEST, WORKER_HEARTBEAT_REQUEST ->
-          io.faro.common.auth.Identity.require(io.faro.common.auth.Identity.CLUSTER, who, type);
+          Identity.require(Identity.CLUSTER, who, type);
       case TRANSFER_LEADER_REQUEST, SET_WORKER_ADMISSION_REQUEST ->
-          io.faro.common.auth.Identity.require(io.faro.common.auth.Identity.ADMIN, who, type);
-      default -> java.util.Optional.empty();
+          Identity.require(Identity.ADMIN, who, type);
+      case REQUEST_SLOTS_REQUEST ->
+          appRefusal(((RequestSlotsRequest) meta).getShuffle().getAppId(), who, type);
+      case UNREGISTER_SHUFFLE_REQUEST ->
+          appRefusal(((UnregisterShuffleRequest) meta).getShuffle().getAppId(), who, type);
+      case APP_HEARTBEAT_REQUEST -> appRefusal(((AppHeartbeatRequest) meta).getAppId(), who, type);
+      case UNREGISTER_APP_REQUEST ->
+          appRefusal(((UnregisterAppRequest) meta).getAppId(), who, type);
+      default -> Optional.empty();
     };
+  }
+
+  /** Refused unless {@code who} is the registration of {@code appId} that this master holds. */
+  private Optional<String> appRefusal(String appId, Identity who, MessageType type) {
+    String nonce;
+    try {
+      AppId app = new AppId(appId);
+      nonce =
+          raft.read(
+              state -> {
+                RegisteredApp registered = state.apps().get(app);
+                return registered == null ? "" : registered.nonce();
+              });
+    } catch (IllegalArgumentException e) {
+      return Optional.of(type + " names no valid app: " + e.getMessage());
+    }
+    return Identity.requireApp(appId, nonce, who, type);
   }
 
   @Override
@@ -168,9 +216,10 @@ public final class MasterRequestHandler implements RequestHandler {
                 registerWorker(request.meta(RegisterWorkerRequest.class));
             case WORKER_HEARTBEAT_REQUEST ->
                 workerHeartbeat(request.meta(WorkerHeartbeatRequest.class));
-            case REGISTER_APP_REQUEST ->
-                registerApp(ProtoMapper.appId(request.meta(RegisterAppRequest.class).getAppId()));
-            case APP_HEARTBEAT_REQUEST -> appHeartbeat(request.meta(AppHeartbeatRequest.class));
+            case REGISTER_APP_REQUEST -> registerApp(request.meta(RegisterAppRequest.class));
+            case APP_HEARTBEAT_REQUEST ->
+                appHeartbeat(
+                    request.meta(AppHeartbeatRequest.class), Identity.of(request.channel()));
             case UNREGISTER_APP_REQUEST -> unregisterApp(request.meta(UnregisterAppRequest.class));
             case REQUEST_SLOTS_REQUEST -> requestSlots(request.meta(RequestSlotsRequest.class));
             case UNREGISTER_SHUFFLE_REQUEST ->
@@ -359,7 +408,42 @@ public final class MasterRequestHandler implements RequestHandler {
 
   // ------------------------------------------------------------------ apps
 
-  private CompletableFuture<Message> registerApp(AppId app) {
+  /**
+   * Registers an app. With authentication on, the registration's nonce is made from the driver's
+   * token and the answer carries the app's secret; an app id registered with another token is
+   * refused (another driver holds it).
+   */
+  private CompletableFuture<Message> registerApp(RegisterAppRequest request) {
+    AppId app = ProtoMapper.appId(request.getAppId());
+    if (!auth.enabled()) {
+      return registerApp(app, "");
+    }
+    byte[] token = request.getRegistrationToken().toByteArray();
+    if (token.length != AppSecrets.TOKEN_BYTES) {
+      throw new FaroException(
+          ErrorCode.UNAUTHENTICATED,
+          "this cluster authenticates applications (faro.auth.enabled) and app "
+              + app
+              + " sent no registration token: its Faro client is older than the cluster's");
+    }
+    String nonce = AppSecrets.nonce(token);
+    Secret cluster = auth.cluster().orElseThrow();
+    return registerApp(app, nonce)
+        .thenApply(
+            registered ->
+                RegisterAppResponse.newBuilder()
+                    .setAppNonce(nonce)
+                    .setAppSecret(
+                        ByteString.copyFrom(AppSecrets.derive(cluster, app, nonce).toBytes()))
+                    .build());
+  }
+
+  /** The registration of {@code app} with {@code nonce} ("" without authentication). */
+  private CompletableFuture<Message> registerApp(AppId app, String nonce) {
+    String held = raft.read(state -> heldNonce(state.apps().get(app)));
+    if (held != null && !held.equals(nonce)) {
+      throw anotherRegistration(app);
+    }
     // Checked on the leader, not in the replicated apply: masters may be configured differently
     // during a rolling change, and the state must not diverge. Racing registrations may overshoot
     // the limit by the few in flight.
@@ -374,15 +458,30 @@ public final class MasterRequestHandler implements RequestHandler {
               + limits.maxApps()
               + " apps are registered, the most this cluster takes (faro.master.max.apps)");
     }
-    return submit(new StateCommand.RegisterApp(app))
+    return submit(new StateCommand.RegisterApp(app, nonce))
         .thenApply(
             applied -> {
+              // Two drivers racing: the first registration's nonce stays.
+              String kept = raft.read(state -> heldNonce(state.apps().get(app)));
+              if (kept != null && !kept.equals(nonce)) {
+                throw anotherRegistration(app);
+              }
               loads.appHeartbeat(app, clock.millis());
               return EMPTY;
             });
   }
 
-  private CompletableFuture<Message> appHeartbeat(AppHeartbeatRequest request) {
+  private static String heldNonce(RegisteredApp registered) {
+    return registered == null ? null : registered.nonce();
+  }
+
+  private static FaroException anotherRegistration(AppId app) {
+    return new FaroException(
+        ErrorCode.UNAUTHENTICATED,
+        "app " + app + " is registered already by another driver (another registration token)");
+  }
+
+  private CompletableFuture<Message> appHeartbeat(AppHeartbeatRequest request, Identity who) {
     AppId app = ProtoMapper.appId(request.getAppId());
     if (!raft.isLeaderReady()) {
       // Apps heartbeat every master; a follower keeps the time for when it leads (of apps it does
@@ -397,8 +496,10 @@ public final class MasterRequestHandler implements RequestHandler {
       return CompletableFuture.completedFuture(EMPTY);
     }
     if (!raft.read(state -> state.hasApp(app))) {
-      // The app was removed (e.g. timed out during a long pause) or the master never saw it.
-      return registerApp(app);
+      // The app was removed (e.g. timed out during a long pause) or the master never saw it: with
+      // authentication on, the heartbeat came from its registration (see refusal), whose nonce
+      // it keeps.
+      return registerApp(app, who.kind() == Identity.Kind.APP ? who.nonce() : "");
     }
     loads.appHeartbeat(app, clock.millis());
     return CompletableFuture.completedFuture(EMPTY);

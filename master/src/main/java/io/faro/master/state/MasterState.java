@@ -132,7 +132,7 @@ public final class MasterState implements StateReader {
   }
 
   private ApplyResult registerApp(RegisterApp command, long time) {
-    apps.putIfAbsent(command.app(), new RegisteredApp(command.app(), time));
+    apps.putIfAbsent(command.app(), new RegisteredApp(command.app(), time, command.nonce()));
     return Applied.NOTHING;
   }
 

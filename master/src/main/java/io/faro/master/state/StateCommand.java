@@ -61,9 +61,19 @@ public sealed interface StateCommand {
     }
   }
 
-  record RegisterApp(AppId app) implements StateCommand {
+  /**
+   * Registers an application; the first registration of an id keeps its nonce (empty without
+   * authentication), later ones change nothing.
+   */
+  record RegisterApp(AppId app, String nonce) implements StateCommand {
     public RegisterApp {
       requireNonNull(app, "app is null");
+      requireNonNull(nonce, "nonce is null");
+    }
+
+    /** A registration without authentication. */
+    public RegisterApp(AppId app) {
+      this(app, "");
     }
   }
 

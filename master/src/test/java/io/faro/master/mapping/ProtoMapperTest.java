@@ -41,6 +41,7 @@ class ProtoMapperTest {
                 new DiskSpec(0, "/a", DiskTier.NVME, 10), new DiskSpec(1, "/b", DiskTier.HDD, 20))),
         new StateCommand.WorkerLost(WORKER, "gone"),
         new StateCommand.RegisterApp(new AppId("app")),
+        new StateCommand.RegisterApp(new AppId("app-2"), "0123456789abcdef0123456789abcdef"),
         new StateCommand.RemoveApp(new AppId("app"), "done"),
         new StateCommand.AllocateSlots(
             SHUFFLE,

@@ -183,6 +183,16 @@ class MasterStateTest {
   }
 
   @Test
+  void theFirstRegistrationOfAnAppKeepsItsNonceThroughASnapshot() {
+    apply(new RegisterApp(APP, "0123456789abcdef0123456789abcdef"));
+    apply(new RegisterApp(APP, "fedcba9876543210fedcba9876543210"));
+
+    assertThat(state.view().apps().get(APP).nonce()).isEqualTo("0123456789abcdef0123456789abcdef");
+    MasterStateView restored = ProtoMapper.fromSnapshot(ProtoMapper.toSnapshot(state.view(), 1, 2));
+    assertThat(restored.apps().get(APP).nonce()).isEqualTo("0123456789abcdef0123456789abcdef");
+  }
+
+  @Test
   void allocateSlotsRecordsTheShuffleAndItsSlotCounts() {
     apply(register(W1, 1));
     apply(register(W2, 1));

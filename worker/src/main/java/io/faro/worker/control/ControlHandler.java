@@ -71,15 +71,26 @@ public final class ControlHandler implements RequestHandler {
     this.stopper = requireNonNull(stopper, "stopper is null");
   }
 
-  /** Stopping the worker is an operator's call: it needs the admin secret. */
+  /**
+   * Stopping the worker is an operator's call (the admin secret); reserving and committing a
+   * shuffle's partitions are its application's (that app's secret); the status is open.
+   */
   @Override
   public java.util.Optional<String> refusal(
       io.faro.proto.MessageType type,
       com.google.protobuf.Message meta,
       io.faro.common.auth.Identity who) {
-    return type == io.faro.proto.MessageType.STOP_WORKER_REQUEST
-        ? io.faro.common.auth.Identity.require(io.faro.common.auth.Identity.ADMIN, who, type)
-        : java.util.Optional.empty();
+    return switch (type) {
+      case STOP_WORKER_REQUEST ->
+          io.faro.common.auth.Identity.require(io.faro.common.auth.Identity.ADMIN, who, type);
+      case RESERVE_SLOTS_REQUEST ->
+          io.faro.common.auth.Identity.requireApp(
+              ((ReserveSlotsRequest) meta).getShuffle().getAppId(), "", who, type);
+      case COMMIT_FILES_REQUEST ->
+          io.faro.common.auth.Identity.requireApp(
+              ((CommitFilesRequest) meta).getShuffle().getAppId(), "", who, type);
+      default -> java.util.Optional.empty();
+    };
   }
 
   @Override

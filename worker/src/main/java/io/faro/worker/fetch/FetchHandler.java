@@ -45,6 +45,21 @@ public final class FetchHandler implements RequestHandler {
     this.store = requireNonNull(store, "store is null");
   }
 
+  /** Reading a shuffle needs the secret of the application it belongs to. */
+  @Override
+  public java.util.Optional<String> refusal(
+      MessageType type, com.google.protobuf.Message meta, io.faro.common.auth.Identity who) {
+    return switch (type) {
+      case OPEN_STREAM_REQUEST ->
+          io.faro.common.auth.Identity.requireApp(
+              ((OpenStreamRequest) meta).getShuffle().getAppId(), "", who, type);
+      case FETCH_CHUNK_REQUEST ->
+          io.faro.common.auth.Identity.requireApp(
+              ((FetchChunkRequest) meta).getShuffle().getAppId(), "", who, type);
+      default -> java.util.Optional.empty();
+    };
+  }
+
   @Override
   public void handle(Request request, Responder responder) {
     try {

@@ -41,18 +41,22 @@ public final class PushHandler implements RequestHandler {
 
   /** Borrows the request's body; each appended part takes a retained slice of it. */
   /**
-   * A push marked as a primary's forward to its replica needs the cluster secret: any other peer
-   * could otherwise write into a replica with no primary's checks.
+   * A push marked as a primary's forward to its replica needs the cluster secret (any other peer
+   * could otherwise write into a replica with no primary's checks); any other push, the secret of
+   * the application whose shuffle it writes.
    */
   @Override
   public java.util.Optional<String> refusal(
       io.faro.proto.MessageType type,
       com.google.protobuf.Message meta,
       io.faro.common.auth.Identity who) {
-    return meta instanceof io.faro.proto.PushRequest push && push.getReplica()
+    if (!(meta instanceof io.faro.proto.PushRequest push)) {
+      return java.util.Optional.empty();
+    }
+    return push.getReplica()
         ? io.faro.common.auth.Identity.require(
             io.faro.common.auth.Identity.CLUSTER, who, "a replica's forwarded push")
-        : java.util.Optional.empty();
+        : io.faro.common.auth.Identity.requireApp(push.getShuffle().getAppId(), "", who, "a push");
   }
 
   @Override
