@@ -228,6 +228,29 @@ class ClusterAuthTest {
               OpenStreamRequest.newBuilder().setShuffle(key).build(),
               "the server's proof is wrong");
         }
+        // Another registration of the same app id (as after the masters forgot the app, before
+        // the workers deleted its files), even holding that registration's real secret, is not
+        // the one that reserved the shuffle.
+        Identity second = Identity.app(new AppId("auth-app"), AppSecrets.nonce(AppSecrets.token()));
+        try (ClientPool secondPool =
+            new ClientPool(
+                "second-registration",
+                settings.network(),
+                AuthOptions.Credentials.app(
+                    second, AppSecrets.derive(cluster, new AppId("auth-app"), second.nonce())))) {
+          String another = "of another registration";
+          assertRefused(
+              secondPool, fetch, OpenStreamRequest.newBuilder().setShuffle(key).build(), another);
+          assertRefused(
+              secondPool, push, PushRequest.newBuilder().setShuffle(key).build(), another);
+          assertRefused(
+              secondPool, rpc, CommitFilesRequest.newBuilder().setShuffle(key).build(), another);
+          assertRefused(
+              secondPool,
+              master,
+              UnregisterShuffleRequest.newBuilder().setShuffle(key).build(),
+              another);
+        }
         // The shuffle is untouched: read again, whole.
         assertThat(text.readAll(client, lifecycle.endpoint(), shuffle)).isEqualTo(seen);
         assertThat(other.credentials()).isPresent();

@@ -18,6 +18,7 @@ import io.faro.proto.ReserveSlotsResponse;
 import io.faro.proto.StopWorkerRequest;
 import io.faro.proto.StopWorkerResponse;
 import io.faro.proto.WorkerStateP;
+import io.faro.worker.auth.AppAccess;
 import io.faro.worker.partition.PartitionStore;
 import io.faro.worker.protocol.ProtoMapper;
 import io.faro.worker.status.WorkerStatusSampler;
@@ -84,11 +85,9 @@ public final class ControlHandler implements RequestHandler {
       case STOP_WORKER_REQUEST ->
           io.faro.common.auth.Identity.require(io.faro.common.auth.Identity.ADMIN, who, type);
       case RESERVE_SLOTS_REQUEST ->
-          io.faro.common.auth.Identity.requireApp(
-              ((ReserveSlotsRequest) meta).getShuffle().getAppId(), "", who, type);
+          AppAccess.refusal(store, ((ReserveSlotsRequest) meta).getShuffle(), who, type);
       case COMMIT_FILES_REQUEST ->
-          io.faro.common.auth.Identity.requireApp(
-              ((CommitFilesRequest) meta).getShuffle().getAppId(), "", who, type);
+          AppAccess.refusal(store, ((CommitFilesRequest) meta).getShuffle(), who, type);
       default -> java.util.Optional.empty();
     };
   }
@@ -97,7 +96,11 @@ public final class ControlHandler implements RequestHandler {
   public void handle(Request request, Responder responder) {
     try {
       switch (request.type()) {
-        case RESERVE_SLOTS_REQUEST -> reserve(request.meta(ReserveSlotsRequest.class), responder);
+        case RESERVE_SLOTS_REQUEST ->
+            reserve(
+                request.meta(ReserveSlotsRequest.class),
+                io.faro.common.auth.Identity.of(request.channel()),
+                responder);
         case COMMIT_FILES_REQUEST -> commit(request.meta(CommitFilesRequest.class), responder);
         case STOP_WORKER_REQUEST -> stop(request.meta(StopWorkerRequest.class), responder);
         case WORKER_STATUS_REQUEST ->
@@ -130,13 +133,15 @@ public final class ControlHandler implements RequestHandler {
     }
   }
 
-  private void reserve(ReserveSlotsRequest reserve, Responder responder) {
+  private void reserve(
+      ReserveSlotsRequest reserve, io.faro.common.auth.Identity who, Responder responder) {
     ShuffleId shuffle = IdMapper.shuffleId(reserve.getShuffle());
     // Before anything proportional to the request is built.
     store.checkReserveSize(shuffle, reserve.getLocationsCount());
     store.reserve(
         shuffle,
         reserve.getOwnerToken(),
+        AppAccess.nonceOf(who),
         reserve.getLocationsList().stream().map(ProtoMapper::reservation).toList());
     responder.respond(ReserveSlotsResponse.getDefaultInstance());
   }

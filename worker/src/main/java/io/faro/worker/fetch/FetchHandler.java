@@ -51,11 +51,11 @@ public final class FetchHandler implements RequestHandler {
       MessageType type, com.google.protobuf.Message meta, io.faro.common.auth.Identity who) {
     return switch (type) {
       case OPEN_STREAM_REQUEST ->
-          io.faro.common.auth.Identity.requireApp(
-              ((OpenStreamRequest) meta).getShuffle().getAppId(), "", who, type);
+          io.faro.worker.auth.AppAccess.refusal(
+              store, ((OpenStreamRequest) meta).getShuffle(), who, type);
       case FETCH_CHUNK_REQUEST ->
-          io.faro.common.auth.Identity.requireApp(
-              ((FetchChunkRequest) meta).getShuffle().getAppId(), "", who, type);
+          io.faro.worker.auth.AppAccess.refusal(
+              store, ((FetchChunkRequest) meta).getShuffle(), who, type);
       default -> java.util.Optional.empty();
     };
   }

@@ -209,6 +209,24 @@ public final class PartitionStore implements AutoCloseable {
    *     faro.worker.max.partitions; NOT_OWNER for another owner's token
    */
   public void reserve(ShuffleId shuffle, long ownerToken, List<Reservation> reservations) {
+    reserve(shuffle, ownerToken, "", reservations);
+  }
+
+  /**
+   * The registration nonce of the app that reserved {@code shuffle} here, or "" (no reservation
+   * proved one, or the shuffle is not here): see {@code AppAccess}.
+   */
+  public String appNonce(ShuffleId shuffle) {
+    ShuffleState state = shuffles.get(shuffle);
+    return state == null ? "" : state.appNonce();
+  }
+
+  /**
+   * As {@link #reserve(ShuffleId, long, List)}, by the app registration {@code appNonce} ("" when
+   * the connection proved none): the first that proves one holds the shuffle from then on.
+   */
+  public void reserve(
+      ShuffleId shuffle, long ownerToken, String appNonce, List<Reservation> reservations) {
     checkReserveSize(shuffle, reservations.size());
     for (Reservation r : reservations) {
       if (r.diskIndex() < 0 || r.diskIndex() >= disks.size()) {
@@ -251,6 +269,16 @@ public final class PartitionStore implements AutoCloseable {
           throw refusal(shuffle, reservations.size(), refusing);
         }
         state.checkOwner(ownerToken, "reserve");
+        if (!appNonce.isEmpty()
+            && !state.appNonce().isEmpty()
+            && !state.appNonce().equals(appNonce)) {
+          throw new FaroException(
+              ErrorCode.UNAUTHENTICATED,
+              "shuffle " + shuffle + " was reserved by another registration of its app");
+        }
+        if (!appNonce.isEmpty()) {
+          state.claimAppNonce(appNonce);
+        }
         // Every check (and choice of disk) first, so that a refusal adds nothing.
         Map<PartitionKey, PartitionWriter> added = new LinkedHashMap<>();
         for (Reservation r : reservations) {

@@ -39,6 +39,22 @@ final class ShuffleState {
   // @GuardedBy("this")
   private long ownerToken = NO_OWNER;
 
+  /** The app registration (nonce) of the first reservation that proved one; "" until then. */
+  private volatile String appNonce = "";
+
+  /** See {@link #appNonce}; read lock-free by every request's authorization check. */
+  String appNonce() {
+    return appNonce;
+  }
+
+  /** Records the registration of the first reservation that proved one. */
+  // @GuardedBy("this")
+  void claimAppNonce(String nonce) {
+    if (appNonce.isEmpty()) {
+      appNonce = nonce;
+    }
+  }
+
   ShuffleState(ShuffleId id) {
     this.id = requireNonNull(id, "id is null");
   }

@@ -65,6 +65,11 @@ public final class FrameAppender {
    */
   public record Appended(boolean slowDown, CompletableFuture<List<AppendStatus>> statuses) {}
 
+  /** The store parts are appended to. */
+  public PartitionStore store() {
+    return store;
+  }
+
   public FrameAppender(PartitionStore store, MemoryBudget budget) {
     this.store = requireNonNull(store, "store is null");
     this.budget = requireNonNull(budget, "budget is null");

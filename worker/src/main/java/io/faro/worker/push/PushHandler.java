@@ -39,7 +39,6 @@ public final class PushHandler implements RequestHandler {
     this.appender = requireNonNull(appender, "appender is null");
   }
 
-  /** Borrows the request's body; each appended part takes a retained slice of it. */
   /**
    * A push marked as a primary's forward to its replica needs the cluster secret (any other peer
    * could otherwise write into a replica with no primary's checks); any other push, the secret of
@@ -56,9 +55,10 @@ public final class PushHandler implements RequestHandler {
     return push.getReplica()
         ? io.faro.common.auth.Identity.require(
             io.faro.common.auth.Identity.CLUSTER, who, "a replica's forwarded push")
-        : io.faro.common.auth.Identity.requireApp(push.getShuffle().getAppId(), "", who, "a push");
+        : io.faro.worker.auth.AppAccess.refusal(appender.store(), push.getShuffle(), who, "a push");
   }
 
+  /** Borrows the request's body; each appended part takes a retained slice of it. */
   @Override
   public void handle(Request request, Responder responder) {
     if (request.type() != MessageType.PUSH_REQUEST) {
