@@ -177,9 +177,13 @@ public final class FaroShuffleManager implements ShuffleManager {
       if (lifecycle == null) {
         String appId = sparkConf.get("spark.app.id");
         String attempt = sparkConf.get("spark.app.attempt.id", "");
+        // Spark's ids are predictable (YARN numbers them): eight random hex characters make Faro's
+        // unguessable, so that nobody can register an app's id before the app does.
+        String suffix =
+            java.util.HexFormat.of().toHexDigits(new java.security.SecureRandom().nextInt());
         lifecycle =
             new LifecycleManager(
-                new AppId(attempt.isEmpty() ? appId : appId + "_" + attempt),
+                new AppId((attempt.isEmpty() ? appId : appId + "_" + attempt) + "-" + suffix),
                 settings,
                 pool(),
                 lifecycleHost());

@@ -151,8 +151,9 @@ final class Placement {
               Map<WorkerId, List<PartitionLocation>> byWorker = Locations.copiesByWorker(locations);
               Map<WorkerId, CompletableFuture<ReserveSlotsResponse>> reservations =
                   new LinkedHashMap<>();
+              Map<String, com.google.protobuf.ByteString> grants = response.getReplicaGrantsMap();
               byWorker.forEach(
-                  (worker, locs) -> reservations.put(worker, reserve(g, worker, locs)));
+                  (worker, locs) -> reservations.put(worker, reserve(g, worker, locs, grants)));
               return CompletableFuture.allOf(
                       reservations.values().stream()
                           .map(f -> f.exceptionally(e -> null))
@@ -217,8 +218,15 @@ final class Placement {
             });
   }
 
+  /**
+   * @param grants the masters' replica grants of the slots answer: passed on for the replicas these
+   *     locations name
+   */
   private CompletableFuture<ReserveSlotsResponse> reserve(
-      Generation g, WorkerId worker, List<PartitionLocation> locs) {
+      Generation g,
+      WorkerId worker,
+      List<PartitionLocation> locs,
+      Map<String, com.google.protobuf.ByteString> grants) {
     HostPort rpc = locs.get(0).endpoint().rpc();
     // In requests of at most RESERVE_BATCH locations: a worker refuses larger ones
     // (faro.worker.reserve.max.locations), whatever the number of partitions of the shuffle.
@@ -229,7 +237,14 @@ final class Placement {
               .setShuffle(IdMapper.toProto(g.id()))
               .setOwnerToken(g.ownerToken());
       locs.subList(from, Math.min(locs.size(), from + RESERVE_BATCH))
-          .forEach(l -> b.addLocations(IdMapper.toProto(l)));
+          .forEach(
+              l -> {
+                b.addLocations(IdMapper.toProto(l));
+                l.replica()
+                    .map(r -> r.worker().value())
+                    .filter(grants::containsKey)
+                    .ifPresent(id -> b.putReplicaGrants(id, grants.get(id)));
+              });
       parts.add(pool.call(rpc, b.build(), ReserveSlotsResponse.class));
     }
     return CompletableFuture.allOf(parts.toArray(CompletableFuture[]::new))

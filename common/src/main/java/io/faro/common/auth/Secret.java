@@ -79,8 +79,23 @@ public final class Secret {
     } catch (IOException e) {
       throw new ConfigException(key + ": cannot read the secret file " + file + ": " + e);
     }
-    byte[] bytes = new String(raw, StandardCharsets.UTF_8).strip().getBytes(StandardCharsets.UTF_8);
-    Arrays.fill(raw, (byte) 0);
+    String text;
+    try {
+      // Text only: a binary file decoded leniently would lose bytes to replacement characters.
+      text =
+          StandardCharsets.UTF_8
+              .newDecoder()
+              .onMalformedInput(java.nio.charset.CodingErrorAction.REPORT)
+              .onUnmappableCharacter(java.nio.charset.CodingErrorAction.REPORT)
+              .decode(java.nio.ByteBuffer.wrap(raw))
+              .toString();
+    } catch (java.nio.charset.CharacterCodingException e) {
+      throw new ConfigException(
+          key + ": " + file + " is not text; write the secret as text (e.g. openssl rand -hex 32)");
+    } finally {
+      Arrays.fill(raw, (byte) 0);
+    }
+    byte[] bytes = text.strip().getBytes(StandardCharsets.UTF_8);
     if (bytes.length < MIN_BYTES) {
       throw new ConfigException(
           key

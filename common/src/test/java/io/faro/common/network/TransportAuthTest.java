@@ -154,6 +154,23 @@ class TransportAuthTest {
   }
 
   @Test
+  void aPoolThatSwitchesCredentialsReplacesItsConnections() throws Exception {
+    ClientPool pool = pool(AuthOptions.Credentials.NONE);
+    TransportClient anonymous = await(pool.client(address()));
+    assertThat(anonymous.proven()).isEqualTo(Identity.ANONYMOUS);
+
+    pool.authenticateAs(new AuthOptions.Credentials(Identity.CLUSTER, Optional.of(CLUSTER)));
+    awaitClosed(anonymous);
+    await(pool.call(address(), ClusterStatusRequest.getDefaultInstance(), EmptyResponse.class));
+    TransportClient member = await(pool.client(address()));
+    assertThat(member).isNotSameAs(anonymous);
+    assertThat(member.proven()).isEqualTo(Identity.CLUSTER);
+    // The same credentials again keep the connection.
+    pool.authenticateAs(new AuthOptions.Credentials(Identity.CLUSTER, Optional.of(CLUSTER)));
+    assertThat(await(pool.client(address()))).isSameAs(member);
+  }
+
+  @Test
   void aClientWithTheWrongSecretFindsTheServerOutBeforeSendingAnything() {
     ClientPool impostor = pool(new AuthOptions.Credentials(Identity.CLUSTER, Optional.of(WRONG)));
     assertThatThrownBy(
@@ -342,6 +359,10 @@ class TransportAuthTest {
     assertThatThrownBy(() -> Secret.read(dir.resolve("missing"), "faro.auth.admin.secret.file"))
         .hasMessageContaining("faro.auth.admin.secret.file")
         .hasMessageContaining("cannot read the secret file");
+
+    Path binary = Files.write(dir.resolve("binary"), new byte[] {(byte) 0xff, (byte) 0xfe, 0, 1});
+    assertThatThrownBy(() -> Secret.read(binary, "faro.auth.cluster.secret.file"))
+        .hasMessageContaining("is not text");
 
     FaroConf on = FaroConf.empty().with(AuthOptions.ENABLED, "true");
     assertThatThrownBy(() -> AuthOptions.Settings.member(on))

@@ -8,6 +8,7 @@ import com.google.protobuf.Message;
 import io.faro.common.auth.AppSecrets;
 import io.faro.common.auth.AuthOptions;
 import io.faro.common.auth.Identity;
+import io.faro.common.auth.ReplicaGrants;
 import io.faro.common.auth.Secret;
 import io.faro.common.error.ErrorCode;
 import io.faro.common.error.FaroException;
@@ -442,7 +443,7 @@ public final class MasterRequestHandler implements RequestHandler {
   private CompletableFuture<Message> registerApp(AppId app, String nonce) {
     String held = raft.read(state -> heldNonce(state.apps().get(app)));
     if (held != null && !held.equals(nonce)) {
-      throw anotherRegistration(app);
+      throw anotherRegistration(app, held);
     }
     // Checked on the leader, not in the replicated apply: masters may be configured differently
     // during a rolling change, and the state must not diverge. Racing registrations may overshoot
@@ -464,7 +465,7 @@ public final class MasterRequestHandler implements RequestHandler {
               // Two drivers racing: the first registration's nonce stays.
               String kept = raft.read(state -> heldNonce(state.apps().get(app)));
               if (kept != null && !kept.equals(nonce)) {
-                throw anotherRegistration(app);
+                throw anotherRegistration(app, kept);
               }
               loads.appHeartbeat(app, clock.millis());
               return EMPTY;
@@ -475,10 +476,17 @@ public final class MasterRequestHandler implements RequestHandler {
     return registered == null ? null : registered.nonce();
   }
 
-  private static FaroException anotherRegistration(AppId app) {
+  private static FaroException anotherRegistration(AppId app, String held) {
     return new FaroException(
         ErrorCode.UNAUTHENTICATED,
-        "app " + app + " is registered already by another driver (another registration token)");
+        held.isEmpty()
+            ? "app "
+                + app
+                + " is registered already, from before faro.auth.enabled was turned on or off:"
+                + " change that setting only while no application runs"
+            : "app "
+                + app
+                + " is registered already by another driver (another registration token)");
   }
 
   private CompletableFuture<Message> appHeartbeat(AppHeartbeatRequest request, Identity who) {
@@ -594,6 +602,24 @@ public final class MasterRequestHandler implements RequestHandler {
             applied -> {
               RequestSlotsResponse.Builder b = RequestSlotsResponse.newBuilder();
               placed.forEach(l -> b.addLocations(IdMapper.toProto(l)));
+              if (auth.enabled()) {
+                Secret cluster = auth.cluster().orElseThrow();
+                for (PartitionLocation l : placed) {
+                  l.replica()
+                      .filter(r -> !b.containsReplicaGrants(r.worker().value()))
+                      .ifPresent(
+                          r ->
+                              b.putReplicaGrants(
+                                  r.worker().value(),
+                                  ByteString.copyFrom(
+                                      ReplicaGrants.grant(
+                                          cluster,
+                                          shuffle,
+                                          r.worker().value(),
+                                          r.endpoint().host(),
+                                          r.endpoint().pushPort()))));
+                }
+              }
               slotsPlaced.inc(placed.size());
               return b.build();
             });

@@ -57,6 +57,7 @@ public final class ControlHandler implements RequestHandler {
   private final WorkerStatusSampler status;
   private final Supplier<WorkerStateP> state;
   private final Stopper stopper;
+  private final io.faro.common.auth.AuthOptions.Settings auth;
 
   /**
    * @param state what the worker is doing now, for the status answer
@@ -66,6 +67,19 @@ public final class ControlHandler implements RequestHandler {
       WorkerStatusSampler status,
       Supplier<WorkerStateP> state,
       Stopper stopper) {
+    this(store, status, state, stopper, io.faro.common.auth.AuthOptions.Settings.OFF);
+  }
+
+  /**
+   * @param auth with authentication on, the cluster secret that replica grants are checked with
+   */
+  public ControlHandler(
+      PartitionStore store,
+      WorkerStatusSampler status,
+      Supplier<WorkerStateP> state,
+      Stopper stopper,
+      io.faro.common.auth.AuthOptions.Settings auth) {
+    this.auth = requireNonNull(auth, "auth is null");
     this.store = requireNonNull(store, "store is null");
     this.status = requireNonNull(status, "status is null");
     this.state = requireNonNull(state, "state is null");
@@ -138,12 +152,53 @@ public final class ControlHandler implements RequestHandler {
     ShuffleId shuffle = IdMapper.shuffleId(reserve.getShuffle());
     // Before anything proportional to the request is built.
     store.checkReserveSize(shuffle, reserve.getLocationsCount());
+    if (auth.enabled()) {
+      checkReplicaGrants(shuffle, reserve);
+    }
     store.reserve(
         shuffle,
         reserve.getOwnerToken(),
         AppAccess.nonceOf(who),
         reserve.getLocationsList().stream().map(ProtoMapper::reservation).toList());
     responder.respond(ReserveSlotsResponse.getDefaultInstance());
+  }
+
+  /**
+   * Refuses a replica location the masters did not place: this worker would forward the app's
+   * pushes there and prove the cluster secret to it ({@link io.faro.common.auth.ReplicaGrants}).
+   */
+  private void checkReplicaGrants(ShuffleId shuffle, ReserveSlotsRequest reserve) {
+    io.faro.common.auth.Secret cluster = auth.cluster().orElseThrow();
+    for (io.faro.proto.PartitionLocationP location : reserve.getLocationsList()) {
+      if (!location.hasReplica()) {
+        continue;
+      }
+      io.faro.proto.PartitionLocationP replica = location.getReplica();
+      com.google.protobuf.ByteString grant =
+          reserve.getReplicaGrantsMap().get(replica.getWorkerId());
+      if (grant == null
+          || !io.faro.common.auth.ReplicaGrants.valid(
+              cluster,
+              shuffle,
+              replica.getWorkerId(),
+              replica.getEndpoint().getHost(),
+              replica.getEndpoint().getPushPort(),
+              grant.toByteArray())) {
+        throw new FaroException(
+            ErrorCode.UNAUTHENTICATED,
+            "the replica of partition "
+                + location.getPartitionId()
+                + " epoch "
+                + location.getEpoch()
+                + " of shuffle "
+                + shuffle
+                + " at "
+                + io.faro.common.log.LogSafe.id(replica.getEndpoint().getHost())
+                + ":"
+                + replica.getEndpoint().getPushPort()
+                + " was not placed by the masters (no valid replica grant)");
+      }
+    }
   }
 
   private void stop(StopWorkerRequest stop, Responder responder) {

@@ -30,6 +30,20 @@ public final class ConnectionDropper implements RequestHandler {
     return perMille == 0 ? handler : new ConnectionDropper(handler, perMille);
   }
 
+  /** The wrapped handler's: fault injection never opens what authentication closes. */
+  @Override
+  public java.util.Optional<String> refusal(
+      io.faro.proto.MessageType type,
+      com.google.protobuf.Message meta,
+      io.faro.common.auth.Identity who) {
+    return delegate.refusal(type, meta, who);
+  }
+
+  @Override
+  public void connectionClosed(io.netty.channel.Channel channel) {
+    delegate.connectionClosed(channel);
+  }
+
   @Override
   public void handle(Request request, Responder responder) {
     int draw = ThreadLocalRandom.current().nextInt(2000);
