@@ -95,6 +95,22 @@ class ClusterAuthTest {
         .hasMessageContaining(reason);
   }
 
+  /** Pushing to, reading, committing and unregistering the shuffle {@code key} are all refused. */
+  private static void assertShuffleRefused(
+      ClientPool pool,
+      ShuffleKeyP key,
+      String reason,
+      HostPort push,
+      HostPort fetch,
+      HostPort rpc,
+      HostPort master) {
+    assertRefused(pool, push, PushRequest.newBuilder().setShuffle(key).build(), reason);
+    assertRefused(pool, fetch, OpenStreamRequest.newBuilder().setShuffle(key).build(), reason);
+    assertRefused(pool, rpc, CommitFilesRequest.newBuilder().setShuffle(key).build(), reason);
+    assertRefused(
+        pool, master, UnregisterShuffleRequest.newBuilder().setShuffle(key).build(), reason);
+  }
+
   @Test
   void onlyHoldersOfTheSecretsActAsMembersOrOperators(@TempDir Path dir) throws Exception {
     Path clusterSecret = dir.resolve("cluster.secret");
@@ -185,17 +201,7 @@ class ClusterAuthTest {
         ShuffleKeyP key = ShuffleKeyP.newBuilder().setAppId("auth-app").setShuffleId(0).build();
         String refusedHere =
             "acts on app auth-app: it needs a connection authenticated as that app";
-        assertRefused(
-            otherPool, push, PushRequest.newBuilder().setShuffle(key).build(), refusedHere);
-        assertRefused(
-            otherPool, fetch, OpenStreamRequest.newBuilder().setShuffle(key).build(), refusedHere);
-        assertRefused(
-            otherPool, rpc, CommitFilesRequest.newBuilder().setShuffle(key).build(), refusedHere);
-        assertRefused(
-            otherPool,
-            master,
-            UnregisterShuffleRequest.newBuilder().setShuffle(key).build(),
-            refusedHere);
+        assertShuffleRefused(otherPool, key, refusedHere, push, fetch, rpc, master);
         assertRefused(
             otherPool,
             lifecycle.endpoint(),
@@ -243,17 +249,7 @@ class ClusterAuthTest {
                 AuthOptions.Credentials.app(
                     second, AppSecrets.derive(cluster, new AppId("auth-app"), second.nonce())))) {
           String another = "of another registration";
-          assertRefused(
-              secondPool, fetch, OpenStreamRequest.newBuilder().setShuffle(key).build(), another);
-          assertRefused(
-              secondPool, push, PushRequest.newBuilder().setShuffle(key).build(), another);
-          assertRefused(
-              secondPool, rpc, CommitFilesRequest.newBuilder().setShuffle(key).build(), another);
-          assertRefused(
-              secondPool,
-              master,
-              UnregisterShuffleRequest.newBuilder().setShuffle(key).build(),
-              another);
+          assertShuffleRefused(secondPool, key, another, push, fetch, rpc, master);
         }
         // A driver cannot name its own replica: a worker would forward there with the cluster
         // secret. Without the masters' grant, or with a made-up one, the reservation is refused.

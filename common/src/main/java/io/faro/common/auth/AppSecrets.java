@@ -1,13 +1,10 @@
 package io.faro.common.auth;
 
 import io.faro.common.id.AppId;
-import java.nio.charset.StandardCharsets;
 import java.security.GeneralSecurityException;
 import java.security.MessageDigest;
 import java.security.SecureRandom;
 import java.util.HexFormat;
-import javax.crypto.Mac;
-import javax.crypto.spec.SecretKeySpec;
 
 /**
  * Per-application secrets, derived rather than stored or sent between members.
@@ -66,13 +63,6 @@ public final class AppSecrets {
 
   /** The secret of {@code app}'s registration with {@code nonce}, under the cluster secret. */
   public static Secret derive(Secret cluster, AppId app, String nonce) {
-    try {
-      Mac mac = Mac.getInstance("HmacSHA256");
-      mac.init(new SecretKeySpec(cluster.bytes(), "HmacSHA256"));
-      mac.update((LABEL + app.value() + "\n" + nonce).getBytes(StandardCharsets.UTF_8));
-      return Secret.ofBytes(mac.doFinal());
-    } catch (GeneralSecurityException e) {
-      throw new IllegalStateException("HmacSHA256 is not available", e);
-    }
+    return Secret.ofBytes(Hmac.sha256(cluster, LABEL + app.value() + "\n" + nonce));
   }
 }

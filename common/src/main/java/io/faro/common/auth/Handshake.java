@@ -1,11 +1,7 @@
 package io.faro.common.auth;
 
-import java.nio.charset.StandardCharsets;
-import java.security.GeneralSecurityException;
 import java.security.MessageDigest;
 import java.security.SecureRandom;
-import javax.crypto.Mac;
-import javax.crypto.spec.SecretKeySpec;
 
 /**
  * The proofs of the connection handshake. Neither side ever sends the secret: each sends an
@@ -58,17 +54,7 @@ public final class Handshake {
 
   private static byte[] proof(
       Secret secret, String side, Identity identity, byte[] clientNonce, byte[] serverNonce) {
-    try {
-      Mac mac = Mac.getInstance("HmacSHA256");
-      mac.init(new SecretKeySpec(secret.bytes(), "HmacSHA256"));
-      mac.update(
-          (LABEL + " " + side + " " + identity.wire() + "\n").getBytes(StandardCharsets.UTF_8));
-      mac.update(clientNonce);
-      mac.update(serverNonce);
-      return mac.doFinal();
-    } catch (GeneralSecurityException e) {
-      // HmacSHA256 is in every JDK.
-      throw new IllegalStateException("HmacSHA256 is not available", e);
-    }
+    return Hmac.sha256(
+        secret, LABEL + " " + side + " " + identity.wire() + "\n", clientNonce, serverNonce);
   }
 }

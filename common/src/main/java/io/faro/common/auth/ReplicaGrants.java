@@ -1,10 +1,6 @@
 package io.faro.common.auth;
 
 import io.faro.common.id.ShuffleId;
-import java.nio.charset.StandardCharsets;
-import java.security.GeneralSecurityException;
-import javax.crypto.Mac;
-import javax.crypto.spec.SecretKeySpec;
 
 /**
  * The masters' word that a replica location is theirs. A primary forwards an app's pushes to the
@@ -23,25 +19,18 @@ public final class ReplicaGrants {
   /** The grant for {@code shuffle}'s replicas on worker {@code workerId} at {@code host:port}. */
   public static byte[] grant(
       Secret cluster, ShuffleId shuffle, String workerId, String host, int pushPort) {
-    try {
-      Mac mac = Mac.getInstance("HmacSHA256");
-      mac.init(new SecretKeySpec(cluster.bytes(), "HmacSHA256"));
-      mac.update(
-          (LABEL
-                  + shuffle.app().value()
-                  + "\n"
-                  + shuffle.shuffle()
-                  + "\n"
-                  + workerId
-                  + "\n"
-                  + host
-                  + ":"
-                  + pushPort)
-              .getBytes(StandardCharsets.UTF_8));
-      return mac.doFinal();
-    } catch (GeneralSecurityException e) {
-      throw new IllegalStateException("HmacSHA256 is not available", e);
-    }
+    return Hmac.sha256(
+        cluster,
+        LABEL
+            + shuffle.app().value()
+            + "\n"
+            + shuffle.shuffle()
+            + "\n"
+            + workerId
+            + "\n"
+            + host
+            + ":"
+            + pushPort);
   }
 
   /** Whether {@code given} is the grant for that replica. */

@@ -209,14 +209,7 @@ class TransportAuthTest {
   void theServerRefusesAWrongProofAndClosesTheConnection() throws Exception {
     TransportClient raw = await(pool(AuthOptions.Credentials.NONE).client(address()));
     byte[] clientNonce = Handshake.nonce();
-    AuthStartResponse start =
-        await(
-            raw.call(
-                AuthStartRequest.newBuilder()
-                    .setIdentity("cluster")
-                    .setClientNonce(ByteString.copyFrom(clientNonce))
-                    .build(),
-                AuthStartResponse.class));
+    AuthStartResponse start = authStart(raw, "cluster", clientNonce);
     byte[] wrong =
         Handshake.clientProof(
             WRONG, Identity.CLUSTER, clientNonce, start.getServerNonce().toByteArray());
@@ -238,14 +231,7 @@ class TransportAuthTest {
     ClientPool anonymous = pool(AuthOptions.Credentials.NONE);
     TransportClient first = await(anonymous.client(address()));
     byte[] clientNonce = Handshake.nonce();
-    AuthStartResponse seen =
-        await(
-            first.call(
-                AuthStartRequest.newBuilder()
-                    .setIdentity("cluster")
-                    .setClientNonce(ByteString.copyFrom(clientNonce))
-                    .build(),
-                AuthStartResponse.class));
+    AuthStartResponse seen = authStart(first, "cluster", clientNonce);
     byte[] recorded =
         Handshake.clientProof(
             CLUSTER, Identity.CLUSTER, clientNonce, seen.getServerNonce().toByteArray());
@@ -253,13 +239,7 @@ class TransportAuthTest {
     awaitClosed(first);
 
     TransportClient second = await(anonymous.client(address()));
-    await(
-        second.call(
-            AuthStartRequest.newBuilder()
-                .setIdentity("cluster")
-                .setClientNonce(ByteString.copyFrom(clientNonce))
-                .build(),
-            AuthStartResponse.class));
+    authStart(second, "cluster", clientNonce);
     assertThatThrownBy(
             () ->
                 await(
@@ -287,28 +267,12 @@ class TransportAuthTest {
     awaitClosed(early);
 
     TransportClient unknown = await(anonymous.client(address()));
-    assertThatThrownBy(
-            () ->
-                await(
-                    unknown.call(
-                        AuthStartRequest.newBuilder()
-                            .setIdentity("root")
-                            .setClientNonce(ByteString.copyFrom(Handshake.nonce()))
-                            .build(),
-                        AuthStartResponse.class)))
+    assertThatThrownBy(() -> authStart(unknown, "root", Handshake.nonce()))
         .hasMessageContaining("unknown identity 'root'");
     awaitClosed(unknown);
 
     TransportClient shortNonce = await(anonymous.client(address()));
-    assertThatThrownBy(
-            () ->
-                await(
-                    shortNonce.call(
-                        AuthStartRequest.newBuilder()
-                            .setIdentity("cluster")
-                            .setClientNonce(ByteString.copyFrom(new byte[3]))
-                            .build(),
-                        AuthStartResponse.class)))
+    assertThatThrownBy(() -> authStart(shortNonce, "cluster", new byte[3]))
         .hasMessageContaining("a client nonce has 32 bytes, not 3");
     awaitClosed(shortNonce);
   }
@@ -373,6 +337,18 @@ class TransportAuthTest {
     assertThat(member.cluster()).isPresent();
     assertThat(member.admin()).isEmpty();
     assertThat(AuthOptions.Settings.tool(FaroConf.empty())).isEqualTo(AuthOptions.Settings.OFF);
+  }
+
+  /** Sends AuthStart for {@code identity} with {@code clientNonce}; the server's answer. */
+  private static AuthStartResponse authStart(
+      TransportClient client, String identity, byte[] clientNonce) {
+    return await(
+        client.call(
+            AuthStartRequest.newBuilder()
+                .setIdentity(identity)
+                .setClientNonce(ByteString.copyFrom(clientNonce))
+                .build(),
+            AuthStartResponse.class));
   }
 
   private static void awaitClosed(TransportClient client) throws InterruptedException {
