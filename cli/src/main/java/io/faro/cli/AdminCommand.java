@@ -70,7 +70,10 @@ final class AdminCommand implements Runnable {
     @Option(
         names = "--conf",
         paramLabel = "FILE",
-        description = "Settings file, e.g. conf/faro-defaults.conf.")
+        description =
+            "Settings file, e.g. conf/faro-defaults.conf. With faro.auth.enabled, the secret of its"
+                + " faro.auth.admin.secret.file is proved to masters and workers (state changes"
+                + " need it).")
     Path confFile;
 
     @Option(
@@ -117,13 +120,22 @@ final class AdminCommand implements Runnable {
       NetworkOptions.Settings network =
           NetworkOptions.Settings.from(conf().with(NetworkOptions.IO_THREADS, "1"));
       io.faro.common.auth.AuthOptions.Settings auth = network.auth();
+      java.util.Set<HostPort> masters =
+          conf().raw(MasterOptions.ENDPOINTS.key()).isEmpty() && endpoints.isEmpty()
+              ? java.util.Set.of()
+              : java.util.Set.copyOf(resolve());
       return new ClientPool(
           "faro-admin",
           network,
           auth.admin().isPresent()
               ? io.faro.common.auth.AuthOptions.Credentials.as(
                   io.faro.common.auth.Identity.ADMIN, auth)
-              : io.faro.common.auth.AuthOptions.Credentials.NONE);
+              : io.faro.common.auth.AuthOptions.Credentials.NONE,
+          // The masters, or a worker's RPC port (stop-worker).
+          address ->
+              masters.contains(address)
+                  ? io.faro.common.auth.Handshake.MASTER
+                  : io.faro.common.auth.Handshake.worker(address.host(), address.port()));
     }
   }
 

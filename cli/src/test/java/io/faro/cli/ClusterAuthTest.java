@@ -10,6 +10,7 @@ import io.faro.client.driver.LifecycleManager;
 import io.faro.client.fetch.ReducerFileGroups;
 import io.faro.common.auth.AppSecrets;
 import io.faro.common.auth.AuthOptions;
+import io.faro.common.auth.Handshake;
 import io.faro.common.auth.Identity;
 import io.faro.common.auth.Secret;
 import io.faro.common.config.FaroConf;
@@ -293,7 +294,8 @@ class ClusterAuthTest {
                   "impostor",
                   network,
                   new AuthOptions.Credentials(
-                      Identity.CLUSTER, Optional.of(Secret.of("a-guess-at-the-cluster-secret"))))) {
+                      Identity.CLUSTER, Optional.of(Secret.of("a-guess-at-the-cluster-secret"))),
+                  address -> Handshake.MASTER)) {
         // A driver's registration retried with its token gets the same nonce and secret again;
         // another token cannot take the app id.
         byte[] token = AppSecrets.token();

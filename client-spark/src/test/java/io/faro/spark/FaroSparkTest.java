@@ -200,8 +200,15 @@ class FaroSparkTest {
     assertThat(shuffled.count()).isEqualTo(100);
     long files = 0;
     for (Path workerDir : cluster.workerDirs()) {
-      Path appDir = workerDir.resolve(app);
-      if (java.nio.file.Files.isDirectory(appDir)) {
+      // Faro's app id is Spark's with a random suffix (see FaroShuffleManager).
+      List<Path> appDirs;
+      try (var list = java.nio.file.Files.list(workerDir)) {
+        appDirs =
+            list.filter(d -> d.getFileName().toString().startsWith(app + "-"))
+                .filter(java.nio.file.Files::isDirectory)
+                .toList();
+      }
+      for (Path appDir : appDirs) {
         try (var walk = java.nio.file.Files.walk(appDir)) {
           files += walk.filter(f -> f.toString().endsWith(".data")).count();
         }

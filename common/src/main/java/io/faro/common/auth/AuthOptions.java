@@ -55,25 +55,36 @@ public final class AuthOptions {
    *     that holds it derives the secret of every app identity ({@link AppSecrets})
    * @param admin the operators' secret, when given
    * @param apps app identities whose secrets this process was handed (a driver's own)
+   * @param self what a server of this process is, as clients name it in their handshake ({@link
+   *     Handshake#MASTER}, or "worker@host" to which the server adds ":port"); a member's (cluster
+   *     or admin) proof meant for another server is refused. Empty: not checked
    */
   public record Settings(
       boolean enabled,
       Optional<Secret> cluster,
       Optional<Secret> admin,
-      java.util.Map<Identity, Secret> apps) {
+      java.util.Map<Identity, Secret> apps,
+      String self) {
     public static final Settings OFF = new Settings(false, Optional.empty(), Optional.empty());
 
     public Settings {
       apps = java.util.Map.copyOf(apps);
+      java.util.Objects.requireNonNull(self, "self is null");
     }
 
     public Settings(boolean enabled, Optional<Secret> cluster, Optional<Secret> admin) {
-      this(enabled, cluster, admin, java.util.Map.of());
+      this(enabled, cluster, admin, java.util.Map.of(), "");
     }
 
     /** A driver's: authentication on, and the one app identity it proves and checks. */
     public static Settings forApp(Identity app, Secret secret) {
-      return new Settings(true, Optional.empty(), Optional.empty(), java.util.Map.of(app, secret));
+      return new Settings(
+          true, Optional.empty(), Optional.empty(), java.util.Map.of(app, secret), "");
+    }
+
+    /** These settings for a server that clients reach as {@code self} (see {@link #self}). */
+    public Settings withSelf(String self) {
+      return new Settings(enabled, cluster, admin, apps, self);
     }
 
     /** The secret that proves {@code identity}, if this process holds or can derive it. */

@@ -9,7 +9,7 @@ import java.security.SecureRandom;
  * and both sides' fresh random nonces.
  *
  * <ol>
- *   <li>client: AuthStart {identity, client nonce}
+ *   <li>client: AuthStart {identity, target server, client nonce}
  *   <li>server: {server nonce, server proof}; the client checks the proof, so a server that does
  *       not hold the secret is found out before the client sends anything else
  *   <li>client: AuthFinish {client proof}; the server checks it and, if right, marks the connection
@@ -17,8 +17,9 @@ import java.security.SecureRandom;
  * </ol>
  *
  * <p>A proof covers both nonces, so one recorded from another connection proves nothing on this
- * one. Without TLS the handshake proves who opened the connection, not that nobody on the path
- * changes what follows.
+ * one, and the server the client means to reach, so a member's proof relayed to another server
+ * proves nothing there. Without TLS the handshake proves who opened the connection, not that nobody
+ * on the path changes what follows.
  */
 public final class Handshake {
   /** Bytes of each side's nonce. */
@@ -37,14 +38,22 @@ public final class Handshake {
 
   /** What the server sends to prove it holds {@code secret}. */
   public static byte[] serverProof(
-      Secret secret, Identity identity, byte[] clientNonce, byte[] serverNonce) {
-    return proof(secret, "server", identity, clientNonce, serverNonce);
+      Secret secret, Identity identity, String target, byte[] clientNonce, byte[] serverNonce) {
+    return proof(secret, "server", identity, target, clientNonce, serverNonce);
   }
 
   /** What the client sends to prove it holds {@code secret}. */
   public static byte[] clientProof(
-      Secret secret, Identity identity, byte[] clientNonce, byte[] serverNonce) {
-    return proof(secret, "client", identity, clientNonce, serverNonce);
+      Secret secret, Identity identity, String target, byte[] clientNonce, byte[] serverNonce) {
+    return proof(secret, "client", identity, target, clientNonce, serverNonce);
+  }
+
+  /** The target a client names to reach a master. */
+  public static final String MASTER = "master";
+
+  /** The target a client names to reach the worker server at {@code host:port}. */
+  public static String worker(String host, int port) {
+    return "worker@" + host + ":" + port;
   }
 
   /** Compares proofs in time independent of where they differ. */
@@ -53,8 +62,16 @@ public final class Handshake {
   }
 
   private static byte[] proof(
-      Secret secret, String side, Identity identity, byte[] clientNonce, byte[] serverNonce) {
+      Secret secret,
+      String side,
+      Identity identity,
+      String target,
+      byte[] clientNonce,
+      byte[] serverNonce) {
     return Hmac.sha256(
-        secret, LABEL + " " + side + " " + identity.wire() + "\n", clientNonce, serverNonce);
+        secret,
+        LABEL + " " + side + " " + identity.wire() + "\n" + target + "\n",
+        clientNonce,
+        serverNonce);
   }
 }

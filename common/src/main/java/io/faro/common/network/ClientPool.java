@@ -48,6 +48,7 @@ public final class ClientPool implements AutoCloseable {
   private final RateLimitedLog<PeerWarning> warnings =
       new RateLimitedLog<>(LoggerFactory.getLogger(TransportClient.class), PeerWarning.class);
 
+  private final java.util.function.Function<HostPort, String> targets;
   // What new connections prove; a driver learns its app's secret after its pool is made.
   private volatile AuthOptions.Credentials credentials;
 
@@ -62,6 +63,20 @@ public final class ClientPool implements AutoCloseable {
    */
   public ClientPool(
       String name, NetworkOptions.Settings settings, AuthOptions.Credentials credentials) {
+    this(name, settings, credentials, address -> "");
+  }
+
+  /**
+   * @param targets how this pool names the server at an address in its handshakes ({@link
+   *     Handshake#MASTER}, {@link Handshake#worker}); a member's proof is accepted only by the
+   *     server it names
+   */
+  public ClientPool(
+      String name,
+      NetworkOptions.Settings settings,
+      AuthOptions.Credentials credentials,
+      java.util.function.Function<HostPort, String> targets) {
+    this.targets = requireNonNull(targets, "targets is null");
     this.settings = requireNonNull(settings, "settings is null");
     this.credentials = requireNonNull(credentials, "credentials is null");
     this.group =
@@ -192,10 +207,12 @@ public final class ClientPool implements AutoCloseable {
     }
     Secret secret = credentials.secret().get();
     byte[] clientNonce = Handshake.nonce();
+    String target = targets.apply(client.remote());
     client
         .call(
             AuthStartRequest.newBuilder()
                 .setIdentity(identity.wire())
+                .setTarget(target)
                 .setClientNonce(ByteString.copyFrom(clientNonce))
                 .build(),
             AuthStartResponse.class)
@@ -204,7 +221,7 @@ public final class ClientPool implements AutoCloseable {
               byte[] serverNonce = start.getServerNonce().toByteArray();
               if (serverNonce.length != Handshake.NONCE_BYTES
                   || !Handshake.matches(
-                      Handshake.serverProof(secret, identity, clientNonce, serverNonce),
+                      Handshake.serverProof(secret, identity, target, clientNonce, serverNonce),
                       start.getServerProof().toByteArray())) {
                 throw new FaroException(
                     ErrorCode.UNAUTHENTICATED,
@@ -214,7 +231,8 @@ public final class ClientPool implements AutoCloseable {
                   AuthFinishRequest.newBuilder()
                       .setClientProof(
                           ByteString.copyFrom(
-                              Handshake.clientProof(secret, identity, clientNonce, serverNonce)))
+                              Handshake.clientProof(
+                                  secret, identity, target, clientNonce, serverNonce)))
                       .build(),
                   AuthFinishResponse.class);
             })

@@ -33,6 +33,7 @@ final class ServerAuth {
   private final RateLimitedLog<PeerWarning> warnings;
   // The handshake under way: the identity claimed and both nonces, until AuthFinish.
   private Identity claimed;
+  private String target;
   private byte[] clientNonce;
   private byte[] serverNonce;
 
@@ -93,8 +94,12 @@ final class ServerAuth {
               + " bytes, not "
               + start.getClientNonce().size());
     }
+    if (identity.kind() == Identity.Kind.CLUSTER || identity.kind() == Identity.Kind.ADMIN) {
+      checkTarget(channel, start.getTarget());
+    }
     Secret secret = secretOf(identity);
     claimed = identity;
+    target = start.getTarget();
     clientNonce = start.getClientNonce().toByteArray();
     serverNonce = Handshake.nonce();
     answer(
@@ -104,7 +109,7 @@ final class ServerAuth {
             .setServerNonce(ByteString.copyFrom(serverNonce))
             .setServerProof(
                 ByteString.copyFrom(
-                    Handshake.serverProof(secret, identity, clientNonce, serverNonce)))
+                    Handshake.serverProof(secret, identity, target, clientNonce, serverNonce)))
             .build());
   }
 
@@ -115,7 +120,8 @@ final class ServerAuth {
     }
     Identity identity = claimed;
     claimed = null;
-    byte[] expected = Handshake.clientProof(secretOf(identity), identity, clientNonce, serverNonce);
+    byte[] expected =
+        Handshake.clientProof(secretOf(identity), identity, target, clientNonce, serverNonce);
     if (!Handshake.matches(expected, finish.getClientProof().toByteArray())) {
       throw new FaroException(
           ErrorCode.UNAUTHENTICATED,
@@ -123,6 +129,33 @@ final class ServerAuth {
     }
     Identity.bind(channel, identity);
     answer(channel, requestId, AuthFinishResponse.getDefaultInstance());
+  }
+
+  /**
+   * A member's proof is for one server: this one must be the server the client means to reach
+   * ({@code self} for a master, {@code self:<port of this connection>} for a worker's), else a
+   * proof relayed here from another server would pass.
+   */
+  private void checkTarget(Channel channel, String wanted) {
+    String self = settings.self();
+    if (self.isEmpty()) {
+      return;
+    }
+    String here =
+        channel.localAddress() instanceof java.net.InetSocketAddress local
+            ? self + ":" + local.getPort()
+            : self;
+    // A worker's servers share a host with other workers' perhaps: their port is part of the name.
+    boolean named = self.contains("@") ? wanted.equals(here) : wanted.equals(self);
+    if (!named) {
+      throw new FaroException(
+          ErrorCode.UNAUTHENTICATED,
+          "this is "
+              + (self.equals(Handshake.MASTER) ? self : here)
+              + ", not "
+              + (wanted.isEmpty() ? "an unnamed server" : io.faro.common.log.LogSafe.id(wanted))
+              + ": a member's proof is for the server it names");
+    }
   }
 
   private Secret secretOf(Identity identity) {

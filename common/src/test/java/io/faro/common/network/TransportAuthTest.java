@@ -154,6 +154,38 @@ class TransportAuthTest {
   }
 
   @Test
+  void aMembersProofIsForTheServerItNamesOnly() {
+    server.close();
+    server = server(holding(CLUSTER, ADMIN).withSelf("worker@127.0.0.1"));
+    AuthOptions.Credentials member =
+        new AuthOptions.Credentials(Identity.CLUSTER, Optional.of(CLUSTER));
+    ClientPool right =
+        new ClientPool(
+            "right",
+            network(AuthOptions.Settings.OFF),
+            member,
+            a -> Handshake.worker(a.host(), a.port()));
+    pools.add(right);
+    await(right.call(address(), ClusterStatusRequest.getDefaultInstance(), EmptyResponse.class));
+
+    // A proof meant for a master, or for another worker on this host, relayed here.
+    for (String other : java.util.List.of(Handshake.MASTER, Handshake.worker("127.0.0.1", 1), "")) {
+      ClientPool relayed =
+          new ClientPool("relayed", network(AuthOptions.Settings.OFF), member, a -> other);
+      pools.add(relayed);
+      assertThatThrownBy(
+              () ->
+                  await(
+                      relayed.call(
+                          address(),
+                          MasterStatusRequest.getDefaultInstance(),
+                          EmptyResponse.class)))
+          .hasMessageContaining("this is worker@127.0.0.1:" + server.port() + ", not ")
+          .hasMessageContaining("a member's proof is for the server it names");
+    }
+  }
+
+  @Test
   void aPoolThatSwitchesCredentialsReplacesItsConnections() throws Exception {
     ClientPool pool = pool(AuthOptions.Credentials.NONE);
     TransportClient anonymous = await(pool.client(address()));
@@ -212,7 +244,7 @@ class TransportAuthTest {
     AuthStartResponse start = authStart(raw, "cluster", clientNonce);
     byte[] wrong =
         Handshake.clientProof(
-            WRONG, Identity.CLUSTER, clientNonce, start.getServerNonce().toByteArray());
+            WRONG, Identity.CLUSTER, "", clientNonce, start.getServerNonce().toByteArray());
     assertThatThrownBy(
             () ->
                 await(
@@ -234,7 +266,7 @@ class TransportAuthTest {
     AuthStartResponse seen = authStart(first, "cluster", clientNonce);
     byte[] recorded =
         Handshake.clientProof(
-            CLUSTER, Identity.CLUSTER, clientNonce, seen.getServerNonce().toByteArray());
+            CLUSTER, Identity.CLUSTER, "", clientNonce, seen.getServerNonce().toByteArray());
     first.close();
     awaitClosed(first);
 

@@ -112,7 +112,9 @@ public final class MasterServer implements AutoCloseable {
               config.bindHost(),
               config.rpcPort(),
               MasterServerOptions.PORT.key(),
-              config.network(),
+              config
+                  .network()
+                  .withAuth(config.network().auth().withSelf(io.faro.common.auth.Handshake.MASTER)),
               handler,
               null,
               io.faro.common.network.FrameDecoder.Bodies.CONTIGUOUS,

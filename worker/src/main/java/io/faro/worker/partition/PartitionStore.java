@@ -276,9 +276,7 @@ public final class PartitionStore implements AutoCloseable {
               ErrorCode.UNAUTHENTICATED,
               "shuffle " + shuffle + " was reserved by another registration of its app");
         }
-        if (!appNonce.isEmpty()) {
-          state.claimAppNonce(appNonce);
-        }
+
         // Every check (and choice of disk) first, so that a refusal adds nothing.
         Map<PartitionKey, PartitionWriter> added = new LinkedHashMap<>();
         for (Reservation r : reservations) {
@@ -325,6 +323,9 @@ public final class PartitionStore implements AutoCloseable {
           }
         }
         state.claimOwner(ownerToken);
+        if (!appNonce.isEmpty()) {
+          state.claimAppNonce(appNonce);
+        }
         return;
       }
     }

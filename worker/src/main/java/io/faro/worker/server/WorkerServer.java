@@ -3,6 +3,7 @@ package io.faro.worker.server;
 import static java.util.Objects.requireNonNull;
 
 import io.faro.common.auth.AuthOptions;
+import io.faro.common.auth.Handshake;
 import io.faro.common.auth.Identity;
 import io.faro.common.config.FaroConf;
 import io.faro.common.error.ErrorCode;
@@ -170,7 +171,8 @@ public final class WorkerServer implements AutoCloseable {
         new ClientPool(
             "faro-worker-replicate",
             settings.network(),
-            AuthOptions.Credentials.as(Identity.CLUSTER, settings.network().auth()));
+            AuthOptions.Credentials.as(Identity.CLUSTER, settings.network().auth()),
+            replica -> Handshake.worker(replica.host(), replica.port()));
     // Half the request timeout: the primary must hear of a slow replica, and answer
     // REPLICA_FAILED, before its own client gives up on the push and suspects the primary.
     ReplicaLinks links =
@@ -234,7 +236,11 @@ public final class WorkerServer implements AutoCloseable {
   }
 
   private void startServers() {
-    NetworkOptions.Settings network = settings.network();
+    // Clients name a worker's server by its advertised host and the server's port.
+    NetworkOptions.Settings network =
+        settings
+            .network()
+            .withAuth(settings.network().auth().withSelf("worker@" + settings.host()));
     rpcServer =
         new TransportServer(
             "faro-worker-rpc",
@@ -337,7 +343,8 @@ public final class WorkerServer implements AutoCloseable {
         new ClientPool(
             "faro-worker-master",
             network.withIoThreads(1),
-            AuthOptions.Credentials.as(Identity.CLUSTER, network.auth()));
+            AuthOptions.Credentials.as(Identity.CLUSTER, network.auth()),
+            master -> Handshake.MASTER);
     MasterClient masters =
         new MasterClient(
             masterConnections,
