@@ -251,6 +251,10 @@ class ClusterAuthTest {
                     second, AppSecrets.derive(cluster, new AppId("auth-app"), second.nonce())))) {
           String another = "of another registration";
           assertShuffleRefused(secondPool, key, another, push, fetch, rpc, master);
+          // Nor after the worker restarted: the registration is kept with the commit record.
+          local.restart("worker-0");
+          assertRefused(
+              secondPool, fetch, OpenStreamRequest.newBuilder().setShuffle(key).build(), another);
         }
         // A driver cannot name its own replica: a worker would forward there with the cluster
         // secret. Without the masters' grant, or with a made-up one, the reservation is refused.

@@ -55,6 +55,34 @@ class AppSecretsTest {
   }
 
   @Test
+  void aReplicaGrantHoldsForItsShuffleWorkerAndEndpointOnly() {
+    io.faro.common.id.ShuffleId shuffle = new io.faro.common.id.ShuffleId(new AppId("app-1"), 3);
+    byte[] grant = ReplicaGrants.grant(CLUSTER, shuffle, "w2", "10.0.0.2", 9098);
+    assertThat(ReplicaGrants.valid(CLUSTER, shuffle, "w2", "10.0.0.2", 9098, grant)).isTrue();
+    assertThat(ReplicaGrants.valid(CLUSTER, shuffle, "w2", "10.0.0.9", 9098, grant)).isFalse();
+    assertThat(ReplicaGrants.valid(CLUSTER, shuffle, "w2", "10.0.0.2", 9099, grant)).isFalse();
+    assertThat(ReplicaGrants.valid(CLUSTER, shuffle, "w3", "10.0.0.2", 9098, grant)).isFalse();
+    assertThat(
+            ReplicaGrants.valid(
+                CLUSTER,
+                new io.faro.common.id.ShuffleId(new AppId("app-1"), 4),
+                "w2",
+                "10.0.0.2",
+                9098,
+                grant))
+        .isFalse();
+    assertThat(
+            ReplicaGrants.valid(
+                Secret.of("another-cluster-0123456789abcdef"),
+                shuffle,
+                "w2",
+                "10.0.0.2",
+                9098,
+                grant))
+        .isFalse();
+  }
+
+  @Test
   void identitiesSurviveTheWireAndMalformedOnesAreRefused() {
     String nonce = AppSecrets.nonce(AppSecrets.token());
     Identity app = Identity.app(new AppId("spark:app-20261127_1"), nonce);

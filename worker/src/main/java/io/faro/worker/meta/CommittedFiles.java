@@ -45,7 +45,11 @@ public final class CommittedFiles implements CommitLog {
    * sealed} when an earlier run sealed them on its way out, before the shuffle committed.
    */
   public record RecoveredShuffle(
-      ShuffleId shuffle, long ownerToken, boolean sealed, List<RestoredPartition> partitions) {}
+      ShuffleId shuffle,
+      long ownerToken,
+      String appNonce,
+      boolean sealed,
+      List<RestoredPartition> partitions) {}
 
   /**
    * What {@link #recover} found: the shuffles to serve, the files they keep (every other partition
@@ -83,15 +87,16 @@ public final class CommittedFiles implements CommitLog {
    * worker (not expected) is left out, and so is not served after a restart.
    */
   @Override
-  public void committed(ShuffleId shuffle, long ownerToken, ShuffleCommit commit)
+  public void committed(ShuffleId shuffle, long ownerToken, String appNonce, ShuffleCommit commit)
       throws IOException {
-    store.committed(shuffle, ownerToken, clock.millis(), records(commit), sync);
+    store.committed(shuffle, ownerToken, appNonce, clock.millis(), records(commit), sync);
   }
 
   /** Records the partitions a graceful stop (or a drain) sealed while the shuffle was pushed. */
   @Override
-  public void sealed(ShuffleId shuffle, long ownerToken, ShuffleCommit sealed) throws IOException {
-    store.sealed(shuffle, ownerToken, clock.millis(), records(sealed), sync);
+  public void sealed(ShuffleId shuffle, long ownerToken, String appNonce, ShuffleCommit sealed)
+      throws IOException {
+    store.sealed(shuffle, ownerToken, appNonce, clock.millis(), records(sealed), sync);
   }
 
   private Map<PartitionKey, CommittedFileRecordP> records(ShuffleCommit commit) throws IOException {
@@ -164,7 +169,8 @@ public final class CommittedFiles implements CommitLog {
         }
       }
       shuffles.add(
-          new RecoveredShuffle(stored.shuffle(), stored.ownerToken(), stored.sealed(), good));
+          new RecoveredShuffle(
+              stored.shuffle(), stored.ownerToken(), stored.appNonce(), stored.sealed(), good));
     }
     return new Recovery(shuffles, keep, dropped);
   }
@@ -199,7 +205,8 @@ public final class CommittedFiles implements CommitLog {
     }
     int recorded = 0;
     for (Map.Entry<ShuffleId, List<PartitionCommit.Committed>> e : found.entrySet()) {
-      committed(e.getKey(), 0, new ShuffleCommit(e.getValue(), List.of()));
+      // Neither owner nor app registration is known of a rebuilt record.
+      committed(e.getKey(), 0, "", new ShuffleCommit(e.getValue(), List.of()));
       recorded += e.getValue().size();
     }
     return recorded;

@@ -73,6 +73,7 @@ public final class WorkerMetaStore implements AutoCloseable {
   public record StoredShuffle(
       ShuffleId shuffle,
       long ownerToken,
+      String appNonce,
       boolean sealed,
       Map<PartitionKey, CommittedFileRecordP> partitions) {}
 
@@ -193,11 +194,12 @@ public final class WorkerMetaStore implements AutoCloseable {
   public void committed(
       ShuffleId shuffle,
       long ownerToken,
+      String appNonce,
       long committedAtMs,
       Map<PartitionKey, CommittedFileRecordP> partitions,
       boolean sync)
       throws IOException {
-    write(shuffle, ownerToken, committedAtMs, false, partitions, sync);
+    write(shuffle, ownerToken, appNonce, committedAtMs, false, partitions, sync);
   }
 
   /**
@@ -208,16 +210,18 @@ public final class WorkerMetaStore implements AutoCloseable {
   public void sealed(
       ShuffleId shuffle,
       long ownerToken,
+      String appNonce,
       long sealedAtMs,
       Map<PartitionKey, CommittedFileRecordP> partitions,
       boolean sync)
       throws IOException {
-    write(shuffle, ownerToken, sealedAtMs, true, partitions, sync);
+    write(shuffle, ownerToken, appNonce, sealedAtMs, true, partitions, sync);
   }
 
   private void write(
       ShuffleId shuffle,
       long ownerToken,
+      String appNonce,
       long atMs,
       boolean sealed,
       Map<PartitionKey, CommittedFileRecordP> partitions,
@@ -230,6 +234,7 @@ public final class WorkerMetaStore implements AutoCloseable {
           shuffleKey(shuffle),
           ShuffleRecordP.newBuilder()
               .setOwnerToken(ownerToken)
+              .setAppNonce(appNonce)
               .setCommittedAtMs(atMs)
               .setSealed(sealed)
               .build()
@@ -322,7 +327,13 @@ public final class WorkerMetaStore implements AutoCloseable {
         (shuffle, parts) -> {
           ShuffleRecordP record =
               records.getOrDefault(shuffle, ShuffleRecordP.getDefaultInstance());
-          result.add(new StoredShuffle(shuffle, record.getOwnerToken(), record.getSealed(), parts));
+          result.add(
+              new StoredShuffle(
+                  shuffle,
+                  record.getOwnerToken(),
+                  record.getAppNonce(),
+                  record.getSealed(),
+                  parts));
         });
     return result;
   }

@@ -128,18 +128,24 @@ public final class PartitionStore implements AutoCloseable {
 
   /**
    * Serves again what an earlier run of this worker committed for {@code shuffle} (reserved with
-   * {@code ownerToken}): its locations read as committed, a commit of it answers them, and its
-   * expiry deletes their files. With {@code sealed}, the earlier run sealed the locations on its
-   * way out while the shuffle was still pushed: the shuffle takes new reservations, pushes to the
-   * sealed locations are answered SPLIT, and its commit answers the sealed files together with what
-   * the new locations received. At start, before the worker serves requests.
+   * {@code ownerToken} by the app registration {@code appNonce}, "" for none): its locations read
+   * as committed, a commit of it answers them, and its expiry deletes their files. With {@code
+   * sealed}, the earlier run sealed the locations on its way out while the shuffle was still
+   * pushed: the shuffle takes new reservations, pushes to the sealed locations are answered SPLIT,
+   * and its commit answers the sealed files together with what the new locations received. At
+   * start, before the worker serves requests.
    */
   public void restore(
-      ShuffleId shuffle, long ownerToken, List<RestoredPartition> partitions, boolean sealed) {
+      ShuffleId shuffle,
+      long ownerToken,
+      String appNonce,
+      List<RestoredPartition> partitions,
+      boolean sealed) {
     ShuffleState state = shuffles.computeIfAbsent(shuffle, ShuffleState::new);
     counters.restored(partitions.size(), sealed);
     synchronized (state) {
       state.claimOwner(ownerToken);
+      state.claimAppNonce(appNonce);
       partitions.forEach(p -> state.restored.put(p.commit().key(), p));
       if (!sealed) {
         state.commitStarted = true;
@@ -511,19 +517,21 @@ public final class PartitionStore implements AutoCloseable {
                 ? ""
                 : " (" + state.restored.size() + " sealed before a restart)");
         long token = state.ownerToken();
+        String nonce = state.appNonce();
         state.commit =
             CompletableFuture.allOf(parts.toArray(CompletableFuture[]::new))
-                .thenApply(done -> record(shuffle, token, ShuffleCommit.collect(parts)));
+                .thenApply(done -> record(shuffle, token, nonce, ShuffleCommit.collect(parts)));
       }
       return state.commit;
     }
   }
 
   /** Records {@code commit} before it is answered; a failure to record costs only restarts. */
-  private ShuffleCommit record(ShuffleId shuffle, long ownerToken, ShuffleCommit commit) {
+  private ShuffleCommit record(
+      ShuffleId shuffle, long ownerToken, String appNonce, ShuffleCommit commit) {
     counters.committed(commit);
     try {
-      commitLog.committed(shuffle, ownerToken, commit);
+      commitLog.committed(shuffle, ownerToken, appNonce, commit);
     } catch (IOException | RuntimeException e) {
       LOG.error(
           "Cannot record the commit of shuffle {}: it is served until this worker restarts, not"

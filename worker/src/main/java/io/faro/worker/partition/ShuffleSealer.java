@@ -87,7 +87,11 @@ final class ShuffleSealer {
         return new PartitionStore.Sealed(0, 0, unrecorded);
       }
       try {
-        log.sealed(state.id, state.ownerToken(), new ShuffleCommit(all, sealed.failed()));
+        log.sealed(
+            state.id,
+            state.ownerToken(),
+            state.appNonce(),
+            new ShuffleCommit(all, sealed.failed()));
       } catch (IOException | RuntimeException e) {
         LOG.error(
             "Cannot record the sealed locations of shuffle {}: they are not served after a"

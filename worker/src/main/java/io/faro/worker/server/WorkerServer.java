@@ -189,7 +189,7 @@ public final class WorkerServer implements AutoCloseable {
             links::link,
             new PartitionStore.Limits(settings.reserveMaxLocations(), settings.maxPartitions()));
     for (CommittedFiles.RecoveredShuffle r : recovery.shuffles()) {
-      store.restore(r.shuffle(), r.ownerToken(), r.partitions(), r.sealed());
+      store.restore(r.shuffle(), r.ownerToken(), r.appNonce(), r.partitions(), r.sealed());
     }
     if (meta != null) {
       store.recordCommitsIn(

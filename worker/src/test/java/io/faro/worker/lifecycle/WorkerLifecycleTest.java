@@ -59,10 +59,12 @@ class WorkerLifecycleTest {
     store.recordCommitsIn(
         new CommitLog() {
           @Override
-          public void committed(ShuffleId shuffle, long ownerToken, ShuffleCommit commit) {}
+          public void committed(
+              ShuffleId shuffle, long ownerToken, String appNonce, ShuffleCommit commit) {}
 
           @Override
-          public void sealed(ShuffleId shuffle, long ownerToken, ShuffleCommit sealed) {
+          public void sealed(
+              ShuffleId shuffle, long ownerToken, String appNonce, ShuffleCommit sealed) {
             sealedRecorded.set(sealed.committed().size());
           }
 
