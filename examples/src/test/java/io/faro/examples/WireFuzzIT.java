@@ -51,6 +51,29 @@ class WireFuzzIT {
 
   @Test
   void aMillionHostileFramesChangeNoAnswerAndTakeNoProcessDown() throws Exception {
+    fuzz(dir.resolve("open"), LocalCluster.Options.workers(2), FRAMES);
+  }
+
+  /**
+   * The same against a cluster that authenticates members and applications: most frames are now
+   * refused at the handshake or by their identity, and the connection closed, which is a path of
+   * its own (proofs, refusals, closes under load); the Spark job proves its app's secret meanwhile.
+   * A fifth of the frames: each costs a new connection more often.
+   */
+  @Test
+  void hostileFramesAgainstAnAuthenticatingClusterChangeNoAnswer() throws Exception {
+    Path work = Files.createDirectories(dir.resolve("auth"));
+    Path secret = work.resolve("cluster.secret");
+    io.faro.common.auth.Secret.writeNew(secret);
+    Path conf =
+        Files.writeString(
+            work.resolve("auth.conf"),
+            "faro.auth.enabled=true\nfaro.auth.cluster.secret.file=" + secret + "\n");
+    fuzz(work, LocalCluster.Options.workers(2).withConf(conf), FRAMES / 5);
+  }
+
+  private static void fuzz(Path dir, LocalCluster.Options options, long frames) throws Exception {
+    Files.createDirectories(dir);
     SparkJobRunner runner = new SparkJobRunner(dir);
     String expected = Json.string(runner.run("large", "builtin", SCALE, "", "builtin"), "checksum");
     // The cluster's processes track every buffer (LocalCluster passes the level on): a leak on
@@ -59,7 +82,7 @@ class WireFuzzIT {
     System.setProperty(LEAK_LEVEL, "paranoid");
     LocalCluster started;
     try {
-      started = LocalCluster.start(dir.resolve("cluster"), LocalCluster.Options.workers(2));
+      started = LocalCluster.start(dir.resolve("cluster"), options);
     } finally {
       if (leakLevel == null) {
         System.clearProperty(LEAK_LEVEL);
@@ -86,7 +109,7 @@ class WireFuzzIT {
       // And a fuzz as large first, with another seed: its code paths get compiled (the JIT's code
       // and its compiler arenas are resident memory outside the heap) and the allocators reach
       // their size, so that what the second adds on top is what it holds (a leak grows with it).
-      new WireFuzzer(SEED + 1, 128 << 20).run(targets(cluster), FRAMES, 4, 4);
+      new WireFuzzer(SEED + 1, 128 << 20).run(targets(cluster), frames, 4, 4);
       // And a job after it, as after the measured fuzz: both sides have run the same things.
       assertThat(
               Json.string(
@@ -100,7 +123,7 @@ class WireFuzzIT {
       List<WireFuzzer.Target> targets = targets(cluster);
       ExecutorService threads = Executors.newFixedThreadPool(2);
       try {
-        Future<WireFuzzer.Stats> fuzz = threads.submit(() -> fuzzer.run(targets, FRAMES, 4, 4));
+        Future<WireFuzzer.Stats> fuzz = threads.submit(() -> fuzzer.run(targets, frames, 4, 4));
         SparkJobRunner.Started job =
             runner.start("large", "faro", SCALE, cluster.masterEndpoint(), "fuzzed");
         // Let the fuzzer aim commits and fetches at the job's real shuffles.
@@ -109,7 +132,7 @@ class WireFuzzIT {
         WireFuzzer.Stats stats = fuzz.get(20, TimeUnit.MINUTES);
         System.out.println("fuzz: " + stats);
 
-        assertThat(stats.frames()).isEqualTo(FRAMES);
+        assertThat(stats.frames()).isEqualTo(frames);
         assertThat(Json.string(result, "checksum")).as(result).isEqualTo(expected);
         // And a job after the fuzz, on the same processes.
         assertThat(
