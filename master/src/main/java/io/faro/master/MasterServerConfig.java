@@ -99,8 +99,14 @@ public record MasterServerConfig(
         partitionSizeMin(conf),
         conf.get(MasterServerOptions.MAX_PARTITIONS_PER_SHUFFLE),
         conf.get(MasterServerOptions.MAX_APPS),
-        NetworkOptions.Settings.from(conf)
-            .withAuth(io.faro.common.auth.AuthOptions.Settings.member(conf)));
+        memberNetwork(conf));
+  }
+
+  /** The network settings, with the secrets they read checked as a member needs them. */
+  private static NetworkOptions.Settings memberNetwork(FaroConf conf) {
+    NetworkOptions.Settings network = NetworkOptions.Settings.from(conf);
+    network.auth().checkedAsMember();
+    return network;
   }
 
   /** faro.master.slots.partition.size.min, checked against the initial size. */

@@ -600,8 +600,7 @@ public final class WorkerOptions {
               conf.get(RESERVE_MAX_LOCATIONS),
               WorkerOptions.maxPartitions(
                   conf.get(MAX_PARTITIONS), Runtime.getRuntime().maxMemory()),
-              NetworkOptions.Settings.from(conf)
-                  .withAuth(io.faro.common.auth.AuthOptions.Settings.member(conf)),
+              memberNetwork(conf),
               conf.get(MasterOptions.ENDPOINTS),
               conf.get(MasterOptions.RETRY_TIMEOUT),
               conf.get(MasterOptions.ATTEMPT_TIMEOUT));
@@ -754,6 +753,13 @@ public final class WorkerOptions {
     /** Bytes in partition buffers below which paused push connections resume. */
     public long memoryResumeBytes() {
       return memoryBudget / 100 * memoryResumePercent;
+    }
+
+    /** The network settings, with the secrets they read checked as a member needs them. */
+    private static NetworkOptions.Settings memberNetwork(FaroConf conf) {
+      NetworkOptions.Settings network = NetworkOptions.Settings.from(conf);
+      network.auth().checkedAsMember();
+      return network;
     }
 
     private static String advertisedHost(String configured) {

@@ -104,11 +104,11 @@ public final class AuthOptions {
     }
 
     /**
-     * A member's settings (master or worker): with authentication on, the cluster secret must be
-     * given.
+     * These settings, if a member may run with them: with authentication on, the cluster secret
+     * must be given.
      */
-    public static Settings member(FaroConf conf) {
-      Settings settings = tool(conf);
+    public Settings checkedAsMember() {
+      Settings settings = this;
       if (settings.enabled && settings.cluster.isEmpty()) {
         throw new ConfigException(
             CLUSTER_SECRET_FILE.key()

@@ -361,11 +361,12 @@ class TransportAuthTest {
         .hasMessageContaining("is not text");
 
     FaroConf on = FaroConf.empty().with(AuthOptions.ENABLED, "true");
-    assertThatThrownBy(() -> AuthOptions.Settings.member(on))
+    assertThatThrownBy(() -> AuthOptions.Settings.tool(on).checkedAsMember())
         .isInstanceOf(ConfigException.class)
         .hasMessageContaining("faro.auth.cluster.secret.file must name");
     AuthOptions.Settings member =
-        AuthOptions.Settings.member(on.with(AuthOptions.CLUSTER_SECRET_FILE, written.toString()));
+        AuthOptions.Settings.tool(on.with(AuthOptions.CLUSTER_SECRET_FILE, written.toString()))
+            .checkedAsMember();
     assertThat(member.cluster()).isPresent();
     assertThat(member.admin()).isEmpty();
     assertThat(AuthOptions.Settings.tool(FaroConf.empty())).isEqualTo(AuthOptions.Settings.OFF);

@@ -133,16 +133,6 @@ public final class MasterRequestHandler implements RequestHandler {
           MessageType.TRANSFER_LEADER_REQUEST,
           MessageType.SET_WORKER_ADMISSION_REQUEST);
 
-  public MasterRequestHandler(
-      RaftNode raft,
-      LoadView loads,
-      PlacementPolicy placement,
-      Clock clock,
-      Limits limits,
-      FaroMetrics metrics) {
-    this(raft, loads, placement, clock, limits, AuthOptions.Settings.OFF, metrics);
-  }
-
   /**
    * @param auth with authentication on, the cluster secret that app secrets are derived from
    */

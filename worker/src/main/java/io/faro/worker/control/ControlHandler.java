@@ -61,16 +61,6 @@ public final class ControlHandler implements RequestHandler {
 
   /**
    * @param state what the worker is doing now, for the status answer
-   */
-  public ControlHandler(
-      PartitionStore store,
-      WorkerStatusSampler status,
-      Supplier<WorkerStateP> state,
-      Stopper stopper) {
-    this(store, status, state, stopper, io.faro.common.auth.AuthOptions.Settings.OFF);
-  }
-
-  /**
    * @param auth with authentication on, the cluster secret that replica grants are checked with
    */
   public ControlHandler(
