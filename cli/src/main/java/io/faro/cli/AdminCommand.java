@@ -3,12 +3,10 @@ package io.faro.cli;
 import io.faro.common.config.FaroConf;
 import io.faro.common.json.Json;
 import io.faro.common.master.MasterClient;
-import io.faro.common.master.MasterOptions;
 import io.faro.common.network.ClientPool;
 import io.faro.common.network.Futures;
 import io.faro.common.network.HostPort;
 import io.faro.common.network.NetworkOptions;
-import io.faro.common.process.ServerProcess;
 import io.faro.master.mapping.ProtoMapper;
 import io.faro.proto.EmptyResponse;
 import io.faro.proto.MasterStatusRequest;
@@ -17,7 +15,6 @@ import io.faro.proto.SetWorkerAdmissionRequest;
 import io.faro.proto.TransferLeaderRequest;
 import io.faro.proto.WorkerAdmissionP;
 import java.io.PrintWriter;
-import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -58,87 +55,6 @@ final class AdminCommand implements Runnable {
     spec.commandLine().usage(spec.commandLine().getOut());
   }
 
-  /** Where the masters are: --endpoints, else faro.master.endpoints from --conf / --set. */
-  static final class Endpoints {
-    @Option(
-        names = "--endpoints",
-        split = ",",
-        paramLabel = "HOST:PORT",
-        description = "Every master's RPC endpoint (default: faro.master.endpoints of --conf).")
-    List<String> endpoints = new ArrayList<>();
-
-    @Option(
-        names = "--conf",
-        paramLabel = "FILE",
-        description =
-            "Settings file, e.g. conf/faro-defaults.conf. With faro.auth.enabled, the secret of its"
-                + " faro.auth.admin.secret.file is proved to masters and workers (state changes"
-                + " need it).")
-    Path confFile;
-
-    @Option(
-        names = "--set",
-        paramLabel = "KEY=VALUE",
-        description = "A faro.* setting; repeatable.")
-    Map<String, String> overrides = new LinkedHashMap<>();
-
-    @Option(
-        names = "--timeout",
-        defaultValue = "10s",
-        paramLabel = "DURATION",
-        description = "How long to wait for each master (default: ${DEFAULT-VALUE}).")
-    String timeout;
-
-    FaroConf conf() {
-      return ServerProcess.configuration(confFile, overrides);
-    }
-
-    List<HostPort> resolve() {
-      if (!endpoints.isEmpty()) {
-        return endpoints.stream()
-            .map(String::trim)
-            .filter(s -> !s.isEmpty())
-            .map(HostPort::parse)
-            .toList();
-      }
-      FaroConf conf = conf();
-      if (conf.raw(MasterOptions.ENDPOINTS.key()).isEmpty()) {
-        throw new IllegalArgumentException(
-            "name the masters with --endpoints host:port,... or with "
-                + MasterOptions.ENDPOINTS.key()
-                + " in --conf FILE");
-      }
-      return conf.get(MasterOptions.ENDPOINTS);
-    }
-
-    Duration timeout() {
-      return io.faro.common.config.ConfigOption.parseDuration(timeout);
-    }
-
-    /** Proves the admin secret when --conf names one (faro.auth.admin.secret.file). */
-    ClientPool pool() {
-      NetworkOptions.Settings network =
-          NetworkOptions.Settings.from(conf().with(NetworkOptions.IO_THREADS, "1"));
-      io.faro.common.auth.AuthOptions.Settings auth = network.auth();
-      java.util.Set<HostPort> masters =
-          conf().raw(MasterOptions.ENDPOINTS.key()).isEmpty() && endpoints.isEmpty()
-              ? java.util.Set.of()
-              : java.util.Set.copyOf(resolve());
-      return new ClientPool(
-          "faro-admin",
-          network,
-          auth.admin().isPresent()
-              ? io.faro.common.auth.AuthOptions.Credentials.as(
-                  io.faro.common.auth.Identity.ADMIN, auth)
-              : io.faro.common.auth.AuthOptions.Credentials.NONE,
-          // The masters, or a worker's RPC port (stop-worker).
-          address ->
-              masters.contains(address)
-                  ? io.faro.common.auth.Handshake.MASTER
-                  : io.faro.common.auth.Handshake.worker(address.host(), address.port()));
-    }
-  }
-
   @Command(
       name = "masters",
       mixinStandardHelpOptions = true,
@@ -149,7 +65,7 @@ final class AdminCommand implements Runnable {
         "Exit code: 0 when exactly one master leads and every master answered, 3 otherwise."
       })
   static final class Masters implements Callable<Integer> {
-    @Mixin Endpoints where = new Endpoints();
+    @Mixin AdminEndpoints where = new AdminEndpoints();
 
     @Option(names = "--json", description = "Print one JSON object instead of a table.")
     boolean json;
@@ -261,7 +177,7 @@ final class AdminCommand implements Runnable {
           "Moves leadership to master ID (e.g. before restarting the leader for an upgrade); "
               + "returns once ID leads.")
   static final class TransferLeader implements Callable<Integer> {
-    @Mixin Endpoints where = new Endpoints();
+    @Mixin AdminEndpoints where = new AdminEndpoints();
 
     @Option(
         names = "--to",
@@ -356,7 +272,7 @@ final class AdminCommand implements Runnable {
     private final WorkerAdmissionP admission;
     private final String done;
 
-    @Mixin Endpoints where = new Endpoints();
+    @Mixin AdminEndpoints where = new AdminEndpoints();
 
     @Mixin WorkerIdOption id = new WorkerIdOption();
 

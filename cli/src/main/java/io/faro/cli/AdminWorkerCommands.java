@@ -36,7 +36,7 @@ final class AdminWorkerCommands {
   private AdminWorkerCommands() {}
 
   /** Every worker the masters know, from the leader's status (one page of apps and shuffles). */
-  static List<WorkerStatusP> workers(AdminCommand.Endpoints where, ClientPool pool) {
+  static List<WorkerStatusP> workers(AdminEndpoints where, ClientPool pool) {
     MasterClient client =
         new MasterClient(pool, where.resolve(), where.timeout().plusSeconds(20), where.timeout());
     return client
@@ -60,7 +60,7 @@ final class AdminWorkerCommands {
             + " process started and its allocated slots."
       })
   static final class Workers implements Callable<Integer> {
-    @Mixin AdminCommand.Endpoints where = new AdminCommand.Endpoints();
+    @Mixin AdminEndpoints where = new AdminEndpoints();
 
     @Option(names = "--json", description = "Print one JSON object instead of a table.")
     boolean json;
@@ -108,7 +108,7 @@ final class AdminWorkerCommands {
         "Exit code: 0 once it is, 3 when --wait passed first."
       })
   static final class AwaitWorker implements Callable<Integer> {
-    @Mixin AdminCommand.Endpoints where = new AdminCommand.Endpoints();
+    @Mixin AdminEndpoints where = new AdminEndpoints();
 
     @Mixin AdminCommand.WorkerIdOption id = new AdminCommand.WorkerIdOption();
 
@@ -196,7 +196,7 @@ final class AdminWorkerCommands {
             + " systemctl restart for that."
       })
   static final class StopWorker implements Callable<Integer> {
-    @Mixin AdminCommand.Endpoints where = new AdminCommand.Endpoints();
+    @Mixin AdminEndpoints where = new AdminEndpoints();
 
     @Mixin AdminCommand.WorkerIdOption id = new AdminCommand.WorkerIdOption();
 
