@@ -21,6 +21,17 @@ final class RaftSettings {
 
   private static final long PREALLOCATED_SEGMENT_BYTES = 4L << 20;
 
+  /**
+   * How long the leader waits before it tries a follower again after consecutive failures
+   * ("sleep,attempts" pairs). Ratis counts every failure towards the pause, a refused connection to
+   * a stopped master as much as each "your log does not match" answer of a master that just came
+   * back, and its default grows the pause to 5 s after 30 of them. A master stopped for a rolling
+   * upgrade collects far more than 30 while it is down, so each step of its catch-up (a few round
+   * trips; many for a master whose disk was replaced) would then wait 5 s. A group of three to five
+   * masters on a few hosts can afford half a second between attempts.
+   */
+  private static final String APPENDER_RETRY_POLICY = "1ms,10, 100ms,50, 500ms,2000000000";
+
   private RaftSettings() {}
 
   static RaftProperties properties(MasterServerConfig config) {
@@ -52,6 +63,8 @@ final class RaftSettings {
     // Recovery is always "latest snapshot, then the log after it", also after a clean stop, so
     // that one path is exercised everywhere; the threshold bounds the replay.
     RaftServerConfigKeys.Snapshot.setTriggerWhenStopEnabled(properties, false);
+
+    RaftServerConfigKeys.Log.Appender.setRetryPolicy(properties, APPENDER_RETRY_POLICY);
 
     // Purge every closed segment behind each new snapshot.
     RaftServerConfigKeys.Log.setPurgeUptoSnapshotIndex(properties, true);
