@@ -225,16 +225,21 @@ final class AdminCommand implements Runnable {
         description = "How long to wait for the answer (default: ${DEFAULT-VALUE}).")
     String timeout;
 
+    @Option(
+        names = "--conf",
+        paramLabel = "FILE",
+        description = "Settings file; with faro.tls.enabled, its certificate settings are used.")
+    java.nio.file.Path confFile;
+
     @CommandLine.Spec CommandLine.Model.CommandSpec spec;
 
     @Override
     public Integer call() {
       io.faro.proto.WorkerStatusResponse status;
-      try (ClientPool pool =
-          new ClientPool(
-              "faro-admin",
-              NetworkOptions.Settings.from(
-                  FaroConf.of(Map.of(NetworkOptions.IO_THREADS.key(), "1"))))) {
+      FaroConf conf =
+          io.faro.common.process.ServerProcess.configuration(confFile, Map.of())
+              .with(NetworkOptions.IO_THREADS, "1");
+      try (ClientPool pool = new ClientPool("faro-admin", NetworkOptions.Settings.from(conf))) {
         status =
             Futures.await(
                 pool.call(

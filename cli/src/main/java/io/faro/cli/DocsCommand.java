@@ -29,6 +29,9 @@ final class DocsCommand implements Callable<Integer> {
     groups.put(
         "Authentication (masters, workers, bin/faro admin)",
         List.copyOf(io.faro.common.auth.AuthOptions.ALL));
+    groups.put(
+        "Encryption (every process, Spark applications included)",
+        List.copyOf(io.faro.common.tls.TlsOptions.ALL));
     groups.put("Master", List.copyOf(MasterServerOptions.ALL));
     groups.put("Worker", List.copyOf(WorkerOptions.ALL));
     groups.put("Client (Spark: spark.faro.client.*)", List.copyOf(ClientOptions.ALL));

@@ -109,7 +109,7 @@ public final class Secret {
               + file
               + ")");
     }
-    warnIfShared(file, key);
+    warnIfShared(file, key, "secret file");
     return new Secret(bytes);
   }
 
@@ -129,14 +129,19 @@ public final class Secret {
     return of(text);
   }
 
-  private static void warnIfShared(Path file, String key) {
+  /**
+   * Warns (naming {@code key}) when {@code file}, which holds something only its owner may read (a
+   * secret, a private key), is readable by others.
+   */
+  public static void warnIfShared(Path file, String key, String what) {
     try {
       Set<PosixFilePermission> perms = Files.getPosixFilePermissions(file);
       if (perms.contains(PosixFilePermission.GROUP_READ)
           || perms.contains(PosixFilePermission.OTHERS_READ)) {
         LOG.warn(
-            "{}: the secret file {} is readable by others than its owner ({}); chmod 600 it",
+            "{}: the {} {} is readable by others than its owner ({}); chmod 600 it",
             key,
+            what,
             file,
             PosixFilePermissions.toString(perms));
       }

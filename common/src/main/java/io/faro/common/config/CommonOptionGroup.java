@@ -12,6 +12,7 @@ public final class CommonOptionGroup implements ConfigOptionGroup {
     List<ConfigOption<?>> all = new ArrayList<>();
     all.addAll(NetworkOptions.ALL);
     all.addAll(io.faro.common.auth.AuthOptions.ALL);
+    all.addAll(io.faro.common.tls.TlsOptions.ALL);
     all.addAll(MasterOptions.ALL);
     all.addAll(KnownKeys.ALL);
     return List.copyOf(all);
@@ -19,6 +20,7 @@ public final class CommonOptionGroup implements ConfigOptionGroup {
 
   @Override
   public List<String> namespaces() {
-    return List.of("faro.network.", "faro.auth.", "faro.config.", "faro.master.client.");
+    return List.of(
+        "faro.network.", "faro.auth.", "faro.tls.", "faro.config.", "faro.master.client.");
   }
 }

@@ -24,6 +24,7 @@ import io.netty.channel.EventLoopGroup;
 import io.netty.channel.nio.NioEventLoopGroup;
 import io.netty.channel.socket.SocketChannel;
 import io.netty.channel.socket.nio.NioSocketChannel;
+import io.netty.handler.ssl.SslHandler;
 import io.netty.util.ReferenceCountUtil;
 import io.netty.util.concurrent.DefaultThreadFactory;
 import java.time.Duration;
@@ -159,6 +160,10 @@ public final class ClientPool implements AutoCloseable {
             TransportClient client =
                 new TransportClient(ch, address, settings.requestTimeout(), warnings);
             ch.attr(CLIENT).set(client);
+            if (settings.tls().enabled()) {
+              ch.attr(TLS)
+                  .set(settings.tls().addClientHandlers(ch, address.host(), address.port()));
+            }
             ch.pipeline()
                 .addLast("frameEncoder", FrameEncoder.INSTANCE)
                 .addLast("frameDecoder", new FrameDecoder(settings.maxFrameSize()))
@@ -169,7 +174,32 @@ public final class ClientPool implements AutoCloseable {
     connect.addListener(
         f -> {
           if (f.isSuccess()) {
-            authenticate(connect.channel().attr(CLIENT).get(), result);
+            TransportClient client = connect.channel().attr(CLIENT).get();
+            SslHandler tls = connect.channel().attr(TLS).get();
+            if (tls == null) {
+              authenticate(client, result);
+              return;
+            }
+            tls.handshakeFuture()
+                .addListener(
+                    h -> {
+                      if (h.isSuccess()) {
+                        authenticate(client, result);
+                      } else {
+                        client.close();
+                        result.completeExceptionally(
+                            new FaroException(
+                                ErrorCode.UNAUTHENTICATED,
+                                "TLS handshake with "
+                                    + address
+                                    + " failed: "
+                                    + tlsReason(h.cause())
+                                    + " (does that port take TLS, and is its certificate "
+                                    + "valid, for that host, and signed by an authority in "
+                                    + "faro.tls.trust.file?)",
+                                h.cause()));
+                      }
+                    });
           } else {
             result.completeExceptionally(
                 new FaroException(
@@ -256,6 +286,23 @@ public final class ClientPool implements AutoCloseable {
 
   private static final io.netty.util.AttributeKey<TransportClient> CLIENT =
       io.netty.util.AttributeKey.valueOf("faro.client");
+  private static final io.netty.util.AttributeKey<SslHandler> TLS =
+      io.netty.util.AttributeKey.valueOf("faro.client.tls");
+
+  /** The innermost cause of a failed handshake: the certificate problem, not its wrappers. */
+  private static String tlsReason(Throwable cause) {
+    Throwable root = cause;
+    while (root.getCause() != null && root.getCause() != root) {
+      root = root.getCause();
+    }
+    String why =
+        root instanceof java.security.cert.CertificateExpiredException
+            ? "the certificate expired (" + root.getMessage() + ")"
+            : root instanceof java.security.cert.CertificateNotYetValidException
+                ? "the certificate is not valid yet (" + root.getMessage() + ")"
+                : root.getMessage();
+    return root == cause ? String.valueOf(cause) : cause.getMessage() + ": " + why;
+  }
 
   /**
    * Sends on the shared connection; takes ownership of {@code body}, also when connecting fails.

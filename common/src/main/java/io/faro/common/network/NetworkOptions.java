@@ -8,6 +8,7 @@ import io.faro.common.auth.AuthOptions;
 import io.faro.common.config.ConfigException;
 import io.faro.common.config.ConfigOption;
 import io.faro.common.config.FaroConf;
+import io.faro.common.tls.Tls;
 import java.time.Duration;
 import java.util.List;
 
@@ -96,6 +97,7 @@ public final class NetworkOptions {
    * @param maxRequestSize frames a server takes on a port without data (see {@link
    *     #MAX_REQUEST_SIZE})
    * @param auth what a server checks and a client pool proves (see {@link AuthOptions})
+   * @param tls how connections are encrypted (see {@link io.faro.common.tls.TlsOptions})
    */
   public record Settings(
       int ioThreads,
@@ -106,9 +108,11 @@ public final class NetworkOptions {
       Duration idleTimeout,
       int maxConnectionsPerPeer,
       long maxPendingAnswerBytes,
-      AuthOptions.Settings auth) {
+      AuthOptions.Settings auth,
+      Tls tls) {
     public Settings {
       java.util.Objects.requireNonNull(auth, "auth is null");
+      java.util.Objects.requireNonNull(tls, "tls is null");
       if (maxRequestSize > maxFrameSize) {
         throw new ConfigException(
             MAX_REQUEST_SIZE.key()
@@ -134,7 +138,8 @@ public final class NetworkOptions {
           Duration.ofMinutes(10),
           512,
           256L << 20,
-          AuthOptions.Settings.OFF);
+          AuthOptions.Settings.OFF,
+          Tls.OFF);
     }
 
     public static Settings from(FaroConf conf) {
@@ -154,7 +159,23 @@ public final class NetworkOptions {
           conf.get(IDLE_TIMEOUT),
           conf.get(MAX_CONNECTIONS_PER_PEER),
           conf.get(MAX_PENDING_ANSWER_BYTES),
-          AuthOptions.Settings.tool(conf));
+          AuthOptions.Settings.tool(conf),
+          Tls.from(conf));
+    }
+
+    /** These settings with {@code tls} (tests, and tools that connect to one server). */
+    public Settings withTls(Tls tls) {
+      return new Settings(
+          ioThreads,
+          connectTimeout,
+          requestTimeout,
+          maxFrameSize,
+          maxRequestSize,
+          idleTimeout,
+          maxConnectionsPerPeer,
+          maxPendingAnswerBytes,
+          auth,
+          tls);
     }
 
     /** These settings with {@code threads} event-loop threads. */
@@ -168,7 +189,8 @@ public final class NetworkOptions {
           idleTimeout,
           maxConnectionsPerPeer,
           maxPendingAnswerBytes,
-          auth);
+          auth,
+          tls);
     }
 
     /**
@@ -185,7 +207,8 @@ public final class NetworkOptions {
           idleTimeout,
           maxConnectionsPerPeer,
           maxPendingAnswerBytes,
-          auth);
+          auth,
+          tls);
     }
   }
 }

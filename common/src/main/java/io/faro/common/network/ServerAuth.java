@@ -80,6 +80,20 @@ final class ServerAuth {
     return false;
   }
 
+  /**
+   * Refuses a request that reached this TLS port over a connection without TLS, saying so, and
+   * closes the connection.
+   */
+  void refuseUnencrypted(Channel channel, long requestId) {
+    refuse(
+        channel,
+        requestId,
+        ErrorCode.UNAUTHENTICATED,
+        serverName
+            + " takes TLS connections only (faro.tls.enabled is true there); this client "
+            + "connected without TLS: set faro.tls.enabled and faro.tls.trust.file on it");
+  }
+
   private void start(Channel channel, long requestId, AuthStartRequest start) {
     if (claimed != null || !Identity.of(channel).equals(Identity.ANONYMOUS)) {
       throw new FaroException(

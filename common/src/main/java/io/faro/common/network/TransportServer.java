@@ -146,6 +146,7 @@ public final class TransportServer implements AutoCloseable {
                       return;
                     }
                     channels.add(ch);
+                    settings.tls().addServerHandlers(ch);
                     ch.pipeline()
                         .addLast(
                             "idle",
@@ -322,6 +323,10 @@ public final class TransportServer implements AutoCloseable {
               ctx.channel().remoteAddress(),
               frame.kind());
           ctx.close();
+          return;
+        }
+        if (io.faro.common.tls.Tls.unencrypted(ctx.channel())) {
+          auth.refuseUnencrypted(ctx.channel(), frame.requestId());
           return;
         }
         if (ServerAuth.isHandshake(frame.type())) {

@@ -108,6 +108,7 @@ public final class RaftNode implements AutoCloseable {
             .setGroup(group)
             .setStateMachine(stateMachine)
             .setProperties(RaftSettings.properties(config))
+            .setParameters(RaftSettings.parameters(config))
             .setOption(
                 existing ? RaftStorage.StartupOption.RECOVER : RaftStorage.StartupOption.FORMAT)
             .build();

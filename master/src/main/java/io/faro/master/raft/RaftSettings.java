@@ -1,11 +1,14 @@
 package io.faro.master.raft;
 
+import io.faro.common.tls.Tls;
 import io.faro.master.MasterServerConfig;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import org.apache.ratis.RaftConfigKeys;
+import org.apache.ratis.conf.Parameters;
 import org.apache.ratis.conf.RaftProperties;
 import org.apache.ratis.grpc.GrpcConfigKeys;
+import org.apache.ratis.grpc.GrpcTlsConfig;
 import org.apache.ratis.rpc.SupportedRpcType;
 import org.apache.ratis.server.RaftServerConfigKeys;
 import org.apache.ratis.util.SizeInBytes;
@@ -33,6 +36,21 @@ final class RaftSettings {
   private static final String APPENDER_RETRY_POLICY = "1ms,10, 100ms,50, 500ms,2000000000";
 
   private RaftSettings() {}
+
+  /**
+   * With faro.tls.enabled, the Raft port speaks mutual TLS with the master's own certificate and
+   * trusted authorities (reloaded as the files change): a process without a certificate those
+   * authorities signed cannot take part in the group, neither as a peer nor as a client of it.
+   */
+  static Parameters parameters(MasterServerConfig config) {
+    Parameters parameters = new Parameters();
+    Tls tls = config.network().tls();
+    if (tls.enabled()) {
+      GrpcConfigKeys.TLS.setConf(
+          parameters, new GrpcTlsConfig(tls.keyManager(), tls.trustManager(), true));
+    }
+    return parameters;
+  }
 
   static RaftProperties properties(MasterServerConfig config) {
     RaftProperties properties = new RaftProperties();

@@ -136,6 +136,7 @@ public final class MasterServer implements AutoCloseable {
           raftPort(),
           httpPort(),
           raft.leaderId());
+      config.network().tls().logSummary("Master " + config.masterId());
     } catch (RuntimeException e) {
       close();
       throw e;

@@ -165,6 +165,7 @@ public final class WorkerServer implements AutoCloseable {
             settings.memoryResumeBytes(),
             () -> store.flushBuffered(),
             memoryThread);
+    settings.network().tls().logSummary("Worker");
     // Forwards to replicas use their own connections and event loops: never a push event loop,
     // which keeps the forwarding order (see ReplicaLink).
     replicaConnections =
