@@ -68,7 +68,8 @@ public final class LocalCluster implements AutoCloseable {
   }
 
   /**
-   * The faro.client.* settings of a settings file, which Spark jobs take as spark.faro.client.*.
+   * The faro.client.* and faro.tls.* settings of a settings file, which Spark jobs take as
+   * spark.faro.*.
    */
   private static Map<String, String> clientSettings(Path confFile) throws IOException {
     Map<String, String> client = new java.util.TreeMap<>();
@@ -80,15 +81,16 @@ public final class LocalCluster implements AutoCloseable {
       p.load(r);
     }
     p.stringPropertyNames().stream()
-        .filter(k -> k.startsWith("faro.client."))
+        .filter(k -> k.startsWith("faro.client.") || k.startsWith("faro.tls."))
         .forEach(k -> client.put(k, p.getProperty(k).trim()));
     return client;
   }
 
   /**
    * What a Spark job needs to use this cluster: the shuffle manager, the masters, and the
-   * faro.client.* settings of the cluster's settings file (replication, for example) as
-   * spark.faro.client.*, so that jobs run with the settings the cluster was started with.
+   * faro.client.* and faro.tls.* settings of the cluster's settings file (replication, for example,
+   * or the certificate files) as spark.faro.*, so that jobs run with the settings the cluster was
+   * started with.
    */
   public Map<String, String> sparkSettings() {
     Map<String, String> spark = new LinkedHashMap<>();
