@@ -81,7 +81,11 @@ public final class LocalCluster implements AutoCloseable {
       p.load(r);
     }
     p.stringPropertyNames().stream()
-        .filter(k -> k.startsWith("faro.client.") || k.startsWith("faro.tls."))
+        // Not the provider: Spark's executors carry no OpenSSL, whatever the members use.
+        .filter(
+            k ->
+                k.startsWith("faro.client.")
+                    || (k.startsWith("faro.tls.") && !k.equals("faro.tls.provider")))
         .forEach(k -> client.put(k, p.getProperty(k).trim()));
     return client;
   }

@@ -80,6 +80,14 @@ public final class ClientOptions {
           65535,
           "port",
           "Port of the lifecycle manager in the driver; 0 picks a free one.");
+  public static final ConfigOption<String> LIFECYCLE_BIND_HOST =
+      stringOption(
+          "faro.client.lifecycle.bind.host",
+          "0.0.0.0",
+          "Address the driver's lifecycle manager listens on; 0.0.0.0 means every interface. Set "
+              + "it to the driver's address on the cluster network to keep the port off the "
+              + "others. With faro.auth.enabled it answers only the application's own executors "
+              + "either way.");
   public static final ConfigOption<Duration> APP_HEARTBEAT_INTERVAL =
       durationOption(
           "faro.client.app.heartbeat.interval",
@@ -161,6 +169,7 @@ public final class ClientOptions {
           PREFETCH_CHUNKS,
           FETCH_TIMEOUT,
           LIFECYCLE_HOST,
+          LIFECYCLE_BIND_HOST,
           LIFECYCLE_PORT,
           APP_HEARTBEAT_INTERVAL,
           COMMIT_TIMEOUT,
@@ -187,6 +196,7 @@ public final class ClientOptions {
       int prefetchChunks,
       Duration fetchTimeout,
       String lifecycleHost,
+      String lifecycleBindHost,
       int lifecyclePort,
       Duration appHeartbeatInterval,
       Duration commitTimeout,
@@ -211,6 +221,9 @@ public final class ClientOptions {
           conf.get(PREFETCH_CHUNKS),
           conf.get(FETCH_TIMEOUT),
           conf.get(LIFECYCLE_HOST),
+          conf.get(LIFECYCLE_BIND_HOST).isBlank()
+              ? "0.0.0.0"
+              : conf.get(LIFECYCLE_BIND_HOST).trim(),
           conf.get(LIFECYCLE_PORT),
           conf.get(APP_HEARTBEAT_INTERVAL),
           conf.get(COMMIT_TIMEOUT),

@@ -117,7 +117,7 @@ public final class LifecycleManager implements RequestHandler, AutoCloseable {
       this.server =
           new TransportServer(
               "faro-lifecycle",
-              "0.0.0.0",
+              settings.lifecycleBindHost(),
               settings.lifecyclePort(),
               ClientOptions.LIFECYCLE_PORT.key() + " (spark.faro.client.lifecycle.port in Spark)",
               network,

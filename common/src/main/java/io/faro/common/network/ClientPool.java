@@ -187,9 +187,14 @@ public final class ClientPool implements AutoCloseable {
                         authenticate(client, result);
                       } else {
                         client.close();
+                        // A certificate refused is final; a connection lost or slow during
+                        // the handshake (a server stopping, one over its connection limit) is
+                        // not, and callers try again or elsewhere.
                         result.completeExceptionally(
                             new FaroException(
-                                ErrorCode.UNAUTHENTICATED,
+                                certificateRefused(h.cause())
+                                    ? ErrorCode.UNAUTHENTICATED
+                                    : ErrorCode.CONNECTION_FAILED,
                                 "TLS handshake with "
                                     + address
                                     + " failed: "
@@ -288,6 +293,21 @@ public final class ClientPool implements AutoCloseable {
       io.netty.util.AttributeKey.valueOf("faro.client");
   private static final io.netty.util.AttributeKey<SslHandler> TLS =
       io.netty.util.AttributeKey.valueOf("faro.client.tls");
+
+  /** Whether a handshake failed on a certificate (one side refused the other's), not on I/O. */
+  private static boolean certificateRefused(Throwable cause) {
+    for (Throwable t = cause; t != null; t = t.getCause() == t ? null : t.getCause()) {
+      if (t instanceof java.security.cert.CertificateException
+          || t instanceof java.security.cert.CertPathValidatorException
+          || t instanceof java.security.cert.CertPathBuilderException
+          || t instanceof javax.net.ssl.SSLPeerUnverifiedException
+          || (t instanceof javax.net.ssl.SSLHandshakeException
+              && String.valueOf(t.getMessage()).contains("alert"))) {
+        return true;
+      }
+    }
+    return false;
+  }
 
   /** The innermost cause of a failed handshake: the certificate problem, not its wrappers. */
   private static String tlsReason(Throwable cause) {

@@ -11,7 +11,6 @@ import io.netty.handler.ssl.SslContext;
 import io.netty.handler.ssl.SslContextBuilder;
 import io.netty.handler.ssl.SslHandler;
 import io.netty.handler.ssl.SslProvider;
-import io.netty.handler.stream.ChunkedWriteHandler;
 import io.netty.util.AttributeKey;
 import java.nio.file.Path;
 import javax.net.ssl.SSLEngine;
@@ -32,7 +31,7 @@ import org.slf4j.LoggerFactory;
  * encrypting handler; anything else is marked {@linkplain #unencrypted unencrypted}, so that the
  * server answers its first request with an error saying the port takes TLS only, then closes it.
  * Encrypted connections cannot use sendfile (the bytes must pass through the cipher), so file
- * regions are read into buffers as the socket drains ({@link FileRegionReader}).
+ * regions are read into buffers ({@link FileRegionReader}).
  */
 public final class Tls {
   private static final Logger LOG = LoggerFactory.getLogger(Tls.class);
@@ -152,10 +151,7 @@ public final class Tls {
                 return null;
               }
             });
-    channel
-        .pipeline()
-        .addAfter(HANDLER, "chunks", new ChunkedWriteHandler())
-        .addAfter("chunks", "regions", new FileRegionReader());
+    channel.pipeline().addAfter(HANDLER, "regions", new FileRegionReader());
   }
 
   /**
@@ -176,8 +172,7 @@ public final class Tls {
     channel
         .pipeline()
         .addFirst(HANDLER, handler)
-        .addAfter(HANDLER, "chunks", new ChunkedWriteHandler())
-        .addAfter("chunks", "regions", new FileRegionReader());
+        .addAfter(HANDLER, "regions", new FileRegionReader());
     return handler;
   }
 

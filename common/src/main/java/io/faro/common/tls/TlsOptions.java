@@ -31,7 +31,8 @@ public final class TlsOptions {
               + "connection without TLS is refused with an error naming this key. Clients check "
               + "the server's certificate against the trusted authorities (and its host name, "
               + "see faro.tls.verify.hostname); masters also check each other's on the Raft port "
-              + "(mutual TLS), so a process without a trusted certificate cannot join the group. "
+              + "(mutual TLS, and only a certificate naming a master's host of "
+              + "faro.master.raft.peers), so no other process can join the group. "
               + "Who may do what stays with faro.auth.enabled. Set the same value everywhere, "
               + "Spark applications included (spark.faro.tls.*).");
   public static final ConfigOption<String> CERT_CHAIN_FILE =
@@ -77,7 +78,8 @@ public final class TlsOptions {
           Provider.AUTO,
           Provider.class,
           "The TLS implementation: auto (OpenSSL through netty-tcnative where it loads, as on "
-              + "Faro's Linux x86_64 and aarch64 servers; else the JDK's), jdk, or openssl.");
+              + "Faro's Linux x86_64 and aarch64 servers; else the JDK's), jdk, or openssl. Spark "
+              + "applications carry no OpenSSL: leave it at auto there.");
 
   public static final List<ConfigOption<?>> ALL =
       List.of(

@@ -77,6 +77,14 @@ public final class TestCertificates {
      * @param days how many days from {@code start} it is valid
      */
     public Issued issue(String subject, String start, int days) throws IOException {
+      return issue(subject, start, days, "ip:127.0.0.1,dns:localhost");
+    }
+
+    /**
+     * A certificate naming {@code names} (keytool's san extension, e.g. "dns:w1.example"),
+     * otherwise as {@link #issue(String, String, int)}.
+     */
+    public Issued issue(String subject, String start, int days, String names) throws IOException {
       Path store = dir.resolve(subject + ".p12");
       Files.deleteIfExists(store);
       keytool(
@@ -123,7 +131,7 @@ public final class TestCertificates {
                   chain.toString(),
                   "-rfc",
                   "-ext",
-                  "san=ip:127.0.0.1,dns:localhost",
+                  "san=" + names,
                   "-validity",
                   String.valueOf(days)));
       if (start != null) {

@@ -39,15 +39,22 @@ final class RaftSettings {
 
   /**
    * With faro.tls.enabled, the Raft port speaks mutual TLS with the master's own certificate and
-   * trusted authorities (reloaded as the files change): a process without a certificate those
-   * authorities signed cannot take part in the group, neither as a peer nor as a client of it.
+   * trusted authorities (reloaded as the files change), and takes only certificates that name a
+   * master's host ({@link RaftPeerTrust}): no other process, worker or Spark driver included, can
+   * take part in the group, neither as a peer nor as a client of it.
    */
   static Parameters parameters(MasterServerConfig config) {
     Parameters parameters = new Parameters();
     Tls tls = config.network().tls();
     if (tls.enabled()) {
       GrpcConfigKeys.TLS.setConf(
-          parameters, new GrpcTlsConfig(tls.keyManager(), tls.trustManager(), true));
+          parameters,
+          new GrpcTlsConfig(
+              tls.keyManager(),
+              new RaftPeerTrust(
+                  tls.trustManager(),
+                  config.peers().stream().map(p -> p.raftAddress().host()).toList()),
+              true));
     }
     return parameters;
   }

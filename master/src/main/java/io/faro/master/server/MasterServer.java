@@ -137,6 +137,16 @@ public final class MasterServer implements AutoCloseable {
           httpPort(),
           raft.leaderId());
       config.network().tls().logSummary("Master " + config.masterId());
+      if (config.network().auth().enabled()
+          && !config.network().tls().enabled()
+          && config.peers().size() > 1) {
+        LOG.warn(
+            "Master {}: faro.auth.enabled is on but faro.tls.enabled is off, so the Raft port {} "
+                + "checks no peer (Ratis has no shared-secret check): keep it on a network only "
+                + "the masters reach, or turn TLS on (the Raft port then takes mutual TLS)",
+            config.masterId(),
+            raftPort());
+      }
     } catch (RuntimeException e) {
       close();
       throw e;
