@@ -191,7 +191,7 @@ public final class WorkerOptions {
               + "faro.network.request.timeout, then the fetch fails with a retryable TIMEOUT). "
               + "Must hold at least two chunks (2 x faro.worker.chunk.size + 2m); a chunk larger "
               + "than the buffers (one huge pushed part) is sent with sendfile from the fetch "
-              + "event loop. Counted with faro.worker.memory.budget against the 90% limit of the "
+              + "event loop (with faro.tls.enabled: read into one buffer there). Counted with faro.worker.memory.budget against the 90% limit of the "
               + "JVM's direct memory.");
   public static final ConfigOption<Duration> HEARTBEAT_INTERVAL =
       durationOption(

@@ -163,21 +163,6 @@ public final class NetworkOptions {
           Tls.from(conf));
     }
 
-    /** These settings with {@code tls} (tests, and tools that connect to one server). */
-    public Settings withTls(Tls tls) {
-      return new Settings(
-          ioThreads,
-          connectTimeout,
-          requestTimeout,
-          maxFrameSize,
-          maxRequestSize,
-          idleTimeout,
-          maxConnectionsPerPeer,
-          maxPendingAnswerBytes,
-          auth,
-          tls);
-    }
-
     /** These settings with {@code threads} event-loop threads. */
     public Settings withIoThreads(int threads) {
       return new Settings(

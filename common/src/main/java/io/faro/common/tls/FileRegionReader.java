@@ -13,10 +13,13 @@ import java.nio.channels.WritableByteChannel;
  * On an encrypted connection, turns each {@link FileRegion} written (a fetched chunk larger than
  * the disk reader's buffers, which a plain connection sends with sendfile) into one buffer read
  * from the file, which the cipher then takes: sendfile cannot apply once the bytes must be
- * encrypted. The buffer waits in the connection's outbound buffer like every other answer, so it
- * counts against faro.network.max.pending.answer.bytes (a client that stops reading cannot make
- * them pile up), and it is no larger than the frame limit. The region is released once read, or
- * when the read fails (which fails that write and closes the connection).
+ * encrypted. Like sendfile on a plain connection, the read runs on the connection's event loop;
+ * unlike it, all at once, so such a chunk stalls that loop for its whole read (chunks within the
+ * reader's buffers, nearly all, are read on the disk's reader threads either way). The buffer waits
+ * in the connection's outbound buffer like every other answer, so it counts against
+ * faro.network.max.pending.answer.bytes (a client that stops reading cannot make them pile up), and
+ * it is no larger than the frame limit. The region is released once read, or when the read fails
+ * (which fails that write and closes the connection).
  */
 final class FileRegionReader extends ChannelOutboundHandlerAdapter {
   @Override

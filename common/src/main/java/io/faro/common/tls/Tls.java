@@ -43,7 +43,7 @@ public final class Tls {
       AttributeKey.valueOf(Tls.class, "unencrypted");
 
   /** The encrypting handler's name in a pipeline. */
-  public static final String HANDLER = "tls";
+  private static final String HANDLER = "tls";
 
   private final TlsMaterial material;
   private final SslContext server;
@@ -191,11 +191,6 @@ public final class Tls {
   public X509ExtendedTrustManager trustManager() {
     requireEnabled();
     return material.trustManager(verifyHostname);
-  }
-
-  /** Whether clients check that a server's certificate names the host they connected to. */
-  public boolean verifiesHostname() {
-    return verifyHostname;
   }
 
   private void requireEnabled() {

@@ -90,11 +90,6 @@ final class TlsMaterial {
     return new Trust(checkHostname);
   }
 
-  /** This process's certificate now. */
-  X509Certificate certificate() {
-    return current().leaf;
-  }
-
   private Loaded current() {
     long now = System.nanoTime();
     if (now - nextLookNanos >= 0) {

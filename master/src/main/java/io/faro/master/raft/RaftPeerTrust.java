@@ -104,7 +104,8 @@ final class RaftPeerTrust extends X509ExtendedTrustManager {
   }
 
   /** The DNS and IP subject alternative names of {@code certificate}, lower case. */
-  static List<String> names(X509Certificate certificate) throws CertificateParsingException {
+  private static List<String> names(X509Certificate certificate)
+      throws CertificateParsingException {
     Collection<List<?>> alternatives = certificate.getSubjectAlternativeNames();
     if (alternatives == null) {
       return List.of();
