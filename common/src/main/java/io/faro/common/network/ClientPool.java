@@ -103,10 +103,10 @@ public final class ClientPool implements AutoCloseable {
   }
 
   /**
-   * From now on, connections prove {@code next}: open ones that proved something else are closed
-   * (what is pending on them fails with CONNECTION_FAILED, which callers retry) and replaced on
-   * their next request. A driver calls it once it registered its app, an executor when it first
-   * sees the app's secret.
+   * From now on, connections prove {@code next}: open ones that proved something else are handed
+   * out no more, replaced on their next request, and closed once what is pending on them was
+   * answered (a request already sent is not failed by the switch). A driver calls it once it
+   * registered its app, an executor when it first sees the app's secret.
    */
   public void authenticateAs(AuthOptions.Credentials next) {
     this.credentials = requireNonNull(next, "next is null");
@@ -117,7 +117,7 @@ public final class ClientPool implements AutoCloseable {
                 f.thenAccept(
                     c -> {
                       if (!c.proven().equals(next.identity())) {
-                        c.close();
+                        c.retire();
                       }
                     }));
   }
@@ -143,7 +143,7 @@ public final class ClientPool implements AutoCloseable {
             if (open.isActive() && open.proven().equals(credentials.identity())) {
               return existing;
             }
-            open.close();
+            open.retire();
           }
           return connect(a);
         });

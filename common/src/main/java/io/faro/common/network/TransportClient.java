@@ -38,6 +38,9 @@ public final class TransportClient {
 
   private record Pending(CompletableFuture<Frame> future, ScheduledFuture<?> timeout) {}
 
+  // Set once its pool stopped handing it out: closes when nothing is pending on it any more.
+  private volatile boolean retiring;
+
   // What this connection proved to its server (see ClientPool); anonymous until then.
   private volatile io.faro.common.auth.Identity proven = io.faro.common.auth.Identity.ANONYMOUS;
 
@@ -165,11 +168,13 @@ public final class TransportClient {
     if (p != null) {
       p.timeout.cancel(false);
       p.future.completeExceptionally(cause);
+      closeIfRetiredAndIdle();
     }
   }
 
   private void complete(Frame frame) {
     Pending p = pending.remove(frame.requestId());
+    closeIfRetiredAndIdle();
     if (p == null) {
       // Timed out already: nobody waits for it.
       frame.release();
@@ -201,6 +206,22 @@ public final class TransportClient {
 
   void close() {
     channel.close();
+  }
+
+  /**
+   * Closes this connection once the requests pending on it are answered (or time out), at once if
+   * none is: its pool hands it out no more (it proved other credentials than the pool's now), but
+   * what it carries still gets its answer instead of failing with the switch.
+   */
+  void retire() {
+    retiring = true;
+    closeIfRetiredAndIdle();
+  }
+
+  private void closeIfRetiredAndIdle() {
+    if (retiring && pending.isEmpty()) {
+      channel.close();
+    }
   }
 
   /** The client side of the pipeline: routes answers to their requests. */

@@ -56,8 +56,14 @@ class TransportAuthTest {
     return new AuthOptions.Settings(true, Optional.ofNullable(cluster), Optional.ofNullable(admin));
   }
 
-  /** Cluster status needs the cluster secret, a leader transfer the admin one; the rest is open. */
-  private static TransportServer server(AuthOptions.Settings auth) {
+  // Master status is answered once this completes (a request held in flight).
+  private volatile CompletableFuture<Void> gate = CompletableFuture.completedFuture(null);
+
+  /**
+   * Cluster status needs the cluster secret, a leader transfer the admin one; the rest is open.
+   * Master status is answered when {@link #gate} opens.
+   */
+  private TransportServer server(AuthOptions.Settings auth) {
     return new TransportServer(
         "auth-test",
         "127.0.0.1",
@@ -67,7 +73,11 @@ class TransportAuthTest {
         new RequestHandler() {
           @Override
           public void handle(Request request, Responder responder) {
-            responder.respond(EmptyResponse.getDefaultInstance());
+            if (request.type() == MessageType.MASTER_STATUS_REQUEST) {
+              gate.thenRun(() -> responder.respond(EmptyResponse.getDefaultInstance()));
+            } else {
+              responder.respond(EmptyResponse.getDefaultInstance());
+            }
           }
 
           @Override
@@ -200,6 +210,26 @@ class TransportAuthTest {
     // The same credentials again keep the connection.
     pool.authenticateAs(new AuthOptions.Credentials(Identity.CLUSTER, Optional.of(CLUSTER)));
     assertThat(await(pool.client(address()))).isSameAs(member);
+  }
+
+  @Test
+  void aRequestInFlightWhenThePoolSwitchesCredentialsStillGetsItsAnswer() throws Exception {
+    ClientPool pool = pool(AuthOptions.Credentials.NONE);
+    TransportClient anonymous = await(pool.client(address()));
+    gate = new CompletableFuture<>();
+    CompletableFuture<EmptyResponse> inFlight =
+        pool.call(address(), MasterStatusRequest.getDefaultInstance(), EmptyResponse.class);
+
+    pool.authenticateAs(new AuthOptions.Credentials(Identity.CLUSTER, Optional.of(CLUSTER)));
+    // New requests go on a new connection that proved the new credentials, at once...
+    await(pool.call(address(), ClusterStatusRequest.getDefaultInstance(), EmptyResponse.class));
+    assertThat(await(pool.client(address())).proven()).isEqualTo(Identity.CLUSTER);
+    // ...while the old one stays open for what it carries, and closes once that is answered.
+    assertThat(anonymous.isActive()).isTrue();
+    assertThat(inFlight).isNotDone();
+    gate.complete(null);
+    await(inFlight);
+    awaitClosed(anonymous);
   }
 
   @Test

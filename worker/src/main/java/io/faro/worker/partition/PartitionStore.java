@@ -319,6 +319,12 @@ public final class PartitionStore implements AutoCloseable {
             chosen.put(key, accepting(key, disks.get(r.diskIndex())));
           }
         }
+        // Claimed before any writer is visible: a push that finds one of these writers then reads
+        // this nonce (see #writer(PartitionKey, String)).
+        state.claimOwner(ownerToken);
+        if (!appNonce.isEmpty()) {
+          state.claimAppNonce(appNonce);
+        }
         for (Reservation r : reservations) {
           PartitionKey key = new PartitionKey(shuffle, r.partition(), r.epoch());
           Disk disk = chosen.remove(key);
@@ -327,10 +333,6 @@ public final class PartitionStore implements AutoCloseable {
             state.writers.put(key, new PartitionWriter(key, disk, settings, link));
             heldLocations.incrementAndGet();
           }
-        }
-        state.claimOwner(ownerToken);
-        if (!appNonce.isEmpty()) {
-          state.claimAppNonce(appNonce);
         }
         return;
       }
@@ -420,6 +422,28 @@ public final class PartitionStore implements AutoCloseable {
   public Optional<PartitionWriter> writer(PartitionKey key) {
     ShuffleState state = shuffles.get(key.shuffle());
     return Optional.ofNullable(state == null ? null : state.writers.get(key));
+  }
+
+  /**
+   * The writer of {@code key} for a push by the app registration {@code appNonce} ("" for none: a
+   * member's forward, or authentication off), if this worker holds that location.
+   *
+   * @throws FaroException UNAUTHENTICATED when another registration of the app reserved it: the
+   *     check before the push ran may have seen the shuffle before any reservation, and this one
+   *     reads the nonce after the writer, which a reservation claims before it adds writers
+   */
+  public Optional<PartitionWriter> writer(PartitionKey key, String appNonce) {
+    ShuffleState state = shuffles.get(key.shuffle());
+    PartitionWriter writer = state == null ? null : state.writers.get(key);
+    if (writer != null
+        && !appNonce.isEmpty()
+        && !state.appNonce().isEmpty()
+        && !state.appNonce().equals(appNonce)) {
+      throw new FaroException(
+          ErrorCode.UNAUTHENTICATED,
+          "shuffle " + key.shuffle() + " was reserved by another registration of its app");
+    }
+    return Optional.ofNullable(writer);
   }
 
   /**

@@ -81,9 +81,13 @@ public final class FrameAppender {
    *
    * @param keys the location of each part of {@code push}, in order
    * @param from the connection the frame came on, or null
+   * @param appNonce the app registration the connection proved, "" for none
+   * @throws FaroException UNAUTHENTICATED, before anything is appended, when another registration
+   *     of the app reserved a location the frame writes
    */
-  public Appended append(PushRequest push, List<PartitionKey> keys, ByteBuf body, Channel from) {
-    List<Part> parts = locate(push, keys, body);
+  public Appended append(
+      PushRequest push, List<PartitionKey> keys, ByteBuf body, Channel from, String appNonce) {
+    List<Part> parts = locate(push, keys, body, appNonce);
     if (push.getReplica() && from != null && allHeld(parts)) {
       // A valid frame for replica locations this worker holds: a primary forwards on this
       // connection, and waits for the answer (see MemoryBudget#exemptForwards).
@@ -115,11 +119,12 @@ public final class FrameAppender {
   }
 
   /** Each part's writer (null: not held here) and, for a primary with a replica, its link. */
-  private List<Part> locate(PushRequest push, List<PartitionKey> keys, ByteBuf body) {
+  private List<Part> locate(
+      PushRequest push, List<PartitionKey> keys, ByteBuf body, String appNonce) {
     List<Part> parts = new ArrayList<>(keys.size());
     int offset = body.readerIndex();
     for (int i = 0; i < keys.size(); i++) {
-      PartitionWriter writer = store.writer(keys.get(i)).orElse(null);
+      PartitionWriter writer = store.writer(keys.get(i), appNonce).orElse(null);
       // A frame forwarded to this worker is never forwarded further.
       ReplicaLink link = writer == null || push.getReplica() ? null : writer.replica().orElse(null);
       parts.add(new Part(i, keys.get(i), writer, link, push.getParts(i), offset));

@@ -77,7 +77,20 @@ public final class PushHandler implements RequestHandler {
       responder.fail(e.code(), e.getMessage());
       return;
     }
-    FrameAppender.Appended appended = appender.append(push, keys, body, request.channel());
+    FrameAppender.Appended appended;
+    try {
+      appended =
+          appender.append(
+              push,
+              keys,
+              body,
+              request.channel(),
+              io.faro.worker.auth.AppAccess.nonceOf(
+                  io.faro.common.auth.Identity.of(request.channel())));
+    } catch (FaroException e) {
+      responder.fail(e.code(), e.getMessage());
+      return;
+    }
     // Answered once every replica answered (at once without replicas); never exceptionally.
     appended
         .statuses()

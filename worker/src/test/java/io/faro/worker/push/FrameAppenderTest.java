@@ -1,8 +1,11 @@
 package io.faro.worker.push;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.faro.common.config.FaroConf;
+import io.faro.common.error.ErrorCode;
+import io.faro.common.error.FaroException;
 import io.faro.common.id.AppId;
 import io.faro.common.id.DiskTier;
 import io.faro.common.id.PartitionKey;
@@ -268,6 +271,29 @@ class FrameAppenderTest {
     assertThat(appended.statuses().join()).containsExactly(AppendStatus.ACCEPTED);
   }
 
+  @Test
+  void aPushByAnotherRegistrationOfTheAppIsRefusedWhereItFindsTheWriters() {
+    String holder = "0".repeat(32);
+    String other = "1".repeat(32);
+    primary.reserve(SHUFFLE, 7, holder, List.of(new PartitionStore.Reservation(0, 0, 0)));
+
+    assertThatThrownBy(() -> append(appender, null, other, false, 0, part(0, batch(0, 100))))
+        .isInstanceOfSatisfying(
+            FaroException.class, e -> assertThat(e.code()).isEqualTo(ErrorCode.UNAUTHENTICATED))
+        .hasMessageContaining("another registration");
+    assertThat(primary.counters().appendedBytes())
+        .as("nothing of the refused frame was appended")
+        .isZero();
+    byte[] own = batch(1, 100);
+    assertThat(append(appender, null, holder, false, 0, part(0, own)).statuses().join())
+        .containsExactly(AppendStatus.ACCEPTED);
+    byte[] member = batch(2, 100);
+    assertThat(append(appender, null, "", false, 0, part(0, member)).statuses().join())
+        .as("a member's forward proves no registration")
+        .containsExactly(AppendStatus.ACCEPTED);
+    assertThat(primary.counters().appendedBytes()).isEqualTo(own.length + member.length);
+  }
+
   // ------------------------------------------------------------------ helpers
 
   private record Part(int partition, byte[] bytes) {}
@@ -285,10 +311,23 @@ class FrameAppenderTest {
     return append(appender, null, forwarded, chunkSize, parts);
   }
 
-  /** Appends one frame of {@code parts}, as forwarded by a primary or pushed by a client. */
   private static FrameAppender.Appended append(
       FrameAppender appender,
       EmbeddedChannel from,
+      boolean forwarded,
+      long chunkSize,
+      Part... parts) {
+    return append(appender, from, "", forwarded, chunkSize, parts);
+  }
+
+  /**
+   * Appends one frame of {@code parts}, as forwarded by a primary or pushed by a client (on a
+   * connection that proved the app registration {@code appNonce}, "" for none).
+   */
+  private static FrameAppender.Appended append(
+      FrameAppender appender,
+      EmbeddedChannel from,
+      String appNonce,
       boolean forwarded,
       long chunkSize,
       Part... parts) {
@@ -309,7 +348,7 @@ class FrameAppenderTest {
       body.writeBytes(part.bytes());
     }
     try {
-      return appender.append(push.build(), keys, body, from);
+      return appender.append(push.build(), keys, body, from, appNonce);
     } finally {
       body.release(); // borrowed: what was appended or forwarded holds slices of its own
     }
