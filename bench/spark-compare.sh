@@ -206,8 +206,8 @@ cp "$EXAMPLES_JAR" "$FARO_DIR/"
 EXAMPLES_JAR="$FARO_DIR/$(basename "$EXAMPLES_JAR")"
 FARO="$FARO_DIR/bin/faro"
 CLIENT_JAR=""
-for f in "$FARO_DIR"/client/faro-client-spark-*.jar; do [ -f "$f" ] && CLIENT_JAR=$f && break; done
-[ -n "$CLIENT_JAR" ] || fail "no faro-client-spark jar in $DIST/client"
+for f in "$FARO_DIR"/client/faro-client-spark-3-*.jar; do [ -f "$f" ] && CLIENT_JAR=$f && break; done
+[ -n "$CLIENT_JAR" ] || fail "no faro-client-spark-3 jar in $DIST/client"
 CLASSPATH_ARG="$(tr -d '\n' <"$SPARK_CP_FILE"):$CLIENT_JAR:$EXAMPLES_JAR"
 CLUSTER_STARTED=false
 RUN_PIDS=()

@@ -5,7 +5,7 @@
 # (mvn -DskipTests package).
 DIST=$(ls -d "$REPO"/dist/target/faro-*/faro-*/ | head -1)
 EXAMPLES_JAR=$(ls "$REPO"/examples/target/faro-examples-*.jar | grep -v -e -tests -e -sources | head -1)
-CLIENT_JAR=$(ls "$DIST"/client/faro-client-spark-*.jar | head -1)
+CLIENT_JAR=$(ls "$DIST"/client/faro-client-spark-3-*.jar | head -1)
 CP="$(tr -d '\n' <"$REPO/examples/target/spark-classpath.txt"):$CLIENT_JAR:$EXAMPLES_JAR"
 FARO="$DIST/bin/faro"
 JVM_OPTS=(-Xmx3g -Djdk.reflect.useDirectMethodHandle=false)

@@ -128,7 +128,7 @@ public final class BenchCommand implements Callable<Integer>, FaroSubcommand {
       names = "--codec",
       defaultValue = "lz4",
       converter = CodecConverter.class,
-      description = "lz4 or none: faro.client.push.compress (default: ${DEFAULT-VALUE}).")
+      description = "lz4, zstd or none: faro.client.compression.codec (default: ${DEFAULT-VALUE}).")
   Codec codec;
 
   @Option(

@@ -117,7 +117,7 @@ public record BenchSettings(
   /**
    * The client's settings: the file, then {@code --set}, then what the benchmark decides itself
    * (the masters, a loopback lifecycle manager, and {@code --codec}, which wins over
-   * faro.client.push.compress).
+   * faro.client.compression.codec).
    *
    * @throws io.faro.common.config.ConfigException naming a key with a bad value
    */
@@ -131,7 +131,7 @@ public record BenchSettings(
                 MasterOptions.ENDPOINTS.key(),
                 masters.stream().map(HostPort::toString).collect(Collectors.joining(",")))
             .with(ClientOptions.LIFECYCLE_HOST.key(), "127.0.0.1")
-            .with(ClientOptions.COMPRESS.key(), String.valueOf(codec.compress()));
+            .with(ClientOptions.CODEC.key(), codec.setting());
     ClientOptions.Settings.from(conf); // validates every client key now, before a cluster starts
     return conf;
   }

@@ -1,18 +1,15 @@
 package io.faro.bench;
 
-/** How map tasks encode batches: {@code faro.client.push.compress} on or off. */
+import java.util.Locale;
+
+/** How map tasks encode batches: {@code faro.client.compression.codec}. */
 public enum Codec {
-  LZ4(true),
-  NONE(false);
+  LZ4,
+  ZSTD,
+  NONE;
 
-  private final boolean compress;
-
-  Codec(boolean compress) {
-    this.compress = compress;
-  }
-
-  /** The value of {@code faro.client.push.compress}. */
-  public boolean compress() {
-    return compress;
+  /** The value of {@code faro.client.compression.codec}. */
+  public String setting() {
+    return name().toLowerCase(Locale.ROOT);
   }
 }

@@ -41,7 +41,7 @@ final class DemoCommand implements Callable<Integer> {
   public Integer call() throws Exception {
     Path home = Path.of(System.getProperty("faro.home", "."));
     Path sparkClasspath = home.resolve("examples/target/spark-classpath.txt");
-    Path clientJar = jar(home.resolve("client-spark/target"), "faro-client-spark-");
+    Path clientJar = jar(home.resolve("client-spark/target"), "faro-client-spark-3-");
     Path examplesJar = jar(home.resolve("examples/target"), "faro-examples-");
     if (!Files.exists(sparkClasspath) || clientJar == null || examplesJar == null) {
       System.err.println(

@@ -5,7 +5,7 @@ import org.apache.spark.network.shuffle.MergedBlockMeta;
 import org.apache.spark.storage.BlockId;
 import org.apache.spark.storage.ShuffleMergedBlockId;
 import scala.Option;
-import scala.collection.Seq;
+import scala.collection.immutable.Seq;
 
 /**
  * Spark asks a shuffle manager for a block resolver, but no Spark block of a Faro shuffle ever
@@ -19,6 +19,8 @@ final class FaroShuffleBlockResolver implements org.apache.spark.shuffle.Shuffle
         "shuffle block " + blockId + " belongs to a Faro shuffle and is served by Faro workers");
   }
 
+  // scala.collection.immutable.Seq: Spark 4 (Scala 2.13) returns it, and for Spark 3.5 (Scala 2.12,
+  // scala.collection.Seq) it is a narrower return type, so one source serves both.
   @Override
   public Seq<ManagedBuffer> getMergedBlockData(
       ShuffleMergedBlockId blockId, Option<String[]> dirs) {

@@ -73,7 +73,47 @@ public final class FaroShuffleManager implements ShuffleManager {
           "spark.shuffle.service.enabled=true: Faro does not use Spark's external shuffle "
               + "service; set it to false (Faro keeps shuffle data on Faro workers)");
     }
+    if (isDriver) {
+      declareShuffleDataOutsideExecutors(conf);
+    }
     warmUp();
+  }
+
+  static final String DATA_IO_KEY = "spark.shuffle.sort.io.plugin.class";
+  static final String SHUFFLE_TRACKING_KEY = "spark.dynamicAllocation.shuffleTracking.enabled";
+
+  /**
+   * Tells Spark, before its context reads them, that shuffle data lives outside executors, so that
+   * dynamic allocation needs no external shuffle service and releases executors that ran map tasks:
+   * {@link FaroShuffleDataIO} as the shuffle data plugin (Spark then knows the storage is
+   * reliable), and shuffle tracking off (with it on, Spark keeps every executor that ran a map task
+   * of a live shuffle). A value the user set is kept, with a warning where it defeats this. The
+   * driver's settings reach its executors, so this is done on the driver only.
+   */
+  static void declareShuffleDataOutsideExecutors(SparkConf conf) {
+    String plugin = conf.get(DATA_IO_KEY, "");
+    if (plugin.isEmpty()
+        || plugin.equals(org.apache.spark.shuffle.sort.io.LocalDiskShuffleDataIO.class.getName())) {
+      conf.set(DATA_IO_KEY, FaroShuffleDataIO.class.getName());
+    } else if (!plugin.equals(FaroShuffleDataIO.class.getName())) {
+      LOG.warn(
+          "{}={}: Spark does not know that Faro's shuffle data outlives executors, so dynamic "
+              + "allocation needs the external shuffle service or keeps executors for their "
+              + "shuffles; set it to {} or leave it unset",
+          DATA_IO_KEY,
+          LogSafe.id(plugin),
+          FaroShuffleDataIO.class.getName());
+    }
+    if (!conf.contains(SHUFFLE_TRACKING_KEY)) {
+      conf.set(SHUFFLE_TRACKING_KEY, "false");
+    } else if (conf.getBoolean(SHUFFLE_TRACKING_KEY, false)
+        && conf.getBoolean("spark.dynamicAllocation.enabled", false)) {
+      LOG.warn(
+          "{}=true: dynamic allocation keeps every executor that ran a map task until its "
+              + "shuffle is dropped, although Faro's shuffle data lives on Faro workers; set it "
+              + "to false (or leave it unset) to release them",
+          SHUFFLE_TRACKING_KEY);
+    }
   }
 
   /**
@@ -89,7 +129,7 @@ public final class FaroShuffleManager implements ShuffleManager {
             () -> {
               try {
                 client();
-                ClientWarmUp.run(settings.compress());
+                ClientWarmUp.run(settings.codec());
               } catch (Throwable e) {
                 // Never past this thread (an executor's uncaught-exception handler would exit
                 // the JVM): the first shuffle then does it, and fails with its own error if it

@@ -19,7 +19,6 @@ import org.apache.spark.shuffle.ShuffleReader;
 import org.apache.spark.util.CompletionIterator$;
 import org.apache.spark.util.TaskCompletionListener;
 import org.apache.spark.util.collection.ExternalSorter;
-import scala.Option;
 import scala.Product2;
 import scala.Tuple2;
 import scala.collection.AbstractIterator;
@@ -117,12 +116,7 @@ final class FaroShuffleReader<K, C> implements ShuffleReader<K, C> {
     }
     if (dep.keyOrdering().isDefined()) {
       ExternalSorter sorter =
-          new ExternalSorter(
-              context,
-              Option.empty(),
-              Option.empty(),
-              Option.apply((Ordering) dep.keyOrdering().get()),
-              dep.serializer());
+          SparkLine.sorter(context, (Ordering) dep.keyOrdering().get(), dep.serializer());
       return sorter.insertAllAndUpdateMetrics(aggregated);
     }
     return aggregated;

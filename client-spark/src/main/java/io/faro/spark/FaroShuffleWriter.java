@@ -10,7 +10,6 @@ import org.apache.spark.Partitioner;
 import org.apache.spark.ShuffleDependency;
 import org.apache.spark.TaskContext;
 import org.apache.spark.scheduler.MapStatus;
-import org.apache.spark.scheduler.MapStatus$;
 import org.apache.spark.serializer.SerializationStream;
 import org.apache.spark.serializer.SerializerInstance;
 import org.apache.spark.shuffle.ShuffleWriteMetricsReporter;
@@ -45,6 +44,7 @@ final class FaroShuffleWriter<K, V> extends ShuffleWriter<K, V> {
   private MapPusher pusher;
   private long[] lengths = new long[0];
   private MapStatus mapStatus;
+  private RowChecksums checksums = RowChecksums.NONE;
   private boolean stopped;
 
   FaroShuffleWriter(
@@ -74,10 +74,17 @@ final class FaroShuffleWriter<K, V> extends ShuffleWriter<K, V> {
   @SuppressWarnings({"unchecked", "rawtypes"})
   public void write(Iterator<Product2<K, V>> records) {
     ShuffleDependency<K, V, ?> dep = handle.dependency();
+    Partitioner partitioner = dep.partitioner();
+    checksums = SparkLine.rowChecksums(dep);
     Iterator<? extends Product2<?, ?>> input = records;
+    // Spark's checksum covers the records as the map produced them, before any map-side combine.
+    boolean checksumWritten = checksums.enabled() && !dep.mapSideCombine();
     if (dep.mapSideCombine()) {
       Aggregator aggregator = (Aggregator) dep.aggregator().get();
-      input = aggregator.combineValuesByKey(records, context);
+      input =
+          aggregator.combineValuesByKey(
+              checksums.enabled() ? new Checksummed<>(records, partitioner, checksums) : records,
+              context);
     }
     int mapId = context.partitionId();
     pusher =
@@ -94,11 +101,14 @@ final class FaroShuffleWriter<K, V> extends ShuffleWriter<K, V> {
         dep.serializer().supportsRelocationOfSerializedObjects()
             ? new ConcatenatingSink(serializer, pusher)
             : new StreamPerBatchSink(serializer, pusher);
-    Partitioner partitioner = dep.partitioner();
     long count = 0;
     while (input.hasNext()) {
       Product2<?, ?> record = input.next();
-      sink.write(partitioner.getPartition(record._1()), record._1(), record._2());
+      int partition = partitioner.getPartition(record._1());
+      if (checksumWritten) {
+        checksums.update(partition, record._1(), record._2());
+      }
+      sink.write(partition, record._1(), record._2());
       count++;
     }
     sink.finish();
@@ -118,7 +128,8 @@ final class FaroShuffleWriter<K, V> extends ShuffleWriter<K, V> {
         pusher.incomplete());
     // Like Spark's: time blocked on the shuffle (waiting for pushes), not computing records.
     metrics.incWriteTime(pusher.blockedNanos() + System.nanoTime() - mapperEndStart);
-    mapStatus = MapStatus$.MODULE$.apply(FARO_LOCATION, lengths, context.taskAttemptId());
+    mapStatus =
+        SparkLine.mapStatus(FARO_LOCATION, lengths, context.taskAttemptId(), checksums.value());
   }
 
   @Override
@@ -147,6 +158,32 @@ final class FaroShuffleWriter<K, V> extends ShuffleWriter<K, V> {
   @Override
   public long[] getPartitionLengths() {
     return lengths;
+  }
+
+  /** Passes records on, adding each to its partition's row checksum. */
+  private static final class Checksummed<K, V>
+      extends scala.collection.AbstractIterator<Product2<K, V>> {
+    private final Iterator<Product2<K, V>> records;
+    private final Partitioner partitioner;
+    private final RowChecksums checksums;
+
+    Checksummed(Iterator<Product2<K, V>> records, Partitioner partitioner, RowChecksums checksums) {
+      this.records = records;
+      this.partitioner = partitioner;
+      this.checksums = checksums;
+    }
+
+    @Override
+    public boolean hasNext() {
+      return records.hasNext();
+    }
+
+    @Override
+    public Product2<K, V> next() {
+      Product2<K, V> record = records.next();
+      checksums.update(partitioner.getPartition(record._1()), record._1(), record._2());
+      return record;
+    }
   }
 
   /** Turns records into partition bytes; cuts batches only where a reader can start decoding. */

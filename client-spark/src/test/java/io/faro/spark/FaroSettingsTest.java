@@ -6,7 +6,10 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import org.apache.spark.SparkConf;
 import org.junit.jupiter.api.Test;
 
-/** spark.faro.* settings that are not client settings: warned about, or refused under strict. */
+/**
+ * spark.faro.* settings that are not client settings: warned about, or refused under strict; and
+ * the Spark settings the driver sets for dynamic allocation.
+ */
 class FaroSettingsTest {
   @Test
   void aMisspeltClientKeyIsIgnoredByDefault() {
@@ -35,6 +38,24 @@ class FaroSettingsTest {
             "spark.faro.client.push.replicate (did you mean spark.faro.client.push.replicate.enabled?)")
         .hasMessageContaining("spark.faro.worker.dirs")
         .hasMessageContaining("spark.faro.config.strict to false");
+  }
+
+  @Test
+  void theDriverTellsSparkThatShuffleDataOutlivesExecutorsUnlessTheUserSaidOtherwise() {
+    SparkConf unset = new SparkConf(false);
+    FaroShuffleManager.declareShuffleDataOutsideExecutors(unset);
+    assertThat(unset.get(FaroShuffleManager.DATA_IO_KEY))
+        .isEqualTo(FaroShuffleDataIO.class.getName());
+    assertThat(unset.get(FaroShuffleManager.SHUFFLE_TRACKING_KEY)).isEqualTo("false");
+    assertThat(new FaroShuffleDataIO(unset).driver().supportsReliableStorage()).isTrue();
+
+    SparkConf own =
+        new SparkConf(false)
+            .set(FaroShuffleManager.DATA_IO_KEY, "com.example.OwnDataIO")
+            .set(FaroShuffleManager.SHUFFLE_TRACKING_KEY, "true");
+    FaroShuffleManager.declareShuffleDataOutsideExecutors(own);
+    assertThat(own.get(FaroShuffleManager.DATA_IO_KEY)).isEqualTo("com.example.OwnDataIO");
+    assertThat(own.get(FaroShuffleManager.SHUFFLE_TRACKING_KEY)).isEqualTo("true");
   }
 
   private record ClientSettingsView(boolean replicate, int maxInFlight) {

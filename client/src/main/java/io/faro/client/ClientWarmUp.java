@@ -34,18 +34,21 @@ public final class ClientWarmUp {
   /**
    * Does the warm-up on the calling thread.
    *
-   * @param compress whether batches are compressed (faro.client.push.compress)
+   * @param codec how batches are compressed (faro.client.compression.codec)
    */
-  public static void run(boolean compress) {
+  public static void run(io.faro.common.batch.BatchFormat.Codec codec) {
     MessageCodecs.typeOf(MapperEndRequest.getDefaultInstance());
     byte[] raw = new byte[1024];
-    ByteBuf batch =
-        new BatchEncoder(compress, PooledByteBufAllocator.DEFAULT)
-            .encode(0, 0, 0, raw, 0, raw.length);
-    try {
-      new BatchDecoder().decode(batch, "warm-up", (map, attempt, id) -> true, b -> {});
-    } finally {
-      batch.release();
+    try (BatchEncoder encoder =
+            new BatchEncoder(
+                codec, BatchEncoder.DEFAULT_ZSTD_LEVEL, PooledByteBufAllocator.DEFAULT);
+        BatchDecoder decoder = new BatchDecoder()) {
+      ByteBuf batch = encoder.encode(0, 0, 0, raw, 0, raw.length);
+      try {
+        decoder.decode(batch, "warm-up", (map, attempt, id) -> true, b -> {});
+      } finally {
+        batch.release();
+      }
     }
     ClassLoader loader = ClientWarmUp.class.getClassLoader();
     for (String name : CLASSES) {

@@ -2,13 +2,15 @@ package io.faro.client;
 
 import static org.assertj.core.api.Assertions.assertThatCode;
 
+import io.faro.common.batch.BatchFormat;
 import org.junit.jupiter.api.Test;
 
-/** The warm-up runs with and without compression, and every class it names still exists. */
+/** The warm-up runs with every codec, and every class it names still exists. */
 class ClientWarmUpTest {
   @Test
-  void warmsUpWithAndWithoutCompression() {
-    assertThatCode(() -> ClientWarmUp.run(true)).doesNotThrowAnyException();
-    assertThatCode(() -> ClientWarmUp.run(false)).doesNotThrowAnyException();
+  void warmsUpWithEveryCodec() {
+    for (BatchFormat.Codec codec : BatchFormat.Codec.values()) {
+      assertThatCode(() -> ClientWarmUp.run(codec)).as("%s", codec).doesNotThrowAnyException();
+    }
   }
 }

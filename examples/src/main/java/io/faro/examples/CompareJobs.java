@@ -27,7 +27,7 @@ import org.apache.spark.sql.SparkSession;
  * run inherits another's JIT, caches or shuffle files. Like {@link ShuffleDemo} it knows nothing of
  * Faro's classes: mode {@code faro} only adds the settings a user would add.
  *
- * <p>Arguments: {@code --job large|small-blocks|blocks|sql|skew|flaky|slow}, {@code --mode
+ * <p>Arguments: {@code --job large|small-blocks|blocks|sql|skew|flaky|slow|released}, {@code --mode
  * builtin|faro}, {@code --master-endpoints host:port[,...]} (mode faro), {@code --scale X} (default
  * 1) and {@code --local-dir DIR} (Spark's {@code spark.local.dir}, where the built-in shuffle
  * writes) and {@code --conf key=value}, repeatable, for any further Spark setting.
@@ -39,10 +39,10 @@ import org.apache.spark.sql.SparkSession;
  * {@code shuffle_write_millis} (summed over map tasks), as the tasks reported them to Spark, {@code
  * stage_retries} (stage attempts after the first), {@code failed_tasks} (attempts that ended
  * otherwise than in success, killed ones included), {@code speculative_tasks} (speculative copies
- * Spark started), {@code shuffle_manager} (the class that really ran) and {@code spark_version}.
- * The checksum is the sum of a 64-bit hash of every row, modulo 2^64, and the row count ({@code
- * "<16 hex digits>:<count>"}): it does not depend on the order of the rows, which no job here
- * defines.
+ * Spark started), {@code executors_removed} (by dynamic allocation or lost), {@code
+ * shuffle_manager} (the class that really ran) and {@code spark_version}. The checksum is the sum
+ * of a 64-bit hash of every row, modulo 2^64, and the row count ({@code "<16 hex
+ * digits>:<count>"}): it does not depend on the order of the rows, which no job here defines.
  *
  * <p>Exits with 1 if the job fails and with 3 if mode faro did not run Faro's shuffle manager (a
  * comparison against a silent fallback would be meaningless).
@@ -127,7 +127,7 @@ public final class CompareJobs {
       System.err.println(
           "CompareJobs: "
               + e.getMessage()
-              + "\nusage: CompareJobs --job large|small-blocks|blocks|sql|skew|flaky|slow"
+              + "\nusage: CompareJobs --job large|small-blocks|blocks|sql|skew|flaky|slow|released"
               + " --mode builtin|faro [--master-endpoints host:port] [--scale X] [--local-dir DIR] [--conf k=v]...");
       System.exit(2);
       return;
@@ -176,6 +176,10 @@ public final class CompareJobs {
       line.put("stage_retries", totals.stageRetries());
       line.put("failed_tasks", totals.failedTasks());
       line.put("speculative_tasks", totals.speculativeTasks());
+      line.put("executors_removed", totals.executorsRemoved());
+      if (options.job() == ComparisonJob.RELEASED) {
+        line.put("executors_left_before_reread", ComparisonJob.executorsLeftBeforeReread);
+      }
       line.put("shuffle_manager", manager);
       line.put("spark_version", spark.version());
       System.out.println(toJson(line));

@@ -215,7 +215,55 @@ enum ComparisonJob {
               rows.encoder())
           .repartition(tasks(80, scale), col("k"));
     }
+  },
+
+  /**
+   * Executors released between two reads of one shuffle, for dynamic allocation: 1 million rows
+   * from 8 map tasks go through one shuffle into 20 reducers and are counted; then the job waits
+   * (up to a minute) until dynamic allocation has removed every executor, and reads the same
+   * shuffle again for its result, on executors started for that read. With Faro every map output is
+   * still there for the second read (it lives on Faro's workers), so the map stage does not run
+   * again. Without dynamic allocation nothing waits.
+   */
+  RELEASED("released") {
+    @Override
+    Dataset<Row> result(SparkSession spark, double scale) {
+      Dataset<Row> rows =
+          spark
+              .range(0, records(1_000_000L, scale), 1, tasks(16, scale))
+              .selectExpr("id", "xxhash64(id) AS k");
+      org.apache.spark.api.java.JavaRDD<Row> shuffled =
+          rows.javaRDD()
+              .keyBy(r -> r.getLong(1))
+              .partitionBy(new org.apache.spark.HashPartitioner(tasks(40, scale)))
+              .values();
+      shuffled.count();
+      executorsLeftBeforeReread = awaitNoExecutors(spark);
+      return spark.createDataFrame(shuffled, rows.schema());
+    }
+
+    /** Executors left when it stopped waiting (the driver not counted). */
+    private int awaitNoExecutors(SparkSession spark) {
+      if (!spark.sparkContext().getConf().getBoolean("spark.dynamicAllocation.enabled", false)) {
+        return spark.sparkContext().statusTracker().getExecutorInfos().length - 1;
+      }
+      long deadline = System.nanoTime() + java.util.concurrent.TimeUnit.MINUTES.toNanos(1);
+      // The status tracker lists the driver too.
+      while (spark.sparkContext().statusTracker().getExecutorInfos().length > 1
+          && System.nanoTime() < deadline) {
+        try {
+          Thread.sleep(200);
+        } catch (InterruptedException e) {
+          Thread.currentThread().interrupt();
+          throw new IllegalStateException("interrupted while waiting for executors to go", e);
+        }
+      }
+      return spark.sparkContext().statusTracker().getExecutorInfos().length - 1;
+    }
   };
+
+  /** The released job's executors left before its second read; -1 until it ran. */
+  static volatile int executorsLeftBeforeReread = -1;
 
   /**
    * Passes rows through; with speculation on, the first attempt of every fourth task stops after
@@ -353,7 +401,9 @@ enum ComparisonJob {
       }
     }
     throw new IllegalArgumentException(
-        "unknown job '" + name + "'; one of large, small-blocks, blocks, sql, skew, flaky, slow");
+        "unknown job '"
+            + name
+            + "'; one of large, small-blocks, blocks, sql, skew, flaky, slow, released");
   }
 
   /**

@@ -31,7 +31,8 @@ final class ShuffleBytesListener extends SparkListener {
       long writeTimeNanos,
       int stageRetries,
       int failedTasks,
-      int speculativeTasks) {}
+      int speculativeTasks,
+      int executorsRemoved) {}
 
   private final Object lock = new Object();
   private final Set<Integer> started = new HashSet<>();
@@ -44,6 +45,14 @@ final class ShuffleBytesListener extends SparkListener {
   private int stageRetries;
   private int failedTasks;
   private int speculativeTasks;
+  private int executorsRemoved;
+
+  @Override
+  public void onExecutorRemoved(org.apache.spark.scheduler.SparkListenerExecutorRemoved event) {
+    synchronized (lock) {
+      executorsRemoved++;
+    }
+  }
 
   @Override
   public void onStageSubmitted(org.apache.spark.scheduler.SparkListenerStageSubmitted event) {
@@ -130,7 +139,8 @@ final class ShuffleBytesListener extends SparkListener {
           writeTimeNanos,
           stageRetries,
           failedTasks,
-          speculativeTasks);
+          speculativeTasks,
+          executorsRemoved);
     }
   }
 }

@@ -4,6 +4,7 @@ import io.faro.bench.workload.DataKind;
 import io.faro.common.batch.Batch;
 import io.faro.common.batch.BatchDecoder;
 import io.faro.common.batch.BatchEncoder;
+import io.faro.common.batch.BatchFormat;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.PooledByteBufAllocator;
 import java.util.concurrent.TimeUnit;
@@ -21,15 +22,15 @@ import org.openjdk.jmh.infra.Blackhole;
 
 /**
  * One batch of {@code batchSize} record bytes (faro.client.push.batch.size): encoding as a map task
- * does it (LZ4 when {@code compress}, CRC32C always) and decoding as a reader does it (CRC check,
- * then LZ4). MB/s = ops/s x batchSize / 2^20.
+ * does it (with {@code codec}: LZ4, ZSTD at level 1 or none; CRC32C always) and decoding as a
+ * reader does it (CRC check, then LZ4). MB/s = ops/s x batchSize / 2^20.
  */
 @State(Scope.Thread)
 @BenchmarkMode(Mode.Throughput)
 @OutputTimeUnit(TimeUnit.SECONDS)
 public class BatchCodecBenchmark {
-  @Param({"true", "false"})
-  public boolean compress;
+  @Param({"LZ4", "ZSTD", "NONE"})
+  public BatchFormat.Codec codec;
 
   @Param({"COMPRESSIBLE", "RANDOM"})
   public DataKind data;
@@ -45,15 +46,18 @@ public class BatchCodecBenchmark {
 
   @Setup(Level.Trial)
   public void setUp() {
-    encoder = new BatchEncoder(compress, PooledByteBufAllocator.DEFAULT);
+    encoder =
+        new BatchEncoder(codec, BatchEncoder.DEFAULT_ZSTD_LEVEL, PooledByteBufAllocator.DEFAULT);
     decoder = new BatchDecoder();
     raw = SampleRecords.raw(batchSize, data);
-    encodedBatch = SampleRecords.batches(1, batchSize, data, compress);
+    encodedBatch = SampleRecords.batches(1, batchSize, data, codec);
   }
 
   @TearDown(Level.Trial)
   public void tearDown() {
     encodedBatch.release();
+    encoder.close();
+    decoder.close();
   }
 
   @Benchmark

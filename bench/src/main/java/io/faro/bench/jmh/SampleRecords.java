@@ -31,13 +31,27 @@ final class SampleRecords {
    * direct buffer, as in a pushed part or a fetched chunk. The caller owns the buffer.
    */
   static ByteBuf batches(int count, int rawLength, DataKind data, boolean compress) {
-    BatchEncoder encoder = new BatchEncoder(compress, PooledByteBufAllocator.DEFAULT);
+    return batches(
+        count,
+        rawLength,
+        data,
+        compress
+            ? io.faro.common.batch.BatchFormat.Codec.LZ4
+            : io.faro.common.batch.BatchFormat.Codec.NONE);
+  }
+
+  /** As {@link #batches(int, int, DataKind, boolean)}, with {@code codec}. */
+  static ByteBuf batches(
+      int count, int rawLength, DataKind data, io.faro.common.batch.BatchFormat.Codec codec) {
     byte[] raw = raw(rawLength, data);
     ByteBuf out = PooledByteBufAllocator.DEFAULT.directBuffer();
-    for (int i = 0; i < count; i++) {
-      ByteBuf batch = encoder.encode(0, 0, i, raw, 0, raw.length);
-      out.writeBytes(batch);
-      batch.release();
+    try (BatchEncoder encoder =
+        new BatchEncoder(codec, BatchEncoder.DEFAULT_ZSTD_LEVEL, PooledByteBufAllocator.DEFAULT)) {
+      for (int i = 0; i < count; i++) {
+        ByteBuf batch = encoder.encode(0, 0, i, raw, 0, raw.length);
+        out.writeBytes(batch);
+        batch.release();
+      }
     }
     return out;
   }

@@ -49,9 +49,10 @@ class JmhBenchmarksTest {
 
   @Test
   void batchCodec() {
-    for (boolean compress : new boolean[] {true, false}) {
+    for (io.faro.common.batch.BatchFormat.Codec codec :
+        io.faro.common.batch.BatchFormat.Codec.values()) {
       BatchCodecBenchmark benchmark = new BatchCodecBenchmark();
-      benchmark.compress = compress;
+      benchmark.codec = codec;
       benchmark.data = DataKind.COMPRESSIBLE;
       benchmark.batchSize = 65536;
       benchmark.setUp();

@@ -464,5 +464,6 @@ public final class PartitionReader implements AutoCloseable {
     releaseCurrent();
     dropInFlight();
     nextGroup = epochGroups.size();
+    decoder.close();
   }
 }

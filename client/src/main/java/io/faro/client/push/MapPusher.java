@@ -116,7 +116,8 @@ public final class MapPusher implements AutoCloseable {
       }
     }
     this.encoder =
-        new BatchEncoder(settings.compress(), requireNonNull(allocator, "allocator is null"));
+        new BatchEncoder(
+            settings.codec(), settings.zstdLevel(), requireNonNull(allocator, "allocator is null"));
     this.buffers = new PartitionBuffers(numPartitions, settings.bufferSize(), settings.batchSize());
     this.revivals =
         new Revivals(shuffle, mapId, attemptId, settings.reviveMaxAttempts(), reviver, targets);
@@ -322,6 +323,7 @@ public final class MapPusher implements AutoCloseable {
       return;
     }
     closed = true;
+    encoder.close();
     window.close();
     // Batches still in flight are released by their answers; failed ones wait here.
     revivals.releaseAll();

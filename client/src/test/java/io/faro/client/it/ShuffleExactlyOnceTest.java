@@ -131,6 +131,68 @@ class ShuffleExactlyOnceTest {
   }
 
   @Test
+  void everyCodecIsReadExactlyOnce() throws Exception {
+    ShuffleWorkload workload = new ShuffleWorkload(MAPS, PARTITIONS, 2000, 4L);
+    java.util.Map<io.faro.common.batch.BatchFormat.Codec, Long> stored =
+        new java.util.EnumMap<>(io.faro.common.batch.BatchFormat.Codec.class);
+    for (io.faro.common.batch.BatchFormat.Codec codec :
+        io.faro.common.batch.BatchFormat.Codec.values()) {
+      String name = codec.name().toLowerCase(java.util.Locale.ROOT);
+      ClientOptions.Settings with =
+          ClientOptions.Settings.from(
+              cluster
+                  .clientConf()
+                  .with("faro.client.push.batch.size", "2k")
+                  .with("faro.client.push.merge.size", "32k")
+                  .with("faro.client.compression.codec", name));
+      assertThat(with.codec()).isEqualTo(codec);
+      stored.put(codec, pushAndReadAll("codec-" + name, workload, with));
+    }
+    // The same records: each codec shrank them its own way (which is smaller depends on the data).
+    long none = stored.get(io.faro.common.batch.BatchFormat.Codec.NONE);
+    assertThat(stored.get(io.faro.common.batch.BatchFormat.Codec.LZ4)).isLessThan(none);
+    assertThat(stored.get(io.faro.common.batch.BatchFormat.Codec.ZSTD))
+        .isLessThan(none)
+        .isNotEqualTo(stored.get(io.faro.common.batch.BatchFormat.Codec.LZ4));
+  }
+
+  /**
+   * Pushes every map of {@code workload} with {@code with}, reads it all back; the bytes pushed.
+   */
+  private static long pushAndReadAll(
+      String app, ShuffleWorkload workload, ClientOptions.Settings with) throws Exception {
+    try (LifecycleManager lifecycle =
+        new LifecycleManager(new AppId(app), with, pool, "127.0.0.1")) {
+      ShuffleClient client = new ShuffleClient(pool, with);
+      ShuffleId shuffle = new ShuffleId(lifecycle.app(), 0);
+      List<Future<Long>> maps = new ArrayList<>();
+      for (int m = 0; m < MAPS; m++) {
+        int mapId = m;
+        maps.add(
+            tasks.submit(
+                () -> {
+                  Pushed pushed = push(client, lifecycle, shuffle, workload, mapId, 0, 0);
+                  assertThat(
+                          client.mapperEnd(
+                              lifecycle.endpoint(), shuffle, mapId, 0, MAPS, pushed.batchCounts()))
+                      .isZero();
+                  return pushed.bytes();
+                }));
+      }
+      long pushed = 0;
+      for (Future<Long> f : maps) {
+        pushed += f.get();
+      }
+      AtomicLong read = new AtomicLong();
+      ShuffleWorkload.assertEveryRecordOnce(
+          workload.readAll(
+              client, lifecycle.endpoint(), shuffle, r -> read.addAndGet(r.bytesRead())));
+      assertThat(read.get()).isEqualTo(pushed);
+      return pushed;
+    }
+  }
+
+  @Test
   void duplicatedBatchesAndLosingAttemptsAreFilteredOut() throws Exception {
     ShuffleWorkload workload = new ShuffleWorkload(MAPS, PARTITIONS, 1000, 2L);
     try (LifecycleManager lifecycle =

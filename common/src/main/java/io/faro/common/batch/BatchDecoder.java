@@ -1,5 +1,6 @@
 package io.faro.common.batch;
 
+import com.github.luben.zstd.ZstdDecompressCtx;
 import io.netty.buffer.ByteBuf;
 import java.util.zip.CRC32C;
 import net.jpountz.lz4.LZ4Factory;
@@ -7,15 +8,24 @@ import net.jpountz.lz4.LZ4SafeDecompressor;
 
 /**
  * Walks the batches of a fetched chunk: verifies each batch's CRC32C before anything else (so a
- * damaged length is never trusted), and decodes only the batches the caller keeps. Not thread-safe:
- * one per reader.
+ * damaged length is never trusted), and decodes only the batches the caller keeps, whatever codec
+ * each was written with. Not thread-safe: one per reader, closed by it (decoding a ZSTD batch takes
+ * a native context, kept until then).
  */
-public final class BatchDecoder {
+public final class BatchDecoder implements AutoCloseable {
   private final LZ4SafeDecompressor decompressor = LZ4Factory.fastestInstance().safeDecompressor();
   private final CRC32C crc = new CRC32C();
+  // Made at the first ZSTD batch.
+  private ZstdDecompressCtx zstd;
 
   /** Upper bound of LZ4's expansion (output bytes per input byte). */
   private static final long MAX_EXPANSION = 255;
+
+  /**
+   * The most a ZSTD batch may claim once decoded (ZSTD can expand far more than LZ4): twice the
+   * largest batch a client cuts (faro.client.push.batch.size is at most 64 MiB).
+   */
+  static final long MAX_ZSTD_RAW_LENGTH = 128L << 20;
 
   private byte[] scratch = new byte[64 * 1024];
   private byte[] compressed = new byte[0];
@@ -122,8 +132,13 @@ public final class BatchDecoder {
           "bad codec " + codecByte + " or raw length " + rawLength + " in " + where);
     }
     // Checked before the scratch array grows to it: LZ4 expands a block at most about 255 times,
-    // so a header claiming more (a CRC-valid batch from a buggy or hostile writer) is corrupt.
-    if (rawLength > MAX_EXPANSION * (long) dataLength + 64) {
+    // so a header claiming more (a CRC-valid batch from a buggy or hostile writer) is corrupt;
+    // ZSTD may expand far more, but no honest batch is larger than MAX_ZSTD_RAW_LENGTH.
+    long most = MAX_EXPANSION * (long) dataLength + 64;
+    if (codec == BatchFormat.Codec.ZSTD) {
+      most = Math.max(most, MAX_ZSTD_RAW_LENGTH);
+    }
+    if (rawLength > most) {
       throw BatchFormat.corrupt(
           "batch of "
               + dataLength
@@ -144,7 +159,9 @@ public final class BatchDecoder {
       return scratch;
     }
     int n;
-    if (chunk.hasArray()) {
+    if (codec == BatchFormat.Codec.ZSTD) {
+      n = decodeZstd(chunk, start, dataLength, rawLength, where);
+    } else if (chunk.hasArray()) {
       n =
           decompressor.decompress(
               chunk.array(), chunk.arrayOffset() + start, dataLength, scratch, 0, rawLength);
@@ -170,5 +187,38 @@ public final class BatchDecoder {
           "batch decompressed to " + n + " bytes, header says " + rawLength + " in " + where);
     }
     return scratch;
+  }
+
+  private int decodeZstd(ByteBuf chunk, int start, int dataLength, int rawLength, String where) {
+    if (zstd == null) {
+      zstd = new ZstdDecompressCtx();
+    }
+    byte[] source;
+    int offset;
+    if (chunk.hasArray()) {
+      source = chunk.array();
+      offset = chunk.arrayOffset() + start;
+    } else {
+      if (compressed.length < dataLength) {
+        compressed = new byte[Math.max(dataLength, compressed.length * 2)];
+      }
+      chunk.getBytes(start, compressed, 0, dataLength);
+      source = compressed;
+      offset = 0;
+    }
+    try {
+      return zstd.decompressByteArray(scratch, 0, rawLength, source, offset, dataLength);
+    } catch (RuntimeException e) {
+      // ZSTD's own checks: a damaged frame, or one that decodes to more than the header says.
+      throw BatchFormat.corrupt("ZSTD batch does not decode (" + e.getMessage() + ") in " + where);
+    }
+  }
+
+  /** Frees the ZSTD context, if one was made. Idempotent; not while a batch is decoded. */
+  @Override
+  public void close() {
+    if (zstd != null) {
+      zstd.close();
+    }
   }
 }

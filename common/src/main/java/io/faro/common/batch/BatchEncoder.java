@@ -1,5 +1,7 @@
 package io.faro.common.batch;
 
+import com.github.luben.zstd.Zstd;
+import com.github.luben.zstd.ZstdCompressCtx;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufAllocator;
 import java.nio.ByteBuffer;
@@ -8,53 +10,78 @@ import net.jpountz.lz4.LZ4Compressor;
 import net.jpountz.lz4.LZ4Factory;
 
 /**
- * Encodes record bytes into one batch ({@link BatchFormat}): compresses with LZ4 unless that does
- * not shrink the data, then checksums header and data with CRC32C. Not thread-safe: one per map
- * task.
+ * Encodes record bytes into one batch ({@link BatchFormat}): compresses with its codec (LZ4, ZSTD
+ * or none) unless that does not shrink the data, then checksums header and data with CRC32C. Not
+ * thread-safe: one per map task, closed by it (a ZSTD encoder holds a native context).
  */
-public final class BatchEncoder {
-  private final boolean compress;
-  private final LZ4Compressor compressor;
+public final class BatchEncoder implements AutoCloseable {
+  /** The ZSTD level Faro uses unless told otherwise: ZSTD's fastest. */
+  public static final int DEFAULT_ZSTD_LEVEL = 1;
+
+  private final BatchFormat.Codec codec;
+  private final LZ4Compressor lz4;
+  private final ZstdCompressCtx zstd;
   private final ByteBufAllocator allocator;
   private final CRC32C crc = new CRC32C();
+  // ZSTD compresses from and to arrays here; the result is copied into the batch's buffer.
+  private byte[] zstdOut = new byte[0];
 
+  /** An encoder with LZ4 ({@code compress}) or no compression. */
   public BatchEncoder(boolean compress, ByteBufAllocator allocator) {
-    this.compress = compress;
-    this.compressor = compress ? LZ4Factory.fastestInstance().fastCompressor() : null;
+    this(compress ? BatchFormat.Codec.LZ4 : BatchFormat.Codec.NONE, DEFAULT_ZSTD_LEVEL, allocator);
+  }
+
+  /**
+   * @param zstdLevel ZSTD's level (used with {@link BatchFormat.Codec#ZSTD} only)
+   */
+  public BatchEncoder(BatchFormat.Codec codec, int zstdLevel, ByteBufAllocator allocator) {
+    this.codec = codec;
+    this.lz4 =
+        codec == BatchFormat.Codec.LZ4 ? LZ4Factory.fastestInstance().fastCompressor() : null;
+    this.zstd = codec == BatchFormat.Codec.ZSTD ? new ZstdCompressCtx().setLevel(zstdLevel) : null;
     this.allocator = allocator;
   }
 
   /** Encodes {@code raw[offset, offset + length)}. Returns a new buffer owned by the caller. */
   public ByteBuf encode(int mapId, int attemptId, int batchId, byte[] raw, int offset, int length) {
     int capacity =
-        BatchFormat.HEADER + (compress ? compressor.maxCompressedLength(length) : length);
+        BatchFormat.HEADER
+            + switch (codec) {
+              case LZ4 -> lz4.maxCompressedLength(length);
+              case ZSTD, NONE -> length;
+            };
     ByteBuf out = allocator.directBuffer(capacity);
     try {
-      int dataLength;
-      BatchFormat.Codec codec;
-      if (compress) {
+      int stored = -1; // compressed length, or -1: stored as is
+      if (codec == BatchFormat.Codec.LZ4) {
         ByteBuffer dest = out.nioBuffer(BatchFormat.HEADER, capacity - BatchFormat.HEADER);
-        int compressed =
-            compressor.compress(ByteBuffer.wrap(raw), offset, length, dest, 0, dest.remaining());
-        if (compressed < length) {
-          dataLength = compressed;
-          codec = BatchFormat.Codec.LZ4;
-        } else {
-          out.setBytes(BatchFormat.HEADER, raw, offset, length);
-          dataLength = length;
-          codec = BatchFormat.Codec.NONE;
+        stored = lz4.compress(ByteBuffer.wrap(raw), offset, length, dest, 0, dest.remaining());
+      } else if (codec == BatchFormat.Codec.ZSTD) {
+        int bound = (int) Math.min(Integer.MAX_VALUE - 16, Zstd.compressBound(length));
+        if (zstdOut.length < bound) {
+          zstdOut = new byte[Math.max(bound, Math.min(zstdOut.length * 2, Integer.MAX_VALUE - 16))];
         }
+        stored = zstd.compressByteArray(zstdOut, 0, zstdOut.length, raw, offset, length);
+        if (stored < length) {
+          out.setBytes(BatchFormat.HEADER, zstdOut, 0, stored);
+        }
+      }
+      BatchFormat.Codec used;
+      int dataLength;
+      if (stored >= 0 && stored < length) {
+        used = codec;
+        dataLength = stored;
       } else {
         out.setBytes(BatchFormat.HEADER, raw, offset, length);
+        used = BatchFormat.Codec.NONE;
         dataLength = length;
-        codec = BatchFormat.Codec.NONE;
       }
       out.setInt(BatchFormat.MAP_ID, mapId);
       out.setInt(BatchFormat.ATTEMPT_ID, attemptId);
       out.setInt(BatchFormat.BATCH_ID, batchId);
       out.setInt(BatchFormat.RAW_LENGTH, length);
       out.setInt(BatchFormat.DATA_LENGTH, dataLength);
-      out.setByte(BatchFormat.CODEC, codec.wire());
+      out.setByte(BatchFormat.CODEC, used.wire());
       out.setMedium(BatchFormat.CODEC + 1, 0);
       out.writerIndex(BatchFormat.HEADER + dataLength);
       out.setInt(BatchFormat.CRC, checksum(out, 0, dataLength, crc));
@@ -62,6 +89,14 @@ public final class BatchEncoder {
     } catch (RuntimeException e) {
       out.release();
       throw e;
+    }
+  }
+
+  /** Frees the ZSTD context, if any. Idempotent; not while {@link #encode} runs. */
+  @Override
+  public void close() {
+    if (zstd != null) {
+      zstd.close();
     }
   }
 

@@ -40,7 +40,8 @@ public final class BatchFormat {
   /** The stored data codec. Values are part of the format. */
   public enum Codec {
     NONE((byte) 0),
-    LZ4((byte) 1);
+    LZ4((byte) 1),
+    ZSTD((byte) 2);
 
     private final byte wire;
 
@@ -56,6 +57,7 @@ public final class BatchFormat {
       return switch (b) {
         case 0 -> NONE;
         case 1 -> LZ4;
+        case 2 -> ZSTD;
         default -> null;
       };
     }

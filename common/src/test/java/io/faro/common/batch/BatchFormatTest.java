@@ -44,8 +44,12 @@ class BatchFormatTest {
     this.random.nextBytes(random);
     records.add(random);
     records.add(new byte[0]);
-    for (boolean compress : new boolean[] {true, false}) {
-      ByteBuf chunk = chunkOf(new BatchEncoder(compress, PooledByteBufAllocator.DEFAULT), records);
+    int lz4Bytes = 0;
+    for (BatchFormat.Codec codec : BatchFormat.Codec.values()) {
+      boolean compress = codec != BatchFormat.Codec.NONE;
+      BatchEncoder encoder = new BatchEncoder(codec, 1, PooledByteBufAllocator.DEFAULT);
+      ByteBuf chunk = chunkOf(encoder, records);
+      encoder.close();
       assertThat(BatchFormat.checkStructure(chunk, 0, chunk.readableBytes())).isEqualTo(3);
       List<byte[]> decoded = new ArrayList<>();
       new BatchDecoder()
@@ -61,9 +65,62 @@ class BatchFormatTest {
       assertThat(decoded).containsExactlyElementsOf(records);
       if (compress) {
         assertThat(chunk.readableBytes()).isLessThan(10_000 + 5000 + 3 * BatchFormat.HEADER);
+        assertThat(chunk.getByte(BatchFormat.CODEC))
+            .as("the compressible batch is stored with the codec")
+            .isEqualTo(codec.wire());
+        int randomBatch = BatchFormat.HEADER + chunk.getInt(BatchFormat.DATA_LENGTH);
+        assertThat(chunk.getByte(randomBatch + BatchFormat.CODEC))
+            .as("random bytes do not shrink: stored as they are")
+            .isEqualTo(BatchFormat.Codec.NONE.wire());
+      }
+      if (codec == BatchFormat.Codec.LZ4) {
+        lz4Bytes = chunk.getInt(BatchFormat.DATA_LENGTH);
+      } else if (codec == BatchFormat.Codec.ZSTD) {
+        assertThat(chunk.getInt(BatchFormat.DATA_LENGTH))
+            .as("ZSTD smaller than LZ4 on the compressible records")
+            .isLessThan(lz4Bytes);
       }
       chunk.release();
     }
+  }
+
+  @Test
+  void aZstdBatchThatDoesNotDecodeOrClaimsTooMuchIsCorruptEvenWithAValidChecksum() {
+    BatchEncoder encoder =
+        new BatchEncoder(BatchFormat.Codec.ZSTD, 3, PooledByteBufAllocator.DEFAULT);
+    ByteBuf chunk = chunkOf(encoder, List.of(compressible(20_000)));
+    encoder.close();
+    int dataLength = chunk.getInt(BatchFormat.DATA_LENGTH);
+    try (BatchDecoder decoder = new BatchDecoder()) {
+      ByteBuf damaged = chunk.copy();
+      damaged.setByte(
+          BatchFormat.HEADER + dataLength / 2,
+          damaged.getByte(BatchFormat.HEADER + dataLength / 2) ^ 0x55);
+      damaged.setInt(
+          BatchFormat.CRC,
+          BatchEncoder.checksum(damaged, 0, dataLength, new java.util.zip.CRC32C()));
+      assertThatThrownBy(() -> decoder.decode(damaged, "chunk 3", (m, a, b) -> true, b -> {}))
+          .isInstanceOfSatisfying(
+              FaroException.class, e -> assertThat(e.code()).isEqualTo(ErrorCode.DATA_CORRUPTED))
+          .hasMessageContaining("chunk 3");
+      damaged.release();
+
+      ByteBuf huge = chunk.copy();
+      huge.setInt(BatchFormat.RAW_LENGTH, (int) BatchDecoder.MAX_ZSTD_RAW_LENGTH + 1);
+      huge.setInt(
+          BatchFormat.CRC, BatchEncoder.checksum(huge, 0, dataLength, new java.util.zip.CRC32C()));
+      assertThatThrownBy(() -> decoder.decode(huge, "chunk 4", (m, a, b) -> true, b -> {}))
+          .isInstanceOfSatisfying(
+              FaroException.class, e -> assertThat(e.code()).isEqualTo(ErrorCode.DATA_CORRUPTED))
+          .hasMessageContaining("more than any codec expands it");
+      huge.release();
+
+      // The decoder goes on with good batches after refusing bad ones.
+      List<Integer> lengths = new ArrayList<>();
+      decoder.decode(chunk, "chunk 5", (m, a, b) -> true, b -> lengths.add(b.length()));
+      assertThat(lengths).containsExactly(20_000);
+    }
+    chunk.release();
   }
 
   @Test
