@@ -131,6 +131,7 @@ public record BenchSettings(
                 MasterOptions.ENDPOINTS.key(),
                 masters.stream().map(HostPort::toString).collect(Collectors.joining(",")))
             .with(ClientOptions.LIFECYCLE_HOST.key(), "127.0.0.1")
+            .with(ClientOptions.COMPRESS.key(), "true")
             .with(ClientOptions.CODEC.key(), codec.setting());
     ClientOptions.Settings.from(conf); // validates every client key now, before a cluster starts
     return conf;

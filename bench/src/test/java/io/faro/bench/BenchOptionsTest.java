@@ -28,7 +28,7 @@ class BenchOptionsTest {
         Arguments.of(new String[] {"--local-cluster", "--record-size", "4"}, "--record-size"),
         Arguments.of(new String[] {"--local-cluster", "--warmup", "10"}, "--warmup"),
         Arguments.of(new String[] {"--local-cluster", "--data", "zeros"}, "--data"),
-        Arguments.of(new String[] {"--local-cluster", "--codec", "zstd"}, "--codec"),
+        Arguments.of(new String[] {"--local-cluster", "--codec", "brotli"}, "--codec"),
         Arguments.of(new String[] {"--local-cluster", "--threads", "0"}, "--threads"),
         Arguments.of(new String[] {"--local-cluster", "--timeout", "soon"}, "--timeout"),
         Arguments.of(new String[] {"--local-cluster", "--set", "spark.master=local"}, "--set"),

@@ -40,7 +40,7 @@ import org.slf4j.LoggerFactory;
 import scala.Tuple2;
 
 /**
- * Spark 3.5's entry point to Faro: set {@code
+ * Spark's entry point to Faro (Spark 3.5 and 4.x: see {@link SparkLine}): set {@code
  * spark.shuffle.manager=io.faro.spark.FaroShuffleManager} and {@code spark.faro.master.endpoints}.
  * Every {@code spark.faro.X} setting is Faro's {@code faro.X}.
  *

@@ -58,6 +58,12 @@ class FaroSettingsTest {
     assertThat(own.get(FaroShuffleManager.SHUFFLE_TRACKING_KEY)).isEqualTo("true");
   }
 
+  @Test
+  void thisClientIsBuiltForTheSparkItRunsOn() {
+    String version = org.apache.spark.package$.MODULE$.SPARK_VERSION();
+    assertThat(version).startsWith(SparkLine.NAME.equals("Spark 3.5") ? "3.5." : "4.");
+  }
+
   private record ClientSettingsView(boolean replicate, int maxInFlight) {
     ClientSettingsView(io.faro.client.ClientOptions.Settings s) {
       this(s.replicate(), s.maxInFlight());

@@ -124,6 +124,28 @@ class FaroSparkTest {
     assertSameAsBuiltIn("sql");
   }
 
+  /**
+   * AQE splits the skewed partition of the SQL job (70% of the facts have key 0) into sub-reads by
+   * map range. Each sub-read fetches only the chunks whose maps meet its range, instead of the
+   * whole partition. Measured on this job: the workers served 2.0 times the bytes pushed to them
+   * with that, 5.2 times without (every sub-read fetching the whole skewed partition). It is not
+   * 1.0 because maps run 4 at a time and their batches share chunks; the bound leaves room for
+   * other schedules.
+   */
+  @Test
+  void theSubReadsOfASkewedPartitionFetchOnlyTheChunksOfTheirMaps() throws Exception {
+    double[] before = workerTraffic();
+    List<String> rows = SparkJobs.sqlAggregationAndSkewJoin(faro);
+    double[] after = workerTraffic();
+    assertThat(rows).containsExactlyElementsOf(builtIn.get("sql"));
+    double pushed = after[0] - before[0];
+    double fetched = after[1] - before[1];
+    assertThat(pushed).isPositive();
+    assertThat(fetched / pushed)
+        .as("bytes served over bytes pushed (%s served, %s pushed)", fetched, pushed)
+        .isLessThan(4.0);
+  }
+
   /** The bytes every worker says it took in, and served. */
   private static double[] workerTraffic() throws Exception {
     double[] traffic = new double[2];

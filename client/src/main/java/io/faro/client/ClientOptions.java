@@ -63,7 +63,9 @@ public final class ClientOptions {
               + "fewer bytes than lz4 on the example Spark jobs, for 2 to 3 times its CPU per "
               + "batch: docs/benchmarks.md; worth it where the network or the workers' disks "
               + "are the limit) or none. Readers decode whatever each batch names, so a job may "
-              + "change it between runs. A batch that does not shrink is stored as is.");
+              + "change it between runs; zstd needs every worker to know it (a worker older than "
+              + "this client's release refuses its batches). A batch that does not shrink is "
+              + "stored as is.");
   public static final ConfigOption<Integer> ZSTD_LEVEL =
       intOption(
           "faro.client.compression.zstd.level",

@@ -56,6 +56,16 @@ final class BatchFilter {
     return !ids.get(batchId);
   }
 
+  /** Whether only some maps are read (a skewed partition split by map ranges). */
+  boolean readsSomeMaps() {
+    return startMap != 0 || endMap != groups.numMaps();
+  }
+
+  /** Whether a chunk holding only maps {@code [first, last]} may hold a batch that counts. */
+  boolean mayKeep(int firstMap, int lastMap) {
+    return lastMap >= startMap && firstMap < endMap;
+  }
+
   /** {@code batch}, of {@code partition}, decoded and is returned. */
   void returned(Batch batch, int partition) {
     seen[batch.mapId()].set(batch.batchId());

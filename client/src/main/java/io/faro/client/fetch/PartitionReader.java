@@ -16,6 +16,8 @@ import io.faro.common.network.Futures;
 import io.faro.common.network.HostPort;
 import io.faro.common.network.RemoteException;
 import io.faro.proto.FetchChunkRequest;
+import io.faro.proto.OpenStreamRequest;
+import io.faro.proto.OpenStreamResponse;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Deque;
@@ -67,6 +69,9 @@ public final class PartitionReader implements AutoCloseable {
     final int partition;
     final List<CommittedFile> copies;
     int copy;
+    // Reading some maps only: which chunks may hold them (null: every chunk, or not asked yet).
+    boolean[] wanted;
+    boolean asked;
 
     EpochGroup(int partition, List<CommittedFile> copies) {
       this.partition = partition;
@@ -118,6 +123,7 @@ public final class PartitionReader implements AutoCloseable {
   private long refusedSinceNanos;
   private long bytesRead;
   private long chunksRead;
+  private long chunksSkipped;
   private long waitNanos;
   private long fetchRetries;
 
@@ -401,9 +407,17 @@ public final class PartitionReader implements AutoCloseable {
   private void requestAhead() {
     while (inFlight.size() < settings.prefetchChunks() && nextGroup < epochGroups.size()) {
       EpochGroup group = epochGroups.get(nextGroup);
+      if (filter.readsSomeMaps() && !group.asked) {
+        askWhichChunks(group);
+      }
       if (nextChunk >= group.file().chunks()) {
         nextGroup++;
         nextChunk = 0;
+        continue;
+      }
+      if (group.wanted != null && nextChunk < group.wanted.length && !group.wanted[nextChunk]) {
+        nextChunk++;
+        chunksSkipped++;
         continue;
       }
       ChunkRef ref = new ChunkRef(group, group.file(), nextChunk++);
@@ -417,6 +431,61 @@ public final class PartitionReader implements AutoCloseable {
       HostPort fetch = ref.file().location().endpoint().fetch();
       inFlight.addLast(new InFlight(ref, pool.send(fetch, request, null, settings.fetchTimeout())));
     }
+  }
+
+  /**
+   * For a reader of some maps: asks the copy being read which maps each of its chunks holds, and
+   * marks the chunks that may hold the maps read. The other copy of the epoch cuts the same chunks
+   * of the same batches, so the answer holds for it too. Without an answer (a file written before
+   * chunks knew their maps, or the request failed), every chunk is read: skipping is only a saving,
+   * and the filter drops the other maps' batches either way.
+   */
+  private void askWhichChunks(EpochGroup group) {
+    group.asked = true;
+    CommittedFile file = group.file();
+    if (file.chunks() == 0) {
+      return;
+    }
+    OpenStreamRequest request =
+        OpenStreamRequest.newBuilder()
+            .setShuffle(IdMapper.toProto(shuffle))
+            .setPartitionId(file.location().partition())
+            .setEpoch(file.location().epoch())
+            .build();
+    OpenStreamResponse chunks;
+    try {
+      chunks =
+          Futures.await(
+              pool.call(
+                  file.location().endpoint().fetch(),
+                  request,
+                  OpenStreamResponse.class,
+                  settings.fetchTimeout()),
+              settings.fetchTimeout(),
+              "asking which maps the chunks of partition " + file.location().partition() + " hold");
+    } catch (FaroException e) {
+      LOG.info(
+          "Reading every chunk of partition {} epoch {} of shuffle {}: {}",
+          file.location().partition(),
+          file.location().epoch(),
+          shuffle,
+          e.getMessage());
+      return;
+    }
+    int count = chunks.getChunkFirstMapsCount();
+    if (count == 0 || count != chunks.getChunkLastMapsCount()) {
+      return; // not known for this file
+    }
+    boolean[] wanted = new boolean[count];
+    for (int i = 0; i < count; i++) {
+      wanted[i] = filter.mayKeep(chunks.getChunkFirstMaps(i), chunks.getChunkLastMaps(i));
+    }
+    group.wanted = wanted;
+  }
+
+  /** Chunks a reader of some maps did not fetch: they hold none of its maps. */
+  public long chunksSkipped() {
+    return chunksSkipped;
   }
 
   /** Forgets the requests ahead; their answers are released when they come. */

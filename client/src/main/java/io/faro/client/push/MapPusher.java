@@ -115,15 +115,15 @@ public final class MapPusher implements AutoCloseable {
             ErrorCode.INTERNAL, "shuffle " + shuffle + " has no location for partition " + p);
       }
     }
-    this.encoder =
-        new BatchEncoder(
-            settings.codec(), settings.zstdLevel(), requireNonNull(allocator, "allocator is null"));
+    requireNonNull(allocator, "allocator is null");
     this.buffers = new PartitionBuffers(numPartitions, settings.bufferSize(), settings.batchSize());
     this.revivals =
         new Revivals(shuffle, mapId, attemptId, settings.reviveMaxAttempts(), reviver, targets);
     this.window = new PushWindow(shuffle, mapId, attemptId, pool, settings, allocator, revivals);
     this.pushedBytes = new long[numPartitions];
     this.batchCounts = new int[numPartitions];
+    // Last: a ZSTD encoder holds a native context, which only close() frees.
+    this.encoder = new BatchEncoder(settings.codec(), settings.zstdLevel(), allocator);
   }
 
   /** The locations as a target array of {@code numPartitions} (extra ones ignored). */
@@ -323,9 +323,12 @@ public final class MapPusher implements AutoCloseable {
       return;
     }
     closed = true;
-    encoder.close();
-    window.close();
-    // Batches still in flight are released by their answers; failed ones wait here.
-    revivals.releaseAll();
+    try {
+      window.close();
+      // Batches still in flight are released by their answers; failed ones wait here.
+      revivals.releaseAll();
+    } finally {
+      encoder.close();
+    }
   }
 }

@@ -193,6 +193,53 @@ class ShuffleExactlyOnceTest {
   }
 
   @Test
+  void readersOfMapRangesFetchOnlyTheChunksThatHoldTheirMaps() throws Exception {
+    int partitions = 4;
+    int ranges = 5;
+    ShuffleWorkload workload = new ShuffleWorkload(MAPS, partitions, 2000, 6L);
+    try (LifecycleManager lifecycle =
+        new LifecycleManager(new AppId("map-ranges"), settings, pool, "127.0.0.1")) {
+      ShuffleClient client = new ShuffleClient(pool, settings);
+      ShuffleId shuffle = new ShuffleId(lifecycle.app(), 0);
+      // One map after the other, as waves of map tasks do: each partition's chunks then hold the
+      // batches of a few neighbouring maps.
+      for (int m = 0; m < MAPS; m++) {
+        try (MapPusher pusher =
+            client.newMapPusher(lifecycle.endpoint(), shuffle, m, 0, MAPS, partitions)) {
+          workload.writeMap(pusher, m, 0);
+          pusher.finish();
+          assertThat(
+                  client.mapperEnd(lifecycle.endpoint(), shuffle, m, 0, MAPS, pusher.batchCounts()))
+              .isZero();
+        }
+      }
+      AtomicLong whole = new AtomicLong();
+      ShuffleWorkload.assertEveryRecordOnce(
+          workload.readAll(
+              client, lifecycle.endpoint(), shuffle, r -> whole.addAndGet(r.chunksRead())));
+      AtomicLong byRange = new AtomicLong();
+      AtomicLong skipped = new AtomicLong();
+      ShuffleWorkload.assertEveryRecordOnce(
+          workload.readByMapRanges(
+              client,
+              lifecycle.endpoint(),
+              shuffle,
+              ranges,
+              r -> {
+                byRange.addAndGet(r.chunksRead());
+                skipped.addAndGet(r.chunksSkipped());
+              }));
+      // Without skipping, each of the 5 sub-reads would fetch every chunk of its partition. With
+      // it, they fetch each chunk about once: a chunk at the seam of two ranges holds maps of both.
+      assertThat(whole.get()).as("chunks of the whole shuffle").isGreaterThan(20L * partitions);
+      assertThat(byRange.get() + skipped.get()).isEqualTo(ranges * whole.get());
+      assertThat(byRange.get())
+          .as("chunks fetched by the sub-reads, against %d in all", whole.get())
+          .isLessThanOrEqualTo(whole.get() + (long) (ranges - 1) * partitions * 2);
+    }
+  }
+
+  @Test
   void duplicatedBatchesAndLosingAttemptsAreFilteredOut() throws Exception {
     ShuffleWorkload workload = new ShuffleWorkload(MAPS, PARTITIONS, 1000, 2L);
     try (LifecycleManager lifecycle =

@@ -112,6 +112,34 @@ final class ShuffleWorkload {
     return seen;
   }
 
+  /**
+   * Reads every partition of {@code shuffle} as a skewed partition's sub-reads do: {@code ranges}
+   * readers per partition, each of a contiguous range of maps ({@code afterEach} hears each before
+   * it closes); returns how often each record was read.
+   */
+  int[][] readByMapRanges(
+      ShuffleClient client,
+      HostPort lifecycle,
+      ShuffleId shuffle,
+      int ranges,
+      Consumer<PartitionReader> afterEach) {
+    int[][] seen = new int[maps][recordsPerMap];
+    for (int p = 0; p < partitions; p++) {
+      for (int r = 0; r < ranges; r++) {
+        int start = maps * r / ranges;
+        int end = maps * (r + 1) / ranges;
+        try (PartitionReader reader =
+            client.newReader(lifecycle, shuffle, maps, p, p + 1, start, end)) {
+          for (Batch b; (b = reader.next()) != null; ) {
+            countBatch(b, p, seen);
+          }
+          afterEach.accept(reader);
+        }
+      }
+    }
+    return seen;
+  }
+
   /** Fails unless every record was read exactly once. */
   static void assertEveryRecordOnce(int[][] seen) {
     for (int m = 0; m < seen.length; m++) {

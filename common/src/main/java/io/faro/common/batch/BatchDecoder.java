@@ -18,15 +18,6 @@ public final class BatchDecoder implements AutoCloseable {
   // Made at the first ZSTD batch.
   private ZstdDecompressCtx zstd;
 
-  /** Upper bound of LZ4's expansion (output bytes per input byte). */
-  private static final long MAX_EXPANSION = 255;
-
-  /**
-   * The most a ZSTD batch may claim once decoded (ZSTD can expand far more than LZ4): twice the
-   * largest batch a client cuts (faro.client.push.batch.size is at most 64 MiB).
-   */
-  static final long MAX_ZSTD_RAW_LENGTH = 128L << 20;
-
   private byte[] scratch = new byte[64 * 1024];
   private byte[] compressed = new byte[0];
 
@@ -131,14 +122,10 @@ public final class BatchDecoder implements AutoCloseable {
       throw BatchFormat.corrupt(
           "bad codec " + codecByte + " or raw length " + rawLength + " in " + where);
     }
-    // Checked before the scratch array grows to it: LZ4 expands a block at most about 255 times,
-    // so a header claiming more (a CRC-valid batch from a buggy or hostile writer) is corrupt;
-    // ZSTD may expand far more, but no honest batch is larger than MAX_ZSTD_RAW_LENGTH.
-    long most = MAX_EXPANSION * (long) dataLength + 64;
-    if (codec == BatchFormat.Codec.ZSTD) {
-      most = Math.max(most, MAX_ZSTD_RAW_LENGTH);
-    }
-    if (rawLength > most) {
+    // Checked before the scratch array grows to it: no encoder writes a batch that expands more
+    // than LZ4 can (about 255 times), so a header claiming more (a CRC-valid batch from a buggy or
+    // hostile writer) is corrupt.
+    if (!BatchFormat.withinExpansion(rawLength, dataLength)) {
       throw BatchFormat.corrupt(
           "batch of "
               + dataLength
@@ -208,17 +195,24 @@ public final class BatchDecoder implements AutoCloseable {
     }
     try {
       return zstd.decompressByteArray(scratch, 0, rawLength, source, offset, dataLength);
-    } catch (RuntimeException e) {
+    } catch (com.github.luben.zstd.ZstdException e) {
       // ZSTD's own checks: a damaged frame, or one that decodes to more than the header says.
       throw BatchFormat.corrupt("ZSTD batch does not decode (" + e.getMessage() + ") in " + where);
     }
   }
 
-  /** Frees the ZSTD context, if one was made. Idempotent; not while a batch is decoded. */
+  /**
+   * Frees the ZSTD context, if one was made. Idempotent, and never throws: a context still in use
+   * on another thread (a task's cleanup while its reader decodes) is left to that thread's end.
+   */
   @Override
   public void close() {
     if (zstd != null) {
-      zstd.close();
+      try {
+        zstd.close();
+      } catch (IllegalStateException inUse) {
+        // zstd-jni refuses to free a context that is in use; freeing it then would crash.
+      }
     }
   }
 }

@@ -18,7 +18,11 @@ public final class BatchEncoder implements AutoCloseable {
   /** The ZSTD level Faro uses unless told otherwise: ZSTD's fastest. */
   public static final int DEFAULT_ZSTD_LEVEL = 1;
 
+  /** ZSTD output buffers larger than this are dropped after their batch. */
+  private static final int KEPT_ZSTD_BUFFER = 4 << 20;
+
   private final BatchFormat.Codec codec;
+  // Also the ZSTD encoder's: a batch ZSTD shrinks beyond what readers accept is stored with LZ4.
   private final LZ4Compressor lz4;
   private final ZstdCompressCtx zstd;
   private final ByteBufAllocator allocator;
@@ -37,7 +41,7 @@ public final class BatchEncoder implements AutoCloseable {
   public BatchEncoder(BatchFormat.Codec codec, int zstdLevel, ByteBufAllocator allocator) {
     this.codec = codec;
     this.lz4 =
-        codec == BatchFormat.Codec.LZ4 ? LZ4Factory.fastestInstance().fastCompressor() : null;
+        codec == BatchFormat.Codec.NONE ? null : LZ4Factory.fastestInstance().fastCompressor();
     this.zstd = codec == BatchFormat.Codec.ZSTD ? new ZstdCompressCtx().setLevel(zstdLevel) : null;
     this.allocator = allocator;
   }
@@ -46,30 +50,34 @@ public final class BatchEncoder implements AutoCloseable {
   public ByteBuf encode(int mapId, int attemptId, int batchId, byte[] raw, int offset, int length) {
     int capacity =
         BatchFormat.HEADER
-            + switch (codec) {
-              case LZ4 -> lz4.maxCompressedLength(length);
-              case ZSTD, NONE -> length;
-            };
+            + (codec == BatchFormat.Codec.NONE ? length : lz4.maxCompressedLength(length));
     ByteBuf out = allocator.directBuffer(capacity);
     try {
       int stored = -1; // compressed length, or -1: stored as is
-      if (codec == BatchFormat.Codec.LZ4) {
-        ByteBuffer dest = out.nioBuffer(BatchFormat.HEADER, capacity - BatchFormat.HEADER);
-        stored = lz4.compress(ByteBuffer.wrap(raw), offset, length, dest, 0, dest.remaining());
-      } else if (codec == BatchFormat.Codec.ZSTD) {
+      BatchFormat.Codec used = codec;
+      if (codec == BatchFormat.Codec.ZSTD) {
         int bound = (int) Math.min(Integer.MAX_VALUE - 16, Zstd.compressBound(length));
         if (zstdOut.length < bound) {
-          zstdOut = new byte[Math.max(bound, Math.min(zstdOut.length * 2, Integer.MAX_VALUE - 16))];
+          zstdOut = new byte[bound];
         }
         stored = zstd.compressByteArray(zstdOut, 0, zstdOut.length, raw, offset, length);
-        if (stored < length) {
+        if (stored < length && BatchFormat.withinExpansion(length, stored)) {
           out.setBytes(BatchFormat.HEADER, zstdOut, 0, stored);
+        } else if (stored < length) {
+          // Shrunk more than readers let any batch claim (they check before they allocate):
+          // stored with LZ4 instead, which never shrinks that much.
+          used = BatchFormat.Codec.LZ4;
+        }
+        if (zstdOut.length > KEPT_ZSTD_BUFFER) {
+          zstdOut = new byte[0]; // a giant record's buffer is not kept for the rest of the task
         }
       }
-      BatchFormat.Codec used;
+      if (used == BatchFormat.Codec.LZ4) {
+        ByteBuffer dest = out.nioBuffer(BatchFormat.HEADER, capacity - BatchFormat.HEADER);
+        stored = lz4.compress(ByteBuffer.wrap(raw), offset, length, dest, 0, dest.remaining());
+      }
       int dataLength;
       if (stored >= 0 && stored < length) {
-        used = codec;
         dataLength = stored;
       } else {
         out.setBytes(BatchFormat.HEADER, raw, offset, length);
@@ -92,11 +100,18 @@ public final class BatchEncoder implements AutoCloseable {
     }
   }
 
-  /** Frees the ZSTD context, if any. Idempotent; not while {@link #encode} runs. */
+  /**
+   * Frees the ZSTD context, if any. Idempotent, and never throws: a context still in use on another
+   * thread (a task's cleanup while it encodes) is left to that thread's end.
+   */
   @Override
   public void close() {
     if (zstd != null) {
-      zstd.close();
+      try {
+        zstd.close();
+      } catch (IllegalStateException inUse) {
+        // zstd-jni refuses to free a context that is in use; freeing it then would crash.
+      }
     }
   }
 

@@ -63,6 +63,19 @@ public final class BatchFormat {
     }
   }
 
+  /** Upper bound of LZ4's expansion (output bytes per input byte): about 255. */
+  static final long MAX_EXPANSION = 255;
+
+  /**
+   * Whether a batch of {@code dataLength} stored bytes may claim {@code rawLength} bytes once
+   * decoded: at most what LZ4 can expand it to, whatever its codec. Readers refuse a batch that
+   * claims more before they allocate for it (a CRC-valid batch from a buggy or hostile writer), and
+   * encoders never write one (a ZSTD batch that shrank more is stored with LZ4).
+   */
+  public static boolean withinExpansion(long rawLength, long dataLength) {
+    return rawLength <= MAX_EXPANSION * dataLength + 64;
+  }
+
   /**
    * Checks that {@code buf[offset, offset + length)} is a whole number of well-formed batch headers
    * (lengths consistent, known codec) without reading the data. Used by the worker on every pushed

@@ -85,6 +85,23 @@ class BatchFormatTest {
   }
 
   @Test
+  void aBatchZstdShrinksMoreThanReadersAcceptIsStoredWithLz4() {
+    byte[] zeros = new byte[4 << 20]; // ZSTD stores 4 MiB of zeros in a few hundred bytes
+    try (BatchEncoder encoder =
+            new BatchEncoder(BatchFormat.Codec.ZSTD, 1, PooledByteBufAllocator.DEFAULT);
+        BatchDecoder decoder = new BatchDecoder()) {
+      ByteBuf batch = encoder.encode(0, 0, 0, zeros, 0, zeros.length);
+      assertThat(batch.getByte(BatchFormat.CODEC)).isEqualTo(BatchFormat.Codec.LZ4.wire());
+      assertThat(BatchFormat.withinExpansion(zeros.length, batch.getInt(BatchFormat.DATA_LENGTH)))
+          .isTrue();
+      List<Integer> lengths = new ArrayList<>();
+      decoder.decode(batch, "zeros", (m, a, b) -> true, b -> lengths.add(b.length()));
+      assertThat(lengths).containsExactly(zeros.length);
+      batch.release();
+    }
+  }
+
+  @Test
   void aZstdBatchThatDoesNotDecodeOrClaimsTooMuchIsCorruptEvenWithAValidChecksum() {
     BatchEncoder encoder =
         new BatchEncoder(BatchFormat.Codec.ZSTD, 3, PooledByteBufAllocator.DEFAULT);
@@ -106,7 +123,7 @@ class BatchFormatTest {
       damaged.release();
 
       ByteBuf huge = chunk.copy();
-      huge.setInt(BatchFormat.RAW_LENGTH, (int) BatchDecoder.MAX_ZSTD_RAW_LENGTH + 1);
+      huge.setInt(BatchFormat.RAW_LENGTH, 255 * dataLength + 65);
       huge.setInt(
           BatchFormat.CRC, BatchEncoder.checksum(huge, 0, dataLength, new java.util.zip.CRC32C()));
       assertThatThrownBy(() -> decoder.decode(huge, "chunk 4", (m, a, b) -> true, b -> {}))

@@ -80,8 +80,15 @@ public final class FetchHandler implements RequestHandler {
         ProtoMapper.partitionKey(
             IdMapper.shuffleId(open.getShuffle()), open.getPartitionId(), open.getEpoch());
     PartitionCommit.Committed committed = store.committed(key);
-    responder.respond(
-        OpenStreamResponse.newBuilder().addAllChunkOffsets(committed.chunks().asList()).build());
+    io.faro.worker.storage.ChunkIndex chunks = committed.chunks();
+    OpenStreamResponse.Builder response =
+        OpenStreamResponse.newBuilder().addAllChunkOffsets(chunks.asList());
+    if (chunks.hasMapRanges()) {
+      for (int i = 0; i < chunks.chunkCount(); i++) {
+        response.addChunkFirstMaps(chunks.firstMap(i)).addChunkLastMaps(chunks.lastMap(i));
+      }
+    }
+    responder.respond(response.build());
   }
 
   private void fetchChunk(FetchChunkRequest fetch, Responder responder) {

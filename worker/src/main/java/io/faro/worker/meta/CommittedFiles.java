@@ -106,7 +106,10 @@ public final class CommittedFiles implements CommitLog {
           CommittedFileRecordP.newBuilder()
               .setDataLength(c.chunks().dataLength())
               .setChunkCount(c.chunks().chunkCount())
-              .setFormatVersion(PartitionFileFormat.VERSION);
+              .setFormatVersion(
+                  c.chunks().hasMapRanges()
+                      ? PartitionFileFormat.VERSION
+                      : PartitionFileFormat.VERSION_WITHOUT_MAP_RANGES);
       if (c.file().isPresent()) {
         Path file = c.file().get();
         Optional<Disk> disk = diskOf(file);

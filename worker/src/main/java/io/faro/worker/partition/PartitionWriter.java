@@ -2,6 +2,7 @@ package io.faro.worker.partition;
 
 import static java.util.Objects.requireNonNull;
 
+import io.faro.common.batch.BatchFormat;
 import io.faro.common.id.PartitionKey;
 import io.faro.worker.memory.FrameCharge;
 import io.faro.worker.replicate.ReplicaLink;
@@ -73,6 +74,11 @@ public final class PartitionWriter {
   private long appendedBytes;
   private long chunkStart;
   private final List<Long> chunkEnds = new ArrayList<>();
+  // The map range of each chunk ended, and of the one being filled (NO_MAP while it has none).
+  private final List<Integer> chunkFirstMaps = new ArrayList<>();
+  private final List<Integer> chunkLastMaps = new ArrayList<>();
+  private int currentFirstMap = NO_MAP;
+  private int currentLastMap = -1;
   private CompletableFuture<PartitionCommit> commit;
   // -------------------------------------------------------------------------------------
 
@@ -158,6 +164,7 @@ public final class PartitionWriter {
       throw new IllegalArgumentException("chunk size must be positive: " + chunkSize);
     }
     int length = part.readableBytes();
+    long maps = mapRange(part);
     AppendStatus status;
     synchronized (this) {
       status = admit();
@@ -165,9 +172,12 @@ public final class PartitionWriter {
         pending.add(new Part(part, charge));
         pendingBytes += length;
         appendedBytes += length;
+        currentFirstMap = Math.min(currentFirstMap, (int) (maps >>> 32));
+        currentLastMap = Math.max(currentLastMap, (int) maps);
         if (appendedBytes - chunkStart >= chunkSize) {
           chunkEnds.add(appendedBytes);
           chunkStart = appendedBytes;
+          endChunkMaps();
         }
         if (pendingBytes >= settings.flushBufferSize()) {
           handOverPending();
@@ -335,13 +345,53 @@ public final class PartitionWriter {
   private ChunkIndex chunkIndex() {
     int extra = appendedBytes > chunkStart ? 1 : 0;
     long[] offsets = new long[1 + chunkEnds.size() + extra];
+    int[] firstMaps = new int[chunkEnds.size() + extra];
+    int[] lastMaps = new int[chunkEnds.size() + extra];
     for (int i = 0; i < chunkEnds.size(); i++) {
       offsets[i + 1] = chunkEnds.get(i);
+      firstMaps[i] = chunkFirstMaps.get(i);
+      lastMaps[i] = chunkLastMaps.get(i);
     }
     if (extra == 1) {
       offsets[offsets.length - 1] = appendedBytes;
+      firstMaps[firstMaps.length - 1] = currentFirstMap == NO_MAP ? 0 : currentFirstMap;
+      lastMaps[lastMaps.length - 1] = currentFirstMap == NO_MAP ? 0 : currentLastMap;
     }
-    return ChunkIndex.of(offsets);
+    return ChunkIndex.of(offsets, firstMaps, lastMaps);
+  }
+
+  private static final int NO_MAP = Integer.MAX_VALUE;
+
+  // @GuardedBy("this")
+  private void endChunkMaps() {
+    // A chunk of nothing but batches no reader keeps (negative map ids) gets [0, 0]: skipping it
+    // or not changes nothing.
+    boolean none = currentFirstMap == NO_MAP;
+    chunkFirstMaps.add(none ? 0 : currentFirstMap);
+    chunkLastMaps.add(none ? 0 : currentLastMap);
+    currentFirstMap = NO_MAP;
+    currentLastMap = -1;
+  }
+
+  /**
+   * The smallest and the largest map index of the batches of {@code part} (validated: whole
+   * batches), as {@code first << 32 | last}; negative ids (which no reader keeps) left out, and
+   * {@code NO_MAP << 32 | -1} when none is left. Reads only the headers.
+   */
+  static long mapRange(ByteBuf part) {
+    int first = NO_MAP;
+    int last = -1;
+    long pos = part.readerIndex();
+    long end = part.writerIndex();
+    while (end - pos >= BatchFormat.HEADER) {
+      int mapId = part.getInt((int) pos + BatchFormat.MAP_ID);
+      if (mapId >= 0) {
+        first = Math.min(first, mapId);
+        last = Math.max(last, mapId);
+      }
+      pos += BatchFormat.HEADER + Math.max(0, part.getInt((int) pos + BatchFormat.DATA_LENGTH));
+    }
+    return ((long) first << 32) | (last & 0xFFFFFFFFL);
   }
 
   /** Runs on the flush thread. Takes ownership of {@code parts}: releases them once written. */

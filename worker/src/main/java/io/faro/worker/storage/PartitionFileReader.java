@@ -62,7 +62,9 @@ public final class PartitionFileReader {
       if (t.chunkCount() < 0
           || t.indexOffset() < 0
           || t.indexOffset()
-              != size - TRAILER_SIZE - PartitionFileFormat.indexLength(t.chunkCount())) {
+              != size
+                  - TRAILER_SIZE
+                  - PartitionFileFormat.indexLength(t.chunkCount(), t.version())) {
         throw corrupt(
             file,
             "trailer declares "
@@ -73,7 +75,7 @@ public final class PartitionFileReader {
                 + size
                 + " bytes");
       }
-      int indexLength = (int) PartitionFileFormat.indexLength(t.chunkCount());
+      int indexLength = (int) PartitionFileFormat.indexLength(t.chunkCount(), t.version());
       ByteBuffer index = readFully(channel, t.indexOffset(), indexLength);
       int crc = PartitionFileFormat.crc(index, 0, indexLength);
       if (crc != t.indexCrc()) {
@@ -94,7 +96,17 @@ public final class PartitionFileReader {
                 + t.indexOffset());
       }
       try {
-        return ChunkIndex.of(offsets);
+        if (t.version() == PartitionFileFormat.VERSION_WITHOUT_MAP_RANGES) {
+          return ChunkIndex.of(offsets);
+        }
+        int[] firstMaps = new int[t.chunkCount()];
+        int[] lastMaps = new int[t.chunkCount()];
+        int ranges = offsets.length * INDEX_ENTRY;
+        for (int i = 0; i < firstMaps.length; i++) {
+          firstMaps[i] = index.getInt(ranges + i * PartitionFileFormat.MAP_RANGE_ENTRY);
+          lastMaps[i] = index.getInt(ranges + i * PartitionFileFormat.MAP_RANGE_ENTRY + 4);
+        }
+        return ChunkIndex.of(offsets, firstMaps, lastMaps);
       } catch (IllegalArgumentException e) {
         throw corrupt(file, e.getMessage());
       }
@@ -104,7 +116,7 @@ public final class PartitionFileReader {
     }
   }
 
-  private record Trailer(long indexOffset, int chunkCount, int indexCrc) {
+  private record Trailer(long indexOffset, int chunkCount, int indexCrc, int version) {
     static Trailer decode(Path file, ByteBuffer trailer) {
       int magic = trailer.getInt(PartitionFileFormat.TRAILER_MAGIC);
       if (magic != PartitionFileFormat.MAGIC) {
@@ -118,18 +130,21 @@ public final class PartitionFileReader {
       if (version > PartitionFileFormat.VERSION) {
         throw new NewerFormatException(file, version);
       }
-      if (version != PartitionFileFormat.VERSION) {
+      if (version < PartitionFileFormat.VERSION_WITHOUT_MAP_RANGES) {
         throw corrupt(
             file,
             "unsupported format version "
                 + version
-                + ", this worker reads version "
+                + ", this worker reads versions "
+                + PartitionFileFormat.VERSION_WITHOUT_MAP_RANGES
+                + " to "
                 + PartitionFileFormat.VERSION);
       }
       return new Trailer(
           trailer.getLong(PartitionFileFormat.TRAILER_INDEX_OFFSET),
           trailer.getInt(PartitionFileFormat.TRAILER_CHUNK_COUNT),
-          trailer.getInt(PartitionFileFormat.TRAILER_INDEX_CRC));
+          trailer.getInt(PartitionFileFormat.TRAILER_INDEX_CRC),
+          version);
     }
   }
 

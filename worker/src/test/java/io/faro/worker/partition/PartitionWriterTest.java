@@ -159,6 +159,42 @@ class PartitionWriterTest {
   }
 
   @Test
+  void eachChunkKnowsTheMapsOfItsBatchesAndKeepsThemInItsFile() {
+    PartitionKey key = new PartitionKey(SHUFFLE, 0, 0);
+    store.reserve(SHUFFLE, List.of(new PartitionStore.Reservation(0, 0, 0)));
+    io.faro.worker.testing.Batches batches = new io.faro.worker.testing.Batches(false, 5);
+    // Maps 0..9 one after the other, 3 parts of ~3 KB each: chunks of 16 KB hold about 2 maps.
+    for (int map = 0; map < 10; map++) {
+      for (int b = 0; b < 3; b++) {
+        assertThat(append(key, batches.batch(map, 0, b, 3000))).isEqualTo(AppendStatus.ACCEPTED);
+      }
+    }
+    // A part of two batches of maps far apart: its chunk's range covers both.
+    ByteBuf two = batches.batch(30, 0, 0, 100);
+    ByteBuf other = batches.batch(12, 0, 0, 100);
+    two.writeBytes(other);
+    other.release();
+    assertThat(append(key, two)).isEqualTo(AppendStatus.ACCEPTED);
+
+    PartitionCommit.Committed committed = store.commit(SHUFFLE).join().committed().get(0);
+    ChunkIndex chunks = committed.chunks();
+    assertThat(chunks.hasMapRanges()).isTrue();
+    assertThat(chunks.chunkCount()).isGreaterThan(3);
+    assertThat(chunks.firstMap(0)).isZero();
+    for (int i = 1; i < chunks.chunkCount(); i++) {
+      assertThat(chunks.firstMap(i))
+          .as("maps came in order: chunk %d starts where chunk %d ended", i, i - 1)
+          .isGreaterThanOrEqualTo(chunks.lastMap(i - 1));
+      assertThat(chunks.lastMap(i - 1) - chunks.firstMap(i - 1))
+          .as("a chunk of 16 KB holds about 2 maps of 9 KB")
+          .isLessThanOrEqualTo(2);
+    }
+    int last = chunks.chunkCount() - 1;
+    assertThat(chunks.lastMap(last)).isEqualTo(30);
+    assertThat(PartitionFileReader.readIndex(committed.file().orElseThrow())).isEqualTo(chunks);
+  }
+
+  @Test
   void concurrentAppendsToOnePartitionStayWholeAndInOrderPerAppender() throws Exception {
     PartitionKey key = new PartitionKey(SHUFFLE, 5, 0);
     store.reserve(SHUFFLE, List.of(new PartitionStore.Reservation(5, 0, 0)));

@@ -115,7 +115,11 @@ class DirectIoTest {
         .hasSize(
             (int)
                 (total
-                    + PartitionFileFormat.indexLength(chunks.chunkCount())
+                    + PartitionFileFormat.indexLength(
+                        chunks.chunkCount(),
+                        chunks.hasMapRanges()
+                            ? PartitionFileFormat.VERSION
+                            : PartitionFileFormat.VERSION_WITHOUT_MAP_RANGES)
                     + PartitionFileFormat.TRAILER_SIZE));
     assertThat(Arrays.equals(directBytes, Files.readAllBytes(buffered.path())))
         .as("the direct file has the buffered file's bytes")

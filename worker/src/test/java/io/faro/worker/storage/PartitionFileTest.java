@@ -58,6 +58,64 @@ class PartitionFileTest {
   }
 
   @Test
+  void aVersion2FileKeepsEachChunksMapRangeAndAVersion1FileIsStillRead() throws IOException {
+    byte[] data = new byte[600];
+    new Random(12).nextBytes(data);
+    PartitionFile file = new PartitionFile(KEY, FileLayout.partitionFile(root, KEY));
+    write(file, buffer(data, 0, 600));
+    ChunkIndex chunks = ChunkIndex.of(new long[] {0, 200, 600}, new int[] {0, 3}, new int[] {4, 9});
+    assertThat(file.finish(chunks, true)).contains(chunks);
+    byte[] onDisk = Files.readAllBytes(file.path());
+    assertThat(onDisk)
+        .hasSize(
+            600
+                + 3 * PartitionFileFormat.INDEX_ENTRY
+                + 2 * PartitionFileFormat.MAP_RANGE_ENTRY
+                + PartitionFileFormat.TRAILER_SIZE);
+    ChunkIndex read = PartitionFileReader.readIndex(file.path());
+    assertThat(read).isEqualTo(chunks);
+    assertThat(read.hasMapRanges()).isTrue();
+    assertThat(read.firstMap(1)).isEqualTo(3);
+    assertThat(read.lastMap(1)).isEqualTo(9);
+
+    // An index without map ranges is written, and read back, as version 1 (the files of a Faro
+    // before chunks knew their maps).
+    PartitionKey other = new PartitionKey(KEY.shuffle(), 8, 0);
+    PartitionFile old = new PartitionFile(other, FileLayout.partitionFile(root, other));
+    write(old, buffer(data, 0, 600));
+    old.finish(ChunkIndex.of(0, 200, 600), true);
+    ChunkIndex v1 = PartitionFileReader.readIndex(old.path());
+    assertThat(v1.hasMapRanges()).isFalse();
+    assertThat(v1.asList()).containsExactly(0L, 200L, 600L);
+    try (java.io.RandomAccessFile f = new java.io.RandomAccessFile(old.path().toFile(), "r")) {
+      f.seek(f.length() - PartitionFileFormat.TRAILER_SIZE + PartitionFileFormat.TRAILER_VERSION);
+      assertThat(f.readInt()).isEqualTo(PartitionFileFormat.VERSION_WITHOUT_MAP_RANGES);
+    }
+  }
+
+  @Test
+  void aMapRangeThatEndsBeforeItStartsIsCorrupt() throws IOException {
+    byte[] data = new byte[300];
+    PartitionFile file = new PartitionFile(KEY, FileLayout.partitionFile(root, KEY));
+    write(file, buffer(data, 0, 300));
+    file.finish(ChunkIndex.of(new long[] {0, 300}, new int[] {5}, new int[] {6}), true);
+    // Chunk 0's last map (the int after the 2 offsets) made smaller than its first; CRC fixed up,
+    // so that only the range check can catch it.
+    byte[] bytes = Files.readAllBytes(file.path());
+    java.nio.ByteBuffer b = java.nio.ByteBuffer.wrap(bytes);
+    int index = 300;
+    b.putInt(index + 2 * PartitionFileFormat.INDEX_ENTRY + 4, 1);
+    java.util.zip.CRC32C crc = new java.util.zip.CRC32C();
+    crc.update(
+        bytes, index, 2 * PartitionFileFormat.INDEX_ENTRY + PartitionFileFormat.MAP_RANGE_ENTRY);
+    b.putInt(
+        bytes.length - PartitionFileFormat.TRAILER_SIZE + PartitionFileFormat.TRAILER_INDEX_CRC,
+        (int) crc.getValue());
+    Files.write(file.path(), bytes);
+    assertCorrupt(file.path(), "map range [5, 1]");
+  }
+
+  @Test
   void anEmptyPartitionHasNoFile() throws IOException {
     PartitionFile file = new PartitionFile(KEY, FileLayout.partitionFile(root, KEY));
     assertThat(file.finish(ChunkIndex.empty(), true)).isEmpty();
