@@ -74,9 +74,61 @@ public final class FaroShuffleManager implements ShuffleManager {
               + "service; set it to false (Faro keeps shuffle data on Faro workers)");
     }
     if (isDriver) {
+      checkClassLoading(conf, ownJar());
       declareShuffleDataOutsideExecutors(conf);
     }
     warmUp();
+  }
+
+  static final String USER_CLASS_PATH_FIRST_KEY = "spark.executor.userClassPathFirst";
+
+  /**
+   * Fails the application at once, naming the settings, when its executors would load Faro's
+   * classes twice: with {@code spark.executor.userClassPathFirst=true}, a Faro jar among the
+   * application's jars ({@code spark.jars}, {@code --jars}) is loaded by the executors' user class
+   * loader first, so the shuffle handles their tasks deserialize are of another class than the
+   * shuffle manager's (loaded from {@code spark.executor.extraClassPath} when the executor
+   * started), and every task would fail. With the jar only on the executors' class path the user
+   * class loader finds no copy of its own and Faro carries the shuffle; nothing to refuse then.
+   *
+   * @param ownJar the file name of the jar this class was loaded from, if it came from one
+   * @throws IllegalArgumentException naming both settings and what to change
+   */
+  static void checkClassLoading(SparkConf conf, java.util.Optional<String> ownJar) {
+    if (!conf.getBoolean(USER_CLASS_PATH_FIRST_KEY, false)) {
+      return;
+    }
+    for (String jar : conf.get("spark.jars", "").split(",")) {
+      String name = jar.trim().substring(jar.trim().lastIndexOf('/') + 1);
+      if (!name.isEmpty()
+          && (name.startsWith("faro-client-spark") || ownJar.map(name::equals).orElse(false))) {
+        throw new IllegalArgumentException(
+            USER_CLASS_PATH_FIRST_KEY
+                + "=true with Faro's jar in spark.jars ("
+                + LogSafe.id(jar.trim())
+                + "): executors would load Faro's classes twice and every shuffle task would "
+                + "fail. Put the jar on spark.executor.extraClassPath only (and "
+                + "spark.driver.extraClassPath), or set "
+                + USER_CLASS_PATH_FIRST_KEY
+                + "=false");
+      }
+    }
+  }
+
+  /** The file name of the jar this class came from, if a jar. */
+  private static java.util.Optional<String> ownJar() {
+    try {
+      java.security.CodeSource source =
+          FaroShuffleManager.class.getProtectionDomain().getCodeSource();
+      if (source == null || source.getLocation() == null) {
+        return java.util.Optional.empty();
+      }
+      String path = source.getLocation().getPath();
+      String name = path.substring(path.lastIndexOf('/') + 1);
+      return name.endsWith(".jar") ? java.util.Optional.of(name) : java.util.Optional.empty();
+    } catch (SecurityException e) {
+      return java.util.Optional.empty();
+    }
   }
 
   static final String DATA_IO_KEY = "spark.shuffle.sort.io.plugin.class";

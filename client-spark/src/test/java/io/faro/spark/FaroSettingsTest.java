@@ -59,6 +59,40 @@ class FaroSettingsTest {
   }
 
   @Test
+  void userClassPathFirstWithFarosJarAmongTheAppsJarsFailsAtOnceNamingTheSettings() {
+    SparkConf both =
+        new SparkConf(false)
+            .set(FaroShuffleManager.USER_CLASS_PATH_FIRST_KEY, "true")
+            .set("spark.jars", "file:/apps/udfs.jar,file:/opt/faro/faro-client-spark-3-0.1.0.jar");
+    assertThatThrownBy(() -> FaroShuffleManager.checkClassLoading(both, java.util.Optional.empty()))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("spark.executor.userClassPathFirst=true")
+        .hasMessageContaining("faro-client-spark-3-0.1.0.jar")
+        .hasMessageContaining("spark.executor.extraClassPath");
+    // A renamed jar is known by the name the driver loaded Faro from.
+    SparkConf renamed =
+        new SparkConf(false)
+            .set(FaroShuffleManager.USER_CLASS_PATH_FIRST_KEY, "true")
+            .set("spark.jars", "hdfs:/libs/shuffle.jar");
+    assertThatThrownBy(
+            () ->
+                FaroShuffleManager.checkClassLoading(renamed, java.util.Optional.of("shuffle.jar")))
+        .isInstanceOf(IllegalArgumentException.class);
+
+    // The jar only on the executors' class path: Faro carries the shuffle, nothing to refuse.
+    FaroShuffleManager.checkClassLoading(
+        new SparkConf(false)
+            .set(FaroShuffleManager.USER_CLASS_PATH_FIRST_KEY, "true")
+            .set("spark.jars", "file:/apps/udfs.jar")
+            .set("spark.executor.extraClassPath", "/opt/faro/faro-client-spark-3-0.1.0.jar"),
+        java.util.Optional.of("faro-client-spark-3-0.1.0.jar"));
+    // Without userClassPathFirst, --jars is fine.
+    FaroShuffleManager.checkClassLoading(
+        new SparkConf(false).set("spark.jars", "file:/opt/faro/faro-client-spark-3-0.1.0.jar"),
+        java.util.Optional.empty());
+  }
+
+  @Test
   void thisClientIsBuiltForTheSparkItRunsOn() {
     String version = org.apache.spark.package$.MODULE$.SPARK_VERSION();
     assertThat(version).startsWith(SparkLine.NAME.equals("Spark 3.5") ? "3.5." : "4.");

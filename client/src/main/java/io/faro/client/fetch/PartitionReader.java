@@ -43,8 +43,9 @@ import org.slf4j.LoggerFactory;
  *
  * <p>Confined to the reducer's thread. Each returned batch is valid until the next call.
  *
- * <p>A little over 400 lines: the fetch state machine (prefetch window, retries, failover between
- * copies, busy workers); which batches count is decided by BatchFilter.
+ * <p>About 540 lines: the fetch state machine (prefetch window, retries, failover between copies,
+ * busy workers, the chunks a reader of some maps skips); which batches count is decided by
+ * BatchFilter.
  */
 public final class PartitionReader implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(PartitionReader.class);
@@ -417,7 +418,6 @@ public final class PartitionReader implements AutoCloseable {
       }
       if (group.wanted != null && nextChunk < group.wanted.length && !group.wanted[nextChunk]) {
         nextChunk++;
-        chunksSkipped++;
         continue;
       }
       ChunkRef ref = new ChunkRef(group, group.file(), nextChunk++);
@@ -434,53 +434,64 @@ public final class PartitionReader implements AutoCloseable {
   }
 
   /**
-   * For a reader of some maps: asks the copy being read which maps each of its chunks holds, and
-   * marks the chunks that may hold the maps read. The other copy of the epoch cuts the same chunks
-   * of the same batches, so the answer holds for it too. Without an answer (a file written before
-   * chunks knew their maps, or the request failed), every chunk is read: skipping is only a saving,
-   * and the filter drops the other maps' batches either way.
+   * For a reader of some maps: asks the epoch's copies (the one being read first) which maps each
+   * of their chunks holds, and marks the chunks that may hold the maps read. A replica holds the
+   * primary's parts in the same order cut by the same chunk size, up to the first it refused, so
+   * its chunk k holds a part of the primary's chunk k: either copy's answer is safe for both.
+   * Without an answer (a file written before chunks knew their maps, or no copy answered), every
+   * chunk is read: skipping is only a saving, and the filter drops the other maps' batches either
+   * way.
    */
   private void askWhichChunks(EpochGroup group) {
     group.asked = true;
-    CommittedFile file = group.file();
-    if (file.chunks() == 0) {
+    if (group.file().chunks() == 0) {
       return;
     }
-    OpenStreamRequest request =
-        OpenStreamRequest.newBuilder()
-            .setShuffle(IdMapper.toProto(shuffle))
-            .setPartitionId(file.location().partition())
-            .setEpoch(file.location().epoch())
-            .build();
-    OpenStreamResponse chunks;
-    try {
-      chunks =
-          Futures.await(
-              pool.call(
-                  file.location().endpoint().fetch(),
-                  request,
-                  OpenStreamResponse.class,
-                  settings.fetchTimeout()),
-              settings.fetchTimeout(),
-              "asking which maps the chunks of partition " + file.location().partition() + " hold");
-    } catch (FaroException e) {
-      LOG.info(
-          "Reading every chunk of partition {} epoch {} of shuffle {}: {}",
-          file.location().partition(),
-          file.location().epoch(),
-          shuffle,
-          e.getMessage());
+    for (int i = 0; i < group.copies.size(); i++) {
+      CommittedFile file = group.copies.get((group.copy + i) % group.copies.size());
+      OpenStreamRequest request =
+          OpenStreamRequest.newBuilder()
+              .setShuffle(IdMapper.toProto(shuffle))
+              .setPartitionId(file.location().partition())
+              .setEpoch(file.location().epoch())
+              .build();
+      OpenStreamResponse chunks;
+      try {
+        chunks =
+            Futures.await(
+                pool.call(file.location().endpoint().fetch(), request, OpenStreamResponse.class),
+                settings.network().requestTimeout(),
+                "asking which maps the chunks of partition "
+                    + file.location().partition()
+                    + " hold");
+      } catch (FaroException e) {
+        if (Thread.currentThread().isInterrupted()) {
+          throw e;
+        }
+        LOG.info(
+            "{} did not say which maps its chunks of partition {} epoch {} of shuffle {} hold:"
+                + " {}",
+            file.location().worker(),
+            file.location().partition(),
+            file.location().epoch(),
+            shuffle,
+            e.getMessage());
+        continue;
+      }
+      int count = chunks.getChunkFirstMapsCount();
+      if (count == 0 || count != chunks.getChunkLastMapsCount()) {
+        return; // not known for this file
+      }
+      boolean[] wanted = new boolean[count];
+      for (int c = 0; c < count; c++) {
+        wanted[c] = filter.mayKeep(chunks.getChunkFirstMaps(c), chunks.getChunkLastMaps(c));
+        if (!wanted[c]) {
+          chunksSkipped++;
+        }
+      }
+      group.wanted = wanted;
       return;
     }
-    int count = chunks.getChunkFirstMapsCount();
-    if (count == 0 || count != chunks.getChunkLastMapsCount()) {
-      return; // not known for this file
-    }
-    boolean[] wanted = new boolean[count];
-    for (int i = 0; i < count; i++) {
-      wanted[i] = filter.mayKeep(chunks.getChunkFirstMaps(i), chunks.getChunkLastMaps(i));
-    }
-    group.wanted = wanted;
   }
 
   /** Chunks a reader of some maps did not fetch: they hold none of its maps. */

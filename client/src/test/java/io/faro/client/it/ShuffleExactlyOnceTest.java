@@ -96,38 +96,14 @@ class ShuffleExactlyOnceTest {
 
   @Test
   void everyRecordIsReadExactlyOnce() throws Exception {
-    ShuffleWorkload workload = new ShuffleWorkload(MAPS, PARTITIONS, 2000, 1L);
-    try (LifecycleManager lifecycle =
-        new LifecycleManager(new AppId("exactly-once"), settings, pool, "127.0.0.1")) {
-      ShuffleClient client = new ShuffleClient(pool, settings);
-      ShuffleId shuffle = new ShuffleId(lifecycle.app(), 0);
-      List<Future<Long>> maps = new ArrayList<>();
-      for (int m = 0; m < MAPS; m++) {
-        int mapId = m;
-        maps.add(
-            tasks.submit(
-                () -> {
-                  Pushed pushed = push(client, lifecycle, shuffle, workload, mapId, 0, 0);
-                  assertThat(
-                          client.mapperEnd(
-                              lifecycle.endpoint(), shuffle, mapId, 0, MAPS, pushed.batchCounts()))
-                      .isZero();
-                  return pushed.bytes();
-                }));
-      }
-      long pushed = 0;
-      for (Future<Long> f : maps) {
-        pushed += f.get();
-      }
-      AtomicLong read = new AtomicLong();
-      ShuffleWorkload.assertEveryRecordOnce(
-          workload.readAll(
-              client, lifecycle.endpoint(), shuffle, r -> read.addAndGet(r.bytesRead())));
-      assertThat(read.get()).isEqualTo(pushed);
-      // Every worker took part: placement spread the partitions.
-      assertThat(cluster.workerDirs())
-          .allSatisfy(d -> assertThat(dataFiles(d, "exactly-once")).isNotEmpty());
-    }
+    pushAndReadAll(
+        "exactly-once",
+        new ShuffleWorkload(MAPS, PARTITIONS, 2000, 1L),
+        settings,
+        // While the app runs (its files go once it ends): placement spread the partitions.
+        () ->
+            assertThat(cluster.workerDirs())
+                .allSatisfy(d -> assertThat(dataFiles(d, "exactly-once")).isNotEmpty()));
   }
 
   @Test
@@ -161,6 +137,13 @@ class ShuffleExactlyOnceTest {
    */
   private static long pushAndReadAll(
       String app, ShuffleWorkload workload, ClientOptions.Settings with) throws Exception {
+    return pushAndReadAll(app, workload, with, () -> {});
+  }
+
+  /** As above; {@code whileOpen} runs after the read, before the app ends. */
+  private static long pushAndReadAll(
+      String app, ShuffleWorkload workload, ClientOptions.Settings with, Runnable whileOpen)
+      throws Exception {
     try (LifecycleManager lifecycle =
         new LifecycleManager(new AppId(app), with, pool, "127.0.0.1")) {
       ShuffleClient client = new ShuffleClient(pool, with);
@@ -188,6 +171,7 @@ class ShuffleExactlyOnceTest {
           workload.readAll(
               client, lifecycle.endpoint(), shuffle, r -> read.addAndGet(r.bytesRead())));
       assertThat(read.get()).isEqualTo(pushed);
+      whileOpen.run();
       return pushed;
     }
   }

@@ -17,6 +17,7 @@ public final class BatchDecoder implements AutoCloseable {
   private final CRC32C crc = new CRC32C();
   // Made at the first ZSTD batch.
   private ZstdDecompressCtx zstd;
+  private volatile boolean closeRequested;
 
   private byte[] scratch = new byte[64 * 1024];
   private byte[] compressed = new byte[0];
@@ -178,6 +179,9 @@ public final class BatchDecoder implements AutoCloseable {
 
   private int decodeZstd(ByteBuf chunk, int start, int dataLength, int rawLength, String where) {
     if (zstd == null) {
+      if (closeRequested) {
+        throw new IllegalStateException("this batch decoder was closed");
+      }
       zstd = new ZstdDecompressCtx();
     }
     byte[] source;
@@ -198,20 +202,30 @@ public final class BatchDecoder implements AutoCloseable {
     } catch (com.github.luben.zstd.ZstdException e) {
       // ZSTD's own checks: a damaged frame, or one that decodes to more than the header says.
       throw BatchFormat.corrupt("ZSTD batch does not decode (" + e.getMessage() + ") in " + where);
+    } finally {
+      if (closeRequested) {
+        freeZstd();
+      }
     }
   }
 
   /**
-   * Frees the ZSTD context, if one was made. Idempotent, and never throws: a context still in use
-   * on another thread (a task's cleanup while its reader decodes) is left to that thread's end.
+   * Frees the ZSTD context, if any. Idempotent, and never throws: zstd-jni refuses to free a
+   * context in use, so a close while another thread decodes (a task's cleanup) leaves it to that
+   * thread, which frees it when its call ends.
    */
   @Override
   public void close() {
+    closeRequested = true;
+    freeZstd();
+  }
+
+  private void freeZstd() {
     if (zstd != null) {
       try {
         zstd.close();
       } catch (IllegalStateException inUse) {
-        // zstd-jni refuses to free a context that is in use; freeing it then would crash.
+        // In use: closeRequested makes the thread using it free it when it is done.
       }
     }
   }

@@ -29,6 +29,7 @@ public final class BatchEncoder implements AutoCloseable {
   private final CRC32C crc = new CRC32C();
   // ZSTD compresses from and to arrays here; the result is copied into the batch's buffer.
   private byte[] zstdOut = new byte[0];
+  private volatile boolean closeRequested;
 
   /** An encoder with LZ4 ({@code compress}) or no compression. */
   public BatchEncoder(boolean compress, ByteBufAllocator allocator) {
@@ -60,7 +61,13 @@ public final class BatchEncoder implements AutoCloseable {
         if (zstdOut.length < bound) {
           zstdOut = new byte[bound];
         }
-        stored = zstd.compressByteArray(zstdOut, 0, zstdOut.length, raw, offset, length);
+        try {
+          stored = zstd.compressByteArray(zstdOut, 0, zstdOut.length, raw, offset, length);
+        } finally {
+          if (closeRequested) {
+            freeZstd();
+          }
+        }
         if (stored < length && BatchFormat.withinExpansion(length, stored)) {
           out.setBytes(BatchFormat.HEADER, zstdOut, 0, stored);
         } else if (stored < length) {
@@ -101,16 +108,22 @@ public final class BatchEncoder implements AutoCloseable {
   }
 
   /**
-   * Frees the ZSTD context, if any. Idempotent, and never throws: a context still in use on another
-   * thread (a task's cleanup while it encodes) is left to that thread's end.
+   * Frees the ZSTD context, if any. Idempotent, and never throws: zstd-jni refuses to free a
+   * context in use, so a close while another thread encodes (a task's cleanup) leaves it to that
+   * thread, which frees it when its call ends.
    */
   @Override
   public void close() {
+    closeRequested = true;
+    freeZstd();
+  }
+
+  private void freeZstd() {
     if (zstd != null) {
       try {
         zstd.close();
       } catch (IllegalStateException inUse) {
-        // zstd-jni refuses to free a context that is in use; freeing it then would crash.
+        // In use: closeRequested makes the thread using it free it when it is done.
       }
     }
   }

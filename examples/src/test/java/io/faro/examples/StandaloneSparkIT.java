@@ -1,0 +1,114 @@
+package io.faro.examples;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.faro.cli.LocalCluster;
+import io.faro.common.json.Json;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * Spark settings that change how executors live and load classes, on a Spark standalone cluster of
+ * real processes (one master, two workers) and a local Faro cluster: dynamic allocation without
+ * Spark's external shuffle service, and {@code spark.executor.userClassPathFirst}.
+ */
+class StandaloneSparkIT {
+  private static final String SCALE = "0.25";
+
+  @TempDir static Path dir;
+  private static SparkJobRunner runner;
+  private static LocalCluster faro;
+  private static SparkStandalone spark;
+
+  @BeforeAll
+  static void start() throws Exception {
+    runner = new SparkJobRunner(dir);
+    faro = LocalCluster.start(dir.resolve("faro"), LocalCluster.Options.workers(2));
+    spark = SparkStandalone.start(dir.resolve("spark"), 2, 2);
+  }
+
+  @AfterAll
+  static void stop() throws Exception {
+    if (spark != null) {
+      spark.close();
+    }
+    if (faro != null) {
+      faro.close();
+    }
+  }
+
+  /**
+   * The job's executors ran the map tasks of a shuffle, are all released while idle, and the same
+   * shuffle is read again on new executors. The driver set nothing but Faro's shuffle manager and
+   * dynamic allocation: Faro's plugin told Spark that the shuffle data outlives executors, so Spark
+   * released them (it refuses to start dynamic allocation without a shuffle service otherwise, or
+   * keeps executors for their shuffles with shuffle tracking) and found every map output still
+   * readable: no stage ran again.
+   */
+  @Test
+  void executorsReleasedAfterTheMapsLeaveEveryMapOutputReadable() throws Exception {
+    String expected =
+        Json.string(runner.run("released", "builtin", SCALE, "", "released-builtin"), "checksum");
+    List<String> conf = new ArrayList<>(spark.executorConf());
+    conf.addAll(
+        List.of(
+            "spark.dynamicAllocation.enabled=true",
+            "spark.dynamicAllocation.minExecutors=0",
+            "spark.dynamicAllocation.initialExecutors=2",
+            "spark.dynamicAllocation.executorIdleTimeout=2s",
+            "spark.dynamicAllocation.schedulerBacklogTimeout=1s",
+            "spark.executor.cores=1"));
+    String result =
+        runner
+            .start("released", "faro", SCALE, faro.masterEndpoint(), "released-faro", conf)
+            .awaitResult();
+
+    assertThat(Json.string(result, "checksum")).isEqualTo(expected);
+    assertThat(Json.number(result, "executors_left_before_reread"))
+        .as("executors left once the maps were done and every executor idle")
+        .isZero();
+    assertThat(Json.number(result, "executors_removed"))
+        .as("executors released while idle between the two reads")
+        .isGreaterThanOrEqualTo(2);
+    assertThat(Json.number(result, "stage_retries"))
+        .as("map stages run again for lost outputs")
+        .isZero();
+    assertThat(Json.number(result, "failed_tasks")).as("failed tasks").isZero();
+  }
+
+  /**
+   * With {@code spark.executor.userClassPathFirst=true} and Faro's jar on the executors' class path
+   * only (as a shuffle manager's jar must be there for Spark 3.5), Faro carries the shuffle. With
+   * the jar among the application's jars too, the executors would load Faro's classes twice and
+   * fail every task: the driver refuses to start instead, naming the settings.
+   */
+  @Test
+  void userClassPathFirstCarriesTheShuffleOrFailsAtOnceNamingTheSetting() throws Exception {
+    String expected =
+        Json.string(runner.run("sql", "builtin", "0.02", "", "sql-builtin"), "checksum");
+    List<String> conf = new ArrayList<>(spark.executorConf());
+    conf.add("spark.executor.userClassPathFirst=true");
+    String result =
+        runner
+            .start("sql", "faro", "0.02", faro.masterEndpoint(), "user-first-faro", conf)
+            .awaitResult();
+    assertThat(Json.string(result, "checksum")).isEqualTo(expected);
+    assertThat(Json.number(result, "failed_tasks")).as("failed tasks").isZero();
+
+    conf.add("spark.jars=" + SparkJobRunner.property("faro.demo.clientJar").toUri());
+    SparkJobRunner.Started twice =
+        runner.start("sql", "faro", "0.02", faro.masterEndpoint(), "user-first-twice", conf);
+    assertThat(twice.process().waitFor(2, TimeUnit.MINUTES)).isTrue();
+    assertThat(twice.process().exitValue()).isNotZero();
+    assertThat(Files.readString(twice.output()))
+        .contains("spark.executor.userClassPathFirst=true with Faro's jar in spark.jars")
+        .contains("spark.executor.extraClassPath");
+  }
+}
