@@ -49,31 +49,17 @@ final class SparkLine {
                 MethodType.methodType(
                     MapStatus.class, BlockManagerId.class, long[].class, long.class));
     Class<?> checksums = checksumArrayClass();
+    MethodType sorter =
+        MethodType.methodType(
+            void.class,
+            TaskContext.class,
+            Option.class,
+            Option.class,
+            Option.class,
+            Serializer.class);
     SORTER_WITH_CHECKSUMS =
-        checksums == null
-            ? null
-            : constructor(
-                lookup,
-                MethodType.methodType(
-                    void.class,
-                    TaskContext.class,
-                    Option.class,
-                    Option.class,
-                    Option.class,
-                    Serializer.class,
-                    checksums));
-    SORTER =
-        SORTER_WITH_CHECKSUMS != null
-            ? null
-            : constructor(
-                lookup,
-                MethodType.methodType(
-                    void.class,
-                    TaskContext.class,
-                    Option.class,
-                    Option.class,
-                    Option.class,
-                    Serializer.class));
+        checksums == null ? null : constructor(lookup, sorter.appendParameterTypes(checksums));
+    SORTER = SORTER_WITH_CHECKSUMS != null ? null : constructor(lookup, sorter);
     if ((MAP_STATUS_WITH_CHECKSUM == null && MAP_STATUS == null)
         || (SORTER_WITH_CHECKSUMS == null && SORTER == null)) {
       throw new IllegalStateException(

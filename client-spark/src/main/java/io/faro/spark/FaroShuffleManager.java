@@ -74,98 +74,10 @@ public final class FaroShuffleManager implements ShuffleManager {
               + "service; set it to false (Faro keeps shuffle data on Faro workers)");
     }
     if (isDriver) {
-      checkClassLoading(conf, ownJar());
-      declareShuffleDataOutsideExecutors(conf);
+      DriverSettings.checkClassLoading(conf, DriverSettings.ownJar());
+      DriverSettings.declareShuffleDataOutsideExecutors(conf);
     }
     warmUp();
-  }
-
-  static final String USER_CLASS_PATH_FIRST_KEY = "spark.executor.userClassPathFirst";
-
-  /**
-   * Fails the application at once, naming the settings, when its executors would load Faro's
-   * classes twice: with {@code spark.executor.userClassPathFirst=true}, a Faro jar among the
-   * application's jars ({@code spark.jars}, {@code --jars}) is loaded by the executors' user class
-   * loader first, so the shuffle handles their tasks deserialize are of another class than the
-   * shuffle manager's (loaded from {@code spark.executor.extraClassPath} when the executor
-   * started), and every task would fail. With the jar only on the executors' class path the user
-   * class loader finds no copy of its own and Faro carries the shuffle; nothing to refuse then.
-   *
-   * @param ownJar the file name of the jar this class was loaded from, if it came from one
-   * @throws IllegalArgumentException naming both settings and what to change
-   */
-  static void checkClassLoading(SparkConf conf, java.util.Optional<String> ownJar) {
-    if (!conf.getBoolean(USER_CLASS_PATH_FIRST_KEY, false)) {
-      return;
-    }
-    for (String jar : conf.get("spark.jars", "").split(",")) {
-      String name = jar.trim().substring(jar.trim().lastIndexOf('/') + 1);
-      if (!name.isEmpty()
-          && (name.startsWith("faro-client-spark") || ownJar.map(name::equals).orElse(false))) {
-        throw new IllegalArgumentException(
-            USER_CLASS_PATH_FIRST_KEY
-                + "=true with Faro's jar in spark.jars ("
-                + LogSafe.id(jar.trim())
-                + "): executors would load Faro's classes twice and every shuffle task would "
-                + "fail. Put the jar on spark.executor.extraClassPath only (and "
-                + "spark.driver.extraClassPath), or set "
-                + USER_CLASS_PATH_FIRST_KEY
-                + "=false");
-      }
-    }
-  }
-
-  /** The file name of the jar this class came from, if a jar. */
-  private static java.util.Optional<String> ownJar() {
-    try {
-      java.security.CodeSource source =
-          FaroShuffleManager.class.getProtectionDomain().getCodeSource();
-      if (source == null || source.getLocation() == null) {
-        return java.util.Optional.empty();
-      }
-      String path = source.getLocation().getPath();
-      String name = path.substring(path.lastIndexOf('/') + 1);
-      return name.endsWith(".jar") ? java.util.Optional.of(name) : java.util.Optional.empty();
-    } catch (SecurityException e) {
-      return java.util.Optional.empty();
-    }
-  }
-
-  static final String DATA_IO_KEY = "spark.shuffle.sort.io.plugin.class";
-  static final String SHUFFLE_TRACKING_KEY = "spark.dynamicAllocation.shuffleTracking.enabled";
-
-  /**
-   * Tells Spark, before its context reads them, that shuffle data lives outside executors, so that
-   * dynamic allocation needs no external shuffle service and releases executors that ran map tasks:
-   * {@link FaroShuffleDataIO} as the shuffle data plugin (Spark then knows the storage is
-   * reliable), and shuffle tracking off (with it on, Spark keeps every executor that ran a map task
-   * of a live shuffle). A value the user set is kept, with a warning where it defeats this. The
-   * driver's settings reach its executors, so this is done on the driver only.
-   */
-  static void declareShuffleDataOutsideExecutors(SparkConf conf) {
-    String plugin = conf.get(DATA_IO_KEY, "");
-    if (plugin.isEmpty()
-        || plugin.equals(org.apache.spark.shuffle.sort.io.LocalDiskShuffleDataIO.class.getName())) {
-      conf.set(DATA_IO_KEY, FaroShuffleDataIO.class.getName());
-    } else if (!plugin.equals(FaroShuffleDataIO.class.getName())) {
-      LOG.warn(
-          "{}={}: Spark does not know that Faro's shuffle data outlives executors, so dynamic "
-              + "allocation needs the external shuffle service or keeps executors for their "
-              + "shuffles; set it to {} or leave it unset",
-          DATA_IO_KEY,
-          LogSafe.id(plugin),
-          FaroShuffleDataIO.class.getName());
-    }
-    if (!conf.contains(SHUFFLE_TRACKING_KEY)) {
-      conf.set(SHUFFLE_TRACKING_KEY, "false");
-    } else if (conf.getBoolean(SHUFFLE_TRACKING_KEY, false)
-        && conf.getBoolean("spark.dynamicAllocation.enabled", false)) {
-      LOG.warn(
-          "{}=true: dynamic allocation keeps every executor that ran a map task until its "
-              + "shuffle is dropped, although Faro's shuffle data lives on Faro workers; set it "
-              + "to false (or leave it unset) to release them",
-          SHUFFLE_TRACKING_KEY);
-    }
   }
 
   /**

@@ -43,28 +43,27 @@ class FaroSettingsTest {
   @Test
   void theDriverTellsSparkThatShuffleDataOutlivesExecutorsUnlessTheUserSaidOtherwise() {
     SparkConf unset = new SparkConf(false);
-    FaroShuffleManager.declareShuffleDataOutsideExecutors(unset);
-    assertThat(unset.get(FaroShuffleManager.DATA_IO_KEY))
-        .isEqualTo(FaroShuffleDataIO.class.getName());
-    assertThat(unset.get(FaroShuffleManager.SHUFFLE_TRACKING_KEY)).isEqualTo("false");
+    DriverSettings.declareShuffleDataOutsideExecutors(unset);
+    assertThat(unset.get(DriverSettings.DATA_IO_KEY)).isEqualTo(FaroShuffleDataIO.class.getName());
+    assertThat(unset.get(DriverSettings.SHUFFLE_TRACKING_KEY)).isEqualTo("false");
     assertThat(new FaroShuffleDataIO(unset).driver().supportsReliableStorage()).isTrue();
 
     SparkConf own =
         new SparkConf(false)
-            .set(FaroShuffleManager.DATA_IO_KEY, "com.example.OwnDataIO")
-            .set(FaroShuffleManager.SHUFFLE_TRACKING_KEY, "true");
-    FaroShuffleManager.declareShuffleDataOutsideExecutors(own);
-    assertThat(own.get(FaroShuffleManager.DATA_IO_KEY)).isEqualTo("com.example.OwnDataIO");
-    assertThat(own.get(FaroShuffleManager.SHUFFLE_TRACKING_KEY)).isEqualTo("true");
+            .set(DriverSettings.DATA_IO_KEY, "com.example.OwnDataIO")
+            .set(DriverSettings.SHUFFLE_TRACKING_KEY, "true");
+    DriverSettings.declareShuffleDataOutsideExecutors(own);
+    assertThat(own.get(DriverSettings.DATA_IO_KEY)).isEqualTo("com.example.OwnDataIO");
+    assertThat(own.get(DriverSettings.SHUFFLE_TRACKING_KEY)).isEqualTo("true");
   }
 
   @Test
   void userClassPathFirstWithFarosJarAmongTheAppsJarsFailsAtOnceNamingTheSettings() {
     SparkConf both =
         new SparkConf(false)
-            .set(FaroShuffleManager.USER_CLASS_PATH_FIRST_KEY, "true")
+            .set(DriverSettings.USER_CLASS_PATH_FIRST_KEY, "true")
             .set("spark.jars", "file:/apps/udfs.jar,file:/opt/faro/faro-client-spark-3-0.1.0.jar");
-    assertThatThrownBy(() -> FaroShuffleManager.checkClassLoading(both, java.util.Optional.empty()))
+    assertThatThrownBy(() -> DriverSettings.checkClassLoading(both, java.util.Optional.empty()))
         .isInstanceOf(IllegalArgumentException.class)
         .hasMessageContaining("spark.executor.userClassPathFirst=true")
         .hasMessageContaining("faro-client-spark-3-0.1.0.jar")
@@ -72,22 +71,21 @@ class FaroSettingsTest {
     // A renamed jar is known by the name the driver loaded Faro from.
     SparkConf renamed =
         new SparkConf(false)
-            .set(FaroShuffleManager.USER_CLASS_PATH_FIRST_KEY, "true")
+            .set(DriverSettings.USER_CLASS_PATH_FIRST_KEY, "true")
             .set("spark.jars", "hdfs:/libs/shuffle.jar");
     assertThatThrownBy(
-            () ->
-                FaroShuffleManager.checkClassLoading(renamed, java.util.Optional.of("shuffle.jar")))
+            () -> DriverSettings.checkClassLoading(renamed, java.util.Optional.of("shuffle.jar")))
         .isInstanceOf(IllegalArgumentException.class);
 
     // The jar only on the executors' class path: Faro carries the shuffle, nothing to refuse.
-    FaroShuffleManager.checkClassLoading(
+    DriverSettings.checkClassLoading(
         new SparkConf(false)
-            .set(FaroShuffleManager.USER_CLASS_PATH_FIRST_KEY, "true")
+            .set(DriverSettings.USER_CLASS_PATH_FIRST_KEY, "true")
             .set("spark.jars", "file:/apps/udfs.jar")
             .set("spark.executor.extraClassPath", "/opt/faro/faro-client-spark-3-0.1.0.jar"),
         java.util.Optional.of("faro-client-spark-3-0.1.0.jar"));
     // Without userClassPathFirst, --jars is fine.
-    FaroShuffleManager.checkClassLoading(
+    DriverSettings.checkClassLoading(
         new SparkConf(false).set("spark.jars", "file:/opt/faro/faro-client-spark-3-0.1.0.jar"),
         java.util.Optional.empty());
   }

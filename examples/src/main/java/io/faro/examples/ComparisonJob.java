@@ -18,6 +18,9 @@ import org.apache.spark.sql.SparkSession;
  *
  * <p>The data comes from {@code xxhash64} of the row id, not from {@code rand()}: it is random
  * enough to spread keys and defeat compression where wanted, and it is the same in every run.
+ *
+ * <p>Over 400 lines because it is a catalogue: one constant per job, each with the few row
+ * iterators that only it uses.
  */
 enum ComparisonJob {
   /**
@@ -252,6 +255,8 @@ enum ComparisonJob {
       while (spark.sparkContext().statusTracker().getExecutorInfos().length > 1
           && System.nanoTime() < deadline) {
         try {
+          // Spark tells of removed executors only on its listener bus, which this job's driver
+          // thread does not wait on: poll its status tracker, bounded by the deadline above.
           Thread.sleep(200);
         } catch (InterruptedException e) {
           Thread.currentThread().interrupt();

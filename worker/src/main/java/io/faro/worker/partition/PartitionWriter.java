@@ -33,7 +33,12 @@ import org.slf4j.LoggerFactory;
  *
  * <p>Chunks: the writer ends a chunk after the append that brings it to the chunk size. Boundaries
  * depend only on the sequence of appended part lengths and that size, so a replica fed the same
- * parts with its primary's chunk size (which the primary sends along) cuts the same chunks.
+ * parts with its primary's chunk size (which the primary sends along) cuts the same chunks. Each
+ * chunk also records the first and last map of its batches (read from the batch headers), for
+ * readers of a map range.
+ *
+ * <p>A little over 400 lines, one job: the state machine above, chunk cutting and the hand-over to
+ * the flusher all share the one lock, so they stay in one class.
  *
  * <p>Threads: {@link #append} runs on push event loops, possibly several at once for one partition;
  * the state below is guarded by {@code this} and each critical section is a few field updates plus,
