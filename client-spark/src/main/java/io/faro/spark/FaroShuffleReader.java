@@ -142,7 +142,9 @@ final class FaroShuffleReader<K, C> implements ShuffleReader<K, C> {
                       handle.lifecycle(),
                       handle.faroShuffleId(),
                       handle.numMaps(),
-                      ShuffleClient.stageKey(context.stageId(), context.stageAttemptNumber()))
+                      ShuffleClient.stageKey(context.stageId(), context.stageAttemptNumber()),
+                      partition,
+                      partition + 1)
                   .faroShuffle();
       client.reportLost(handle.lifecycle(), generation, lostPartition, e.getMessage());
     } catch (RuntimeException report) {

@@ -144,6 +144,20 @@ public final class ClientOptions {
               + "for them. Spark registers a shuffle when it plans the stage that writes it; a "
               + "shuffle registered but never run holds its empty reservations until Spark "
               + "unregisters it or the app ends. false: place at the first map task's request.");
+  public static final ConfigOption<Integer> PARTITIONS_PER_PAGE =
+      intOption(
+          "faro.client.partitions.per.page",
+          16_384,
+          1,
+          16_777_216,
+          "partitions",
+          "Partitions per page of a shuffle's push locations and committed files. A shuffle of "
+              + "at most 4 pages is placed whole, as soon as Spark registers it; a wider one is "
+              + "placed page by page, as its map tasks first push to each, so that a shuffle of a "
+              + "million mostly empty partitions holds slots only where data goes. Executors ask "
+              + "the driver for one page of locations or files at a time and keep the answers: "
+              + "no message, and no part of the driver's memory, grows with the number of "
+              + "partitions nobody writes.");
   public static final ConfigOption<Integer> REVIVE_MAX_ATTEMPTS =
       intOption(
           "faro.client.push.revive.max.attempts",
@@ -200,6 +214,7 @@ public final class ClientOptions {
           COMMIT_TIMEOUT,
           REPLICATE,
           PLACE_AT_REGISTER,
+          PARTITIONS_PER_PAGE,
           REVIVE_MAX_ATTEMPTS,
           FETCH_RETRIES,
           FETCH_RETRY_WAIT,
@@ -228,6 +243,7 @@ public final class ClientOptions {
       Duration commitTimeout,
       boolean replicate,
       boolean placeAtRegister,
+      PartitionPages pages,
       int reviveMaxAttempts,
       int fetchRetries,
       Duration fetchRetryWait,
@@ -256,6 +272,7 @@ public final class ClientOptions {
           conf.get(COMMIT_TIMEOUT),
           conf.get(REPLICATE),
           conf.get(PLACE_AT_REGISTER),
+          new PartitionPages(conf.get(PARTITIONS_PER_PAGE)),
           conf.get(REVIVE_MAX_ATTEMPTS),
           conf.get(FETCH_RETRIES),
           conf.get(FETCH_RETRY_WAIT),

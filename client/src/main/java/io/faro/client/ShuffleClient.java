@@ -5,6 +5,7 @@ import static java.util.Objects.requireNonNull;
 import io.faro.client.fetch.PartitionReader;
 import io.faro.client.fetch.ReducerFileGroups;
 import io.faro.client.push.MapPusher;
+import io.faro.client.push.Targets;
 import io.faro.common.error.ErrorCode;
 import io.faro.common.error.FaroException;
 import io.faro.common.id.IdMapper;
@@ -30,7 +31,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.atomic.AtomicReferenceArray;
+import java.util.concurrent.atomic.AtomicReference;
 
 /**
  * The executor side of Faro, one per executor process and shared by every task and shuffle: it asks
@@ -45,19 +46,26 @@ import java.util.concurrent.atomic.AtomicReferenceArray;
  */
 public final class ShuffleClient {
   /** Where the partitions of one generation take pushes; shared by this executor's tasks. */
-  public record PushTargets(
-      ShuffleId faroShuffle, AtomicReferenceArray<PartitionLocation> locations) {}
+  public record PushTargets(ShuffleId faroShuffle, Targets locations) {}
 
   private record WriterKey(ShuffleId engineShuffle, long stage) {}
 
   private record ReaderKey(ShuffleId engineShuffle, long readerStage) {}
 
+  /**
+   * The file groups one reading stage attempt asked for, by range of partitions, all of one
+   * generation: the first answer pins it, and every later ask names it.
+   */
+  private static final class ReaderPages {
+    final AtomicReference<Integer> generation = new AtomicReference<>();
+    final Map<Long, CompletableFuture<ReducerFileGroups>> ranges = new ConcurrentHashMap<>();
+  }
+
   private final ClientPool pool;
   private final ClientOptions.Settings settings;
   private final Map<WriterKey, CompletableFuture<PushTargets>> pushTargets =
       new ConcurrentHashMap<>();
-  private final Map<ReaderKey, CompletableFuture<ReducerFileGroups>> fileGroups =
-      new ConcurrentHashMap<>();
+  private final Map<ReaderKey, ReaderPages> readers = new ConcurrentHashMap<>();
 
   public ShuffleClient(ClientPool pool, ClientOptions.Settings settings) {
     this.pool = requireNonNull(pool, "pool is null");
@@ -75,44 +83,118 @@ public final class ShuffleClient {
 
   /**
    * Where each partition of the generation that map stage attempt {@code stage} ({@link #stageKey})
-   * writes takes pushes; asks the driver once per shuffle and stage attempt.
+   * writes takes pushes; asks the driver once per shuffle and stage attempt. A shuffle of one page
+   * gets every location with that first answer; a wider one gets each page's when a task first
+   * pushes to it (see {@link Targets}).
    */
   public PushTargets pushTargets(
       HostPort lifecycle, ShuffleId shuffle, long stage, int numMaps, int numPartitions) {
     WriterKey key = new WriterKey(shuffle, stage);
+    if (numPartitions < 0 && !pushTargets.containsKey(key)) {
+      // A map's end on an executor that did not write it (its cache was dropped): the id only.
+      GetPushLocationsResponse r =
+          Futures.await(
+              askLocations(lifecycle, shuffle, stage, numMaps, numPartitions, 0, 0),
+              settings.network().requestTimeout(),
+              "the generation of shuffle " + shuffle + " from " + lifecycle);
+      ShuffleId faro = new ShuffleId(shuffle.app(), r.getFaroShuffleId());
+      return new PushTargets(
+          faro,
+          new Targets(
+              faro, 0, settings.pages(), (a, b) -> CompletableFuture.completedFuture(List.of())));
+    }
     CompletableFuture<PushTargets> f =
         pushTargets.computeIfAbsent(
             key,
-            k ->
-                pool.call(
-                        lifecycle,
-                        GetPushLocationsRequest.newBuilder()
-                            .setShuffleId(shuffle.shuffle())
-                            .setNumMaps(numMaps)
-                            .setNumPartitions(numPartitions)
-                            .setStageId((int) (stage >>> 32))
-                            .setStageAttempt((int) stage)
-                            .build(),
-                        GetPushLocationsResponse.class)
-                    .thenApply(
-                        r -> {
-                          ShuffleId faro = new ShuffleId(shuffle.app(), r.getFaroShuffleId());
-                          List<PartitionLocation> locations =
-                              r.getLocationsList().stream().map(IdMapper::location).toList();
-                          return new PushTargets(
-                              faro, MapPusher.targets(faro, locations, numPartitions));
-                        }));
+            k -> {
+              int firstEnd = settings.pages().onePage(numPartitions) ? numPartitions : 0;
+              return askLocations(lifecycle, shuffle, stage, numMaps, numPartitions, 0, firstEnd)
+                  .thenApply(
+                      r -> {
+                        ShuffleId faro = new ShuffleId(shuffle.app(), r.getFaroShuffleId());
+                        Targets targets =
+                            new Targets(
+                                faro,
+                                numPartitions,
+                                settings.pages(),
+                                (start, end) ->
+                                    pageOfLocations(
+                                        lifecycle,
+                                        shuffle,
+                                        stage,
+                                        numMaps,
+                                        numPartitions,
+                                        faro,
+                                        start,
+                                        end));
+                        targets.known(0, firstEnd, locations(r));
+                        return new PushTargets(faro, targets);
+                      });
+            });
     return awaitCached(
         pushTargets, key, f, "push locations of shuffle " + shuffle + " from " + lifecycle);
   }
 
-  /** The current push location of every partition (stage attempt 0). */
+  private CompletableFuture<GetPushLocationsResponse> askLocations(
+      HostPort lifecycle,
+      ShuffleId shuffle,
+      long stage,
+      int numMaps,
+      int numPartitions,
+      int start,
+      int end) {
+    // Asking may place partitions (slots from the masters, reserved on workers): as long as a
+    // revive may take.
+    return pool.call(
+        lifecycle,
+        GetPushLocationsRequest.newBuilder()
+            .setShuffleId(shuffle.shuffle())
+            .setNumMaps(numMaps)
+            .setNumPartitions(numPartitions)
+            .setStageId((int) (stage >>> 32))
+            .setStageAttempt((int) stage)
+            .setStartPartition(start)
+            .setEndPartition(end)
+            .build(),
+        GetPushLocationsResponse.class,
+        settings.network().requestTimeout().multipliedBy(3));
+  }
+
+  /** The locations of partitions [start, end) of generation {@code faro}. */
+  private CompletableFuture<List<PartitionLocation>> pageOfLocations(
+      HostPort lifecycle,
+      ShuffleId shuffle,
+      long stage,
+      int numMaps,
+      int numPartitions,
+      ShuffleId faro,
+      int start,
+      int end) {
+    return askLocations(lifecycle, shuffle, stage, numMaps, numPartitions, start, end)
+        .thenApply(
+            r -> {
+              if (r.getFaroShuffleId() != faro.shuffle()) {
+                throw new FaroException(
+                    ErrorCode.INTERNAL,
+                    "the lifecycle manager answered locations of Faro shuffle "
+                        + r.getFaroShuffleId()
+                        + " for a stage attempt that writes "
+                        + faro);
+              }
+              return locations(r);
+            });
+  }
+
+  private static List<PartitionLocation> locations(GetPushLocationsResponse r) {
+    return r.getLocationsList().stream().map(IdMapper::location).toList();
+  }
+
+  /** The current push location of every partition (stage attempt 0); asks for every page. */
   public List<PartitionLocation> pushLocations(
       HostPort lifecycle, ShuffleId shuffle, int numMaps, int numPartitions) {
-    AtomicReferenceArray<PartitionLocation> targets =
-        pushTargets(lifecycle, shuffle, 0, numMaps, numPartitions).locations();
-    List<PartitionLocation> result = new ArrayList<>(targets.length());
-    for (int p = 0; p < targets.length(); p++) {
+    Targets targets = pushTargets(lifecycle, shuffle, 0, numMaps, numPartitions).locations();
+    List<PartitionLocation> result = new ArrayList<>(numPartitions);
+    for (int p = 0; p < numPartitions; p++) {
       result.add(targets.get(p));
     }
     return result;
@@ -248,28 +330,90 @@ public final class ShuffleClient {
   }
 
   /**
-   * The committed files of the latest generation of {@code shuffle}; waits for the commit. Asks the
-   * driver once per reading stage attempt ({@code readerStage}): a stage re-run after lost data
-   * asks again and gets the new generation.
+   * The committed files of every partition of the latest generation of {@code shuffle}; waits for
+   * the commit. Asks the driver once per reading stage attempt ({@code readerStage}): a stage
+   * re-run after lost data asks again and gets the new generation.
    */
   public ReducerFileGroups fileGroups(
       HostPort lifecycle, ShuffleId shuffle, int numMaps, long readerStage) {
-    ReaderKey key = new ReaderKey(shuffle, readerStage);
+    return range(lifecycle, shuffle, numMaps, readerStage, 0, Integer.MAX_VALUE);
+  }
+
+  /**
+   * The committed files of partitions [start, end) of {@code shuffle}, as {@link #fileGroups(
+   * HostPort, ShuffleId, int, long)}: asked page by page, each page once per executor and reading
+   * stage attempt, all of one generation.
+   */
+  public ReducerFileGroups fileGroups(
+      HostPort lifecycle, ShuffleId shuffle, int numMaps, long readerStage, int start, int end) {
+    PartitionPages pages = settings.pages();
+    if (start >= end) {
+      return range(lifecycle, shuffle, numMaps, readerStage, start, start);
+    }
+    List<ReducerFileGroups> parts = new ArrayList<>();
+    for (int page = pages.page(start); page <= pages.page(end - 1); page++) {
+      long pageEnd = (long) pages.start(page) + pages.size();
+      parts.add(
+          range(
+              lifecycle,
+              shuffle,
+              numMaps,
+              readerStage,
+              pages.start(page),
+              (int) Math.min(Integer.MAX_VALUE, pageEnd)));
+    }
+    return ReducerFileGroups.combine(parts);
+  }
+
+  private ReducerFileGroups range(
+      HostPort lifecycle, ShuffleId shuffle, int numMaps, long readerStage, int start, int end) {
+    ReaderPages reader =
+        readers.computeIfAbsent(new ReaderKey(shuffle, readerStage), k -> new ReaderPages());
+    long key = ((long) start << 32) | (end & 0xffffffffL);
     CompletableFuture<ReducerFileGroups> f =
-        fileGroups.computeIfAbsent(
+        reader.ranges.computeIfAbsent(
             key,
             k ->
-                pool.call(
-                        lifecycle,
-                        GetReducerFileGroupsRequest.newBuilder()
-                            .setShuffleId(shuffle.shuffle())
-                            .setNumMaps(numMaps)
-                            .build(),
-                        GetReducerFileGroupsResponse.class,
-                        settings.commitTimeout())
+                askFiles(lifecycle, shuffle, numMaps, start, end, reader.generation.get())
+                    .thenCompose(
+                        r -> {
+                          // The first answer pins the generation; one of another generation
+                          // (asked before the pin, answered after it) is asked again, pinned.
+                          reader.generation.compareAndSet(null, r.getFaroShuffleId());
+                          Integer pinned = reader.generation.get();
+                          if (numMaps == 0 || pinned == r.getFaroShuffleId()) {
+                            return CompletableFuture.completedFuture(r);
+                          }
+                          return askFiles(lifecycle, shuffle, numMaps, start, end, pinned);
+                        })
                     .thenApply(r -> ReducerFileGroups.fromProto(shuffle.app(), r)));
     return awaitCached(
-        fileGroups, key, f, "committed files of shuffle " + shuffle + " from " + lifecycle);
+        reader.ranges,
+        key,
+        f,
+        "committed files of partitions "
+            + start
+            + ".."
+            + (end == Integer.MAX_VALUE ? "" : String.valueOf(end - 1))
+            + " of shuffle "
+            + shuffle
+            + " from "
+            + lifecycle);
+  }
+
+  private CompletableFuture<GetReducerFileGroupsResponse> askFiles(
+      HostPort lifecycle, ShuffleId shuffle, int numMaps, int start, int end, Integer generation) {
+    GetReducerFileGroupsRequest.Builder request =
+        GetReducerFileGroupsRequest.newBuilder()
+            .setShuffleId(shuffle.shuffle())
+            .setNumMaps(numMaps)
+            .setStartPartition(start)
+            .setEndPartition(end);
+    if (generation != null) {
+      request.setFaroShuffleId(generation);
+    }
+    return pool.call(
+        lifecycle, request.build(), GetReducerFileGroupsResponse.class, settings.commitTimeout());
   }
 
   public PartitionReader newReader(
@@ -293,7 +437,19 @@ public final class ShuffleClient {
       int startMap,
       int endMap,
       long readerStage) {
-    ReducerFileGroups groups = fileGroups(lifecycle, shuffle, numMaps, readerStage);
+    ReducerFileGroups groups =
+        fileGroups(lifecycle, shuffle, numMaps, readerStage, startPartition, endPartition);
+    if (!groups.covers(startPartition, endPartition)) {
+      throw new FaroException(
+          ErrorCode.INVALID_REQUEST,
+          "partitions "
+              + startPartition
+              + ".."
+              + (endPartition - 1)
+              + " asked of shuffle "
+              + shuffle
+              + ", which has fewer");
+    }
     return new PartitionReader(
         groups, startPartition, endPartition, startMap, endMap, pool, settings);
   }
@@ -313,19 +469,19 @@ public final class ShuffleClient {
         pool.call(lifecycle, request, EmptyResponse.class),
         settings.network().requestTimeout(),
         "reporting lost data of shuffle " + faroShuffle);
-    fileGroups
+    readers
         .entrySet()
         .removeIf(
             e ->
-                e.getValue().isDone()
-                    && !e.getValue().isCompletedExceptionally()
-                    && e.getValue().join().faroShuffle().equals(faroShuffle));
+                e.getKey().engineShuffle().app().equals(faroShuffle.app())
+                    && Integer.valueOf(faroShuffle.shuffle())
+                        .equals(e.getValue().generation.get()));
   }
 
   /** Drops what this executor cached about engine shuffle number {@code shuffle} of any app. */
   public void forget(int shuffle) {
     pushTargets.keySet().removeIf(k -> k.engineShuffle().shuffle() == shuffle);
-    fileGroups.keySet().removeIf(k -> k.engineShuffle().shuffle() == shuffle);
+    readers.keySet().removeIf(k -> k.engineShuffle().shuffle() == shuffle);
   }
 
   private <K, T> T awaitCached(

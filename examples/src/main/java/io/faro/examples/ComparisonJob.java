@@ -148,6 +148,33 @@ enum ComparisonJob {
   },
 
   /**
+   * A million reducers: 20,000 rows from 4 map tasks grouped by 1,000 keys, with
+   * spark.sql.shuffle.partitions at 1,000,000. Each map writes at most 1,000 rows (after its
+   * partial aggregation) into a shuffle of a million partitions, spread over all of them by the
+   * key's hash; adaptive execution then coalesces the million into a few reduce tasks. The scale
+   * changes the rows, never the partitions: the point is the shuffle's width, which costs the
+   * driver (its map statuses, and with Faro the locations) whatever the data.
+   */
+  WIDE("wide") {
+    @Override
+    Dataset<Row> result(SparkSession spark, double scale) {
+      return spark
+          .range(0, records(20_000L, scale), 1, 4)
+          .selectExpr("pmod(xxhash64(id), 1000) AS k", "id")
+          .groupBy("k")
+          .agg(
+              org.apache.spark.sql.functions.count("id").as("n"),
+              org.apache.spark.sql.functions.sum("id").as("ids"));
+    }
+
+    @Override
+    void configure(SparkConf conf, double scale) {
+      conf.set("spark.sql.shuffle.partitions", "1000000")
+          .set("spark.sql.adaptive.coalescePartitions.enabled", "true");
+    }
+  },
+
+  /**
    * One huge reducer: 4 million rows of about 100 bytes (a 64-character random token) from 8 map
    * tasks into 16 reducers, a quarter of them with the same key: one reducer receives over a
    * quarter of the data (seed 000's GlobalLimit over a huge scan, in small). With a small

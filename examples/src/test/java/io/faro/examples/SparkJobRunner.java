@@ -16,9 +16,23 @@ import java.util.concurrent.TimeUnit;
  */
 public final class SparkJobRunner {
   private final Path dir;
+  private final String heap;
 
   public SparkJobRunner(Path dir) {
+    this(dir, null);
+  }
+
+  private SparkJobRunner(Path dir, String heap) {
     this.dir = dir;
+    this.heap = heap;
+  }
+
+  /**
+   * A runner whose jobs' JVMs have {@code heap} (e.g. "512m") as -Xmx instead of the demo's: in
+   * local mode that is the driver's heap.
+   */
+  public SparkJobRunner withHeap(String heap) {
+    return new SparkJobRunner(dir, heap);
   }
 
   /**
@@ -62,6 +76,10 @@ public final class SparkJobRunner {
                 args));
     // C1 only: these runs are too short for C2 to pay back its compile time (about 20% faster).
     command.add(1, "-XX:TieredStopAtLevel=1");
+    if (heap != null) {
+      // After the demo's -Xmx: the last one counts.
+      command.add(command.indexOf("-cp"), "-Xmx" + heap);
+    }
     Process process =
         new ProcessBuilder(command)
             .redirectErrorStream(true)

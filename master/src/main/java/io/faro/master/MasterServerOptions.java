@@ -221,9 +221,9 @@ public final class MasterServerOptions {
           "partitions",
           "Most reducer partitions one shuffle may have. A slot request for more is refused "
               + "with LIMIT_EXCEEDED before anything is placed: a request of a few bytes must not "
-              + "make the master allocate without bound. Every location of a shuffle travels to "
-              + "its lifecycle manager in one answer, so a higher limit needs a larger "
-              + "faro.network.max.frame.size and master heap.");
+              + "make the master allocate without bound. Lifecycle managers ask for the slots of "
+              + "a wide shuffle a page at a time (faro.client.partitions.per.page), but every "
+              + "partition placed is a location held on some worker (faro.worker.max.partitions).");
   public static final ConfigOption<Integer> MAX_APPS =
       intOption(
           "faro.master.max.apps",

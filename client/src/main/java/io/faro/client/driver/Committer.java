@@ -16,8 +16,8 @@ import io.faro.proto.CommitFilesRequest;
 import io.faro.proto.CommitFilesResponse;
 import io.faro.proto.CommittedFileP;
 import io.faro.proto.CommittedPartitionP;
-import io.faro.proto.GetReducerFileGroupsResponse;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -57,7 +57,7 @@ final class Committer {
   private final CommitWatch watch;
 
   /** The file groups of each generation by Faro shuffle id, complete once known. */
-  private final Map<Integer, CompletableFuture<GetReducerFileGroupsResponse>> fileGroups =
+  private final Map<Integer, CompletableFuture<CommittedFiles>> fileGroups =
       new ConcurrentHashMap<>();
 
   Committer(ClientOptions.Settings settings, ClientPool pool, CommitWatch watch) {
@@ -67,7 +67,7 @@ final class Committer {
   }
 
   /** The file groups of {@code g}: complete once its commit ended, or it was abandoned. */
-  CompletableFuture<GetReducerFileGroupsResponse> fileGroups(Generation g) {
+  CompletableFuture<CommittedFiles> fileGroups(Generation g) {
     return fileGroups.computeIfAbsent(g.id().shuffle(), id -> new CompletableFuture<>());
   }
 
@@ -76,16 +76,12 @@ final class Committer {
    * never end in it. The workers' files go when the shuffle is unregistered.
    */
   void abandon(Generation g) {
-    GetReducerFileGroupsResponse.Builder b = fileGroupsOf(g, g.winners());
-    for (int p = 0; p < g.numPartitions(); p++) {
-      b.addLostPartitionIds(p);
-    }
-    fileGroups(g).complete(b.build());
+    fileGroups(g).complete(CommittedFiles.abandoned(g));
   }
 
   /** Forgets {@code g}'s file groups; readers still waiting for them are told it is unknown. */
   void forget(Generation g) {
-    CompletableFuture<GetReducerFileGroupsResponse> f = fileGroups.remove(g.id().shuffle());
+    CompletableFuture<CommittedFiles> f = fileGroups.remove(g.id().shuffle());
     if (f != null) {
       f.completeExceptionally(
           new FaroException(
@@ -102,21 +98,17 @@ final class Committer {
    * its copies: a partition is lost when some epoch of it has no committed copy, and its reducers
    * then fail with DATA_LOST (the engine re-runs the map stage); the others read.
    */
-  CompletableFuture<GetReducerFileGroupsResponse> commit(Generation g) {
-    CompletableFuture<GetReducerFileGroupsResponse> answer = fileGroups(g);
-    g.placementIfStarted()
-        .handle((placed, error) -> null)
+  CompletableFuture<CommittedFiles> commit(Generation g) {
+    CompletableFuture<CommittedFiles> answer = fileGroups(g);
+    g.placementsEnded()
         .thenCompose(
             v -> {
               // Only partitions some winning attempt pushed to: the others have nothing to read,
               // and a worker that holds only such partitions is not waited for (a shuffle whose
               // maps wrote nothing is answered without a request).
-              long[] expected = g.expectedBatches();
               List<PartitionLocation> all = g.locations().all();
               List<PartitionLocation> locations =
-                  all.stream()
-                      .filter(l -> l.partition() < expected.length && expected[l.partition()] > 0)
-                      .toList();
+                  all.stream().filter(l -> g.expectedBatches(l.partition()) > 0).toList();
               Map<WorkerId, List<PartitionLocation>> byWorker = Locations.copiesByWorker(locations);
               answer.whenComplete((files, error) -> closeIdle(g, all, byWorker.keySet()));
               Map<WorkerId, CompletableFuture<CommitFilesResponse>> commits = new LinkedHashMap<>();
@@ -273,24 +265,21 @@ final class Committer {
         .thenCompose(f -> f);
   }
 
-  private GetReducerFileGroupsResponse committedFiles(
+  private CommittedFiles committedFiles(
       Generation g,
       List<PartitionLocation> locations,
       Map<WorkerId, CompletableFuture<CommitFilesResponse>> commits) {
-    GetReducerFileGroupsResponse.Builder b = fileGroupsOf(g, g.winners());
-    for (long expected : g.expectedBatches()) {
-      b.addExpectedBatches(expected);
-    }
+    List<CommittedFileP> files = new ArrayList<>();
     // What each worker committed, by (partition, epoch); a worker whose commit failed has nothing.
     Map<WorkerId, Map<Long, CommittedPartitionP>> committed = new HashMap<>();
     commits.forEach(
         (worker, f) -> {
-          Map<Long, CommittedPartitionP> files = new HashMap<>();
+          Map<Long, CommittedPartitionP> byKey = new HashMap<>();
           if (!f.isCompletedExceptionally()) {
             CommitFilesResponse response = f.join();
             response
                 .getCommittedList()
-                .forEach(c -> files.put(key(c.getPartitionId(), c.getEpoch()), c));
+                .forEach(c -> byKey.put(key(c.getPartitionId(), c.getEpoch()), c));
             for (int i = 0; i < response.getFailedPartitionIdsCount(); i++) {
               int epoch = i < response.getFailedEpochsCount() ? response.getFailedEpochs(i) : -1;
               LOG.warn(
@@ -301,7 +290,7 @@ final class Committer {
                   g.id());
             }
           }
-          committed.put(worker, files);
+          committed.put(worker, byKey);
         });
     long bytes = 0;
     SortedSet<Integer> lost = new TreeSet<>();
@@ -319,11 +308,12 @@ final class Committer {
         }
         anyCopy = true;
         if (c.getBytes() > 0) {
-          b.addFiles(
+          files.add(
               CommittedFileP.newBuilder()
                   .setLocation(IdMapper.toProto(copy))
                   .setBytes(c.getBytes())
-                  .setChunks(c.getChunks()));
+                  .setChunks(c.getChunks())
+                  .build());
           bytes +=
               copy.role() == Role.PRIMARY
                   ? c.getBytes()
@@ -334,7 +324,6 @@ final class Committer {
         lost.add(location.partition());
       }
     }
-    b.addAllLostPartitionIds(lost);
     if (!lost.isEmpty()) {
       LOG.warn(
           "Shuffle {} committed with {} partitions lost on every copy (for example {}): their reducers "
@@ -343,8 +332,8 @@ final class Committer {
           lost.size(),
           lost.first());
     }
-    LOG.info("Shuffle {} committed: {} files, {} bytes", g.id(), b.getFilesCount(), bytes);
-    return b.build();
+    LOG.info("Shuffle {} committed: {} files, {} bytes", g.id(), files.size(), bytes);
+    return CommittedFiles.committed(g, files, lost.stream().mapToInt(Integer::intValue).toArray());
   }
 
   /** The commit of {@code g}, proven by its owner token; the same on every worker and retry. */
@@ -357,15 +346,5 @@ final class Committer {
 
   private static long key(int partition, int epoch) {
     return ((long) partition << 32) | (epoch & 0xffffffffL);
-  }
-
-  /** File groups of generation {@code g} with its maps' {@code winners}, to be filled in. */
-  private static GetReducerFileGroupsResponse.Builder fileGroupsOf(Generation g, int[] winners) {
-    GetReducerFileGroupsResponse.Builder b =
-        GetReducerFileGroupsResponse.newBuilder().setFaroShuffleId(g.id().shuffle());
-    for (int w : winners) {
-      b.addWinningAttempts(w);
-    }
-    return b;
   }
 }

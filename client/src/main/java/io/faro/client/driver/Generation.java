@@ -2,10 +2,12 @@ package io.faro.client.driver;
 
 import static java.util.Objects.requireNonNull;
 
+import io.faro.client.PartitionPages;
 import io.faro.common.error.ErrorCode;
 import io.faro.common.error.FaroException;
 import io.faro.common.id.PartitionLocation;
 import io.faro.common.id.ShuffleId;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
@@ -13,13 +15,15 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicIntegerArray;
 import java.util.concurrent.atomic.AtomicLongArray;
-import java.util.concurrent.atomic.AtomicReference;
+import java.util.concurrent.atomic.AtomicReferenceArray;
 
 /**
  * One generation of one shuffle, as the driver knows it: its identity and shape, the token that
  * proves its requests to workers, the stage attempts that write it, which attempt won each map (the
- * first to report success) with the batches it pushed, its placement, its {@link Locations}, and
- * where it stands: maps running, commit started, or lost.
+ * first to report success) with the batches it pushed, its placement (page by page, see {@link
+ * PartitionPages}), its {@link Locations}, and where it stands: maps running, commit started, or
+ * lost. What it holds per partition is kept per page, made when the page is first used: a shuffle
+ * of a million partitions of which few are written costs the driver little.
  *
  * <p>A generation is Faro's shuffle {@link #id()}; the engine's shuffle {@link #engineShuffleId()}
  * gets a new generation when a stage attempt re-runs its maps after data was lost or after the
@@ -39,6 +43,7 @@ final class Generation {
   private final ShuffleId id;
   private final int numMaps;
   private final int numPartitions;
+  private final PartitionPages pages;
 
   /** Proves to workers that reservations and the commit come from this lifecycle manager. */
   private final long ownerToken;
@@ -46,14 +51,19 @@ final class Generation {
   private final AtomicIntegerArray winners;
 
   /**
-   * Batches the winning attempts pushed, per partition: readers check that they read exactly these.
+   * Batches the winning attempts pushed, per partition, one array per page (null until a winner
+   * pushed to the page): readers check that they read exactly these.
    */
-  private final AtomicLongArray expectedBatches;
+  private final AtomicReferenceArray<AtomicLongArray> expectedBatches;
 
   private final AtomicInteger remainingMaps;
-  // The latest placement attempt; a failed one is replaced by the next request.
-  private final AtomicReference<CompletableFuture<List<PartitionLocation>>> placement =
-      new AtomicReference<>();
+
+  /**
+   * The latest placement attempt of each page, null before the first; a failed one is replaced by
+   * the next request.
+   */
+  private final AtomicReferenceArray<CompletableFuture<List<PartitionLocation>>> placements;
+
   private final AtomicInteger nextEpoch = new AtomicInteger(1);
   private final Locations locations;
   private final ShuffleTimeline timeline = new ShuffleTimeline();
@@ -63,19 +73,22 @@ final class Generation {
   /** The (stage id, stage attempt) pairs whose tasks write this generation. */
   private final Set<Long> writerStages = ConcurrentHashMap.newKeySet();
 
-  Generation(int engineShuffleId, ShuffleId id, int numMaps, int numPartitions) {
+  Generation(
+      int engineShuffleId, ShuffleId id, int numMaps, int numPartitions, PartitionPages pages) {
     this.engineShuffleId = engineShuffleId;
     this.id = requireNonNull(id, "id is null");
     this.numMaps = numMaps;
     this.numPartitions = numPartitions;
+    this.pages = requireNonNull(pages, "pages is null");
     this.ownerToken = newOwnerToken();
     this.winners = new AtomicIntegerArray(numMaps);
     for (int m = 0; m < numMaps; m++) {
       winners.set(m, -1);
     }
     this.remainingMaps = new AtomicInteger(numMaps);
-    this.expectedBatches = new AtomicLongArray(Math.max(0, numPartitions));
-    this.locations = new Locations(id, numPartitions);
+    this.expectedBatches = new AtomicReferenceArray<>(pages.count(numPartitions));
+    this.placements = new AtomicReferenceArray<>(pages.count(numPartitions));
+    this.locations = new Locations(id, numPartitions, pages);
   }
 
   private static long newOwnerToken() {
@@ -125,6 +138,11 @@ final class Generation {
     return numPartitions;
   }
 
+  /** How this generation's partitions fall into pages. */
+  PartitionPages pages() {
+    return pages;
+  }
+
   /**
    * @throws FaroException INVALID_REQUEST unless a request's shape is this generation's; a negative
    *     {@code numPartitions} means "as known" (a map's end names none)
@@ -155,22 +173,35 @@ final class Generation {
     return timeline;
   }
 
-  /** The latest placement attempt, or null before the first. */
-  CompletableFuture<List<PartitionLocation>> placement() {
-    return placement.get();
+  /** The latest placement attempt of {@code page}, or null before the first. */
+  CompletableFuture<List<PartitionLocation>> placement(int page) {
+    return placements.get(page);
   }
 
-  /** Makes {@code next} the placement attempt if {@code expected} still is; true if it did. */
+  /**
+   * Makes {@code next} the placement attempt of {@code page} if {@code expected} still is; true if
+   * it did.
+   */
   boolean replacePlacement(
+      int page,
       CompletableFuture<List<PartitionLocation>> expected,
       CompletableFuture<List<PartitionLocation>> next) {
-    return placement.compareAndSet(expected, next);
+    return placements.compareAndSet(page, expected, next);
   }
 
-  /** Placement if it was ever requested; a shuffle whose maps all wrote nothing may have none. */
-  CompletableFuture<List<PartitionLocation>> placementIfStarted() {
-    CompletableFuture<List<PartitionLocation>> current = placement.get();
-    return current != null ? current : CompletableFuture.completedFuture(List.of());
+  /**
+   * Completes once every page placement started so far has ended, failed or not; a shuffle whose
+   * maps all wrote nothing may have none.
+   */
+  CompletableFuture<Void> placementsEnded() {
+    List<CompletableFuture<?>> started = new ArrayList<>();
+    for (int page = 0; page < placements.length(); page++) {
+      CompletableFuture<List<PartitionLocation>> f = placements.get(page);
+      if (f != null) {
+        started.add(f.handle((placed, error) -> null));
+      }
+    }
+    return CompletableFuture.allOf(started.toArray(CompletableFuture[]::new));
   }
 
   /** A fresh epoch, higher than any this shuffle used. */
@@ -211,7 +242,7 @@ final class Generation {
     boolean last = false;
     if (winners.compareAndSet(mapId, -1, attemptId)) {
       // Counted before the decrement below: the map that starts the commit sees every winner's.
-      batches.forEach(expectedBatches::addAndGet);
+      batches.forEach(this::addExpected);
       // With loseIfIncomplete: either the last map starts the commit or the generation is lost.
       synchronized (this) {
         last = remainingMaps.decrementAndGet() == 0 && !lost;
@@ -238,13 +269,23 @@ final class Generation {
     return commitStarted;
   }
 
-  /** Batches of the winning attempts per partition (complete once the commit started). */
-  long[] expectedBatches() {
-    long[] copy = new long[expectedBatches.length()];
-    for (int p = 0; p < copy.length; p++) {
-      copy[p] = expectedBatches.get(p);
+  private void addExpected(int partition, long batches) {
+    int page = pages.page(partition);
+    AtomicLongArray counts = expectedBatches.get(page);
+    if (counts == null) {
+      int size = pages.end(page, numPartitions) - pages.start(page);
+      expectedBatches.compareAndSet(page, null, new AtomicLongArray(size));
+      counts = expectedBatches.get(page);
     }
-    return copy;
+    counts.addAndGet(partition - pages.start(page), batches);
+  }
+
+  /**
+   * Batches the winning attempts pushed to {@code partition} (complete once the commit started).
+   */
+  long expectedBatches(int partition) {
+    AtomicLongArray counts = expectedBatches.get(pages.page(partition));
+    return counts == null ? 0 : counts.get(partition - pages.start(pages.page(partition)));
   }
 
   int[] winners() {

@@ -2,6 +2,7 @@ package io.faro.client.driver;
 
 import static java.util.Objects.requireNonNull;
 
+import io.faro.client.PartitionPages;
 import io.faro.client.ShuffleClient;
 import io.faro.common.error.ErrorCode;
 import io.faro.common.error.FaroException;
@@ -25,13 +26,14 @@ final class Generations {
   private static final Logger LOG = LoggerFactory.getLogger(Generations.class);
 
   /**
-   * Most maps or partitions of one shuffle (4,194,304): a generation holds arrays of both, so the
-   * bound caps what one executor request can make the driver allocate (well above the masters'
-   * faro.master.max.partitions.per.shuffle default).
+   * Most maps or partitions of one shuffle (4,194,304): a generation holds arrays of its maps and
+   * of its pages, so the bound caps what one executor request can make the driver allocate (well
+   * above the masters' faro.master.max.partitions.per.shuffle default).
    */
   static final int MAX_SHAPE = 1 << 22;
 
   private final AppId app;
+  private final PartitionPages pages;
 
   /** Generations of each engine shuffle, oldest first; guarded by itself. */
   private final Map<Integer, List<Generation>> byEngineShuffle = new HashMap<>();
@@ -41,8 +43,9 @@ final class Generations {
 
   private final AtomicInteger nextShuffleId = new AtomicInteger();
 
-  Generations(AppId app) {
+  Generations(AppId app, PartitionPages pages) {
     this.app = requireNonNull(app, "app is null");
+    this.pages = requireNonNull(pages, "pages is null");
   }
 
   /**
@@ -163,7 +166,8 @@ final class Generations {
             engineShuffle,
             new ShuffleId(app, nextShuffleId.getAndIncrement()),
             numMaps,
-            numPartitions);
+            numPartitions,
+            pages);
     list.add(g);
     byId.put(g.id().shuffle(), g);
     return g;

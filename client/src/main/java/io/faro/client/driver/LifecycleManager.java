@@ -58,6 +58,13 @@ import org.slf4j.LoggerFactory;
 public final class LifecycleManager implements RequestHandler, AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(LifecycleManager.class);
 
+  /**
+   * Most pages of a shuffle placed when Spark registers it (65,536 partitions with the default
+   * faro.client.partitions.per.page): a wider shuffle's map tasks place the pages they push to, so
+   * that one of a million mostly empty partitions holds slots only where data goes.
+   */
+  static final int PAGES_PLACED_AT_REGISTER = 4;
+
   private final AppId app;
   private final Optional<AuthOptions.Credentials> credentials;
   private final ClientOptions.Settings settings;
@@ -97,7 +104,7 @@ public final class LifecycleManager implements RequestHandler, AutoCloseable {
             settings.masters(),
             settings.masterRetryTimeout(),
             settings.masterAttemptTimeout());
-    this.generations = new Generations(app);
+    this.generations = new Generations(app, settings.pages());
     this.placement = new Placement(settings, pool, master, clock);
     CommitWatch commitWatch = new CommitWatch(master, settings.appHeartbeatInterval(), clock);
     this.committer = new Committer(settings, pool, commitWatch);
@@ -185,18 +192,36 @@ public final class LifecycleManager implements RequestHandler, AutoCloseable {
             r.getStageAttempt(),
             r.getNumMaps(),
             r.getNumPartitions());
+    int start = r.getStartPartition();
+    int end = Math.min(r.getEndPartition(), g.numPartitions());
+    if (start < 0
+        || r.getEndPartition() < start
+        || (start < r.getEndPartition() && start >= g.numPartitions())) {
+      responder.fail(
+          ErrorCode.INVALID_REQUEST,
+          "locations of partitions "
+              + start
+              + " until "
+              + r.getEndPartition()
+              + " of shuffle "
+              + g.id()
+              + " asked: not a range of its "
+              + g.numPartitions()
+              + " partitions");
+      return;
+    }
     g.timeline().mark(ShuffleTimeline.Mark.FIRST_ASK);
     placement
-        .firstPlacement(g)
+        .place(g, start, end)
         .whenComplete(
             (placed, error) -> {
               if (error != null) {
-                responder.fail(error);
+                responder.fail(Futures.unwrap(error));
                 return;
               }
               GetPushLocationsResponse.Builder b =
                   GetPushLocationsResponse.newBuilder().setFaroShuffleId(g.id().shuffle());
-              g.locations().current().forEach(l -> b.addLocations(IdMapper.toProto(l)));
+              g.locations().current(start, end).forEach(l -> b.addLocations(IdMapper.toProto(l)));
               responder.respond(b.build());
             });
   }
@@ -247,11 +272,45 @@ public final class LifecycleManager implements RequestHandler, AutoCloseable {
   }
 
   private void reducerFileGroups(GetReducerFileGroupsRequest r, Responder responder) {
-    if (r.getNumMaps() == 0) {
-      responder.respond(GetReducerFileGroupsResponse.getDefaultInstance());
+    int start = r.getStartPartition();
+    if (start < 0 || r.getEndPartition() < start) {
+      responder.fail(
+          ErrorCode.INVALID_REQUEST,
+          "files of partitions "
+              + start
+              + " until "
+              + r.getEndPartition()
+              + " of shuffle "
+              + r.getShuffleId()
+              + " asked: not a range");
       return;
     }
-    Generation g = generations.latest(r.getShuffleId());
+    if (r.getNumMaps() == 0) {
+      // No map task, no file: every partition asked is empty.
+      responder.respond(
+          GetReducerFileGroupsResponse.newBuilder()
+              .setStartPartition(start)
+              .setEndPartition(r.getEndPartition())
+              .build());
+      return;
+    }
+    Generation g;
+    if (r.hasFaroShuffleId()) {
+      g = generations.get(r.getFaroShuffleId());
+      if (g.engineShuffleId() != r.getShuffleId()) {
+        responder.fail(
+            ErrorCode.INVALID_REQUEST,
+            "Faro shuffle "
+                + g.id()
+                + " is a generation of shuffle "
+                + g.engineShuffleId()
+                + ", not of shuffle "
+                + r.getShuffleId());
+        return;
+      }
+    } else {
+      g = generations.latest(r.getShuffleId());
+    }
     // A generation no stage ever wrote (made at registration) has no commit to wait for.
     if (g == null || !g.written()) {
       responder.fail(
@@ -263,15 +322,27 @@ public final class LifecycleManager implements RequestHandler, AutoCloseable {
               + " was never written through this lifecycle manager (or was unregistered)");
       return;
     }
+    if (start < r.getEndPartition() && start >= g.numPartitions()) {
+      responder.fail(
+          ErrorCode.INVALID_REQUEST,
+          "files of partition "
+              + start
+              + " asked; shuffle "
+              + g.id()
+              + " has "
+              + g.numPartitions());
+      return;
+    }
+    int end = Math.max(start, Math.min(r.getEndPartition(), g.numPartitions()));
     committer
         .fileGroups(g)
         .whenComplete(
-            (groups, error) -> {
+            (files, error) -> {
               if (error != null) {
                 responder.fail(error);
               } else {
                 firstRead(g);
-                responder.respond(groups);
+                responder.respond(files.answer(start, end));
               }
             });
   }
@@ -348,9 +419,10 @@ public final class LifecycleManager implements RequestHandler, AutoCloseable {
     if (g == null || !g.timeline().mark(ShuffleTimeline.Mark.REGISTERED)) {
       return;
     }
-    if (settings.placeAtRegister()) {
+    // A shuffle of a few pages is placed whole; a wider one page by page, as its maps push to each.
+    if (settings.placeAtRegister() && g.pages().count(numPartitions) <= PAGES_PLACED_AT_REGISTER) {
       placement
-          .firstPlacement(g)
+          .place(g, 0, numPartitions)
           .whenComplete(
               (placed, error) -> {
                 if (error != null) {
@@ -370,8 +442,7 @@ public final class LifecycleManager implements RequestHandler, AutoCloseable {
       committer.forget(g);
       // After any placement under way (one started at registration may still be): a slot request
       // the master applied after the unregister would make it hold the shuffle again.
-      g.placementIfStarted()
-          .handle((placed, error) -> null)
+      g.placementsEnded()
           .thenCompose(
               v ->
                   master.call(

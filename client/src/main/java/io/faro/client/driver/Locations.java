@@ -1,5 +1,6 @@
 package io.faro.client.driver;
 
+import io.faro.client.PartitionPages;
 import io.faro.common.error.ErrorCode;
 import io.faro.common.error.FaroException;
 import io.faro.common.id.PartitionLocation;
@@ -16,6 +17,7 @@ import java.util.concurrent.CompletableFuture;
  * Where the partitions of one generation are: every location any partition ever had (revives and
  * splits add epochs; the commit asks all of them), the current one of each partition (its highest
  * epoch), and the revives in progress, so that tasks asking to move the same partition share one.
+ * The current locations are kept per page, made when the page is first placed.
  *
  * <p>Thread-safe: guarded by {@code this}; futures are completed outside the lock.
  */
@@ -27,31 +29,46 @@ final class Locations {
   record Revive(CompletableFuture<PartitionLocation> answer, boolean mustPlace) {}
 
   private final ShuffleId shuffle;
-  // @GuardedBy("this")
-  private final PartitionLocation[] current;
+  private final int numPartitions;
+  private final PartitionPages pages;
+  // @GuardedBy("this"): the current location of each partition, by page (null until placed)
+  private final PartitionLocation[][] current;
   private final List<PartitionLocation> all = new ArrayList<>();
   private final Map<Integer, CompletableFuture<PartitionLocation>> reviving = new HashMap<>();
 
-  Locations(ShuffleId shuffle, int numPartitions) {
+  Locations(ShuffleId shuffle, int numPartitions, PartitionPages pages) {
     this.shuffle = shuffle;
-    this.current = new PartitionLocation[Math.max(0, numPartitions)];
+    this.numPartitions = Math.max(0, numPartitions);
+    this.pages = pages;
+    this.current = new PartitionLocation[pages.count(this.numPartitions)][];
   }
 
   /** Records reserved locations; a partition's current location is its highest epoch. */
   synchronized void placed(List<PartitionLocation> locations) {
     for (PartitionLocation l : locations) {
       all.add(l);
-      PartitionLocation known = current[l.partition()];
+      int page = pages.page(l.partition());
+      if (current[page] == null) {
+        current[page] = new PartitionLocation[pages.end(page, numPartitions) - pages.start(page)];
+      }
+      int i = l.partition() - pages.start(page);
+      PartitionLocation known = current[page][i];
       if (known == null || known.epoch() < l.epoch()) {
-        current[l.partition()] = l;
+        current[page][i] = l;
       }
     }
   }
 
   /** The latest location of every placed partition. */
-  synchronized List<PartitionLocation> current() {
-    List<PartitionLocation> result = new ArrayList<>(current.length);
-    for (PartitionLocation l : current) {
+  List<PartitionLocation> current() {
+    return current(0, numPartitions);
+  }
+
+  /** The latest location of every placed partition of [start, end). */
+  synchronized List<PartitionLocation> current(int start, int end) {
+    List<PartitionLocation> result = new ArrayList<>();
+    for (int p = Math.max(0, start); p < Math.min(end, numPartitions); p++) {
+      PartitionLocation l = current(p);
       if (l != null) {
         result.add(l);
       }
@@ -61,7 +78,8 @@ final class Locations {
 
   /** The latest location of {@code partition}, or null before placement. */
   synchronized PartitionLocation current(int partition) {
-    return current[partition];
+    PartitionLocation[] page = current[pages.page(partition)];
+    return page == null ? null : page[partition - pages.start(pages.page(partition))];
   }
 
   /** Every location ever reserved (all epochs), for the commit. */
@@ -75,17 +93,17 @@ final class Locations {
    * the caller must place.
    */
   synchronized Revive revive(int partition, int failedEpoch) {
-    if (partition < 0 || partition >= current.length) {
+    if (partition < 0 || partition >= numPartitions) {
       throw new FaroException(
           ErrorCode.INVALID_REQUEST,
           "partition "
               + partition
               + " outside 0.."
-              + (current.length - 1)
+              + (numPartitions - 1)
               + " of shuffle "
               + shuffle);
     }
-    PartitionLocation known = current[partition];
+    PartitionLocation known = current(partition);
     if (known != null && known.epoch() > failedEpoch) {
       return new Revive(CompletableFuture.completedFuture(known), false);
     }

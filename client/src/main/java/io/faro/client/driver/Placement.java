@@ -3,6 +3,7 @@ package io.faro.client.driver;
 import static java.util.Objects.requireNonNull;
 
 import io.faro.client.ClientOptions;
+import io.faro.client.PartitionPages;
 import io.faro.common.error.ErrorCode;
 import io.faro.common.error.FaroException;
 import io.faro.common.id.IdMapper;
@@ -27,13 +28,15 @@ import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.stream.IntStream;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Places a generation's partitions: slots from the masters, reserved on every chosen worker, in
- * rounds that replace the workers that failed to reserve; and moves partitions whose push failed
- * (revive) to new locations under a new epoch, avoiding the workers that failed recently.
+ * Places a generation's partitions, a page at a time: slots from the masters, reserved on every
+ * chosen worker, in rounds that replace the workers that failed to reserve; and moves partitions
+ * whose push failed (revive) to new locations under a new epoch, avoiding the workers that failed
+ * recently.
  */
 final class Placement {
   private static final Logger LOG = LoggerFactory.getLogger(Placement.class);
@@ -75,24 +78,68 @@ final class Placement {
   }
 
   /**
-   * The generation's first locations. The first caller places it and the others share that
-   * placement; after a failure (a master election, workers refusing), the next caller places again.
+   * Places the pages of {@code g} that hold partitions of [start, end) and are not placed yet;
+   * completes once all of them are. The first caller of a page places it and the others share that
+   * placement; after a failure (a master election, workers refusing), the next caller places it
+   * again. A page not placed by the time every map ended is not placed any more: only a losing
+   * attempt can still ask, and its data is not needed.
    */
-  CompletableFuture<List<PartitionLocation>> firstPlacement(Generation g) {
+  CompletableFuture<Void> place(Generation g, int start, int end) {
+    PartitionPages pages = g.pages();
+    int from = Math.max(0, start);
+    int until = Math.min(end, g.numPartitions());
+    if (from >= until) {
+      return CompletableFuture.completedFuture(null);
+    }
+    List<CompletableFuture<List<PartitionLocation>>> placing = new ArrayList<>();
+    for (int page = pages.page(from); page <= pages.page(until - 1); page++) {
+      placing.add(placePage(g, page));
+    }
+    return CompletableFuture.allOf(placing.toArray(CompletableFuture[]::new));
+  }
+
+  /** Every page of {@code g}: its first locations, as {@link #place} makes them. */
+  CompletableFuture<List<PartitionLocation>> placeAll(Generation g) {
+    return place(g, 0, g.numPartitions()).thenApply(v -> g.locations().current());
+  }
+
+  private CompletableFuture<List<PartitionLocation>> placePage(Generation g, int page) {
     while (true) {
-      CompletableFuture<List<PartitionLocation>> current = g.placement();
+      CompletableFuture<List<PartitionLocation>> current = g.placement(page);
       if (current != null && !current.isCompletedExceptionally()) {
         return current;
       }
+      if (g.commitStarted()) {
+        return CompletableFuture.failedFuture(
+            new FaroException(
+                ErrorCode.INVALID_REQUEST,
+                "every map of shuffle "
+                    + g.id()
+                    + " has ended and its files are committed: partitions "
+                    + g.pages().start(page)
+                    + ".."
+                    + (g.pages().end(page, g.numPartitions()) - 1)
+                    + " are no longer placed (this task is a losing attempt)"));
+      }
       CompletableFuture<List<PartitionLocation>> next = new CompletableFuture<>();
-      if (g.replacePlacement(current, next)) {
+      if (g.replacePlacement(page, current, next)) {
         g.timeline().mark(ShuffleTimeline.Mark.PLACEMENT_STARTED);
-        place(g)
+        // A shuffle of one page asks the masters for all its partitions, naming none.
+        List<Integer> partitions =
+            g.pages().onePage(g.numPartitions())
+                ? List.of()
+                : IntStream.range(g.pages().start(page), g.pages().end(page, g.numPartitions()))
+                    .boxed()
+                    .toList();
+        placeRound(g, partitions, new HashSet<>(), Set.of(), new ArrayList<>(), 1, 0)
             .whenComplete(
                 (locations, error) -> {
                   if (error != null) {
-                    g.timeline().unmark(ShuffleTimeline.Mark.SLOTS_GRANTED);
-                    g.timeline().unmark(ShuffleTimeline.Mark.PLACEMENT_STARTED);
+                    // Timeline marks are the first page's: undone only while nothing is placed.
+                    if (g.locations().all().isEmpty()) {
+                      g.timeline().unmark(ShuffleTimeline.Mark.SLOTS_GRANTED);
+                      g.timeline().unmark(ShuffleTimeline.Mark.PLACEMENT_STARTED);
+                    }
                     next.completeExceptionally(error);
                   } else {
                     g.locations().placed(locations);
@@ -106,17 +153,11 @@ final class Placement {
   }
 
   /**
-   * Asks the master for slots, then reserves them on every chosen worker. A worker that cannot
-   * reserve (unreachable, refusing) is replaced: its partitions are placed again, under a new epoch
-   * and excluding every worker that failed so far, for at most {@link #ROUNDS} rounds.
-   */
-  private CompletableFuture<List<PartitionLocation>> place(Generation g) {
-    return placeRound(g, List.of(), new HashSet<>(), Set.of(), new ArrayList<>(), 1, 0);
-  }
-
-  /**
-   * One round of placement: {@code excluded} workers get nothing (they failed to reserve); {@code
-   * avoided} ones get partitions only when the others cannot take them.
+   * One round of placement of {@code partitions} (all of the shuffle's when empty): slots from the
+   * master, reserved on every chosen worker. A worker that cannot reserve (unreachable, refusing)
+   * is replaced: its partitions are placed again, under a new epoch and excluding every worker that
+   * failed so far, for at most {@link #ROUNDS} rounds. {@code excluded} workers get nothing (they
+   * failed to reserve); {@code avoided} ones get partitions only when the others cannot take them.
    */
   private CompletableFuture<List<PartitionLocation>> placeRound(
       Generation g,

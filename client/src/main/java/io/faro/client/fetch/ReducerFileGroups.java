@@ -14,32 +14,34 @@ import java.util.Map;
 import java.util.Set;
 
 /**
- * What reducers of one committed shuffle generation need: its Faro id, the winning attempt of every
- * map, the committed files of every partition (all epochs in epoch order, each epoch's copies
- * primary first), the partitions lost on every copy, and how many batches the winning attempts
- * pushed to each partition. Immutable.
+ * What reducers of some partitions of one committed shuffle generation need: its Faro id, the
+ * winning attempt of every map, the committed files of each partition (all epochs in epoch order,
+ * each epoch's copies primary first), the partitions lost on every copy, and how many batches the
+ * winning attempts pushed to each partition. Made of one or more ranges of partitions (the pages an
+ * executor asked for); asking about a partition outside them is a bug and throws. Immutable.
  */
 public final class ReducerFileGroups {
   /** One committed partition file (one copy of one epoch). */
   public record CommittedFile(PartitionLocation location, long bytes, int chunks) {}
 
+  /** The answer for partitions [start, end); {@code expected} is empty when not counted. */
+  private record Range(
+      int start,
+      int end,
+      Map<Integer, List<CommittedFile>> files,
+      Set<Integer> lost,
+      long[] expected) {}
+
   private final ShuffleId faroShuffle;
   private final int[] winningAttempts;
-  private final Map<Integer, List<CommittedFile>> filesByPartition;
-  private final Set<Integer> lost;
-  private final long[] expectedBatches;
 
-  private ReducerFileGroups(
-      ShuffleId faroShuffle,
-      int[] winningAttempts,
-      Map<Integer, List<CommittedFile>> filesByPartition,
-      Set<Integer> lost,
-      long[] expectedBatches) {
+  /** Disjoint, in partition order. */
+  private final List<Range> ranges;
+
+  private ReducerFileGroups(ShuffleId faroShuffle, int[] winningAttempts, List<Range> ranges) {
     this.faroShuffle = faroShuffle;
     this.winningAttempts = winningAttempts;
-    this.filesByPartition = filesByPartition;
-    this.lost = lost;
-    this.expectedBatches = expectedBatches;
+    this.ranges = ranges;
   }
 
   public static ReducerFileGroups fromProto(AppId app, GetReducerFileGroupsResponse response) {
@@ -62,12 +64,55 @@ public final class ReducerFileGroups {
     files.replaceAll((p, l) -> List.copyOf(l));
     long[] expected =
         response.getExpectedBatchesList().stream().mapToLong(Long::longValue).toArray();
+    int start = response.getStartPartition();
+    int end = Math.max(start, response.getEndPartition());
+    if (expected.length != 0 && expected.length != end - start) {
+      throw new IllegalArgumentException(
+          "file groups of partitions "
+              + start
+              + ".."
+              + (end - 1)
+              + " count batches of "
+              + expected.length
+              + " partitions");
+    }
+    Range range =
+        new Range(
+            start,
+            end,
+            Map.copyOf(files),
+            Set.copyOf(response.getLostPartitionIdsList()),
+            expected);
     return new ReducerFileGroups(
-        new ShuffleId(app, response.getFaroShuffleId()),
-        winners,
-        Map.copyOf(files),
-        Set.copyOf(response.getLostPartitionIdsList()),
-        expected);
+        new ShuffleId(app, response.getFaroShuffleId()), winners, List.of(range));
+  }
+
+  /**
+   * The groups of several ranges of one generation, as one.
+   *
+   * @throws IllegalArgumentException if they are of different generations, or overlap
+   */
+  public static ReducerFileGroups combine(List<ReducerFileGroups> parts) {
+    if (parts.size() == 1) {
+      return parts.get(0);
+    }
+    ReducerFileGroups first = parts.get(0);
+    List<Range> ranges = new ArrayList<>();
+    for (ReducerFileGroups part : parts) {
+      if (!part.faroShuffle.equals(first.faroShuffle)) {
+        throw new IllegalArgumentException(
+            "file groups of Faro shuffles " + first.faroShuffle + " and " + part.faroShuffle);
+      }
+      ranges.addAll(part.ranges);
+    }
+    ranges.sort(Comparator.comparingInt(Range::start));
+    for (int i = 1; i < ranges.size(); i++) {
+      if (ranges.get(i).start() < ranges.get(i - 1).end()) {
+        throw new IllegalArgumentException(
+            "overlapping file groups of shuffle " + first.faroShuffle);
+      }
+    }
+    return new ReducerFileGroups(first.faroShuffle, first.winningAttempts, List.copyOf(ranges));
   }
 
   /** Faro's id of the generation these files belong to. */
@@ -84,11 +129,22 @@ public final class ReducerFileGroups {
     return mapId >= 0 && mapId < winningAttempts.length ? winningAttempts[mapId] : -1;
   }
 
+  /** Whether these groups answer for every partition of [start, end). */
+  public boolean covers(int start, int end) {
+    int next = start;
+    for (Range r : ranges) {
+      if (r.start() <= next && r.end() > next) {
+        next = r.end();
+      }
+    }
+    return next >= end;
+  }
+
   /**
    * Every committed copy of every epoch of {@code partition}: epoch order, primary before replica.
    */
   public List<CommittedFile> files(int partition) {
-    return filesByPartition.getOrDefault(partition, List.of());
+    return range(partition).files().getOrDefault(partition, List.of());
   }
 
   /**
@@ -96,11 +152,27 @@ public final class ReducerFileGroups {
    * lifecycle manager did not count them (a shuffle whose map stage had no task).
    */
   public long expectedBatches(int partition) {
-    return partition >= 0 && partition < expectedBatches.length ? expectedBatches[partition] : -1;
+    Range r = range(partition);
+    return r.expected().length == 0 ? -1 : r.expected()[partition - r.start()];
   }
 
   /** Whether some of {@code partition}'s data is on no committed copy. */
   public boolean lost(int partition) {
-    return lost.contains(partition);
+    return range(partition).lost().contains(partition);
+  }
+
+  private Range range(int partition) {
+    for (Range r : ranges) {
+      if (partition >= r.start() && partition < r.end()) {
+        return r;
+      }
+    }
+    throw new IllegalArgumentException(
+        "partition "
+            + partition
+            + " of Faro shuffle "
+            + faroShuffle
+            + " is not among the partitions these file groups answer for "
+            + ranges.stream().map(r -> r.start() + ".." + (r.end() - 1)).toList());
   }
 }

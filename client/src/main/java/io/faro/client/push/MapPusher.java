@@ -14,7 +14,6 @@ import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufAllocator;
 import java.util.List;
 import java.util.Optional;
-import java.util.concurrent.atomic.AtomicReferenceArray;
 import java.util.function.LongConsumer;
 
 /**
@@ -52,7 +51,7 @@ public final class MapPusher implements AutoCloseable {
   private final ShuffleId shuffle;
   private final int mapId;
   private final int attemptId;
-  private final AtomicReferenceArray<PartitionLocation> targets;
+  private final Targets targets;
   private final ClientOptions.Settings settings;
   private final BatchEncoder encoder;
   private final PartitionBuffers buffers;
@@ -80,7 +79,7 @@ public final class MapPusher implements AutoCloseable {
         shuffle,
         mapId,
         attemptId,
-        targets(shuffle, locations, numPartitions),
+        Targets.of(shuffle, locations, numPartitions),
         failed -> {
           throw new FaroException(
               ErrorCode.CONNECTION_FAILED, "this pusher cannot move partitions " + failed);
@@ -92,13 +91,14 @@ public final class MapPusher implements AutoCloseable {
 
   /**
    * @param targets the current location of every partition, shared with the executor's other tasks
-   *     of this shuffle: a revive by one task moves them all
+   *     of this shuffle: a revive by one task moves them all; a page of them is asked for when the
+   *     first batch of one of its partitions is cut
    */
   public MapPusher(
       ShuffleId shuffle,
       int mapId,
       int attemptId,
-      AtomicReferenceArray<PartitionLocation> targets,
+      Targets targets,
       Reviver reviver,
       ClientPool pool,
       ClientOptions.Settings settings,
@@ -108,13 +108,7 @@ public final class MapPusher implements AutoCloseable {
     this.attemptId = attemptId;
     this.targets = requireNonNull(targets, "targets is null");
     this.settings = requireNonNull(settings, "settings is null");
-    int numPartitions = targets.length();
-    for (int p = 0; p < numPartitions; p++) {
-      if (targets.get(p) == null) {
-        throw new FaroException(
-            ErrorCode.INTERNAL, "shuffle " + shuffle + " has no location for partition " + p);
-      }
-    }
+    int numPartitions = targets.numPartitions();
     requireNonNull(allocator, "allocator is null");
     this.buffers = new PartitionBuffers(numPartitions, settings.bufferSize(), settings.batchSize());
     this.revivals =
@@ -124,18 +118,6 @@ public final class MapPusher implements AutoCloseable {
     this.batchCounts = new int[numPartitions];
     // Last: a ZSTD encoder holds a native context, which only close() frees.
     this.encoder = new BatchEncoder(settings.codec(), settings.zstdLevel(), allocator);
-  }
-
-  /** The locations as a target array of {@code numPartitions} (extra ones ignored). */
-  public static AtomicReferenceArray<PartitionLocation> targets(
-      ShuffleId shuffle, List<PartitionLocation> locations, int numPartitions) {
-    AtomicReferenceArray<PartitionLocation> targets = new AtomicReferenceArray<>(numPartitions);
-    for (PartitionLocation l : locations) {
-      if (l.partition() < numPartitions) {
-        targets.set(l.partition(), l);
-      }
-    }
-    return targets;
   }
 
   /** Appends record bytes to {@code partition}; the caller cuts batches only at record ends. */
@@ -174,7 +156,7 @@ public final class MapPusher implements AutoCloseable {
   }
 
   public int numPartitions() {
-    return targets.length();
+    return targets.numPartitions();
   }
 
   /** Makes one batch of {@code partition}'s gathered bytes and queues it for its worker. */
@@ -188,6 +170,8 @@ public final class MapPusher implements AutoCloseable {
     if (size == 0) {
       return;
     }
+    // First, before anything is encoded: the page of a partition not pushed to yet is asked for.
+    PartitionLocation target = targets.get(partition);
     ByteBuf batch =
         encoder.encode(mapId, attemptId, nextBatchId++, buffers.array(partition), 0, size);
     // A batch travels whole in one frame; one that cannot (a giant record) would make the worker
@@ -215,11 +199,15 @@ public final class MapPusher implements AutoCloseable {
     buffers.cleared(partition);
     pushedBytes[partition] += batch.readableBytes();
     batchCounts[partition]++;
-    window.add(new PushedBatch(partition, targets.get(partition), batch, 0));
+    window.add(new PushedBatch(partition, target, batch, 0));
   }
 
   /** Cuts every partition that holds bytes. */
   public void cutAll() {
+    // The locations of every page these partitions fall in, asked for at once, not page by page.
+    targets.prefetch(
+        java.util.stream.IntStream.range(0, buffers.numPartitions())
+            .filter(p -> buffers.buffered(p) > 0));
     for (int p = 0; p < buffers.numPartitions(); p++) {
       cut(p);
     }

@@ -14,7 +14,6 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.Queue;
 import java.util.concurrent.ConcurrentLinkedQueue;
-import java.util.concurrent.atomic.AtomicReferenceArray;
 
 /**
  * The retry and revive queue of one map attempt: batches whose push failed (the connection was lost
@@ -37,7 +36,7 @@ final class Revivals {
   private final int attemptId;
   private final int maxAttempts;
   private final MapPusher.Reviver reviver;
-  private final AtomicReferenceArray<PartitionLocation> targets;
+  private final Targets targets;
   private final Queue<Retry> retries = new ConcurrentLinkedQueue<>();
   private final Queue<PartitionLocation> softSplits = new ConcurrentLinkedQueue<>();
   private long revived;
@@ -53,7 +52,7 @@ final class Revivals {
       int attemptId,
       int maxAttempts,
       MapPusher.Reviver reviver,
-      AtomicReferenceArray<PartitionLocation> targets) {
+      Targets targets) {
     this.shuffle = requireNonNull(shuffle, "shuffle is null");
     this.mapId = mapId;
     this.attemptId = attemptId;

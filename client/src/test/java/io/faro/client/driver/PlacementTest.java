@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.faro.client.ClientOptions;
+import io.faro.client.PartitionPages;
 import io.faro.client.testing.MiniFaroCluster;
 import io.faro.common.error.ErrorCode;
 import io.faro.common.error.FaroException;
@@ -36,6 +37,8 @@ import org.junit.jupiter.api.io.TempDir;
  * one placement that avoids the worker it leaves.
  */
 class PlacementTest {
+  private static final PartitionPages ONE_PAGE = new PartitionPages(16_384);
+
   private static final Duration WAIT = Duration.ofSeconds(60);
 
   @TempDir Path dir;
@@ -70,10 +73,10 @@ class PlacementTest {
         // Still alive to the master (no heartbeat timeout yet), but nothing answers its port.
         WorkerId gone = cluster.workers().get(0).workerId();
         cluster.workers().get(0).close();
-        Generation g = new Generation(0, new ShuffleId(app, 0), 4, 30);
+        Generation g = new Generation(0, new ShuffleId(app, 0), 4, 30, ONE_PAGE);
 
         List<PartitionLocation> placed =
-            Futures.await(p.placement().firstPlacement(g), WAIT, "placement");
+            Futures.await(p.placement().placeAll(g), WAIT, "placement");
 
         assertThat(placed)
             .extracting(PartitionLocation::partition)
@@ -85,7 +88,9 @@ class PlacementTest {
         assertThat(epochs).contains(0).anyMatch(e -> e > 0);
         assertThat(g.locations().current()).containsExactlyInAnyOrderElementsOf(placed);
         // The same placement for every later caller.
-        assertThat(p.placement().firstPlacement(g).join()).isSameAs(placed);
+        CompletableFuture<List<PartitionLocation>> once = g.placement(0);
+        assertThat(p.placement().placeAll(g).join()).containsExactlyInAnyOrderElementsOf(placed);
+        assertThat(g.placement(0)).isSameAs(once);
       }
     }
   }
@@ -98,9 +103,9 @@ class PlacementTest {
         // Three workers alive to the master, none answering: one partition meets a new one in
         // each round, and each round excludes the ones that failed before.
         cluster.workers().forEach(w -> w.close());
-        Generation g = new Generation(0, new ShuffleId(app, 0), 1, 1);
+        Generation g = new Generation(0, new ShuffleId(app, 0), 1, 1, ONE_PAGE);
 
-        CompletableFuture<List<PartitionLocation>> first = p.placement().firstPlacement(g);
+        CompletableFuture<List<PartitionLocation>> first = p.placement().placeAll(g);
         assertThatThrownBy(() -> Futures.await(first, WAIT, "placement"))
             .isInstanceOf(FaroException.class)
             .satisfies(
@@ -108,7 +113,9 @@ class PlacementTest {
             .hasMessageContaining(
                 "could not reserve 1 partitions of shuffle " + g.id() + " after 3 rounds");
         // A failed placement is not kept: the next request tries again.
-        assertThat(p.placement().firstPlacement(g)).isNotSameAs(first);
+        CompletableFuture<List<PartitionLocation>> failed = g.placement(0);
+        p.placement().placeAll(g);
+        assertThat(g.placement(0)).isNotSameAs(failed);
       }
     }
   }
@@ -118,9 +125,9 @@ class PlacementTest {
     try (MiniFaroCluster cluster = MiniFaroCluster.start(dir, 2)) {
       AppId app = new AppId("revive");
       try (Parts p = parts(cluster, app)) {
-        Generation g = new Generation(0, new ShuffleId(app, 0), 1, 2);
+        Generation g = new Generation(0, new ShuffleId(app, 0), 1, 2, ONE_PAGE);
         List<PartitionLocation> placed =
-            Futures.await(p.placement().firstPlacement(g), WAIT, "placement");
+            Futures.await(p.placement().placeAll(g), WAIT, "placement");
         PartitionLocation before = g.locations().current(1);
         RevivePartitionP revive =
             RevivePartitionP.newBuilder().setPartitionId(1).setEpoch(before.epoch()).build();
@@ -145,6 +152,38 @@ class PlacementTest {
         List<Integer> partitionsOfOther = new ArrayList<>();
         g.locations().current().forEach(l -> partitionsOfOther.add(l.partition()));
         assertThat(partitionsOfOther).containsExactlyInAnyOrder(0, 1);
+      }
+    }
+  }
+
+  @Test
+  void aWideShuffleIsPlacedOnlyWhereItIsAskedForAPageAtATime() throws Exception {
+    try (MiniFaroCluster cluster = MiniFaroCluster.start(dir, 2)) {
+      AppId app = new AppId("pages");
+      try (Parts p = parts(cluster, app)) {
+        // 30 partitions in pages of 8: 0..7, 8..15, 16..23, 24..29.
+        Generation g = new Generation(0, new ShuffleId(app, 0), 1, 30, new PartitionPages(8));
+
+        Futures.await(p.placement().place(g, 9, 10), WAIT, "placement");
+        assertThat(g.locations().current())
+            .extracting(PartitionLocation::partition)
+            .containsExactlyInAnyOrderElementsOf(IntStream.range(8, 16).boxed().toList());
+        assertThat(g.placement(0)).isNull();
+        assertThat(g.placement(2)).isNull();
+
+        // A range across two pages places the one missing, and shares the one placed.
+        CompletableFuture<List<PartitionLocation>> page1 = g.placement(1);
+        Futures.await(p.placement().place(g, 12, 20), WAIT, "placement");
+        assertThat(g.placement(1)).isSameAs(page1);
+        assertThat(g.locations().current())
+            .extracting(PartitionLocation::partition)
+            .containsExactlyInAnyOrderElementsOf(IntStream.range(8, 24).boxed().toList());
+        assertThat(g.locations().current(16, 24)).hasSize(8);
+
+        // The last, shorter page; then nothing past the end.
+        Futures.await(p.placement().place(g, 29, 40), WAIT, "placement");
+        assertThat(g.locations().current(24, 30)).hasSize(6);
+        assertThat(g.locations().all()).hasSize(22);
       }
     }
   }

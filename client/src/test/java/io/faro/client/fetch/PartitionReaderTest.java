@@ -99,6 +99,8 @@ class PartitionReaderTest {
         APP,
         GetReducerFileGroupsResponse.newBuilder()
             .setFaroShuffleId(0)
+            .setStartPartition(0)
+            .setEndPartition(1)
             .addWinningAttempts(0)
             .addFiles(
                 CommittedFileP.newBuilder()
@@ -184,6 +186,8 @@ class PartitionReaderTest {
             APP,
             GetReducerFileGroupsResponse.newBuilder()
                 .setFaroShuffleId(0)
+                .setStartPartition(0)
+                .setEndPartition(1)
                 .addWinningAttempts(0)
                 .addWinningAttempts(2)
                 .addFiles(

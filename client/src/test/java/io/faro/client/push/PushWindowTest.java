@@ -26,7 +26,6 @@ import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicReferenceArray;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -61,7 +60,7 @@ class PushWindowTest {
   private TransportServer port;
   private TransportServer portV;
   private ClientPool pool;
-  private AtomicReferenceArray<PartitionLocation> targets;
+  private Targets targets;
   private final List<List<MapPusher.Failed>> revived = new ArrayList<>();
 
   @BeforeEach
@@ -70,12 +69,13 @@ class PushWindowTest {
     port = port(received);
     portV = port(receivedByV);
     pool = new ClientPool("test", settings.network());
-    targets = new AtomicReferenceArray<>(4);
+    List<PartitionLocation> locations = new ArrayList<>();
     for (int p = 0; p < 4; p++) {
       TransportServer at = p < 2 ? port : portV;
       WorkerEndpoint endpoint = new WorkerEndpoint("127.0.0.1", at.port(), at.port(), at.port());
-      targets.set(p, new PartitionLocation(p, 0, Role.PRIMARY, p < 2 ? W : V, endpoint, 0));
+      locations.add(new PartitionLocation(p, 0, Role.PRIMARY, p < 2 ? W : V, endpoint, 0));
     }
+    targets = Targets.of(SHUFFLE, locations, 4);
   }
 
   @AfterEach

@@ -16,7 +16,26 @@ import java.util.function.Supplier;
  * INVALID_REQUEST that names the field.
  */
 public final class IdMapper {
+  /**
+   * Workers and endpoints named by parsed locations, so that the locations of a shuffle of a
+   * million partitions share a few objects instead of holding a copy each (about 200 bytes a
+   * location). Cleared when it reaches {@link #MAX_INTERNED}: a cluster has fewer workers, and a
+   * peer naming ever new ones cannot make it grow without bound.
+   */
+  private static final java.util.Map<Object, Object> INTERNED =
+      new java.util.concurrent.ConcurrentHashMap<>();
+
+  private static final int MAX_INTERNED = 16_384;
+
   private IdMapper() {}
+
+  @SuppressWarnings("unchecked")
+  private static <T> T intern(T value) {
+    if (INTERNED.size() >= MAX_INTERNED) {
+      INTERNED.clear();
+    }
+    return (T) INTERNED.computeIfAbsent(value, v -> v);
+  }
 
   public static ShuffleId shuffleId(ShuffleKeyP key) {
     return parse(
@@ -59,8 +78,8 @@ public final class IdMapper {
                 p.getPartitionId(),
                 p.getEpoch(),
                 role,
-                new WorkerId(p.getWorkerId()),
-                endpoint(p.getEndpoint()),
+                intern(new WorkerId(p.getWorkerId())),
+                intern(endpoint(p.getEndpoint())),
                 p.getDiskIndex(),
                 replica),
         "locations");
