@@ -1,5 +1,6 @@
 package io.faro.spark;
 
+import io.faro.client.ClientOptions;
 import io.faro.common.log.LogSafe;
 import org.apache.spark.SparkConf;
 import org.slf4j.Logger;
@@ -71,13 +72,17 @@ final class DriverSettings {
 
   /**
    * Tells Spark, before its context reads them, that shuffle data lives outside executors, so that
-   * dynamic allocation needs no external shuffle service and releases executors that ran map tasks:
-   * {@link FaroShuffleDataIO} as the shuffle data plugin (Spark then knows the storage is
-   * reliable), and shuffle tracking off (with it on, Spark keeps every executor that ran a map task
-   * of a live shuffle). A value the user set is kept, with a warning where it defeats this. The
+   * dynamic allocation needs no external shuffle service: {@link FaroShuffleDataIO} as the shuffle
+   * data plugin (Spark then knows the storage is reliable). Whether Spark keeps executors for their
+   * shuffles (shuffle tracking) depends on {@code policy}: a shuffle that falls back lives on the
+   * executors that ran its maps, so under auto and always, with dynamic allocation and no external
+   * shuffle service, tracking is turned on (Spark keeps every executor that ran a map task of a
+   * live shuffle, Faro's too: it cannot tell them apart); under never it is turned off, and
+   * executors go once idle. A value the user set is kept, with a warning where it defeats this. The
    * driver's settings reach its executors, so this is done on the driver only.
    */
-  static void declareShuffleDataOutsideExecutors(SparkConf conf) {
+  static void declareShuffleDataOutsideExecutors(
+      SparkConf conf, ClientOptions.FallbackPolicy policy) {
     String plugin = conf.get(DATA_IO_KEY, "");
     if (plugin.isEmpty()
         || plugin.equals(org.apache.spark.shuffle.sort.io.LocalDiskShuffleDataIO.class.getName())) {
@@ -91,14 +96,39 @@ final class DriverSettings {
           LogSafe.id(plugin),
           FaroShuffleDataIO.class.getName());
     }
+    boolean dynamic = conf.getBoolean("spark.dynamicAllocation.enabled", false);
+    boolean service = conf.getBoolean("spark.shuffle.service.enabled", false);
+    boolean mayFallBack = policy != ClientOptions.FallbackPolicy.NEVER;
     if (!conf.contains(SHUFFLE_TRACKING_KEY)) {
-      conf.set(SHUFFLE_TRACKING_KEY, "false");
-    } else if (conf.getBoolean(SHUFFLE_TRACKING_KEY, false)
-        && conf.getBoolean("spark.dynamicAllocation.enabled", false)) {
+      boolean track = mayFallBack && dynamic && !service;
+      conf.set(SHUFFLE_TRACKING_KEY, Boolean.toString(track));
+      if (track) {
+        LOG.warn(
+            "{}=true: with dynamic allocation, no external shuffle service and "
+                + "spark.faro.client.fallback.policy={}, a shuffle that falls back to Spark's "
+                + "built-in shuffle keeps its files on executors, so Spark keeps the executors "
+                + "that ran map tasks of a live shuffle. Set the policy to never to release them "
+                + "once idle (Faro's shuffle data lives on Faro workers)",
+            SHUFFLE_TRACKING_KEY,
+            policy.name().toLowerCase(java.util.Locale.ROOT));
+      }
+    } else if (conf.getBoolean(SHUFFLE_TRACKING_KEY, false) && dynamic && !mayFallBack) {
       LOG.warn(
           "{}=true: dynamic allocation keeps every executor that ran a map task until its "
               + "shuffle is dropped, although Faro's shuffle data lives on Faro workers; set it "
               + "to false (or leave it unset) to release them",
+          SHUFFLE_TRACKING_KEY);
+    } else if (!conf.getBoolean(SHUFFLE_TRACKING_KEY, false)
+        && dynamic
+        && !service
+        && mayFallBack) {
+      LOG.warn(
+          "{}=false with dynamic allocation, no external shuffle service and "
+              + "spark.faro.client.fallback.policy={}: a shuffle that falls back to Spark's "
+              + "built-in shuffle loses map outputs when Spark removes idle executors, and its "
+              + "map stage runs again; set the policy to never, or leave {} unset",
+          SHUFFLE_TRACKING_KEY,
+          policy.name().toLowerCase(java.util.Locale.ROOT),
           SHUFFLE_TRACKING_KEY);
     }
   }

@@ -9,9 +9,12 @@ import io.faro.common.config.CommonOptionGroup;
 import io.faro.common.config.ConfigException;
 import io.faro.common.config.FaroConf;
 import io.faro.common.config.KnownKeys;
+import io.faro.common.error.ErrorCode;
+import io.faro.common.error.FaroException;
 import io.faro.common.id.AppId;
 import io.faro.common.log.LogSafe;
 import io.faro.common.network.ClientPool;
+import io.faro.common.network.Futures;
 import java.net.InetAddress;
 import java.net.UnknownHostException;
 import java.util.ArrayList;
@@ -35,6 +38,7 @@ import org.apache.spark.shuffle.ShuffleReadMetricsReporter;
 import org.apache.spark.shuffle.ShuffleReader;
 import org.apache.spark.shuffle.ShuffleWriteMetricsReporter;
 import org.apache.spark.shuffle.ShuffleWriter;
+import org.apache.spark.shuffle.sort.SortShuffleManager;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import scala.Tuple2;
@@ -46,17 +50,41 @@ import scala.Tuple2;
  *
  * <p>One instance per JVM (Spark's SparkEnv). The driver lazily starts the {@link LifecycleManager}
  * at the first shuffle; every JVM lazily starts one {@link ShuffleClient}. Both share one
- * connection pool, so threads and connections do not grow with shuffles. When the Faro cluster
- * cannot be reached, shuffles fail with an error that says so: Faro never falls back to Spark's
- * built-in shuffle behind the user's back.
+ * connection pool, so threads and connections do not grow with shuffles.
+ *
+ * <p>When Faro cannot carry a shuffle (see {@link ClientOptions#FALLBACK_POLICY}), the driver
+ * decides as Spark registers it: under {@code auto} that shuffle goes to Spark's own sort shuffle
+ * manager, which this one holds and hands every non-Faro handle to, with the reason logged and
+ * posted as a {@link FaroShuffleFallback} event; under {@code never} the job fails with it. Never
+ * silently: a job may mix both kinds of shuffle, and says which ran where.
  */
 public final class FaroShuffleManager implements ShuffleManager {
   private static final Logger LOG = LoggerFactory.getLogger(FaroShuffleManager.class);
   private static final String SPARK_PREFIX = "spark.";
 
+  /** How long an application whose registration failed waits before it tries again. */
+  private static final long REGISTRATION_RETRY_NANOS =
+      java.util.concurrent.TimeUnit.MINUTES.toNanos(1);
+
   private final SparkConf sparkConf;
   private final ClientOptions.Settings settings;
-  private final ShuffleBlockResolver resolver = new FaroShuffleBlockResolver();
+
+  /** Spark's own shuffle manager, for the shuffles Faro does not carry. */
+  private final SortShuffleManager builtin;
+
+  /**
+   * Why Faro must not carry any of this application's shuffles (a setting that makes it unsafe), or
+   * null; the driver's only.
+   */
+  private final String unsafeSetting;
+
+  /** Shuffles that fell back, by kind of reason; the driver's. */
+  private final Map<FaroShuffleFallback.Kind, java.util.concurrent.atomic.AtomicInteger> fallbacks =
+      new java.util.concurrent.ConcurrentHashMap<>();
+
+  private final java.util.concurrent.atomic.AtomicInteger carried =
+      new java.util.concurrent.atomic.AtomicInteger();
+
   private final Object lock = new Object();
   // @GuardedBy("lock"): created on first use, closed by stop().
   private ClientPool pool;
@@ -64,19 +92,36 @@ public final class FaroShuffleManager implements ShuffleManager {
   private ShuffleClient client;
   private boolean stageListenerAdded;
   private boolean stopped;
+  // @GuardedBy("lock"): the app's failed registration, kept for REGISTRATION_RETRY_NANOS.
+  private RuntimeException registrationFailure;
+  private long registrationFailedAtNanos;
 
   public FaroShuffleManager(SparkConf conf, boolean isDriver) {
     this.sparkConf = conf;
     this.settings = settings(conf);
-    if (isDriver && conf.getBoolean("spark.shuffle.service.enabled", false)) {
+    ClientOptions.FallbackPolicy policy = settings.fallbackPolicy();
+    if (isDriver
+        && conf.getBoolean("spark.shuffle.service.enabled", false)
+        && policy == ClientOptions.FallbackPolicy.NEVER) {
       LOG.warn(
           "spark.shuffle.service.enabled=true: Faro does not use Spark's external shuffle "
-              + "service; set it to false (Faro keeps shuffle data on Faro workers)");
+              + "service, and with faro.client.fallback.policy=never no shuffle falls back to "
+              + "it; set it to false (Faro keeps shuffle data on Faro workers)");
     }
+    String unsafe = null;
     if (isDriver) {
-      DriverSettings.checkClassLoading(conf, DriverSettings.ownJar());
-      DriverSettings.declareShuffleDataOutsideExecutors(conf);
+      try {
+        DriverSettings.checkClassLoading(conf, DriverSettings.ownJar());
+      } catch (IllegalArgumentException e) {
+        if (policy == ClientOptions.FallbackPolicy.NEVER) {
+          throw e;
+        }
+        unsafe = e.getMessage();
+      }
+      DriverSettings.declareShuffleDataOutsideExecutors(conf, policy);
     }
+    this.unsafeSetting = unsafe;
+    this.builtin = new SortShuffleManager(conf);
     warmUp();
   }
 
@@ -175,37 +220,59 @@ public final class FaroShuffleManager implements ShuffleManager {
     }
   }
 
+  /**
+   * The driver's lifecycle manager, registering the app at the first call. A failed registration is
+   * answered again, without waiting, for a minute; then the next shuffle tries again.
+   */
   private LifecycleManager lifecycle() {
     synchronized (lock) {
       checkNotStopped();
+      if (lifecycle == null
+          && registrationFailure != null
+          && System.nanoTime() - registrationFailedAtNanos < REGISTRATION_RETRY_NANOS) {
+        throw registrationFailure;
+      }
       if (lifecycle == null) {
-        String appId = sparkConf.get("spark.app.id");
-        String attempt = sparkConf.get("spark.app.attempt.id", "");
-        // Spark's ids are predictable (YARN numbers them): eight random hex characters make Faro's
-        // unguessable, so that nobody can register an app's id before the app does.
-        String suffix =
-            java.util.HexFormat.of().toHexDigits(new java.security.SecureRandom().nextInt());
-        lifecycle =
-            new LifecycleManager(
-                new AppId((attempt.isEmpty() ? appId : appId + "_" + attempt) + "-" + suffix),
-                settings,
-                pool(),
-                lifecycleHost());
-        // Lost data: Spark forgets every map output of the shuffle, so that the fetch failure the
-        // reducer throws next re-runs the whole map stage (into a new generation).
-        lifecycle.onShuffleLost(
-            shuffleId -> {
-              MapOutputTracker tracker = SparkEnv.get().mapOutputTracker();
-              if (tracker instanceof MapOutputTrackerMaster master) {
-                master.unregisterAllMapAndMergeOutput(shuffleId);
-                LOG.warn(
-                    "Faro lost data of shuffle {}: its map outputs are unregistered and its map stage runs again",
-                    shuffleId);
-              }
-            });
+        registrationFailure = null;
+        try {
+          lifecycle = newLifecycle();
+        } catch (RuntimeException e) {
+          registrationFailure = e;
+          registrationFailedAtNanos = System.nanoTime();
+          throw e;
+        }
       }
       return lifecycle;
     }
+  }
+
+  // @GuardedBy("lock")
+  private LifecycleManager newLifecycle() {
+    String appId = sparkConf.get("spark.app.id");
+    String attempt = sparkConf.get("spark.app.attempt.id", "");
+    // Spark's ids are predictable (YARN numbers them): eight random hex characters make Faro's
+    // unguessable, so that nobody can register an app's id before the app does.
+    String suffix =
+        java.util.HexFormat.of().toHexDigits(new java.security.SecureRandom().nextInt());
+    LifecycleManager manager =
+        new LifecycleManager(
+            new AppId((attempt.isEmpty() ? appId : appId + "_" + attempt) + "-" + suffix),
+            settings,
+            pool(),
+            lifecycleHost());
+    // Lost data: Spark forgets every map output of the shuffle, so that the fetch failure the
+    // reducer throws next re-runs the whole map stage (into a new generation).
+    manager.onShuffleLost(
+        shuffleId -> {
+          MapOutputTracker tracker = SparkEnv.get().mapOutputTracker();
+          if (tracker instanceof MapOutputTrackerMaster master) {
+            master.unregisterAllMapAndMergeOutput(shuffleId);
+            LOG.warn(
+                "Faro lost data of shuffle {}: its map outputs are unregistered and its map stage runs again",
+                shuffleId);
+          }
+        });
+    return manager;
   }
 
   private String lifecycleHost() {
@@ -245,17 +312,128 @@ public final class FaroShuffleManager implements ShuffleManager {
   @Override
   public <K, V, C> ShuffleHandle registerShuffle(
       int shuffleId, ShuffleDependency<K, V, C> dependency) {
-    LifecycleManager manager = lifecycle();
+    ClientOptions.FallbackPolicy policy = settings.fallbackPolicy();
+    int maps = dependency.rdd().getNumPartitions();
+    int partitions = dependency.partitioner().numPartitions();
+    if (policy == ClientOptions.FallbackPolicy.ALWAYS) {
+      return fallBack(
+          shuffleId,
+          dependency,
+          FaroShuffleFallback.Kind.POLICY,
+          "faro.client.fallback.policy=always",
+          null);
+    }
+    if (unsafeSetting != null) {
+      return fallBack(
+          shuffleId, dependency, FaroShuffleFallback.Kind.UNSAFE_SETTING, unsafeSetting, null);
+    }
+    if (partitions > settings.fallbackMaxPartitions()) {
+      return fallBack(
+          shuffleId,
+          dependency,
+          FaroShuffleFallback.Kind.PARTITIONS,
+          partitions
+              + " partitions, more than faro.client.fallback.max.partitions ("
+              + settings.fallbackMaxPartitions()
+              + ")",
+          null);
+    }
+    LifecycleManager manager;
+    try {
+      manager = lifecycle();
+    } catch (RuntimeException e) {
+      return fallBack(
+          shuffleId, dependency, FaroShuffleFallback.Kind.MASTERS_UNREACHABLE, e.getMessage(), e);
+    }
     addStageListener(dependency.rdd().sparkContext());
-    manager.registerShuffle(
-        shuffleId, dependency.rdd().getNumPartitions(), dependency.partitioner().numPartitions());
+    boolean auto = policy == ClientOptions.FallbackPolicy.AUTO;
+    if (auto && !manager.mastersReachable()) {
+      return fallBack(
+          shuffleId,
+          dependency,
+          FaroShuffleFallback.Kind.MASTERS_UNREACHABLE,
+          "the application's last heartbeat reached none of the masters "
+              + settings.masters()
+              + " (faro.master.endpoints)",
+          null);
+    }
+    java.util.concurrent.CompletableFuture<Void> placed =
+        manager.registerShuffle(shuffleId, maps, partitions);
+    if (auto) {
+      // The placement at registration, which the map tasks would wait for anyway, decides.
+      try {
+        Futures.await(
+            placed,
+            settings.fallbackConnectTimeout(),
+            "the placement of shuffle " + shuffleId + " (faro.client.fallback.connect.timeout)");
+      } catch (RuntimeException e) {
+        manager.unregisterShuffle(shuffleId);
+        return fallBack(
+            shuffleId,
+            dependency,
+            FaroShuffleFallback.Kind.NOT_PLACED,
+            "the Faro cluster did not place it: " + e.getMessage(),
+            null);
+      }
+    }
+    carried.incrementAndGet();
     return new FaroShuffleHandle<>(
         shuffleId,
         dependency,
         manager.app().value(),
         manager.endpoint(),
-        dependency.rdd().getNumPartitions(),
+        maps,
         manager.credentials());
+  }
+
+  /**
+   * Spark's built-in shuffle for {@code shuffleId}, for a reason of {@code kind}: logged once,
+   * counted and posted on the driver's listener bus under policy auto or always; under never, the
+   * job fails at once with the reason instead.
+   */
+  private <K, V, C> ShuffleHandle fallBack(
+      int shuffleId,
+      ShuffleDependency<K, V, C> dependency,
+      FaroShuffleFallback.Kind kind,
+      String reason,
+      RuntimeException cause) {
+    ClientOptions.FallbackPolicy policy = settings.fallbackPolicy();
+    String name = policy.name().toLowerCase(java.util.Locale.ROOT);
+    if (policy == ClientOptions.FallbackPolicy.NEVER) {
+      throw new FaroException(
+          kind == FaroShuffleFallback.Kind.PARTITIONS
+              ? ErrorCode.LIMIT_EXCEEDED
+              : ErrorCode.CONNECTION_FAILED,
+          "Faro cannot carry shuffle "
+              + shuffleId
+              + " and spark.faro.client.fallback.policy is never (auto would use Spark's"
+              + " built-in shuffle for it): "
+              + reason,
+          cause);
+    }
+    LOG.warn(
+        "Shuffle {} uses Spark's built-in shuffle, not Faro (spark.faro.client.fallback.policy={}):"
+            + " {}",
+        shuffleId,
+        name,
+        reason);
+    fallbacks
+        .computeIfAbsent(kind, k -> new java.util.concurrent.atomic.AtomicInteger())
+        .incrementAndGet();
+    dependency
+        .rdd()
+        .sparkContext()
+        .listenerBus()
+        .post(new FaroShuffleFallback(shuffleId, name, kind, reason));
+    return builtin.registerShuffle(shuffleId, dependency);
+  }
+
+  /** Shuffles of this application that fell back, by kind of reason (the driver's count). */
+  public Map<FaroShuffleFallback.Kind, Integer> fallbacks() {
+    Map<FaroShuffleFallback.Kind, Integer> counts =
+        new java.util.EnumMap<>(FaroShuffleFallback.Kind.class);
+    fallbacks.forEach((k, v) -> counts.put(k, v.get()));
+    return counts;
   }
 
   /**
@@ -291,6 +469,9 @@ public final class FaroShuffleManager implements ShuffleManager {
   @Override
   public <K, V> ShuffleWriter<K, V> getWriter(
       ShuffleHandle handle, long mapId, TaskContext context, ShuffleWriteMetricsReporter metrics) {
+    if (!isFaro(handle)) {
+      return builtin.getWriter(handle, mapId, context, metrics);
+    }
     FaroShuffleHandle<K, V, Object> faro = faroHandle(handle);
     return new FaroShuffleWriter<>(faro, context, metrics, authenticatedClient(faro));
   }
@@ -304,6 +485,10 @@ public final class FaroShuffleManager implements ShuffleManager {
       int endPartition,
       TaskContext context,
       ShuffleReadMetricsReporter metrics) {
+    if (!isFaro(handle)) {
+      return builtin.getReader(
+          handle, startMapIndex, endMapIndex, startPartition, endPartition, context, metrics);
+    }
     FaroShuffleHandle<K, Object, C> faro = faroHandle(handle);
     ShuffleClient client = authenticatedClient(faro);
     return new FaroShuffleReader<>(
@@ -326,6 +511,16 @@ public final class FaroShuffleManager implements ShuffleManager {
               }
             });
     return shuffleClient;
+  }
+
+  /**
+   * Whether {@code handle} is of a shuffle Faro carries: a Faro handle, or one of that name from
+   * another class loader (an error, see {@link #faroHandle}); any other is Spark's own, of a
+   * shuffle that fell back.
+   */
+  private static boolean isFaro(ShuffleHandle handle) {
+    return handle instanceof FaroShuffleHandle<?, ?, ?>
+        || handle.getClass().getName().equals(FaroShuffleHandle.class.getName());
   }
 
   @SuppressWarnings("unchecked")
@@ -358,16 +553,32 @@ public final class FaroShuffleManager implements ShuffleManager {
         client.forget(shuffleId);
       }
     }
+    // Its files, if it fell back (nothing if not).
+    builtin.unregisterShuffle(shuffleId);
     return true;
   }
 
+  /**
+   * Spark's own resolver: executors serve (and, when decommissioned, migrate) the files of the
+   * shuffles that fell back; no block of a Faro shuffle is ever asked of an executor.
+   */
   @Override
   public ShuffleBlockResolver shuffleBlockResolver() {
-    return resolver;
+    return builtin.shuffleBlockResolver();
   }
 
   @Override
   public void stop() {
+    if (!fallbacks.isEmpty()) {
+      LOG.warn(
+          "Faro carried {} shuffles of this application; {} used Spark's built-in shuffle: {}",
+          carried.get(),
+          fallbacks.values().stream()
+              .mapToInt(java.util.concurrent.atomic.AtomicInteger::get)
+              .sum(),
+          fallbacks());
+    }
+    builtin.stop();
     synchronized (lock) {
       stopped = true;
       if (lifecycle != null) {

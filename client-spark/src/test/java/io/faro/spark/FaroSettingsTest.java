@@ -3,6 +3,7 @@ package io.faro.spark;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.faro.client.ClientOptions;
 import org.apache.spark.SparkConf;
 import org.junit.jupiter.api.Test;
 
@@ -43,7 +44,7 @@ class FaroSettingsTest {
   @Test
   void theDriverTellsSparkThatShuffleDataOutlivesExecutorsUnlessTheUserSaidOtherwise() {
     SparkConf unset = new SparkConf(false);
-    DriverSettings.declareShuffleDataOutsideExecutors(unset);
+    DriverSettings.declareShuffleDataOutsideExecutors(unset, ClientOptions.FallbackPolicy.AUTO);
     assertThat(unset.get(DriverSettings.DATA_IO_KEY)).isEqualTo(FaroShuffleDataIO.class.getName());
     assertThat(unset.get(DriverSettings.SHUFFLE_TRACKING_KEY)).isEqualTo("false");
     assertThat(new FaroShuffleDataIO(unset).driver().supportsReliableStorage()).isTrue();
@@ -52,9 +53,28 @@ class FaroSettingsTest {
         new SparkConf(false)
             .set(DriverSettings.DATA_IO_KEY, "com.example.OwnDataIO")
             .set(DriverSettings.SHUFFLE_TRACKING_KEY, "true");
-    DriverSettings.declareShuffleDataOutsideExecutors(own);
+    DriverSettings.declareShuffleDataOutsideExecutors(own, ClientOptions.FallbackPolicy.NEVER);
     assertThat(own.get(DriverSettings.DATA_IO_KEY)).isEqualTo("com.example.OwnDataIO");
     assertThat(own.get(DriverSettings.SHUFFLE_TRACKING_KEY)).isEqualTo("true");
+  }
+
+  @Test
+  void withDynamicAllocationAndNoShuffleServiceAShuffleThatMayFallBackKeepsItsExecutors() {
+    for (ClientOptions.FallbackPolicy policy : ClientOptions.FallbackPolicy.values()) {
+      SparkConf dynamic = new SparkConf(false).set("spark.dynamicAllocation.enabled", "true");
+      DriverSettings.declareShuffleDataOutsideExecutors(dynamic, policy);
+      assertThat(dynamic.get(DriverSettings.SHUFFLE_TRACKING_KEY))
+          .as("shuffle tracking under policy %s", policy)
+          .isEqualTo(policy == ClientOptions.FallbackPolicy.NEVER ? "false" : "true");
+
+      // With the external shuffle service, it serves the files of a shuffle that fell back.
+      SparkConf withService =
+          new SparkConf(false)
+              .set("spark.dynamicAllocation.enabled", "true")
+              .set("spark.shuffle.service.enabled", "true");
+      DriverSettings.declareShuffleDataOutsideExecutors(withService, policy);
+      assertThat(withService.get(DriverSettings.SHUFFLE_TRACKING_KEY)).isEqualTo("false");
+    }
   }
 
   @Test

@@ -40,6 +40,20 @@ final class SparkJobs {
     return result;
   }
 
+  /** Two shuffles in a row: 11 partitions, then 60. */
+  static List<String> twoShuffles(SparkSession spark) {
+    JavaSparkContext sc = JavaSparkContext.fromSparkContext(spark.sparkContext());
+    JavaPairRDD<Integer, Long> counts =
+        sc.parallelize(numbers(50_000, 4), 6)
+            .mapToPair(n -> new Tuple2<>(n % 1009, 1L))
+            .reduceByKey(Long::sum, 11);
+    return sorted(
+        counts
+            .mapToPair(t -> new Tuple2<>(t._1() % 97, t._2()))
+            .reduceByKey(Long::sum, 60)
+            .collect());
+  }
+
   static List<String> reduceByKey(SparkSession spark) {
     JavaSparkContext sc = JavaSparkContext.fromSparkContext(spark.sparkContext());
     JavaPairRDD<String, Integer> words =

@@ -144,6 +144,54 @@ public final class ClientOptions {
               + "for them. Spark registers a shuffle when it plans the stage that writes it; a "
               + "shuffle registered but never run holds its empty reservations until Spark "
               + "unregisters it or the app ends. false: place at the first map task's request.");
+
+  /** What the driver does when Faro cannot carry a shuffle. */
+  public enum FallbackPolicy {
+    /** The shuffle fails at once, with the reason. */
+    NEVER,
+    /** The shuffle uses Spark's built-in sort shuffle, with the reason logged and posted. */
+    AUTO,
+    /** Every shuffle uses Spark's built-in sort shuffle: Faro is off for the application. */
+    ALWAYS
+  }
+
+  public static final ConfigOption<FallbackPolicy> FALLBACK_POLICY =
+      enumOption(
+          "faro.client.fallback.policy",
+          FallbackPolicy.AUTO,
+          FallbackPolicy.class,
+          "What the driver does, as Spark registers each shuffle, when Faro cannot carry it: "
+              + "the masters did not answer within faro.client.fallback.connect.timeout, the "
+              + "cluster could not place it (no worker with room, a limit of the masters), or it "
+              + "has more partitions than faro.client.fallback.max.partitions. auto (the "
+              + "default): that shuffle uses Spark's built-in sort shuffle, and the driver logs "
+              + "and posts the reason (a FaroShuffleFallback event in the event log); a job may "
+              + "mix both. never: the job fails at once with the reason. always: every shuffle "
+              + "uses the built-in shuffle (Faro off, for a rollback without touching "
+              + "spark.shuffle.manager). With dynamic allocation and no external shuffle "
+              + "service, auto and always turn Spark's shuffle tracking on (unless set), so "
+              + "executors that hold a fallen-back shuffle's files stay; never leaves it off and "
+              + "executors go as soon as they are idle. See docs/architecture.md, \"Fallback\".");
+  public static final ConfigOption<Duration> FALLBACK_CONNECT_TIMEOUT =
+      durationOption(
+          "faro.client.fallback.connect.timeout",
+          "15s",
+          Duration.ofMillis(100),
+          "How long the driver waits for the masters: to register the application at its "
+              + "first shuffle, and, under fallback policy auto, for each shuffle's placement "
+              + "when Spark registers it. Past it the shuffle falls back (auto) or fails "
+              + "(never). An application that could not register tries again at most once a "
+              + "minute; meanwhile its shuffles fall back or fail without waiting.");
+  public static final ConfigOption<Integer> FALLBACK_MAX_PARTITIONS =
+      intOption(
+          "faro.client.fallback.max.partitions",
+          1_000_000,
+          1,
+          16_777_216,
+          "partitions",
+          "A shuffle with more partitions falls back (policy auto) or fails (never) when Spark "
+              + "registers it, before the cluster is asked. The default is the masters' own "
+              + "default limit (faro.master.max.partitions.per.shuffle).");
   public static final ConfigOption<Integer> PARTITIONS_PER_PAGE =
       intOption(
           "faro.client.partitions.per.page",
@@ -215,6 +263,9 @@ public final class ClientOptions {
           REPLICATE,
           PLACE_AT_REGISTER,
           PARTITIONS_PER_PAGE,
+          FALLBACK_POLICY,
+          FALLBACK_CONNECT_TIMEOUT,
+          FALLBACK_MAX_PARTITIONS,
           REVIVE_MAX_ATTEMPTS,
           FETCH_RETRIES,
           FETCH_RETRY_WAIT,
@@ -244,6 +295,9 @@ public final class ClientOptions {
       boolean replicate,
       boolean placeAtRegister,
       PartitionPages pages,
+      FallbackPolicy fallbackPolicy,
+      Duration fallbackConnectTimeout,
+      int fallbackMaxPartitions,
       int reviveMaxAttempts,
       int fetchRetries,
       Duration fetchRetryWait,
@@ -273,6 +327,9 @@ public final class ClientOptions {
           conf.get(REPLICATE),
           conf.get(PLACE_AT_REGISTER),
           new PartitionPages(conf.get(PARTITIONS_PER_PAGE)),
+          conf.get(FALLBACK_POLICY),
+          conf.get(FALLBACK_CONNECT_TIMEOUT),
+          conf.get(FALLBACK_MAX_PARTITIONS),
           conf.get(REVIVE_MAX_ATTEMPTS),
           conf.get(FETCH_RETRIES),
           conf.get(FETCH_RETRY_WAIT),

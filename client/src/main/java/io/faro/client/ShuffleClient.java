@@ -90,7 +90,11 @@ public final class ShuffleClient {
   public PushTargets pushTargets(
       HostPort lifecycle, ShuffleId shuffle, long stage, int numMaps, int numPartitions) {
     WriterKey key = new WriterKey(shuffle, stage);
-    if (numPartitions < 0 && !pushTargets.containsKey(key)) {
+    if (numPartitions < 0) {
+      CompletableFuture<PushTargets> cached = pushTargets.get(key);
+      if (cached != null) {
+        return awaitCached(pushTargets, key, cached, "push locations of shuffle " + shuffle);
+      }
       // A map's end on an executor that did not write it (its cache was dropped): the id only.
       GetPushLocationsResponse r =
           Futures.await(
@@ -101,7 +105,11 @@ public final class ShuffleClient {
       return new PushTargets(
           faro,
           new Targets(
-              faro, 0, settings.pages(), (a, b) -> CompletableFuture.completedFuture(List.of())));
+              faro,
+              0,
+              settings.pages(),
+              (a, b) -> CompletableFuture.completedFuture(List.of()),
+              java.time.Duration.ZERO));
     }
     CompletableFuture<PushTargets> f =
         pushTargets.computeIfAbsent(
@@ -126,7 +134,9 @@ public final class ShuffleClient {
                                         numPartitions,
                                         faro,
                                         start,
-                                        end));
+                                        end),
+                                // Asking may place the page: as long as a revive may take.
+                                settings.network().requestTimeout().multipliedBy(3).plusSeconds(5));
                         targets.known(0, firstEnd, locations(r));
                         return new PushTargets(faro, targets);
                       });
@@ -336,7 +346,9 @@ public final class ShuffleClient {
    */
   public ReducerFileGroups fileGroups(
       HostPort lifecycle, ShuffleId shuffle, int numMaps, long readerStage) {
-    return range(lifecycle, shuffle, numMaps, readerStage, 0, Integer.MAX_VALUE);
+    ReaderPages reader =
+        readers.computeIfAbsent(new ReaderKey(shuffle, readerStage), k -> new ReaderPages());
+    return range(reader, lifecycle, shuffle, numMaps, 0, Integer.MAX_VALUE);
   }
 
   /**
@@ -347,28 +359,33 @@ public final class ShuffleClient {
   public ReducerFileGroups fileGroups(
       HostPort lifecycle, ShuffleId shuffle, int numMaps, long readerStage, int start, int end) {
     PartitionPages pages = settings.pages();
+    // One entry for the whole call: its pages are all of the generation it pinned.
+    ReaderPages reader =
+        readers.computeIfAbsent(new ReaderKey(shuffle, readerStage), k -> new ReaderPages());
     if (start >= end) {
-      return range(lifecycle, shuffle, numMaps, readerStage, start, start);
+      return range(reader, lifecycle, shuffle, numMaps, start, start);
     }
     List<ReducerFileGroups> parts = new ArrayList<>();
     for (int page = pages.page(start); page <= pages.page(end - 1); page++) {
       long pageEnd = (long) pages.start(page) + pages.size();
       parts.add(
           range(
+              reader,
               lifecycle,
               shuffle,
               numMaps,
-              readerStage,
               pages.start(page),
               (int) Math.min(Integer.MAX_VALUE, pageEnd)));
     }
-    return ReducerFileGroups.combine(parts);
+    try {
+      return ReducerFileGroups.combine(parts);
+    } catch (IllegalArgumentException e) {
+      throw new FaroException(ErrorCode.INTERNAL, e.getMessage(), e);
+    }
   }
 
   private ReducerFileGroups range(
-      HostPort lifecycle, ShuffleId shuffle, int numMaps, long readerStage, int start, int end) {
-    ReaderPages reader =
-        readers.computeIfAbsent(new ReaderKey(shuffle, readerStage), k -> new ReaderPages());
+      ReaderPages reader, HostPort lifecycle, ShuffleId shuffle, int numMaps, int start, int end) {
     long key = ((long) start << 32) | (end & 0xffffffffL);
     CompletableFuture<ReducerFileGroups> f =
         reader.ranges.computeIfAbsent(

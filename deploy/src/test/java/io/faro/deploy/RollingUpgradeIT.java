@@ -192,10 +192,30 @@ class RollingUpgradeIT {
     return vars;
   }
 
-  private static int freePort() throws IOException {
-    try (ServerSocket socket = new ServerSocket(0)) {
-      return socket.getLocalPort();
+  /** Ports handed out so far: each process of the inventory gets its own. */
+  private static final java.util.Set<Integer> GIVEN = new java.util.HashSet<>();
+
+  /**
+   * A port free now, below Linux's ephemeral range (32768 and up). The processes start minutes
+   * later: a port from that range (what binding port 0 gives) can meanwhile become the local port
+   * of some outgoing connection, and the worker that was to listen there fails to start (seen in
+   * CI: "port 46227 is in use").
+   */
+  private static synchronized int freePort() throws IOException {
+    java.util.Random random = new java.util.Random();
+    for (int tries = 0; tries < 1000; tries++) {
+      int port = 20_000 + random.nextInt(12_000);
+      if (GIVEN.contains(port)) {
+        continue;
+      }
+      try (ServerSocket socket = new ServerSocket(port)) {
+        GIVEN.add(port);
+        return socket.getLocalPort();
+      } catch (IOException inUse) {
+        // try another
+      }
     }
+    throw new IOException("no free port in 20000..31999 after 1000 tries");
   }
 
   private String masterEndpoints() {

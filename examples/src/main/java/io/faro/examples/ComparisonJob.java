@@ -253,7 +253,8 @@ enum ComparisonJob {
    * (up to a minute) until dynamic allocation has removed every executor, and reads the same
    * shuffle again for its result, on executors started for that read. With Faro every map output is
    * still there for the second read (it lives on Faro's workers), so the map stage does not run
-   * again. Without dynamic allocation nothing waits.
+   * again. Without dynamic allocation nothing waits. {@code spark.examples.released.wait.seconds}
+   * sets the wait (default 60).
    */
   RELEASED("released") {
     @Override
@@ -277,7 +278,10 @@ enum ComparisonJob {
       if (!spark.sparkContext().getConf().getBoolean("spark.dynamicAllocation.enabled", false)) {
         return spark.sparkContext().statusTracker().getExecutorInfos().length - 1;
       }
-      long deadline = System.nanoTime() + java.util.concurrent.TimeUnit.MINUTES.toNanos(1);
+      long deadline =
+          System.nanoTime()
+              + java.util.concurrent.TimeUnit.SECONDS.toNanos(
+                  spark.sparkContext().getConf().getLong(RELEASED_WAIT_KEY, 60));
       // The status tracker lists the driver too.
       while (spark.sparkContext().statusTracker().getExecutorInfos().length > 1
           && System.nanoTime() < deadline) {
@@ -293,6 +297,9 @@ enum ComparisonJob {
       return spark.sparkContext().statusTracker().getExecutorInfos().length - 1;
     }
   };
+
+  /** Spark setting: seconds the released job waits for executors to go (default 60). */
+  static final String RELEASED_WAIT_KEY = "spark.examples.released.wait.seconds";
 
   /** The released job's executors left before its second read; -1 until it ran. */
   static volatile int executorsLeftBeforeReread = -1;

@@ -46,11 +46,11 @@ class StandaloneSparkIT {
 
   /**
    * The job's executors ran the map tasks of a shuffle, are all released while idle, and the same
-   * shuffle is read again on new executors. The driver set nothing but Faro's shuffle manager and
-   * dynamic allocation: Faro's plugin told Spark that the shuffle data outlives executors, so Spark
-   * released them (it refuses to start dynamic allocation without a shuffle service otherwise, or
-   * keeps executors for their shuffles with shuffle tracking) and found every map output still
-   * readable: no stage ran again.
+   * shuffle is read again on new executors. The driver set nothing but Faro's shuffle manager,
+   * dynamic allocation and fallback policy never: Faro's plugin told Spark that the shuffle data
+   * outlives executors, so Spark released them (it refuses to start dynamic allocation without a
+   * shuffle service otherwise, or keeps executors for their shuffles with shuffle tracking) and
+   * found every map output still readable: no stage ran again.
    */
   @Test
   void executorsReleasedAfterTheMapsLeaveEveryMapOutputReadable() throws Exception {
@@ -64,7 +64,8 @@ class StandaloneSparkIT {
             "spark.dynamicAllocation.initialExecutors=2",
             "spark.dynamicAllocation.executorIdleTimeout=2s",
             "spark.dynamicAllocation.schedulerBacklogTimeout=1s",
-            "spark.executor.cores=1"));
+            "spark.executor.cores=1",
+            "spark.faro.client.fallback.policy=never"));
     String result =
         runner
             .start("released", "faro", SCALE, faro.masterEndpoint(), "released-faro", conf)
@@ -84,10 +85,50 @@ class StandaloneSparkIT {
   }
 
   /**
+   * A shuffle that fell back to Spark's built-in shuffle keeps its map outputs on the executors
+   * that ran them. Under dynamic allocation without the external shuffle service, policy always
+   * (like auto) has Faro turn Spark's shuffle tracking on, so Spark keeps those executors while the
+   * shuffle lives instead of losing its files with them: the second read finds every map output, no
+   * stage runs again, no task fails.
+   */
+  @Test
+  void aShuffleThatFellBackKeepsItsExecutorsUnderDynamicAllocation() throws Exception {
+    String expected =
+        Json.string(runner.run("released", "builtin", SCALE, "", "fell-back-builtin"), "checksum");
+    List<String> conf = new ArrayList<>(spark.executorConf());
+    conf.addAll(
+        List.of(
+            "spark.dynamicAllocation.enabled=true",
+            "spark.dynamicAllocation.minExecutors=0",
+            "spark.dynamicAllocation.initialExecutors=2",
+            "spark.dynamicAllocation.executorIdleTimeout=2s",
+            "spark.dynamicAllocation.schedulerBacklogTimeout=1s",
+            "spark.executor.cores=1",
+            "spark.faro.client.fallback.policy=always",
+            // Idle executors go after 2 s; holding shuffle files, they must still be here at 10 s.
+            "spark.examples.released.wait.seconds=10"));
+    SparkJobRunner.Started started =
+        runner.start("released", "faro", SCALE, faro.masterEndpoint(), "fell-back-faro", conf);
+    String result = started.awaitResult();
+
+    assertThat(Json.string(result, "checksum")).isEqualTo(expected);
+    assertThat(Files.readString(started.output()))
+        .contains(
+            "uses Spark's built-in shuffle, not Faro (spark.faro.client.fallback.policy=always)")
+        .contains("spark.dynamicAllocation.shuffleTracking.enabled=true");
+    assertThat(Json.number(result, "executors_left_before_reread"))
+        .as("executors kept for the shuffle files they hold")
+        .isPositive();
+    assertThat(Json.number(result, "stage_retries")).as("map stages run again").isZero();
+    assertThat(Json.number(result, "failed_tasks")).as("failed tasks").isZero();
+  }
+
+  /**
    * With {@code spark.executor.userClassPathFirst=true} and Faro's jar on the executors' class path
    * only (as a shuffle manager's jar must be there for Spark 3.5), Faro carries the shuffle. With
    * the jar among the application's jars too, the executors would load Faro's classes twice and
-   * fail every task: the driver refuses to start instead, naming the settings.
+   * fail every task: under fallback policy auto (the default) every shuffle uses Spark's built-in
+   * shuffle, saying why; under never the driver refuses to start, naming the settings.
    */
   @Test
   void userClassPathFirstCarriesTheShuffleOrFailsAtOnceNamingTheSetting() throws Exception {
@@ -103,6 +144,16 @@ class StandaloneSparkIT {
     assertThat(Json.number(result, "failed_tasks")).as("failed tasks").isZero();
 
     conf.add("spark.jars=" + SparkJobRunner.property("faro.demo.clientJar").toUri());
+    SparkJobRunner.Started fellBack =
+        runner.start("sql", "faro", "0.02", faro.masterEndpoint(), "user-first-auto", conf);
+    String builtInResult = fellBack.awaitResult();
+    assertThat(Json.string(builtInResult, "checksum")).isEqualTo(expected);
+    assertThat(Files.readString(fellBack.output()))
+        .contains(
+            "uses Spark's built-in shuffle, not Faro (spark.faro.client.fallback.policy=auto)")
+        .contains("spark.executor.userClassPathFirst=true with Faro's jar in spark.jars");
+
+    conf.add("spark.faro.client.fallback.policy=never");
     SparkJobRunner.Started twice =
         runner.start("sql", "faro", "0.02", faro.masterEndpoint(), "user-first-twice", conf);
     assertThat(twice.process().waitFor(2, TimeUnit.MINUTES)).isTrue();

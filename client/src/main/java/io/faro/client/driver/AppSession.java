@@ -35,8 +35,12 @@ final class AppSession implements AutoCloseable {
   private final ScheduledExecutorService heartbeat;
   private final java.util.Optional<io.faro.common.auth.AuthOptions.Credentials> credentials;
 
+  /** Whether the last heartbeat reached some master (the registration did, to begin with). */
+  private volatile boolean mastersReachable = true;
+
   /**
-   * Registers {@code app} with the masters and starts its heartbeat.
+   * Registers {@code app} with the masters, trying for faro.client.fallback.connect.timeout, and
+   * starts its heartbeat.
    *
    * @throws FaroException CONNECTION_FAILED (or the masters' error) when it cannot register
    */
@@ -53,7 +57,8 @@ final class AppSession implements AutoCloseable {
                   .setAppId(app.value())
                   .setRegistrationToken(com.google.protobuf.ByteString.copyFrom(token))
                   .build(),
-              com.google.protobuf.Message.class);
+              com.google.protobuf.Message.class,
+              settings.fallbackConnectTimeout());
       this.credentials = credentialsOf(app, token, answer);
     } catch (FaroException e) {
       throw new FaroException(
@@ -62,7 +67,9 @@ final class AppSession implements AutoCloseable {
               + app
               + " with the Faro cluster at "
               + settings.masters()
-              + " (faro.master.endpoints, spark.faro.master.endpoints in Spark): "
+              + " (faro.master.endpoints, spark.faro.master.endpoints in Spark) within "
+              + settings.fallbackConnectTimeout().toMillis()
+              + " ms (faro.client.fallback.connect.timeout): "
               + e.getMessage(),
           e);
     }
@@ -102,6 +109,11 @@ final class AppSession implements AutoCloseable {
             io.faro.common.auth.Secret.ofBytes(registered.getAppSecret().toByteArray())));
   }
 
+  /** Whether the app's last heartbeat reached some master. */
+  boolean mastersReachable() {
+    return mastersReachable;
+  }
+
   /** Heartbeats every master: each keeps the time, so a new leader knows the app is alive. */
   private void beat() {
     try {
@@ -119,7 +131,9 @@ final class AppSession implements AutoCloseable {
                 .toArray(CompletableFuture[]::new))
         .thenRun(
             () -> {
-              if (answers.stream().allMatch(CompletableFuture::isCompletedExceptionally)) {
+              boolean none = answers.stream().allMatch(CompletableFuture::isCompletedExceptionally);
+              mastersReachable = !none;
+              if (none) {
                 LOG.warn(
                     "App heartbeat for {} reached no master: {}",
                     app,

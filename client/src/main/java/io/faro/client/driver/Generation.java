@@ -178,15 +178,30 @@ final class Generation {
     return placements.get(page);
   }
 
+  /** What {@link #startPlacement} did. */
+  enum PlacementStart {
+    STARTED,
+    /** Another caller changed the page's placement first. */
+    RACED,
+    /** Every map ended (the commit started) or the generation was lost: nothing more is placed. */
+    REFUSED
+  }
+
   /**
-   * Makes {@code next} the placement attempt of {@code page} if {@code expected} still is; true if
-   * it did.
+   * Makes {@code next} the placement attempt of {@code page} if {@code expected} still is, unless
+   * the commit started or the generation was lost; atomically with {@link #mapperEnd}'s start of
+   * the commit, so that the commit sees every placement started before it.
    */
-  boolean replacePlacement(
+  synchronized PlacementStart startPlacement(
       int page,
       CompletableFuture<List<PartitionLocation>> expected,
       CompletableFuture<List<PartitionLocation>> next) {
-    return placements.compareAndSet(page, expected, next);
+    if (commitStarted || lost) {
+      return PlacementStart.REFUSED;
+    }
+    return placements.compareAndSet(page, expected, next)
+        ? PlacementStart.STARTED
+        : PlacementStart.RACED;
   }
 
   /**

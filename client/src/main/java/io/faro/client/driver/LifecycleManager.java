@@ -30,6 +30,7 @@ import io.faro.proto.ReviveResponse;
 import io.faro.proto.UnregisterShuffleRequest;
 import java.time.Clock;
 import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
 import java.util.function.IntConsumer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -193,16 +194,15 @@ public final class LifecycleManager implements RequestHandler, AutoCloseable {
             r.getNumMaps(),
             r.getNumPartitions());
     int start = r.getStartPartition();
-    int end = Math.min(r.getEndPartition(), g.numPartitions());
-    if (start < 0
-        || r.getEndPartition() < start
-        || (start < r.getEndPartition() && start >= g.numPartitions())) {
+    int askedEnd = r.hasEndPartition() ? r.getEndPartition() : Integer.MAX_VALUE;
+    int end = Math.min(askedEnd, g.numPartitions());
+    if (start < 0 || askedEnd < start || (start < askedEnd && start >= g.numPartitions())) {
       responder.fail(
           ErrorCode.INVALID_REQUEST,
           "locations of partitions "
               + start
               + " until "
-              + r.getEndPartition()
+              + askedEnd
               + " of shuffle "
               + g.id()
               + " asked: not a range of its "
@@ -273,13 +273,14 @@ public final class LifecycleManager implements RequestHandler, AutoCloseable {
 
   private void reducerFileGroups(GetReducerFileGroupsRequest r, Responder responder) {
     int start = r.getStartPartition();
-    if (start < 0 || r.getEndPartition() < start) {
+    int askedEnd = r.hasEndPartition() ? r.getEndPartition() : Integer.MAX_VALUE;
+    if (start < 0 || askedEnd < start) {
       responder.fail(
           ErrorCode.INVALID_REQUEST,
           "files of partitions "
               + start
               + " until "
-              + r.getEndPartition()
+              + askedEnd
               + " of shuffle "
               + r.getShuffleId()
               + " asked: not a range");
@@ -290,7 +291,7 @@ public final class LifecycleManager implements RequestHandler, AutoCloseable {
       responder.respond(
           GetReducerFileGroupsResponse.newBuilder()
               .setStartPartition(start)
-              .setEndPartition(r.getEndPartition())
+              .setEndPartition(askedEnd)
               .build());
       return;
     }
@@ -322,7 +323,7 @@ public final class LifecycleManager implements RequestHandler, AutoCloseable {
               + " was never written through this lifecycle manager (or was unregistered)");
       return;
     }
-    if (start < r.getEndPartition() && start >= g.numPartitions()) {
+    if (start < askedEnd && start >= g.numPartitions()) {
       responder.fail(
           ErrorCode.INVALID_REQUEST,
           "files of partition "
@@ -333,7 +334,7 @@ public final class LifecycleManager implements RequestHandler, AutoCloseable {
               + g.numPartitions());
       return;
     }
-    int end = Math.max(start, Math.min(r.getEndPartition(), g.numPartitions()));
+    int end = Math.max(start, Math.min(askedEnd, g.numPartitions()));
     committer
         .fileGroups(g)
         .whenComplete(
@@ -402,38 +403,46 @@ public final class LifecycleManager implements RequestHandler, AutoCloseable {
    * Spark registered engine shuffle {@code shuffleId}, of {@code numMaps} maps and {@code
    * numPartitions} partitions: with faro.client.placement.at.register, its first generation is
    * placed now, in the background, so that its map tasks find their push locations ready. Never
-   * blocks, never fails: a placement that fails here is tried again at the first map task's
-   * request, which then fails or succeeds on its own.
+   * blocks: the answer completes once that placement ended (at once when nothing is placed now),
+   * for a caller that decides whether Faro can carry the shuffle. A placement that fails here is
+   * tried again at the first map task's request, which then fails or succeeds on its own.
    */
-  public void registerShuffle(int shuffleId, int numMaps, int numPartitions) {
+  public CompletableFuture<Void> registerShuffle(int shuffleId, int numMaps, int numPartitions) {
     if (numMaps <= 0 || numPartitions <= 0) {
-      return; // no map task will ever ask (an empty RDD), or a shape the first request refuses
+      // No map task will ever ask (an empty RDD), or a shape the first request refuses.
+      return CompletableFuture.completedFuture(null);
     }
     Generation g;
     try {
       g = generations.forRegistration(shuffleId, numMaps, numPartitions);
     } catch (RuntimeException e) {
       LOG.debug("Shuffle {} is not placed at registration: {}", shuffleId, e.toString());
-      return;
+      return CompletableFuture.failedFuture(e);
     }
     if (g == null || !g.timeline().mark(ShuffleTimeline.Mark.REGISTERED)) {
-      return;
+      return CompletableFuture.completedFuture(null);
     }
     // A shuffle of a few pages is placed whole; a wider one page by page, as its maps push to each.
-    if (settings.placeAtRegister() && g.pages().count(numPartitions) <= PAGES_PLACED_AT_REGISTER) {
-      placement
-          .place(g, 0, numPartitions)
-          .whenComplete(
-              (placed, error) -> {
-                if (error != null) {
-                  LOG.info(
-                      "Shuffle {} could not be placed at registration; its first map task asks"
-                          + " again: {}",
-                      g.id(),
-                      Futures.unwrap(error).toString());
-                }
-              });
+    if (!settings.placeAtRegister() || g.pages().count(numPartitions) > PAGES_PLACED_AT_REGISTER) {
+      return CompletableFuture.completedFuture(null);
     }
+    CompletableFuture<Void> placed = placement.place(g, 0, numPartitions);
+    placed.whenComplete(
+        (v, error) -> {
+          if (error != null) {
+            LOG.info(
+                "Shuffle {} could not be placed at registration; its first map task asks"
+                    + " again: {}",
+                g.id(),
+                Futures.unwrap(error).toString());
+          }
+        });
+    return placed;
+  }
+
+  /** Whether the app's last heartbeat reached some master. */
+  public boolean mastersReachable() {
+    return session.mastersReachable();
   }
 
   /** Forgets the shuffle; the master frees its slots and the workers delete its files. */

@@ -109,20 +109,21 @@ final class Placement {
       if (current != null && !current.isCompletedExceptionally()) {
         return current;
       }
-      if (g.commitStarted()) {
+      CompletableFuture<List<PartitionLocation>> next = new CompletableFuture<>();
+      Generation.PlacementStart start = g.startPlacement(page, current, next);
+      if (start == Generation.PlacementStart.REFUSED) {
         return CompletableFuture.failedFuture(
             new FaroException(
                 ErrorCode.INVALID_REQUEST,
                 "every map of shuffle "
                     + g.id()
-                    + " has ended and its files are committed: partitions "
+                    + " has ended (or its data was lost): partitions "
                     + g.pages().start(page)
                     + ".."
                     + (g.pages().end(page, g.numPartitions()) - 1)
                     + " are no longer placed (this task is a losing attempt)"));
       }
-      CompletableFuture<List<PartitionLocation>> next = new CompletableFuture<>();
-      if (g.replacePlacement(page, current, next)) {
+      if (start == Generation.PlacementStart.STARTED) {
         g.timeline().mark(ShuffleTimeline.Mark.PLACEMENT_STARTED);
         // A shuffle of one page asks the masters for all its partitions, naming none.
         List<Integer> partitions =

@@ -9,7 +9,6 @@ import io.faro.common.id.PartitionLocation;
 import io.faro.common.id.ShuffleId;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionException;
 import java.util.concurrent.atomic.AtomicReferenceArray;
 import java.util.function.BinaryOperator;
 
@@ -31,15 +30,27 @@ public final class Targets {
   private final PartitionPages pages;
   private final PageSource source;
 
+  /** The longest a task waits for a page: the ask carries its own timeout, this guards it. */
+  private final java.time.Duration backstop;
+
   /** Each page's locations, once asked; a failed ask is cleared, for the next task to ask again. */
   private final AtomicReferenceArray<CompletableFuture<AtomicReferenceArray<PartitionLocation>>>
       loaded;
 
-  public Targets(ShuffleId shuffle, int numPartitions, PartitionPages pages, PageSource source) {
+  /**
+   * @param backstop the longest a task waits for a page (its ask has a timeout of its own)
+   */
+  public Targets(
+      ShuffleId shuffle,
+      int numPartitions,
+      PartitionPages pages,
+      PageSource source,
+      java.time.Duration backstop) {
     this.shuffle = requireNonNull(shuffle, "shuffle is null");
     this.numPartitions = numPartitions;
     this.pages = requireNonNull(pages, "pages is null");
     this.source = requireNonNull(source, "source is null");
+    this.backstop = requireNonNull(backstop, "backstop is null");
     this.loaded = new AtomicReferenceArray<>(pages.count(numPartitions));
   }
 
@@ -51,7 +62,8 @@ public final class Targets {
             shuffle,
             numPartitions,
             new PartitionPages(Math.max(1, numPartitions)),
-            (start, end) -> CompletableFuture.completedFuture(List.of()));
+            (start, end) -> CompletableFuture.completedFuture(List.of()),
+            java.time.Duration.ZERO);
     t.known(0, numPartitions, locations);
     return t;
   }
@@ -111,13 +123,31 @@ public final class Targets {
     }
     int page = pages.page(partition);
     CompletableFuture<AtomicReferenceArray<PartitionLocation>> f = load(page);
+    // Shared by the executor's tasks: waited for, never cancelled by one of them.
     try {
-      return f.join();
-    } catch (CompletionException e) {
+      return f.get(backstop.toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new FaroException(
+          ErrorCode.INTERNAL, "interrupted while asking for locations of shuffle " + shuffle, e);
+    } catch (java.util.concurrent.TimeoutException e) {
+      throw new FaroException(
+          ErrorCode.TIMEOUT,
+          "no locations of partitions "
+              + pages.start(page)
+              + ".."
+              + (pages.end(page, numPartitions) - 1)
+              + " of shuffle "
+              + shuffle
+              + " within "
+              + backstop.toMillis()
+              + " ms");
+    } catch (java.util.concurrent.ExecutionException e) {
       if (e.getCause() instanceof RuntimeException r) {
         throw r;
       }
-      throw e;
+      throw new FaroException(
+          ErrorCode.INTERNAL, "asking for locations of shuffle " + shuffle + " failed", e);
     }
   }
 

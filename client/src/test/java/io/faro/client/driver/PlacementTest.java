@@ -164,6 +164,9 @@ class PlacementTest {
         // 30 partitions in pages of 8: 0..7, 8..15, 16..23, 24..29.
         Generation g = new Generation(0, new ShuffleId(app, 0), 1, 30, new PartitionPages(8));
 
+        // An exclusive end on a page boundary: page 1 only.
+        Futures.await(p.placement().place(g, 8, 16), WAIT, "placement");
+        assertThat(g.placement(2)).isNull();
         Futures.await(p.placement().place(g, 9, 10), WAIT, "placement");
         assertThat(g.locations().current())
             .extracting(PartitionLocation::partition)

@@ -40,11 +40,15 @@ class EveryBatchAccountedTest {
   private record App(
       MiniFaroCluster cluster, ClientPool pool, LifecycleManager lifecycle, ShuffleClient client)
       implements AutoCloseable {
-    static App start(Path dir, int workers, String app) throws Exception {
+    /** {@code conf}: more client settings, key then value. */
+    static App start(Path dir, int workers, String app, String... conf) throws Exception {
       MiniFaroCluster cluster = MiniFaroCluster.start(dir, workers);
-      ClientOptions.Settings settings =
-          ClientOptions.Settings.from(
-              cluster.clientConf().with("faro.client.push.batch.size", "2k"));
+      io.faro.common.config.FaroConf clientConf =
+          cluster.clientConf().with("faro.client.push.batch.size", "2k");
+      for (int i = 0; i + 1 < conf.length; i += 2) {
+        clientConf = clientConf.with(conf[i], conf[i + 1]);
+      }
+      ClientOptions.Settings settings = ClientOptions.Settings.from(clientConf);
       ClientPool pool = new ClientPool("test", settings.network());
       LifecycleManager lifecycle =
           new LifecycleManager(new AppId(app), settings, pool, "127.0.0.1");
@@ -233,6 +237,141 @@ class EveryBatchAccountedTest {
    * Runs every map of {@code workload} in stage attempt {@code stage}; returns the generation
    * written.
    */
+  @Test
+  void aReadingStageAttemptReadsEveryPageFromTheGenerationItFirstRead() throws Exception {
+    // Pages of 2 partitions: the 4 partitions are 2 pages, asked for one at a time.
+    try (App app = App.start(dir, 1, "pinned", "faro.client.partitions.per.page", "2")) {
+      ShuffleClient client = app.client();
+      LifecycleManager lifecycle = app.lifecycle();
+      ShuffleId shuffle = new ShuffleId(lifecycle.app(), 0);
+      ShuffleWorkload workload = new ShuffleWorkload(2, 4, 300, 8L);
+      ShuffleId first =
+          writeStage(client, lifecycle, shuffle, workload, ShuffleClient.stageKey(3, 0));
+      long reader = ShuffleClient.stageKey(4, 0);
+      assertThat(client.fileGroups(lifecycle.endpoint(), shuffle, 2, reader, 0, 2).faroShuffle())
+          .isEqualTo(first);
+
+      // A new generation commits while that reading stage attempt still runs (its tasks are
+      // zombies, say): its next page still comes from the generation it read first.
+      ShuffleId second =
+          writeStage(client, lifecycle, shuffle, workload, ShuffleClient.stageKey(3, 1));
+      assertThat(second).isNotEqualTo(first);
+      assertThat(client.fileGroups(lifecycle.endpoint(), shuffle, 2, reader, 2, 4).faroShuffle())
+          .isEqualTo(first);
+      int[][] seen = new int[2][300];
+      try (PartitionReader r =
+          client.newReader(lifecycle.endpoint(), shuffle, 2, 0, 4, 0, 2, reader)) {
+        assertThat(r.shuffle()).isEqualTo(first);
+        for (Batch b; (b = r.next()) != null; ) {
+          workload.countBatch(b, r.currentPartition(), seen);
+        }
+      }
+      ShuffleWorkload.assertEveryRecordOnce(seen);
+
+      // A new reading stage attempt reads the new generation, every page of it.
+      assertThat(
+              client
+                  .fileGroups(lifecycle.endpoint(), shuffle, 2, ShuffleClient.stageKey(4, 1), 0, 4)
+                  .faroShuffle())
+          .isEqualTo(second);
+    }
+  }
+
+  @Test
+  void rangesOfPartitionsThatAreNotRangesOfTheShuffleAreRefused() throws Exception {
+    try (App app = App.start(dir, 1, "ranges", "faro.client.partitions.per.page", "2")) {
+      ShuffleClient client = app.client();
+      LifecycleManager lifecycle = app.lifecycle();
+      ShuffleId shuffle = new ShuffleId(lifecycle.app(), 0);
+      ShuffleWorkload workload = new ShuffleWorkload(2, 4, 50, 9L);
+      ShuffleId written =
+          writeStage(client, lifecycle, shuffle, workload, ShuffleClient.stageKey(3, 0));
+      java.util.function.Function<io.faro.proto.GetPushLocationsRequest.Builder, Throwable> push =
+          b ->
+              org.assertj.core.api.Assertions.catchThrowable(
+                  () ->
+                      app.pool()
+                          .call(
+                              lifecycle.endpoint(),
+                              b.setShuffleId(0)
+                                  .setNumMaps(2)
+                                  .setNumPartitions(4)
+                                  .setStageId(3)
+                                  .build(),
+                              io.faro.proto.GetPushLocationsResponse.class)
+                          .join());
+      assertThat(
+              push.apply(
+                  io.faro.proto.GetPushLocationsRequest.newBuilder()
+                      .setStartPartition(-1)
+                      .setEndPartition(2)))
+          .hasMessageContaining("not a range");
+      assertThat(
+              push.apply(
+                  io.faro.proto.GetPushLocationsRequest.newBuilder()
+                      .setStartPartition(3)
+                      .setEndPartition(1)))
+          .hasMessageContaining("not a range");
+      assertThat(
+              push.apply(
+                  io.faro.proto.GetPushLocationsRequest.newBuilder()
+                      .setStartPartition(4)
+                      .setEndPartition(6)))
+          .hasMessageContaining("not a range");
+
+      java.util.function.Function<io.faro.proto.GetReducerFileGroupsRequest.Builder, Object> files =
+          b -> {
+            try {
+              return app.pool()
+                  .call(
+                      lifecycle.endpoint(),
+                      b.setShuffleId(0).setNumMaps(2).build(),
+                      io.faro.proto.GetReducerFileGroupsResponse.class)
+                  .join();
+            } catch (RuntimeException e) {
+              return e;
+            }
+          };
+      assertThat(
+              files.apply(
+                  io.faro.proto.GetReducerFileGroupsRequest.newBuilder()
+                      .setStartPartition(2)
+                      .setEndPartition(1)))
+          .asString()
+          .contains("not a range");
+      assertThat(
+              files.apply(
+                  io.faro.proto.GetReducerFileGroupsRequest.newBuilder()
+                      .setStartPartition(4)
+                      .setEndPartition(5)))
+          .asString()
+          .contains("has 4");
+      // A generation that does not exist is refused; an end past the last partition is cut there.
+      assertThat(
+              files.apply(
+                  io.faro.proto.GetReducerFileGroupsRequest.newBuilder()
+                      .setShuffleId(0)
+                      .setStartPartition(0)
+                      .setEndPartition(1)
+                      .setFaroShuffleId(written.shuffle() + 1)))
+          .asString()
+          .contains("UNKNOWN_SHUFFLE");
+      Object whole =
+          files.apply(
+              io.faro.proto.GetReducerFileGroupsRequest.newBuilder()
+                  .setStartPartition(3)
+                  .setEndPartition(1000));
+      assertThat(whole).isInstanceOf(io.faro.proto.GetReducerFileGroupsResponse.class);
+      io.faro.proto.GetReducerFileGroupsResponse answer =
+          (io.faro.proto.GetReducerFileGroupsResponse) whole;
+      assertThat(answer.getStartPartition()).isEqualTo(3);
+      assertThat(answer.getEndPartition()).isEqualTo(4);
+      assertThat(answer.getExpectedBatchesCount()).isEqualTo(1);
+      assertThat(answer.getFilesList())
+          .allSatisfy(f -> assertThat(f.getLocation().getPartitionId()).isEqualTo(3));
+    }
+  }
+
   private static ShuffleId writeStage(
       ShuffleClient client,
       LifecycleManager lifecycle,

@@ -64,11 +64,17 @@ public final class MasterClient {
   }
 
   public <R extends Message> CompletableFuture<R> call(Message request, Class<R> responseType) {
+    return call(request, responseType, retryTimeout);
+  }
+
+  /** As {@link #call(Message, Class)}, trying for {@code retryFor} instead of the retry timeout. */
+  public <R extends Message> CompletableFuture<R> call(
+      Message request, Class<R> responseType, Duration retryFor) {
     CompletableFuture<R> result = new CompletableFuture<>();
     attempt(
         request,
         responseType,
-        System.nanoTime() + retryTimeout.toNanos(),
+        System.nanoTime() + retryFor.toNanos(),
         0,
         result,
         new java.util.concurrent.ConcurrentHashMap<>());
@@ -88,9 +94,15 @@ public final class MasterClient {
 
   /** Blocking form, for threads that may wait. */
   public <R extends Message> R callBlocking(Message request, Class<R> responseType) {
+    return callBlocking(request, responseType, retryTimeout);
+  }
+
+  /** Blocking form of {@link #call(Message, Class, Duration)}. */
+  public <R extends Message> R callBlocking(
+      Message request, Class<R> responseType, Duration retryFor) {
     return Futures.await(
-        call(request, responseType),
-        retryTimeout.plusSeconds(5),
+        call(request, responseType, retryFor),
+        retryFor.plusSeconds(5),
         request.getClass().getSimpleName() + " to masters " + endpoints);
   }
 

@@ -1,0 +1,173 @@
+package io.faro.spark;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.faro.client.testing.MiniFaroCluster;
+import java.net.ServerSocket;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Function;
+import org.apache.spark.SparkConf;
+import org.apache.spark.SparkEnv;
+import org.apache.spark.scheduler.SparkListener;
+import org.apache.spark.scheduler.SparkListenerEvent;
+import org.apache.spark.sql.SparkSession;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * faro.client.fallback.policy with real Spark jobs in local mode: a shuffle Faro cannot carry uses
+ * Spark's built-in shuffle under auto, with the reason logged, counted and posted as a {@link
+ * FaroShuffleFallback} event, and the job's answer is the built-in shuffle's; under never the job
+ * fails at once with the reason, naming the setting.
+ */
+class FallbackTest {
+  @TempDir static Path dir;
+  private static List<String> expectedTwoShuffles;
+
+  @BeforeAll
+  static void builtIn() {
+    expectedTwoShuffles = run(conf("built-in"), SparkJobs::twoShuffles).result();
+  }
+
+  private static SparkConf conf(String name) {
+    return new SparkConf()
+        .setMaster("local[2]")
+        .setAppName(name)
+        .set("spark.ui.enabled", "false")
+        .set("spark.driver.host", "127.0.0.1")
+        .set("spark.shuffle.service.enabled", "false");
+  }
+
+  private static SparkConf faro(String name, String masters) {
+    return conf(name)
+        .set("spark.shuffle.manager", FaroShuffleManager.class.getName())
+        .set("spark.faro.master.endpoints", masters);
+  }
+
+  /** What a job returned, the fallback events its driver posted and its manager's count. */
+  private record Run(
+      List<String> result,
+      List<FaroShuffleFallback> events,
+      Map<FaroShuffleFallback.Kind, Integer> counts) {}
+
+  private static Run run(SparkConf conf, Function<SparkSession, List<String>> job) {
+    SparkSession spark = SparkSession.builder().config(conf).getOrCreate();
+    List<FaroShuffleFallback> events = new CopyOnWriteArrayList<>();
+    try {
+      spark
+          .sparkContext()
+          .addSparkListener(
+              new SparkListener() {
+                @Override
+                public void onOtherEvent(SparkListenerEvent event) {
+                  if (event instanceof FaroShuffleFallback f) {
+                    events.add(f);
+                  }
+                }
+              });
+      List<String> result = job.apply(spark);
+      Map<FaroShuffleFallback.Kind, Integer> counts =
+          SparkEnv.get().shuffleManager() instanceof FaroShuffleManager m
+              ? m.fallbacks()
+              : Map.of();
+      // The listener bus delivers on its own thread: wait (bounded) for every counted event.
+      long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+      int total = counts.values().stream().mapToInt(Integer::intValue).sum();
+      while (events.size() < total && System.nanoTime() < deadline) {
+        Thread.onSpinWait();
+      }
+      return new Run(result, List.copyOf(events), counts);
+    } finally {
+      spark.stop();
+    }
+  }
+
+  private static String closedPort() throws Exception {
+    try (ServerSocket socket = new ServerSocket(0)) {
+      return "127.0.0.1:" + socket.getLocalPort();
+    }
+  }
+
+  @Test
+  void withTheMastersUnreachableAutoRunsEveryShuffleOnTheBuiltInShuffleAndSaysWhy()
+      throws Exception {
+    String masters = closedPort();
+    Run run =
+        run(
+            faro("auto-unreachable", masters)
+                .set("spark.faro.client.fallback.connect.timeout", "1s"),
+            SparkJobs::twoShuffles);
+
+    assertThat(run.result()).containsExactlyElementsOf(expectedTwoShuffles);
+    assertThat(run.counts())
+        .containsExactly(Map.entry(FaroShuffleFallback.Kind.MASTERS_UNREACHABLE, 2));
+    assertThat(run.events()).hasSize(2);
+    for (FaroShuffleFallback event : run.events()) {
+      assertThat(event.getPolicy()).isEqualTo("auto");
+      assertThat(event.getKind()).isEqualTo(FaroShuffleFallback.Kind.MASTERS_UNREACHABLE);
+      // The first shuffle waited for the masters; the second got the same answer at once.
+      assertThat(event.getReason())
+          .contains(masters)
+          .contains("faro.client.fallback.connect.timeout");
+    }
+  }
+
+  @Test
+  void withTheMastersUnreachableNeverFailsTheJobNamingTheMastersAndTheSetting() throws Exception {
+    String masters = closedPort();
+    SparkConf conf =
+        faro("never-unreachable", masters)
+            .set("spark.faro.client.fallback.policy", "never")
+            .set("spark.faro.client.fallback.connect.timeout", "1s");
+    assertThatThrownBy(() -> run(conf, SparkJobs::twoShuffles))
+        .hasStackTraceContaining("spark.faro.client.fallback.policy is never")
+        .hasStackTraceContaining(masters)
+        .hasStackTraceContaining("faro.client.fallback.connect.timeout");
+  }
+
+  @Test
+  void aJobMixingFaroAndBuiltInShufflesGivesTheBuiltInShufflesAnswer() throws Exception {
+    try (MiniFaroCluster cluster = MiniFaroCluster.start(dir.resolve("mixed"), 2)) {
+      Run run =
+          run(
+              faro("mixed", "127.0.0.1:" + cluster.masterPort())
+                  .set("spark.faro.client.fallback.max.partitions", "50"),
+              SparkJobs::twoShuffles);
+
+      assertThat(run.result()).containsExactlyElementsOf(expectedTwoShuffles);
+      // The 60-partition shuffle fell back; the 11-partition one went through Faro's workers.
+      assertThat(run.counts()).containsExactly(Map.entry(FaroShuffleFallback.Kind.PARTITIONS, 1));
+      assertThat(run.events())
+          .singleElement()
+          .satisfies(
+              e -> {
+                assertThat(e.getReason())
+                    .contains("60 partitions")
+                    .contains("faro.client.fallback.max.partitions");
+              });
+      assertThat(cluster.workers())
+          .as("workers that received pushed bytes")
+          .anySatisfy(
+              w ->
+                  assertThat(w.metrics().text())
+                      .containsPattern("(?m)^faro_worker_pushed_bytes(_total)? [1-9]"));
+    }
+  }
+
+  @Test
+  void policyAlwaysTurnsFaroOffForTheApplication() {
+    Run run =
+        run(
+            faro("always", "127.0.0.1:1").set("spark.faro.client.fallback.policy", "always"),
+            SparkJobs::twoShuffles);
+    assertThat(run.result()).containsExactlyElementsOf(expectedTwoShuffles);
+    assertThat(run.counts()).containsExactly(Map.entry(FaroShuffleFallback.Kind.POLICY, 2));
+    assertThat(run.events()).allSatisfy(e -> assertThat(e.getPolicy()).isEqualTo("always"));
+  }
+}
