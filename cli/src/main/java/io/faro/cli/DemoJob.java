@@ -32,6 +32,20 @@ public final class DemoJob {
   public static List<String> command(
       Path sparkClasspath, Path clientJar, Path examplesJar, String mainClass, List<String> args)
       throws IOException {
+    return command(
+        Files.readString(sparkClasspath).trim(), clientJar, examplesJar, mainClass, args);
+  }
+
+  /**
+   * As {@link #command(Path, Path, Path, String, List)}, with Spark's class path given (entries
+   * separated by the path separator; a {@code dir/*} entry stands for every jar in dir).
+   */
+  public static List<String> command(
+      String sparkClasspath,
+      Path clientJar,
+      Path examplesJar,
+      String mainClass,
+      List<String> args) {
     List<String> command = new ArrayList<>();
     command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
     command.add("-Xmx2g");
@@ -55,12 +69,7 @@ public final class DemoJob {
     }
     command.add("-Djdk.reflect.useDirectMethodHandle=false");
     command.add("-cp");
-    command.add(
-        Files.readString(sparkClasspath).trim()
-            + File.pathSeparator
-            + clientJar
-            + File.pathSeparator
-            + examplesJar);
+    command.add(sparkClasspath + File.pathSeparator + clientJar + File.pathSeparator + examplesJar);
     command.add(mainClass);
     command.addAll(args);
     return command;

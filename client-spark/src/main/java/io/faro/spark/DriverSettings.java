@@ -132,4 +132,20 @@ final class DriverSettings {
           SHUFFLE_TRACKING_KEY);
     }
   }
+
+  static final String PUSH_BASED_SHUFFLE_KEY = "spark.shuffle.push.enabled";
+
+  /**
+   * Turns Spark's push-based shuffle (its own merge of map outputs on external shuffle services)
+   * off: Faro carries the shuffle, and Spark would try to push a Faro map output's blocks from a
+   * local file that does not exist.
+   */
+  static void turnOffPushBasedShuffle(SparkConf conf) {
+    if (conf.getBoolean(PUSH_BASED_SHUFFLE_KEY, false)) {
+      LOG.warn(
+          "{}=true: Spark's push-based shuffle is turned off, Faro carries the shuffle",
+          PUSH_BASED_SHUFFLE_KEY);
+      conf.set(PUSH_BASED_SHUFFLE_KEY, "false");
+    }
+  }
 }

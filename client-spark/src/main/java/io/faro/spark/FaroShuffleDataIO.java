@@ -14,7 +14,12 @@ import org.apache.spark.shuffle.sort.io.LocalDiskShuffleDataIO;
  * runs without Spark's external shuffle service and releases idle executors although they ran map
  * tasks: a Faro map output lives on Faro's workers, and its map status names no executor. Faro's
  * writers and readers use none of this plugin; what Spark's own sort shuffle would use of it (the
- * executors' local-disk writers) is Spark's default, so that nothing else changes.
+ * executors' local-disk writers, for the shuffles that fell back) is Spark's default.
+ *
+ * <p>The storage is reliable only while every live shuffle is Faro's: once one falls back (see
+ * {@link FaroShuffleManager}), its files live on executors, and Spark must treat a lost executor as
+ * lost map outputs (it unregisters them and runs the maps again) until that shuffle is gone. Spark
+ * asks at each executor loss; dynamic allocation asks once, at start, when nothing fell back yet.
  */
 public final class FaroShuffleDataIO implements ShuffleDataIO {
   private final LocalDiskShuffleDataIO local;
@@ -54,7 +59,10 @@ public final class FaroShuffleDataIO implements ShuffleDataIO {
 
       @Override
       public boolean supportsReliableStorage() {
-        return true;
+        org.apache.spark.SparkEnv env = org.apache.spark.SparkEnv.get();
+        return env != null
+            && env.shuffleManager() instanceof FaroShuffleManager faro
+            && faro.noLiveFallbacks();
       }
     };
   }

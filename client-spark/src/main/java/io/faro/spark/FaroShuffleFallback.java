@@ -28,7 +28,13 @@ public final class FaroShuffleFallback implements SparkListenerEvent {
   private final Kind kind;
   private final String reason;
 
-  public FaroShuffleFallback(int shuffleId, String policy, Kind kind, String reason) {
+  /** Also how Spark's JsonProtocol reads the event back from an event log (by these names). */
+  @com.fasterxml.jackson.annotation.JsonCreator
+  public FaroShuffleFallback(
+      @com.fasterxml.jackson.annotation.JsonProperty("shuffleId") int shuffleId,
+      @com.fasterxml.jackson.annotation.JsonProperty("policy") String policy,
+      @com.fasterxml.jackson.annotation.JsonProperty("kind") Kind kind,
+      @com.fasterxml.jackson.annotation.JsonProperty("reason") String reason) {
     this.shuffleId = shuffleId;
     this.policy = policy;
     this.kind = kind;

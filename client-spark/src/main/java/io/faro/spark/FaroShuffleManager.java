@@ -85,6 +85,10 @@ public final class FaroShuffleManager implements ShuffleManager {
   private final java.util.concurrent.atomic.AtomicInteger carried =
       new java.util.concurrent.atomic.AtomicInteger();
 
+  /** Shuffles that fell back and are not unregistered yet: their files live on executors. */
+  private final java.util.Set<Integer> liveFallbacks =
+      java.util.concurrent.ConcurrentHashMap.newKeySet();
+
   private final Object lock = new Object();
   // @GuardedBy("lock"): created on first use, closed by stop().
   private ClientPool pool;
@@ -92,9 +96,11 @@ public final class FaroShuffleManager implements ShuffleManager {
   private ShuffleClient client;
   private boolean stageListenerAdded;
   private boolean stopped;
-  // @GuardedBy("lock"): the app's failed registration, kept for REGISTRATION_RETRY_NANOS.
+  // @GuardedBy("lock"): the app's last failed registration (policy auto), and whether a
+  // registration runs in the background.
   private RuntimeException registrationFailure;
   private long registrationFailedAtNanos;
+  private boolean registering;
 
   public FaroShuffleManager(SparkConf conf, boolean isDriver) {
     this.sparkConf = conf;
@@ -119,6 +125,7 @@ public final class FaroShuffleManager implements ShuffleManager {
         unsafe = e.getMessage();
       }
       DriverSettings.declareShuffleDataOutsideExecutors(conf, policy);
+      DriverSettings.turnOffPushBasedShuffle(conf);
     }
     this.unsafeSetting = unsafe;
     this.builtin = new SortShuffleManager(conf);
@@ -221,28 +228,60 @@ public final class FaroShuffleManager implements ShuffleManager {
   }
 
   /**
-   * The driver's lifecycle manager, registering the app at the first call. A failed registration is
-   * answered again, without waiting, for a minute; then the next shuffle tries again.
+   * The driver's lifecycle manager, registering the app at the first call (for at most
+   * faro.client.fallback.connect.timeout). Under policy never every call registers until one
+   * succeeds. Under auto a failed registration is answered again without waiting, and tried again
+   * in the background at most once a minute: the shuffles registered meanwhile fall back at once.
    */
   private LifecycleManager lifecycle() {
     synchronized (lock) {
       checkNotStopped();
-      if (lifecycle == null
-          && registrationFailure != null
-          && System.nanoTime() - registrationFailedAtNanos < REGISTRATION_RETRY_NANOS) {
+      if (lifecycle != null) {
+        return lifecycle;
+      }
+      if (registrationFailure != null
+          && settings.fallbackPolicy() != ClientOptions.FallbackPolicy.NEVER) {
+        if (!registering
+            && System.nanoTime() - registrationFailedAtNanos >= REGISTRATION_RETRY_NANOS) {
+          registering = true;
+          Thread retry = new Thread(this::registerInBackground, "faro-app-registration");
+          retry.setDaemon(true);
+          retry.start();
+        }
         throw registrationFailure;
       }
-      if (lifecycle == null) {
-        registrationFailure = null;
-        try {
-          lifecycle = newLifecycle();
-        } catch (RuntimeException e) {
-          registrationFailure = e;
-          registrationFailedAtNanos = System.nanoTime();
-          throw e;
-        }
+      try {
+        lifecycle = newLifecycle();
+        return lifecycle;
+      } catch (RuntimeException e) {
+        registrationFailure = e;
+        registrationFailedAtNanos = System.nanoTime();
+        throw e;
       }
-      return lifecycle;
+    }
+  }
+
+  /** One registration attempt off the lock; the shuffles registered after it use its outcome. */
+  private void registerInBackground() {
+    LifecycleManager registered = null;
+    RuntimeException failure = null;
+    try {
+      registered = newLifecycle();
+    } catch (RuntimeException e) {
+      failure = e;
+    }
+    synchronized (lock) {
+      registering = false;
+      if (registered != null && (stopped || lifecycle != null)) {
+        registered.close();
+      } else if (registered != null) {
+        lifecycle = registered;
+        registrationFailure = null;
+        LOG.warn("Faro registered the application; its next shuffles go through Faro");
+      } else {
+        registrationFailure = failure;
+        registrationFailedAtNanos = System.nanoTime();
+      }
     }
   }
 
@@ -357,8 +396,9 @@ public final class FaroShuffleManager implements ShuffleManager {
               + " (faro.master.endpoints)",
           null);
     }
+    // Under auto a shuffle too wide to place whole now has its first page placed, to find out.
     java.util.concurrent.CompletableFuture<Void> placed =
-        manager.registerShuffle(shuffleId, maps, partitions);
+        manager.registerShuffle(shuffleId, maps, partitions, auto);
     if (auto) {
       // The placement at registration, which the map tasks would wait for anyway, decides.
       try {
@@ -420,12 +460,21 @@ public final class FaroShuffleManager implements ShuffleManager {
     fallbacks
         .computeIfAbsent(kind, k -> new java.util.concurrent.atomic.AtomicInteger())
         .incrementAndGet();
+    liveFallbacks.add(shuffleId);
     dependency
         .rdd()
         .sparkContext()
         .listenerBus()
         .post(new FaroShuffleFallback(shuffleId, name, kind, reason));
     return builtin.registerShuffle(shuffleId, dependency);
+  }
+
+  /**
+   * Whether no shuffle that fell back is live: only then is the shuffle data of every live shuffle
+   * outside executors (see {@link FaroShuffleDataIO}).
+   */
+  boolean noLiveFallbacks() {
+    return liveFallbacks.isEmpty();
   }
 
   /** Shuffles of this application that fell back, by kind of reason (the driver's count). */
@@ -555,6 +604,7 @@ public final class FaroShuffleManager implements ShuffleManager {
     }
     // Its files, if it fell back (nothing if not).
     builtin.unregisterShuffle(shuffleId);
+    liveFallbacks.remove(shuffleId);
     return true;
   }
 

@@ -54,7 +54,8 @@ class FallbackTest {
   private record Run(
       List<String> result,
       List<FaroShuffleFallback> events,
-      Map<FaroShuffleFallback.Kind, Integer> counts) {}
+      Map<FaroShuffleFallback.Kind, Integer> counts,
+      boolean reliableStorage) {}
 
   private static Run run(SparkConf conf, Function<SparkSession, List<String>> job) {
     SparkSession spark = SparkSession.builder().config(conf).getOrCreate();
@@ -72,6 +73,8 @@ class FallbackTest {
                 }
               });
       List<String> result = job.apply(spark);
+      // While the job's shuffles are live (Spark has not cleaned them): is shuffle data reliable?
+      boolean reliable = spark.sparkContext().shuffleDriverComponents().supportsReliableStorage();
       Map<FaroShuffleFallback.Kind, Integer> counts =
           SparkEnv.get().shuffleManager() instanceof FaroShuffleManager m
               ? m.fallbacks()
@@ -82,7 +85,7 @@ class FallbackTest {
       while (events.size() < total && System.nanoTime() < deadline) {
         Thread.onSpinWait();
       }
-      return new Run(result, List.copyOf(events), counts);
+      return new Run(result, List.copyOf(events), counts, reliable);
     } finally {
       spark.stop();
     }
@@ -157,6 +160,36 @@ class FallbackTest {
               w ->
                   assertThat(w.metrics().text())
                       .containsPattern("(?m)^faro_worker_pushed_bytes(_total)? [1-9]"));
+    }
+  }
+
+  @Test
+  void aClusterThatDoesNotPlaceTheShuffleInTimeHasItFallBack() throws Exception {
+    // A master and no worker: no slot request is answered within the connect timeout.
+    try (MiniFaroCluster cluster = MiniFaroCluster.start(dir.resolve("no-workers"), 0)) {
+      Run run =
+          run(
+              faro("not-placed", "127.0.0.1:" + cluster.masterPort())
+                  .set("spark.faro.client.fallback.connect.timeout", "2s"),
+              SparkJobs::twoShuffles);
+      assertThat(run.result()).containsExactlyElementsOf(expectedTwoShuffles);
+      assertThat(run.counts()).containsExactly(Map.entry(FaroShuffleFallback.Kind.NOT_PLACED, 2));
+      assertThat(run.events())
+          .allSatisfy(
+              e ->
+                  assertThat(e.getReason())
+                      .contains("did not place it")
+                      .contains("faro.client.fallback.connect.timeout"));
+    }
+  }
+
+  @Test
+  void withEveryShuffleOnFaroShuffleDataIsReliableStorage() throws Exception {
+    try (MiniFaroCluster cluster = MiniFaroCluster.start(dir.resolve("reliable"), 1)) {
+      Run run = run(faro("reliable", "127.0.0.1:" + cluster.masterPort()), SparkJobs::twoShuffles);
+      assertThat(run.result()).containsExactlyElementsOf(expectedTwoShuffles);
+      assertThat(run.counts()).isEmpty();
+      assertThat(run.reliableStorage()).isTrue();
     }
   }
 

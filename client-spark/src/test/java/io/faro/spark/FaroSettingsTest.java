@@ -47,7 +47,8 @@ class FaroSettingsTest {
     DriverSettings.declareShuffleDataOutsideExecutors(unset, ClientOptions.FallbackPolicy.AUTO);
     assertThat(unset.get(DriverSettings.DATA_IO_KEY)).isEqualTo(FaroShuffleDataIO.class.getName());
     assertThat(unset.get(DriverSettings.SHUFFLE_TRACKING_KEY)).isEqualTo("false");
-    assertThat(new FaroShuffleDataIO(unset).driver().supportsReliableStorage()).isTrue();
+    // Reliable only as Faro's shuffle manager says (FallbackTest): not without it.
+    assertThat(new FaroShuffleDataIO(unset).driver().supportsReliableStorage()).isFalse();
 
     SparkConf own =
         new SparkConf(false)
@@ -120,5 +121,32 @@ class FaroSettingsTest {
     ClientSettingsView(io.faro.client.ClientOptions.Settings s) {
       this(s.replicate(), s.maxInFlight());
     }
+  }
+
+  @Test
+  void aFallbackEventGoesToTheEventLogAndComesBackAsItWas() {
+    FaroShuffleFallback event =
+        new FaroShuffleFallback(
+            7, "auto", FaroShuffleFallback.Kind.NOT_PLACED, "no worker with room");
+    String json = org.apache.spark.util.JsonProtocol.sparkEventToJsonString(event);
+    assertThat(json).contains("\"Event\":\"io.faro.spark.FaroShuffleFallback\"");
+    org.apache.spark.scheduler.SparkListenerEvent back =
+        org.apache.spark.util.JsonProtocol.sparkEventFromJson(json);
+    assertThat(back)
+        .isInstanceOfSatisfying(
+            FaroShuffleFallback.class,
+            f -> {
+              assertThat(f.getShuffleId()).isEqualTo(7);
+              assertThat(f.getPolicy()).isEqualTo("auto");
+              assertThat(f.getKind()).isEqualTo(FaroShuffleFallback.Kind.NOT_PLACED);
+              assertThat(f.getReason()).isEqualTo("no worker with room");
+            });
+  }
+
+  @Test
+  void sparksPushBasedShuffleIsTurnedOff() {
+    SparkConf push = new SparkConf(false).set(DriverSettings.PUSH_BASED_SHUFFLE_KEY, "true");
+    DriverSettings.turnOffPushBasedShuffle(push);
+    assertThat(push.get(DriverSettings.PUSH_BASED_SHUFFLE_KEY)).isEqualTo("false");
   }
 }

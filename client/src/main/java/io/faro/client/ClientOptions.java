@@ -180,18 +180,20 @@ public final class ClientOptions {
           "How long the driver waits for the masters: to register the application at its "
               + "first shuffle, and, under fallback policy auto, for each shuffle's placement "
               + "when Spark registers it. Past it the shuffle falls back (auto) or fails "
-              + "(never). An application that could not register tries again at most once a "
-              + "minute; meanwhile its shuffles fall back or fail without waiting.");
+              + "(never). Under auto, an application that could not register tries again in the "
+              + "background at most once a minute, its shuffles falling back meanwhile without "
+              + "waiting; under never, each shuffle tries again.");
   public static final ConfigOption<Integer> FALLBACK_MAX_PARTITIONS =
       intOption(
           "faro.client.fallback.max.partitions",
-          1_000_000,
+          16_777_216,
           1,
           16_777_216,
           "partitions",
           "A shuffle with more partitions falls back (policy auto) or fails (never) when Spark "
-              + "registers it, before the cluster is asked. The default is the masters' own "
-              + "default limit (faro.master.max.partitions.per.shuffle).");
+              + "registers it, before the cluster is asked: for jobs whose widest shuffles should "
+              + "stay on the built-in shuffle. The default sets no limit of its own; the masters' "
+              + "faro.master.max.partitions.per.shuffle still applies when the shuffle is placed.");
   public static final ConfigOption<Integer> PARTITIONS_PER_PAGE =
       intOption(
           "faro.client.partitions.per.page",

@@ -408,6 +408,16 @@ public final class LifecycleManager implements RequestHandler, AutoCloseable {
    * tried again at the first map task's request, which then fails or succeeds on its own.
    */
   public CompletableFuture<Void> registerShuffle(int shuffleId, int numMaps, int numPartitions) {
+    return registerShuffle(shuffleId, numMaps, numPartitions, false);
+  }
+
+  /**
+   * As {@link #registerShuffle(int, int, int)}; with {@code probeWide}, a shuffle too wide to be
+   * placed whole now has its first page placed, so that the answer tells whether the cluster takes
+   * it (the masters' limits, workers with room).
+   */
+  public CompletableFuture<Void> registerShuffle(
+      int shuffleId, int numMaps, int numPartitions, boolean probeWide) {
     if (numMaps <= 0 || numPartitions <= 0) {
       // No map task will ever ask (an empty RDD), or a shape the first request refuses.
       return CompletableFuture.completedFuture(null);
@@ -423,10 +433,15 @@ public final class LifecycleManager implements RequestHandler, AutoCloseable {
       return CompletableFuture.completedFuture(null);
     }
     // A shuffle of a few pages is placed whole; a wider one page by page, as its maps push to each.
-    if (!settings.placeAtRegister() || g.pages().count(numPartitions) > PAGES_PLACED_AT_REGISTER) {
+    if (!settings.placeAtRegister()) {
       return CompletableFuture.completedFuture(null);
     }
-    CompletableFuture<Void> placed = placement.place(g, 0, numPartitions);
+    boolean wide = g.pages().count(numPartitions) > PAGES_PLACED_AT_REGISTER;
+    if (wide && !probeWide) {
+      return CompletableFuture.completedFuture(null);
+    }
+    CompletableFuture<Void> placed =
+        placement.place(g, 0, wide ? g.pages().end(0, numPartitions) : numPartitions);
     placed.whenComplete(
         (v, error) -> {
           if (error != null) {
