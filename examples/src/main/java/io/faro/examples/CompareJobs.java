@@ -27,10 +27,10 @@ import org.apache.spark.sql.SparkSession;
  * run inherits another's JIT, caches or shuffle files. Like {@link ShuffleDemo} it knows nothing of
  * Faro's classes: mode {@code faro} only adds the settings a user would add.
  *
- * <p>Arguments: {@code --job large|small-blocks|blocks|sql|wide|skew|flaky|slow|released}, {@code
- * --mode builtin|faro}, {@code --master-endpoints host:port[,...]} (mode faro), {@code --scale X}
- * (default 1) and {@code --local-dir DIR} (Spark's {@code spark.local.dir}, where the built-in
- * shuffle writes) and {@code --conf key=value}, repeatable, for any further Spark setting.
+ * <p>Arguments: {@code --job large|small-blocks|blocks|sql|wide|shuffles|skew|flaky|slow|released},
+ * {@code --mode builtin|faro}, {@code --master-endpoints host:port[,...]} (mode faro), {@code
+ * --scale X} (default 1) and {@code --local-dir DIR} (Spark's {@code spark.local.dir}, where the
+ * built-in shuffle writes) and {@code --conf key=value}, repeatable, for any further Spark setting.
  *
  * <p>The output: {@code job}, {@code mode}, {@code scale}, {@code millis} (the action alone, after
  * the SparkContext has started), {@code records} (rows of the job's result), {@code checksum},
@@ -127,7 +127,7 @@ public final class CompareJobs {
       System.err.println(
           "CompareJobs: "
               + e.getMessage()
-              + "\nusage: CompareJobs --job large|small-blocks|blocks|sql|wide|skew|flaky|slow|released"
+              + "\nusage: CompareJobs --job large|small-blocks|blocks|sql|wide|shuffles|skew|flaky|slow|released"
               + " --mode builtin|faro [--master-endpoints host:port] [--scale X] [--local-dir DIR] [--conf k=v]...");
       System.exit(2);
       return;
@@ -182,6 +182,13 @@ public final class CompareJobs {
       }
       line.put("shuffle_manager", manager);
       line.put("spark_version", spark.version());
+      // The driver's (in local mode, the whole JVM's) heap after a collection, and its threads.
+      System.gc();
+      line.put(
+          "heap_used_after_gc_bytes",
+          java.lang.management.ManagementFactory.getMemoryMXBean().getHeapMemoryUsage().getUsed());
+      line.put(
+          "threads", java.lang.management.ManagementFactory.getThreadMXBean().getThreadCount());
       System.out.println(toJson(line));
       boolean faroRan = manager.equals(FARO_SHUFFLE_MANAGER);
       if (options.mode().equals("faro") != faroRan) {

@@ -175,6 +175,42 @@ enum ComparisonJob {
   },
 
   /**
+   * Many live shuffles: {@code spark.examples.shuffles.count} (default 1,000) small shuffles, each
+   * 2 map tasks of 100 rows into 10 reducers, all still referenced (so registered with the shuffle
+   * manager) when the job ends; the result is each shuffle's row count and sum. For the driver's
+   * memory and threads against the number of shuffles, which CompareJobs reports for every job.
+   */
+  SHUFFLES("shuffles") {
+    @Override
+    Dataset<Row> result(SparkSession spark, double scale) {
+      int count = spark.sparkContext().getConf().getInt(SHUFFLES_COUNT_KEY, 1000);
+      org.apache.spark.api.java.JavaSparkContext sc =
+          org.apache.spark.api.java.JavaSparkContext.fromSparkContext(spark.sparkContext());
+      java.util.List<Long> ids = new java.util.ArrayList<>();
+      for (long i = 0; i < 200; i++) {
+        ids.add(i);
+      }
+      java.util.List<Row> rows = new java.util.ArrayList<>();
+      for (int s = 0; s < count; s++) {
+        int shift = s;
+        org.apache.spark.api.java.JavaPairRDD<Long, Long> shuffled =
+            sc.parallelize(ids, 2)
+                .mapToPair(i -> new scala.Tuple2<>((i * 31 + shift) % 97, i))
+                .partitionBy(new org.apache.spark.HashPartitioner(10));
+        LIVE_SHUFFLES.add(shuffled);
+        long sum = shuffled.values().reduce(Long::sum);
+        rows.add(org.apache.spark.sql.RowFactory.create((long) s, shuffled.count(), sum));
+      }
+      return spark.createDataFrame(
+          rows,
+          new org.apache.spark.sql.types.StructType()
+              .add("shuffle", org.apache.spark.sql.types.DataTypes.LongType)
+              .add("rows", org.apache.spark.sql.types.DataTypes.LongType)
+              .add("sum", org.apache.spark.sql.types.DataTypes.LongType));
+    }
+  },
+
+  /**
    * One huge reducer: 4 million rows of about 100 bytes (a 64-character random token) from 8 map
    * tasks into 16 reducers, a quarter of them with the same key: one reducer receives over a
    * quarter of the data (seed 000's GlobalLimit over a huge scan, in small). With a small
@@ -297,6 +333,13 @@ enum ComparisonJob {
       return spark.sparkContext().statusTracker().getExecutorInfos().length - 1;
     }
   };
+
+  /** Spark setting: how many shuffles the shuffles job makes (default 1,000). */
+  static final String SHUFFLES_COUNT_KEY = "spark.examples.shuffles.count";
+
+  /** The shuffles job's shuffles, referenced until the JVM ends so that none is cleaned. */
+  static final java.util.List<Object> LIVE_SHUFFLES =
+      java.util.Collections.synchronizedList(new java.util.ArrayList<>());
 
   /** Spark setting: seconds the released job waits for executors to go (default 60). */
   static final String RELEASED_WAIT_KEY = "spark.examples.released.wait.seconds";
