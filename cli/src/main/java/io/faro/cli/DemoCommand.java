@@ -36,8 +36,9 @@ final class DemoCommand implements Callable<Integer> {
   @Option(
       names = "--spark-home",
       description =
-          "A Spark 3.5 or 4.x installation whose jars/ the job runs with (default: the SPARK_HOME"
-              + " environment variable; in a built source checkout, the build's Spark).")
+          "A Spark 3.5 or 4.x installation whose jars/ the job runs with (default: in a built"
+              + " source checkout, the build's Spark 3.5; in a distribution, the SPARK_HOME"
+              + " environment variable).")
   Path sparkHome;
 
   @Option(
@@ -53,8 +54,18 @@ final class DemoCommand implements Callable<Integer> {
   public Integer call() throws Exception {
     Path home = Path.of(System.getProperty("faro.home", "."));
     Path spark = sparkHome;
-    if (spark == null && System.getenv("SPARK_HOME") != null) {
-      spark = Path.of(System.getenv("SPARK_HOME"));
+    String sparkHomeEnv = System.getenv("SPARK_HOME");
+    boolean built = Files.exists(home.resolve("examples/target/spark-classpath.txt"));
+    if (spark == null && sparkHomeEnv != null && !sparkHomeEnv.isBlank()) {
+      if (built) {
+        // A source checkout runs its own build's Spark, whatever this machine's SPARK_HOME is.
+        System.out.println(
+            "Running with the build's Spark; SPARK_HOME ("
+                + sparkHomeEnv
+                + ") is used from a distribution, or here with --spark-home.");
+      } else {
+        spark = Path.of(sparkHomeEnv);
+      }
     }
     Jars jars;
     try {
