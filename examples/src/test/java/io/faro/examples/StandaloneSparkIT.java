@@ -54,18 +54,8 @@ class StandaloneSparkIT {
    */
   @Test
   void executorsReleasedAfterTheMapsLeaveEveryMapOutputReadable() throws Exception {
-    String expected =
-        Json.string(runner.run("released", "builtin", SCALE, "", "released-builtin"), "checksum");
-    List<String> conf = new ArrayList<>(spark.executorConf());
-    conf.addAll(
-        List.of(
-            "spark.dynamicAllocation.enabled=true",
-            "spark.dynamicAllocation.minExecutors=0",
-            "spark.dynamicAllocation.initialExecutors=2",
-            "spark.dynamicAllocation.executorIdleTimeout=2s",
-            "spark.dynamicAllocation.schedulerBacklogTimeout=1s",
-            "spark.executor.cores=1",
-            "spark.faro.client.fallback.policy=never"));
+    String expected = releasedBuiltInChecksum();
+    List<String> conf = dynamicAllocation("spark.faro.client.fallback.policy=never");
     String result =
         runner
             .start("released", "faro", SCALE, faro.masterEndpoint(), "released-faro", conf)
@@ -93,20 +83,12 @@ class StandaloneSparkIT {
    */
   @Test
   void aShuffleThatFellBackKeepsItsExecutorsUnderDynamicAllocation() throws Exception {
-    String expected =
-        Json.string(runner.run("released", "builtin", SCALE, "", "fell-back-builtin"), "checksum");
-    List<String> conf = new ArrayList<>(spark.executorConf());
-    conf.addAll(
-        List.of(
-            "spark.dynamicAllocation.enabled=true",
-            "spark.dynamicAllocation.minExecutors=0",
-            "spark.dynamicAllocation.initialExecutors=2",
-            "spark.dynamicAllocation.executorIdleTimeout=2s",
-            "spark.dynamicAllocation.schedulerBacklogTimeout=1s",
-            "spark.executor.cores=1",
+    String expected = releasedBuiltInChecksum();
+    List<String> conf =
+        dynamicAllocation(
             "spark.faro.client.fallback.policy=always",
             // Idle executors go after 2 s; holding shuffle files, they must still be here at 10 s.
-            "spark.examples.released.wait.seconds=10"));
+            "spark.examples.released.wait.seconds=10");
     SparkJobRunner.Started started =
         runner.start("released", "faro", SCALE, faro.masterEndpoint(), "fell-back-faro", conf);
     String result = started.awaitResult();
@@ -121,6 +103,35 @@ class StandaloneSparkIT {
         .isPositive();
     assertThat(Json.number(result, "stage_retries")).as("map stages run again").isZero();
     assertThat(Json.number(result, "failed_tasks")).as("failed tasks").isZero();
+  }
+
+  /** The released job's checksum with the built-in shuffle (run once, for both tests). */
+  private static String releasedBuiltIn;
+
+  private static synchronized String releasedBuiltInChecksum() throws Exception {
+    if (releasedBuiltIn == null) {
+      releasedBuiltIn =
+          Json.string(runner.run("released", "builtin", SCALE, "", "released-builtin"), "checksum");
+    }
+    return releasedBuiltIn;
+  }
+
+  /**
+   * The standalone cluster's executor settings, dynamic allocation that releases executors idle for
+   * 2 s, one core per executor, and {@code more}.
+   */
+  private static List<String> dynamicAllocation(String... more) throws java.io.IOException {
+    List<String> conf = new ArrayList<>(spark.executorConf());
+    conf.addAll(
+        List.of(
+            "spark.dynamicAllocation.enabled=true",
+            "spark.dynamicAllocation.minExecutors=0",
+            "spark.dynamicAllocation.initialExecutors=2",
+            "spark.dynamicAllocation.executorIdleTimeout=2s",
+            "spark.dynamicAllocation.schedulerBacklogTimeout=1s",
+            "spark.executor.cores=1"));
+    conf.addAll(List.of(more));
+    return conf;
   }
 
   /**
