@@ -57,6 +57,11 @@ import scala.Tuple2;
  * manager, which this one holds and hands every non-Faro handle to, with the reason logged and
  * posted as a {@link FaroShuffleFallback} event; under {@code never} the job fails with it. Never
  * silently: a job may mix both kinds of shuffle, and says which ran where.
+ *
+ * <p>Over 400 lines because it is Spark's one entry point and must hold every decision Spark asks
+ * of a shuffle manager: the per-shuffle choice between Faro and the built-in manager (with its
+ * reasons), the app's registration and its retry, and the routing of each handle. Spark's own
+ * settings live in {@link DriverSettings}; what is left shares one lock and one life cycle.
  */
 public final class FaroShuffleManager implements ShuffleManager {
   private static final Logger LOG = LoggerFactory.getLogger(FaroShuffleManager.class);

@@ -43,6 +43,10 @@ import java.util.concurrent.atomic.AtomicReference;
  * <p>Shuffle ids: callers name the engine's shuffle ({@code ShuffleId(app, engine id)}); the
  * lifecycle manager answers with the Faro id of the generation to write or read, which is what
  * workers see (see {@link io.faro.client.driver.LifecycleManager}).
+ *
+ * <p>Over 400 lines because it owns both executor caches of a generation, push locations and
+ * reducer file groups, with their page-by-page asks and the generation pin; each is small, and
+ * splitting them would spread one invalidation rule ({@link #reportLost}, {@link #forget}).
  */
 public final class ShuffleClient {
   /** Where the partitions of one generation take pushes; shared by this executor's tasks. */

@@ -55,6 +55,10 @@ import org.slf4j.LoggerFactory;
  * <p>Threads: one RPC server for executors (bounded event loops) and one heartbeat thread, whatever
  * the number of shuffles or workers; all work is asynchronous on the shared {@link ClientPool}. The
  * pool is borrowed, not owned.
+ *
+ * <p>Over 400 lines because it is the driver's RPC front: each executor request is validated here
+ * (shapes, ranges, generations) before the classes that act on a generation see it; the acting
+ * lives in {@link Placement}, {@link Committer} and {@link LossCheck}.
  */
 public final class LifecycleManager implements RequestHandler, AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(LifecycleManager.class);
