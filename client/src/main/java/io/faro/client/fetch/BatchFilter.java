@@ -61,6 +61,16 @@ final class BatchFilter {
     return startMap != 0 || endMap != groups.numMaps();
   }
 
+  /** The first map read. */
+  int startMap() {
+    return startMap;
+  }
+
+  /** One past the last map read. */
+  int endMap() {
+    return endMap;
+  }
+
   /** Whether a chunk holding only maps {@code [first, last]} may hold a batch that counts. */
   boolean mayKeep(int firstMap, int lastMap) {
     return lastMap >= startMap && firstMap < endMap;

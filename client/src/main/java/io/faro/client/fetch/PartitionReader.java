@@ -421,15 +421,19 @@ public final class PartitionReader implements AutoCloseable {
         continue;
       }
       ChunkRef ref = new ChunkRef(group, group.file(), nextChunk++);
-      FetchChunkRequest request =
+      FetchChunkRequest.Builder request =
           FetchChunkRequest.newBuilder()
               .setShuffle(IdMapper.toProto(shuffle))
               .setPartitionId(ref.file().location().partition())
               .setEpoch(ref.file().location().epoch())
-              .setChunkIndex(ref.chunkIndex())
-              .build();
+              .setChunkIndex(ref.chunkIndex());
+      if (filter.readsSomeMaps()) {
+        // The worker leaves the other maps' batches out (an older one sends the whole chunk).
+        request.setStartMap(filter.startMap()).setEndMap(filter.endMap());
+      }
       HostPort fetch = ref.file().location().endpoint().fetch();
-      inFlight.addLast(new InFlight(ref, pool.send(fetch, request, null, settings.fetchTimeout())));
+      inFlight.addLast(
+          new InFlight(ref, pool.send(fetch, request.build(), null, settings.fetchTimeout())));
     }
   }
 

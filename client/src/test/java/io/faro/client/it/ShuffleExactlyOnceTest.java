@@ -223,6 +223,70 @@ class ShuffleExactlyOnceTest {
     }
   }
 
+  /**
+   * Maps pushed at once share chunks, so a chunk holds batches of several sub-reads' maps. The
+   * worker sends each sub-read only its maps' batches: between them, the sub-reads of a partition
+   * fetch its bytes once, counted by the reader and by the workers alike.
+   */
+  @Test
+  void theSubReadsOfMapsPushedAtOnceFetchEachByteOnce() throws Exception {
+    int ranges = 5;
+    ShuffleWorkload workload = new ShuffleWorkload(MAPS, PARTITIONS, 1000, 9L);
+    try (LifecycleManager lifecycle =
+        new LifecycleManager(new AppId("map-ranges-at-once"), settings, pool, "127.0.0.1")) {
+      ShuffleClient client = new ShuffleClient(pool, settings);
+      ShuffleId shuffle = new ShuffleId(lifecycle.app(), 0);
+      List<Future<Long>> maps = new ArrayList<>();
+      for (int m = 0; m < MAPS; m++) {
+        int mapId = m;
+        maps.add(
+            tasks.submit(
+                () -> {
+                  Pushed pushed = push(client, lifecycle, shuffle, workload, mapId, 0, 0);
+                  assertThat(
+                          client.mapperEnd(
+                              lifecycle.endpoint(), shuffle, mapId, 0, MAPS, pushed.batchCounts()))
+                      .isZero();
+                  return pushed.bytes();
+                }));
+      }
+      long pushed = 0;
+      for (Future<Long> f : maps) {
+        pushed += f.get();
+      }
+      double[] before = fetchTraffic();
+      AtomicLong read = new AtomicLong();
+      AtomicLong chunks = new AtomicLong();
+      ShuffleWorkload.assertEveryRecordOnce(
+          workload.readByMapRanges(
+              client,
+              lifecycle.endpoint(),
+              shuffle,
+              ranges,
+              r -> {
+                read.addAndGet(r.bytesRead());
+                chunks.addAndGet(r.chunksRead());
+              }));
+      double[] after = fetchTraffic();
+      assertThat(read.get()).as("bytes the sub-reads fetched").isEqualTo(pushed);
+      assertThat(after[0] - before[0]).as("bytes the workers served").isEqualTo((double) pushed);
+      // The chunks were shared: the workers left other maps' batches out of them.
+      assertThat(after[1] - before[1]).as("bytes left out").isPositive();
+      assertThat(chunks.get()).isGreaterThan((long) PARTITIONS);
+    }
+  }
+
+  /** Bytes the workers served to readers, and bytes they left out of answers to sub-reads. */
+  private static double[] fetchTraffic() throws Exception {
+    double[] traffic = new double[2];
+    for (io.faro.worker.server.WorkerServer worker : cluster.workers()) {
+      io.faro.client.testing.Scrape scrape = io.faro.client.testing.Scrape.of(worker.httpPort());
+      traffic[0] += scrape.value("faro_worker_fetched_bytes_total");
+      traffic[1] += scrape.value("faro_worker_fetch_left_out_bytes_total");
+    }
+    return traffic;
+  }
+
   @Test
   void duplicatedBatchesAndLosingAttemptsAreFilteredOut() throws Exception {
     ShuffleWorkload workload = new ShuffleWorkload(MAPS, PARTITIONS, 1000, 2L);

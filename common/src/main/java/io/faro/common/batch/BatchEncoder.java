@@ -129,12 +129,18 @@ public final class BatchEncoder implements AutoCloseable {
   }
 
   /**
-   * CRC32C of the 24 header bytes before the crc field and the data of the batch at {@code pos}.
+   * CRC32C of the 24 header bytes before the crc field and the data of the batch at {@code pos}
+   * (what its crc field must hold). Reads a composite buffer (a chunk read into several segments)
+   * piece by piece, without copying it.
    */
-  static int checksum(ByteBuf buf, int pos, int dataLength, CRC32C crc) {
+  public static int checksum(ByteBuf buf, int pos, int dataLength, CRC32C crc) {
     crc.reset();
-    crc.update(buf.nioBuffer(pos, BatchFormat.CRC));
-    crc.update(buf.nioBuffer(pos + BatchFormat.HEADER, dataLength));
+    for (java.nio.ByteBuffer piece : buf.nioBuffers(pos, BatchFormat.CRC)) {
+      crc.update(piece);
+    }
+    for (java.nio.ByteBuffer piece : buf.nioBuffers(pos + BatchFormat.HEADER, dataLength)) {
+      crc.update(piece);
+    }
     return (int) crc.getValue();
   }
 }

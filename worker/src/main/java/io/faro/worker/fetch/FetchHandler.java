@@ -19,6 +19,7 @@ import io.faro.worker.partition.PartitionStore;
 import io.faro.worker.protocol.ProtoMapper;
 import io.faro.worker.storage.DiskReader;
 import io.faro.worker.storage.PartitionFile;
+import io.netty.buffer.ByteBuf;
 import io.netty.channel.DefaultFileRegion;
 import java.io.IOException;
 import java.nio.channels.FileChannel;
@@ -33,6 +34,10 @@ import java.nio.file.StandardOpenOption;
  * reader thread and never on the event loop that serves every other fetch of its connections. Only
  * a chunk larger than the reader's buffers (one huge pushed part) is sent from the file with {@link
  * DefaultFileRegion} (sendfile: from the page cache to the socket, from the event loop).
+ *
+ * <p>A fetch that names maps (a sub-read of a skewed partition) gets only their batches of the
+ * chunk ({@link MapRangeCut}), so that the sub-reads of one partition fetch its bytes once between
+ * them.
  */
 public final class FetchHandler implements RequestHandler {
   /** The requests this port serves. */
@@ -97,6 +102,16 @@ public final class FetchHandler implements RequestHandler {
             IdMapper.shuffleId(fetch.getShuffle()), fetch.getPartitionId(), fetch.getEpoch());
     PartitionCommit.Committed committed = store.committed(key);
     int chunk = fetch.getChunkIndex();
+    if (fetch.getStartMap() < 0) {
+      throw new FaroException(
+          ErrorCode.INVALID_REQUEST,
+          "maps ["
+              + fetch.getStartMap()
+              + ", "
+              + fetch.getEndMap()
+              + ") asked of partition "
+              + key);
+    }
     int chunkCount = committed.chunks().chunkCount();
     if (chunk < 0 || chunk >= chunkCount) {
       throw new FaroException(
@@ -118,9 +133,15 @@ public final class FetchHandler implements RequestHandler {
                 if (error != null) {
                   responder.fail(error);
                 } else {
+                  ByteBuf sent = bytes;
+                  if (fetch.getEndMap() > fetch.getStartMap()) {
+                    sent = MapRangeCut.keep(bytes, fetch.getStartMap(), fetch.getEndMap());
+                  }
                   // Counted once read: a failed read, or one nobody waits for, served nothing.
-                  store.counters().chunkFetched(length);
-                  responder.respond(answer, bytes);
+                  store
+                      .counters()
+                      .chunkFetched(sent.readableBytes(), length - sent.readableBytes());
+                  responder.respond(answer, sent);
                 }
               });
       return;
@@ -143,8 +164,9 @@ public final class FetchHandler implements RequestHandler {
           ? fe
           : new FaroException(ErrorCode.STORAGE_FAILED, "cannot read " + file + ": " + e);
     }
-    // The region owns the channel and closes it once sent (or dropped).
-    store.counters().chunkFetched(length);
+    // The region owns the channel and closes it once sent (or dropped). Sent whole even to a
+    // reader of some maps: a chunk this large is one pushed part, of one map.
+    store.counters().chunkFetched(length, 0);
     responder.respond(answer, new DefaultFileRegion(channel, offset, length));
   }
 

@@ -17,6 +17,7 @@ public final class TrafficCounters {
   private final LongAdder forwardedBytes = new LongAdder();
   private final LongAdder fetchedChunks = new LongAdder();
   private final LongAdder fetchedBytes = new LongAdder();
+  private final LongAdder leftOutBytes = new LongAdder();
   private final LongAdder restoredLocations = new LongAdder();
   private final LongAdder restoredSealedLocations = new LongAdder();
   private final LongAdder sealedLocations = new LongAdder();
@@ -59,10 +60,14 @@ public final class TrafficCounters {
     forwardedBytes.add(bytes);
   }
 
-  /** Counts one chunk of {@code bytes} served to a reducer. */
-  public void chunkFetched(long bytes) {
+  /**
+   * Counts one chunk served to a reducer: {@code bytes} sent, and {@code leftOut} of its bytes not
+   * sent because they belong to other maps than the reader asked for.
+   */
+  public void chunkFetched(long bytes, long leftOut) {
     fetchedChunks.increment();
     fetchedBytes.add(bytes);
+    leftOutBytes.add(leftOut);
   }
 
   /** Counts locations an earlier run left that are served again; {@code sealed}: not committed. */
@@ -108,6 +113,11 @@ public final class TrafficCounters {
   /** Bytes of chunks served to reducers since start. */
   public long fetchedBytes() {
     return fetchedBytes.sum();
+  }
+
+  /** Bytes of chunks not sent to readers of some maps since start: other maps' batches. */
+  public long leftOutBytes() {
+    return leftOutBytes.sum();
   }
 
   /** Chunks served to reducers since start. */

@@ -67,6 +67,11 @@ final class WorkerMetrics {
         "faro_worker_fetched_bytes", "Bytes of chunks served to reducers.", c::fetchedBytes);
     metrics.counter("faro_worker_fetched_chunks", "Chunks served to reducers.", c::fetchedChunks);
     metrics.counter(
+        "faro_worker_fetch_left_out_bytes",
+        "Bytes of fetched chunks left out of the answers to sub-reads of skewed partitions: "
+            + "batches of other maps than the sub-read asked for.",
+        c::leftOutBytes);
+    metrics.counter(
         "faro_worker_split_answers",
         "Pushed parts answered SOFT_SPLIT or SPLIT (the partition moves on).",
         c::splitAnswers);
