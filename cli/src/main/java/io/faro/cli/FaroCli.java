@@ -18,6 +18,7 @@ import picocli.CommandLine.Command;
       DemoCommand.class,
       DocsCommand.class,
       AdminCommand.class,
+      io.faro.cli.advise.AdviseCommand.class,
       CommandLine.HelpCommand.class
     })
 public final class FaroCli implements Runnable {
