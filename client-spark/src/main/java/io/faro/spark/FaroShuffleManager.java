@@ -316,6 +316,13 @@ public final class FaroShuffleManager implements ShuffleManager {
                 shuffleId);
           }
         });
+    // A stage Spark rolls back runs every map again while Faro still holds their first outputs
+    // (see LifecycleManager.engineOutputs): Spark's tracker tells how many it still holds.
+    manager.engineOutputs(
+        shuffleId ->
+            SparkEnv.get().mapOutputTracker() instanceof MapOutputTrackerMaster master
+                ? master.getNumAvailableOutputs(shuffleId)
+                : -1);
     return manager;
   }
 

@@ -279,6 +279,11 @@ final class Generation {
     return true;
   }
 
+  /** Whether some map has a winner. */
+  boolean anyMapEnded() {
+    return remainingMaps.get() < numMaps;
+  }
+
   /** Whether every map ended and the commit began: no new locations from then on. */
   boolean commitStarted() {
     return commitStarted;

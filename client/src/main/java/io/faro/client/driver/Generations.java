@@ -15,6 +15,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.IntUnaryOperator;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -42,6 +43,17 @@ final class Generations {
   private final Map<Integer, Generation> byId = new ConcurrentHashMap<>();
 
   private final AtomicInteger nextShuffleId = new AtomicInteger();
+
+  /** How many map outputs of an engine shuffle the engine holds; -1 when it cannot tell. */
+  private volatile IntUnaryOperator engineOutputs = shuffle -> -1;
+
+  /**
+   * Tells how many map outputs of an engine shuffle the engine holds (-1: unknown), for a new stage
+   * attempt to see whether the engine dropped them all (see {@link #forWriter}).
+   */
+  void engineOutputs(IntUnaryOperator available) {
+    this.engineOutputs = requireNonNull(available, "available is null");
+  }
 
   Generations(AppId app, PartitionPages pages) {
     this.app = requireNonNull(app, "app is null");
@@ -72,7 +84,24 @@ final class Generations {
       }
       Generation latest = list.isEmpty() ? null : list.get(list.size() - 1);
       if (g == null && latest != null && !latest.lost() && !latest.commitStarted()) {
-        g = latest;
+        if (latest.anyMapEnded() && engineOutputs.applyAsInt(engineShuffle) == 0) {
+          // Some map of the latest generation ended, yet this new stage attempt starts while the
+          // engine holds no output of the shuffle: it dropped them all and runs every map again
+          // (Spark rolls back a stage whose parent re-ran with another checksum, or after an
+          // indeterminate one). The first attempt of a map wins in a generation, so the re-run
+          // would lose to the dropped outputs: it writes a new generation instead, and the old
+          // one, which nobody reads, never commits.
+          latest.markLost();
+          LOG.info(
+              "Stage {} attempt {} re-runs every map of shuffle {}, whose output the engine dropped"
+                  + " before generation {} committed: it writes a new generation",
+              stageId,
+              stageAttempt,
+              engineShuffle,
+              latest.id());
+        } else {
+          g = latest;
+        }
       }
       if (g == null && latest != null && !latest.lost()) {
         // Every map of the latest generation ended, yet a new stage attempt runs maps of it: the

@@ -397,6 +397,16 @@ public final class LifecycleManager implements RequestHandler, AutoCloseable {
   }
 
   /**
+   * Tells how many map outputs of an engine shuffle the engine still holds (-1: it cannot tell): a
+   * new stage attempt that starts while the engine holds none, although some map of the shuffle's
+   * latest generation ended, writes a new generation (the engine dropped those outputs and runs
+   * every map again).
+   */
+  public void engineOutputs(java.util.function.IntUnaryOperator available) {
+    generations.engineOutputs(available);
+  }
+
+  /**
    * The engine finished a map stage attempt with success (see {@link LossCheck#stageAttemptEnded}).
    */
   public void stageAttemptEnded(int stageId, int stageAttempt) {

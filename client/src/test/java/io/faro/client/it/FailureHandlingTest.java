@@ -396,6 +396,63 @@ class FailureHandlingTest {
     }
   }
 
+  /**
+   * A stage the engine rolls back (Spark, after a parent re-ran with another checksum) runs every
+   * map again in a new attempt, while some maps of its generation already ended in the old one:
+   * since the first attempt of a map wins in a generation, the re-run writes a new generation, or
+   * the readers would read the dropped outputs beside the re-run's. A new attempt that re-runs only
+   * the maps the engine lacks keeps the generation.
+   */
+  @Test
+  void aStageAttemptThatReRunsEveryMapAfterTheEngineDroppedThemWritesANewGeneration()
+      throws Exception {
+    try (MiniFaroCluster cluster = MiniFaroCluster.start(dir, 1)) {
+      ClientOptions.Settings settings = ClientOptions.Settings.from(cluster.clientConf());
+      try (ClientPool pool = new ClientPool("test", settings.network());
+          LifecycleManager lifecycle =
+              new LifecycleManager(new AppId("rollback"), settings, pool, "127.0.0.1")) {
+        java.util.concurrent.atomic.AtomicInteger engineHolds =
+            new java.util.concurrent.atomic.AtomicInteger();
+        lifecycle.engineOutputs(shuffleId -> shuffleId == 11 ? engineHolds.get() : -1);
+        ShuffleClient client = new ShuffleClient(pool, settings);
+        ShuffleId shuffle = new ShuffleId(lifecycle.app(), 11);
+        long attempt0 = ShuffleClient.stageKey(4, 0);
+        ShuffleId first =
+            client.pushTargets(lifecycle.endpoint(), shuffle, attempt0, 3, 2).faroShuffle();
+        client.mapperEnd(lifecycle.endpoint(), shuffle, attempt0, 0, 0, 3, new int[0]);
+        engineHolds.set(1);
+
+        // Attempt 1 re-runs maps 1 and 2 only: the engine holds map 0's output.
+        long attempt1 = ShuffleClient.stageKey(4, 1);
+        assertThat(client.pushTargets(lifecycle.endpoint(), shuffle, attempt1, 3, 2).faroShuffle())
+            .isEqualTo(first);
+
+        // Rolled back before maps 1 and 2 ended: the engine dropped every output.
+        engineHolds.set(0);
+        long attempt2 = ShuffleClient.stageKey(4, 2);
+        ShuffleId rerun =
+            client.pushTargets(lifecycle.endpoint(), shuffle, attempt2, 3, 2).faroShuffle();
+        assertThat(rerun).isNotEqualTo(first);
+        for (int map = 0; map < 3; map++) {
+          assertThat(
+                  client.mapperEnd(
+                      lifecycle.endpoint(), shuffle, attempt2, map, 2 << 16 | map, 3, new int[0]))
+              .as("map %d's winner is the re-run's attempt", map)
+              .isEqualTo(2 << 16 | map);
+        }
+        ReducerFileGroups groups = client.fileGroups(lifecycle.endpoint(), shuffle, 3, 2);
+        assertThat(groups.faroShuffle()).isEqualTo(rerun);
+        assertThat(groups.lost(0)).isFalse();
+        // Attempt 1's zombie of map 1 ends late: the dropped generation never commits.
+        assertThatThrownBy(
+                () ->
+                    client.mapperEnd(
+                        lifecycle.endpoint(), shuffle, attempt1, 1, 1 << 16, 3, new int[0]))
+            .isInstanceOf(FaroException.class);
+      }
+    }
+  }
+
   @Test
   void aStageAttemptThatEndsWithoutSomeMapsLosesItsGenerationInsteadOfStallingItsReaders()
       throws Exception {
