@@ -175,8 +175,9 @@ final class AdminApiCommands {
       name = "apps",
       mixinStandardHelpOptions = true,
       description =
-          "Lists every application the masters know, with its shuffles, from a master's HTTP"
-              + " API (/api/v1/apps, every page).")
+          "Lists every application the masters know: its user, queue and name, and what it"
+              + " holds (shuffles, partitions, slots placed), from a master's HTTP API"
+              + " (/api/v1/apps, every page).")
   static final class Apps implements Callable<Integer> {
     @CommandLine.Mixin Target target = new Target();
 
@@ -192,7 +193,15 @@ final class AdminApiCommands {
           json,
           "apps",
           target.all("/api/v1/apps", "apps"),
-          List.of("id", "shuffles", "registered_at_ms"));
+          List.of(
+              "id",
+              "user",
+              "queue",
+              "name",
+              "shuffles",
+              "partitions",
+              "slots",
+              "registered_at_ms"));
       return 0;
     }
   }

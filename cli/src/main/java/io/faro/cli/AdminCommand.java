@@ -45,7 +45,8 @@ import picocli.CommandLine.Option;
       AdminWorkerCommands.StopWorker.class,
       AdminApiCommands.Apps.class,
       AdminApiCommands.Shuffles.class,
-      AdminApiCommands.Disks.class
+      AdminApiCommands.Disks.class,
+      AdminAdmissionCommands.class
     })
 final class AdminCommand implements Runnable {
   @CommandLine.Spec CommandLine.Model.CommandSpec spec;

@@ -17,8 +17,9 @@ import org.junit.jupiter.api.io.TempDir;
 
 /**
  * {@code faro admin apps | shuffles | disks} against a local cluster of real processes, reading
- * their HTTP API: two apps with shuffles placed and data pushed, listed from the master and seen on
- * a worker's disks; a port that is not an API is named in the error.
+ * their HTTP API: two apps with shuffles placed and data pushed, listed from the master with who
+ * runs them and what they hold, and seen on a worker's disks; a port that is not an API is named in
+ * the error. {@code faro admin admission set | show}: rules from a file, a typo named by line.
  */
 class AdminApiCommandsTest {
   private record Admin(int exitCode, String out, String err) {}
@@ -40,7 +41,12 @@ class AdminApiCommandsTest {
       ClientOptions.Settings settings = TextShuffle.settings(cluster);
       try (ClientPool pool = new ClientPool("test", settings.network());
           LifecycleManager first =
-              new LifecycleManager(new AppId("app-one"), settings, pool, "127.0.0.1");
+              new LifecycleManager(
+                  new AppId("app-one"),
+                  new io.faro.common.admission.AppProfile("ann", "etl", "daily-report"),
+                  settings,
+                  pool,
+                  "127.0.0.1");
           LifecycleManager second =
               new LifecycleManager(new AppId("app-two"), settings, pool, "127.0.0.1")) {
         ShuffleClient client = new ShuffleClient(pool, settings);
@@ -56,7 +62,12 @@ class AdminApiCommandsTest {
             .asString()
             .startsWith("ID")
             .contains("SHUFFLES");
-        assertThat(apps.out()).containsPattern("app-one +2 ").containsPattern("app-two +1 ");
+        assertThat(apps.out())
+            .containsPattern("app-one +ann +etl +daily-report +2 +8 ")
+            .containsPattern("app-two +1 +4 ");
+        Admin appsJson = admin("admin", "apps", "--http", master, "--json");
+        assertThat(Json.strings(appsJson.out(), "user")).containsExactly("ann", "");
+        assertThat(Json.numbers(appsJson.out(), "partitions")).containsExactly(8L, 4L);
 
         Admin shuffles = admin("admin", "shuffles", "--http", master, "--app", "app-one", "--json");
         assertThat(shuffles.exitCode()).as(shuffles.err()).isZero();
@@ -66,6 +77,46 @@ class AdminApiCommandsTest {
         Admin disks = admin("admin", "disks", "--http", worker);
         assertThat(disks.exitCode()).as(disks.err()).isZero();
         assertThat(disks.out()).contains("healthy").contains("worker-0");
+
+        // The admission rules, set from a file and shown; a new app they refuse is told why.
+        String endpoints = cluster.masterEndpoint();
+        Path rules = dir.resolve("rules.conf");
+        java.nio.file.Files.writeString(rules, "deny user=guest  # not on Faro\n");
+        Admin set =
+            admin(
+                "admin",
+                "admission",
+                "set",
+                "--file",
+                rules.toString(),
+                "--reason",
+                "pilot",
+                "--endpoints",
+                endpoints);
+        assertThat(set.exitCode()).as(set.err()).isZero();
+        assertThat(set.out()).contains("1 rules, first match decides; from admin: pilot");
+        Admin show = admin("admin", "admission", "show", "--endpoints", endpoints);
+        assertThat(show.out()).contains("deny user=guest");
+        Throwable refused =
+            org.assertj.core.api.Assertions.catchThrowable(
+                () ->
+                    new LifecycleManager(
+                            new AppId("app-guest"),
+                            new io.faro.common.admission.AppProfile("guest", "", "x"),
+                            settings,
+                            pool,
+                            "127.0.0.1")
+                        .close());
+        assertThat(refused)
+            .hasMessageContaining("admission rule 1 'deny user=guest' (admin: pilot) refuses it");
+        java.nio.file.Files.writeString(rules, "deny user=guest\nallow user=ann\n");
+        Admin typo =
+            admin(
+                "admin", "admission", "set", "--file", rules.toString(), "--endpoints", endpoints);
+        assertThat(typo.exitCode()).isEqualTo(1);
+        assertThat(typo.err())
+            .contains("line 2")
+            .contains("starts with admit or deny, not 'allow'");
 
         Admin wrong = admin("admin", "apps", "--http", worker);
         assertThat(wrong.exitCode()).isNotZero();

@@ -11,7 +11,6 @@ import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
-import java.util.Comparator;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
@@ -163,31 +162,32 @@ class ChecksumRerunTest {
   }
 
   /**
-   * Deletes the files of the app's first shuffle (Faro's lowest shuffle id: A registers before B)
-   * on every worker, as a lost disk would.
+   * Deletes the files of the app's first shuffle (Faro's lowest shuffle id over every worker: A
+   * registers before B) on every worker, as a lost disk would.
    */
   private static void deleteFirstShuffle(String sparkAppId) {
     try {
+      List<Path> shuffleDirs = new ArrayList<>();
       for (Path workerDir : cluster.workerDirs()) {
-        List<Path> appDirs;
-        try (Stream<Path> list = Files.list(workerDir)) {
-          appDirs =
-              list.filter(d -> d.getFileName().toString().startsWith(sparkAppId + "-")).toList();
-        }
-        for (Path appDir : appDirs) {
-          Path first;
-          try (Stream<Path> shuffles = Files.list(appDir)) {
-            first =
-                shuffles
-                    .filter(Files::isDirectory)
-                    .min(Comparator.comparingInt(p -> Integer.parseInt(p.getFileName().toString())))
-                    .orElse(null);
+        try (Stream<Path> apps = Files.list(workerDir)) {
+          for (Path appDir :
+              apps.filter(d -> d.getFileName().toString().startsWith(sparkAppId + "-")).toList()) {
+            try (Stream<Path> shuffles = Files.list(appDir)) {
+              shuffles.filter(Files::isDirectory).forEach(shuffleDirs::add);
+            }
           }
-          if (first != null) {
-            try (Stream<Path> files = Files.list(first)) {
-              for (Path f : files.toList()) {
-                Files.delete(f);
-              }
+        }
+      }
+      int first =
+          shuffleDirs.stream()
+              .mapToInt(p -> Integer.parseInt(p.getFileName().toString()))
+              .min()
+              .orElseThrow();
+      for (Path dir : shuffleDirs) {
+        if (Integer.parseInt(dir.getFileName().toString()) == first) {
+          try (Stream<Path> files = Files.list(dir)) {
+            for (Path f : files.toList()) {
+              Files.delete(f);
             }
           }
         }

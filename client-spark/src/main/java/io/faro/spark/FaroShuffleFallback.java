@@ -20,7 +20,9 @@ public final class FaroShuffleFallback implements SparkListenerEvent {
     /** The masters did not register the application, or no longer answer it. */
     MASTERS_UNREACHABLE,
     /** The cluster did not place the shuffle: no worker with room, a limit of the masters. */
-    NOT_PLACED
+    NOT_PLACED,
+    /** The masters' admission rules refused the application (the reason names the rule). */
+    REFUSED
   }
 
   private final int shuffleId;

@@ -298,9 +298,16 @@ public final class FaroShuffleManager implements ShuffleManager {
     // unguessable, so that nobody can register an app's id before the app does.
     String suffix =
         java.util.HexFormat.of().toHexDigits(new java.security.SecureRandom().nextInt());
+    // What the masters' admission rules judge: Spark's user, YARN queue and application name.
+    io.faro.common.admission.AppProfile profile =
+        new io.faro.common.admission.AppProfile(
+            org.apache.spark.util.Utils.getCurrentUserName(),
+            sparkConf.get("spark.yarn.queue", ""),
+            sparkConf.get("spark.app.name", ""));
     LifecycleManager manager =
         new LifecycleManager(
             new AppId((attempt.isEmpty() ? appId : appId + "_" + attempt) + "-" + suffix),
+            profile,
             settings,
             pool(),
             lifecycleHost());
@@ -319,10 +326,12 @@ public final class FaroShuffleManager implements ShuffleManager {
     // A stage Spark rolls back runs every map again while Faro still holds their first outputs
     // (see LifecycleManager.engineOutputs): Spark's tracker tells how many it still holds.
     manager.engineOutputs(
-        shuffleId ->
-            SparkEnv.get().mapOutputTracker() instanceof MapOutputTrackerMaster master
-                ? master.getNumAvailableOutputs(shuffleId)
-                : -1);
+        shuffleId -> {
+          SparkEnv env = SparkEnv.get();
+          return env != null && env.mapOutputTracker() instanceof MapOutputTrackerMaster master
+              ? master.getNumAvailableOutputs(shuffleId)
+              : -1;
+        });
     return manager;
   }
 
@@ -393,8 +402,13 @@ public final class FaroShuffleManager implements ShuffleManager {
     try {
       manager = lifecycle();
     } catch (RuntimeException e) {
+      boolean refused = e instanceof FaroException fe && fe.code() == ErrorCode.ADMISSION_REFUSED;
       return fallBack(
-          shuffleId, dependency, FaroShuffleFallback.Kind.MASTERS_UNREACHABLE, e.getMessage(), e);
+          shuffleId,
+          dependency,
+          refused ? FaroShuffleFallback.Kind.REFUSED : FaroShuffleFallback.Kind.MASTERS_UNREACHABLE,
+          e.getMessage(),
+          e);
     }
     addStageListener(dependency.rdd().sparkContext());
     boolean auto = policy == ClientOptions.FallbackPolicy.AUTO;
@@ -453,9 +467,11 @@ public final class FaroShuffleManager implements ShuffleManager {
     String name = policy.name().toLowerCase(java.util.Locale.ROOT);
     if (policy == ClientOptions.FallbackPolicy.NEVER) {
       throw new FaroException(
-          kind == FaroShuffleFallback.Kind.PARTITIONS
-              ? ErrorCode.LIMIT_EXCEEDED
-              : ErrorCode.CONNECTION_FAILED,
+          switch (kind) {
+            case PARTITIONS -> ErrorCode.LIMIT_EXCEEDED;
+            case REFUSED -> ErrorCode.ADMISSION_REFUSED;
+            default -> ErrorCode.CONNECTION_FAILED;
+          },
           "Faro cannot carry shuffle "
               + shuffleId
               + " and spark.faro.client.fallback.policy is never (auto would use Spark's"

@@ -184,6 +184,53 @@ class FallbackTest {
   }
 
   @Test
+  void anApplicationTheAdmissionRulesRefuseFallsBackUnderAutoAndFailsUnderNeverNamingTheRule()
+      throws Exception {
+    try (MiniFaroCluster cluster = MiniFaroCluster.start(dir.resolve("admission"), 1);
+        io.faro.common.network.ClientPool pool =
+            new io.faro.common.network.ClientPool(
+                "admin",
+                io.faro.client.ClientOptions.Settings.from(cluster.clientConf()).network())) {
+      String masters = "127.0.0.1:" + cluster.masterPort();
+      new io.faro.common.master.MasterClient(
+              pool,
+              List.of(new io.faro.common.network.HostPort("127.0.0.1", cluster.masterPort())),
+              java.time.Duration.ofSeconds(20),
+              java.time.Duration.ofSeconds(5))
+          .callBlocking(
+              io.faro.proto.SetAdmissionRulesRequest.newBuilder()
+                  .setRules("deny name=legacy-*\n")
+                  .setReason("not yet")
+                  .build(),
+              io.faro.proto.AdmissionRulesResponse.class);
+
+      Run refused = run(faro("legacy-report", masters), SparkJobs::twoShuffles);
+      assertThat(refused.result()).containsExactlyElementsOf(expectedTwoShuffles);
+      assertThat(refused.counts()).containsExactly(Map.entry(FaroShuffleFallback.Kind.REFUSED, 2));
+      assertThat(refused.events())
+          .hasSize(2)
+          .allSatisfy(
+              e ->
+                  assertThat(e.getReason())
+                      .contains("admission rule 1 'deny name=legacy-*' (admin: not yet) refuses it")
+                      .contains("name 'legacy-report'"));
+
+      assertThatThrownBy(
+              () ->
+                  run(
+                      faro("legacy-never", masters)
+                          .set("spark.faro.client.fallback.policy", "never"),
+                      SparkJobs::twoShuffles))
+          .hasStackTraceContaining("spark.faro.client.fallback.policy is never")
+          .hasStackTraceContaining("admission rule 1 'deny name=legacy-*'");
+
+      Run admitted = run(faro("nightly", masters), SparkJobs::twoShuffles);
+      assertThat(admitted.result()).containsExactlyElementsOf(expectedTwoShuffles);
+      assertThat(admitted.counts()).isEmpty();
+    }
+  }
+
+  @Test
   void withEveryShuffleOnFaroShuffleDataIsReliableStorage() throws Exception {
     try (MiniFaroCluster cluster = MiniFaroCluster.start(dir.resolve("reliable"), 1)) {
       Run run = run(faro("reliable", "127.0.0.1:" + cluster.masterPort()), SparkJobs::twoShuffles);

@@ -18,10 +18,11 @@ import picocli.CommandLine;
 /**
  * {@code faro advise} on event logs that real Spark runs wrote: a job of many small blocks (100
  * maps x 1,000 reducers, about 50 bytes a block) and one of large blocks (4 x 4, megabytes a
- * block), each run with the built-in shuffle (their logs compressed with zstd and lz4, Spark's two
- * codecs that advise must read) and with Faro. Advise must rank the small-blocks job first, and so
- * must what the Faro runs measured: the task time Faro saved the small-blocks job is larger than
- * what it saved (or cost) the large-blocks job.
+ * block), run with the built-in shuffle (their logs compressed with zstd and lz4, Spark's two
+ * codecs that advise must read), and the small-blocks job with Faro too. Advise must rank the
+ * small-blocks job first and tell the large-blocks one to keep the built-in shuffle. That ranking
+ * against the measured difference, over repeated interleaved runs, is bench/advise-check.sh's
+ * (docs/benchmarks.md, "Advise against measurement").
  */
 class AdviseIT {
   @TempDir Path dir;
@@ -50,7 +51,7 @@ class AdviseIT {
   }
 
   @Test
-  void ranksTheManySmallBlocksJobAboveTheLargeBlocksJobAsTheFaroRunsMeasured() throws Exception {
+  void ranksTheManySmallBlocksJobAboveTheLargeBlocksJob() throws Exception {
     Path builtInLogs = Files.createDirectories(dir.resolve("builtin-logs"));
     Path faroLogs = Files.createDirectories(dir.resolve("faro-logs"));
     SparkJobRunner runner = new SparkJobRunner(dir);
@@ -67,9 +68,6 @@ class AdviseIT {
           .awaitResult();
       runner
           .start("blocks", "faro", "1", master, "small-faro", conf("small", faroLogs, ""))
-          .awaitResult();
-      runner
-          .start("blocks", "faro", "1", master, "large-faro", conf("large", faroLogs, ""))
           .awaitResult();
     }
     try (var files = Files.list(builtInLogs)) {
@@ -96,17 +94,14 @@ class AdviseIT {
     assertThat(blocksRead(small)).isBetween(30_000L, 60_000L);
     assertThat(blocksRead(large)).isLessThan(100L);
 
-    // What the Faro runs measured: task time saved over the built-in runs, per job.
+    // The premise, as the Faro run of the small-blocks job shows it: its reducers fetched one
+    // chunk per partition instead of a block per map (the time it saves is measured by
+    // bench/advise-check.sh, not asserted here: single runs on two shared cores are too loose).
     List<Map<String, Object>> faro = advise(faroLogs);
     assertThat(faro)
-        .allSatisfy(a -> assertThat(a.get("verdict")).isEqualTo("runs on Faro already"));
-    long smallSaved = taskMillis(builtIn, "advise-small") - taskMillis(faro, "advise-small");
-    long largeSaved = taskMillis(builtIn, "advise-large") - taskMillis(faro, "advise-large");
-    assertThat(smallSaved)
-        .as(
-            "task time Faro saved the small-blocks job, against the large-blocks job's %d ms",
-            largeSaved)
-        .isGreaterThan(largeSaved);
+        .singleElement()
+        .satisfies(a -> assertThat(a.get("verdict")).isEqualTo("runs on Faro already"));
+    assertThat(blocksRead(faro.get(0))).isLessThan(blocksRead(small) / 10);
   }
 
   /** The Markdown report of {@code faro advise --event-logs DIR}. */
@@ -141,13 +136,5 @@ class AdviseIT {
   private static long blocksRead(Map<String, Object> app) {
     return ((List<Map<String, Object>>) app.get("stages"))
         .stream().mapToLong(s -> (Long) s.get("blocks_read")).sum();
-  }
-
-  private static long taskMillis(List<Map<String, Object>> apps, String name) {
-    return apps.stream()
-        .filter(a -> name.equals(a.get("name")))
-        .mapToLong(a -> (Long) a.get("task_millis"))
-        .findFirst()
-        .orElseThrow();
   }
 }

@@ -295,7 +295,14 @@ final class WireFuzzer {
         }
         yield b.build();
       }
-      case REGISTER_APP_REQUEST -> RegisterAppRequest.newBuilder().setAppId(appId()).build();
+      case REGISTER_APP_REQUEST ->
+          RegisterAppRequest.newBuilder()
+              .setAppId(appId())
+              .setProfile(
+                  io.faro.proto.AppProfileP.newBuilder()
+                      .setUser(random.nextInt(10) == 0 ? "u".repeat(2_000) : "fuzz")
+                      .setName("fuzz\n" + random.nextInt()))
+              .build();
       case APP_HEARTBEAT_REQUEST -> AppHeartbeatRequest.newBuilder().setAppId(appId()).build();
       case UNREGISTER_APP_REQUEST -> UnregisterAppRequest.newBuilder().setAppId(appId()).build();
       case REQUEST_SLOTS_REQUEST -> {
@@ -324,6 +331,18 @@ final class WireFuzzer {
           TransferLeaderRequest.newBuilder()
               .setTo(random.nextBoolean() ? "" : "fuzz-m" + random.nextInt(5))
               .build();
+      // Rules that refuse only fuzz users (the suite's own apps register after), or text that
+      // does not parse, or too much of it.
+      case SET_ADMISSION_RULES_REQUEST ->
+          io.faro.proto.SetAdmissionRulesRequest.newBuilder()
+              .setRules(
+                  switch (random.nextInt(3)) {
+                    case 0 -> "deny user=fuzz-" + random.nextInt() + "\n";
+                    case 1 -> "allow everything\n" + "#".repeat(random.nextInt(100));
+                    default -> "deny user=fuzz\n".repeat(random.nextInt(20_000));
+                  })
+              .build();
+      case ADMISSION_RULES_REQUEST -> io.faro.proto.AdmissionRulesRequest.getDefaultInstance();
       case SET_WORKER_ADMISSION_REQUEST ->
           SetWorkerAdmissionRequest.newBuilder()
               .setWorkerId(workerId())

@@ -47,6 +47,7 @@ public record MasterServerConfig(
     long partitionSizeMin,
     int maxPartitionsPerShuffle,
     int maxApps,
+    String admissionFile,
     NetworkOptions.Settings network) {
 
   public MasterServerConfig {
@@ -61,6 +62,7 @@ public record MasterServerConfig(
     requireNonNull(network, "network is null");
     requireNonNull(slotsPolicy, "slotsPolicy is null");
     requireNonNull(loadAware, "loadAware is null");
+    requireNonNull(admissionFile, "admissionFile is null");
   }
 
   /** Parses and validates every master key; a bad value throws a ConfigException naming it. */
@@ -99,6 +101,7 @@ public record MasterServerConfig(
         partitionSizeMin(conf),
         conf.get(MasterServerOptions.MAX_PARTITIONS_PER_SHUFFLE),
         conf.get(MasterServerOptions.MAX_APPS),
+        conf.get(MasterServerOptions.ADMISSION_FILE).trim(),
         memberNetwork(conf));
   }
 
@@ -165,6 +168,7 @@ public record MasterServerConfig(
         partitionSizeMin,
         maxPartitionsPerShuffle,
         maxApps,
+        admissionFile,
         network);
   }
 

@@ -235,6 +235,19 @@ public final class MasterServerOptions {
               + "LIMIT_EXCEEDED (the application's job fails at its first shuffle, saying so); "
               + "apps that end or stop heartbeating make room.");
 
+  public static final ConfigOption<String> ADMISSION_FILE =
+      ConfigOption.stringOption(
+          "faro.master.admission.file",
+          "",
+          "A file of admission rules (one per line: admit|deny [user=U] [queue=Q] [name=GLOB]"
+              + " [percent=N]; the first rule that matches an application decides, and one that"
+              + " no rule matches is admitted). The leader reads it every 2 seconds and, when its"
+              + " rules differ from the cluster's, replicates them; a file that does not parse is"
+              + " logged and the rules stay as they were. Set, the file is the one source of"
+              + " rules: bin/faro admin admission set is refused. Empty: rules are set with"
+              + " bin/faro admin admission set. Rules are checked when an application first"
+              + " registers, never against a running one.");
+
   public static final List<ConfigOption<?>> ALL =
       List.of(
           HOST,
@@ -260,7 +273,8 @@ public final class MasterServerOptions {
           SLOTS_PARTITION_SIZE_INITIAL,
           SLOTS_PARTITION_SIZE_MIN,
           MAX_PARTITIONS_PER_SHUFFLE,
-          MAX_APPS);
+          MAX_APPS,
+          ADMISSION_FILE);
 
   private MasterServerOptions() {}
 }

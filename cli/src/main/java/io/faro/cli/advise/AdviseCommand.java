@@ -58,7 +58,14 @@ public final class AdviseCommand implements Callable<Integer> {
     List<AppLog> apps = new ArrayList<>();
     for (EventLogFiles.Log log : logs) {
       try {
-        apps.add(AppLog.read(log));
+        AppLog app = AppLog.read(log);
+        if (app.events == 0) {
+          spec.commandLine()
+              .getErr()
+              .println("advise: skipped " + log.name() + ": not a Spark event log");
+          continue;
+        }
+        apps.add(app);
       } catch (IOException | RuntimeException e) {
         // One unreadable log does not hide the others.
         spec.commandLine()
@@ -105,7 +112,16 @@ public final class AdviseCommand implements Callable<Integer> {
       double saved = Estimate.saved(app);
       String verdict;
       if (app.onFaro()) {
-        verdict = "runs on Faro already";
+        int fellBack = app.fallbacks.values().stream().mapToInt(Integer::intValue).sum();
+        verdict =
+            "runs on Faro already"
+                + (fellBack == 0
+                    ? ""
+                    : "; "
+                        + fellBack
+                        + " shuffles fell back to the built-in shuffle ("
+                        + app.fallbacks
+                        + ")");
       } else if (!shuffles) {
         verdict = "no shuffle";
       } else if (saved <= 0) {
@@ -234,6 +250,7 @@ public final class AdviseCommand implements Callable<Integer> {
       app.put("saved_share", Math.round(r.share() * 10000) / 10000.0);
       app.put("verdict", r.verdict());
       app.put("unreadable_lines", a.unreadableLines);
+      app.put("fallbacks", new LinkedHashMap<>(a.fallbacks));
       List<Object> stages = new ArrayList<>();
       for (AppLog.StageShuffle s : a.stages.values()) {
         if (!s.reads() && !s.writes()) {

@@ -28,6 +28,13 @@ final class AppLog {
   long startMillis;
   long endMillis;
   long unreadableLines;
+
+  /** Lines that are Spark events at all; none: not an event log. */
+  long events;
+
+  /** Shuffles of an app on Faro that fell back to Spark's built-in shuffle, by reason kind. */
+  final Map<String, Integer> fallbacks = new TreeMap<>();
+
   final Map<Integer, StageShuffle> stages = new TreeMap<>();
 
   /** One stage's tasks, summed over its attempts. */
@@ -97,9 +104,13 @@ final class AppLog {
     "\"Event\":\"SparkListenerApplicationStart\"",
     "\"Event\":\"SparkListenerApplicationEnd\"",
     "\"Event\":\"SparkListenerEnvironmentUpdate\"",
+    "\"Event\":\"io.faro.spark.FaroShuffleFallback\"",
   };
 
   void accept(String line) {
+    if (line.startsWith("{\"Event\":")) {
+      events++;
+    }
     String kind = null;
     for (String wanted : WANTED) {
       if (line.startsWith("{" + wanted)) {
@@ -127,6 +138,10 @@ final class AppLog {
         startMillis = number(event, "Timestamp");
       }
       case "SparkListenerApplicationEnd" -> endMillis = number(event, "Timestamp");
+      case "io.faro.spark.FaroShuffleFallback" -> {
+        String why = string(event, "kind");
+        fallbacks.merge(why.isEmpty() ? "UNKNOWN" : why, 1, Integer::sum);
+      }
       case "SparkListenerEnvironmentUpdate" -> {
         Object props = event.get("Spark Properties");
         String manager = property(props, "spark.shuffle.manager");

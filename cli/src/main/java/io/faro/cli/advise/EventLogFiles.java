@@ -91,8 +91,10 @@ final class EventLogFiles {
    */
   static InputStream open(Path file) throws IOException {
     String name = file.getFileName().toString().toLowerCase(Locale.ROOT);
-    if (name.endsWith(".inprogress")) {
-      name = name.substring(0, name.length() - ".inprogress".length());
+    for (String suffix : new String[] {".inprogress", ".compact"}) {
+      if (name.endsWith(suffix)) {
+        name = name.substring(0, name.length() - suffix.length());
+      }
     }
     String codec = name.contains(".") ? name.substring(name.lastIndexOf('.') + 1) : "";
     InputStream in = new BufferedInputStream(Files.newInputStream(file), 1 << 16);

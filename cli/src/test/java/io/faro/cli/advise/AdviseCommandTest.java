@@ -258,6 +258,31 @@ class AdviseCommandTest {
   }
 
   @Test
+  void anAppOnFaroSaysHowManyShufflesFellBackAndAStrayFileIsSkipped() throws IOException {
+    List<String> lines =
+        new ArrayList<>(
+            app("app-faro", "on faro", "io.faro.spark.FaroShuffleManager", 4, 4, 16, 4096));
+    lines.add(
+        lines.size() - 1,
+        "{\"Event\":\"io.faro.spark.FaroShuffleFallback\",\"shuffleId\":3,\"policy\":\"auto\","
+            + "\"kind\":\"REFUSED\",\"reason\":\"admission rule 1\"}");
+    write("app-faro", text(lines));
+    write("notes.txt", "not an event log\n".getBytes(StandardCharsets.UTF_8));
+    // A rolling log's compacted file, named with its codec before .compact.
+    Path rolling = Files.createDirectories(dir.resolve("eventlog_v2_app-compacted"));
+    Files.write(
+        rolling.resolve("events_1_app-compacted.zstd.compact"),
+        zstd(text(app("app-compacted", "compacted", null, 20, 200, 4_000, 800_000))));
+    String[] result = advise("--event-logs", dir.toString(), "--json", "-");
+    assertThat(result[0]).as(result[2]).isEqualTo("0");
+    assertThat(result[2]).contains("skipped notes.txt: not a Spark event log");
+    assertThat(result[1])
+        .contains(
+            "runs on Faro already; 1 shuffles fell back to the built-in shuffle ({REFUSED=1})")
+        .contains("\"app_id\": \"app-compacted\"");
+  }
+
+  @Test
   void aSnappyLogIsNamedAsUnreadableAndTheOthersAreStillRead() throws IOException {
     write("app-snappy.snappy", new byte[] {0, 1, 2});
     write("app-ok", text(app("app-ok", "ok", null, 2, 2, 4, 4096)));

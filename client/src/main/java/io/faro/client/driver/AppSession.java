@@ -44,7 +44,12 @@ final class AppSession implements AutoCloseable {
    *
    * @throws FaroException CONNECTION_FAILED (or the masters' error) when it cannot register
    */
-  AppSession(AppId app, ClientOptions.Settings settings, MasterClient master, Runnable onBeat) {
+  AppSession(
+      AppId app,
+      io.faro.common.admission.AppProfile profile,
+      ClientOptions.Settings settings,
+      MasterClient master,
+      Runnable onBeat) {
     this.app = requireNonNull(app, "app is null");
     this.master = requireNonNull(master, "master is null");
     this.onBeat = requireNonNull(onBeat, "onBeat is null");
@@ -56,11 +61,19 @@ final class AppSession implements AutoCloseable {
               RegisterAppRequest.newBuilder()
                   .setAppId(app.value())
                   .setRegistrationToken(com.google.protobuf.ByteString.copyFrom(token))
+                  .setProfile(
+                      io.faro.proto.AppProfileP.newBuilder()
+                          .setUser(profile.user())
+                          .setQueue(profile.queue())
+                          .setName(profile.name()))
                   .build(),
               com.google.protobuf.Message.class,
               settings.fallbackConnectTimeout());
       this.credentials = credentialsOf(app, token, answer);
     } catch (FaroException e) {
+      if (e.code() == io.faro.common.error.ErrorCode.ADMISSION_REFUSED) {
+        throw e; // the masters answered: the message says why, naming the rule
+      }
       throw new FaroException(
           e.code(),
           "Cannot register application "

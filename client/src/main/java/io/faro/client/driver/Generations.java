@@ -47,6 +47,14 @@ final class Generations {
   /** How many map outputs of an engine shuffle the engine holds; -1 when it cannot tell. */
   private volatile IntUnaryOperator engineOutputs = shuffle -> -1;
 
+  /** Hears a generation dropped for a re-run of every map (its readers must be answered). */
+  private volatile java.util.function.Consumer<Generation> onDropped = g -> {};
+
+  /** Hears each generation {@link #forWriter} drops because the engine re-runs every map. */
+  void onDropped(java.util.function.Consumer<Generation> listener) {
+    this.onDropped = requireNonNull(listener, "listener is null");
+  }
+
   /**
    * Tells how many map outputs of an engine shuffle the engine holds (-1: unknown), for a new stage
    * attempt to see whether the engine dropped them all (see {@link #forWriter}).
@@ -73,7 +81,12 @@ final class Generations {
       int engineShuffle, int stageId, int stageAttempt, int numMaps, int numPartitions) {
     checkShape(engineShuffle, numMaps, numPartitions);
     long stageKey = ShuffleClient.stageKey(stageId, stageAttempt);
+    // Asked of the engine outside the lock (Spark's tracker may be busy a moment), only when this
+    // may be a new attempt over an uncommitted generation with ended maps; checked again below.
+    int engineHeld =
+        mayBeReRun(engineShuffle, stageKey) ? engineOutputs.applyAsInt(engineShuffle) : -1;
     Generation g = null;
+    Generation dropped = null;
     synchronized (byEngineShuffle) {
       List<Generation> list =
           byEngineShuffle.computeIfAbsent(engineShuffle, id -> new ArrayList<>());
@@ -84,14 +97,17 @@ final class Generations {
       }
       Generation latest = list.isEmpty() ? null : list.get(list.size() - 1);
       if (g == null && latest != null && !latest.lost() && !latest.commitStarted()) {
-        if (latest.anyMapEnded() && engineOutputs.applyAsInt(engineShuffle) == 0) {
+        if (latest.anyMapEnded() && engineHeld == 0) {
           // Some map of the latest generation ended, yet this new stage attempt starts while the
           // engine holds no output of the shuffle: it dropped them all and runs every map again
           // (Spark rolls back a stage whose parent re-ran with another checksum, or after an
           // indeterminate one). The first attempt of a map wins in a generation, so the re-run
-          // would lose to the dropped outputs: it writes a new generation instead, and the old
-          // one, which nobody reads, never commits.
-          latest.markLost();
+          // would lose to the dropped outputs: it writes a new generation instead. The old one
+          // is lost, atomically with its last map's end (if that won the race, it committed,
+          // and is left alone like any committed generation), and its readers are answered.
+          if (latest.loseIfIncomplete()) {
+            dropped = latest;
+          }
           LOG.info(
               "Stage {} attempt {} re-runs every map of shuffle {}, whose output the engine dropped"
                   + " before generation {} committed: it writes a new generation",
@@ -138,8 +154,30 @@ final class Generations {
       }
       g.addWriter(stageKey);
     }
+    if (dropped != null) {
+      onDropped.accept(dropped);
+    }
     g.checkShape(numMaps, numPartitions);
     return g;
+  }
+
+  /**
+   * Whether a request of stage attempt {@code stageKey} may find the latest generation of {@code
+   * engineShuffle} uncommitted, with some map ended, and written by other attempts only: the one
+   * case where the engine is asked how many outputs it holds.
+   */
+  private boolean mayBeReRun(int engineShuffle, long stageKey) {
+    synchronized (byEngineShuffle) {
+      List<Generation> list = byEngineShuffle.get(engineShuffle);
+      if (list == null || list.isEmpty()) {
+        return false;
+      }
+      Generation latest = list.get(list.size() - 1);
+      return !latest.writtenBy(stageKey)
+          && !latest.lost()
+          && !latest.commitStarted()
+          && latest.anyMapEnded();
+    }
   }
 
   /** Before anything proportional to them is allocated (arrays per map and per partition). */

@@ -3,6 +3,7 @@ package io.faro.client.driver;
 import static java.util.Objects.requireNonNull;
 
 import io.faro.client.ClientOptions;
+import io.faro.common.admission.AppProfile;
 import io.faro.common.auth.AuthOptions;
 import io.faro.common.auth.Identity;
 import io.faro.common.error.ErrorCode;
@@ -91,11 +92,37 @@ public final class LifecycleManager implements RequestHandler, AutoCloseable {
    */
   public LifecycleManager(
       AppId app, ClientOptions.Settings settings, ClientPool pool, String advertisedHost) {
-    this(app, settings, pool, advertisedHost, Clock.systemUTC());
+    this(app, AppProfile.UNKNOWN, settings, pool, advertisedHost, Clock.systemUTC());
+  }
+
+  /**
+   * As above, for an application of {@code profile} (its user, queue and name), which the masters'
+   * admission rules judge.
+   *
+   * @throws io.faro.common.error.FaroException ADMISSION_REFUSED, naming the rule, when the
+   *     masters' admission rules refuse it
+   */
+  public LifecycleManager(
+      AppId app,
+      AppProfile profile,
+      ClientOptions.Settings settings,
+      ClientPool pool,
+      String advertisedHost) {
+    this(app, profile, settings, pool, advertisedHost, Clock.systemUTC());
   }
 
   LifecycleManager(
       AppId app,
+      ClientOptions.Settings settings,
+      ClientPool pool,
+      String advertisedHost,
+      Clock clock) {
+    this(app, AppProfile.UNKNOWN, settings, pool, advertisedHost, clock);
+  }
+
+  LifecycleManager(
+      AppId app,
+      AppProfile profile,
       ClientOptions.Settings settings,
       ClientPool pool,
       String advertisedHost,
@@ -114,7 +141,9 @@ public final class LifecycleManager implements RequestHandler, AutoCloseable {
     CommitWatch commitWatch = new CommitWatch(master, settings.appHeartbeatInterval(), clock);
     this.committer = new Committer(settings, pool, commitWatch);
     this.lossCheck = new LossCheck(generations, committer);
-    this.session = new AppSession(app, settings, master, commitWatch::check);
+    // A generation dropped for a re-run of every map never commits: its readers get it lost.
+    generations.onDropped(committer::abandon);
+    this.session = new AppSession(app, profile, settings, master, commitWatch::check);
     // With a cluster that authenticates applications, everything after the registration proves
     // the app's identity, and the executors must prove it here too.
     this.credentials = session.credentials();

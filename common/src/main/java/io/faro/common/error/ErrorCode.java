@@ -32,7 +32,9 @@ public enum ErrorCode {
   /** The shuffle was committed before the request arrived: pushed data is in no file. */
   SHUFFLE_COMMITTED(ErrorCodeP.SHUFFLE_COMMITTED, false),
   /** The connection did not prove the identity the request needs, or its proof was wrong. */
-  UNAUTHENTICATED(ErrorCodeP.UNAUTHENTICATED, false);
+  UNAUTHENTICATED(ErrorCodeP.UNAUTHENTICATED, false),
+  /** The masters' admission rules refuse the application; the message names the rule. */
+  ADMISSION_REFUSED(ErrorCodeP.ADMISSION_REFUSED, false);
 
   private final ErrorCodeP wire;
   private final boolean retryable;

@@ -168,6 +168,18 @@ public final class MessageCodecs {
         SetWorkerAdmissionRequest.class,
         SetWorkerAdmissionRequest.parser());
     add(
+        MessageType.SET_ADMISSION_RULES_REQUEST,
+        io.faro.proto.SetAdmissionRulesRequest.class,
+        io.faro.proto.SetAdmissionRulesRequest.parser());
+    add(
+        MessageType.ADMISSION_RULES_REQUEST,
+        io.faro.proto.AdmissionRulesRequest.class,
+        io.faro.proto.AdmissionRulesRequest.parser());
+    add(
+        MessageType.ADMISSION_RULES_RESPONSE,
+        io.faro.proto.AdmissionRulesResponse.class,
+        io.faro.proto.AdmissionRulesResponse.parser());
+    add(
         MessageType.AUTH_START_REQUEST,
         io.faro.proto.AuthStartRequest.class,
         io.faro.proto.AuthStartRequest.parser());

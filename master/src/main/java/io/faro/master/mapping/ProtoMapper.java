@@ -147,7 +147,10 @@ public final class ProtoMapper {
           WorkerLostCommand.newBuilder().setWorkerId(c.worker().value()).setReason(c.reason()));
     } else if (command instanceof RegisterApp c) {
       b.setRegisterApp(
-          RegisterAppCommand.newBuilder().setAppId(c.app().value()).setNonce(c.nonce()));
+          RegisterAppCommand.newBuilder()
+              .setAppId(c.app().value())
+              .setNonce(c.nonce())
+              .setProfile(toProto(c.profile())));
     } else if (command instanceof RemoveApp c) {
       b.setRemoveApp(RemoveAppCommand.newBuilder().setAppId(c.app().value()).setReason(c.reason()));
     } else if (command instanceof AllocateSlots c) {
@@ -164,6 +167,8 @@ public final class ProtoMapper {
       b.setSetWorkerAdmission(
           admission(c.worker().value(), c.admission(), c.reason()).toBuilder()
               .setOnlyIfDecommissioning(c.onlyIfDecommissioning()));
+    } else if (command instanceof StateCommand.SetAdmissionRules c) {
+      b.setSetAdmissionRules(toProto(c.rules()));
     } else {
       throw new IllegalArgumentException("unknown command " + command);
     }
@@ -179,7 +184,10 @@ public final class ProtoMapper {
               new WorkerLost(
                   workerId(p.getWorkerLost().getWorkerId()), p.getWorkerLost().getReason());
           case REGISTER_APP ->
-              new RegisterApp(appId(p.getRegisterApp().getAppId()), p.getRegisterApp().getNonce());
+              new RegisterApp(
+                  appId(p.getRegisterApp().getAppId()),
+                  p.getRegisterApp().getNonce(),
+                  profile(p.getRegisterApp().getProfile()));
           case REMOVE_APP ->
               new RemoveApp(appId(p.getRemoveApp().getAppId()), p.getRemoveApp().getReason());
           case ALLOCATE_SLOTS -> allocation(p.getAllocateSlots());
@@ -191,6 +199,8 @@ public final class ProtoMapper {
                   admission(p.getSetWorkerAdmission().getAdmission()),
                   p.getSetWorkerAdmission().getReason(),
                   p.getSetWorkerAdmission().getOnlyIfDecommissioning());
+          case SET_ADMISSION_RULES ->
+              new StateCommand.SetAdmissionRules(admissionRules(p.getSetAdmissionRules()));
           case COMMAND_NOT_SET -> throw invalid("master command has no command set");
         };
     return parse(() -> new StampedCommand(p.getTimestampMs(), command), "timestamp_ms");
@@ -414,7 +424,11 @@ public final class ProtoMapper {
           AppStateP.newBuilder()
               .setAppId(a.id().value())
               .setRegisteredAtMs(a.registeredAtMs())
-              .setNonce(a.nonce()));
+              .setNonce(a.nonce())
+              .setProfile(toProto(a.profile())));
+    }
+    if (!view.admission().rules().isEmpty() || !view.admission().source().isEmpty()) {
+      b.setAdmissionRules(toProto(view.admission()));
     }
     for (RegisteredShuffle s : view.shuffles().values()) {
       ShuffleStateP.Builder shuffle =
@@ -456,7 +470,8 @@ public final class ProtoMapper {
     for (AppStateP a : p.getAppsList()) {
       apps.put(
           appId(a.getAppId()),
-          new RegisteredApp(appId(a.getAppId()), a.getRegisteredAtMs(), a.getNonce()));
+          new RegisteredApp(
+              appId(a.getAppId()), a.getRegisteredAtMs(), a.getNonce(), profile(a.getProfile())));
     }
     Map<ShuffleId, RegisteredShuffle> shuffles = new HashMap<>();
     for (ShuffleStateP s : p.getShufflesList()) {
@@ -473,7 +488,75 @@ public final class ProtoMapper {
           id,
           parse(() -> RegisteredShuffle.of(id, s.getNumPartitions(), slots, recent), "shuffles"));
     }
-    return MasterStateView.of(workers, apps, shuffles);
+    return MasterStateView.of(workers, apps, shuffles, admissionRules(p.getAdmissionRules()));
+  }
+
+  // ------------------------------------------------------------------ admission
+
+  public static io.faro.proto.AppProfileP toProto(io.faro.common.admission.AppProfile profile) {
+    return io.faro.proto.AppProfileP.newBuilder()
+        .setUser(profile.user())
+        .setQueue(profile.queue())
+        .setName(profile.name())
+        .build();
+  }
+
+  /** An application's profile as sent by a client or logged: each field bounded, as an id is. */
+  public static io.faro.common.admission.AppProfile profile(io.faro.proto.AppProfileP p) {
+    return new io.faro.common.admission.AppProfile(
+        bounded(p.getUser(), "user"), bounded(p.getQueue(), "queue"), bounded(p.getName(), "name"));
+  }
+
+  /** Longest user, queue or application name a registration may carry. */
+  public static final int MAX_PROFILE_FIELD = 1024;
+
+  private static String bounded(String value, String what) {
+    if (value.length() > MAX_PROFILE_FIELD) {
+      throw invalid(
+          "the application's "
+              + what
+              + " has "
+              + value.length()
+              + " characters, more than "
+              + MAX_PROFILE_FIELD);
+    }
+    return value;
+  }
+
+  public static io.faro.proto.SetAdmissionRulesCommand toProto(
+      io.faro.common.admission.AdmissionRules rules) {
+    io.faro.proto.SetAdmissionRulesCommand.Builder b =
+        io.faro.proto.SetAdmissionRulesCommand.newBuilder().setSource(rules.source());
+    for (io.faro.common.admission.AdmissionRule r : rules.rules()) {
+      b.addRules(
+          io.faro.proto.AdmissionRuleP.newBuilder()
+              .setDeny(r.deny())
+              .setUser(r.user())
+              .setQueue(r.queue())
+              .setNamePattern(r.namePattern())
+              .setPercent(r.percent() == 100 ? 0 : r.percent()));
+    }
+    return b.build();
+  }
+
+  /** Rules from a log entry or snapshot; INVALID_REQUEST when one is malformed. */
+  public static io.faro.common.admission.AdmissionRules admissionRules(
+      io.faro.proto.SetAdmissionRulesCommand p) {
+    return parse(
+        () -> {
+          List<io.faro.common.admission.AdmissionRule> rules = new ArrayList<>();
+          for (io.faro.proto.AdmissionRuleP r : p.getRulesList()) {
+            rules.add(
+                new io.faro.common.admission.AdmissionRule(
+                    r.getDeny(),
+                    r.getUser(),
+                    r.getQueue(),
+                    r.getNamePattern(),
+                    r.getPercent() == 0 ? 100 : r.getPercent()));
+          }
+          return new io.faro.common.admission.AdmissionRules(rules, p.getSource());
+        },
+        "admission rules");
   }
 
   /**

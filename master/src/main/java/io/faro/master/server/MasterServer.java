@@ -53,6 +53,12 @@ public final class MasterServer implements AutoCloseable {
   private volatile HttpEndpoint httpServer;
   private final FaroMetrics metrics = FaroMetrics.forProcess();
   private volatile LivenessMonitor liveness;
+  private volatile io.faro.master.service.AdmissionService admission;
+  private volatile java.util.concurrent.ScheduledExecutorService admissionReload;
+
+  /** How often the leader reads faro.master.admission.file. */
+  static final long ADMISSION_RELOAD_MILLIS = 2_000;
+
   private boolean started;
 
   /** Parses and validates the master's config; throws ConfigException naming a bad key. */
@@ -95,6 +101,8 @@ public final class MasterServer implements AutoCloseable {
       PlacementPolicy placement =
           new PlacementPolicy(
               slotPlacement(), loads::diskLoads, w -> loads.reported(w).state(), loads::placed);
+      admission =
+          new io.faro.master.service.AdmissionService(raft, clock, config.admissionFile(), metrics);
       MasterRequestHandler handler =
           new MasterRequestHandler(
               raft,
@@ -103,6 +111,7 @@ public final class MasterServer implements AutoCloseable {
               clock,
               new MasterRequestHandler.Limits(config.maxPartitionsPerShuffle(), config.maxApps()),
               config.network().auth(),
+              admission,
               metrics);
       MasterMetrics.register(metrics, raft);
       String name = "faro-master-" + config.masterId();
@@ -129,6 +138,27 @@ public final class MasterServer implements AutoCloseable {
           new LivenessMonitor(
               raft, loads, clock, config.workerTimeout(), config.appTimeout(), name + "-liveness");
       liveness.start();
+      if (!config.admissionFile().isEmpty()) {
+        admissionReload =
+            java.util.concurrent.Executors.newSingleThreadScheduledExecutor(
+                r -> {
+                  Thread t = new Thread(r, name + "-admission-file");
+                  t.setDaemon(true);
+                  return t;
+                });
+        io.faro.master.service.AdmissionService reloading = admission;
+        admissionReload.scheduleWithFixedDelay(
+            () -> {
+              try {
+                reloading.reloadFile();
+              } catch (RuntimeException e) {
+                LOG.warn("Reloading the admission rules failed: {}", e.toString());
+              }
+            },
+            0,
+            ADMISSION_RELOAD_MILLIS,
+            java.util.concurrent.TimeUnit.MILLISECONDS);
+      }
       LOG.info(
           "Master {} serving RPCs on port {}, Raft on port {}, HTTP status on port {}, leader: {}",
           config.masterId(),
@@ -299,6 +329,9 @@ public final class MasterServer implements AutoCloseable {
   @Override
   public synchronized void close() {
     try {
+      if (admissionReload != null) {
+        admissionReload.shutdownNow();
+      }
       if (liveness != null) {
         liveness.close();
       }

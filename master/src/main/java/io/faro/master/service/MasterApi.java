@@ -83,14 +83,24 @@ public final class MasterApi {
               app -> {
                 Map<String, Object> row = new LinkedHashMap<>();
                 row.put("id", app.id().value());
+                row.put("user", app.profile().user());
+                row.put("queue", app.profile().queue());
+                row.put("name", app.profile().name());
                 row.put("registered_at_ms", app.registeredAtMs());
-                row.put(
-                    "shuffles",
+                java.util.Collection<io.faro.master.state.RegisteredShuffle> held =
                     state
                         .shuffles()
                         .subMap(
                             new ShuffleId(app.id(), 0), new ShuffleId(app.id(), Integer.MAX_VALUE))
-                        .size());
+                        .values();
+                row.put("shuffles", held.size());
+                row.put("partitions", held.stream().mapToLong(s -> s.numPartitions()).sum());
+                row.put(
+                    "slots",
+                    held.stream()
+                        .flatMap(s -> s.slotsPerWorker().values().stream())
+                        .mapToLong(Integer::longValue)
+                        .sum());
                 return row;
               },
               out);

@@ -117,6 +117,7 @@ public final class MasterRequestHandler implements RequestHandler {
   private final Limits limits;
   private final AuthOptions.Settings auth;
   private final Counter slotsPlaced;
+  private final AdmissionService admission;
 
   /** The requests a master serves. */
   public static final List<MessageType> SERVED =
@@ -131,7 +132,9 @@ public final class MasterRequestHandler implements RequestHandler {
           MessageType.CLUSTER_STATUS_REQUEST,
           MessageType.MASTER_STATUS_REQUEST,
           MessageType.TRANSFER_LEADER_REQUEST,
-          MessageType.SET_WORKER_ADMISSION_REQUEST);
+          MessageType.SET_WORKER_ADMISSION_REQUEST,
+          MessageType.SET_ADMISSION_RULES_REQUEST,
+          MessageType.ADMISSION_RULES_REQUEST);
 
   /**
    * @param auth with authentication on, the cluster secret that app secrets are derived from
@@ -143,7 +146,9 @@ public final class MasterRequestHandler implements RequestHandler {
       Clock clock,
       Limits limits,
       AuthOptions.Settings auth,
+      AdmissionService admission,
       FaroMetrics metrics) {
+    this.admission = requireNonNull(admission, "admission is null");
     this.limits = requireNonNull(limits, "limits is null");
     this.auth = requireNonNull(auth, "auth is null");
     this.slotsPlaced =
@@ -167,7 +172,7 @@ public final class MasterRequestHandler implements RequestHandler {
     return switch (type) {
       case REGISTER_WORKER_REQUEST, WORKER_HEARTBEAT_REQUEST ->
           Identity.require(Identity.CLUSTER, who, type);
-      case TRANSFER_LEADER_REQUEST, SET_WORKER_ADMISSION_REQUEST ->
+      case TRANSFER_LEADER_REQUEST, SET_WORKER_ADMISSION_REQUEST, SET_ADMISSION_RULES_REQUEST ->
           Identity.require(Identity.ADMIN, who, type);
       case REQUEST_SLOTS_REQUEST ->
           appRefusal(((RequestSlotsRequest) meta).getShuffle().getAppId(), who, type);
@@ -222,6 +227,10 @@ public final class MasterRequestHandler implements RequestHandler {
                 transferLeader(request.meta(TransferLeaderRequest.class));
             case SET_WORKER_ADMISSION_REQUEST ->
                 setWorkerAdmission(request.meta(SetWorkerAdmissionRequest.class));
+            case SET_ADMISSION_RULES_REQUEST ->
+                admission.set(request.meta(io.faro.proto.SetAdmissionRulesRequest.class));
+            case ADMISSION_RULES_REQUEST ->
+                CompletableFuture.<Message>completedFuture(admission.rules());
             default ->
                 CompletableFuture.failedFuture(
                     new FaroException(
@@ -406,8 +415,9 @@ public final class MasterRequestHandler implements RequestHandler {
    */
   private CompletableFuture<Message> registerApp(RegisterAppRequest request) {
     AppId app = ProtoMapper.appId(request.getAppId());
+    io.faro.common.admission.AppProfile profile = ProtoMapper.profile(request.getProfile());
     if (!auth.enabled()) {
-      return registerApp(app, "");
+      return registerApp(app, "", profile, true);
     }
     byte[] token = request.getRegistrationToken().toByteArray();
     if (token.length != AppSecrets.TOKEN_BYTES) {
@@ -419,7 +429,7 @@ public final class MasterRequestHandler implements RequestHandler {
     }
     String nonce = AppSecrets.nonce(token);
     Secret cluster = auth.cluster().orElseThrow();
-    return registerApp(app, nonce)
+    return registerApp(app, nonce, profile, true)
         .thenApply(
             registered ->
                 RegisterAppResponse.newBuilder()
@@ -429,11 +439,20 @@ public final class MasterRequestHandler implements RequestHandler {
                     .build());
   }
 
-  /** The registration of {@code app} with {@code nonce} ("" without authentication). */
-  private CompletableFuture<Message> registerApp(AppId app, String nonce) {
+  /**
+   * The registration of {@code app} with {@code nonce} ("" without authentication), if the
+   * admission rules admit a new app of {@code profile} (when {@code admit}: not for an app that
+   * registered before and heartbeats after the masters removed it).
+   */
+  private CompletableFuture<Message> registerApp(
+      AppId app, String nonce, io.faro.common.admission.AppProfile profile, boolean admit) {
     String held = raft.read(state -> heldNonce(state.apps().get(app)));
     if (held != null && !held.equals(nonce)) {
       throw anotherRegistration(app, held);
+    }
+    // On the leader, as the limit below: a refused app is never logged.
+    if (admit) {
+      admission.checkAdmitted(app, profile);
     }
     // Checked on the leader, not in the replicated apply: masters may be configured differently
     // during a rolling change, and the state must not diverge. Racing registrations may overshoot
@@ -449,7 +468,7 @@ public final class MasterRequestHandler implements RequestHandler {
               + limits.maxApps()
               + " apps are registered, the most this cluster takes (faro.master.max.apps)");
     }
-    return submit(new StateCommand.RegisterApp(app, nonce))
+    return submit(new StateCommand.RegisterApp(app, nonce, profile))
         .thenApply(
             applied -> {
               // Two drivers racing: the first registration's nonce stays.
@@ -497,7 +516,13 @@ public final class MasterRequestHandler implements RequestHandler {
       // The app was removed (e.g. timed out during a long pause) or the master never saw it: with
       // authentication on, the heartbeat came from its registration (see refusal), whose nonce
       // it keeps.
-      return registerApp(app, who.kind() == Identity.Kind.APP ? who.nonce() : "");
+      // Admitted when it first registered: the rules are not asked again (a running app is never
+      // cut off), and its profile is not known here.
+      return registerApp(
+          app,
+          who.kind() == Identity.Kind.APP ? who.nonce() : "",
+          io.faro.common.admission.AppProfile.UNKNOWN,
+          false);
     }
     loads.appHeartbeat(app, clock.millis());
     return CompletableFuture.completedFuture(EMPTY);

@@ -43,6 +43,8 @@ public final class MasterState implements StateReader {
   private final NavigableMap<WorkerId, RegisteredWorker> workers = new TreeMap<>(WORKER_ORDER);
   private final NavigableMap<AppId, RegisteredApp> apps = new TreeMap<>(APP_ORDER);
   private final NavigableMap<ShuffleId, RegisteredShuffle> shuffles = new TreeMap<>(SHUFFLE_ORDER);
+  private io.faro.common.admission.AdmissionRules admission =
+      io.faro.common.admission.AdmissionRules.NONE;
 
   public MasterState() {}
 
@@ -59,6 +61,7 @@ public final class MasterState implements StateReader {
     workers.putAll(view.workers());
     apps.putAll(view.apps());
     shuffles.putAll(view.shuffles());
+    admission = view.admission();
   }
 
   /** Applies one command; the one way the state changes. */
@@ -80,6 +83,9 @@ public final class MasterState implements StateReader {
       return allocateSlots(c);
     } else if (command instanceof UnregisterShuffle c) {
       return unregisterShuffle(c);
+    } else if (command instanceof StateCommand.SetAdmissionRules c) {
+      admission = c.rules();
+      return Applied.NOTHING;
     }
     throw new IllegalArgumentException("unknown command " + command);
   }
@@ -132,7 +138,8 @@ public final class MasterState implements StateReader {
   }
 
   private ApplyResult registerApp(RegisterApp command, long time) {
-    apps.putIfAbsent(command.app(), new RegisteredApp(command.app(), time, command.nonce()));
+    apps.putIfAbsent(
+        command.app(), new RegisteredApp(command.app(), time, command.nonce(), command.profile()));
     return Applied.NOTHING;
   }
 
@@ -227,7 +234,12 @@ public final class MasterState implements StateReader {
   }
 
   @Override
+  public io.faro.common.admission.AdmissionRules admission() {
+    return admission;
+  }
+
+  @Override
   public MasterStateView view() {
-    return new MasterStateView(workers, apps, shuffles);
+    return new MasterStateView(workers, apps, shuffles, admission);
   }
 }

@@ -11,12 +11,13 @@ import java.util.TreeMap;
 
 /**
  * An immutable copy of the whole master state: what a snapshot holds and what cluster status shows.
- * Two views are equal when they hold the same workers, apps and shuffles.
+ * Two views are equal when they hold the same workers, apps, shuffles and admission rules.
  */
 public record MasterStateView(
     SortedMap<WorkerId, RegisteredWorker> workers,
     SortedMap<AppId, RegisteredApp> apps,
-    SortedMap<ShuffleId, RegisteredShuffle> shuffles) {
+    SortedMap<ShuffleId, RegisteredShuffle> shuffles,
+    io.faro.common.admission.AdmissionRules admission) {
 
   public static final MasterStateView EMPTY = of(Map.of(), Map.of(), Map.of());
 
@@ -24,17 +25,28 @@ public record MasterStateView(
     workers = copy(workers, MasterState.WORKER_ORDER);
     apps = copy(apps, MasterState.APP_ORDER);
     shuffles = copy(shuffles, MasterState.SHUFFLE_ORDER);
+    java.util.Objects.requireNonNull(admission, "admission is null");
+  }
+
+  /** A view of unordered maps, no admission rules; the copy orders them as the state does. */
+  public static MasterStateView of(
+      Map<WorkerId, RegisteredWorker> workers,
+      Map<AppId, RegisteredApp> apps,
+      Map<ShuffleId, RegisteredShuffle> shuffles) {
+    return of(workers, apps, shuffles, io.faro.common.admission.AdmissionRules.NONE);
   }
 
   /** A view of unordered maps; the copy orders them as the state does. */
   public static MasterStateView of(
       Map<WorkerId, RegisteredWorker> workers,
       Map<AppId, RegisteredApp> apps,
-      Map<ShuffleId, RegisteredShuffle> shuffles) {
+      Map<ShuffleId, RegisteredShuffle> shuffles,
+      io.faro.common.admission.AdmissionRules admission) {
     return new MasterStateView(
         copy(workers, MasterState.WORKER_ORDER),
         copy(apps, MasterState.APP_ORDER),
-        copy(shuffles, MasterState.SHUFFLE_ORDER));
+        copy(shuffles, MasterState.SHUFFLE_ORDER),
+        admission);
   }
 
   /** Slots held by each worker, over every shuffle. */

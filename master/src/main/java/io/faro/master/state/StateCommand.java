@@ -65,15 +65,31 @@ public sealed interface StateCommand {
    * Registers an application; the first registration of an id keeps its nonce (empty without
    * authentication), later ones change nothing.
    */
-  record RegisterApp(AppId app, String nonce) implements StateCommand {
+  record RegisterApp(AppId app, String nonce, io.faro.common.admission.AppProfile profile)
+      implements StateCommand {
     public RegisterApp {
       requireNonNull(app, "app is null");
       requireNonNull(nonce, "nonce is null");
+      requireNonNull(profile, "profile is null");
+    }
+
+    public RegisterApp(AppId app, String nonce) {
+      this(app, nonce, io.faro.common.admission.AppProfile.UNKNOWN);
     }
 
     /** A registration without authentication. */
     public RegisterApp(AppId app) {
       this(app, "");
+    }
+  }
+
+  /**
+   * Replaces the admission rules (checked when an application first registers; see
+   * io.faro.common.admission.AdmissionRules).
+   */
+  record SetAdmissionRules(io.faro.common.admission.AdmissionRules rules) implements StateCommand {
+    public SetAdmissionRules {
+      requireNonNull(rules, "rules is null");
     }
   }
 

@@ -35,4 +35,7 @@ public interface StateReader {
   SortedMap<AppId, RegisteredApp> apps();
 
   SortedMap<ShuffleId, RegisteredShuffle> shuffles();
+
+  /** The admission rules, checked when an application first registers. */
+  io.faro.common.admission.AdmissionRules admission();
 }

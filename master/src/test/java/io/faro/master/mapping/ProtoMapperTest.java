@@ -49,7 +49,15 @@ class ProtoMapperTest {
             List.of(
                 new PartitionLocation(0, 0, Role.PRIMARY, WORKER, ENDPOINT, 1),
                 new PartitionLocation(1, 4, Role.REPLICA, WORKER, ENDPOINT, 0))),
-        new StateCommand.UnregisterShuffle(SHUFFLE));
+        new StateCommand.UnregisterShuffle(SHUFFLE),
+        new StateCommand.RegisterApp(
+            new AppId("app-3"),
+            "",
+            new io.faro.common.admission.AppProfile("ann", "etl", "nightly sales")),
+        new StateCommand.SetAdmissionRules(
+            io.faro.common.admission.AdmissionRules.parse(
+                "deny user=guest\nadmit name=nightly-* percent=20\ndeny\n", "admin: rollout")),
+        new StateCommand.SetAdmissionRules(io.faro.common.admission.AdmissionRules.NONE));
   }
 
   @Test

@@ -1,9 +1,11 @@
 package io.faro.master.server;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.catchThrowable;
 
 import io.faro.common.config.FaroConf;
 import io.faro.common.error.ErrorCode;
+import io.faro.common.error.FaroException;
 import io.faro.common.json.Json;
 import io.faro.common.master.MasterClient;
 import io.faro.common.network.ClientPool;
@@ -297,6 +299,56 @@ class ThreeMasterTest {
         client.callBlocking(
             Requests.requestSlots(Requests.shuffle("app-1", 1), 8), RequestSlotsResponse.class);
     assertThat(again.getLocationsList()).extracting(l -> l.getWorkerId()).contains("w1", "w2");
+  }
+
+  @Test
+  void admissionRulesRefuseNewAppsOnANewLeaderTooAndNeverARegisteredOne() {
+    client.callBlocking(
+        Requests.registerApp("running-guest", "guest", "adhoc"), EmptyResponse.class);
+    io.faro.proto.AdmissionRulesResponse set =
+        client.callBlocking(
+            io.faro.proto.SetAdmissionRulesRequest.newBuilder()
+                .setRules("deny user=guest\nadmit name=nightly-* percent=50\ndeny name=nightly-*\n")
+                .setReason("rollout")
+                .build(),
+            io.faro.proto.AdmissionRulesResponse.class);
+    assertThat(set.getSource()).isEqualTo("admin: rollout");
+
+    closeTheLeaderAndAwaitANewOne();
+
+    assertThat(
+            client.callBlocking(
+                io.faro.proto.AdmissionRulesRequest.getDefaultInstance(),
+                io.faro.proto.AdmissionRulesResponse.class))
+        .isEqualTo(set);
+    Throwable refused =
+        catchThrowable(
+            () ->
+                client.callBlocking(
+                    Requests.registerApp("app-guest", "guest", "adhoc"), EmptyResponse.class));
+    assertThat(refused)
+        .isInstanceOf(FaroException.class)
+        .hasMessageContaining("admission rule 1 'deny user=guest' (admin: rollout) refuses it")
+        .hasMessageContaining("user guest");
+    assertThat(((FaroException) refused).code()).isEqualTo(ErrorCode.ADMISSION_REFUSED);
+    // Registered before the rules: its heartbeat and a repeated registration still go through.
+    client.callBlocking(Requests.appHeartbeat("running-guest"), EmptyResponse.class);
+    client.callBlocking(
+        Requests.registerApp("running-guest", "guest", "adhoc"), EmptyResponse.class);
+    // Half of the nightly names, the same half every time.
+    int admitted = 0;
+    for (int i = 0; i < 40; i++) {
+      String name = "nightly-" + i;
+      boolean expected = io.faro.common.admission.AdmissionRule.bucket(name) < 50;
+      Throwable answer =
+          catchThrowable(
+              () ->
+                  client.callBlocking(
+                      Requests.registerApp("app-" + name, "ann", name), EmptyResponse.class));
+      assertThat(answer == null).as(name).isEqualTo(expected);
+      admitted += expected ? 1 : 0;
+    }
+    assertThat(admitted).isBetween(10, 30);
   }
 
   @Test

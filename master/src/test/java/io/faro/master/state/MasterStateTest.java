@@ -183,6 +183,25 @@ class MasterStateTest {
   }
 
   @Test
+  void admissionRulesAndWhoRunsAnAppSurviveASnapshot() {
+    io.faro.common.admission.AppProfile ann =
+        new io.faro.common.admission.AppProfile("ann", "etl", "nightly");
+    apply(new RegisterApp(APP, "", ann));
+    io.faro.common.admission.AdmissionRules rules =
+        io.faro.common.admission.AdmissionRules.parse("deny user=guest\n", "file /etc/faro/a");
+    apply(new StateCommand.SetAdmissionRules(rules));
+    assertThat(state.admission()).isEqualTo(rules);
+
+    MasterStateView restored = ProtoMapper.fromSnapshot(ProtoMapper.toSnapshot(state.view(), 1, 2));
+    assertThat(restored).isEqualTo(state.view());
+    assertThat(restored.admission()).isEqualTo(rules);
+    assertThat(restored.apps().get(APP).profile()).isEqualTo(ann);
+
+    apply(new StateCommand.SetAdmissionRules(io.faro.common.admission.AdmissionRules.NONE));
+    assertThat(state.admission().rules()).isEmpty();
+  }
+
+  @Test
   void theFirstRegistrationOfAnAppKeepsItsNonceThroughASnapshot() {
     apply(new RegisterApp(APP, "0123456789abcdef0123456789abcdef"));
     apply(new RegisterApp(APP, "fedcba9876543210fedcba9876543210"));

@@ -56,6 +56,14 @@ public final class Requests {
     return RegisterAppRequest.newBuilder().setAppId(app).build();
   }
 
+  /** A registration that says who runs the app, for the admission rules. */
+  public static RegisterAppRequest registerApp(String app, String user, String name) {
+    return RegisterAppRequest.newBuilder()
+        .setAppId(app)
+        .setProfile(io.faro.proto.AppProfileP.newBuilder().setUser(user).setName(name))
+        .build();
+  }
+
   public static AppHeartbeatRequest appHeartbeat(String app) {
     return AppHeartbeatRequest.newBuilder().setAppId(app).build();
   }

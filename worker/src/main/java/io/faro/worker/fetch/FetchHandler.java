@@ -133,9 +133,17 @@ public final class FetchHandler implements RequestHandler {
                 if (error != null) {
                   responder.fail(error);
                 } else {
-                  ByteBuf sent = bytes;
-                  if (fetch.getEndMap() > fetch.getStartMap()) {
-                    sent = MapRangeCut.keep(bytes, fetch.getStartMap(), fetch.getEndMap());
+                  ByteBuf sent;
+                  try {
+                    sent =
+                        fetch.getEndMap() > fetch.getStartMap()
+                            ? MapRangeCut.keep(bytes, fetch.getStartMap(), fetch.getEndMap())
+                            : bytes;
+                  } catch (RuntimeException e) {
+                    // The read buffers come from a fixed pool: never keep one.
+                    bytes.release();
+                    responder.fail(e);
+                    return;
                   }
                   // Counted once read: a failed read, or one nobody waits for, served nothing.
                   store

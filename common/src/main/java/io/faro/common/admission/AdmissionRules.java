@@ -1,0 +1,139 @@
+package io.faro.common.admission;
+
+import static java.util.Objects.requireNonNull;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+
+/**
+ * The masters' admission rules, in order: the first rule that matches an application admits or
+ * refuses it, and an application no rule matches is admitted (no rules: every application is).
+ * Checked when an application first registers, never again while it runs: a rule changed later cuts
+ * off no running shuffle. Written one per line, {@code #} starting a comment:
+ *
+ * <pre>
+ *   deny  user=guest                      # nobody runs as guest on Faro
+ *   admit queue=etl name=nightly-* percent=20
+ *   deny  name=nightly-*                  # the other 80% of the nightly jobs: not yet
+ * </pre>
+ *
+ * @param source where they came from ("admin: REASON", "file PATH"), empty for none
+ */
+public record AdmissionRules(List<AdmissionRule> rules, String source) {
+  /** At most this many rules: each registration walks them. */
+  public static final int MAX_RULES = 1000;
+
+  /** No rules: every application is admitted. */
+  public static final AdmissionRules NONE = new AdmissionRules(List.of(), "");
+
+  public AdmissionRules {
+    rules = List.copyOf(rules);
+    requireNonNull(source, "source is null");
+    if (rules.size() > MAX_RULES) {
+      throw new IllegalArgumentException(
+          rules.size() + " admission rules, more than the " + MAX_RULES + " allowed");
+    }
+  }
+
+  /** Why {@code app} is refused, naming the rule; empty when it is admitted. */
+  public Optional<String> refusal(AppProfile app) {
+    for (int i = 0; i < rules.size(); i++) {
+      AdmissionRule rule = rules.get(i);
+      if (rule.matches(app)) {
+        return rule.deny()
+            ? Optional.of(
+                "admission rule "
+                    + (i + 1)
+                    + " '"
+                    + rule.text()
+                    + "'"
+                    + (source.isEmpty() ? "" : " (" + source + ")")
+                    + " refuses it")
+            : Optional.empty();
+      }
+    }
+    return Optional.empty();
+  }
+
+  /** The rules as text, one per line. */
+  public String text() {
+    StringBuilder text = new StringBuilder();
+    rules.forEach(r -> text.append(r.text()).append('\n'));
+    return text.toString();
+  }
+
+  /**
+   * Reads rules written one per line ({@code admit|deny [user=U] [queue=Q] [name=GLOB]
+   * [percent=N]}, {@code #} comments, blank lines).
+   *
+   * @throws IllegalArgumentException naming the line, and what is allowed, for a line that is not a
+   *     rule
+   */
+  public static AdmissionRules parse(String text, String source) {
+    List<AdmissionRule> rules = new ArrayList<>();
+    String[] lines = text.split("\r?\n", -1);
+    for (int n = 0; n < lines.length; n++) {
+      String line = lines[n];
+      int hash = line.indexOf('#');
+      if (hash >= 0) {
+        line = line.substring(0, hash);
+      }
+      line = line.strip();
+      if (line.isEmpty()) {
+        continue;
+      }
+      try {
+        rules.add(rule(line));
+      } catch (IllegalArgumentException e) {
+        throw new IllegalArgumentException(
+            "admission rule on line " + (n + 1) + " ('" + line + "'): " + e.getMessage(), e);
+      }
+    }
+    return new AdmissionRules(rules, source);
+  }
+
+  private static AdmissionRule rule(String line) {
+    String[] words = line.split("\\s+");
+    boolean deny;
+    switch (words[0]) {
+      case "admit" -> deny = false;
+      case "deny" -> deny = true;
+      default ->
+          throw new IllegalArgumentException(
+              "a rule starts with admit or deny, not '" + words[0] + "'");
+    }
+    String user = "";
+    String queue = "";
+    String name = "";
+    int percent = 100;
+    for (int i = 1; i < words.length; i++) {
+      int eq = words[i].indexOf('=');
+      String key = eq < 0 ? words[i] : words[i].substring(0, eq);
+      String value = eq < 0 ? "" : words[i].substring(eq + 1);
+      if (value.isEmpty()) {
+        throw new IllegalArgumentException(
+            "'" + words[i] + "' has no value: write " + key + "=...");
+      }
+      switch (key) {
+        case "user" -> user = value;
+        case "queue" -> queue = value;
+        case "name" -> name = value;
+        case "percent" -> {
+          try {
+            percent = Integer.parseInt(value);
+          } catch (NumberFormatException e) {
+            throw new IllegalArgumentException(
+                "percent must be a whole number in 1..100, not " + value);
+          }
+        }
+        default ->
+            throw new IllegalArgumentException(
+                "unknown condition '"
+                    + key
+                    + "': the conditions are user, queue, name and percent");
+      }
+    }
+    return new AdmissionRule(deny, user, queue, name, percent);
+  }
+}
