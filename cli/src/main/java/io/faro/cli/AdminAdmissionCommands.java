@@ -32,7 +32,12 @@ import picocli.CommandLine.Option;
           + " of the name), the same ones every time. A refused application falls back to"
           + " Spark's built-in shuffle, or fails, by its spark.faro.client.fallback.policy."
           + " Rules are checked when an application first registers, never against a running"
-          + " one."
+          + " one.",
+      "Limits, in the same text: limit user=U|queue=Q [shuffles=N] [partitions=N] [bytes=SIZE]"
+          + " (* for each user or queue on its own; SIZE like 500g): what the applications of a"
+          + " user or queue may hold together. A new shuffle over a limit falls back (or fails)"
+          + " by the application's policy; a shuffle already placed is never cut off. Usage:"
+          + " bin/faro admin quotas."
     },
     subcommands = {AdminAdmissionCommands.Show.class, AdminAdmissionCommands.Set.class})
 final class AdminAdmissionCommands implements Runnable {
@@ -53,7 +58,8 @@ final class AdminAdmissionCommands implements Runnable {
         "# "
             + (rules.getRules().isEmpty()
                 ? "no rules: every application is admitted"
-                : rules.getRules().lines().count() + " rules, first match decides")
+                : rules.getRules().lines().count()
+                    + " rules and limits, the first matching rule decides")
             + (rules.getSource().isEmpty() ? "" : "; from " + rules.getSource()));
     out.print(rules.getRules());
     out.flush();

@@ -146,7 +146,7 @@ final class AdminApiCommands {
       for (String c : columns) {
         int w = c.length();
         for (Map<String, Object> r : rows) {
-          w = Math.max(w, String.valueOf(r.get(c)).length());
+          w = Math.max(w, String.valueOf(r.getOrDefault(c, "-")).length());
         }
         widths.add(w);
       }
@@ -163,7 +163,10 @@ final class AdminApiCommands {
         StringBuilder line = new StringBuilder();
         for (int i = 0; i < columns.size(); i++) {
           line.append(
-              String.format(Locale.ROOT, "%-" + (widths.get(i) + 2) + "s", r.get(columns.get(i))));
+              String.format(
+                  Locale.ROOT,
+                  "%-" + (widths.get(i) + 2) + "s",
+                  r.getOrDefault(columns.get(i), "-")));
         }
         out.println(line.toString().stripTrailing());
       }
@@ -176,8 +179,8 @@ final class AdminApiCommands {
       mixinStandardHelpOptions = true,
       description =
           "Lists every application the masters know: its user, queue and name, and what it"
-              + " holds (shuffles, partitions, slots placed), from a master's HTTP API"
-              + " (/api/v1/apps, every page).")
+              + " holds (shuffles, partitions, slots placed, bytes on the workers as their"
+              + " heartbeats said), from a master's HTTP API (/api/v1/apps, every page).")
   static final class Apps implements Callable<Integer> {
     @CommandLine.Mixin Target target = new Target();
 
@@ -201,7 +204,46 @@ final class AdminApiCommands {
               "shuffles",
               "partitions",
               "slots",
+              "bytes",
               "registered_at_ms"));
+      return 0;
+    }
+  }
+
+  @Command(
+      name = "quotas",
+      mixinStandardHelpOptions = true,
+      description =
+          "Lists each quota (limit lines of the admission rules) with what each user or queue it"
+              + " limits holds now: shuffles, partitions, bytes on the workers, and the highest"
+              + " share of a limit used (1: new shuffles are refused), from a master's HTTP API"
+              + " (/api/v1/quotas).")
+  static final class Quotas implements Callable<Integer> {
+    @CommandLine.Mixin Target target = new Target();
+
+    @Option(names = "--json", description = "Print one JSON object instead of a table.")
+    boolean json;
+
+    @CommandLine.Spec CommandLine.Model.CommandSpec spec;
+
+    @Override
+    public Integer call() {
+      print(
+          spec,
+          json,
+          "quotas",
+          target.all("/api/v1/quotas", "quotas"),
+          List.of(
+              "quota",
+              "user",
+              "queue",
+              "shuffles",
+              "max_shuffles",
+              "partitions",
+              "max_partitions",
+              "bytes",
+              "max_bytes",
+              "use"));
       return 0;
     }
   }

@@ -45,6 +45,7 @@ import picocli.CommandLine.Option;
       AdminWorkerCommands.StopWorker.class,
       AdminApiCommands.Apps.class,
       AdminApiCommands.Shuffles.class,
+      AdminApiCommands.Quotas.class,
       AdminApiCommands.Disks.class,
       AdminAdmissionCommands.class
     })

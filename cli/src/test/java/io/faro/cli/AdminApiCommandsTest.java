@@ -81,7 +81,8 @@ class AdminApiCommandsTest {
         // The admission rules, set from a file and shown; a new app they refuse is told why.
         String endpoints = cluster.masterEndpoint();
         Path rules = dir.resolve("rules.conf");
-        java.nio.file.Files.writeString(rules, "deny user=guest  # not on Faro\n");
+        java.nio.file.Files.writeString(
+            rules, "deny user=guest  # not on Faro\nlimit user=ann shuffles=5\n");
         Admin set =
             admin(
                 "admin",
@@ -94,9 +95,14 @@ class AdminApiCommandsTest {
                 "--endpoints",
                 endpoints);
         assertThat(set.exitCode()).as(set.err()).isZero();
-        assertThat(set.out()).contains("1 rules, first match decides; from admin: pilot");
+        assertThat(set.out())
+            .contains("2 rules and limits, the first matching rule decides; from admin: pilot");
         Admin show = admin("admin", "admission", "show", "--endpoints", endpoints);
-        assertThat(show.out()).contains("deny user=guest");
+        assertThat(show.out()).contains("deny user=guest\nlimit user=ann shuffles=5\n");
+        Admin quotas = admin("admin", "quotas", "--http", master);
+        assertThat(quotas.exitCode()).as(quotas.err()).isZero();
+        // ann holds two shuffles of the five her limit allows.
+        assertThat(quotas.out()).containsPattern("limit user=ann shuffles=5 +ann +- +2 +5 +8 ");
         Throwable refused =
             org.assertj.core.api.Assertions.catchThrowable(
                 () ->

@@ -22,7 +22,9 @@ public final class FaroShuffleFallback implements SparkListenerEvent {
     /** The cluster did not place the shuffle: no worker with room, a limit of the masters. */
     NOT_PLACED,
     /** The masters' admission rules refused the application (the reason names the rule). */
-    REFUSED
+    REFUSED,
+    /** The shuffle would take the application's user or queue over a quota of the masters. */
+    QUOTA
   }
 
   private final int shuffleId;

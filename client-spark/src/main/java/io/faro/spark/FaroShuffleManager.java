@@ -434,11 +434,13 @@ public final class FaroShuffleManager implements ShuffleManager {
             "the placement of shuffle " + shuffleId + " (faro.client.fallback.connect.timeout)");
       } catch (RuntimeException e) {
         manager.unregisterShuffle(shuffleId);
+        boolean quota = codeIn(e) == ErrorCode.QUOTA_EXCEEDED;
         return fallBack(
             shuffleId,
             dependency,
-            FaroShuffleFallback.Kind.NOT_PLACED,
-            "the Faro cluster did not place it: " + e.getMessage(),
+            quota ? FaroShuffleFallback.Kind.QUOTA : FaroShuffleFallback.Kind.NOT_PLACED,
+            (quota ? "over a quota of the Faro cluster: " : "the Faro cluster did not place it: ")
+                + e.getMessage(),
             null);
       }
     }
@@ -450,6 +452,16 @@ public final class FaroShuffleManager implements ShuffleManager {
         manager.endpoint(),
         maps,
         manager.credentials());
+  }
+
+  /** The code of the first Faro error in {@code e}'s causes, or null. */
+  private static ErrorCode codeIn(Throwable e) {
+    for (Throwable t = e; t != null; t = t.getCause()) {
+      if (t instanceof FaroException fe) {
+        return fe.code();
+      }
+    }
+    return null;
   }
 
   /**
@@ -470,6 +482,7 @@ public final class FaroShuffleManager implements ShuffleManager {
           switch (kind) {
             case PARTITIONS -> ErrorCode.LIMIT_EXCEEDED;
             case REFUSED -> ErrorCode.ADMISSION_REFUSED;
+            case QUOTA -> ErrorCode.QUOTA_EXCEEDED;
             default -> ErrorCode.CONNECTION_FAILED;
           },
           "Faro cannot carry shuffle "

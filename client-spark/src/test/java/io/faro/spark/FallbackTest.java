@@ -230,6 +230,91 @@ class FallbackTest {
     }
   }
 
+  /**
+   * A quota on bytes held: the application's first shuffle goes through Faro (nothing held yet);
+   * once the workers report its bytes, its next new shuffle falls back, while the first, already
+   * placed, is read again from Faro's workers.
+   */
+  @Test
+  void aUserOverItsByteQuotaHasNewShufflesFallBackAndItsPlacedShuffleStillServes()
+      throws Exception {
+    try (MiniFaroCluster cluster = MiniFaroCluster.start(dir.resolve("quota"), 1);
+        io.faro.common.network.ClientPool pool =
+            new io.faro.common.network.ClientPool(
+                "admin",
+                io.faro.client.ClientOptions.Settings.from(cluster.clientConf()).network())) {
+      new io.faro.common.master.MasterClient(
+              pool,
+              List.of(new io.faro.common.network.HostPort("127.0.0.1", cluster.masterPort())),
+              java.time.Duration.ofSeconds(20),
+              java.time.Duration.ofSeconds(5))
+          .callBlocking(
+              io.faro.proto.SetAdmissionRulesRequest.newBuilder()
+                  .setRules("limit user=* bytes=1k\n")
+                  .build(),
+              io.faro.proto.AdmissionRulesResponse.class);
+      Run run =
+          run(
+              faro("quota", "127.0.0.1:" + cluster.masterPort()),
+              spark -> {
+                org.apache.spark.api.java.JavaSparkContext sc =
+                    org.apache.spark.api.java.JavaSparkContext.fromSparkContext(
+                        spark.sparkContext());
+                org.apache.spark.api.java.JavaPairRDD<Integer, Long> counts =
+                    sc.parallelize(SparkJobs.numbers(50_000, 4), 6)
+                        .mapToPair(n -> new scala.Tuple2<>(n % 1009, 1L))
+                        .reduceByKey(Long::sum, 11);
+                assertThat(counts.count()).isEqualTo(1009);
+                awaitQuotaReached(cluster.masterHttpPort());
+                return SparkJobs.sorted(
+                    counts
+                        .mapToPair(t -> new scala.Tuple2<>(t._1() % 97, t._2()))
+                        .reduceByKey(Long::sum, 60)
+                        .collect());
+              });
+
+      assertThat(run.result()).containsExactlyElementsOf(expectedTwoShuffles);
+      assertThat(run.counts()).containsExactly(Map.entry(FaroShuffleFallback.Kind.QUOTA, 1));
+      assertThat(run.events())
+          .singleElement()
+          .satisfies(
+              e ->
+                  assertThat(e.getReason())
+                      .contains("is at its quota 'limit user=* bytes=1k'")
+                      .contains("bytes held on the workers, at most 1024"));
+    }
+  }
+
+  /** Waits until the master's /api/v1/quotas has some user at (or over) its quota. */
+  private static void awaitQuotaReached(int masterHttpPort) {
+    java.net.http.HttpClient http = java.net.http.HttpClient.newHttpClient();
+    io.faro.common.testing.Eventually.await(
+        "the workers' bytes reported over the quota",
+        java.time.Duration.ofSeconds(30),
+        () -> {
+          try {
+            String body =
+                http.send(
+                        java.net.http.HttpRequest.newBuilder(
+                                java.net.URI.create(
+                                    "http://127.0.0.1:" + masterHttpPort + "/api/v1/quotas"))
+                            .build(),
+                        java.net.http.HttpResponse.BodyHandlers.ofString())
+                    .body();
+            @SuppressWarnings("unchecked")
+            List<Map<String, Object>> rows =
+                (List<Map<String, Object>>)
+                    ((Map<String, Object>) io.faro.common.json.Json.parse(body)).get("quotas");
+            return rows.stream().anyMatch(r -> ((Number) r.get("use")).doubleValue() >= 1);
+          } catch (java.io.IOException e) {
+            return false;
+          } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return false;
+          }
+        });
+  }
+
   @Test
   void withEveryShuffleOnFaroShuffleDataIsReliableStorage() throws Exception {
     try (MiniFaroCluster cluster = MiniFaroCluster.start(dir.resolve("reliable"), 1)) {

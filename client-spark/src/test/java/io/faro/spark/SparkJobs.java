@@ -20,7 +20,7 @@ import scala.Tuple2;
 final class SparkJobs {
   private SparkJobs() {}
 
-  private static List<Integer> numbers(int n, long seed) {
+  static List<Integer> numbers(int n, long seed) {
     Random random = new Random(seed);
     return IntStream.range(0, n)
         .map(i -> random.nextInt(50_000))
@@ -28,7 +28,7 @@ final class SparkJobs {
         .collect(Collectors.toList());
   }
 
-  private static List<String> sorted(List<?> items) {
+  static List<String> sorted(List<?> items) {
     return items.stream().map(String::valueOf).sorted().collect(Collectors.toList());
   }
 

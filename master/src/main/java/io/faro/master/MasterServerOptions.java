@@ -241,7 +241,8 @@ public final class MasterServerOptions {
           "",
           "A file of admission rules (one per line: admit|deny [user=U] [queue=Q] [name=GLOB]"
               + " [percent=N]; the first rule that matches an application decides, and one that"
-              + " no rule matches is admitted). The leader reads it every 2 seconds and, when its"
+              + " no rule matches is admitted) and quotas (limit user=U|queue=Q [shuffles=N]"
+              + " [partitions=N] [bytes=SIZE], * for each user or queue). The leader reads it every 2 seconds and, when its"
               + " rules differ from the cluster's, replicates them; a file that does not parse is"
               + " logged and the rules stay as they were. Set, the file is the one source of"
               + " rules: bin/faro admin admission set is refused. Empty: rules are set with"

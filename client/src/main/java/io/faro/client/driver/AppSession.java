@@ -35,6 +35,16 @@ final class AppSession implements AutoCloseable {
   private final ScheduledExecutorService heartbeat;
   private final java.util.Optional<io.faro.common.auth.AuthOptions.Credentials> credentials;
 
+  /** Who runs the app, sent with its registration and every heartbeat. */
+  private final io.faro.proto.AppProfileP profile;
+
+  /** Longest user, queue or name the masters take (their ProtoMapper.MAX_PROFILE_FIELD). */
+  static final int MAX_PROFILE_FIELD = 1024;
+
+  private static String bounded(String value) {
+    return value.length() <= MAX_PROFILE_FIELD ? value : value.substring(0, MAX_PROFILE_FIELD);
+  }
+
   /** Whether the last heartbeat reached some master (the registration did, to begin with). */
   private volatile boolean mastersReachable = true;
 
@@ -54,6 +64,13 @@ final class AppSession implements AutoCloseable {
     this.master = requireNonNull(master, "master is null");
     this.onBeat = requireNonNull(onBeat, "onBeat is null");
     byte[] token = io.faro.common.auth.AppSecrets.token();
+    // Each field as long as the masters take (a longer one would fail the registration).
+    this.profile =
+        io.faro.proto.AppProfileP.newBuilder()
+            .setUser(bounded(profile.user()))
+            .setQueue(bounded(profile.queue()))
+            .setName(bounded(profile.name()))
+            .build();
     try {
       // EmptyResponse from a cluster without authentication (or one older than it).
       com.google.protobuf.Message answer =
@@ -61,11 +78,7 @@ final class AppSession implements AutoCloseable {
               RegisterAppRequest.newBuilder()
                   .setAppId(app.value())
                   .setRegistrationToken(com.google.protobuf.ByteString.copyFrom(token))
-                  .setProfile(
-                      io.faro.proto.AppProfileP.newBuilder()
-                          .setUser(profile.user())
-                          .setQueue(profile.queue())
-                          .setName(profile.name()))
+                  .setProfile(this.profile)
                   .build(),
               com.google.protobuf.Message.class,
               settings.fallbackConnectTimeout());
@@ -137,7 +150,8 @@ final class AppSession implements AutoCloseable {
     }
     List<CompletableFuture<EmptyResponse>> answers =
         master.callEach(
-            AppHeartbeatRequest.newBuilder().setAppId(app.value()).build(), EmptyResponse.class);
+            AppHeartbeatRequest.newBuilder().setAppId(app.value()).setProfile(profile).build(),
+            EmptyResponse.class);
     CompletableFuture.allOf(
             answers.stream()
                 .map(a -> a.handle((r, e) -> e == null))

@@ -73,8 +73,22 @@ final class Generation {
   /** The (stage id, stage attempt) pairs whose tasks write this generation. */
   private final Set<Long> writerStages = ConcurrentHashMap.newKeySet();
 
+  private final boolean rerun;
+
+  /** The first generation of an engine shuffle. */
   Generation(
       int engineShuffleId, ShuffleId id, int numMaps, int numPartitions, PartitionPages pages) {
+    this(engineShuffleId, id, numMaps, numPartitions, pages, false);
+  }
+
+  Generation(
+      int engineShuffleId,
+      ShuffleId id,
+      int numMaps,
+      int numPartitions,
+      PartitionPages pages,
+      boolean rerun) {
+    this.rerun = rerun;
     this.engineShuffleId = engineShuffleId;
     this.id = requireNonNull(id, "id is null");
     this.numMaps = numMaps;
@@ -277,6 +291,14 @@ final class Generation {
     }
     lost = true;
     return true;
+  }
+
+  /**
+   * Whether this generation re-runs an engine shuffle that had an earlier one: the masters let the
+   * shuffle in already, and no quota refuses its slots.
+   */
+  boolean rerun() {
+    return rerun;
   }
 
   /** Whether some map has a winner. */

@@ -234,7 +234,8 @@ final class Generations {
             new ShuffleId(app, nextShuffleId.getAndIncrement()),
             numMaps,
             numPartitions,
-            pages);
+            pages,
+            !list.isEmpty());
     list.add(g);
     byId.put(g.id().shuffle(), g);
     return g;

@@ -171,6 +171,7 @@ final class Placement {
     RequestSlotsRequest.Builder request =
         RequestSlotsRequest.newBuilder()
             .setShuffle(IdMapper.toProto(g.id()))
+            .setContinuesShuffle(g.rerun())
             .setNumPartitions(g.numPartitions())
             .addAllPartitionIds(partitions)
             .setEpoch(epoch)

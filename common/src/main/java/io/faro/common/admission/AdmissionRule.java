@@ -3,7 +3,6 @@ package io.faro.common.admission;
 import static java.util.Objects.requireNonNull;
 
 import java.nio.charset.StandardCharsets;
-import java.util.regex.Pattern;
 import java.util.zip.CRC32C;
 
 /**
@@ -30,7 +29,7 @@ public record AdmissionRule(
   public boolean matches(AppProfile app) {
     return (user.isEmpty() || user.equals(app.user()))
         && (queue.isEmpty() || queue.equals(app.queue()))
-        && (namePattern.isEmpty() || glob(namePattern).matcher(app.name()).matches())
+        && (namePattern.isEmpty() || globMatches(namePattern, app.name()))
         && (percent == 100 || bucket(app.name()) < percent);
   }
 
@@ -41,16 +40,34 @@ public record AdmissionRule(
     return (int) (crc.getValue() % 100);
   }
 
-  private static Pattern glob(String glob) {
-    StringBuilder regex = new StringBuilder();
-    for (char c : glob.toCharArray()) {
-      switch (c) {
-        case '*' -> regex.append(".*");
-        case '?' -> regex.append('.');
-        default -> regex.append(Pattern.quote(String.valueOf(c)));
+  /**
+   * Whether {@code text} matches {@code glob} ({@code *} any run, {@code ?} one character). In at
+   * most length(glob) x length(text) steps, whatever either holds: the name comes from the wire (a
+   * backtracking regex over a hostile name could take the leader hours).
+   */
+  static boolean globMatches(String glob, String text) {
+    int g = 0;
+    int t = 0;
+    int star = -1;
+    int resume = 0;
+    while (t < text.length()) {
+      if (g < glob.length() && (glob.charAt(g) == '?' || glob.charAt(g) == text.charAt(t))) {
+        g++;
+        t++;
+      } else if (g < glob.length() && glob.charAt(g) == '*') {
+        star = g++;
+        resume = t;
+      } else if (star >= 0) {
+        g = star + 1;
+        t = ++resume;
+      } else {
+        return false;
       }
     }
-    return Pattern.compile(regex.toString(), Pattern.DOTALL);
+    while (g < glob.length() && glob.charAt(g) == '*') {
+      g++;
+    }
+    return g == glob.length();
   }
 
   /** The rule as it is written. */

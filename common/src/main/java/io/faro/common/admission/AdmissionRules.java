@@ -10,30 +10,43 @@ import java.util.Optional;
  * The masters' admission rules, in order: the first rule that matches an application admits or
  * refuses it, and an application no rule matches is admitted (no rules: every application is).
  * Checked when an application first registers, never again while it runs: a rule changed later cuts
- * off no running shuffle. Written one per line, {@code #} starting a comment:
+ * off no running shuffle. With them, the {@link Quota}s ({@code limit} lines) that bound what the
+ * applications of a user or a queue hold, checked when a new shuffle asks for its first slots.
+ * Written one per line, {@code #} starting a comment:
  *
  * <pre>
  *   deny  user=guest                      # nobody runs as guest on Faro
  *   admit queue=etl name=nightly-* percent=20
  *   deny  name=nightly-*                  # the other 80% of the nightly jobs: not yet
+ *   limit user=* shuffles=200 bytes=2t    # each user
+ *   limit queue=adhoc partitions=1000000
  * </pre>
  *
  * @param source where they came from ("admin: REASON", "file PATH"), empty for none
  */
-public record AdmissionRules(List<AdmissionRule> rules, String source) {
+public record AdmissionRules(List<AdmissionRule> rules, List<Quota> quotas, String source) {
   /** At most this many rules: each registration walks them. */
   public static final int MAX_RULES = 1000;
 
   /** No rules: every application is admitted. */
-  public static final AdmissionRules NONE = new AdmissionRules(List.of(), "");
+  public static final AdmissionRules NONE = new AdmissionRules(List.of(), List.of(), "");
 
   public AdmissionRules {
     rules = List.copyOf(rules);
+    quotas = List.copyOf(quotas);
     requireNonNull(source, "source is null");
-    if (rules.size() > MAX_RULES) {
+    if (rules.size() + quotas.size() > MAX_RULES) {
       throw new IllegalArgumentException(
-          rules.size() + " admission rules, more than the " + MAX_RULES + " allowed");
+          (rules.size() + quotas.size())
+              + " admission rules and limits, more than the "
+              + MAX_RULES
+              + " allowed");
     }
+  }
+
+  /** Rules without quotas. */
+  public AdmissionRules(List<AdmissionRule> rules, String source) {
+    this(rules, List.of(), source);
   }
 
   /** Why {@code app} is refused, naming the rule; empty when it is admitted. */
@@ -56,10 +69,11 @@ public record AdmissionRules(List<AdmissionRule> rules, String source) {
     return Optional.empty();
   }
 
-  /** The rules as text, one per line. */
+  /** The rules as text, one per line, then the limits. */
   public String text() {
     StringBuilder text = new StringBuilder();
     rules.forEach(r -> text.append(r.text()).append('\n'));
+    quotas.forEach(q -> text.append(q.text()).append('\n'));
     return text.toString();
   }
 
@@ -72,6 +86,7 @@ public record AdmissionRules(List<AdmissionRule> rules, String source) {
    */
   public static AdmissionRules parse(String text, String source) {
     List<AdmissionRule> rules = new ArrayList<>();
+    List<Quota> quotas = new ArrayList<>();
     String[] lines = text.split("\r?\n", -1);
     for (int n = 0; n < lines.length; n++) {
       String line = lines[n];
@@ -84,13 +99,77 @@ public record AdmissionRules(List<AdmissionRule> rules, String source) {
         continue;
       }
       try {
-        rules.add(rule(line));
+        if (line.split("\\s+")[0].equals("limit")) {
+          quotas.add(quota(line));
+        } else {
+          rules.add(rule(line));
+        }
       } catch (IllegalArgumentException e) {
         throw new IllegalArgumentException(
             "admission rule on line " + (n + 1) + " ('" + line + "'): " + e.getMessage(), e);
       }
     }
-    return new AdmissionRules(rules, source);
+    return new AdmissionRules(rules, quotas, source);
+  }
+
+  /** A user or queue of a rule: a name, not a pattern ({@code *} is each, in limits only). */
+  private static String exact(String key, String value) {
+    if (value.contains("*")) {
+      throw new IllegalArgumentException(
+          key
+              + "="
+              + value
+              + ": a rule's user or queue is an exact name (leave it out to match any; * is for"
+              + " limits)");
+    }
+    return value;
+  }
+
+  private static Quota quota(String line) {
+    String[] words = line.split("\\s+");
+    String user = null;
+    String queue = null;
+    long shuffles = 0;
+    long partitions = 0;
+    long bytes = 0;
+    for (int i = 1; i < words.length; i++) {
+      int eq = words[i].indexOf('=');
+      String key = eq < 0 ? words[i] : words[i].substring(0, eq);
+      String value = eq < 0 ? "" : words[i].substring(eq + 1);
+      if (value.isEmpty()) {
+        throw new IllegalArgumentException(
+            "'" + words[i] + "' has no value: write " + key + "=...");
+      }
+      switch (key) {
+        case "user" -> user = value;
+        case "queue" -> queue = value;
+        case "shuffles" -> shuffles = count(key, value);
+        case "partitions" -> partitions = count(key, value);
+        case "bytes" -> bytes = Quota.parseBytes(value);
+        default ->
+            throw new IllegalArgumentException(
+                "unknown limit '"
+                    + key
+                    + "': a limit names user or queue and sets shuffles, partitions or bytes");
+      }
+    }
+    if ((user == null) == (queue == null)) {
+      throw new IllegalArgumentException(
+          "a limit names exactly one of user=U and queue=Q (* for each)");
+    }
+    return new Quota(queue != null, queue != null ? queue : user, shuffles, partitions, bytes);
+  }
+
+  private static long count(String key, String value) {
+    try {
+      long n = Long.parseLong(value);
+      if (n > 0) {
+        return n;
+      }
+    } catch (NumberFormatException e) {
+      // named below
+    }
+    throw new IllegalArgumentException(key + " must be a positive whole number, not " + value);
   }
 
   private static AdmissionRule rule(String line) {
@@ -116,8 +195,8 @@ public record AdmissionRules(List<AdmissionRule> rules, String source) {
             "'" + words[i] + "' has no value: write " + key + "=...");
       }
       switch (key) {
-        case "user" -> user = value;
-        case "queue" -> queue = value;
+        case "user" -> user = exact(key, value);
+        case "queue" -> queue = exact(key, value);
         case "name" -> name = value;
         case "percent" -> {
           try {

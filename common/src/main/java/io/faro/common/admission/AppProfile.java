@@ -18,11 +18,12 @@ public record AppProfile(String user, String queue, String name) {
 
   @Override
   public String toString() {
+    // From the wire: safe for one log line.
     return "user "
-        + (user.isEmpty() ? "(unknown)" : user)
+        + (user.isEmpty() ? "(unknown)" : io.faro.common.log.LogSafe.text(user))
         + ", queue "
-        + (queue.isEmpty() ? "(none)" : queue)
+        + (queue.isEmpty() ? "(none)" : io.faro.common.log.LogSafe.text(queue))
         + ", name "
-        + (name.isEmpty() ? "(unknown)" : "'" + name + "'");
+        + (name.isEmpty() ? "(unknown)" : "'" + io.faro.common.log.LogSafe.text(name) + "'");
   }
 }

@@ -34,7 +34,9 @@ public enum ErrorCode {
   /** The connection did not prove the identity the request needs, or its proof was wrong. */
   UNAUTHENTICATED(ErrorCodeP.UNAUTHENTICATED, false),
   /** The masters' admission rules refuse the application; the message names the rule. */
-  ADMISSION_REFUSED(ErrorCodeP.ADMISSION_REFUSED, false);
+  ADMISSION_REFUSED(ErrorCodeP.ADMISSION_REFUSED, false),
+  /** A new shuffle would take its application's user or queue over a quota. */
+  QUOTA_EXCEEDED(ErrorCodeP.QUOTA_EXCEEDED, false);
 
   private final ErrorCodeP wire;
   private final boolean retryable;

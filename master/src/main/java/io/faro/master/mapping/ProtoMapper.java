@@ -427,7 +427,7 @@ public final class ProtoMapper {
               .setNonce(a.nonce())
               .setProfile(toProto(a.profile())));
     }
-    if (!view.admission().rules().isEmpty() || !view.admission().source().isEmpty()) {
+    if (!view.admission().equals(io.faro.common.admission.AdmissionRules.NONE)) {
       b.setAdmissionRules(toProto(view.admission()));
     }
     for (RegisteredShuffle s : view.shuffles().values()) {
@@ -536,6 +536,15 @@ public final class ProtoMapper {
               .setNamePattern(r.namePattern())
               .setPercent(r.percent() == 100 ? 0 : r.percent()));
     }
+    for (io.faro.common.admission.Quota q : rules.quotas()) {
+      b.addQuotas(
+          io.faro.proto.QuotaP.newBuilder()
+              .setUser(q.byQueue() ? "" : q.name())
+              .setQueue(q.byQueue() ? q.name() : "")
+              .setMaxShuffles(q.maxShuffles())
+              .setMaxPartitions(q.maxPartitions())
+              .setMaxBytes(q.maxBytes()));
+    }
     return b.build();
   }
 
@@ -554,7 +563,18 @@ public final class ProtoMapper {
                     r.getNamePattern(),
                     r.getPercent() == 0 ? 100 : r.getPercent()));
           }
-          return new io.faro.common.admission.AdmissionRules(rules, p.getSource());
+          List<io.faro.common.admission.Quota> quotas = new ArrayList<>();
+          for (io.faro.proto.QuotaP q : p.getQuotasList()) {
+            boolean byQueue = !q.getQueue().isEmpty();
+            quotas.add(
+                new io.faro.common.admission.Quota(
+                    byQueue,
+                    byQueue ? q.getQueue() : q.getUser(),
+                    q.getMaxShuffles(),
+                    q.getMaxPartitions(),
+                    q.getMaxBytes()));
+          }
+          return new io.faro.common.admission.AdmissionRules(rules, quotas, p.getSource());
         },
         "admission rules");
   }

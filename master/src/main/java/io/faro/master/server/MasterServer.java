@@ -102,7 +102,8 @@ public final class MasterServer implements AutoCloseable {
           new PlacementPolicy(
               slotPlacement(), loads::diskLoads, w -> loads.reported(w).state(), loads::placed);
       admission =
-          new io.faro.master.service.AdmissionService(raft, clock, config.admissionFile(), metrics);
+          new io.faro.master.service.AdmissionService(
+              raft, loads, clock, config.admissionFile(), metrics);
       MasterRequestHandler handler =
           new MasterRequestHandler(
               raft,

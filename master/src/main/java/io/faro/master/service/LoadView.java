@@ -66,6 +66,15 @@ public final class LoadView {
 
   private final ConcurrentMap<WorkerId, WorkerLoad> workers = new ConcurrentHashMap<>();
   private final ConcurrentMap<AppId, Long> apps = new ConcurrentHashMap<>();
+
+  /** Bytes each worker's latest heartbeat said it holds, per app; changed under heldLock. */
+  private final Map<WorkerId, Map<AppId, Long>> heldBytes = new HashMap<>();
+
+  /** Their sum per app over the workers, kept as they change: a quota check reads it per app. */
+  private final ConcurrentMap<AppId, Long> heldByApp = new ConcurrentHashMap<>();
+
+  private final Object heldLock = new Object();
+
   private volatile long term = -1;
 
   /**
@@ -107,6 +116,34 @@ public final class LoadView {
     Map<Integer, DiskLoad> byIndex = new HashMap<>();
     disks.forEach(d -> byIndex.put(d.index(), d));
     workers.put(worker, new WorkerLoad(nowMs, Map.copyOf(byIndex), reported));
+  }
+
+  /**
+   * What a worker's latest heartbeat said it holds of each app (its shuffles' bytes summed); an
+   * older worker says nothing, which counts as nothing held.
+   */
+  public void workerHolds(WorkerId worker, Map<AppId, Long> bytesByApp) {
+    synchronized (heldLock) {
+      replaceHeld(worker, Map.copyOf(bytesByApp));
+    }
+  }
+
+  // Under heldLock.
+  private void replaceHeld(WorkerId worker, Map<AppId, Long> now) {
+    Map<AppId, Long> before = now == null ? heldBytes.remove(worker) : heldBytes.put(worker, now);
+    if (before != null) {
+      before.forEach(
+          (app, bytes) ->
+              heldByApp.computeIfPresent(app, (a, sum) -> sum - bytes <= 0 ? null : sum - bytes));
+    }
+    if (now != null) {
+      now.forEach((app, bytes) -> heldByApp.merge(app, bytes, Long::sum));
+    }
+  }
+
+  /** Bytes the workers said they hold of {@code app}, summed over the workers heard from. */
+  public long bytesHeld(AppId app) {
+    return heldByApp.getOrDefault(app, 0L);
   }
 
   /**
@@ -190,6 +227,9 @@ public final class LoadView {
 
   public void forgetWorker(WorkerId worker) {
     workers.remove(worker);
+    synchronized (heldLock) {
+      replaceHeld(worker, null);
+    }
   }
 
   public void appHeartbeat(AppId app, long nowMs) {
@@ -208,6 +248,12 @@ public final class LoadView {
   /** Drops entries of workers and apps the state no longer holds as alive / registered. */
   public void retain(Set<WorkerId> aliveWorkers, Set<AppId> registeredApps) {
     workers.keySet().retainAll(aliveWorkers);
+    synchronized (heldLock) {
+      for (WorkerId gone :
+          heldBytes.keySet().stream().filter(w -> !aliveWorkers.contains(w)).toList()) {
+        replaceHeld(gone, null);
+      }
+    }
     apps.keySet().retainAll(registeredApps);
   }
 

@@ -44,7 +44,16 @@ public final class MasterApi {
         "/api/v1/shuffles",
         this::shuffles,
         "/api/v1/masters",
-        Page.of(this::masters));
+        Page.of(this::masters),
+        "/api/v1/quotas",
+        Page.of(this::quotas));
+  }
+
+  /** Each quota, with what each user or queue it limits holds now. */
+  private Answer quotas() {
+    Map<String, Object> out = header();
+    out.put("quotas", handler.admission().quotaUsage());
+    return Answer.json(out);
   }
 
   private Map<String, Object> header() {
@@ -101,6 +110,8 @@ public final class MasterApi {
                         .flatMap(s -> s.slotsPerWorker().values().stream())
                         .mapToLong(Integer::longValue)
                         .sum());
+                // As the workers' latest heartbeats to this master said.
+                row.put("bytes", handler.admission().bytesHeld(app.id()));
                 return row;
               },
               out);

@@ -331,6 +331,7 @@ public final class MasterRequestHandler implements RequestHandler {
     // lag behind a fresh registration) only the time, and a bounded number of them.
     if (check.registered().isPresent()) {
       loads.workerHeartbeat(worker, clock.millis(), disks, report);
+      loads.workerHolds(worker, bytesByApp(reported, request.getShuffleBytesList()));
     } else {
       loads.unknownWorkerHeartbeat(worker, clock.millis(), check.knownWorkers());
     }
@@ -517,15 +518,29 @@ public final class MasterRequestHandler implements RequestHandler {
       // authentication on, the heartbeat came from its registration (see refusal), whose nonce
       // it keeps.
       // Admitted when it first registered: the rules are not asked again (a running app is never
-      // cut off), and its profile is not known here.
+      // cut off); its heartbeat says who runs it (an older client's says nothing).
       return registerApp(
           app,
           who.kind() == Identity.Kind.APP ? who.nonce() : "",
-          io.faro.common.admission.AppProfile.UNKNOWN,
+          ProtoMapper.profile(request.getProfile()),
           false);
     }
     loads.appHeartbeat(app, clock.millis());
     return CompletableFuture.completedFuture(EMPTY);
+  }
+
+  /**
+   * A heartbeat's bytes per shuffle summed per app; nothing when the two lists do not pair up (an
+   * older worker sends no bytes), and a negative count is none.
+   */
+  private static java.util.Map<AppId, Long> bytesByApp(List<ShuffleId> shuffles, List<Long> bytes) {
+    java.util.Map<AppId, Long> byApp = new java.util.HashMap<>();
+    if (shuffles.size() == bytes.size()) {
+      for (int i = 0; i < shuffles.size(); i++) {
+        byApp.merge(shuffles.get(i).app(), Math.max(0L, bytes.get(i)), Long::sum);
+      }
+    }
+    return byApp;
   }
 
   private CompletableFuture<Message> unregisterApp(UnregisterAppRequest request) {
@@ -600,6 +615,11 @@ public final class MasterRequestHandler implements RequestHandler {
               + shuffle.app()
               + " is not registered (never registered, unregistered, or removed after "
               + "no heartbeat for faro.master.app.timeout)");
+    }
+    // A new shuffle over its user's or queue's quota is refused; one already placed never is, nor
+    // a later generation of one (a stage re-run).
+    if (!request.getContinuesShuffle()) {
+      admission.checkQuota(shuffle, numPartitions);
     }
     loads.appHeartbeat(shuffle.app(), clock.millis());
     List<PartitionLocation> placed =
@@ -742,6 +762,11 @@ public final class MasterRequestHandler implements RequestHandler {
     if (!raft.isLeaderReady()) {
       throw raft.notLeader(what);
     }
+  }
+
+  /** The admission rules and quotas this master applies. */
+  AdmissionService admission() {
+    return admission;
   }
 
   /** Stamps the leader's time, logs the command, and fails the future when it was refused. */

@@ -56,7 +56,9 @@ class ProtoMapperTest {
             new io.faro.common.admission.AppProfile("ann", "etl", "nightly sales")),
         new StateCommand.SetAdmissionRules(
             io.faro.common.admission.AdmissionRules.parse(
-                "deny user=guest\nadmit name=nightly-* percent=20\ndeny\n", "admin: rollout")),
+                "deny user=guest\nadmit name=nightly-* percent=20\ndeny\n"
+                    + "limit user=* shuffles=200 bytes=2t\nlimit queue=adhoc partitions=1000\n",
+                "admin: rollout")),
         new StateCommand.SetAdmissionRules(io.faro.common.admission.AdmissionRules.NONE));
   }
 

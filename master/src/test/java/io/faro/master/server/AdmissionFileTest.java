@@ -55,9 +55,13 @@ class AdmissionFileTest {
           () -> rules(master).getRules(),
           r -> r.equals("deny user=guest\ndeny name=adhoc-*\n"));
 
-      // A typo: the rules stay.
+      // A typo: once the leader read it, the rules are still those before.
       Files.writeString(file, "deny usr=guest\n");
-      Thread.sleep(2 * MasterServer.ADMISSION_RELOAD_MILLIS + 500);
+      Eventually.await(
+          "the bad file read",
+          Duration.ofSeconds(10),
+          () -> master.server().metrics().text(),
+          m -> m.matches("(?s).*\nfaro_master_admission_file_rejected(_total)? 1(\\.0)?\n.*"));
       assertThat(rules(master).getRules()).isEqualTo("deny user=guest\ndeny name=adhoc-*\n");
 
       Throwable set =

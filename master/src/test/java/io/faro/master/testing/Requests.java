@@ -58,9 +58,15 @@ public final class Requests {
 
   /** A registration that says who runs the app, for the admission rules. */
   public static RegisterAppRequest registerApp(String app, String user, String name) {
+    return registerApp(app, user, "", name);
+  }
+
+  /** A registration that says who runs the app and in which queue. */
+  public static RegisterAppRequest registerApp(String app, String user, String queue, String name) {
     return RegisterAppRequest.newBuilder()
         .setAppId(app)
-        .setProfile(io.faro.proto.AppProfileP.newBuilder().setUser(user).setName(name))
+        .setProfile(
+            io.faro.proto.AppProfileP.newBuilder().setUser(user).setQueue(queue).setName(name))
         .build();
   }
 

@@ -130,7 +130,14 @@ public final class WorkerReports {
               });
       request.addDisks(load);
     }
-    store.shuffles().forEach(s -> request.addShuffles(IdMapper.toProto(s)));
+    // Each shuffle with the bytes held of it, in the same order (the masters' byte quotas).
+    store
+        .bytesByShuffle()
+        .forEach(
+            (shuffle, bytes) -> {
+              request.addShuffles(IdMapper.toProto(shuffle));
+              request.addShuffleBytes(bytes);
+            });
     long[] committed =
         commits.add(
             new long[] {store.counters().committedFiles(), store.counters().committedBytes()});

@@ -684,6 +684,25 @@ public final class PartitionStore implements AutoCloseable {
     return Set.copyOf(shuffles.keySet());
   }
 
+  /**
+   * The bytes held of each shuffle with locations here: what its locations took, and what the
+   * committed files of an earlier run hold (the masters' byte quotas add them up).
+   */
+  public Map<ShuffleId, Long> bytesByShuffle() {
+    Map<ShuffleId, Long> out = new java.util.HashMap<>(shuffles.size());
+    for (ShuffleState state : shuffles.values()) {
+      long bytes = 0;
+      for (PartitionWriter writer : state.writers.values()) {
+        bytes += writer.bytesTaken();
+      }
+      for (RestoredPartition restored : state.restored.values()) {
+        bytes += restored.commit().chunks().dataLength();
+      }
+      out.put(state.id, bytes);
+    }
+    return out;
+  }
+
   /** What this worker holds of one shuffle, for the JSON API. */
   public record ShuffleSummary(
       ShuffleId id, int locations, int openLocations, int restoredLocations, boolean committing) {}

@@ -378,6 +378,11 @@ public final class PartitionWriter {
     currentLastMap = -1;
   }
 
+  /** Bytes this location took (appended, whether flushed yet or not). */
+  synchronized long bytesTaken() {
+    return appendedBytes;
+  }
+
   /**
    * The smallest and the largest map index of the batches of {@code part} (validated: whole
    * batches), as {@code first << 32 | last}; negative ids (which no reader keeps) left out, and
