@@ -46,8 +46,13 @@ class ChecksumRerunTest {
   @TempDir static Path dir;
   private static MiniFaroCluster cluster;
 
-  /** Tasks of stage B seen ending, for the listener; static: Spark runs the UDFs in this JVM. */
-  private static final Set<Long> slowed = ConcurrentHashMap.newKeySet();
+  // Static: Spark runs the UDFs in this JVM (local mode).
+  /** Tasks of stage B's first attempt seen at their first row. */
+  private static final Set<Long> started = ConcurrentHashMap.newKeySet();
+
+  /** Counted down once the listener deleted A's files. */
+  private static final java.util.concurrent.CountDownLatch deleted =
+      new java.util.concurrent.CountDownLatch(1);
 
   @BeforeAll
   static void start() throws Exception {
@@ -101,6 +106,7 @@ class ChecksumRerunTest {
                 && "Success".equals(end.reason().toString())
                 && lost.compareAndSet(false, true)) {
               deleteFirstShuffle(spark.sparkContext().applicationId());
+              deleted.countDown();
             }
           }
         };
@@ -115,8 +121,9 @@ class ChecksumRerunTest {
                   (UDF0<Integer>) () -> TaskContext.get().stageAttemptNumber(),
                   DataTypes.IntegerType)
               .asNondeterministic();
-      // A task of B pauses at its first row, so that the listener deletes A's files before the
-      // next task of B starts reading.
+      // Every task of B's first attempt but the first waits at its first row until A's files are
+      // gone: the task after it (one task at a time) then reads after the loss, whatever the
+      // listener's delay. The first task's end is what deletes them.
       UserDefinedFunction pause =
           org.apache
               .spark
@@ -125,8 +132,12 @@ class ChecksumRerunTest {
               .udf(
                   (UDF1<Long, Long>)
                       id -> {
-                        if (slowed.add(TaskContext.get().taskAttemptId())) {
-                          Thread.sleep(1500);
+                        TaskContext task = TaskContext.get();
+                        if (task.stageAttemptNumber() == 0
+                            && started.add(task.taskAttemptId())
+                            && started.size() > 1
+                            && !deleted.await(60, java.util.concurrent.TimeUnit.SECONDS)) {
+                          throw new IllegalStateException("A's files were not deleted in 60 s");
                         }
                         return id;
                       },

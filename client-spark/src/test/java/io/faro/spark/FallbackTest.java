@@ -186,23 +186,9 @@ class FallbackTest {
   @Test
   void anApplicationTheAdmissionRulesRefuseFallsBackUnderAutoAndFailsUnderNeverNamingTheRule()
       throws Exception {
-    try (MiniFaroCluster cluster = MiniFaroCluster.start(dir.resolve("admission"), 1);
-        io.faro.common.network.ClientPool pool =
-            new io.faro.common.network.ClientPool(
-                "admin",
-                io.faro.client.ClientOptions.Settings.from(cluster.clientConf()).network())) {
+    try (MiniFaroCluster cluster = MiniFaroCluster.start(dir.resolve("admission"), 1)) {
       String masters = "127.0.0.1:" + cluster.masterPort();
-      new io.faro.common.master.MasterClient(
-              pool,
-              List.of(new io.faro.common.network.HostPort("127.0.0.1", cluster.masterPort())),
-              java.time.Duration.ofSeconds(20),
-              java.time.Duration.ofSeconds(5))
-          .callBlocking(
-              io.faro.proto.SetAdmissionRulesRequest.newBuilder()
-                  .setRules("deny name=legacy-*\n")
-                  .setReason("not yet")
-                  .build(),
-              io.faro.proto.AdmissionRulesResponse.class);
+      setRules(cluster, "deny name=legacy-*\n", "not yet");
 
       Run refused = run(faro("legacy-report", masters), SparkJobs::twoShuffles);
       assertThat(refused.result()).containsExactlyElementsOf(expectedTwoShuffles);
@@ -238,21 +224,8 @@ class FallbackTest {
   @Test
   void aUserOverItsByteQuotaHasNewShufflesFallBackAndItsPlacedShuffleStillServes()
       throws Exception {
-    try (MiniFaroCluster cluster = MiniFaroCluster.start(dir.resolve("quota"), 1);
-        io.faro.common.network.ClientPool pool =
-            new io.faro.common.network.ClientPool(
-                "admin",
-                io.faro.client.ClientOptions.Settings.from(cluster.clientConf()).network())) {
-      new io.faro.common.master.MasterClient(
-              pool,
-              List.of(new io.faro.common.network.HostPort("127.0.0.1", cluster.masterPort())),
-              java.time.Duration.ofSeconds(20),
-              java.time.Duration.ofSeconds(5))
-          .callBlocking(
-              io.faro.proto.SetAdmissionRulesRequest.newBuilder()
-                  .setRules("limit user=* bytes=1k\n")
-                  .build(),
-              io.faro.proto.AdmissionRulesResponse.class);
+    try (MiniFaroCluster cluster = MiniFaroCluster.start(dir.resolve("quota"), 1)) {
+      setRules(cluster, "limit user=* bytes=1k\n", "");
       Run run =
           run(
               faro("quota", "127.0.0.1:" + cluster.masterPort()),
@@ -282,6 +255,25 @@ class FallbackTest {
                   assertThat(e.getReason())
                       .contains("is at its quota 'limit user=* bytes=1k'")
                       .contains("bytes held on the workers, at most 1024"));
+    }
+  }
+
+  /** Sets the masters' admission rules, as bin/faro admin admission set does. */
+  private static void setRules(MiniFaroCluster cluster, String rules, String reason) {
+    try (io.faro.common.network.ClientPool pool =
+        new io.faro.common.network.ClientPool(
+            "admin", io.faro.client.ClientOptions.Settings.from(cluster.clientConf()).network())) {
+      new io.faro.common.master.MasterClient(
+              pool,
+              List.of(new io.faro.common.network.HostPort("127.0.0.1", cluster.masterPort())),
+              java.time.Duration.ofSeconds(20),
+              java.time.Duration.ofSeconds(5))
+          .callBlocking(
+              io.faro.proto.SetAdmissionRulesRequest.newBuilder()
+                  .setRules(rules)
+                  .setReason(reason)
+                  .build(),
+              io.faro.proto.AdmissionRulesResponse.class);
     }
   }
 

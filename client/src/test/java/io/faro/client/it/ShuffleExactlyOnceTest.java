@@ -133,6 +133,34 @@ class ShuffleExactlyOnceTest {
   }
 
   /**
+   * Pushes every map of {@code workload} at once (on {@link #tasks}), each ending as attempt 0 that
+   * wins; the bytes pushed.
+   */
+  private static long pushEveryMapAtOnce(
+      ShuffleClient client, LifecycleManager lifecycle, ShuffleId shuffle, ShuffleWorkload workload)
+      throws Exception {
+    List<Future<Long>> maps = new ArrayList<>();
+    for (int m = 0; m < MAPS; m++) {
+      int mapId = m;
+      maps.add(
+          tasks.submit(
+              () -> {
+                Pushed pushed = push(client, lifecycle, shuffle, workload, mapId, 0, 0);
+                assertThat(
+                        client.mapperEnd(
+                            lifecycle.endpoint(), shuffle, mapId, 0, MAPS, pushed.batchCounts()))
+                    .isZero();
+                return pushed.bytes();
+              }));
+    }
+    long pushed = 0;
+    for (Future<Long> f : maps) {
+      pushed += f.get();
+    }
+    return pushed;
+  }
+
+  /**
    * Pushes every map of {@code workload} with {@code with}, reads it all back; the bytes pushed.
    */
   private static long pushAndReadAll(
@@ -148,24 +176,7 @@ class ShuffleExactlyOnceTest {
         new LifecycleManager(new AppId(app), with, pool, "127.0.0.1")) {
       ShuffleClient client = new ShuffleClient(pool, with);
       ShuffleId shuffle = new ShuffleId(lifecycle.app(), 0);
-      List<Future<Long>> maps = new ArrayList<>();
-      for (int m = 0; m < MAPS; m++) {
-        int mapId = m;
-        maps.add(
-            tasks.submit(
-                () -> {
-                  Pushed pushed = push(client, lifecycle, shuffle, workload, mapId, 0, 0);
-                  assertThat(
-                          client.mapperEnd(
-                              lifecycle.endpoint(), shuffle, mapId, 0, MAPS, pushed.batchCounts()))
-                      .isZero();
-                  return pushed.bytes();
-                }));
-      }
-      long pushed = 0;
-      for (Future<Long> f : maps) {
-        pushed += f.get();
-      }
+      long pushed = pushEveryMapAtOnce(client, lifecycle, shuffle, workload);
       AtomicLong read = new AtomicLong();
       ShuffleWorkload.assertEveryRecordOnce(
           workload.readAll(
@@ -236,24 +247,7 @@ class ShuffleExactlyOnceTest {
         new LifecycleManager(new AppId("map-ranges-at-once"), settings, pool, "127.0.0.1")) {
       ShuffleClient client = new ShuffleClient(pool, settings);
       ShuffleId shuffle = new ShuffleId(lifecycle.app(), 0);
-      List<Future<Long>> maps = new ArrayList<>();
-      for (int m = 0; m < MAPS; m++) {
-        int mapId = m;
-        maps.add(
-            tasks.submit(
-                () -> {
-                  Pushed pushed = push(client, lifecycle, shuffle, workload, mapId, 0, 0);
-                  assertThat(
-                          client.mapperEnd(
-                              lifecycle.endpoint(), shuffle, mapId, 0, MAPS, pushed.batchCounts()))
-                      .isZero();
-                  return pushed.bytes();
-                }));
-      }
-      long pushed = 0;
-      for (Future<Long> f : maps) {
-        pushed += f.get();
-      }
+      long pushed = pushEveryMapAtOnce(client, lifecycle, shuffle, workload);
       double[] before = fetchTraffic();
       AtomicLong read = new AtomicLong();
       AtomicLong chunks = new AtomicLong();

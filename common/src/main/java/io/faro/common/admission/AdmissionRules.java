@@ -4,6 +4,7 @@ import static java.util.Objects.requireNonNull;
 
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 
 /**
@@ -132,14 +133,9 @@ public record AdmissionRules(List<AdmissionRule> rules, List<Quota> quotas, Stri
     long shuffles = 0;
     long partitions = 0;
     long bytes = 0;
-    for (int i = 1; i < words.length; i++) {
-      int eq = words[i].indexOf('=');
-      String key = eq < 0 ? words[i] : words[i].substring(0, eq);
-      String value = eq < 0 ? "" : words[i].substring(eq + 1);
-      if (value.isEmpty()) {
-        throw new IllegalArgumentException(
-            "'" + words[i] + "' has no value: write " + key + "=...");
-      }
+    for (Map.Entry<String, String> condition : conditions(words)) {
+      String key = condition.getKey();
+      String value = condition.getValue();
       switch (key) {
         case "user" -> user = value;
         case "queue" -> queue = value;
@@ -158,6 +154,22 @@ public record AdmissionRules(List<AdmissionRule> rules, List<Quota> quotas, Stri
           "a limit names exactly one of user=U and queue=Q (* for each)");
     }
     return new Quota(queue != null, queue != null ? queue : user, shuffles, partitions, bytes);
+  }
+
+  /** The {@code key=value} words after the first, in order; a word without a value is named. */
+  private static List<Map.Entry<String, String>> conditions(String[] words) {
+    List<Map.Entry<String, String>> out = new ArrayList<>();
+    for (int i = 1; i < words.length; i++) {
+      int eq = words[i].indexOf('=');
+      String key = eq < 0 ? words[i] : words[i].substring(0, eq);
+      String value = eq < 0 ? "" : words[i].substring(eq + 1);
+      if (value.isEmpty()) {
+        throw new IllegalArgumentException(
+            "'" + words[i] + "' has no value: write " + key + "=...");
+      }
+      out.add(Map.entry(key, value));
+    }
+    return out;
   }
 
   private static long count(String key, String value) {
@@ -186,14 +198,9 @@ public record AdmissionRules(List<AdmissionRule> rules, List<Quota> quotas, Stri
     String queue = "";
     String name = "";
     int percent = 100;
-    for (int i = 1; i < words.length; i++) {
-      int eq = words[i].indexOf('=');
-      String key = eq < 0 ? words[i] : words[i].substring(0, eq);
-      String value = eq < 0 ? "" : words[i].substring(eq + 1);
-      if (value.isEmpty()) {
-        throw new IllegalArgumentException(
-            "'" + words[i] + "' has no value: write " + key + "=...");
-      }
+    for (Map.Entry<String, String> condition : conditions(words)) {
+      String key = condition.getKey();
+      String value = condition.getValue();
       switch (key) {
         case "user" -> user = exact(key, value);
         case "queue" -> queue = exact(key, value);
