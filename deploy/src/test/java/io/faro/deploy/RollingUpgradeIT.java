@@ -3,12 +3,12 @@ package io.faro.deploy;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.faro.common.json.Json;
+import io.faro.common.network.FreePorts;
 import io.faro.common.testing.Eventually;
 import io.faro.examples.CompareJobs;
 import io.faro.examples.SparkJobRunner;
 import java.io.IOException;
 import java.io.UncheckedIOException;
-import java.net.ServerSocket;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -192,30 +192,13 @@ class RollingUpgradeIT {
     return vars;
   }
 
-  /** Ports handed out so far: each process of the inventory gets its own. */
-  private static final java.util.Set<Integer> GIVEN = new java.util.HashSet<>();
-
   /**
-   * A port free now, below Linux's ephemeral range (32768 and up). The processes start minutes
-   * later: a port from that range (what binding port 0 gives) can meanwhile become the local port
-   * of some outgoing connection, and the worker that was to listen there fails to start (seen in
-   * CI: "port 46227 is in use").
+   * A port free now, outside the kernel's ephemeral range and not handed out before: the processes
+   * start minutes later, and a port from that range can meanwhile become the local port of some
+   * outgoing connection (seen in CI: "port 46227 is in use").
    */
-  private static synchronized int freePort() throws IOException {
-    java.util.Random random = new java.util.Random();
-    for (int tries = 0; tries < 1000; tries++) {
-      int port = 20_000 + random.nextInt(12_000);
-      if (GIVEN.contains(port)) {
-        continue;
-      }
-      try (ServerSocket socket = new ServerSocket(port)) {
-        GIVEN.add(port);
-        return socket.getLocalPort();
-      } catch (IOException inUse) {
-        // try another
-      }
-    }
-    throw new IOException("no free port in 20000..31999 after 1000 tries");
+  private static int freePort() throws IOException {
+    return FreePorts.loopback(1)[0];
   }
 
   private String masterEndpoints() {
