@@ -11,6 +11,8 @@
 #   --reps N        runs of each job in each mode (default 3)
 #   --work-dir DIR  default /tmp/faro-advise-check
 #   --no-build      use the jars already built
+#   --no-run        run no job: rank again the runs already in --work-dir (after a change to
+#                   advise's model; builds the CLI unless --no-build)
 #   -h, --help      this text
 #
 # Exit code 0 when advise's order of the jobs is the order of their measured task-time
@@ -23,12 +25,14 @@ SHAPES=200x1000:20m,100x1000:5m,4x4:40m
 REPS=3
 WORK=/tmp/faro-advise-check
 BUILD=()
+RUN=1
 while [ $# -gt 0 ]; do
   case "$1" in
     --shapes) SHAPES=$2; shift ;;
     --reps) REPS=$2; shift ;;
     --work-dir) WORK=$2; shift ;;
     --no-build) BUILD=(--no-build) ;;
+    --no-run) RUN=0 ;;
     -h|--help) usage; exit 0 ;;
     *) echo "advise-check: unknown option $1" >&2; usage >&2; exit 2 ;;
   esac
@@ -36,8 +40,15 @@ while [ $# -gt 0 ]; do
 done
 mkdir -p "$WORK"
 WORK=$(cd "$WORK" && pwd)
-"$REPO/bench/spark-compare.sh" --shapes "$SHAPES" --reps "$REPS" --work-dir "$WORK/compare" \
-  --json "$WORK/compare.json" "${BUILD[@]}"
+if [ "$RUN" = 1 ]; then
+  "$REPO/bench/spark-compare.sh" --shapes "$SHAPES" --reps "$REPS" --work-dir "$WORK/compare" \
+    --json "$WORK/compare.json" "${BUILD[@]}"
+else
+  [ -f "$WORK/compare.json" ] || { echo "advise-check: no earlier runs in $WORK" >&2; exit 2; }
+  if [ ${#BUILD[@]} -eq 0 ]; then
+    (cd "$REPO" && mvn -B -q -DskipTests install -pl cli -am && mvn -B -q -DskipTests package -pl dist)
+  fi
+fi
 
 # Each built-in run's event log, named by its job and run, for advise; and each run's task time.
 LOGS="$WORK/builtin-logs"
@@ -55,7 +66,7 @@ for events in "$WORK"/compare/runs/*.1.events; do
   done
 done
 FARO="$WORK/compare/faro/bin/faro"
-[ -x "$FARO" ] || FARO="$REPO/bin/faro"
+[ "$RUN" = 1 ] && [ -x "$FARO" ] || FARO="$REPO/bin/faro"
 "$FARO" advise --event-logs "$LOGS" --json "$WORK/advise.json" >"$WORK/advise.md"
 
 # Per job: advise's estimate (from its first built-in run) and the measured medians.

@@ -27,8 +27,9 @@ import picocli.CommandLine.Spec;
     description = {
       "Reads Spark event logs (spark.eventLog.dir: plain, lz4 or zstd, one file or a rolling log"
           + " per application) and ranks the applications by the task time Faro would save them,"
-          + " from their shuffles' blocks, fetch wait and tasks; per shuffle stage: bytes, blocks,"
-          + " average block size, fetch-wait share of task time, spill and the estimate.",
+          + " from their shuffles' blocks, bytes, write time, fetch wait and tasks; per shuffle"
+          + " stage: bytes, blocks, average block size, write time, fetch-wait share of task time,"
+          + " spill and the estimate.",
       "Prints a Markdown report; --json writes the same as JSON."
     })
 public final class AdviseCommand implements Callable<Integer> {
@@ -190,9 +191,9 @@ public final class AdviseCommand implements Callable<Integer> {
       if (!a.appName.isEmpty()) {
         md.append(" (").append(cell(a.appName)).append(")");
       }
-      md.append("\n\n| stage | name | tasks | written | read | blocks | average block |")
-          .append(" fetch wait share | spilled | est. saving |\n")
-          .append("|---|---|---|---|---|---|---|---|---|---|\n");
+      md.append("\n\n| stage | name | tasks | written | write time | read | blocks |")
+          .append(" average block | fetch wait share | spilled | est. saving |\n")
+          .append("|---|---|---|---|---|---|---|---|---|---|---|\n");
       for (AppLog.StageShuffle s : a.stages.values()) {
         if (!s.reads() && !s.writes()) {
           continue;
@@ -205,6 +206,8 @@ public final class AdviseCommand implements Callable<Integer> {
             .append(s.tasks)
             .append(" | ")
             .append(bytes(s.bytesWritten))
+            .append(" | ")
+            .append(s.writes() ? seconds(s.writeNanos / 1e6) : "-")
             .append(" | ")
             .append(bytes(s.bytesRead))
             .append(" | ")
@@ -226,10 +229,11 @@ public final class AdviseCommand implements Callable<Integer> {
       }
     }
     md.append(
-        "\nThe estimate is task time, not wall time: the built-in reader's cost per block and the"
-            + " share of fetch wait Faro saves by block size, less Faro's fixed costs per shuffle,"
-            + " map task, reduce task and application. It ranks; measure before believing it (see"
-            + " docs/architecture.md, \"Advise\").\n");
+        "\nThe estimate is task time, not wall time: the built-in reader's cost per block, the"
+            + " built-in writer's time blocked on its files, and the share of fetch wait Faro saves"
+            + " by block size, less Faro's cost per byte pushed and its fixed costs per shuffle, map"
+            + " task, reduce task and application; its constants were fitted on one machine. It"
+            + " ranks; measure before believing it (see docs/architecture.md, \"Advise\").\n");
     return md.toString();
   }
 
@@ -262,6 +266,7 @@ public final class AdviseCommand implements Callable<Integer> {
         stage.put("tasks", s.tasks);
         stage.put("task_millis", s.runMillis);
         stage.put("shuffle_bytes_written", s.bytesWritten);
+        stage.put("shuffle_write_millis", Math.round(s.writeNanos / 1e6));
         stage.put("shuffle_bytes_read", s.bytesRead);
         stage.put("blocks_read", s.blocksRead);
         stage.put("average_block_bytes", s.averageBlockBytes());

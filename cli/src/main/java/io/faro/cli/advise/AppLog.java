@@ -48,6 +48,7 @@ final class AppLog {
     long fetchWaitMillis;
     long bytesWritten;
     long recordsWritten;
+    long writeNanos;
     long spilledBytes;
 
     StageShuffle(int stageId) {
@@ -185,6 +186,7 @@ final class AppLog {
     Map<String, Object> write = object(metrics.get("Shuffle Write Metrics"));
     stage.bytesWritten += number(write, "Shuffle Bytes Written");
     stage.recordsWritten += number(write, "Shuffle Records Written");
+    stage.writeNanos += number(write, "Shuffle Write Time");
   }
 
   private StageShuffle stage(int id) {

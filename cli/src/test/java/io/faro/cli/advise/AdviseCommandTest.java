@@ -88,7 +88,9 @@ class AdviseCommandTest {
         + (readBytes - readBytes / 2)
         + ",\"Total Records Read\":10},\"Shuffle Write Metrics\":{\"Shuffle Bytes Written\":"
         + written
-        + ",\"Shuffle Write Time\":1000,\"Shuffle Records Written\":"
+        + ",\"Shuffle Write Time\":"
+        + (written > 0 ? 5_000_000 : 1000)
+        + ",\"Shuffle Records Written\":"
         + (written > 0 ? 10 : 0)
         + "}}}";
   }
@@ -212,10 +214,14 @@ class AdviseCommandTest {
         .containsEntry("tasks", 2000L)
         .containsEntry("name", "collect at Job.java:12");
     assertThat(stages.get(0)).containsEntry("spilled_bytes", 200L * 1024);
-    // 400,000 blocks: 12 s; 90% of 10 s of fetch wait: 9 s; less 200 map ends (80 ms), 2,000
-    // reduce reads (200 ms), a shuffle (12 ms) and an application's first shuffles (600 ms).
+    // Reading: 400,000 blocks (9.6 s) and 90% of 10 s of fetch wait (9 s), less 76.3 MiB read
+    // (6.1 ms) and 2,000 reduce reads (200 ms). Writing: 200 map tasks blocked 5 ms each on their
+    // files, 3 ms past the per-task part, saved 3 times (1.8 s), less 76.3 MiB pushed (503.5 ms),
+    // a shuffle (12 ms) and 200 map ends (80 ms). Less an application's first shuffles (600 ms).
+    double mib = 80_000_000 / (1024.0 * 1024.0);
     assertThat((Long) small.get("saved_task_millis"))
-        .isEqualTo(12_000 + 9_000 - 80 - 200 - 12 - 600L);
+        .isEqualTo(
+            Math.round(9_600 + 9_000 - mib * 0.08 - 200 + 1_800 - mib * 6.6 - 12 - 80 - 600));
     assertThat(apps.get(1).get("verdict")).isEqualTo("move to Faro");
     assertThat(apps.get(2).get("verdict"))
         .isEqualTo("keep the built-in shuffle: Faro would cost more than it saves");
