@@ -46,7 +46,7 @@ if [ "$RUN" = 1 ]; then
 else
   [ -f "$WORK/compare.json" ] || { echo "advise-check: no earlier runs in $WORK" >&2; exit 2; }
   if [ ${#BUILD[@]} -eq 0 ]; then
-    (cd "$REPO" && mvn -B -q -DskipTests install -pl cli -am && mvn -B -q -DskipTests package -pl dist)
+    (cd "$REPO" && mvn -B -q -DskipTests package -pl dist -am)
   fi
 fi
 
@@ -90,7 +90,8 @@ jq -r '.[] | [.job, .advise_rank, .measured_rank, .estimate_millis, .task_saved_
   "$WORK/check.json" | while IFS=$'\t' read -r job ar mr est tsaved jsaved verdict; do
   printf '%-26s %6s %8s %14s %18s %18s  %s\n' "$job" "$ar" "$mr" "$est" "$tsaved" "$jsaved" "$verdict"
 done
-echo "Medians of $REPS run(s) per mode; the advise report: $WORK/advise.md; JSON: $WORK/check.json"
+if [ "$RUN" = 1 ]; then RUNS="$REPS run(s)"; else RUNS="the runs in $WORK/compare"; fi
+echo "Medians of $RUNS per mode; the advise report: $WORK/advise.md; JSON: $WORK/check.json"
 if jq -e 'all(.advise_rank == .measured_rank)' "$WORK/check.json" >/dev/null; then
   echo "advise ranks the jobs as the measured task-time differences do"
 else

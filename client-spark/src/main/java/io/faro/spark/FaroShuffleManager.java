@@ -422,27 +422,27 @@ public final class FaroShuffleManager implements ShuffleManager {
               + " (faro.master.endpoints)",
           null);
     }
-    // Under auto a shuffle too wide to place whole now has its first page placed, to find out.
+    // A shuffle too wide to place whole now has its first page placed, to find out.
     java.util.concurrent.CompletableFuture<Void> placed =
-        manager.registerShuffle(shuffleId, maps, partitions, auto);
-    if (auto) {
-      // The placement at registration, which the map tasks would wait for anyway, decides.
-      try {
-        Futures.await(
-            placed,
-            settings.fallbackConnectTimeout(),
-            "the placement of shuffle " + shuffleId + " (faro.client.fallback.connect.timeout)");
-      } catch (RuntimeException e) {
-        manager.unregisterShuffle(shuffleId);
-        boolean quota = codeIn(e) == ErrorCode.QUOTA_EXCEEDED;
-        return fallBack(
-            shuffleId,
-            dependency,
-            quota ? FaroShuffleFallback.Kind.QUOTA : FaroShuffleFallback.Kind.NOT_PLACED,
-            (quota ? "over a quota of the Faro cluster: " : "the Faro cluster did not place it: ")
-                + e.getMessage(),
-            null);
-      }
+        manager.registerShuffle(shuffleId, maps, partitions, true);
+    // The placement at registration, which the map tasks would wait for anyway, decides: under
+    // auto whether the shuffle falls back, under never whether the job fails at once (a quota,
+    // no worker with room) rather than in its first map tasks.
+    try {
+      Futures.await(
+          placed,
+          settings.fallbackConnectTimeout(),
+          "the placement of shuffle " + shuffleId + " (faro.client.fallback.connect.timeout)");
+    } catch (RuntimeException e) {
+      manager.unregisterShuffle(shuffleId);
+      boolean quota = codeIn(e) == ErrorCode.QUOTA_EXCEEDED;
+      return fallBack(
+          shuffleId,
+          dependency,
+          quota ? FaroShuffleFallback.Kind.QUOTA : FaroShuffleFallback.Kind.NOT_PLACED,
+          (quota ? "over a quota of the Faro cluster: " : "the Faro cluster did not place it: ")
+              + e.getMessage(),
+          null);
     }
     carried.incrementAndGet();
     return new FaroShuffleHandle<>(

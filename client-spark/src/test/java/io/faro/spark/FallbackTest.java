@@ -258,6 +258,45 @@ class FallbackTest {
     }
   }
 
+  @Test
+  void underNeverAShuffleOverAQuotaFailsTheJobAtRegistrationNotInItsTasks() throws Exception {
+    try (MiniFaroCluster cluster = MiniFaroCluster.start(dir.resolve("quota-never"), 1)) {
+      setRules(cluster, "limit user=* bytes=1k\n", "");
+      SparkConf conf =
+          faro("quota-never", "127.0.0.1:" + cluster.masterPort())
+              .set("spark.faro.client.fallback.policy", "never");
+      assertThatThrownBy(
+              () ->
+                  run(
+                      conf,
+                      spark -> {
+                        org.apache.spark.api.java.JavaSparkContext sc =
+                            org.apache.spark.api.java.JavaSparkContext.fromSparkContext(
+                                spark.sparkContext());
+                        org.apache.spark.api.java.JavaPairRDD<Integer, Long> counts =
+                            sc.parallelize(SparkJobs.numbers(50_000, 4), 6)
+                                .mapToPair(n -> new scala.Tuple2<>(n % 1009, 1L))
+                                .reduceByKey(Long::sum, 11);
+                        assertThat(counts.count()).isEqualTo(1009);
+                        awaitQuotaReached(cluster.masterHttpPort());
+                        return SparkJobs.sorted(
+                            counts
+                                .mapToPair(t -> new scala.Tuple2<>(t._1() % 97, t._2()))
+                                .reduceByKey(Long::sum, 60)
+                                .collect());
+                      }))
+          .hasStackTraceContaining("spark.faro.client.fallback.policy is never")
+          .hasStackTraceContaining("is at its quota 'limit user=* bytes=1k'")
+          .satisfies(
+              e -> {
+                java.io.StringWriter trace = new java.io.StringWriter();
+                e.printStackTrace(new java.io.PrintWriter(trace));
+                // Refused when Spark registered the shuffle: no map task ran to fail on it.
+                assertThat(trace.toString()).doesNotContain("stage failure");
+              });
+    }
+  }
+
   /** Sets the masters' admission rules, as bin/faro admin admission set does. */
   private static void setRules(MiniFaroCluster cluster, String rules, String reason) {
     try (io.faro.common.network.ClientPool pool =

@@ -162,7 +162,8 @@ public final class ClientOptions {
           FallbackPolicy.class,
           "What the driver does, as Spark registers each shuffle, when Faro cannot carry it: "
               + "the masters did not answer within faro.client.fallback.connect.timeout, the "
-              + "cluster could not place it (no worker with room, a limit of the masters), or it "
+              + "cluster could not place it (no worker with room, a quota, a limit of the "
+              + "masters), or it "
               + "has more partitions than faro.client.fallback.max.partitions. auto (the "
               + "default): that shuffle uses Spark's built-in sort shuffle, and the driver logs "
               + "and posts the reason (a FaroShuffleFallback event in the event log); a job may "
@@ -178,8 +179,8 @@ public final class ClientOptions {
           "15s",
           Duration.ofMillis(100),
           "How long the driver waits for the masters: to register the application at its "
-              + "first shuffle, and, under fallback policy auto, for each shuffle's placement "
-              + "when Spark registers it. Past it the shuffle falls back (auto) or fails "
+              + "first shuffle, and, under fallback policy auto or never, for each shuffle's "
+              + "placement when Spark registers it. Past it the shuffle falls back (auto) or fails "
               + "(never). Under auto, an application that could not register tries again in the "
               + "background at most once a minute, its shuffles falling back meanwhile without "
               + "waiting; under never, each shuffle tries again.");

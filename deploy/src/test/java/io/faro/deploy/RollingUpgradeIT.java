@@ -193,12 +193,13 @@ class RollingUpgradeIT {
   }
 
   /**
-   * A port free now, outside the kernel's ephemeral range and not handed out before: the processes
-   * start minutes later, and a port from that range can meanwhile become the local port of some
-   * outgoing connection (seen in CI: "port 46227 is in use").
+   * A port free now on every address (the deployed processes listen on all), outside the kernel's
+   * ephemeral range and not handed out before: the processes start minutes later, and a port from
+   * that range can meanwhile become the local port of some outgoing connection (seen in CI: "port
+   * 46227 is in use").
    */
   private static int freePort() throws IOException {
-    return FreePorts.loopback(1)[0];
+    return FreePorts.pick("0.0.0.0", 1)[0];
   }
 
   private String masterEndpoints() {
