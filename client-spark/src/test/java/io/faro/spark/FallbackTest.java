@@ -227,24 +227,7 @@ class FallbackTest {
     try (MiniFaroCluster cluster = MiniFaroCluster.start(dir.resolve("quota"), 1)) {
       setRules(cluster, "limit user=* bytes=1k\n", "");
       Run run =
-          run(
-              faro("quota", "127.0.0.1:" + cluster.masterPort()),
-              spark -> {
-                org.apache.spark.api.java.JavaSparkContext sc =
-                    org.apache.spark.api.java.JavaSparkContext.fromSparkContext(
-                        spark.sparkContext());
-                org.apache.spark.api.java.JavaPairRDD<Integer, Long> counts =
-                    sc.parallelize(SparkJobs.numbers(50_000, 4), 6)
-                        .mapToPair(n -> new scala.Tuple2<>(n % 1009, 1L))
-                        .reduceByKey(Long::sum, 11);
-                assertThat(counts.count()).isEqualTo(1009);
-                awaitQuotaReached(cluster.masterHttpPort());
-                return SparkJobs.sorted(
-                    counts
-                        .mapToPair(t -> new scala.Tuple2<>(t._1() % 97, t._2()))
-                        .reduceByKey(Long::sum, 60)
-                        .collect());
-              });
+          run(faro("quota", "127.0.0.1:" + cluster.masterPort()), secondShuffleOverQuota(cluster));
 
       assertThat(run.result()).containsExactlyElementsOf(expectedTwoShuffles);
       assertThat(run.counts()).containsExactly(Map.entry(FaroShuffleFallback.Kind.QUOTA, 1));
@@ -265,26 +248,7 @@ class FallbackTest {
       SparkConf conf =
           faro("quota-never", "127.0.0.1:" + cluster.masterPort())
               .set("spark.faro.client.fallback.policy", "never");
-      assertThatThrownBy(
-              () ->
-                  run(
-                      conf,
-                      spark -> {
-                        org.apache.spark.api.java.JavaSparkContext sc =
-                            org.apache.spark.api.java.JavaSparkContext.fromSparkContext(
-                                spark.sparkContext());
-                        org.apache.spark.api.java.JavaPairRDD<Integer, Long> counts =
-                            sc.parallelize(SparkJobs.numbers(50_000, 4), 6)
-                                .mapToPair(n -> new scala.Tuple2<>(n % 1009, 1L))
-                                .reduceByKey(Long::sum, 11);
-                        assertThat(counts.count()).isEqualTo(1009);
-                        awaitQuotaReached(cluster.masterHttpPort());
-                        return SparkJobs.sorted(
-                            counts
-                                .mapToPair(t -> new scala.Tuple2<>(t._1() % 97, t._2()))
-                                .reduceByKey(Long::sum, 60)
-                                .collect());
-                      }))
+      assertThatThrownBy(() -> run(conf, secondShuffleOverQuota(cluster)))
           .hasStackTraceContaining("spark.faro.client.fallback.policy is never")
           .hasStackTraceContaining("is at its quota 'limit user=* bytes=1k'")
           .satisfies(
@@ -295,6 +259,29 @@ class FallbackTest {
                 assertThat(trace.toString()).doesNotContain("stage failure");
               });
     }
+  }
+
+  /**
+   * Two shuffles (the answer of {@link SparkJobs#twoShuffles}); between them, waits until the
+   * workers' bytes of the first put its user at the cluster's byte quota.
+   */
+  private static Function<SparkSession, List<String>> secondShuffleOverQuota(
+      MiniFaroCluster cluster) {
+    return spark -> {
+      org.apache.spark.api.java.JavaSparkContext sc =
+          org.apache.spark.api.java.JavaSparkContext.fromSparkContext(spark.sparkContext());
+      org.apache.spark.api.java.JavaPairRDD<Integer, Long> counts =
+          sc.parallelize(SparkJobs.numbers(50_000, 4), 6)
+              .mapToPair(n -> new scala.Tuple2<>(n % 1009, 1L))
+              .reduceByKey(Long::sum, 11);
+      assertThat(counts.count()).isEqualTo(1009);
+      awaitQuotaReached(cluster.masterHttpPort());
+      return SparkJobs.sorted(
+          counts
+              .mapToPair(t -> new scala.Tuple2<>(t._1() % 97, t._2()))
+              .reduceByKey(Long::sum, 60)
+              .collect());
+    };
   }
 
   /** Sets the masters' admission rules, as bin/faro admin admission set does. */
