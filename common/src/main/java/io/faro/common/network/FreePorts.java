@@ -1,5 +1,6 @@
 package io.faro.common.network;
 
+import java.io.BufferedReader;
 import java.io.IOException;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
@@ -48,7 +49,7 @@ public final class FreePorts {
         forgetOld(System.nanoTime());
         for (int i = 0; i < count; i++) {
           ServerSocket socket = below - LOWEST >= 1_000 ? bindBelow(address, below) : null;
-          sockets.add(socket != null ? socket : new ServerSocket(0, 1, address));
+          sockets.add(socket != null ? socket : bindAny(address));
         }
         long now = System.nanoTime();
         for (ServerSocket socket : sockets) {
@@ -88,14 +89,34 @@ public final class FreePorts {
     return null;
   }
 
-  /** The lowest port of the kernel's ephemeral range; 32768 where it cannot be read. */
-  static int ephemeralLow() {
+  /**
+   * A socket bound to a port the kernel picks, not one picked lately if it can help it: a port
+   * closed a moment ago may be the kernel's next pick.
+   */
+  private static ServerSocket bindAny(InetAddress address) throws IOException {
+    List<ServerSocket> refused = new ArrayList<>();
     try {
-      String[] range =
-          new String(Files.readAllBytes(EPHEMERAL_RANGE), StandardCharsets.US_ASCII)
-              .trim()
-              .split("\\s+");
-      return Integer.parseInt(range[0]);
+      for (int tries = 0; ; tries++) {
+        ServerSocket socket = new ServerSocket(0, 1, address);
+        if (!PICKED.containsKey(socket.getLocalPort()) || tries >= 100) {
+          return socket;
+        }
+        refused.add(socket); // held, so that the kernel picks another
+      }
+    } finally {
+      refused.forEach(FreePorts::closeQuietly);
+    }
+  }
+
+  /**
+   * The lowest port of the kernel's ephemeral range; 32768 where it cannot be read. Read line by
+   * line: a /proc file says its size is 0, and Files.readAllBytes then returns only its first byte
+   * (seen on Java 17: "3" for "32768 60999").
+   */
+  static int ephemeralLow() {
+    try (BufferedReader in = Files.newBufferedReader(EPHEMERAL_RANGE, StandardCharsets.US_ASCII)) {
+      String line = in.readLine();
+      return Integer.parseInt(line.trim().split("\\s+")[0]);
     } catch (IOException | RuntimeException unreadable) {
       return 32_768;
     }
