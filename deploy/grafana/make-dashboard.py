@@ -47,6 +47,9 @@ ROWS = [
     ("Disks", [
         ("Written", "Bps", ["rate(faro_worker_disk_written_bytes_total[1m])"]),
         ("Read", "Bps", ["rate(faro_worker_disk_read_bytes_total[1m])"]),
+        ("Read ahead: loaded, found cached", "Bps",
+         ["rate(faro_worker_disk_read_ahead_bytes_total[1m])",
+          "rate(faro_worker_disk_read_ahead_resident_bytes_total[1m])"]),
         ("Write time per MiB", "s",
          ["rate(faro_worker_disk_write_seconds_total[5m]) / "
           "(rate(faro_worker_disk_written_bytes_total[5m]) / 1048576)"]),

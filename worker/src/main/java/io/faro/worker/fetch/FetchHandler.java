@@ -16,6 +16,7 @@ import io.faro.proto.OpenStreamRequest;
 import io.faro.proto.OpenStreamResponse;
 import io.faro.worker.partition.PartitionCommit;
 import io.faro.worker.partition.PartitionStore;
+import io.faro.worker.partition.ReadAhead;
 import io.faro.worker.protocol.ProtoMapper;
 import io.faro.worker.storage.DiskReader;
 import io.faro.worker.storage.PartitionFile;
@@ -38,16 +39,42 @@ import java.nio.file.StandardOpenOption;
  * <p>A fetch that names maps (a sub-read of a skewed partition) gets only their batches of the
  * chunk ({@link MapRangeCut}), so that the sub-reads of one partition fetch its bytes once between
  * them.
+ *
+ * <p>Each fetch may also queue, behind the chunk reads, the read-ahead of the files reducers will
+ * fetch next ({@link ReadAhead}, {@link DiskReader#warm}); it does nothing on a disk with direct
+ * I/O.
  */
 public final class FetchHandler implements RequestHandler {
+  private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(FetchHandler.class);
+
   /** The requests this port serves. */
   public static final java.util.List<MessageType> SERVED =
       java.util.List.of(MessageType.OPEN_STREAM_REQUEST, MessageType.FETCH_CHUNK_REQUEST);
 
-  private final PartitionStore store;
+  /**
+   * How much of a shuffle to read ahead of its reducers (faro.worker.read.ahead.files and .bytes).
+   */
+  public record ReadAheadLimits(int files, long bytes) {
+    public static final ReadAheadLimits NONE = new ReadAheadLimits(0, 0);
 
+    public ReadAheadLimits {
+      if (files < 0 || bytes < 0) {
+        throw new IllegalArgumentException("negative read-ahead: " + files + " files, " + bytes);
+      }
+    }
+  }
+
+  private final PartitionStore store;
+  private final ReadAheadLimits readAhead;
+
+  /** A handler that reads nothing ahead. */
   public FetchHandler(PartitionStore store) {
+    this(store, ReadAheadLimits.NONE);
+  }
+
+  public FetchHandler(PartitionStore store, ReadAheadLimits readAhead) {
     this.store = requireNonNull(store, "store is null");
+    this.readAhead = requireNonNull(readAhead, "readAhead is null");
   }
 
   /** Reading a shuffle needs the secret of the application it belongs to. */
@@ -152,6 +179,7 @@ public final class FetchHandler implements RequestHandler {
                   responder.respond(answer, sent);
                 }
               });
+      readAhead(key);
       return;
     }
     // Open and check the file before answering: once the answer is being sent, a missing or
@@ -176,6 +204,26 @@ public final class FetchHandler implements RequestHandler {
     // reader of some maps: a chunk this large is one pushed part, of one map.
     store.counters().chunkFetched(length, 0);
     responder.respond(answer, new DefaultFileRegion(channel, offset, length));
+    readAhead(key);
+  }
+
+  /**
+   * Queues, behind the chunk reads, the read-ahead of the shuffle's files that reducers will fetch
+   * next, now that one fetched {@code fetched} (see {@link io.faro.worker.partition.ReadAhead}).
+   */
+  private void readAhead(PartitionKey fetched) {
+    if (readAhead.files() == 0 || readAhead.bytes() == 0) {
+      return;
+    }
+    try {
+      for (ReadAhead.Target target :
+          store.readAhead(fetched, readAhead.files(), readAhead.bytes())) {
+        target.reader().warm(target.file(), target.bytes());
+      }
+    } catch (RuntimeException e) {
+      // Only a saving: never a second answer to a fetch already answered.
+      LOG.debug("No read-ahead after a fetch of {}: {}", fetched, e.toString());
+    }
   }
 
   private static void closeQuietly(FileChannel channel) {

@@ -46,9 +46,19 @@ public final class PartitionStore implements AutoCloseable {
    * One partition location to reserve, on the disk at {@code diskIndex} of faro.worker.dirs; a
    * primary with replication names its replica's push address.
    */
-  public record Reservation(int partition, int epoch, int diskIndex, Optional<HostPort> replica) {
+  public record Reservation(
+      int partition, int epoch, int diskIndex, Optional<HostPort> replica, boolean replicaCopy) {
     public Reservation {
       requireNonNull(replica, "replica is null");
+      if (replicaCopy && replica.isPresent()) {
+        throw new IllegalArgumentException(
+            "partition " + partition + " epoch " + epoch + ": a replica copy has no replica");
+      }
+    }
+
+    /** A primary copy, with its replica's push address if it has one. */
+    public Reservation(int partition, int epoch, int diskIndex, Optional<HostPort> replica) {
+      this(partition, epoch, diskIndex, replica, false);
     }
 
     public Reservation(int partition, int epoch, int diskIndex) {
@@ -330,6 +340,9 @@ public final class PartitionStore implements AutoCloseable {
           Disk disk = chosen.remove(key);
           if (disk != null) {
             ReplicaLink link = r.replica().map(replicaLinks).orElse(null);
+            if (r.replicaCopy()) {
+              state.replicaCopies.add(key);
+            }
             state.writers.put(key, new PartitionWriter(key, disk, settings, link));
             heldLocations.incrementAndGet();
           }
@@ -621,6 +634,56 @@ public final class PartitionStore implements AutoCloseable {
           ErrorCode.STORAGE_FAILED, "partition " + key + " failed: " + f.reason());
     }
     return (PartitionCommit.Committed) commit;
+  }
+
+  /**
+   * The files of {@code fetched}'s shuffle to read ahead now that a reducer fetched it ({@link
+   * ReadAhead}): none before every location of the shuffle here has its commit outcome.
+   */
+  public List<ReadAhead.Target> readAhead(PartitionKey fetched, int maxFiles, long maxBytes) {
+    ShuffleState state = shuffles.get(fetched.shuffle());
+    if (state == null) {
+      return List.of();
+    }
+    ReadAhead plan = state.readAhead;
+    if (plan == null) {
+      plan = readAheadPlan(state);
+      if (plan == null) {
+        return List.of();
+      }
+    }
+    return plan.next(fetched, maxFiles, maxBytes);
+  }
+
+  /** The shuffle's read-ahead plan, made once every location has its outcome; else null. */
+  private ReadAhead readAheadPlan(ShuffleState state) {
+    synchronized (state) {
+      if (state.readAhead != null || !state.commitStarted || state.expired) {
+        return state.readAhead;
+      }
+      List<ReadAhead.Target> targets = new ArrayList<>();
+      for (Map.Entry<PartitionKey, PartitionWriter> e : state.writers.entrySet()) {
+        CompletableFuture<PartitionCommit> outcome = e.getValue().commitOutcome().orElse(null);
+        if (outcome == null || !outcome.isDone()) {
+          return null; // asked again at the next fetch
+        }
+        if (!state.replicaCopies.contains(e.getKey())
+            && outcome.join() instanceof PartitionCommit.Committed c) {
+          addTarget(targets, c, e.getValue().diskIndex());
+        }
+      }
+      // Restored locations' roles are not recorded: every one is read ahead.
+      state.restored.values().forEach(r -> addTarget(targets, r.commit(), r.diskIndex()));
+      state.readAhead = new ReadAhead(targets);
+      return state.readAhead;
+    }
+  }
+
+  private void addTarget(List<ReadAhead.Target> targets, PartitionCommit.Committed c, int disk) {
+    if (c.file().isPresent() && c.bytes() > 0) {
+      targets.add(
+          new ReadAhead.Target(c.key(), c.file().get(), c.bytes(), disks.get(disk).reader()));
+    }
   }
 
   /**

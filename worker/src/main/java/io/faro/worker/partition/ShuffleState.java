@@ -24,6 +24,12 @@ final class ShuffleState {
   /** Locations an earlier run of this worker committed, served again after a restart. */
   final Map<PartitionKey, RestoredPartition> restored = new ConcurrentHashMap<>();
 
+  /** The writers that hold a replica copy (read only when the primary copy is lost). */
+  final java.util.Set<PartitionKey> replicaCopies = ConcurrentHashMap.newKeySet();
+
+  /** What to read ahead as reducers fetch; made at the first fetch after the commit. */
+  volatile ReadAhead readAhead;
+
   // @GuardedBy("this")
   CompletableFuture<ShuffleCommit> commit;
   // @GuardedBy("this")

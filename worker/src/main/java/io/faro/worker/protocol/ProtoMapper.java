@@ -51,7 +51,11 @@ public final class ProtoMapper {
                     location.getReplica().getEndpoint().getPushPort()))
             : Optional.empty();
     return new PartitionStore.Reservation(
-        location.getPartitionId(), location.getEpoch(), location.getDiskIndex(), replica);
+        location.getPartitionId(),
+        location.getEpoch(),
+        location.getDiskIndex(),
+        replica,
+        location.getRole() == io.faro.proto.RoleP.REPLICA && replica.isEmpty());
   }
 
   public static DiskTierP toProto(DiskTier tier) {

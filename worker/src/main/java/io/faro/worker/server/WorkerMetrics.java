@@ -161,6 +161,22 @@ final class WorkerMetrics {
         "Time spent reading them.",
         () -> disk.ioTimes()[3] / NANOS_PER_SECOND,
         labels);
+    metrics.counter(
+        "faro_worker_disk_read_ahead_bytes",
+        "Bytes of partition files read into the page cache ahead of reducers"
+            + " (faro.worker.read.ahead.files).",
+        () -> disk.reader().warmedBytes(),
+        labels);
+    metrics.counter(
+        "faro_worker_disk_read_ahead_resident_bytes",
+        "Bytes read-ahead found in the page cache already, with nothing to read.",
+        () -> disk.reader().warmResidentBytes(),
+        labels);
+    metrics.counter(
+        "faro_worker_disk_read_ahead_seconds",
+        "Time the disk's reader threads spent on read-ahead.",
+        () -> disk.reader().warmNanos() / NANOS_PER_SECOND,
+        labels);
     if (timeFlushes) {
       Latency flushes =
           metrics.latency(

@@ -280,7 +280,12 @@ public final class WorkerServer implements AutoCloseable {
             settings.fetchPort(),
             WorkerOptions.FETCH_PORT.key(),
             network,
-            ConnectionDropper.wrap(new FetchHandler(store), settings.testingDropPerMille()),
+            ConnectionDropper.wrap(
+                new FetchHandler(
+                    store,
+                    new FetchHandler.ReadAheadLimits(
+                        settings.readAheadFiles(), settings.readAheadBytes())),
+                settings.testingDropPerMille()),
             null,
             FrameDecoder.Bodies.CONTIGUOUS,
             null,

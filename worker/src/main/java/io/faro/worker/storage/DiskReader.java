@@ -10,8 +10,10 @@ import io.netty.buffer.CompositeByteBuf;
 import io.netty.buffer.UnpooledByteBufAllocator;
 import io.netty.buffer.UnpooledDirectByteBuf;
 import io.netty.util.concurrent.DefaultThreadFactory;
+import io.netty.util.internal.PlatformDependent;
 import java.io.IOException;
 import java.nio.ByteBuffer;
+import java.nio.MappedByteBuffer;
 import java.nio.channels.FileChannel;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
@@ -52,22 +54,40 @@ import org.slf4j.LoggerFactory;
  * error: what the worker holds for fetches never grows past the pool, however many reducers ask at
  * once.
  *
+ * <p>Read-ahead ({@link #warm}): on a disk read through the page cache, a file that reducers will
+ * soon fetch can be brought into the page cache ahead of them, when the reader threads have no
+ * chunk read to serve. Reducers fetch a partition only when their task starts and then spend time
+ * on its records, so without it the disk idles while they compute and they wait while it reads;
+ * with it, the disk's time overlaps theirs. A warm-up skips a file whose pages are all resident
+ * (asked of the kernel through a mapping), else reads it through one segment of the pool, taken
+ * only when one is free and no read waits for one, in reads as large as a chunk read's. A thread
+ * takes a warm-up only when no chunk read is queued, and stops it after the segment during which a
+ * chunk read came to wait (for a thread or for buffers), so a fetch waits for one segment's read at
+ * most; with several threads, a warm-up may run beside the chunk reads other threads serve. Only
+ * the latest {@link #MAX_QUEUED_WARMS} warm-ups wait. (Loading the mapping instead would read most
+ * of the file in page faults, in requests of the read-ahead window's size: many more of them on a
+ * disk priced in requests.)
+ *
  * <p>Counters: {@link #readBytes()} and {@link #readNanos()} add up, since start, the bytes read
  * from files and the time spent opening and reading them, and nothing else (not the wait in the
- * queue or for buffers): their ratio is how fast the disk itself serves reads.
+ * queue or for buffers, not read-ahead): their ratio is how fast the disk itself serves reads.
  *
  * <p>Thread-safety: every method may be called from any thread; only {@link #close()} waits (for
  * the reads queued before it).
  *
- * <p>Over 400 lines, knowingly: the round scheduler, the segment pool and the aligned or buffered
- * read share one lock-and-permit discipline (a read reserves its segments on a reader thread, its
- * bytes return them); split, that discipline would span classes.
+ * <p>Over 500 lines, knowingly: the round scheduler (and the read-ahead that waits behind it), the
+ * segment pool and the aligned or buffered read share one lock-and-permit discipline (a read
+ * reserves its segments on a reader thread, its bytes return them); split, that discipline would
+ * span classes.
  */
 public final class DiskReader implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(DiskReader.class);
 
   /** Size of one pooled read buffer. */
   public static final int SEGMENT_BYTES = 1 << 20;
+
+  /** Warm-ups kept waiting at most; a newer one pushes out the oldest, by now the least useful. */
+  static final int MAX_QUEUED_WARMS = 256;
 
   /** The order in which a round serves its reads; a stable sort keeps ties in arrival order. */
   private static final Comparator<QueuedRead> FILE_ORDER =
@@ -86,8 +106,10 @@ public final class DiskReader implements AutoCloseable {
   private final List<QueuedRead> queued = new ArrayList<>();
   // @GuardedBy("lock"): the reads of the current round not taken by a thread yet, in file order.
   private final ArrayDeque<QueuedRead> round = new ArrayDeque<>();
-  // @GuardedBy("lock")
-  private boolean closed;
+  // @GuardedBy("lock"): warm-ups waiting for the reader threads to have nothing else to do.
+  private final ArrayDeque<Warm> warms = new ArrayDeque<>();
+  // Written under lock; read without it by a warm-up, to stop early.
+  private volatile boolean closed;
 
   /** Segments not reserved by any read; fair, so that a large read is not overtaken forever. */
   private final Semaphore unreserved;
@@ -97,6 +119,9 @@ public final class DiskReader implements AutoCloseable {
   private final long waitMillis;
   private final AtomicLong readBytes = new AtomicLong();
   private final AtomicLong readNanos = new AtomicLong();
+  private final AtomicLong warmedBytes = new AtomicLong();
+  private final AtomicLong warmResidentBytes = new AtomicLong();
+  private final AtomicLong warmNanos = new AtomicLong();
 
   /**
    * Starts {@code threadCount} reader threads named {@code <name>-N}.
@@ -155,6 +180,63 @@ public final class DiskReader implements AutoCloseable {
     return readNanos.get();
   }
 
+  /** Bytes that read-ahead found outside the page cache and loaded, since start. */
+  public long warmedBytes() {
+    return warmedBytes.get();
+  }
+
+  /** Bytes that read-ahead found in the page cache already (nothing to do), since start. */
+  public long warmResidentBytes() {
+    return warmResidentBytes.get();
+  }
+
+  /** Nanoseconds spent on read-ahead since start (checking and loading). */
+  public long warmNanos() {
+    return warmNanos.get();
+  }
+
+  /** Whether {@link #warm} does anything here: only on a disk read through the page cache. */
+  public boolean readsThroughPageCache() {
+    return direct == null;
+  }
+
+  /**
+   * Queues the read-ahead of the first {@code length} bytes of {@code file} (see the class
+   * comment); never blocks. The future completes once done: true when the bytes were loaded or
+   * found resident, false when nothing was done (a disk with direct I/O, a warm-up pushed out of
+   * the queue or queued at close, a file that cannot be read: read-ahead is only a saving, its
+   * failures are the chunk read's to report).
+   */
+  public CompletableFuture<Boolean> warm(Path file, long length) {
+    return warm(file, length, true);
+  }
+
+  /**
+   * As {@link #warm(Path, long)}; {@code checkResident} false reads the file whether it is resident
+   * or not (for tests, whose files are always resident).
+   */
+  CompletableFuture<Boolean> warm(Path file, long length, boolean checkResident) {
+    Warm warm = new Warm(requireNonNull(file, "file is null"), length, checkResident);
+    if (direct != null || length <= 0) {
+      warm.done.complete(false);
+      return warm.done;
+    }
+    Warm dropped;
+    synchronized (lock) {
+      if (closed) {
+        dropped = warm;
+      } else {
+        warms.addLast(warm);
+        dropped = warms.size() > MAX_QUEUED_WARMS ? warms.pollFirst() : null;
+        lock.notify();
+      }
+    }
+    if (dropped != null) {
+      dropped.done.complete(false);
+    }
+    return warm.done;
+  }
+
   /**
    * Queues a read of {@code length} bytes of {@code file} at {@code offset}, served by a reader
    * thread in its round (see the class comment); never blocks. The future completes with bytes the
@@ -198,16 +280,17 @@ public final class DiskReader implements AutoCloseable {
 
   /** A reader thread's life: serves reads until the reader is closed and every read is served. */
   private void serve() {
-    for (QueuedRead read = next(); read != null; read = next()) {
-      read.serve();
+    for (Runnable task = next(); task != null; task = next()) {
+      task.run();
     }
   }
 
   /**
    * The next read to serve: the current round's next one, or the first of a new round when the
-   * current one is all taken; waits while there is none. Null once closed with nothing left.
+   * current one is all taken, or, with no read at all, the oldest warm-up; waits while there is
+   * none. Null once closed with no read left (warm-ups queued then are dropped).
    */
-  private QueuedRead next() {
+  private Runnable next() {
     synchronized (lock) {
       while (round.isEmpty()) {
         if (!queued.isEmpty()) {
@@ -220,6 +303,8 @@ public final class DiskReader implements AutoCloseable {
           }
         } else if (closed) {
           return null;
+        } else if (!warms.isEmpty()) {
+          return warms.pollFirst()::serve;
         } else {
           try {
             lock.wait();
@@ -228,7 +313,7 @@ public final class DiskReader implements AutoCloseable {
           }
         }
       }
-      return round.poll();
+      return round.poll()::serve;
     }
   }
 
@@ -369,10 +454,14 @@ public final class DiskReader implements AutoCloseable {
    */
   @Override
   public void close() {
+    List<Warm> dropped;
     synchronized (lock) {
       closed = true;
+      dropped = new ArrayList<>(warms);
+      warms.clear();
       lock.notifyAll();
     }
+    dropped.forEach(w -> w.done.complete(false));
     long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
     try {
       for (Thread thread : threads) {
@@ -421,6 +510,111 @@ public final class DiskReader implements AutoCloseable {
         // Errors too (e.g. out of direct memory): the fetch must get an answer.
         result.completeExceptionally(
             new FaroException(ErrorCode.STORAGE_FAILED, "cannot read " + file + ": " + t, t));
+      }
+    }
+  }
+
+  /** Whether a chunk read waits: for a reader thread, or for read buffers. */
+  private boolean fetchWaiting() {
+    return queuedReads() > 0 || unreserved.hasQueuedThreads();
+  }
+
+  /** Reserves one segment if one is free and no read waits for one, without waiting. */
+  private boolean tryReserveOne() {
+    try {
+      // Unlike tryAcquire(), a timed one honours the fair semaphore's queue.
+      return unreserved.tryAcquire(0, TimeUnit.SECONDS);
+    } catch (InterruptedException e) {
+      return false; // only close stops a reader thread (see #reserve)
+    }
+  }
+
+  /** A read-ahead waiting for the reader threads to be idle. */
+  private final class Warm {
+    final Path file;
+    final long length;
+    final boolean checkResident;
+    final CompletableFuture<Boolean> done = new CompletableFuture<>();
+
+    Warm(Path file, long length, boolean checkResident) {
+      this.file = file;
+      this.length = length;
+      this.checkResident = checkResident;
+    }
+
+    /**
+     * On a reader thread: checks whether the file's first {@code length} bytes (fewer if the file
+     * is shorter) are resident, and reads them through the page cache into one pooled segment, over
+     * and over, if not; always completes {@link #done}.
+     */
+    void serve() {
+      long start = System.nanoTime();
+      boolean warmed = false;
+      try (FileChannel channel = FileChannel.open(file, StandardOpenOption.READ)) {
+        long bytes = Math.min(length, channel.size());
+        if (bytes > 0 && checkResident && resident(channel, bytes)) {
+          warmResidentBytes.addAndGet(bytes);
+          warmed = true;
+        } else if (bytes > 0) {
+          warmed = readThrough(channel, bytes);
+        } else {
+          warmed = true;
+        }
+      } catch (Throwable t) {
+        // Gone (the shuffle expired meanwhile), unreadable, or out of direct memory: the chunk
+        // read reports it, if any; the reader thread goes on either way.
+        LOG.debug("{}: no read-ahead of {}: {}", name, file, t.toString());
+      } finally {
+        warmNanos.addAndGet(System.nanoTime() - start);
+        done.complete(warmed);
+      }
+    }
+
+    /** Whether every page of the file's first {@code bytes} is in the page cache (mincore). */
+    private boolean resident(FileChannel channel, long bytes) throws IOException {
+      MappedByteBuffer mapped = channel.map(FileChannel.MapMode.READ_ONLY, 0, bytes);
+      try {
+        return mapped.isLoaded();
+      } finally {
+        // Unmapped now, not whenever the collector finds the buffer.
+        PlatformDependent.freeDirectBuffer(mapped);
+      }
+    }
+
+    /**
+     * Reads the bytes in segment-sized reads, as a fetch would (the kernel reads them in requests
+     * as large as the device takes), into a segment of the pool taken only if one is free: a disk
+     * whose buffers are all lent out is busy serving fetches, and reads nothing ahead. Stops after
+     * the segment during which a chunk read was queued, so that a fetch waits for one segment's
+     * read at most.
+     */
+    private boolean readThrough(FileChannel channel, long bytes) throws IOException {
+      // Not ahead of a read that waits for buffers (a plain tryAcquire would barge past it).
+      if (fetchWaiting() || !tryReserveOne()) {
+        return false;
+      }
+      ByteBuffer memory = null;
+      long position = 0;
+      try {
+        memory = take();
+        while (position < bytes) {
+          memory.clear().limit((int) Math.min(memory.capacity(), bytes - position));
+          int n = channel.read(memory, position);
+          if (n <= 0) {
+            break;
+          }
+          position += n;
+          if (fetchWaiting() || closed) {
+            break; // a fetch goes first; the rest of this file is read when it is fetched
+          }
+        }
+        return true;
+      } finally {
+        warmedBytes.addAndGet(position);
+        if (memory != null) {
+          free.offer(memory);
+        }
+        unreserved.release();
       }
     }
   }

@@ -61,14 +61,16 @@ class FetchHandlerTest {
   @BeforeEach
   void setUp() {
     // One segment of read buffers: a read of up to 1 MiB - 2 bytes at a time.
+    open(DiskReader.SEGMENT_BYTES);
+  }
+
+  /** Opens the disk with {@code readBuffers} bytes of read buffers, a store and a fetch port. */
+  private void open(long readBuffers) {
     disks =
         Disks.open(
             List.of(new DiskDir(root.resolve("d0"), DiskTier.HDD)),
             new Disks.Options(
-                Disks.Options.everyTier(new DiskThreads(1, 1)),
-                IoMode.BUFFERED,
-                DiskReader.SEGMENT_BYTES,
-                5000),
+                Disks.Options.everyTier(new DiskThreads(1, 1)), IoMode.BUFFERED, readBuffers, 5000),
             "test");
     memoryThread = Executors.newSingleThreadScheduledExecutor();
     budget = new MemoryBudget(1L << 30, 1L << 29, () -> store.flushBuffered(), memoryThread);
@@ -80,13 +82,19 @@ class FetchHandlerTest {
             0,
             WorkerOptions.FETCH_PORT.key(),
             NetworkOptions.Settings.from(FaroConf.empty()),
-            new FetchHandler(store),
+            // Two files ahead of the highest partition fetched.
+            new FetchHandler(store, new FetchHandler.ReadAheadLimits(2, 1L << 30)),
             null);
   }
 
   @AfterEach
   void tearDown() throws InterruptedException {
+    close();
+  }
+
+  private void close() throws InterruptedException {
     clients.forEach(WorkerClient::close);
+    clients.clear();
     server.close();
     store.close();
     disks.close();
@@ -169,6 +177,55 @@ class FetchHandlerTest {
     assertThat(client.fetchChunk(key, 1)).isEqualTo(little);
     assertThat(reader.readBytes()).isEqualTo(little.length);
     Eventually.await("every read buffer back in the pool", () -> reader.segmentsInUse() == 0);
+  }
+
+  @Test
+  void aFetchReadsTheFilesAfterTheHighestPartitionFetchedAheadOnceEachSkippingReplicas()
+      throws InterruptedException {
+    // Read buffers to spare: a file the page cache lost is read ahead into a free one.
+    close();
+    open(8L * DiskReader.SEGMENT_BYTES);
+    DiskReader reader = disks.get(0).reader();
+    // Partitions 0 to 5 are here; 2 is a replica copy, read only if its primary were lost.
+    List<PartitionStore.Reservation> reservations = new ArrayList<>();
+    for (int p = 0; p < 6; p++) {
+      reservations.add(
+          p == 2
+              ? new PartitionStore.Reservation(p, 0, 0, java.util.Optional.empty(), true)
+              : new PartitionStore.Reservation(p, 0, 0));
+    }
+    store.reserve(SHUFFLE, reservations);
+    long[] bytes = new long[6];
+    Random random = new Random(24);
+    for (int p = 0; p < 6; p++) {
+      bytes[p] = appendRandomParts(new PartitionKey(SHUFFLE, p, 0), 10, random).length;
+    }
+    store.commit(SHUFFLE).join();
+    WorkerClient client = client("reducer");
+
+    client.fetchAll(new PartitionKey(SHUFFLE, 0, 0));
+    awaitReadAhead(reader, bytes[1] + bytes[3]);
+    client.fetchAll(new PartitionKey(SHUFFLE, 1, 0));
+    awaitReadAhead(reader, bytes[1] + bytes[3] + bytes[4]);
+    // Behind the frontier (a retried reducer): nothing; then the last one, once.
+    client.fetchAll(new PartitionKey(SHUFFLE, 0, 0));
+    client.fetchAll(new PartitionKey(SHUFFLE, 3, 0));
+    awaitReadAhead(reader, bytes[1] + bytes[3] + bytes[4] + bytes[5]);
+    client.fetchAll(new PartitionKey(SHUFFLE, 5, 0));
+    client.fetchAll(new PartitionKey(SHUFFLE, 4, 0));
+    // Read-ahead waits behind chunk reads on the one reader thread: queued after the fetches
+    // above, a read-ahead would be done by the time of this one's.
+    client.fetchAll(new PartitionKey(SHUFFLE, 1, 0));
+    assertThat(reader.warmedBytes() + reader.warmResidentBytes())
+        .isEqualTo(bytes[1] + bytes[3] + bytes[4] + bytes[5]);
+  }
+
+  /** Waits until {@code reader} has read ahead {@code bytes} in all, and checks not more. */
+  private static void awaitReadAhead(DiskReader reader, long bytes) {
+    Eventually.await(
+        "read ahead " + bytes + " bytes",
+        () -> reader.warmedBytes() + reader.warmResidentBytes() >= bytes);
+    assertThat(reader.warmedBytes() + reader.warmResidentBytes()).isEqualTo(bytes);
   }
 
   private WorkerClient client(String name) {

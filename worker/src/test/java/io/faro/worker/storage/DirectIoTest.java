@@ -167,6 +167,10 @@ class DirectIoTest {
         }
       }
       assertThat(reader.segmentsInUse()).isZero();
+      // Read-ahead fills the page cache, which a disk with direct I/O never reads from.
+      assertThat(reader.readsThroughPageCache()).isFalse();
+      assertThat(reader.warm(file, data.length)).isCompletedWithValue(false);
+      assertThat(reader.warmedBytes() + reader.warmResidentBytes()).isZero();
     }
   }
 

@@ -221,6 +221,89 @@ class DiskReaderTest {
     }
   }
 
+  @Test
+  void readAheadWaitsBehindEveryChunkReadAndCountsWhatItFound() throws Exception {
+    try (DiskReader reader = reader(1)) {
+      assertThat(reader.readsThroughPageCache()).isTrue();
+      Blocker first = new Blocker("first");
+      CompletableFuture<ByteBuf> firstRead = reader.read(a, 0, 10, first);
+      first.awaitServing();
+      // Queued before a chunk read, served after it.
+      CompletableFuture<Boolean> warm = reader.warm(b, FILE_BYTES);
+      CompletableFuture<Void> warmServed = warm.thenRun(() -> served.add("warm b"));
+      CompletableFuture<ByteBuf> read = reader.read(a, 100, 10, recording(a, 100));
+      first.release();
+
+      warmServed.get(WAIT_SECONDS, TimeUnit.SECONDS);
+      assertThat(warm.get()).isTrue();
+      assertBytes(firstRead, a, 0, 10);
+      assertBytes(read, a, 100, 10);
+      assertThat(served).containsExactly("first", "a@100", "warm b");
+      // Loaded or found resident (a file just written usually is), and not counted as chunk reads.
+      assertThat(reader.warmedBytes() + reader.warmResidentBytes()).isEqualTo(FILE_BYTES);
+      assertThat(reader.warmNanos()).isPositive();
+      assertThat(reader.readBytes()).isEqualTo(20);
+
+      // Asked for more than the file holds: the file. A missing file: nothing, and no harm done.
+      assertThat(reader.warm(a, 10L * FILE_BYTES).get(WAIT_SECONDS, TimeUnit.SECONDS)).isTrue();
+      assertThat(reader.warmedBytes() + reader.warmResidentBytes()).isEqualTo(2L * FILE_BYTES);
+      assertThat(reader.warm(root.resolve("gone.data"), 10).get(WAIT_SECONDS, TimeUnit.SECONDS))
+          .isFalse();
+      assertThat(reader.warm(a, 0)).isCompletedWithValue(false);
+      assertBytes(reader.read(a, 0, 10, () -> true), a, 0, 10);
+      assertThat(reader.segmentsInUse()).isZero();
+    }
+  }
+
+  @Test
+  void aFileNotResidentIsReadThroughOneSegmentOnlyWhenOneIsFree() throws Exception {
+    byte[] data = new byte[2 * DiskReader.SEGMENT_BYTES + 12345];
+    new Random(13).nextBytes(data);
+    Path file = root.resolve("ahead.data");
+    Files.write(file, data);
+    // One segment in the pool. A test's files are always resident: read them regardless.
+    try (DiskReader reader =
+        new DiskReader("test-reader", PAGE_CACHE, 1, DiskReader.SEGMENT_BYTES, 10_000)) {
+      assertThat(reader.warm(file, data.length, false).get(WAIT_SECONDS, TimeUnit.SECONDS))
+          .isTrue();
+      assertThat(reader.warmedBytes()).isEqualTo(data.length);
+      assertThat(reader.warmResidentBytes()).isZero();
+      assertThat(reader.segmentsInUse()).isZero();
+
+      // The segment lent out in a fetch's answer: the disk is busy serving, nothing is read ahead.
+      ByteBuf held = reader.read(a, 0, 10, () -> true).get(WAIT_SECONDS, TimeUnit.SECONDS);
+      assertThat(reader.warm(file, data.length, false).get(WAIT_SECONDS, TimeUnit.SECONDS))
+          .isFalse();
+      assertThat(reader.warmedBytes()).isEqualTo(data.length);
+      held.release();
+      assertThat(reader.segmentsInUse()).isZero();
+    }
+  }
+
+  @Test
+  void onlyTheLatestWarmUpsWaitAndClosingDropsThem() throws Exception {
+    DiskReader reader = reader(1);
+    Blocker first = new Blocker("first");
+    CompletableFuture<ByteBuf> firstRead = reader.read(a, 0, 10, first);
+    first.awaitServing();
+    List<CompletableFuture<Boolean>> warms = new ArrayList<>();
+    for (int i = 0; i <= DiskReader.MAX_QUEUED_WARMS; i++) {
+      warms.add(reader.warm(b, 10));
+    }
+    // One too many: the oldest is pushed out at once, the others wait.
+    assertThat(warms.get(0)).isCompletedWithValue(false);
+    assertThat(warms.get(1)).isNotDone();
+
+    CompletableFuture<Void> closing = CompletableFuture.runAsync(reader::close);
+    Eventually.await("the waiting warm-ups dropped", () -> warms.get(warms.size() - 1).isDone());
+    first.release();
+    closing.get(WAIT_SECONDS, TimeUnit.SECONDS);
+    assertBytes(firstRead, a, 0, 10);
+    assertThat(warms).allSatisfy(w -> assertThat(w).isCompletedWithValue(false));
+    assertThat(reader.warm(b, 10)).isCompletedWithValue(false);
+    assertThat(reader.warmedBytes() + reader.warmResidentBytes()).isZero();
+  }
+
   /** A read queued at {@code offset} of {@code file}. */
   private record Queued(Path file, long offset, CompletableFuture<ByteBuf> bytes) {}
 
