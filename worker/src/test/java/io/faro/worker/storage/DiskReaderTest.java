@@ -114,10 +114,8 @@ class DiskReaderTest {
 
   @Test
   void aReaderThroughThePageCacheReadsAnyRangeWithinItsPool() throws Exception {
-    byte[] data = new byte[2 * DiskReader.SEGMENT_BYTES + 12345];
-    new Random(12).nextBytes(data);
     Path file = root.resolve("large.data");
-    Files.write(file, data);
+    byte[] data = writeRandom(file, 2 * DiskReader.SEGMENT_BYTES + 12345, 12);
     try (DiskReader reader = new DiskReader("test-reader", PAGE_CACHE, 2, 3L << 20, 1000)) {
       // Nothing to align: a read may take the whole pool but for the two bytes kept for alignment.
       assertThat(reader.maxReadBytes()).isEqualTo(3L * DiskReader.SEGMENT_BYTES - 2);
@@ -257,10 +255,8 @@ class DiskReaderTest {
 
   @Test
   void aFileNotResidentIsReadThroughOneSegmentOnlyWhenOneIsFree() throws Exception {
-    byte[] data = new byte[2 * DiskReader.SEGMENT_BYTES + 12345];
-    new Random(13).nextBytes(data);
     Path file = root.resolve("ahead.data");
-    Files.write(file, data);
+    byte[] data = writeRandom(file, 2 * DiskReader.SEGMENT_BYTES + 12345, 13);
     // One segment in the pool. A test's files are always resident: read them regardless.
     try (DiskReader reader =
         new DiskReader("test-reader", PAGE_CACHE, 1, DiskReader.SEGMENT_BYTES, 10_000)) {
@@ -302,6 +298,14 @@ class DiskReaderTest {
     assertThat(warms).allSatisfy(w -> assertThat(w).isCompletedWithValue(false));
     assertThat(reader.warm(b, 10)).isCompletedWithValue(false);
     assertThat(reader.warmedBytes() + reader.warmResidentBytes()).isZero();
+  }
+
+  /** Writes {@code bytes} random bytes (from {@code seed}) to {@code file}; returns them. */
+  private static byte[] writeRandom(Path file, int bytes, long seed) throws Exception {
+    byte[] data = new byte[bytes];
+    new Random(seed).nextBytes(data);
+    Files.write(file, data);
+    return data;
   }
 
   /** A read queued at {@code offset} of {@code file}. */
