@@ -642,48 +642,8 @@ public final class PartitionStore implements AutoCloseable {
    */
   public List<ReadAhead.Target> readAhead(PartitionKey fetched, int maxFiles, long maxBytes) {
     ShuffleState state = shuffles.get(fetched.shuffle());
-    if (state == null) {
-      return List.of();
-    }
-    ReadAhead plan = state.readAhead;
-    if (plan == null) {
-      plan = readAheadPlan(state);
-      if (plan == null) {
-        return List.of();
-      }
-    }
-    return plan.next(fetched, maxFiles, maxBytes);
-  }
-
-  /** The shuffle's read-ahead plan, made once every location has its outcome; else null. */
-  private ReadAhead readAheadPlan(ShuffleState state) {
-    synchronized (state) {
-      if (state.readAhead != null || !state.commitStarted || state.expired) {
-        return state.readAhead;
-      }
-      List<ReadAhead.Target> targets = new ArrayList<>();
-      for (Map.Entry<PartitionKey, PartitionWriter> e : state.writers.entrySet()) {
-        CompletableFuture<PartitionCommit> outcome = e.getValue().commitOutcome().orElse(null);
-        if (outcome == null || !outcome.isDone()) {
-          return null; // asked again at the next fetch
-        }
-        if (!state.replicaCopies.contains(e.getKey())
-            && outcome.join() instanceof PartitionCommit.Committed c) {
-          addTarget(targets, c, e.getValue().diskIndex());
-        }
-      }
-      // Restored locations' roles are not recorded: every one is read ahead.
-      state.restored.values().forEach(r -> addTarget(targets, r.commit(), r.diskIndex()));
-      state.readAhead = new ReadAhead(targets);
-      return state.readAhead;
-    }
-  }
-
-  private void addTarget(List<ReadAhead.Target> targets, PartitionCommit.Committed c, int disk) {
-    if (c.file().isPresent() && c.bytes() > 0) {
-      targets.add(
-          new ReadAhead.Target(c.key(), c.file().get(), c.bytes(), disks.get(disk).reader()));
-    }
+    ReadAhead plan = state == null ? null : state.readAhead(i -> disks.get(i).reader());
+    return plan == null ? List.of() : plan.next(fetched, maxFiles, maxBytes);
   }
 
   /**

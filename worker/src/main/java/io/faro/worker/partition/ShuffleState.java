@@ -6,9 +6,13 @@ import io.faro.common.error.ErrorCode;
 import io.faro.common.error.FaroException;
 import io.faro.common.id.PartitionKey;
 import io.faro.common.id.ShuffleId;
+import io.faro.worker.storage.DiskReader;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.IntFunction;
 
 /**
  * The partition writers one shuffle has on this worker, and its commit.
@@ -28,7 +32,47 @@ final class ShuffleState {
   final java.util.Set<PartitionKey> replicaCopies = ConcurrentHashMap.newKeySet();
 
   /** What to read ahead as reducers fetch; made at the first fetch after the commit. */
-  volatile ReadAhead readAhead;
+  private volatile ReadAhead readAhead;
+
+  /**
+   * The read-ahead plan of this shuffle's primary copies here, made once every location has its
+   * commit outcome; null until then (asked again at the next fetch), and once expired.
+   *
+   * @param readers the reader of each disk, by index
+   */
+  ReadAhead readAhead(IntFunction<DiskReader> readers) {
+    ReadAhead plan = readAhead;
+    if (plan != null) {
+      return plan;
+    }
+    synchronized (this) {
+      if (readAhead != null || !commitStarted || expired) {
+        return readAhead;
+      }
+      List<ReadAhead.Target> targets = new ArrayList<>();
+      for (Map.Entry<PartitionKey, PartitionWriter> e : writers.entrySet()) {
+        CompletableFuture<PartitionCommit> outcome = e.getValue().commitOutcome().orElse(null);
+        if (outcome == null || !outcome.isDone()) {
+          return null;
+        }
+        if (!replicaCopies.contains(e.getKey())
+            && outcome.join() instanceof PartitionCommit.Committed c) {
+          addTarget(targets, c, readers.apply(e.getValue().diskIndex()));
+        }
+      }
+      // Restored locations' roles are not recorded: every one is read ahead.
+      restored.values().forEach(r -> addTarget(targets, r.commit(), readers.apply(r.diskIndex())));
+      readAhead = new ReadAhead(targets);
+      return readAhead;
+    }
+  }
+
+  private static void addTarget(
+      List<ReadAhead.Target> targets, PartitionCommit.Committed c, DiskReader reader) {
+    if (c.file().isPresent() && c.bytes() > 0) {
+      targets.add(new ReadAhead.Target(c.key(), c.file().get(), c.bytes(), reader));
+    }
+  }
 
   // @GuardedBy("this")
   CompletableFuture<ShuffleCommit> commit;
