@@ -23,6 +23,7 @@ import io.faro.worker.storage.DiskDir;
 import io.faro.worker.storage.DiskThreads;
 import io.faro.worker.storage.Disks;
 import io.faro.worker.storage.IoMode;
+import io.faro.worker.storage.Layout;
 import io.netty.util.internal.PlatformDependent;
 import java.net.InetAddress;
 import java.net.UnknownHostException;
@@ -396,6 +397,57 @@ public final class WorkerOptions {
                       + " disk. One keeps an HDD's writes sequential; flash takes several. A "
                       + "partition always flushes on the same thread."));
 
+  /** faro.worker.tier.TIER.layout: how each disk of the tier lays out partition data. */
+  public static final Map<DiskTier, ConfigOption<Layout>> TIER_LAYOUT =
+      perTier(
+          tier ->
+              enumOption(
+                  tierKey(tier, "layout"),
+                  Layout.FILES,
+                  Layout.class,
+                  "How each "
+                      + tier.configName()
+                      + " disk lays out partition data. files: a file per partition location, "
+                      + "written a flush buffer (faro.worker.flush.buffer.size) at a time and read "
+                      + "in one piece. runs: what a shuffle's locations on the disk buffered is "
+                      + "written together, once it reaches faro.worker.runs.bytes, as one "
+                      + "sequential file sorted by partition (a run), and a location's data is its "
+                      + "extents in the shuffle's runs; reads of a run read "
+                      + "faro.worker.runs.read.around bytes from where they start, so that reducers, "
+                      + "which fetch in partition order, find the next partitions in the page cache. "
+                      + "For disks priced in requests or seeks (an HDD): large writes instead of "
+                      + "one small write-back per location, and large reads. A runs disk is written "
+                      + "and read through the page cache (faro.worker.io.mode direct is refused "
+                      + "for it). A worker older than the runs layout drops the shuffles it "
+                      + "committed in runs when it restarts (their reducers fall back to a "
+                      + "replica, or Spark recomputes the maps)."));
+
+  /** faro.worker.runs.bytes: what a shuffle's locations on a runs disk buffer before a run. */
+  public static final ConfigOption<Long> RUNS_BYTES =
+      sizeOption(
+          "faro.worker.runs.bytes",
+          "64m",
+          1L << 20,
+          1L << 30,
+          "On a disk of the runs layout (faro.worker.tier.TIER.layout): bytes the locations of one "
+              + "shuffle (of one role, primary or replica) on the disk buffer in memory before "
+              + "they are written together as one run; a commit writes the rest as a last run, and "
+              + "memory pressure (faro.worker.memory.budget) writes runs early. Larger means fewer "
+              + "runs, so each location's data is in fewer, larger pieces.");
+
+  /** faro.worker.runs.read.around: bytes a read of a run reads from where its piece starts. */
+  public static final ConfigOption<Long> RUNS_READ_AROUND =
+      sizeOption(
+          "faro.worker.runs.read.around",
+          "1m",
+          0,
+          16L << 20,
+          "On a disk of the runs layout: a chunk read that needs a piece of a run the reader did "
+              + "not just read reads this many bytes from the piece's start, in one read through "
+              + "the page cache, so that the next partitions' pieces of that run (which reducers "
+              + "fetch next) are then in memory. Each reader thread of such a disk holds a buffer "
+              + "of this size. 0 reads only the pieces asked for.");
+
   /** faro.worker.tier.TIER.read.threads: reader threads of each disk of the tier. */
   public static final Map<DiskTier, ConfigOption<Integer>> TIER_READ_THREADS =
       perTier(
@@ -499,6 +551,9 @@ public final class WorkerOptions {
     all.addAll(TIER_RESERVE.values());
     all.addAll(TIER_FLUSH_THREADS.values());
     all.addAll(TIER_READ_THREADS.values());
+    all.addAll(TIER_LAYOUT.values());
+    all.add(RUNS_BYTES);
+    all.add(RUNS_READ_AROUND);
     all.addAll(
         List.of(
             TESTING_DROP_PER_MILLE,
@@ -555,6 +610,9 @@ public final class WorkerOptions {
       Path metaDir,
       long flushBufferSize,
       Map<DiskTier, DiskThreads> diskThreads,
+      Map<DiskTier, Layout> layouts,
+      long runBytes,
+      long runReadAround,
       long chunkSize,
       boolean commitSync,
       IoMode ioMode,
@@ -583,6 +641,7 @@ public final class WorkerOptions {
       dirs = List.copyOf(dirs);
       masters = List.copyOf(masters);
       diskThreads = Map.copyOf(diskThreads);
+      layouts = Map.copyOf(layouts);
     }
 
     /**
@@ -610,6 +669,9 @@ public final class WorkerOptions {
                       new DiskThreads(
                           conf.get(TIER_FLUSH_THREADS.get(tier)),
                           conf.get(TIER_READ_THREADS.get(tier)))),
+              byTier(tier -> conf.get(TIER_LAYOUT.get(tier))),
+              conf.get(RUNS_BYTES),
+              conf.get(RUNS_READ_AROUND),
               conf.get(CHUNK_SIZE),
               conf.get(COMMIT_SYNC),
               conf.get(IO_MODE),
@@ -652,6 +714,21 @@ public final class WorkerOptions {
     }
 
     private void check() {
+      if (ioMode == IoMode.DIRECT) {
+        for (DiskDir dir : dirs) {
+          if (layouts.get(dir.tier()) == Layout.RUNS) {
+            throw new ConfigException(
+                TIER_LAYOUT.get(dir.tier()).key()
+                    + " is runs, which is written and read through the page cache, but "
+                    + IO_MODE.key()
+                    + " is direct and "
+                    + dir.path()
+                    + " is of that tier: set "
+                    + IO_MODE.key()
+                    + " to auto or buffered, or the layout to files");
+          }
+        }
+      }
       if (dirs.isEmpty()) {
         throw new ConfigException(
             DIRS.key()
@@ -734,7 +811,11 @@ public final class WorkerOptions {
             ioMode == IoMode.BUFFERED
                 ? 0
                 : (long) diskThreads.get(dir.tier()).flush() * DirectIo.STAGING_BYTES;
-        bytes += ioReadBufferPerDisk + staging;
+        long around =
+            layouts.get(dir.tier()) == Layout.RUNS
+                ? diskThreads.get(dir.tier()).read() * runReadAround
+                : 0;
+        bytes += ioReadBufferPerDisk + staging + around;
       }
       return bytes;
     }
@@ -776,7 +857,9 @@ public final class WorkerOptions {
           diskThreads,
           ioMode,
           ioReadBufferPerDisk,
-          Math.max(1, network.requestTimeout().toMillis() / 4));
+          Math.max(1, network.requestTimeout().toMillis() / 4),
+          layouts,
+          (int) runReadAround);
     }
 
     /** Bytes in partition buffers above which push connections pause. */

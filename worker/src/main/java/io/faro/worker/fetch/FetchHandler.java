@@ -19,6 +19,7 @@ import io.faro.worker.partition.PartitionStore;
 import io.faro.worker.partition.ReadAhead;
 import io.faro.worker.protocol.ProtoMapper;
 import io.faro.worker.storage.DiskReader;
+import io.faro.worker.storage.Extent;
 import io.faro.worker.storage.PartitionFile;
 import io.netty.buffer.ByteBuf;
 import io.netty.channel.DefaultFileRegion;
@@ -26,6 +27,7 @@ import java.io.IOException;
 import java.nio.channels.FileChannel;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
+import java.util.List;
 
 /**
  * Serves the fetch port: a reducer opens a committed partition (gets its chunk offsets) and fetches
@@ -145,16 +147,16 @@ public final class FetchHandler implements RequestHandler {
           ErrorCode.INVALID_REQUEST,
           "partition " + key + " has " + chunkCount + " chunks, no chunk " + chunk);
     }
-    // A committed partition with chunks always has a file (see PartitionCommit.Committed).
-    Path file = committed.file().orElseThrow();
     long offset = committed.chunks().offset(chunk);
     long length = committed.chunks().chunkLength(chunk);
+    // Where the chunk's bytes lie: a range of the partition's own file, or pieces of runs.
+    List<Extent> pieces = committed.data().slice(offset, length);
     FetchChunkResponse answer = FetchChunkResponse.newBuilder().setChunkIndex(chunk).build();
     DiskReader reader = store.disk(key).reader();
     // A chunk larger than the disk's read buffers (one huge pushed part) is sent with sendfile.
     if (length <= reader.maxReadBytes()) {
       reader
-          .read(file, offset, (int) length, responder::connected)
+          .read(pieces, responder::connected)
           .whenComplete(
               (bytes, error) -> {
                 if (error != null) {
@@ -182,6 +184,14 @@ public final class FetchHandler implements RequestHandler {
       readAhead(key);
       return;
     }
+    if (pieces.size() > 1) {
+      // Runs only, and rare: a huge part in a chunk with others, in several runs.
+      store.counters().chunkFetched(length, 0);
+      responder.respond(answer, readHere(key, chunk, pieces, length));
+      return;
+    }
+    Path file = pieces.get(0).file();
+    offset = pieces.get(0).offset();
     // Open and check the file before answering: once the answer is being sent, a missing or
     // short file can only close the connection, which every reducer of that executor shares.
     FileChannel channel;
@@ -223,6 +233,41 @@ public final class FetchHandler implements RequestHandler {
     } catch (RuntimeException e) {
       // Only a saving: never a second answer to a fetch already answered.
       LOG.debug("No read-ahead after a fetch of {}: {}", fetched, e.toString());
+    }
+  }
+
+  /**
+   * Reads {@code pieces} ({@code length} bytes, more than the disk's read buffers hold) here, into
+   * one buffer: a chunk of runs too large for the read buffers, which a single file region cannot
+   * send. At most faro.network.max.frame.size, as every chunk.
+   */
+  private static ByteBuf readHere(PartitionKey key, int chunk, List<Extent> pieces, long length) {
+    ByteBuf bytes = io.netty.buffer.Unpooled.directBuffer((int) length);
+    try {
+      for (Extent piece : pieces) {
+        try (FileChannel channel = FileChannel.open(piece.file(), StandardOpenOption.READ)) {
+          PartitionFile.requireBytesUpTo(
+              channel, piece.file(), piece.end(), "chunk " + chunk + " of partition " + key);
+          long position = piece.offset();
+          while (position < piece.end()) {
+            int n = bytes.writeBytes(channel, position, (int) (piece.end() - position));
+            if (n <= 0) {
+              throw new FaroException(
+                  ErrorCode.STORAGE_FAILED, piece.file() + " ended at " + position);
+            }
+            position += n;
+          }
+        }
+      }
+      return bytes;
+    } catch (IOException e) {
+      bytes.release();
+      throw new FaroException(
+          ErrorCode.STORAGE_FAILED,
+          "cannot read chunk " + chunk + " of partition " + key + ": " + e);
+    } catch (RuntimeException e) {
+      bytes.release();
+      throw e;
     }
   }
 

@@ -13,6 +13,8 @@ import io.faro.worker.partition.ShuffleCommit;
 import io.faro.worker.storage.ChunkIndex;
 import io.faro.worker.storage.Disk;
 import io.faro.worker.storage.Disks;
+import io.faro.worker.storage.Extent;
+import io.faro.worker.storage.Extents;
 import io.faro.worker.storage.FileLayout;
 import io.faro.worker.storage.PartitionFileFormat;
 import io.faro.worker.storage.PartitionFileReader;
@@ -110,7 +112,11 @@ public final class CommittedFiles implements CommitLog {
                   c.chunks().hasMapRanges()
                       ? PartitionFileFormat.VERSION
                       : PartitionFileFormat.VERSION_WITHOUT_MAP_RANGES);
-      if (c.file().isPresent()) {
+      if (c.data().inRuns()) {
+        if (!runs(r, c)) {
+          continue;
+        }
+      } else if (c.file().isPresent()) {
         Path file = c.file().get();
         Optional<Disk> disk = diskOf(file);
         if (disk.isEmpty()) {
@@ -127,6 +133,41 @@ public final class CommittedFiles implements CommitLog {
       records.put(c.key(), r.build());
     }
     return records;
+  }
+
+  /**
+   * Fills in the extents and chunk index of a location in runs; false (and logged) when its runs
+   * lie on no disk of this worker or are not named as runs are.
+   */
+  private boolean runs(CommittedFileRecordP.Builder r, PartitionCommit.Committed c) {
+    Optional<Disk> disk = Optional.empty();
+    for (Extent e : c.data().list()) {
+      Optional<Disk> on = diskOf(e.file());
+      int run = FileLayout.runNumber(e.file());
+      if (on.isEmpty()
+          || (disk.isPresent() && disk.get() != on.get())
+          || run < 0
+          || !e.file().equals(FileLayout.runFile(on.get().root(), c.key().shuffle(), run))) {
+        LOG.warn(
+            "Partition {} has its data in {}, not a run of one disk here: not recorded",
+            c.key(),
+            e.file());
+        return false;
+      }
+      disk = on;
+      r.addExtentRuns(run).addExtentOffsets(e.offset()).addExtentLengths(e.length());
+    }
+    r.setDiskIndex(disk.orElseThrow().index());
+    ChunkIndex chunks = c.chunks();
+    for (int i = 0; i <= chunks.chunkCount(); i++) {
+      r.addChunkOffsets(chunks.offset(i));
+    }
+    if (chunks.hasMapRanges()) {
+      for (int i = 0; i < chunks.chunkCount(); i++) {
+        r.addChunkFirstMaps(chunks.firstMap(i)).addChunkLastMaps(chunks.lastMap(i));
+      }
+    }
+    return true;
   }
 
   /** Forgets an expired shuffle. */
@@ -159,6 +200,12 @@ public final class CommittedFiles implements CommitLog {
         PartitionKey key = e.getKey();
         CommittedFileRecordP r = e.getValue();
         try {
+          if (r.getExtentRunsCount() > 0) {
+            PartitionCommit.Committed inRuns = checkedRuns(key, r);
+            keep.addAll(inRuns.data().files());
+            good.add(new RestoredPartition(r.getDiskIndex(), inRuns));
+            continue;
+          }
           ChunkIndex chunks = checked(r);
           Optional<Path> file = file(r);
           file.ifPresent(keep::add);
@@ -273,6 +320,60 @@ public final class CommittedFiles implements CommitLog {
       throw e; // a newer Faro's file: neither misread nor deleted
     } catch (IOException | FaroException e) {
       throw new Unservable(e.getMessage());
+    }
+  }
+
+  /**
+   * The recorded location in runs, once it passed every check: its disk is configured, each run it
+   * names is there and holds its extents, the extents add up to the recorded data length, and the
+   * recorded chunk index is whole and ends there.
+   *
+   * @throws Unservable saying why it cannot be served
+   */
+  private PartitionCommit.Committed checkedRuns(PartitionKey key, CommittedFileRecordP r)
+      throws Unservable {
+    if (r.getDiskIndex() < 0 || r.getDiskIndex() >= disks.size()) {
+      throw new Unservable(
+          "its disk " + r.getDiskIndex() + " is no longer configured (faro.worker.dirs)");
+    }
+    int count = r.getExtentRunsCount();
+    if (r.getExtentOffsetsCount() != count || r.getExtentLengthsCount() != count) {
+      throw new Unservable("its recorded extents are not whole");
+    }
+    Path root = disks.get(r.getDiskIndex()).root();
+    Map<Path, Long> ends = new LinkedHashMap<>();
+    List<Extent> extents = new ArrayList<>(count);
+    try {
+      for (int i = 0; i < count; i++) {
+        Path run = FileLayout.runFile(root, key.shuffle(), r.getExtentRuns(i));
+        Extent e = new Extent(run, r.getExtentOffsets(i), r.getExtentLengths(i));
+        extents.add(e);
+        ends.merge(run, e.end(), Math::max);
+      }
+      for (Map.Entry<Path, Long> end : ends.entrySet()) {
+        if (!Files.isRegularFile(end.getKey())) {
+          throw new Unservable(end.getKey() + " is gone");
+        }
+        long size = Files.size(end.getKey());
+        if (size < end.getValue()) {
+          throw new Unservable(
+              end.getKey() + " has " + size + " bytes, its extents end at " + end.getValue());
+        }
+      }
+      long[] offsets = r.getChunkOffsetsList().stream().mapToLong(Long::longValue).toArray();
+      ChunkIndex chunks =
+          r.getChunkFirstMapsCount() == 0
+              ? ChunkIndex.of(offsets)
+              : ChunkIndex.of(
+                  offsets,
+                  r.getChunkFirstMapsList().stream().mapToInt(Integer::intValue).toArray(),
+                  r.getChunkLastMapsList().stream().mapToInt(Integer::intValue).toArray());
+      if (chunks.chunkCount() != r.getChunkCount() || chunks.dataLength() != r.getDataLength()) {
+        throw new Unservable("its recorded chunk index does not match its chunk count and length");
+      }
+      return new PartitionCommit.Committed(key, Extents.inRuns(extents), chunks);
+    } catch (IOException | IllegalArgumentException e) {
+      throw new Unservable(String.valueOf(e.getMessage()));
     }
   }
 

@@ -12,6 +12,7 @@ import io.faro.worker.memory.FrameCharge;
 import io.faro.worker.replicate.ReplicaLink;
 import io.faro.worker.storage.Disk;
 import io.faro.worker.storage.Disks;
+import io.faro.worker.storage.Layout;
 import io.netty.buffer.ByteBuf;
 import java.io.IOException;
 import java.util.ArrayList;
@@ -157,6 +158,13 @@ public final class PartitionStore implements AutoCloseable {
       state.claimOwner(ownerToken);
       state.claimAppNonce(appNonce);
       partitions.forEach(p -> state.restored.put(p.commit().key(), p));
+      // New runs of a sealed shuffle must not take the name of one the restored locations read.
+      partitions.forEach(
+          p ->
+              p.commit()
+                  .data()
+                  .files()
+                  .forEach(f -> state.runRestored(io.faro.worker.storage.FileLayout.runNumber(f))));
       if (!sealed) {
         state.commitStarted = true;
         state.commit =
@@ -343,7 +351,9 @@ public final class PartitionStore implements AutoCloseable {
             if (r.replicaCopy()) {
               state.replicaCopies.add(key);
             }
-            state.writers.put(key, new PartitionWriter(key, disk, settings, link));
+            ShuffleRuns runs =
+                disk.layout() == Layout.RUNS ? state.runs(disk, r.replicaCopy(), settings) : null;
+            state.writers.put(key, new PartitionWriter(key, disk, settings, link, runs));
             heldLocations.incrementAndGet();
           }
         }
@@ -539,8 +549,7 @@ public final class PartitionStore implements AutoCloseable {
       state.checkOwner(ownerToken, "commit");
       if (state.commit == null) {
         state.commitStarted = true;
-        List<CompletableFuture<PartitionCommit>> parts =
-            new ArrayList<>(state.writers.values().stream().map(PartitionWriter::commit).toList());
+        List<CompletableFuture<PartitionCommit>> parts = state.finishAll(PartitionWriter::commit);
         // Locations an earlier run sealed on its way out are committed as they are.
         state
             .restored

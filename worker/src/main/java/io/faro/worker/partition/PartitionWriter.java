@@ -63,9 +63,11 @@ public final class PartitionWriter {
   private final WriterSettings settings;
   // The link to this primary's replica; null for a replica or without replication.
   private final ReplicaLink replica;
+  // The runs this location's data goes into, on a disk of the runs layout; null: a file of its own.
+  private final ShuffleRuns runs;
 
   /** A pushed part and the charge of the frame it came in; released together. */
-  private record Part(ByteBuf bytes, FrameCharge charge) {
+  record Part(ByteBuf bytes, FrameCharge charge) {
     void release() {
       bytes.release();
       charge.partReleased();
@@ -89,6 +91,7 @@ public final class PartitionWriter {
 
   // Set on the flush thread when a write fails; read by appends to answer SPLIT.
   private volatile boolean writeFailed;
+  private volatile String writeFailedReason;
   // Set when the replica did not confirm a part (on a primary), or when a forwarded part was
   // refused (on a replica): later parts are refused, so that the replica stays a prefix of its
   // primary, without a hole.
@@ -103,13 +106,29 @@ public final class PartitionWriter {
    */
   public PartitionWriter(
       PartitionKey key, Disk disk, WriterSettings settings, ReplicaLink replica) {
+    this(key, disk, settings, replica, null);
+  }
+
+  /**
+   * @param runs the runs of the location's shuffle, role and disk, on a disk of the runs layout;
+   *     null for a file of its own
+   */
+  PartitionWriter(
+      PartitionKey key, Disk disk, WriterSettings settings, ReplicaLink replica, ShuffleRuns runs) {
     this.key = requireNonNull(key, "key is null");
     this.disk = requireNonNull(disk, "disk is null");
+    if (runs != null && runs.disk() != disk) {
+      throw new IllegalArgumentException("partition " + key + ": its runs are on another disk");
+    }
     this.diskIndex = disk.index();
-    this.file = disk.newPartitionFile(key);
+    this.runs = runs;
+    this.file = runs == null ? disk.newPartitionFile(key) : null;
     this.flushThread = disk.flusher().threadFor(key);
     this.settings = requireNonNull(settings, "settings is null");
     this.replica = replica;
+    if (runs != null) {
+      runs.register(this);
+    }
   }
 
   /** The link parts of this primary are forwarded on, if it has a replica. */
@@ -184,7 +203,9 @@ public final class PartitionWriter {
           chunkStart = appendedBytes;
           endChunkMaps();
         }
-        if (pendingBytes >= settings.flushBufferSize()) {
+        if (runs != null) {
+          runs.added(length);
+        } else if (pendingBytes >= settings.flushBufferSize()) {
           handOverPending();
         }
       }
@@ -225,6 +246,10 @@ public final class PartitionWriter {
 
   /** Hands whatever is buffered to the flusher, however little (memory relief). */
   public void flushBuffered() {
+    if (runs != null) {
+      runs.flushNow();
+      return;
+    }
     synchronized (this) {
       if (state == State.OPEN && pendingBytes > 0) {
         handOverPending();
@@ -279,6 +304,10 @@ public final class PartitionWriter {
     ChunkIndex chunks = chunkIndex();
     CompletableFuture<PartitionCommit> result = new CompletableFuture<>();
     commit = result;
+    if (runs != null) {
+      runs.finish(this, parts, chunks, result);
+      return commit;
+    }
     try {
       flushThread.execute(
           () -> {
@@ -317,10 +346,14 @@ public final class PartitionWriter {
       state = State.DISCARDED;
       dropped = pending;
       pending = new ArrayList<>();
+      if (runs != null) {
+        runs.dropped(pendingBytes);
+      }
       pendingBytes = 0;
     }
     release(dropped);
-    if (!deleteFile) {
+    // In runs, what was written stays until the shuffle's directory goes.
+    if (!deleteFile || runs != null) {
       return CompletableFuture.completedFuture(null);
     }
     try {
@@ -376,6 +409,33 @@ public final class PartitionWriter {
     chunkLastMaps.add(none ? 0 : currentLastMap);
     currentFirstMap = NO_MAP;
     currentLastMap = -1;
+  }
+
+  /** Takes the parts not written yet, for a run (see {@link ShuffleRuns}). */
+  synchronized List<Part> takePending() {
+    if (pending.isEmpty()) {
+      return List.of();
+    }
+    List<Part> parts = pending;
+    pending = new ArrayList<>();
+    pendingBytes = 0;
+    return parts;
+  }
+
+  /** A run with parts of this location could not be written: take no more data here. */
+  void runFailed(String why) {
+    if (writeFailedReason == null) {
+      writeFailedReason = why;
+    }
+    if (!writeFailed) {
+      writeFailed = true;
+      LOG.warn("Partition {} stops taking data: {}", key, why);
+    }
+  }
+
+  /** Why a run with parts of this location failed, or null. */
+  String writeFailedReason() {
+    return writeFailedReason;
   }
 
   /** Bytes this location took (appended, whether flushed yet or not). */
@@ -448,7 +508,7 @@ public final class PartitionWriter {
     }
   }
 
-  private static void release(List<Part> parts) {
+  static void release(List<Part> parts) {
     for (Part part : parts) {
       part.release();
     }

@@ -61,7 +61,7 @@ final class ShuffleSealer {
             ? CompletableFuture.completedFuture(PartitionStore.Sealed.NOTHING)
             : commit.handle((c, e) -> PartitionStore.Sealed.NOTHING);
       }
-      parts = state.writers.values().stream().map(PartitionWriter::seal).toList();
+      parts = state.finishAll(PartitionWriter::seal);
     }
     return CompletableFuture.allOf(parts.toArray(CompletableFuture[]::new))
         .thenApplyAsync(done -> record(state, ShuffleCommit.collect(parts)), recorder);

@@ -31,6 +31,42 @@ final class ShuffleState {
   /** The writers that hold a replica copy (read only when the primary copy is lost). */
   final java.util.Set<PartitionKey> replicaCopies = ConcurrentHashMap.newKeySet();
 
+  /** The runs of this shuffle, by disk index and role (replica copies: odd), on runs disks. */
+  private final Map<Integer, ShuffleRuns> runs = new ConcurrentHashMap<>();
+
+  /** The number of the next run of this shuffle (on any disk); above every restored run's. */
+  private final java.util.concurrent.atomic.AtomicInteger nextRun =
+      new java.util.concurrent.atomic.AtomicInteger();
+
+  /** The runs that a location of {@code replicaCopy} role on {@code disk} writes into. */
+  // @GuardedBy("this")
+  ShuffleRuns runs(io.faro.worker.storage.Disk disk, boolean replicaCopy, WriterSettings settings) {
+    return runs.computeIfAbsent(
+        disk.index() * 2 + (replicaCopy ? 1 : 0),
+        k -> new ShuffleRuns(id, disk, replicaCopy, settings, nextRun::getAndIncrement));
+  }
+
+  /** Numbers new runs above {@code run} (one an earlier run of this worker wrote). */
+  void runRestored(int run) {
+    nextRun.accumulateAndGet(run + 1, Math::max);
+  }
+
+  /**
+   * Finishes every writer with {@code finish} (commit or seal), holding the runs meanwhile so that
+   * the writers' last parts make one run per disk and role.
+   */
+  // @GuardedBy("this")
+  List<CompletableFuture<PartitionCommit>> finishAll(
+      java.util.function.Function<PartitionWriter, CompletableFuture<PartitionCommit>> finish) {
+    List<ShuffleRuns> held = List.copyOf(runs.values());
+    held.forEach(ShuffleRuns::hold);
+    try {
+      return new ArrayList<>(writers.values().stream().map(finish).toList());
+    } finally {
+      held.forEach(ShuffleRuns::release);
+    }
+  }
+
   /** What to read ahead as reducers fetch; made at the first fetch after the commit. */
   private volatile ReadAhead readAhead;
 

@@ -15,17 +15,33 @@ public record WriterSettings(
     long chunkSize,
     long splitThreshold,
     boolean hardSplit,
-    boolean commitSync) {
+    boolean commitSync,
+    long runBytes) {
+  /** faro.worker.runs.bytes by default. */
+  public static final long DEFAULT_RUN_BYTES = 64L << 20;
+
   public WriterSettings {
-    if (flushBufferSize <= 0 || chunkSize <= 0 || splitThreshold <= 0) {
+    if (flushBufferSize <= 0 || chunkSize <= 0 || splitThreshold <= 0 || runBytes <= 0) {
       throw new IllegalArgumentException(
           "sizes must be positive: flush "
               + flushBufferSize
               + ", chunk "
               + chunkSize
               + ", split threshold "
-              + splitThreshold);
+              + splitThreshold
+              + ", run "
+              + runBytes);
     }
+  }
+
+  /** With runs of {@link #DEFAULT_RUN_BYTES} on disks of the runs layout. */
+  public WriterSettings(
+      long flushBufferSize,
+      long chunkSize,
+      long splitThreshold,
+      boolean hardSplit,
+      boolean commitSync) {
+    this(flushBufferSize, chunkSize, splitThreshold, hardSplit, commitSync, DEFAULT_RUN_BYTES);
   }
 
   /** Commits without forcing files to the disk. */

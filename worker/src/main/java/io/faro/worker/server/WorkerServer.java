@@ -186,7 +186,8 @@ public final class WorkerServer implements AutoCloseable {
                 settings.chunkSize(),
                 settings.splitThreshold(),
                 settings.splitMode() == WorkerOptions.SplitMode.HARD,
-                settings.commitSync()),
+                settings.commitSync(),
+                settings.runBytes()),
             links::link,
             new PartitionStore.Limits(settings.reserveMaxLocations(), settings.maxPartitions()));
     for (CommittedFiles.RecoveredShuffle r : recovery.shuffles()) {

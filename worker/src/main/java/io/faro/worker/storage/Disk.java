@@ -66,8 +66,17 @@ public final class Disk {
   // Told the time of every write to a partition file (metrics); nothing until set.
   private volatile java.util.function.LongConsumer writeObserver = nanos -> {};
 
-  Disk(int index, DiskDir dir, DiskFlusher flusher, DirectIo direct, DiskReader reader) {
+  private final Layout layout;
+
+  Disk(
+      int index,
+      DiskDir dir,
+      DiskFlusher flusher,
+      DirectIo direct,
+      DiskReader reader,
+      Layout layout) {
     this.index = index;
+    this.layout = requireNonNull(layout, "layout is null");
     this.dir = requireNonNull(dir, "dir is null");
     this.flusher = requireNonNull(flusher, "flusher is null");
     this.direct = direct;
@@ -104,24 +113,33 @@ public final class Disk {
     return direct == null ? IoMode.BUFFERED : IoMode.DIRECT;
   }
 
-  public PartitionFile newPartitionFile(PartitionKey key) {
-    return new PartitionFile(
-        key,
-        FileLayout.partitionFile(root(), key),
-        direct,
-        new FileAccounting() {
-          @Override
-          public void used(long delta) {
-            Disk.this.used(delta);
-          }
+  /** How this disk lays out partition data (faro.worker.tier.TIER.layout). */
+  public Layout layout() {
+    return layout;
+  }
 
-          @Override
-          public void wrote(long bytes, long nanos) {
-            long took = nanos + sleepTestingDelay(bytes);
-            times.wrote(bytes, took);
-            writeObserver.accept(took);
-          }
-        });
+  public PartitionFile newPartitionFile(PartitionKey key) {
+    return new PartitionFile(key, FileLayout.partitionFile(root(), key), direct, accounting());
+  }
+
+  /**
+   * Counts what a file of this disk adds (its bytes against the disk's capacity, its write times
+   * for the disk's load and metrics).
+   */
+  public FileAccounting accounting() {
+    return new FileAccounting() {
+      @Override
+      public void used(long delta) {
+        Disk.this.used(delta);
+      }
+
+      @Override
+      public void wrote(long bytes, long nanos) {
+        long took = nanos + sleepTestingDelay(bytes);
+        times.wrote(bytes, took);
+        writeObserver.accept(took);
+      }
+    };
   }
 
   /**

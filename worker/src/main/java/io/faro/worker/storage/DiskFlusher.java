@@ -45,6 +45,11 @@ public final class DiskFlusher implements AutoCloseable {
     return threads[Math.floorMod(key.hashCode(), threads.length)];
   }
 
+  /** The thread that every task of {@code shuffle}'s runs of one role ({@code role}) runs on. */
+  public Executor threadFor(io.faro.common.id.ShuffleId shuffle, int role) {
+    return threads[Math.floorMod(31 * shuffle.hashCode() + role, threads.length)];
+  }
+
   /** A thread for work that belongs to no single partition (e.g. removing directories). */
   public Executor anyThread() {
     return threads[0];

@@ -123,6 +123,12 @@ public final class DiskReader implements AutoCloseable {
   private final AtomicLong warmResidentBytes = new AtomicLong();
   private final AtomicLong warmNanos = new AtomicLong();
 
+  // Reads of runs: how far to read from a piece's start, and, per run, the range last read so.
+  private final int readAroundBytes;
+  private final ReadAround around = new ReadAround();
+  private final AtomicLong aroundBytes = new AtomicLong();
+  private final AtomicLong aroundReads = new AtomicLong();
+
   /**
    * Starts {@code threadCount} reader threads named {@code <name>-N}.
    *
@@ -132,6 +138,26 @@ public final class DiskReader implements AutoCloseable {
    */
   public DiskReader(
       String name, DirectIo direct, int threadCount, long bufferBytes, long waitForBuffersMillis) {
+    this(name, direct, threadCount, bufferBytes, waitForBuffersMillis, 0);
+  }
+
+  /**
+   * As {@link #DiskReader(String, DirectIo, int, long, long)}, for a disk of runs: a read of a
+   * piece of a run that starts past what this reader last read of that run reads {@code
+   * readAroundBytes} from the piece's start (see {@link #read(List, BooleanSupplier)}).
+   */
+  public DiskReader(
+      String name,
+      DirectIo direct,
+      int threadCount,
+      long bufferBytes,
+      long waitForBuffersMillis,
+      int readAroundBytes) {
+    if (readAroundBytes < 0 || (readAroundBytes > 0 && direct != null)) {
+      throw new IllegalArgumentException(
+          "read-around needs the page cache and a size of at least 0: " + readAroundBytes);
+    }
+    this.readAroundBytes = readAroundBytes;
     this.name = requireNonNull(name, "name is null");
     this.direct = direct;
     this.alignment = direct == null ? 1 : direct.alignment();
@@ -264,7 +290,10 @@ public final class DiskReader implements AutoCloseable {
               + maxReadBytes()
               + " bytes per read)");
     }
-    QueuedRead read = new QueuedRead(file, offset, length, stillWanted);
+    return enqueue(new QueuedRead(file, offset, length, stillWanted, null));
+  }
+
+  private CompletableFuture<ByteBuf> enqueue(QueuedRead read) {
     synchronized (lock) {
       if (closed) {
         read.result.completeExceptionally(
@@ -276,6 +305,65 @@ public final class DiskReader implements AutoCloseable {
       lock.notify();
     }
     return read.result;
+  }
+
+  /**
+   * As {@link #read(Path, long, int, BooleanSupplier)}, for data that lies in several pieces of
+   * files (a chunk of a location in runs): the bytes of {@code pieces}, in order, as one buffer.
+   *
+   * <p>On a disk of runs, a piece that starts outside the range this reader last read around in its
+   * run is read with the {@code readAroundBytes} after its start, in one read through the page
+   * cache: reducers fetch in partition order, and a run holds its locations in partition order, so
+   * the next reducers' pieces of that run are then in the page cache, and the disk reads each run
+   * forward in large requests instead of one small one per location and run. A piece inside that
+   * range is read alone (from the page cache, unless it was evicted meanwhile).
+   */
+  public CompletableFuture<ByteBuf> read(List<Extent> pieces, BooleanSupplier stillWanted) {
+    if (pieces.isEmpty()) {
+      throw new IllegalArgumentException("no pieces to read with " + name);
+    }
+    // One piece on a disk that reads nothing around (a file of its own): a plain range read.
+    if (pieces.size() == 1 && readAroundBytes == 0) {
+      Extent only = pieces.get(0);
+      return read(
+          only.file(),
+          only.offset(),
+          (int) Math.min(Integer.MAX_VALUE, only.length()),
+          stillWanted);
+    }
+    long total = 0;
+    for (Extent piece : pieces) {
+      if (piece.length() <= 0) {
+        throw new IllegalArgumentException("an empty piece of " + piece.file() + " to read");
+      }
+      total += piece.length();
+    }
+    if (total > maxReadBytes() || direct != null) {
+      throw new IllegalArgumentException(
+          "cannot read "
+              + total
+              + " bytes in "
+              + pieces.size()
+              + " pieces with "
+              + name
+              + " (at most "
+              + maxReadBytes()
+              + " bytes per read, through the page cache)");
+    }
+    Extent first = pieces.get(0);
+    QueuedRead read =
+        new QueuedRead(first.file(), first.offset(), (int) total, stillWanted, List.copyOf(pieces));
+    return enqueue(read);
+  }
+
+  /** Bytes read around pieces of runs since start (see {@link #read(List, BooleanSupplier)}). */
+  public long readAroundBytes() {
+    return aroundBytes.get();
+  }
+
+  /** Reads of runs that read around their piece, since start. */
+  public long readsAround() {
+    return aroundReads.get();
   }
 
   /** A reader thread's life: serves reads until the reader is closed and every read is served. */
@@ -315,6 +403,95 @@ public final class DiskReader implements AutoCloseable {
       }
       return round.poll()::serve;
     }
+  }
+
+  /** Reads {@code pieces} ({@code length} bytes in all) through the page cache, in order. */
+  private ByteBuf readPieces(List<Extent> pieces, int length) {
+    int needed = (length + SEGMENT_BYTES - 1) / SEGMENT_BYTES;
+    Path first = pieces.get(0).file();
+    reserve(needed, first);
+    List<ByteBuf> segments = new ArrayList<>(needed);
+    try {
+      for (int i = 0; i < needed; i++) {
+        Segment segment = new Segment(take().clear());
+        segments.add(segment);
+        segment.writerIndex(Math.min(SEGMENT_BYTES, length - i * SEGMENT_BYTES));
+      }
+    } catch (Throwable t) {
+      segments.forEach(ByteBuf::release);
+      unreserved.release(needed - segments.size());
+      throw t;
+    }
+    CompositeByteBuf chunk =
+        ByteBufAllocator.DEFAULT.compositeDirectBuffer(Math.max(2, segments.size()));
+    chunk.addComponents(true, segments);
+    try {
+      chunk.writerIndex(0);
+      for (Extent piece : pieces) {
+        readPiece(piece, chunk);
+      }
+      if (chunk.writerIndex() != length) {
+        throw new IllegalStateException("read " + chunk.writerIndex() + " of " + length + " bytes");
+      }
+      return chunk;
+    } catch (Throwable t) {
+      chunk.release();
+      throw t;
+    }
+  }
+
+  /** Appends the bytes of {@code piece} to {@code chunk}, reading around it when it is due. */
+  private void readPiece(Extent piece, CompositeByteBuf chunk) {
+    long start = System.nanoTime();
+    long bytes = 0;
+    try (FileChannel channel = FileChannel.open(piece.file(), StandardOpenOption.READ)) {
+      PartitionFile.requireBytesUpTo(channel, piece.file(), piece.end(), "the piece asked for");
+      if (readAroundBytes > piece.length() && !around.holds(piece)) {
+        ByteBuffer window = around.window(readAroundBytes);
+        window.clear().limit((int) Math.min(readAroundBytes, channel.size() - piece.offset()));
+        while (window.hasRemaining()) {
+          int n = channel.read(window, piece.offset() + window.position());
+          if (n <= 0) {
+            break;
+          }
+        }
+        bytes += window.position();
+        aroundReads.incrementAndGet();
+        aroundBytes.addAndGet(window.position() - piece.length());
+        if (window.position() < piece.length()) {
+          throw shortFile(piece, piece.offset() + window.position());
+        }
+        around.read(piece.file(), piece.offset(), piece.offset() + window.position());
+        chunk.writeBytes(window.flip().limit((int) piece.length()));
+        return;
+      }
+      long position = piece.offset();
+      while (position < piece.end()) {
+        int n = chunk.writeBytes(channel, position, (int) (piece.end() - position));
+        if (n <= 0) {
+          throw shortFile(piece, position);
+        }
+        position += n;
+        bytes += n;
+      }
+    } catch (IOException e) {
+      throw new FaroException(
+          ErrorCode.STORAGE_FAILED, "cannot read " + piece.file() + ": " + e, e);
+    } finally {
+      readBytes.addAndGet(bytes);
+      readNanos.addAndGet(System.nanoTime() - start);
+    }
+  }
+
+  private static FaroException shortFile(Extent piece, long at) {
+    return new FaroException(
+        ErrorCode.STORAGE_FAILED,
+        "file "
+            + piece.file()
+            + " ended at "
+            + at
+            + " while reading a piece that ends at "
+            + piece.end());
   }
 
   private ByteBuf readNow(Path file, long offset, int length) {
@@ -482,13 +659,17 @@ public final class DiskReader implements AutoCloseable {
     final long offset;
     final int length;
     final BooleanSupplier stillWanted;
+    // The pieces of a read of several (of runs); null for one range of one file.
+    final List<Extent> pieces;
     final CompletableFuture<ByteBuf> result = new CompletableFuture<>();
 
-    QueuedRead(Path file, long offset, int length, BooleanSupplier stillWanted) {
+    QueuedRead(
+        Path file, long offset, int length, BooleanSupplier stillWanted, List<Extent> pieces) {
       this.file = requireNonNull(file, "file is null");
       this.offset = offset;
       this.length = length;
       this.stillWanted = requireNonNull(stillWanted, "stillWanted is null");
+      this.pieces = pieces;
     }
 
     /** Reads now, on a reader thread; always completes {@link #result}. */
@@ -500,7 +681,7 @@ public final class DiskReader implements AutoCloseable {
                   ErrorCode.CONNECTION_FAILED, "the read of " + file + " is no longer wanted"));
           return;
         }
-        ByteBuf bytes = readNow(file, offset, length);
+        ByteBuf bytes = pieces == null ? readNow(file, offset, length) : readPieces(pieces, length);
         if (!result.complete(bytes)) {
           bytes.release(); // completed otherwise meanwhile: nobody else will release them
         }
@@ -616,6 +797,42 @@ public final class DiskReader implements AutoCloseable {
         }
         unreserved.release();
       }
+    }
+  }
+
+  /**
+   * What the reader threads last read around in each run: a piece inside such a range is read
+   * alone. Bounded: the oldest runs are forgotten first (their next piece is read around again).
+   * Each reader thread reads around into a window of its own, outside the segment pool.
+   */
+  private static final class ReadAround {
+    private static final int MAX_RUNS = 4096;
+
+    private final java.util.LinkedHashMap<Path, long[]> ranges =
+        new java.util.LinkedHashMap<>(64, 0.75f, true) {
+          @Override
+          protected boolean removeEldestEntry(java.util.Map.Entry<Path, long[]> eldest) {
+            return size() > MAX_RUNS;
+          }
+        };
+    private final ThreadLocal<ByteBuffer> windows = new ThreadLocal<>();
+
+    synchronized boolean holds(Extent piece) {
+      long[] range = ranges.get(piece.file());
+      return range != null && range[0] <= piece.offset() && piece.end() <= range[1];
+    }
+
+    synchronized void read(Path run, long from, long to) {
+      ranges.put(run, new long[] {from, to});
+    }
+
+    ByteBuffer window(int bytes) {
+      ByteBuffer window = windows.get();
+      if (window == null || window.capacity() < bytes) {
+        window = ByteBuffer.allocateDirect(bytes);
+        windows.set(window);
+      }
+      return window;
     }
   }
 

@@ -25,7 +25,7 @@ public final class Disks implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(Disks.class);
 
   private static final java.util.regex.Pattern PARTITION_FILE =
-      java.util.regex.Pattern.compile("\\d+-\\d+\\.data");
+      java.util.regex.Pattern.compile("(\\d+-\\d+|run-\\d+)\\.data");
   private static final java.util.regex.Pattern SHUFFLE_DIR =
       java.util.regex.Pattern.compile("\\d+");
 
@@ -42,20 +42,48 @@ public final class Disks implements AutoCloseable {
    * @param ioMode direct or buffered I/O, or direct where the file system takes it
    * @param readBufferPerDisk read buffer bytes each disk may lend to fetches
    * @param readBufferWaitMillis how long a read waits for a read buffer before it fails
+   * @param layouts the layout of each tier's disks (a disk of the runs layout is written and read
+   *     through the page cache whatever {@code ioMode} says, unless it says direct: refused)
+   * @param readAroundBytes bytes a read of a run reads from where its piece starts (see {@link
+   *     DiskReader}); 0 reads only the piece
    */
   public record Options(
       Map<DiskTier, DiskThreads> threads,
       IoMode ioMode,
       long readBufferPerDisk,
-      long readBufferWaitMillis) {
+      long readBufferWaitMillis,
+      Map<DiskTier, Layout> layouts,
+      int readAroundBytes) {
     public Options {
       java.util.Objects.requireNonNull(ioMode, "ioMode is null");
       threads = Map.copyOf(threads);
+      layouts = Map.copyOf(layouts);
       for (DiskTier tier : DiskTier.values()) {
-        if (!threads.containsKey(tier)) {
-          throw new IllegalArgumentException("no threads for tier " + tier);
+        if (!threads.containsKey(tier) || !layouts.containsKey(tier)) {
+          throw new IllegalArgumentException("no threads or no layout for tier " + tier);
         }
       }
+      if (readAroundBytes < 0) {
+        throw new IllegalArgumentException("readAroundBytes is negative: " + readAroundBytes);
+      }
+    }
+
+    /** Every tier in the files layout. */
+    public Options(
+        Map<DiskTier, DiskThreads> threads,
+        IoMode ioMode,
+        long readBufferPerDisk,
+        long readBufferWaitMillis) {
+      this(threads, ioMode, readBufferPerDisk, readBufferWaitMillis, every(Layout.FILES), 0);
+    }
+
+    /** The same layout for every tier. */
+    public static Map<DiskTier, Layout> every(Layout layout) {
+      Map<DiskTier, Layout> all = new java.util.EnumMap<>(DiskTier.class);
+      for (DiskTier tier : DiskTier.values()) {
+        all.put(tier, layout);
+      }
+      return all;
     }
 
     /** The same threads for every tier. */
@@ -98,21 +126,25 @@ public final class Disks implements AutoCloseable {
         DiskThreads threads = options.threads().get(dir.tier());
         // A disk without its directory cannot be probed; it is written through the page cache
         // should it recover.
-        DirectIo direct = openFailure == null ? directIo(dir, options.ioMode()) : null;
+        Layout layout = options.layouts().get(dir.tier());
+        DirectIo direct =
+            openFailure == null ? directIo(dir, runsMode(dir, layout, options.ioMode())) : null;
         DiskReader reader =
             new DiskReader(
                 threadPrefix + "-reader-d" + index,
                 direct,
                 threads.read(),
                 options.readBufferPerDisk(),
-                options.readBufferWaitMillis());
+                options.readBufferWaitMillis(),
+                layout == Layout.RUNS ? options.readAroundBytes() : 0);
         Disk disk =
             new Disk(
                 index,
                 dir,
                 new DiskFlusher(threadPrefix + "-flusher-d" + index, threads.flush()),
                 direct,
-                reader);
+                reader,
+                layout);
         disks.add(disk);
         if (openFailure != null) {
           disk.openFailed(openFailure);
@@ -127,6 +159,31 @@ public final class Disks implements AutoCloseable {
       throw e;
     }
     return new Disks(disks);
+  }
+
+  /**
+   * The I/O mode of a disk of {@code layout}: runs are written and read through the page cache
+   * (their reads read around the piece asked for, and the pages read serve the next reducers), so a
+   * runs disk is buffered under auto, and refused under direct.
+   */
+  private static IoMode runsMode(DiskDir dir, Layout layout, IoMode mode) {
+    if (layout != Layout.RUNS) {
+      return mode;
+    }
+    if (mode == IoMode.DIRECT) {
+      throw new FaroException(
+          ErrorCode.STORAGE_FAILED,
+          "worker directory "
+              + dir.path()
+              + " is of tier "
+              + dir.tier().configName()
+              + ", whose layout is runs (faro.worker.tier."
+              + dir.tier().configName()
+              + ".layout), read and written through the page cache, but faro.worker.io.mode is"
+              + " direct: set faro.worker.io.mode to auto or buffered, or the tier's layout to"
+              + " files");
+    }
+    return IoMode.BUFFERED;
   }
 
   /** Creates {@code path} and its parents; returns why it cannot, or null when it exists now. */

@@ -29,6 +29,24 @@ public final class FileLayout {
         .resolve(key.partition() + "-" + key.epoch() + ".data");
   }
 
+  /** The {@code n}th run of {@code shuffle} on this disk ({@link RunFile}). */
+  public static Path runFile(Path diskRoot, ShuffleId shuffle, int n) {
+    return shuffleDir(diskRoot, shuffle).resolve(RUN_PREFIX + n + ".data");
+  }
+
+  private static final String RUN_PREFIX = "run-";
+  private static final Pattern RUN_FILE = Pattern.compile("run-(\\d+)\\.data");
+
+  /** The number of the run {@code file} is, from its name; -1 when it is no run. */
+  public static int runNumber(Path file) {
+    java.util.regex.Matcher m = RUN_FILE.matcher(file.getFileName().toString());
+    try {
+      return m.matches() ? Integer.parseInt(m.group(1)) : -1;
+    } catch (NumberFormatException e) {
+      return -1;
+    }
+  }
+
   private static final Pattern PARTITION_FILE = Pattern.compile("(\\d+)-(\\d+)\\.data");
 
   /**
