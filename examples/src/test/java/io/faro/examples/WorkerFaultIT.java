@@ -62,6 +62,7 @@ class WorkerFaultIT {
 
   @Test
   void withReplicationAWorkerKilledWhileReducersFetchCostsNoStageRetry() throws Exception {
+    // In the runs layout: readers that lose a worker mid-read resume on replicas in runs too.
     String result =
         largeJobWithAWorkerKilled(
             "replicated-fetch",
@@ -70,7 +71,8 @@ class WorkerFaultIT {
             List.of(
                 REPLICATE,
                 "spark.faro.client.fetch.prefetch.chunks=1",
-                ComparisonJob.READ_PAUSE_KEY + "=30"));
+                ComparisonJob.READ_PAUSE_KEY + "=30"),
+            "faro.worker.tier.ssd.layout=runs");
     assertThat(Json.number(result, "stage_retries")).as("stage retries").isZero();
     // Readers were mid-read on the victim: some resumed on the replica at the chunk they lost.
     String out = Files.readString(dir.resolve("replicated-fetch.out"));
@@ -101,11 +103,12 @@ class WorkerFaultIT {
   /**
    * Runs the large job on a fresh cluster and SIGKILLs worker {@code victim} once its status
    * counter {@code counter} is positive (it holds pushed data, or has served a chunk); checks the
-   * job's checksum and returns its JSON line.
+   * job's checksum and returns its JSON line. {@code workerSettings} go to the cluster's members.
    */
   private static String largeJobWithAWorkerKilled(
-      String name, String victim, String counter, List<String> conf) throws Exception {
-    try (LocalCluster cluster = cluster(name)) {
+      String name, String victim, String counter, List<String> conf, String... workerSettings)
+      throws Exception {
+    try (LocalCluster cluster = cluster(name, workerSettings)) {
       SparkJobRunner.Started job =
           runner.start("large", "faro", SCALE, cluster.masterEndpoint(), name, conf);
       LocalCluster.Member member = cluster.member(victim);

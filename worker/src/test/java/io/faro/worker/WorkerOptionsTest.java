@@ -87,8 +87,8 @@ class WorkerOptionsTest {
   void theBudgetAndTheDisksBuffersMustLeaveRoomInDirectMemory() {
     WorkerOptions.Settings settings =
         WorkerOptions.Settings.from(MINIMAL.with("faro.worker.memory.budget", "100m"));
-    // An SSD (64m read buffers + 2 flushers x 1m staging) and an HDD (64m + 1 x 1m): 131m besides
-    // the 100m budget.
+    // An SSD (64m read buffers + 2 flushers x 1m staging) and an HDD in runs (64m + 1 reader x 1m
+    // read around, no staging): 131m besides the 100m budget.
     assertThat(settings.diskMemoryBytes()).isEqualTo(131L << 20);
     settings.checkDirectMemory(260L << 20);
     assertThatThrownBy(() -> settings.checkDirectMemory(250L << 20))
@@ -101,10 +101,11 @@ class WorkerOptionsTest {
             MINIMAL
                 .with("faro.worker.memory.budget", "100m")
                 .with("faro.worker.io.mode", "buffered"));
-    // Buffered disks read chunks into read buffers too; only the staging buffers are not there.
-    assertThat(buffered.diskMemoryBytes()).isEqualTo(128L << 20);
-    buffered.checkDirectMemory(254L << 20);
-    assertThatThrownBy(() -> buffered.checkDirectMemory(248L << 20))
+    // Buffered disks read chunks into read buffers too; only the staging buffers are not there
+    // (the HDD in runs keeps its read-around buffer).
+    assertThat(buffered.diskMemoryBytes()).isEqualTo(129L << 20);
+    buffered.checkDirectMemory(255L << 20);
+    assertThatThrownBy(() -> buffered.checkDirectMemory(249L << 20))
         .isInstanceOf(ConfigException.class)
         .hasMessageContaining("faro.worker.io.read.buffer.per.disk");
     // And their read buffers must hold two chunks as well.

@@ -336,6 +336,11 @@ public final class CommittedFiles implements CommitLog {
       throw new Unservable(
           "its disk " + r.getDiskIndex() + " is no longer configured (faro.worker.dirs)");
     }
+    if (!disks.get(r.getDiskIndex()).reader().readsThroughPageCache()) {
+      throw new Unservable(
+          "it lies in runs, and its disk now does direct I/O, which does not read runs"
+              + " (faro.worker.io.mode, faro.worker.tier.TIER.layout)");
+    }
     int count = r.getExtentRunsCount();
     if (r.getExtentOffsetsCount() != count || r.getExtentLengthsCount() != count) {
       throw new Unservable("its recorded extents are not whole");

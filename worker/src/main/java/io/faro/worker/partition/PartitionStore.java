@@ -680,6 +680,10 @@ public final class PartitionStore implements AutoCloseable {
         writers.size() + restored.size());
     List<CompletableFuture<?>> deletions = new ArrayList<>();
     writers.forEach(w -> deletions.add(w.discard(true)));
+    if (state != null) {
+      // After the writers' discards: a run written meanwhile is written before the directory goes.
+      deletions.add(state.closeRuns());
+    }
     restored.forEach(r -> deletions.add(deleteRestored(r)));
     if (state != null) {
       // A store write: on a disk thread, like the deletions, never on the caller's (the

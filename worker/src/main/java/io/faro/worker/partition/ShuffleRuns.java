@@ -12,6 +12,7 @@ import io.faro.worker.storage.FileLayout;
 import io.faro.worker.storage.RunFile;
 import io.netty.buffer.ByteBuf;
 import java.io.IOException;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Comparator;
@@ -91,6 +92,10 @@ final class ShuffleRuns {
   // Locations with parts in a run that failed, and why.
   private final Map<PartitionKey, String> lost = new HashMap<>();
   private final Set<Path> unforced = new LinkedHashSet<>();
+  // Runs whose force failed: the locations with data in them fail.
+  private final Set<Path> unforceable = new java.util.HashSet<>();
+  // Set by close: the shuffle expired, its directory is about to go; nothing is written after.
+  private boolean closed;
 
   // -----------------------------------------------------------------------------------------
 
@@ -177,6 +182,19 @@ final class ShuffleRuns {
     }
   }
 
+  /**
+   * Stops writing runs (the shuffle expired): completes on the runs' thread once every task queued
+   * before has run, so that the shuffle's directory is deleted after the last run is written, never
+   * while one is.
+   */
+  CompletableFuture<Void> close() {
+    try {
+      return CompletableFuture.runAsync(() -> closed = true, thread);
+    } catch (RejectedExecutionException e) {
+      return CompletableFuture.completedFuture(null);
+    }
+  }
+
   private void queueRun() {
     if (runQueued.compareAndSet(false, true)) {
       try {
@@ -238,9 +256,11 @@ final class ShuffleRuns {
         }
       }
       write(taken);
-      String unforcedFailure = sync ? forceAll() : null;
+      if (sync) {
+        forceAll();
+      }
       for (Finish f : done) {
-        f.result().complete(outcome(f, unforcedFailure));
+        f.result().complete(outcome(f));
       }
     } finally {
       // Always answered, whatever failed above: a commit must never wait forever.
@@ -250,12 +270,20 @@ final class ShuffleRuns {
     }
   }
 
-  private PartitionCommit outcome(Finish f, String unforcedFailure) {
+  private PartitionCommit outcome(Finish f) {
     PartitionKey key = f.writer().key();
     List<Extent> mine = extents.remove(key);
     String why = lost.remove(key);
-    if (why == null && unforcedFailure != null && mine != null) {
-      why = unforcedFailure;
+    if (closed) {
+      why = "shuffle " + shuffle + " expired";
+    }
+    if (why == null && mine != null) {
+      for (Extent e : mine) {
+        if (unforceable.contains(e.file())) {
+          why = "run " + e.file() + " could not be forced to the disk";
+          break;
+        }
+      }
     }
     if (why == null && f.writer().writeFailedReason() != null) {
       why = f.writer().writeFailedReason();
@@ -284,7 +312,16 @@ final class ShuffleRuns {
     if (taken.isEmpty()) {
       return;
     }
+    if (closed) {
+      taken.forEach(t -> PartitionWriter.release(t.parts()));
+      return;
+    }
     Path run = FileLayout.runFile(disk.root(), shuffle, nextRun.getAsInt());
+    // A run of an earlier process of this worker may still have the name (a leftover not deleted
+    // yet): the next number, then.
+    for (int tries = 0; Files.exists(run) && tries < 1000; tries++) {
+      run = FileLayout.runFile(disk.root(), shuffle, nextRun.getAsInt());
+    }
     try {
       List<List<ByteBuf>> pieces = new ArrayList<>(taken.size());
       for (Taken t : taken) {
@@ -298,7 +335,9 @@ final class ShuffleRuns {
             .computeIfAbsent(taken.get(i).writer().key(), k -> new ArrayList<>())
             .add(written.get(i));
       }
-      unforced.add(run);
+      if (sync) {
+        unforced.add(run);
+      }
     } catch (IOException | RuntimeException e) {
       String why = e.getMessage();
       LOG.warn("Shuffle {}: {} locations stop taking data: {}", shuffle, taken.size(), why);
@@ -312,21 +351,17 @@ final class ShuffleRuns {
     }
   }
 
-  /** On the thread: forces every run written since the last force; why it failed, or null. */
-  private String forceAll() {
-    String why = null;
+  /** On the thread: forces every run written since the last force; failures are remembered. */
+  private void forceAll() {
     for (Path run : unforced) {
       try {
         RunFile.force(run);
       } catch (IOException e) {
-        why = "cannot force run " + run + ": " + e.getMessage();
+        unforceable.add(run);
+        disk.writeFailed("cannot force run " + run + ": " + e.getMessage());
       }
     }
     unforced.clear();
-    if (why != null) {
-      disk.writeFailed(why);
-    }
-    return why;
   }
 
   private static long bytes(List<PartitionWriter.Part> parts) {

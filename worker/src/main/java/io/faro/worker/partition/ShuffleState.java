@@ -46,6 +46,12 @@ final class ShuffleState {
         k -> new ShuffleRuns(id, disk, replicaCopy, settings, nextRun::getAndIncrement));
   }
 
+  /** Closes every runs of this shuffle; completes once none writes any more (see expiry). */
+  CompletableFuture<Void> closeRuns() {
+    return CompletableFuture.allOf(
+        runs.values().stream().map(ShuffleRuns::close).toArray(CompletableFuture[]::new));
+  }
+
   /** Numbers new runs above {@code run} (one an earlier run of this worker wrote). */
   void runRestored(int run) {
     nextRun.accumulateAndGet(run + 1, Math::max);

@@ -42,7 +42,10 @@ class WorkerRestartTest {
 
   private FaroConf conf(FakeMaster master) {
     return TestWorkers.conf(master.endpoint(), tmp.resolve("d0"), tmp.resolve("d1"))
-        .with("faro.worker.id", "worker-restart");
+        .with("faro.worker.id", "worker-restart")
+        // Restarts of partition files; d1 is an HDD, which keeps runs by default
+        // (WorkerRunsLayoutTest restarts those).
+        .with("faro.worker.tier.hdd.layout", "files");
   }
 
   /** Pushes {@code batches} batches to each of partitions 0 and 1 of {@code shuffle}. */

@@ -62,7 +62,10 @@ class WorkerServerTest {
     worker =
         new WorkerServer(
             TestWorkers.conf(master.endpoint(), tmp.resolve("disk0"), tmp.resolve("disk1"))
-                .with(WorkerOptions.IO_MODE, ioMode()));
+                .with(WorkerOptions.IO_MODE, ioMode())
+                // These tests look at partition files: disk1 (an HDD) keeps them, not runs
+                // (WorkerRunsLayoutTest covers runs).
+                .with("faro.worker.tier.hdd.layout", "files"));
     worker.start();
     client = new WorkerClient("client-a", worker.endpoint());
     batches = new Batches(true, 7);
