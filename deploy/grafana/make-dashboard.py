@@ -50,6 +50,9 @@ ROWS = [
         ("Read ahead: loaded, found cached", "Bps",
          ["rate(faro_worker_disk_read_ahead_bytes_total[1m])",
           "rate(faro_worker_disk_read_ahead_resident_bytes_total[1m])"]),
+        ("Runs written, reads around a run", "short",
+         ["rate(faro_worker_disk_runs_written_total[1m])",
+          "rate(faro_worker_disk_read_around_total[1m])"]),
         ("Write time per MiB", "s",
          ["rate(faro_worker_disk_write_seconds_total[5m]) / "
           "(rate(faro_worker_disk_written_bytes_total[5m]) / 1048576)"]),

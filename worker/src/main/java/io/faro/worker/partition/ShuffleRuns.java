@@ -330,6 +330,7 @@ final class ShuffleRuns {
         pieces.add(buffers);
       }
       List<Extent> written = RunFile.write(run, pieces, disk.accounting());
+      disk.runWritten();
       for (int i = 0; i < taken.size(); i++) {
         extents
             .computeIfAbsent(taken.get(i).writer().key(), k -> new ArrayList<>())

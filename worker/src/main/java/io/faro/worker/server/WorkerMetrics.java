@@ -177,6 +177,22 @@ final class WorkerMetrics {
         "Time the disk's reader threads spent on read-ahead.",
         () -> disk.reader().warmNanos() / NANOS_PER_SECOND,
         labels);
+    metrics.counter(
+        "faro_worker_disk_runs_written",
+        "Runs written to the disk (faro.worker.tier.TIER.layout runs): each one write of what a"
+            + " shuffle's partitions there buffered.",
+        disk::runsWritten,
+        labels);
+    metrics.counter(
+        "faro_worker_disk_read_around",
+        "Reads of a run that read faro.worker.runs.read.around bytes from their piece's start.",
+        () -> disk.reader().readsAround(),
+        labels);
+    metrics.counter(
+        "faro_worker_disk_read_around_bytes",
+        "Bytes those reads read beyond the pieces asked for (the next partitions').",
+        () -> disk.reader().readAroundBytes(),
+        labels);
     if (timeFlushes) {
       Latency flushes =
           metrics.latency(

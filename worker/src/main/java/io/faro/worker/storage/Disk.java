@@ -67,6 +67,8 @@ public final class Disk {
   private volatile java.util.function.LongConsumer writeObserver = nanos -> {};
 
   private final Layout layout;
+  // Runs written on this disk since start (runs layout).
+  private final AtomicLong runsWritten = new AtomicLong();
 
   Disk(
       int index,
@@ -111,6 +113,16 @@ public final class Disk {
 
   public IoMode ioMode() {
     return direct == null ? IoMode.BUFFERED : IoMode.DIRECT;
+  }
+
+  /** A run was written here (runs layout). */
+  public void runWritten() {
+    runsWritten.incrementAndGet();
+  }
+
+  /** Runs written here since start. */
+  public long runsWritten() {
+    return runsWritten.get();
   }
 
   /** How this disk lays out partition data (faro.worker.tier.TIER.layout). */

@@ -242,8 +242,16 @@ public final class DiskReader implements AutoCloseable {
    * or not (for tests, whose files are always resident).
    */
   CompletableFuture<Boolean> warm(Path file, long length, boolean checkResident) {
-    Warm warm = new Warm(requireNonNull(file, "file is null"), length, checkResident);
-    if (direct != null || length <= 0) {
+    return warm(file, 0, length, checkResident);
+  }
+
+  /** As {@link #warm(Path, long, boolean)}, for the {@code length} bytes from {@code offset}. */
+  CompletableFuture<Boolean> warm(Path file, long offset, long length, boolean checkResident) {
+    return queue(new Warm(requireNonNull(file, "file is null"), offset, length, checkResident));
+  }
+
+  private CompletableFuture<Boolean> queue(Warm warm) {
+    if (direct != null || warm.length <= 0) {
       warm.done.complete(false);
       return warm.done;
     }
@@ -461,7 +469,11 @@ public final class DiskReader implements AutoCloseable {
         if (window.position() < piece.length()) {
           throw shortFile(piece, piece.offset() + window.position());
         }
-        around.read(piece.file(), piece.offset(), piece.offset() + window.position());
+        long end = piece.offset() + window.position();
+        around.read(piece.file(), piece.offset(), end);
+        if (window.position() == readAroundBytes) {
+          aheadOf(piece.file(), piece.offset(), end);
+        }
         chunk.writeBytes(window.flip().limit((int) piece.length()));
         return;
       }
@@ -481,6 +493,17 @@ public final class DiskReader implements AutoCloseable {
       readBytes.addAndGet(bytes);
       readNanos.addAndGet(System.nanoTime() - start);
     }
+  }
+
+  /**
+   * Queues the read of the window after {@code [from, to)} of {@code run} (read around just now),
+   * behind every chunk read: by the time reducers get there it is in the page cache, and the range
+   * this reader holds of the run grows to include it.
+   */
+  private void aheadOf(Path run, long from, long to) {
+    Warm ahead = new Warm(run, to, readAroundBytes, true);
+    ahead.whenCovered = covered -> around.extend(run, from, to, to + covered);
+    queue(ahead);
   }
 
   private static FaroException shortFile(Extent piece, long at) {
@@ -713,27 +736,32 @@ public final class DiskReader implements AutoCloseable {
   /** A read-ahead waiting for the reader threads to be idle. */
   private final class Warm {
     final Path file;
+    final long offset;
     final long length;
     final boolean checkResident;
     final CompletableFuture<Boolean> done = new CompletableFuture<>();
+    // Told, before the counters, how many bytes from the offset were found resident or read.
+    java.util.function.LongConsumer whenCovered = covered -> {};
 
-    Warm(Path file, long length, boolean checkResident) {
+    Warm(Path file, long offset, long length, boolean checkResident) {
       this.file = file;
+      this.offset = offset;
       this.length = length;
       this.checkResident = checkResident;
     }
 
     /**
-     * On a reader thread: checks whether the file's first {@code length} bytes (fewer if the file
-     * is shorter) are resident, and reads them through the page cache into one pooled segment, over
-     * and over, if not; always completes {@link #done}.
+     * On a reader thread: checks whether the {@code length} bytes from the offset (fewer if the
+     * file is shorter) are resident, and reads them through the page cache into one pooled segment,
+     * over and over, if not; always completes {@link #done}.
      */
     void serve() {
       long start = System.nanoTime();
       boolean warmed = false;
       try (FileChannel channel = FileChannel.open(file, StandardOpenOption.READ)) {
-        long bytes = Math.min(length, channel.size());
+        long bytes = Math.max(0, Math.min(length, channel.size() - offset));
         if (bytes > 0 && checkResident && resident(channel, bytes)) {
+          whenCovered.accept(bytes);
           warmResidentBytes.addAndGet(bytes);
           warmed = true;
         } else if (bytes > 0) {
@@ -751,9 +779,9 @@ public final class DiskReader implements AutoCloseable {
       }
     }
 
-    /** Whether every page of the file's first {@code bytes} is in the page cache (mincore). */
+    /** Whether every page of the {@code bytes} from the offset is in the page cache (mincore). */
     private boolean resident(FileChannel channel, long bytes) throws IOException {
-      MappedByteBuffer mapped = channel.map(FileChannel.MapMode.READ_ONLY, 0, bytes);
+      MappedByteBuffer mapped = channel.map(FileChannel.MapMode.READ_ONLY, offset, bytes);
       try {
         return mapped.isLoaded();
       } finally {
@@ -780,7 +808,7 @@ public final class DiskReader implements AutoCloseable {
         memory = take();
         while (position < bytes) {
           memory.clear().limit((int) Math.min(memory.capacity(), bytes - position));
-          int n = channel.read(memory, position);
+          int n = channel.read(memory, offset + position);
           if (n <= 0) {
             break;
           }
@@ -789,6 +817,7 @@ public final class DiskReader implements AutoCloseable {
             break; // a fetch goes first; the rest of this file is read when it is fetched
           }
         }
+        whenCovered.accept(position);
         return true;
       } finally {
         warmedBytes.addAndGet(position);
@@ -824,6 +853,14 @@ public final class DiskReader implements AutoCloseable {
 
     synchronized void read(Path run, long from, long to) {
       ranges.put(run, new long[] {from, to});
+    }
+
+    /** Grows {@code run}'s range from {@code [from, to)} to {@code [from, newTo)}, if still it. */
+    synchronized void extend(Path run, long from, long to, long newTo) {
+      long[] range = ranges.get(run);
+      if (range != null && range[0] == from && range[1] == to) {
+        range[1] = newTo;
+      }
     }
 
     ByteBuffer window(int bytes) {

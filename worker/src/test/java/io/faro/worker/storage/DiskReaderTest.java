@@ -300,6 +300,40 @@ class DiskReaderTest {
     assertThat(reader.warmedBytes() + reader.warmResidentBytes()).isZero();
   }
 
+  @Test
+  void aReadOfARunReadsAroundItsPieceAndTheWindowAfterAheadOfTheNextReads() throws Exception {
+    Path run = root.resolve("run-0.data");
+    writeRandom(run, 4 << 20, 21);
+    try (DiskReader reader =
+        new DiskReader(
+            "test-reader", PAGE_CACHE, 1, 8L * DiskReader.SEGMENT_BYTES, 10_000, 1 << 20)) {
+      // Two pieces of the run: the first one read reads the 1 MiB from its start around it.
+      List<Extent> first = List.of(new Extent(run, 0, 100), new Extent(run, 300, 50));
+      CompletableFuture<ByteBuf> read = reader.read(first, () -> true);
+      ByteBuf bytes = read.get(WAIT_SECONDS, TimeUnit.SECONDS);
+      byte[] all = Files.readAllBytes(run);
+      byte[] want = new byte[150];
+      System.arraycopy(all, 0, want, 0, 100);
+      System.arraycopy(all, 300, want, 100, 50);
+      assertThat(ByteBufUtil.getBytes(bytes)).isEqualTo(want);
+      bytes.release();
+      assertThat(reader.readsAround()).isEqualTo(1);
+      assertThat(reader.readAroundBytes()).isEqualTo((1 << 20) - 100);
+      // Then the next 1 MiB is queued behind the chunk reads, and read once the reader is idle.
+      Eventually.await(
+          "the window after to be read ahead",
+          () -> reader.warmedBytes() + reader.warmResidentBytes() >= 1 << 20);
+      // A piece in either window is read alone; one past them reads around again.
+      assertBytes(
+          reader.read(List.of(new Extent(run, 1_500_000, 100)), () -> true), run, 1_500_000, 100);
+      assertThat(reader.readsAround()).isEqualTo(1);
+      assertBytes(
+          reader.read(List.of(new Extent(run, 2_500_000, 100)), () -> true), run, 2_500_000, 100);
+      assertThat(reader.readsAround()).isEqualTo(2);
+      assertThat(reader.segmentsInUse()).isZero();
+    }
+  }
+
   /** Writes {@code bytes} random bytes (from {@code seed}) to {@code file}; returns them. */
   private static byte[] writeRandom(Path file, int bytes, long seed) throws Exception {
     byte[] data = new byte[bytes];
