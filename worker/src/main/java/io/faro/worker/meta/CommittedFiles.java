@@ -9,6 +9,7 @@ import io.faro.proto.CommittedFileRecordP;
 import io.faro.worker.partition.CommitLog;
 import io.faro.worker.partition.PartitionCommit;
 import io.faro.worker.partition.RestoredPartition;
+import io.faro.worker.partition.RunRecords;
 import io.faro.worker.partition.ShuffleCommit;
 import io.faro.worker.storage.ChunkIndex;
 import io.faro.worker.storage.Disk;
@@ -113,9 +114,8 @@ public final class CommittedFiles implements CommitLog {
                       ? PartitionFileFormat.VERSION
                       : PartitionFileFormat.VERSION_WITHOUT_MAP_RANGES);
       if (c.data().inRuns()) {
-        if (!runs(r, c)) {
-          continue;
-        }
+        runs(c).ifPresent(record -> records.put(c.key(), record));
+        continue;
       } else if (c.file().isPresent()) {
         Path file = c.file().get();
         Optional<Disk> disk = diskOf(file);
@@ -136,38 +136,18 @@ public final class CommittedFiles implements CommitLog {
   }
 
   /**
-   * Fills in the extents and chunk index of a location in runs; false (and logged) when its runs
-   * lie on no disk of this worker or are not named as runs are.
+   * The record of a location in runs; empty (and logged) when its runs lie on no disk of this
+   * worker or are not named as runs are.
    */
-  private boolean runs(CommittedFileRecordP.Builder r, PartitionCommit.Committed c) {
-    Optional<Disk> disk = Optional.empty();
-    for (Extent e : c.data().list()) {
-      Optional<Disk> on = diskOf(e.file());
-      int run = FileLayout.runNumber(e.file());
-      if (on.isEmpty()
-          || (disk.isPresent() && disk.get() != on.get())
-          || run < 0
-          || !e.file().equals(FileLayout.runFile(on.get().root(), c.key().shuffle(), run))) {
-        LOG.warn(
-            "Partition {} has its data in {}, not a run of one disk here: not recorded",
-            c.key(),
-            e.file());
-        return false;
-      }
-      disk = on;
-      r.addExtentRuns(run).addExtentOffsets(e.offset()).addExtentLengths(e.length());
+  private Optional<CommittedFileRecordP> runs(PartitionCommit.Committed c) {
+    Optional<Disk> disk = diskOf(c.data().list().get(0).file());
+    try {
+      return Optional.of(
+          RunRecords.record(c, disk.orElseThrow().root(), disk.orElseThrow().index()));
+    } catch (IllegalArgumentException | java.util.NoSuchElementException e) {
+      LOG.warn("Partition {} is not recorded: {}", c.key(), e.getMessage());
+      return Optional.empty();
     }
-    r.setDiskIndex(disk.orElseThrow().index());
-    ChunkIndex chunks = c.chunks();
-    for (int i = 0; i <= chunks.chunkCount(); i++) {
-      r.addChunkOffsets(chunks.offset(i));
-    }
-    if (chunks.hasMapRanges()) {
-      for (int i = 0; i < chunks.chunkCount(); i++) {
-        r.addChunkFirstMaps(chunks.firstMap(i)).addChunkLastMaps(chunks.lastMap(i));
-      }
-    }
-    return true;
   }
 
   /** Forgets an expired shuffle. */
@@ -203,6 +183,7 @@ public final class CommittedFiles implements CommitLog {
           if (r.getExtentRunsCount() > 0) {
             PartitionCommit.Committed inRuns = checkedRuns(key, r);
             keep.addAll(inRuns.data().files());
+            keep.addAll(runIndexes(inRuns));
             good.add(new RestoredPartition(r.getDiskIndex(), inRuns));
             continue;
           }
@@ -237,6 +218,10 @@ public final class CommittedFiles implements CommitLog {
     Map<ShuffleId, List<PartitionCommit.Committed>> found = new LinkedHashMap<>();
     for (Disk disk : disks.all()) {
       for (Path file : disk.leftoverFiles()) {
+        if (FileLayout.isRunIndex(file)) {
+          rebuildRuns(disk, file, found);
+          continue;
+        }
         Optional<PartitionKey> key = FileLayout.parse(disk.root(), file);
         if (key.isEmpty()) {
           continue;
@@ -260,6 +245,48 @@ public final class CommittedFiles implements CommitLog {
       recorded += e.getValue().size();
     }
     return recorded;
+  }
+
+  /** The run indexes next to the runs of {@code c}, kept with them for a later rebuild. */
+  private static List<Path> runIndexes(PartitionCommit.Committed c) {
+    Path dir = c.data().list().get(0).file().getParent();
+    try (java.util.stream.Stream<Path> files = Files.list(dir)) {
+      return files.filter(FileLayout::isRunIndex).toList();
+    } catch (IOException e) {
+      return List.of();
+    }
+  }
+
+  /**
+   * Adds to {@code found} the locations the run index {@code file} lists whose runs pass every
+   * check of {@link #checkedRuns}; a damaged index, or a location that fails, is left out.
+   */
+  private void rebuildRuns(
+      Disk disk, Path file, Map<ShuffleId, List<PartitionCommit.Committed>> found) {
+    Optional<ShuffleId> shuffle = FileLayout.shuffleOf(disk.root(), file);
+    if (shuffle.isEmpty()) {
+      return;
+    }
+    Map<PartitionKey, CommittedFileRecordP> records;
+    try {
+      records = RunRecords.readIndex(file, shuffle.get());
+    } catch (IOException e) {
+      LOG.warn("Run index {} is not read: {}", file, e.getMessage());
+      return;
+    }
+    for (Map.Entry<PartitionKey, CommittedFileRecordP> e : records.entrySet()) {
+      if (e.getValue().getDiskIndex() != disk.index()) {
+        continue; // not an index of this disk's runs (moved?): never served from another disk
+      }
+      try {
+        found
+            .computeIfAbsent(shuffle.get(), s -> new ArrayList<>())
+            .add(checkedRuns(e.getKey(), e.getValue()));
+      } catch (Unservable u) {
+        LOG.warn(
+            "Partition {} of run index {} is not served: {}", e.getKey(), file, u.getMessage());
+      }
+    }
   }
 
   /** Why a recorded location cannot be served. */

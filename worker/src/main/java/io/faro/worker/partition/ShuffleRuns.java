@@ -259,8 +259,18 @@ final class ShuffleRuns {
       if (sync) {
         forceAll();
       }
+      List<PartitionCommit> outcomes = new ArrayList<>(done.size());
+      List<PartitionCommit.Committed> inRuns = new ArrayList<>();
       for (Finish f : done) {
-        f.result().complete(outcome(f));
+        PartitionCommit outcome = outcome(f);
+        outcomes.add(outcome);
+        if (outcome instanceof PartitionCommit.Committed c && c.data().inRuns()) {
+          inRuns.add(c);
+        }
+      }
+      writeIndex(inRuns);
+      for (int i = 0; i < done.size(); i++) {
+        done.get(i).result().complete(outcomes.get(i));
       }
     } finally {
       // Always answered, whatever failed above: a commit must never wait forever.
@@ -349,6 +359,32 @@ final class ShuffleRuns {
       }
     } finally {
       taken.forEach(t -> PartitionWriter.release(t.parts()));
+    }
+  }
+
+  /**
+   * On the thread: writes the run index of the locations a finish committed in runs, for a worker
+   * whose metadata store is lost later. Its failure costs only that: the commit goes on.
+   */
+  private void writeIndex(List<PartitionCommit.Committed> committed) {
+    if (committed.isEmpty() || closed) {
+      return;
+    }
+    Path index = FileLayout.runIndexFile(disk.root(), shuffle, nextRun.getAsInt());
+    for (int tries = 0; Files.exists(index) && tries < 1000; tries++) {
+      index = FileLayout.runIndexFile(disk.root(), shuffle, nextRun.getAsInt());
+    }
+    try {
+      disk.accounting()
+          .used(RunRecords.writeIndex(index, committed, disk.root(), disk.index(), sync));
+    } catch (IOException | RuntimeException e) {
+      LOG.warn(
+          "Shuffle {}: no run index {} ({}): a metadata store rebuilt from files would not find"
+              + " these {} locations",
+          shuffle,
+          index,
+          e.toString(),
+          committed.size());
     }
   }
 

@@ -25,7 +25,7 @@ public final class Disks implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(Disks.class);
 
   private static final java.util.regex.Pattern PARTITION_FILE =
-      java.util.regex.Pattern.compile("(\\d+-\\d+|run-\\d+)\\.data");
+      java.util.regex.Pattern.compile("(\\d+-\\d+|run-\\d+|index-\\d+)\\.data");
   private static final java.util.regex.Pattern SHUFFLE_DIR =
       java.util.regex.Pattern.compile("\\d+");
 

@@ -34,6 +34,38 @@ public final class FileLayout {
     return shuffleDir(diskRoot, shuffle).resolve(RUN_PREFIX + n + ".data");
   }
 
+  /** The {@code n}th run index of {@code shuffle} on this disk (a finish's records, see runs). */
+  public static Path runIndexFile(Path diskRoot, ShuffleId shuffle, int n) {
+    return shuffleDir(diskRoot, shuffle).resolve("index-" + n + ".data");
+  }
+
+  private static final Pattern RUN_INDEX_FILE = Pattern.compile("index-\\d+\\.data");
+
+  /** Whether {@code file} is named as a run index is. */
+  public static boolean isRunIndex(Path file) {
+    return RUN_INDEX_FILE.matcher(file.getFileName().toString()).matches();
+  }
+
+  /**
+   * The shuffle whose directory (under {@code diskRoot}) holds {@code file}, read back from its
+   * path {@code <app>/<shuffle>/<name>}; empty for any other path.
+   */
+  public static java.util.Optional<ShuffleId> shuffleOf(Path diskRoot, Path file) {
+    Path relative =
+        diskRoot.toAbsolutePath().normalize().relativize(file.toAbsolutePath().normalize());
+    if (relative.getNameCount() != 3) {
+      return java.util.Optional.empty();
+    }
+    try {
+      return java.util.Optional.of(
+          new ShuffleId(
+              new AppId(relative.getName(0).toString()),
+              Integer.parseInt(relative.getName(1).toString())));
+    } catch (IllegalArgumentException e) {
+      return java.util.Optional.empty();
+    }
+  }
+
   private static final String RUN_PREFIX = "run-";
   private static final Pattern RUN_FILE = Pattern.compile("run-(\\d+)\\.data");
 

@@ -148,17 +148,21 @@ class RunLayoutTest {
       }
     }
     // A run once at least 64 KiB are buffered (more if parts keep coming while it is written),
-    // then the commit's last run.
+    // then the commit's last run, and the commit's run index.
     List<Path> files;
     try (Stream<Path> list = Files.list(FileLayout.shuffleDir(disks.get(0).root(), SHUFFLE))) {
       files = list.toList();
     }
-    assertThat(files).allSatisfy(f -> assertThat(FileLayout.runNumber(f)).isNotNegative());
-    assertThat(files.size()).isBetween(1, (int) (total / RUN) + 1);
-    assertThat(files.stream().mapToLong(f -> f.toFile().length()).sum()).isEqualTo(total);
+    List<Path> runs = files.stream().filter(f -> FileLayout.runNumber(f) >= 0).toList();
+    List<Path> indexes = files.stream().filter(FileLayout::isRunIndex).toList();
+    assertThat(runs.size() + indexes.size()).isEqualTo(files.size());
+    assertThat(indexes).hasSize(1);
+    assertThat(runs.size()).isBetween(1, (int) (total / RUN) + 1);
+    assertThat(runs.stream().mapToLong(f -> f.toFile().length()).sum()).isEqualTo(total);
     assertThat(appended).allSatisfy(b -> assertThat(b.refCnt()).isZero());
     assertThat(budget.used()).isZero();
-    assertThat(disks.get(0).usedBytes()).isEqualTo(total);
+    assertThat(disks.get(0).usedBytes()).isEqualTo(total + indexes.get(0).toFile().length());
+    assertThat(RunRecords.readIndex(indexes.get(0), SHUFFLE)).hasSize(expected.size());
 
     store.expire(SHUFFLE).join();
     assertThat(FileLayout.shuffleDir(disks.get(0).root(), SHUFFLE)).doesNotExist();
@@ -264,7 +268,7 @@ class RunLayoutTest {
     // run reads the rest of it, and every later piece of that run is found in that read.
     long runs;
     try (Stream<Path> list = Files.list(FileLayout.shuffleDir(disks.get(0).root(), SHUFFLE))) {
-      runs = list.count();
+      runs = list.filter(f -> FileLayout.runNumber(f) >= 0).count();
     }
     assertThat(runs).isGreaterThan(3);
     assertThat(reader.readsAround()).isBetween(1L, runs);

@@ -112,12 +112,18 @@ class WorkerRunsLayoutTest {
           }
         }
       }
-      // About 2.4 MB per disk: two runs of 1 MiB and the commit's last run; no partition files.
+      // About 2.4 MB per disk: two runs of 1 MiB and the commit's last run, and the commit's run
+      // index; no partition files.
       for (int disk = 0; disk < 2; disk++) {
-        assertThat(runs(disk))
-            .as("disk %d", disk)
-            .hasSizeBetween(3, 4)
-            .allSatisfy(f -> assertThat(FileLayout.runNumber(f)).isNotNegative());
+        List<Path> files = runs(disk);
+        assertThat(files.stream().filter(f -> FileLayout.runNumber(f) >= 0))
+            .as("disk %d's runs", disk)
+            .hasSizeBetween(3, 4);
+        assertThat(files.stream().filter(FileLayout::isRunIndex))
+            .as("disk %d's run index, written at the commit", disk)
+            .hasSize(1);
+        assertThat(files)
+            .hasSize((int) files.stream().filter(f -> FileLayout.runNumber(f) >= 0).count() + 1);
       }
 
       try (WorkerServer again = new WorkerServer(conf(master))) {
@@ -168,6 +174,63 @@ class WorkerRunsLayoutTest {
                   !Files.exists(FileLayout.shuffleDir(tmp.resolve("d0"), SHUFFLE))
                       && !Files.exists(FileLayout.shuffleDir(tmp.resolve("d1"), SHUFFLE)));
         }
+      }
+    }
+  }
+
+  @Test
+  void aLostStoreIsRebuiltFromTheRunIndexesAndADamagedIndexServesNothing() throws IOException {
+    try (FakeMaster master = new FakeMaster()) {
+      List<byte[]> expected;
+      try (WorkerServer worker = new WorkerServer(conf(master))) {
+        worker.start();
+        try (WorkerClient client = new WorkerClient("runs", worker.endpoint())) {
+          for (int p = 0; p < PARTITIONS; p++) {
+            client.reserve(SHUFFLE, 0, p % 2, p);
+          }
+          expected = push(client);
+          assertThat(client.commit(SHUFFLE).getCommittedCount()).isEqualTo(PARTITIONS);
+        }
+      }
+      // One index per disk, next to its runs; disk 1's loses a byte.
+      List<Path> indexes = new ArrayList<>();
+      for (int disk = 0; disk < 2; disk++) {
+        runs(disk).stream().filter(FileLayout::isRunIndex).forEach(indexes::add);
+      }
+      assertThat(indexes).hasSize(2);
+      Path damaged =
+          indexes.stream().filter(f -> f.startsWith(tmp.resolve("d1"))).findFirst().get();
+      try (RandomAccessFile f = new RandomAccessFile(damaged.toFile(), "rw")) {
+        f.seek(10);
+        int b = f.read();
+        f.seek(10);
+        f.write(b ^ 0xFF);
+      }
+      deleteRecursively(tmp.resolve("d0").resolve(".faro-meta"));
+
+      try (WorkerServer again = new WorkerServer(conf(master))) {
+        again.start();
+        try (WorkerClient client = new WorkerClient("again", again.endpoint())) {
+          for (int p = 0; p < PARTITIONS; p += 2) {
+            assertThat(client.fetchAll(key(p))).as("partition %d", p).isEqualTo(expected.get(p));
+          }
+          for (int p = 1; p < PARTITIONS; p += 2) {
+            int partition = p;
+            assertThatThrownBy(() -> client.fetchAll(key(partition)))
+                .as("partition %d, listed only in the damaged index", p)
+                .isInstanceOfSatisfying(
+                    FaroException.class,
+                    e -> assertThat(e.code()).isEqualTo(ErrorCode.UNKNOWN_PARTITION));
+          }
+        }
+      }
+    }
+  }
+
+  private static void deleteRecursively(Path root) throws IOException {
+    try (Stream<Path> paths = Files.walk(root)) {
+      for (Path p : paths.sorted(java.util.Comparator.reverseOrder()).toList()) {
+        Files.delete(p);
       }
     }
   }
