@@ -249,6 +249,9 @@ public final class CommittedFiles implements CommitLog {
 
   /** The run indexes next to the runs of {@code c}, kept with them for a later rebuild. */
   private static List<Path> runIndexes(PartitionCommit.Committed c) {
+    if (c.data().list().isEmpty()) {
+      return List.of();
+    }
     Path dir = c.data().list().get(0).file().getParent();
     try (java.util.stream.Stream<Path> files = Files.list(dir)) {
       return files.filter(FileLayout::isRunIndex).toList();
@@ -268,8 +271,10 @@ public final class CommittedFiles implements CommitLog {
       return;
     }
     Map<PartitionKey, CommittedFileRecordP> records;
+    java.nio.file.attribute.FileTime written;
     try {
       records = RunRecords.readIndex(file, shuffle.get());
+      written = Files.getLastModifiedTime(file);
     } catch (IOException e) {
       LOG.warn("Run index {} is not read: {}", file, e.getMessage());
       return;
@@ -279,10 +284,19 @@ public final class CommittedFiles implements CommitLog {
         continue; // not an index of this disk's runs (moved?): never served from another disk
       }
       try {
+        // An index is written after the runs it lists, which are never written again. A run
+        // newer than the index is another run of the same name (the one listed was deleted,
+        // dropped at a start, and its number taken again): never served as the one listed.
+        for (int run : e.getValue().getExtentRunsList()) {
+          Path runFile = FileLayout.runFile(disk.root(), shuffle.get(), run);
+          if (Files.exists(runFile) && Files.getLastModifiedTime(runFile).compareTo(written) > 0) {
+            throw new Unservable(runFile + " was written after the index that lists it");
+          }
+        }
         found
             .computeIfAbsent(shuffle.get(), s -> new ArrayList<>())
             .add(checkedRuns(e.getKey(), e.getValue()));
-      } catch (Unservable u) {
+      } catch (Unservable | IOException u) {
         LOG.warn(
             "Partition {} of run index {} is not served: {}", e.getKey(), file, u.getMessage());
       }

@@ -103,6 +103,14 @@ public final class RunRecords {
       if (sync) {
         channel.force(true);
       }
+    } catch (IOException | RuntimeException e) {
+      // Not counted on the disk, so not left there either (its deletion would uncount it).
+      try {
+        Files.deleteIfExists(file);
+      } catch (IOException ignored) {
+        // A leftover then: deleted at the next start unless a kept run shares its directory.
+      }
+      throw e;
     }
     return body.length + TRAILER;
   }

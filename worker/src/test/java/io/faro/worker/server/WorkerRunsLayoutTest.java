@@ -227,6 +227,53 @@ class WorkerRunsLayoutTest {
     }
   }
 
+  @Test
+  void aRebuildNeverServesARunNewerThanTheIndexThatListsIt() throws IOException {
+    try (FakeMaster master = new FakeMaster()) {
+      List<byte[]> expected;
+      try (WorkerServer worker = new WorkerServer(conf(master))) {
+        worker.start();
+        try (WorkerClient client = new WorkerClient("runs", worker.endpoint())) {
+          for (int p = 0; p < PARTITIONS; p++) {
+            client.reserve(SHUFFLE, 0, p % 2, p);
+          }
+          expected = push(client);
+          assertThat(client.commit(SHUFFLE).getCommittedCount()).isEqualTo(PARTITIONS);
+        }
+      }
+      // Disk 0's last run (which holds every even partition's last bytes) stands for a run of
+      // the same name written after its index: a run number taken again.
+      Path index0 = runs(0).stream().filter(FileLayout::isRunIndex).findFirst().orElseThrow();
+      Path last =
+          runs(0).stream()
+              .filter(f -> FileLayout.runNumber(f) >= 0)
+              .max(java.util.Comparator.comparingInt(FileLayout::runNumber))
+              .orElseThrow();
+      Files.setLastModifiedTime(
+          last,
+          java.nio.file.attribute.FileTime.fromMillis(
+              Files.getLastModifiedTime(index0).toMillis() + 60_000));
+      deleteRecursively(tmp.resolve("d0").resolve(".faro-meta"));
+
+      try (WorkerServer again = new WorkerServer(conf(master))) {
+        again.start();
+        try (WorkerClient client = new WorkerClient("again", again.endpoint())) {
+          for (int p = 1; p < PARTITIONS; p += 2) {
+            assertThat(client.fetchAll(key(p))).as("partition %d", p).isEqualTo(expected.get(p));
+          }
+          for (int p = 0; p < PARTITIONS; p += 2) {
+            int partition = p;
+            assertThatThrownBy(() -> client.fetchAll(key(partition)))
+                .as("partition %d, with data in the newer run", p)
+                .isInstanceOfSatisfying(
+                    FaroException.class,
+                    e -> assertThat(e.code()).isEqualTo(ErrorCode.UNKNOWN_PARTITION));
+          }
+        }
+      }
+    }
+  }
+
   private static void deleteRecursively(Path root) throws IOException {
     try (Stream<Path> paths = Files.walk(root)) {
       for (Path p : paths.sorted(java.util.Comparator.reverseOrder()).toList()) {
