@@ -17,7 +17,6 @@ import io.faro.worker.storage.Disks;
 import io.faro.worker.storage.Extent;
 import io.faro.worker.storage.Extents;
 import io.faro.worker.storage.FileLayout;
-import io.faro.worker.storage.PartitionFileFormat;
 import io.faro.worker.storage.PartitionFileReader;
 import java.io.IOException;
 import java.nio.file.Files;
@@ -39,6 +38,10 @@ import org.slf4j.LoggerFactory;
  * #recover} reads the store back at start and checks every listed file (there, its length as
  * recorded, its trailer and index intact), so that the worker serves again exactly the files that
  * pass.
+ *
+ * <p>Over 400 lines, knowingly: recording, recovering and rebuilding are the three sides of one
+ * check (what a record claims against what the disk holds), for partition files and for runs alike;
+ * the record of a location in runs itself is built and read by {@link RunRecords}.
  */
 public final class CommittedFiles implements CommitLog {
   private static final Logger LOG = LoggerFactory.getLogger(CommittedFiles.class);
@@ -105,18 +108,12 @@ public final class CommittedFiles implements CommitLog {
   private Map<PartitionKey, CommittedFileRecordP> records(ShuffleCommit commit) throws IOException {
     Map<PartitionKey, CommittedFileRecordP> records = new LinkedHashMap<>();
     for (PartitionCommit.Committed c : commit.committed()) {
-      CommittedFileRecordP.Builder r =
-          CommittedFileRecordP.newBuilder()
-              .setDataLength(c.chunks().dataLength())
-              .setChunkCount(c.chunks().chunkCount())
-              .setFormatVersion(
-                  c.chunks().hasMapRanges()
-                      ? PartitionFileFormat.VERSION
-                      : PartitionFileFormat.VERSION_WITHOUT_MAP_RANGES);
       if (c.data().inRuns()) {
         runs(c).ifPresent(record -> records.put(c.key(), record));
         continue;
-      } else if (c.file().isPresent()) {
+      }
+      CommittedFileRecordP.Builder r = RunRecords.of(c.chunks());
+      if (c.file().isPresent()) {
         Path file = c.file().get();
         Optional<Disk> disk = diskOf(file);
         if (disk.isEmpty()) {

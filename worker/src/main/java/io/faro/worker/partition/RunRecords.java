@@ -37,6 +37,20 @@ public final class RunRecords {
   private RunRecords() {}
 
   /**
+   * A record of a committed location with {@code chunks}, in either layout, with what every record
+   * has: its data length, chunk count and format version (the caller adds where the data lies).
+   */
+  public static CommittedFileRecordP.Builder of(ChunkIndex chunks) {
+    return CommittedFileRecordP.newBuilder()
+        .setDataLength(chunks.dataLength())
+        .setChunkCount(chunks.chunkCount())
+        .setFormatVersion(
+            chunks.hasMapRanges()
+                ? PartitionFileFormat.VERSION
+                : PartitionFileFormat.VERSION_WITHOUT_MAP_RANGES);
+  }
+
+  /**
    * The record of {@code c}, a location in runs of the disk whose directory is {@code diskRoot}
    * (index {@code diskIndex}).
    *
@@ -45,15 +59,7 @@ public final class RunRecords {
   public static CommittedFileRecordP record(
       PartitionCommit.Committed c, Path diskRoot, int diskIndex) {
     ChunkIndex chunks = c.chunks();
-    CommittedFileRecordP.Builder r =
-        CommittedFileRecordP.newBuilder()
-            .setDiskIndex(diskIndex)
-            .setDataLength(chunks.dataLength())
-            .setChunkCount(chunks.chunkCount())
-            .setFormatVersion(
-                chunks.hasMapRanges()
-                    ? PartitionFileFormat.VERSION
-                    : PartitionFileFormat.VERSION_WITHOUT_MAP_RANGES);
+    CommittedFileRecordP.Builder r = of(chunks).setDiskIndex(diskIndex);
     for (Extent e : c.data().list()) {
       int run = FileLayout.runNumber(e.file());
       if (run < 0 || !e.file().equals(FileLayout.runFile(diskRoot, c.key().shuffle(), run))) {

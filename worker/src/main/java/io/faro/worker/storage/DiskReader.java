@@ -76,9 +76,10 @@ import org.slf4j.LoggerFactory;
  * the reads queued before it).
  *
  * <p>Over 500 lines, knowingly: the round scheduler (and the read-ahead that waits behind it), the
- * segment pool and the aligned or buffered read share one lock-and-permit discipline (a read
- * reserves its segments on a reader thread, its bytes return them); split, that discipline would
- * span classes.
+ * segment pool and the reads (aligned, buffered, or of pieces of runs) share one lock-and-permit
+ * discipline (a read reserves its segments on a reader thread, its bytes return them); split, that
+ * discipline would span classes. What a reader last read of each run is kept apart ({@link
+ * ReadAround}).
  */
 public final class DiskReader implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(DiskReader.class);
@@ -826,50 +827,6 @@ public final class DiskReader implements AutoCloseable {
         }
         unreserved.release();
       }
-    }
-  }
-
-  /**
-   * What the reader threads last read around in each run: a piece inside such a range is read
-   * alone. Bounded: the oldest runs are forgotten first (their next piece is read around again).
-   * Each reader thread reads around into a window of its own, outside the segment pool.
-   */
-  private static final class ReadAround {
-    private static final int MAX_RUNS = 4096;
-
-    private final java.util.LinkedHashMap<Path, long[]> ranges =
-        new java.util.LinkedHashMap<>(64, 0.75f, true) {
-          @Override
-          protected boolean removeEldestEntry(java.util.Map.Entry<Path, long[]> eldest) {
-            return size() > MAX_RUNS;
-          }
-        };
-    private final ThreadLocal<ByteBuffer> windows = new ThreadLocal<>();
-
-    synchronized boolean holds(Extent piece) {
-      long[] range = ranges.get(piece.file());
-      return range != null && range[0] <= piece.offset() && piece.end() <= range[1];
-    }
-
-    synchronized void read(Path run, long from, long to) {
-      ranges.put(run, new long[] {from, to});
-    }
-
-    /** Grows {@code run}'s range from {@code [from, to)} to {@code [from, newTo)}, if still it. */
-    synchronized void extend(Path run, long from, long to, long newTo) {
-      long[] range = ranges.get(run);
-      if (range != null && range[0] == from && range[1] == to) {
-        range[1] = newTo;
-      }
-    }
-
-    ByteBuffer window(int bytes) {
-      ByteBuffer window = windows.get();
-      if (window == null || window.capacity() < bytes) {
-        window = ByteBuffer.allocateDirect(bytes);
-        windows.set(window);
-      }
-      return window;
     }
   }
 

@@ -294,7 +294,8 @@ public final class PartitionFile {
     }
   }
 
-  private static ByteBuffer[] nioBuffers(List<ByteBuf> buffers) {
+  /** The readable bytes of {@code buffers}, in order, as NIO buffers for a gathering write. */
+  static ByteBuffer[] nioBuffers(List<ByteBuf> buffers) {
     List<ByteBuffer> sources = new ArrayList<>(buffers.size());
     for (ByteBuf buffer : buffers) {
       if (buffer.isReadable()) {

@@ -36,13 +36,9 @@ public final class RunFile {
     long offset = 0;
     for (List<ByteBuf> piece : pieces) {
       long length = 0;
-      for (ByteBuf buffer : piece) {
-        if (buffer.isReadable()) {
-          length += buffer.readableBytes();
-          for (ByteBuffer b : buffer.nioBuffers(buffer.readerIndex(), buffer.readableBytes())) {
-            sources.add(b);
-          }
-        }
+      for (ByteBuffer b : PartitionFile.nioBuffers(piece)) {
+        length += b.remaining();
+        sources.add(b);
       }
       extents.add(new Extent(path, offset, length));
       offset += length;

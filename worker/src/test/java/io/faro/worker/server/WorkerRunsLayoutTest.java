@@ -77,6 +77,19 @@ class WorkerRunsLayoutTest {
     return expected.stream().map(ByteArrayOutputStream::toByteArray).toList();
   }
 
+  /**
+   * Reserves every partition (even ones on disk 0, odd ones on disk 1), pushes (see {@link #push})
+   * and commits; returns what each partition received.
+   */
+  private static List<byte[]> reservePushAndCommit(WorkerClient client) {
+    for (int p = 0; p < PARTITIONS; p++) {
+      client.reserve(SHUFFLE, 0, p % 2, p);
+    }
+    List<byte[]> expected = push(client);
+    assertThat(client.commit(SHUFFLE).getCommittedCount()).isEqualTo(PARTITIONS);
+    return expected;
+  }
+
   private static PartitionKey key(int partition) {
     return new PartitionKey(SHUFFLE, partition, 0);
   }
@@ -98,12 +111,7 @@ class WorkerRunsLayoutTest {
       try (WorkerServer worker = new WorkerServer(conf(master))) {
         worker.start();
         try (WorkerClient client = new WorkerClient("runs", worker.endpoint())) {
-          // Even partitions on disk 0, odd ones on disk 1.
-          for (int p = 0; p < PARTITIONS; p++) {
-            client.reserve(SHUFFLE, 0, p % 2, p);
-          }
-          expected = push(client);
-          assertThat(client.commit(SHUFFLE).getCommittedCount()).isEqualTo(PARTITIONS);
+          expected = reservePushAndCommit(client);
           for (int p = 0; p < PARTITIONS; p++) {
             assertThat(client.openStream(key(p)).size())
                 .as("partition %d has several chunks", p)
@@ -185,11 +193,7 @@ class WorkerRunsLayoutTest {
       try (WorkerServer worker = new WorkerServer(conf(master))) {
         worker.start();
         try (WorkerClient client = new WorkerClient("runs", worker.endpoint())) {
-          for (int p = 0; p < PARTITIONS; p++) {
-            client.reserve(SHUFFLE, 0, p % 2, p);
-          }
-          expected = push(client);
-          assertThat(client.commit(SHUFFLE).getCommittedCount()).isEqualTo(PARTITIONS);
+          expected = reservePushAndCommit(client);
         }
       }
       // One index per disk, next to its runs; disk 1's loses a byte.
@@ -234,11 +238,7 @@ class WorkerRunsLayoutTest {
       try (WorkerServer worker = new WorkerServer(conf(master))) {
         worker.start();
         try (WorkerClient client = new WorkerClient("runs", worker.endpoint())) {
-          for (int p = 0; p < PARTITIONS; p++) {
-            client.reserve(SHUFFLE, 0, p % 2, p);
-          }
-          expected = push(client);
-          assertThat(client.commit(SHUFFLE).getCommittedCount()).isEqualTo(PARTITIONS);
+          expected = reservePushAndCommit(client);
         }
       }
       // Disk 0's last run (which holds every even partition's last bytes) stands for a run of
