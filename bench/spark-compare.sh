@@ -27,10 +27,11 @@
 #   --spark-conf K=V     a Spark setting for every run, e.g. spark.faro.client.push.batch.size=...
 #                        (repeatable)
 #   --timeout SECONDS    limit for one run (default 1200)
-#   --no-warmup          skip the unmeasured Faro run (200 maps x 500 reducers, 128 MiB) that
-#                        warms the worker up before the measured runs: a worker in production
-#                        has run for days, so its first job does not pay for its JIT; each
-#                        built-in run is a fresh JVM either way
+#   --no-warmup          skip the unmeasured Faro runs (200 maps x 500 reducers, 512 MiB) that
+#                        warm the worker up before the measured runs, repeated (at most 6) until
+#                        one costs the worker's JIT compilers less than 0.5 s: a worker in
+#                        production has run for days, so its first job does not pay for its JIT;
+#                        each built-in run is a fresh JVM either way, as is each Faro job's
 #   --no-build           use the jars already built instead of `mvn -B -q -DskipTests package`
 #   -h, --help           this text
 #
@@ -69,6 +70,9 @@ HEAP=""
 RUN_TIMEOUT=1200
 BUILD=true
 WARMUP=true
+# Warm-up runs repeat until one costs the worker less JIT time than this, at most this many times.
+WARMUP_JIT_SECONDS=0.5
+WARMUP_MAX_RUNS=6
 SPARK_CONF=()
 SPARK_CONF_VALUES=()
 while [ $# -gt 0 ]; do
@@ -318,6 +322,22 @@ cluster_ticks() {
   echo "$total"
 }
 
+# What the workers say they did, summed over the workers (their /metrics, read over bash's
+# /dev/tcp so that no HTTP client is needed): seconds in disk reads (page-cache hits included),
+# bytes read, and seconds their JIT compilers ran. Prints "0 0 0" if no worker answers.
+worker_counters() {
+  local port sums
+  sums=$(for port in $(jq -r '.workers[]?.httpPort // empty' "$CLUSTER_DIR/cluster.json" 2>/dev/null); do
+    (exec 3<>"/dev/tcp/127.0.0.1/$port" && printf 'GET /metrics HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n' >&3 \
+      && timeout 10 cat <&3) 2>/dev/null
+  done | awk '
+    /^faro_worker_disk_read_seconds_total/ { s += $NF }
+    /^faro_worker_disk_read_bytes_total/ { b += $NF }
+    /^jvm_compilation_time_seconds_total/ { j += $NF }
+    END { printf "%.3f %.0f %.3f\n", s, b, j }')
+  echo "${sums:-0 0 0}"
+}
+
 # Runs one job in one mode: CONCURRENCY fresh JVMs at once, one application each; appends one JSON
 # line (the slowest copy's, with the repetition, and on an emulated disk what the disk served
 # from the drop of the caches before it to the end of the sync after it) to RESULTS.
@@ -344,9 +364,10 @@ run_one() {
     before=$(profile_counters)
     profile_anon_sampler_start
   fi
-  local machine0 cluster0
+  local machine0 cluster0 workers0
   machine0=$(machine_ticks)
   cluster0=$(cluster_ticks)
+  workers0=$(worker_counters)
   # In the background and waited for, so that Ctrl-C runs the trap at once: timeout puts the job
   # in its own process group, out of reach of the terminal's SIGINT, and kills it when killed.
   local copy
@@ -368,6 +389,8 @@ run_one() {
   done
   RUN_PIDS=()
   local machine_cpu=$(( $(machine_ticks) - machine0 )) cluster_cpu=$(( $(cluster_ticks) - cluster0 ))
+  local workers1
+  workers1=$(worker_counters)
   local anon=0
   [ -z "$PROFILE" ] || anon=$(profile_anon_sampler_stop)
   # The dirty pages the run left: written back now, and timed, so that a side whose writes were
@@ -404,6 +427,9 @@ run_one() {
       write_stage_millis: ($stages | max_by(.written_records) // {} | .millis)}' <<<"$line")
     lines+="$line"$'\n'
   done
+  local ws0 wb0_ wj0 ws1 wb1_ wj1
+  read -r ws0 wb0_ wj0 <<<"$workers0"
+  read -r ws1 wb1_ wj1 <<<"$workers1"
   read -r r0 w0 rb0 wb0 <<<"$before"
   read -r r1 w1 rb1 wb1 <<<"$after"
   # The slowest copy's line, with every copy's time, the sums of the copies' shuffle figures and
@@ -411,7 +437,10 @@ run_one() {
   jq -s -c --arg job "$job" --argjson rep "$rep" --argjson sync "$sync_millis" \
     --argjson rr $((r1 - r0)) --argjson wr $((w1 - w0)) --argjson rb $((rb1 - rb0)) --argjson wb $((wb1 - wb0)) \
     --argjson peak "$peak" --argjson anon "$anon" --argjson limit "$MEMORY_LIMIT" \
-    --argjson machine_cpu "$machine_cpu" --argjson cluster_cpu "$cluster_cpu" '
+    --argjson machine_cpu "$machine_cpu" --argjson cluster_cpu "$cluster_cpu" \
+    --argjson wread "$(awk -v a="$ws0" -v b="$ws1" 'BEGIN { printf "%.3f", b - a }')" \
+    --argjson wbytes "$(awk -v a="$wb0_" -v b="$wb1_" 'BEGIN { printf "%.0f", b - a }')" \
+    --argjson wjit "$(awk -v a="$wj0" -v b="$wj1" 'BEGIN { printf "%.3f", b - a }')" '
     (max_by(.millis)) + {
       job: $job, rep: $rep, copies: length, copy_millis: [.[].millis],
       shuffle_write_bytes: ([.[].shuffle_write_bytes] | add),
@@ -424,12 +453,13 @@ run_one() {
       sync_after_millis: $sync,
       disk_read_requests: $rr, disk_write_requests: $wr, disk_read_bytes: $rb, disk_write_bytes: $wb,
       machine_cpu_seconds: ($machine_cpu / 100), faro_processes_cpu_seconds: ($cluster_cpu / 100),
+      worker_disk_read_seconds: $wread, worker_disk_read_bytes: $wbytes, worker_jit_seconds: $wjit,
       memory_peak_bytes: $peak, anon_peak_bytes: $anon,
       page_cache_room_bytes: (if $limit > 0 then $limit - $anon else null end)
     }' <<<"$lines" >>"$RESULTS"
   [ "$(tail -n 1 "$RESULTS" | jq '.checksums | length')" = 1 ] \
     || fail "CHECKSUM MISMATCH between the copies of $job ($mode, run $rep): $(tail -n 1 "$RESULTS" | jq -c .checksums)"
-  log "$(jq -r '"\(.job) \(.mode) run \(.rep): \(.millis) ms (x\(.copies)), machine CPU \(.machine_cpu_seconds) s (Faro processes \(.faro_processes_cpu_seconds) s), \(.records) rows, shuffle write \(.shuffle_write_bytes / 1e6 | floor) MB, read \(.shuffle_read_bytes / 1e6 | floor) MB, fetch wait \(.shuffle_fetch_wait_millis) ms, map stage \(.write_stage_millis) ms, reduce stage \(.read_stage_millis) ms, sync after \(.sync_after_millis) ms, disk reads \(.disk_read_requests) (\(.disk_read_bytes / 1e6 | floor) MB), writes \(.disk_write_requests) (\(.disk_write_bytes / 1e6 | floor) MB), page cache room at least \((.page_cache_room_bytes // 0) / 1048576 | floor) MiB, checksum \(.checksum)"' \
+  log "$(jq -r '"\(.job) \(.mode) run \(.rep): \(.millis) ms (x\(.copies)), machine CPU \(.machine_cpu_seconds) s (Faro processes \(.faro_processes_cpu_seconds) s, worker JIT \(.worker_jit_seconds) s), worker disk reads \(.worker_disk_read_seconds) s for \(.worker_disk_read_bytes / 1e6 | floor) MB, \(.records) rows, shuffle write \(.shuffle_write_bytes / 1e6 | floor) MB, read \(.shuffle_read_bytes / 1e6 | floor) MB, fetch wait \(.shuffle_fetch_wait_millis) ms, map stage \(.write_stage_millis) ms, reduce stage \(.read_stage_millis) ms, sync after \(.sync_after_millis) ms, disk reads \(.disk_read_requests) (\(.disk_read_bytes / 1e6 | floor) MB), writes \(.disk_write_requests) (\(.disk_write_bytes / 1e6 | floor) MB), page cache room at least \((.page_cache_room_bytes // 0) / 1048576 | floor) MiB, checksum \(.checksum)"' \
     <<<"$(tail -n 1 "$RESULTS")")"
 }
 
@@ -449,12 +479,30 @@ $bad
 }
 
 if $WARMUP; then
-  log "warming the worker up (one unmeasured Faro run, 200 x 500 blocks, 128 MiB)"
-  timeout "$RUN_TIMEOUT" "$JAVA" "${JVM_OPTS[@]}" -cp "$CLASSPATH_ARG" io.faro.examples.CompareJobs \
-    --job blocks --mode faro --master-endpoints "$MASTER" --local-dir "$SPARK_LOCAL" \
-    --conf spark.examples.blocks.maps=200 --conf spark.examples.blocks.reducers=500 \
-    --conf spark.examples.blocks.bytes=128m "${SPARK_CONF[@]}" \
-    >"$RUNS_DIR/warmup.out" 2>"$RUNS_DIR/warmup.log" || fail "the warm-up run failed; log: $RUNS_DIR/warmup.log"
+  # Until the worker's JIT has settled: after a single warm-up run of 128 MiB, its C2 compiler
+  # still spent 4 s compiling the push and fetch paths during the next 0.56 GB run, on the two
+  # cores that job needs, which a worker that has run for days never pays. The JIT time of each
+  # measured run is reported with it (worker JIT).
+  warm=0
+  while :; do
+    warm=$((warm + 1))
+    jit0=$(worker_counters | awk '{ print $3 }')
+    warm_start=$(date +%s%N)
+    timeout "$RUN_TIMEOUT" "$JAVA" "${JVM_OPTS[@]}" -cp "$CLASSPATH_ARG" io.faro.examples.CompareJobs \
+      --job blocks --mode faro --master-endpoints "$MASTER" --local-dir "$SPARK_LOCAL" \
+      --conf spark.examples.blocks.maps=200 --conf spark.examples.blocks.reducers=500 \
+      --conf spark.examples.blocks.bytes=512m "${SPARK_CONF[@]}" \
+      >"$RUNS_DIR/warmup.out" 2>"$RUNS_DIR/warmup.log" || fail "the warm-up run failed; log: $RUNS_DIR/warmup.log"
+    jit=$(awk -v a="$jit0" -v b="$(worker_counters | awk '{ print $3 }')" 'BEGIN { printf "%.2f", b - a }')
+    log "warm-up run $warm (unmeasured, Faro, 200 x 500 blocks, 512 MiB): $(( ($(date +%s%N) - warm_start) / 1000000 )) ms, worker JIT $jit s"
+    if awk -v j="$jit" -v limit="$WARMUP_JIT_SECONDS" 'BEGIN { exit !(j < limit) }'; then
+      break
+    fi
+    if [ "$warm" -ge "$WARMUP_MAX_RUNS" ]; then
+      log "the worker's JIT has not settled after $warm warm-up runs; measuring anyway"
+      break
+    fi
+  done
 fi
 START_EPOCH=$(date +%s)
 for job in "${JOB_LIST[@]}"; do
@@ -531,6 +579,9 @@ jq -s \
             builtin_machine_cpu_seconds: ([$b[].machine_cpu_seconds] | median),
             faro_machine_cpu_seconds: ([$f[].machine_cpu_seconds] | median),
             faro_processes_cpu_seconds: ([$f[].faro_processes_cpu_seconds] | median),
+            faro_worker_disk_read_seconds: ([$f[].worker_disk_read_seconds] | median),
+            faro_worker_disk_read_bytes: ([$f[].worker_disk_read_bytes] | median),
+            faro_worker_jit_seconds: ([$f[].worker_jit_seconds] | median),
             builtin_sync_after_millis: ([$b[].sync_after_millis] | median),
             faro_sync_after_millis: ([$f[].sync_after_millis] | median),
             builtin_millis: [$b[].millis],
@@ -544,15 +595,16 @@ jq -s \
 
 echo "Spark local[2], scale $SCALE, $REPS run(s) per mode, $CONCURRENCY job(s) at once, medians (commit $COMMIT):"
 [ -z "$PROFILE" ] || echo "disk profile $PROFILE_DESCRIPTION; page cache bound $CACHE (memory limit $((MEMORY_LIMIT >> 20)) MiB)"
-printf '%-26s %10s %10s %8s %10s %10s %9s %9s %9s %9s %10s %10s\n' job "builtin ms" "faro ms" "ratio" \
-  "b write MB" "f write MB" "b wait s" "f wait s" "b reads" "f reads" records identical
+printf '%-26s %10s %10s %8s %10s %10s %9s %9s %9s %9s %9s %10s %10s\n' job "builtin ms" "faro ms" "ratio" \
+  "b write MB" "f write MB" "b wait s" "f wait s" "b reads" "f reads" "w read s" records identical
 jq -r '.jobs[] | [.job, .builtin_median_millis, .faro_median_millis, .faro_to_builtin_ratio,
     (.builtin_shuffle_write_bytes / 1e6 | round), (.faro_shuffle_write_bytes / 1e6 | round),
     ((.builtin_fetch_wait_millis // 0) / 1000 | round), ((.faro_fetch_wait_millis // 0) / 1000 | round),
     (.builtin_disk_read_requests // "-"), (.faro_disk_read_requests // "-"),
+    ((.faro_worker_disk_read_seconds // 0) * 10 | round / 10),
     .records, .identical] | @tsv' "$SUMMARY" |
-  while IFS=$'\t' read -r job builtin faro ratio builtin_mb faro_mb bwait fwait breads freads records identical; do
-    printf '%-26s %10s %10s %8s %10s %10s %9s %9s %9s %9s %10s %10s\n' "$job" "$builtin" "$faro" "$ratio" "$builtin_mb" \
-      "$faro_mb" "$bwait" "$fwait" "$breads" "$freads" "$records" "$identical"
+  while IFS=$'\t' read -r job builtin faro ratio builtin_mb faro_mb bwait fwait breads freads wread records identical; do
+    printf '%-26s %10s %10s %8s %10s %10s %9s %9s %9s %9s %9s %10s %10s\n' "$job" "$builtin" "$faro" "$ratio" "$builtin_mb" \
+      "$faro_mb" "$bwait" "$fwait" "$breads" "$freads" "$wread" "$records" "$identical"
   done
 echo "JSON: ${JSON_FILE:-$SUMMARY}"
