@@ -2,7 +2,6 @@ package io.faro.spark;
 
 import io.faro.client.ShuffleClient;
 import io.faro.client.push.MapPusher;
-import java.io.ByteArrayOutputStream;
 import java.io.OutputStream;
 import java.util.Arrays;
 import org.apache.spark.Aggregator;
@@ -201,25 +200,28 @@ final class FaroShuffleWriter<K, V> extends ShuffleWriter<K, V> {
 
   /**
    * For serializers whose serialized records may be concatenated and read back by a fresh stream
-   * (Kryo, Spark SQL's UnsafeRow): one stream serializes every record into a reusable buffer, and
-   * the bytes go to the record's partition. Any record end is a batch boundary.
+   * (Kryo, Spark SQL's UnsafeRow): one stream serializes every record, and is flushed after each,
+   * straight into the record's partition (the stream's own buffer is the only copy on the way). Any
+   * record end is a batch boundary.
    */
   private static final class ConcatenatingSink extends RecordSink {
-    private final RecordBuffer buffer = new RecordBuffer();
+    private final DirectedOutput output;
     private final SerializationStream stream;
 
     ConcatenatingSink(SerializerInstance serializer, MapPusher pusher) {
       super(pusher);
-      this.stream = serializer.serializeStream(buffer);
+      this.output = new DirectedOutput(pusher);
+      this.stream = serializer.serializeStream(output);
     }
 
     @Override
     void write(int partition, Object key, Object value) {
-      buffer.reset();
+      // The stream's buffer is empty here (flushed after the last record): everything it writes
+      // until the flush below is this record's.
+      output.partition = partition;
       stream.writeKey(key, ANY);
       stream.writeValue(value, ANY);
       stream.flush();
-      pusher.write(partition, buffer.array(), 0, buffer.size());
       if (pusher.buffered(partition) >= pusher.batchSize()) {
         pusher.cut(partition);
       }
@@ -303,14 +305,23 @@ final class FaroShuffleWriter<K, V> extends ShuffleWriter<K, V> {
     }
   }
 
-  /** A ByteArrayOutputStream whose array can be read without a copy. */
-  private static final class RecordBuffer extends ByteArrayOutputStream {
-    RecordBuffer() {
-      super(256);
+  /** Writes into the partition of the record being serialized; closing it does nothing. */
+  private static final class DirectedOutput extends OutputStream {
+    private final MapPusher pusher;
+    private int partition;
+
+    DirectedOutput(MapPusher pusher) {
+      this.pusher = pusher;
     }
 
-    byte[] array() {
-      return buf;
+    @Override
+    public void write(int b) {
+      pusher.write(partition, b);
+    }
+
+    @Override
+    public void write(byte[] b, int off, int len) {
+      pusher.write(partition, b, off, len);
     }
   }
 }
