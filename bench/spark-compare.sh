@@ -324,18 +324,24 @@ cluster_ticks() {
 
 # What the workers say they did, summed over the workers (their /metrics, read over bash's
 # /dev/tcp so that no HTTP client is needed): seconds in disk reads (page-cache hits included),
-# bytes read, and seconds their JIT compilers ran. Prints "0 0 0" if no worker answers.
+# bytes read, and seconds their JIT compilers ran. Prints "null null null" if no worker answered
+# (the figures are then missing from the run, not zero).
 worker_counters() {
   local port sums
   sums=$(for port in $(jq -r '.workers[]?.httpPort // empty' "$CLUSTER_DIR/cluster.json" 2>/dev/null); do
     (exec 3<>"/dev/tcp/127.0.0.1/$port" && printf 'GET /metrics HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n' >&3 \
-      && timeout 10 cat <&3) 2>/dev/null
+      && timeout 10 cat <&3) 2>/dev/null || true
   done | awk '
     /^faro_worker_disk_read_seconds_total/ { s += $NF }
     /^faro_worker_disk_read_bytes_total/ { b += $NF }
-    /^jvm_compilation_time_seconds_total/ { j += $NF }
-    END { printf "%.3f %.0f %.3f\n", s, b, j }')
-  echo "${sums:-0 0 0}"
+    /^jvm_compilation_time_seconds_total/ { j += $NF; answered++ }
+    END { if (answered) printf "%.3f %.0f %.3f\n", s, b, j; else print "null null null" }')
+  echo "${sums:-null null null}"
+}
+
+# The difference of two worker_counters figures, or null if either is missing.
+counter_delta() {
+  awk -v a="$1" -v b="$2" -v f="$3" 'BEGIN { if (a == "null" || b == "null") print "null"; else printf f "\n", b - a }'
 }
 
 # Runs one job in one mode: CONCURRENCY fresh JVMs at once, one application each; appends one JSON
@@ -365,9 +371,10 @@ run_one() {
     profile_anon_sampler_start
   fi
   local machine0 cluster0 workers0
+  # First: reading the workers' metrics costs CPU that is not the run's.
+  workers0=$(worker_counters)
   machine0=$(machine_ticks)
   cluster0=$(cluster_ticks)
-  workers0=$(worker_counters)
   # In the background and waited for, so that Ctrl-C runs the trap at once: timeout puts the job
   # in its own process group, out of reach of the terminal's SIGINT, and kills it when killed.
   local copy
@@ -438,9 +445,9 @@ run_one() {
     --argjson rr $((r1 - r0)) --argjson wr $((w1 - w0)) --argjson rb $((rb1 - rb0)) --argjson wb $((wb1 - wb0)) \
     --argjson peak "$peak" --argjson anon "$anon" --argjson limit "$MEMORY_LIMIT" \
     --argjson machine_cpu "$machine_cpu" --argjson cluster_cpu "$cluster_cpu" \
-    --argjson wread "$(awk -v a="$ws0" -v b="$ws1" 'BEGIN { printf "%.3f", b - a }')" \
-    --argjson wbytes "$(awk -v a="$wb0_" -v b="$wb1_" 'BEGIN { printf "%.0f", b - a }')" \
-    --argjson wjit "$(awk -v a="$wj0" -v b="$wj1" 'BEGIN { printf "%.3f", b - a }')" '
+    --argjson wread "$(counter_delta "$ws0" "$ws1" %.3f)" \
+    --argjson wbytes "$(counter_delta "$wb0_" "$wb1_" %.0f)" \
+    --argjson wjit "$(counter_delta "$wj0" "$wj1" %.3f)" '
     (max_by(.millis)) + {
       job: $job, rep: $rep, copies: length, copy_millis: [.[].millis],
       shuffle_write_bytes: ([.[].shuffle_write_bytes] | add),
@@ -459,7 +466,7 @@ run_one() {
     }' <<<"$lines" >>"$RESULTS"
   [ "$(tail -n 1 "$RESULTS" | jq '.checksums | length')" = 1 ] \
     || fail "CHECKSUM MISMATCH between the copies of $job ($mode, run $rep): $(tail -n 1 "$RESULTS" | jq -c .checksums)"
-  log "$(jq -r '"\(.job) \(.mode) run \(.rep): \(.millis) ms (x\(.copies)), machine CPU \(.machine_cpu_seconds) s (Faro processes \(.faro_processes_cpu_seconds) s, worker JIT \(.worker_jit_seconds) s), worker disk reads \(.worker_disk_read_seconds) s for \(.worker_disk_read_bytes / 1e6 | floor) MB, \(.records) rows, shuffle write \(.shuffle_write_bytes / 1e6 | floor) MB, read \(.shuffle_read_bytes / 1e6 | floor) MB, fetch wait \(.shuffle_fetch_wait_millis) ms, map stage \(.write_stage_millis) ms, reduce stage \(.read_stage_millis) ms, sync after \(.sync_after_millis) ms, disk reads \(.disk_read_requests) (\(.disk_read_bytes / 1e6 | floor) MB), writes \(.disk_write_requests) (\(.disk_write_bytes / 1e6 | floor) MB), page cache room at least \((.page_cache_room_bytes // 0) / 1048576 | floor) MiB, checksum \(.checksum)"' \
+  log "$(jq -r '"\(.job) \(.mode) run \(.rep): \(.millis) ms (x\(.copies)), machine CPU \(.machine_cpu_seconds) s (Faro processes \(.faro_processes_cpu_seconds) s, worker JIT \(.worker_jit_seconds // "?") s), worker disk reads \(.worker_disk_read_seconds // "?") s for \(if .worker_disk_read_bytes then .worker_disk_read_bytes / 1e6 | floor else "?" end) MB, \(.records) rows, shuffle write \(.shuffle_write_bytes / 1e6 | floor) MB, read \(.shuffle_read_bytes / 1e6 | floor) MB, fetch wait \(.shuffle_fetch_wait_millis) ms, map stage \(.write_stage_millis) ms, reduce stage \(.read_stage_millis) ms, sync after \(.sync_after_millis) ms, disk reads \(.disk_read_requests) (\(.disk_read_bytes / 1e6 | floor) MB), writes \(.disk_write_requests) (\(.disk_write_bytes / 1e6 | floor) MB), page cache room at least \((.page_cache_room_bytes // 0) / 1048576 | floor) MiB, checksum \(.checksum)"' \
     <<<"$(tail -n 1 "$RESULTS")")"
 }
 
@@ -487,15 +494,18 @@ if $WARMUP; then
   while :; do
     warm=$((warm + 1))
     jit0=$(worker_counters | awk '{ print $3 }')
+    if [ "$jit0" = null ]; then
+      log "the worker's /metrics did not answer: one warm-up run only, and no worker figures in the runs"
+    fi
     warm_start=$(date +%s%N)
     timeout "$RUN_TIMEOUT" "$JAVA" "${JVM_OPTS[@]}" -cp "$CLASSPATH_ARG" io.faro.examples.CompareJobs \
       --job blocks --mode faro --master-endpoints "$MASTER" --local-dir "$SPARK_LOCAL" \
       --conf spark.examples.blocks.maps=200 --conf spark.examples.blocks.reducers=500 \
       --conf spark.examples.blocks.bytes=512m "${SPARK_CONF[@]}" \
       >"$RUNS_DIR/warmup.out" 2>"$RUNS_DIR/warmup.log" || fail "the warm-up run failed; log: $RUNS_DIR/warmup.log"
-    jit=$(awk -v a="$jit0" -v b="$(worker_counters | awk '{ print $3 }')" 'BEGIN { printf "%.2f", b - a }')
+    jit=$(counter_delta "$jit0" "$(worker_counters | awk '{ print $3 }')" %.2f)
     log "warm-up run $warm (unmeasured, Faro, 200 x 500 blocks, 512 MiB): $(( ($(date +%s%N) - warm_start) / 1000000 )) ms, worker JIT $jit s"
-    if awk -v j="$jit" -v limit="$WARMUP_JIT_SECONDS" 'BEGIN { exit !(j < limit) }'; then
+    if [ "$jit" = null ] || awk -v j="$jit" -v limit="$WARMUP_JIT_SECONDS" 'BEGIN { exit !(j < limit) }'; then
       break
     fi
     if [ "$warm" -ge "$WARMUP_MAX_RUNS" ]; then
@@ -579,9 +589,9 @@ jq -s \
             builtin_machine_cpu_seconds: ([$b[].machine_cpu_seconds] | median),
             faro_machine_cpu_seconds: ([$f[].machine_cpu_seconds] | median),
             faro_processes_cpu_seconds: ([$f[].faro_processes_cpu_seconds] | median),
-            faro_worker_disk_read_seconds: ([$f[].worker_disk_read_seconds] | median),
-            faro_worker_disk_read_bytes: ([$f[].worker_disk_read_bytes] | median),
-            faro_worker_jit_seconds: ([$f[].worker_jit_seconds] | median),
+            faro_worker_disk_read_seconds: ([$f[].worker_disk_read_seconds | select(. != null)] | median),
+            faro_worker_disk_read_bytes: ([$f[].worker_disk_read_bytes | select(. != null)] | median),
+            faro_worker_jit_seconds: ([$f[].worker_jit_seconds | select(. != null)] | median),
             builtin_sync_after_millis: ([$b[].sync_after_millis] | median),
             faro_sync_after_millis: ([$f[].sync_after_millis] | median),
             builtin_millis: [$b[].millis],
@@ -601,7 +611,7 @@ jq -r '.jobs[] | [.job, .builtin_median_millis, .faro_median_millis, .faro_to_bu
     (.builtin_shuffle_write_bytes / 1e6 | round), (.faro_shuffle_write_bytes / 1e6 | round),
     ((.builtin_fetch_wait_millis // 0) / 1000 | round), ((.faro_fetch_wait_millis // 0) / 1000 | round),
     (.builtin_disk_read_requests // "-"), (.faro_disk_read_requests // "-"),
-    ((.faro_worker_disk_read_seconds // 0) * 10 | round / 10),
+    (if .faro_worker_disk_read_seconds then .faro_worker_disk_read_seconds * 10 | round / 10 else "-" end),
     .records, .identical] | @tsv' "$SUMMARY" |
   while IFS=$'\t' read -r job builtin faro ratio builtin_mb faro_mb bwait fwait breads freads wread records identical; do
     printf '%-26s %10s %10s %8s %10s %10s %9s %9s %9s %9s %9s %10s %10s\n' "$job" "$builtin" "$faro" "$ratio" "$builtin_mb" \

@@ -222,6 +222,7 @@ final class FaroShuffleWriter<K, V> extends ShuffleWriter<K, V> {
       stream.writeKey(key, ANY);
       stream.writeValue(value, ANY);
       stream.flush();
+      output.partition = DirectedOutput.NO_RECORD;
       if (pusher.buffered(partition) >= pusher.batchSize()) {
         pusher.cut(partition);
       }
@@ -305,10 +306,17 @@ final class FaroShuffleWriter<K, V> extends ShuffleWriter<K, V> {
     }
   }
 
-  /** Writes into the partition of the record being serialized; closing it does nothing. */
+  /**
+   * Writes into the partition of the record being serialized; closing it does nothing. What a
+   * stream writes outside a record (when it is made or closed) is dropped, as Spark's own writer
+   * drops it (it resets its buffer before each record and never flushes the stream at the end):
+   * Kryo and UnsafeRow write nothing there, and records read back by a fresh stream cannot need it.
+   */
   private static final class DirectedOutput extends OutputStream {
+    static final int NO_RECORD = -1;
+
     private final MapPusher pusher;
-    private int partition;
+    private int partition = NO_RECORD;
 
     DirectedOutput(MapPusher pusher) {
       this.pusher = pusher;
@@ -316,12 +324,16 @@ final class FaroShuffleWriter<K, V> extends ShuffleWriter<K, V> {
 
     @Override
     public void write(int b) {
-      pusher.write(partition, b);
+      if (partition != NO_RECORD) {
+        pusher.write(partition, b);
+      }
     }
 
     @Override
     public void write(byte[] b, int off, int len) {
-      pusher.write(partition, b, off, len);
+      if (partition != NO_RECORD) {
+        pusher.write(partition, b, off, len);
+      }
     }
   }
 }

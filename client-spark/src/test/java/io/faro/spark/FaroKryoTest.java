@@ -1,5 +1,10 @@
 package io.faro.spark;
 
+import static org.apache.spark.sql.functions.col;
+import static org.apache.spark.sql.functions.count;
+import static org.apache.spark.sql.functions.crc32;
+import static org.apache.spark.sql.functions.length;
+import static org.apache.spark.sql.functions.sum;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.faro.client.testing.MiniFaroCluster;
@@ -20,8 +25,9 @@ import scala.Tuple2;
  * The writer's concatenating path, where one serialization stream writes every record of a map
  * straight into its partition's bytes: Kryo (relocatable with its default auto-reset) for RDD
  * records and UnsafeRow for SQL rows, with records both much smaller and much larger than the
- * streams' own buffers (Kryo's 64 KiB at most here, UnsafeRow's 8 KiB), and batches cut often. Each
- * job runs with Spark's built-in shuffle, then through a real Faro cluster; results must be equal.
+ * streams' own buffers (4 KiB for a Kryo stream, 8 KiB for UnsafeRow's), and batches cut often.
+ * Each job runs with Spark's built-in shuffle, then through a real Faro cluster; results must be
+ * equal.
  */
 class FaroKryoTest {
   @TempDir Path dir;
@@ -33,8 +39,6 @@ class FaroKryoTest {
         .set("spark.ui.enabled", "false")
         .set("spark.driver.host", "127.0.0.1")
         .set("spark.serializer", "org.apache.spark.serializer.KryoSerializer")
-        .set("spark.kryoserializer.buffer", "4k")
-        .set("spark.kryoserializer.buffer.max", "64m")
         .set("spark.sql.shuffle.partitions", "13")
         .set("spark.sql.adaptive.enabled", "false");
   }
@@ -80,19 +84,17 @@ class FaroKryoTest {
 
   /** SQL rows of 20 to 40,000 bytes, repartitioned by key and aggregated with their partition. */
   private static List<String> rows(SparkSession spark) {
+    // Per partition and key: the count, the bytes, and a sum of every row's CRC-32, so that a row
+    // with changed bytes shows, not only a missing or misplaced one.
     return SparkJobs.sorted(
         spark
             .range(0, 30_000, 1, 4)
             .selectExpr(
                 "id % 97 AS k", "repeat(cast(id AS string), IF(id % 500 = 0, 8000, 3)) AS v")
-            .repartition(13, org.apache.spark.sql.functions.col("k"))
+            .repartition(13, col("k"))
             .selectExpr("spark_partition_id() AS p", "k", "v")
             .groupBy("p", "k")
-            .agg(
-                org.apache.spark.sql.functions.count("v"),
-                org.apache.spark.sql.functions.sum(
-                    org.apache.spark.sql.functions.length(org.apache.spark.sql.functions.col("v"))),
-                org.apache.spark.sql.functions.max("v"))
+            .agg(count("v"), sum(length(col("v"))), sum(crc32(col("v").cast("binary"))))
             .collectAsList());
   }
 
@@ -118,7 +120,9 @@ class FaroKryoTest {
                   conf("faro")
                       .set("spark.shuffle.manager", FaroShuffleManager.class.getName())
                       .set("spark.faro.master.endpoints", "127.0.0.1:" + cluster.masterPort())
-                      .set("spark.faro.client.push.batch.size", "8k"))
+                      .set("spark.faro.client.push.batch.size", "8k")
+                      // Through Faro or failed: a fallback to the built-in shuffle would pass.
+                      .set("spark.faro.client.fallback.policy", "never"))
               .getOrCreate();
       try {
         assertThat(pairs(faro)).containsExactlyElementsOf(expectedPairs);
