@@ -170,6 +170,8 @@ public final class CommittedFiles implements CommitLog {
   public Recovery recover() throws IOException {
     List<RecoveredShuffle> shuffles = new ArrayList<>();
     Set<Path> keep = new HashSet<>();
+    // Directories of runs whose indexes are kept already: listed once, not once per location.
+    Set<Path> runDirs = new HashSet<>();
     List<String> dropped = new ArrayList<>();
     for (WorkerMetaStore.StoredShuffle stored : store.shuffles()) {
       List<RestoredPartition> good = new ArrayList<>();
@@ -180,7 +182,11 @@ public final class CommittedFiles implements CommitLog {
           if (r.getExtentRunsCount() > 0) {
             PartitionCommit.Committed inRuns = checkedRuns(key, r);
             keep.addAll(inRuns.data().files());
-            keep.addAll(runIndexes(inRuns));
+            // checkedRuns made every extent (one at least) a run in this shuffle's directory.
+            Path runDir = inRuns.data().list().get(0).file().getParent();
+            if (runDirs.add(runDir)) {
+              keep.addAll(runIndexes(runDir));
+            }
             good.add(new RestoredPartition(r.getDiskIndex(), inRuns));
             continue;
           }
@@ -244,12 +250,8 @@ public final class CommittedFiles implements CommitLog {
     return recorded;
   }
 
-  /** The run indexes next to the runs of {@code c}, kept with them for a later rebuild. */
-  private static List<Path> runIndexes(PartitionCommit.Committed c) {
-    if (c.data().list().isEmpty()) {
-      return List.of();
-    }
-    Path dir = c.data().list().get(0).file().getParent();
+  /** The run indexes in the runs' directory {@code dir}, kept with them for a later rebuild. */
+  private static List<Path> runIndexes(Path dir) {
     try (java.util.stream.Stream<Path> files = Files.list(dir)) {
       return files.filter(FileLayout::isRunIndex).toList();
     } catch (IOException e) {

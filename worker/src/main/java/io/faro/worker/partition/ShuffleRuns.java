@@ -317,6 +317,18 @@ final class ShuffleRuns {
     return new PartitionCommit.Committed(key, data, f.chunks());
   }
 
+  /**
+   * The file {@code named} gives the shuffle's next number. A file of an earlier process of this
+   * worker may still have that name (a leftover not deleted yet): the next number, then.
+   */
+  private Path unusedFile(java.util.function.IntFunction<Path> named) {
+    Path file = named.apply(nextRun.getAsInt());
+    for (int tries = 0; Files.exists(file) && tries < 1000; tries++) {
+      file = named.apply(nextRun.getAsInt());
+    }
+    return file;
+  }
+
   /** On the thread: writes {@code taken} as one run (if any) and releases the parts. */
   private void write(List<Taken> taken) {
     if (taken.isEmpty()) {
@@ -326,12 +338,7 @@ final class ShuffleRuns {
       taken.forEach(t -> PartitionWriter.release(t.parts()));
       return;
     }
-    Path run = FileLayout.runFile(disk.root(), shuffle, nextRun.getAsInt());
-    // A run of an earlier process of this worker may still have the name (a leftover not deleted
-    // yet): the next number, then.
-    for (int tries = 0; Files.exists(run) && tries < 1000; tries++) {
-      run = FileLayout.runFile(disk.root(), shuffle, nextRun.getAsInt());
-    }
+    Path run = unusedFile(n -> FileLayout.runFile(disk.root(), shuffle, n));
     try {
       List<List<ByteBuf>> pieces = new ArrayList<>(taken.size());
       for (Taken t : taken) {
@@ -370,10 +377,7 @@ final class ShuffleRuns {
     if (committed.isEmpty() || closed) {
       return;
     }
-    Path index = FileLayout.runIndexFile(disk.root(), shuffle, nextRun.getAsInt());
-    for (int tries = 0; Files.exists(index) && tries < 1000; tries++) {
-      index = FileLayout.runIndexFile(disk.root(), shuffle, nextRun.getAsInt());
-    }
+    Path index = unusedFile(n -> FileLayout.runIndexFile(disk.root(), shuffle, n));
     try {
       disk.accounting()
           .used(RunRecords.writeIndex(index, committed, disk.root(), disk.index(), sync));
