@@ -213,7 +213,8 @@ final class PushWindow {
   }
 
   /**
-   * Adds {@code batch} to the frame of its target's worker (takes it); sends the frame once full.
+   * Adds {@code batch} to the frame of its target's worker (takes it); sends the frame once full
+   * (faro.client.push.merge.size bytes, or faro.network.max.parts.per.push parts).
    */
   void add(PushedBatch batch) {
     WorkerId worker = batch.target().worker();
@@ -221,7 +222,9 @@ final class PushWindow {
         pending.computeIfAbsent(worker, w -> new PendingFrame(batch.target().endpoint().push()));
     frame.parts.add(batch);
     frame.bytes += batch.batch().readableBytes();
-    if (frame.bytes >= settings.mergeSize()) {
+    // Workers refuse a frame of more parts than faro.network.max.parts.per.push before parsing it.
+    if (frame.bytes >= settings.mergeSize()
+        || frame.parts.size() >= settings.network().limits().partsPerPush()) {
       send(worker);
     }
   }

@@ -3,6 +3,7 @@ package io.faro.common.network;
 import com.google.protobuf.InvalidProtocolBufferException;
 import com.google.protobuf.Message;
 import com.google.protobuf.Parser;
+import io.faro.common.error.ErrorCode;
 import io.faro.proto.MessageType;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.CompositeByteBuf;
@@ -53,19 +54,45 @@ public final class FrameDecoder extends ChannelInboundHandlerAdapter {
 
   private static final int MERGE_BUFFER = 64 * 1024;
 
+  /**
+   * Reads of a connection that has not proved itself are copied into buffers of this size (its
+   * frames are small), so that a receive buffer of 64 KiB is never kept for a few bytes of them.
+   */
+  private static final int UNPROVEN_MERGE_BUFFER = 8 * 1024;
+
   /** A body's slice of a received buffer pins at most this many times its own bytes. */
   static final int PIN_RATIO = 4;
 
   private final int maxFrameLength;
   private final Bodies bodies;
   private final PartialFrames partialFrames;
+  private final FrameLimits limits;
   private final ArrayDeque<ByteBuf> received = new ArrayDeque<>();
   private long receivedBytes;
 
   /** Length (after the length field) of the frame being received, or -1 before its length. */
   private int frameLength = -1;
 
+  /** The header of the frame being received, or null before all of it arrived. */
+  private Header header;
+
+  // Whether the held bytes are charged to partialFrames: from the connection's proof on.
+  private boolean charging;
+
   private boolean failed;
+
+  /** A frame's fixed header, read before the rest of the frame is waited for. */
+  private record Header(
+      int length,
+      FrameKind kind,
+      MessageType type,
+      Parser<? extends Message> parser,
+      long requestId,
+      int metaLength) {
+    int bodyLength() {
+      return length - FrameCodec.FIXED_AFTER_LENGTH - metaLength;
+    }
+  }
 
   public FrameDecoder(int maxFrameLength) {
     this(maxFrameLength, Bodies.CONTIGUOUS);
@@ -79,12 +106,21 @@ public final class FrameDecoder extends ChannelInboundHandlerAdapter {
    * @param partialFrames hears the bytes held for frames still arriving, or null
    */
   public FrameDecoder(int maxFrameLength, Bodies bodies, PartialFrames partialFrames) {
+    this(maxFrameLength, bodies, partialFrames, FrameLimits.NONE);
+  }
+
+  /**
+   * @param limits what the connection may send, asked at each frame's header (a server's depend on
+   *     whether the connection proved itself)
+   */
+  FrameDecoder(int maxFrameLength, Bodies bodies, PartialFrames partialFrames, FrameLimits limits) {
     if (maxFrameLength <= FrameCodec.FIXED_AFTER_LENGTH) {
       throw new IllegalArgumentException("maxFrameLength too small: " + maxFrameLength);
     }
     this.maxFrameLength = maxFrameLength;
     this.bodies = bodies;
     this.partialFrames = partialFrames;
+    this.limits = java.util.Objects.requireNonNull(limits, "limits is null");
   }
 
   /** Whether bytes of a frame not yet whole are held. On the channel's event loop. */
@@ -92,10 +128,24 @@ public final class FrameDecoder extends ChannelInboundHandlerAdapter {
     return receivedBytes > 0 || frameLength >= 0;
   }
 
+  /**
+   * Charges {@code delta} held bytes to partialFrames once the connection proved itself: before,
+   * what it holds is bounded by its small frames and charged to nothing, so that strangers cannot
+   * fill a worker's push budget.
+   */
   private void held(long delta) {
-    if (partialFrames != null && delta != 0) {
-      partialFrames.held(delta);
+    if (partialFrames == null || delta == 0) {
+      return;
     }
+    if (!charging) {
+      if (!limits.proven()) {
+        return;
+      }
+      charging = true;
+      // What it held before its proof is charged from now on too, and uncharged with the rest.
+      delta += receivedBytes - delta;
+    }
+    partialFrames.held(delta);
   }
 
   @Override
@@ -120,18 +170,26 @@ public final class FrameDecoder extends ChannelInboundHandlerAdapter {
    * Queues {@code in}, which it takes ownership of. A small read is copied into the free space of
    * the last queued buffer (or a fresh one of {@link #MERGE_BUFFER} bytes) instead: a peer that
    * trickles a frame byte by byte would otherwise make the queue hold a whole receive buffer's
-   * capacity per byte, far beyond faro.network.max.frame.size.
+   * capacity per byte, far beyond faro.network.max.frame.size. Every read of a connection that has
+   * not proved itself is copied so, into small buffers.
    */
   private void enqueue(ChannelHandlerContext ctx, ByteBuf in) {
     int n = in.readableBytes();
-    if (n < SMALL_READ) {
-      ByteBuf last = received.peekLast();
-      if (last == null || last.writableBytes() < n) {
-        last = ctx.alloc().directBuffer(MERGE_BUFFER);
-        received.addLast(last);
+    boolean proven = limits.proven();
+    if (n < SMALL_READ || !proven) {
+      int mergeBuffer = proven ? MERGE_BUFFER : UNPROVEN_MERGE_BUFFER;
+      try {
+        while (in.isReadable()) {
+          ByteBuf last = received.peekLast();
+          if (last == null || !last.isWritable() || (proven && last.writableBytes() < n)) {
+            last = ctx.alloc().directBuffer(mergeBuffer, mergeBuffer);
+            received.addLast(last);
+          }
+          last.writeBytes(in, Math.min(in.readableBytes(), last.writableBytes()));
+        }
+      } finally {
+        in.release();
       }
-      last.writeBytes(in);
-      in.release();
     } else {
       received.addLast(in);
     }
@@ -145,30 +203,58 @@ public final class FrameDecoder extends ChannelInboundHandlerAdapter {
         if (receivedBytes < FrameCodec.LENGTH_FIELD) {
           return;
         }
-        int length = readInt();
-        if (length < FrameCodec.FIXED_AFTER_LENGTH) {
-          throw new CorruptedFrameException("frame length " + length + " is below the header size");
-        }
-        if (length > maxFrameLength) {
-          throw new TooLongFrameException(
-              "frame length "
-                  + length
-                  + " exceeds the maximum "
-                  + maxFrameLength
-                  + " (faro.network.max.frame.size)");
-        }
-        frameLength = length;
+        // Checked as soon as it arrives: a garbage length costs nothing but the connection.
+        frameLength = readLength();
       }
-      if (receivedBytes < frameLength) {
+      if (header == null) {
+        if (receivedBytes < FrameCodec.FIXED_AFTER_LENGTH) {
+          return;
+        }
+        header = readHeader(frameLength);
+        FrameLimits.Refusal refusal =
+            limits.refusal(header.type(), header.length(), header.metaLength());
+        if (refusal != null) {
+          // Nothing more of this connection is read: it is answered and closed.
+          failed = true;
+          releaseReceived();
+          ctx.fireChannelRead(new RefusedFrame(header.requestId(), header.type(), refusal));
+          return;
+        }
+      }
+      if (receivedBytes < header.length() - FrameCodec.FIXED_AFTER_LENGTH) {
         return;
       }
-      Frame frame = readFrame(ctx, frameLength);
+      Object frame = readFrame(ctx, header);
+      header = null;
       frameLength = -1;
       ctx.fireChannelRead(frame);
     }
   }
 
-  private Frame readFrame(ChannelHandlerContext ctx, int length) {
+  /**
+   * A frame refused on its header by the connection's {@link FrameLimits}: passed up instead of a
+   * {@link Frame}, so that the server answers it and closes the connection. Holds no buffer.
+   */
+  record RefusedFrame(long requestId, MessageType type, FrameLimits.Refusal refusal) {}
+
+  private int readLength() {
+    int length = readInt();
+    if (length < FrameCodec.FIXED_AFTER_LENGTH) {
+      throw new CorruptedFrameException("frame length " + length + " is below the header size");
+    }
+    if (length > maxFrameLength) {
+      throw new TooLongFrameException(
+          "frame length "
+              + length
+              + " exceeds the maximum "
+              + maxFrameLength
+              + " (faro.network.max.frame.size)");
+    }
+    return length;
+  }
+
+  /** Reads and checks the rest of the fixed header; throws on a frame that cannot be decoded. */
+  private Header readHeader(int length) {
     byte kindByte = readByte();
     FrameKind kind = FrameKind.fromWire(kindByte);
     if (kind == null) {
@@ -182,20 +268,48 @@ public final class FrameDecoder extends ChannelInboundHandlerAdapter {
     }
     long requestId = ((long) readInt() << 32) | (readInt() & 0xffffffffL);
     int metaLength = readInt();
-    int bodyLength = length - FrameCodec.FIXED_AFTER_LENGTH - metaLength;
-    if (metaLength < 0 || bodyLength < 0) {
+    if (metaLength < 0 || length - FrameCodec.FIXED_AFTER_LENGTH - metaLength < 0) {
       throw new CorruptedFrameException(
           "meta length " + metaLength + " does not fit in frame length " + length);
     }
-    byte[] metaBytes = new byte[metaLength];
+    return new Header(length, kind, type, parser, requestId, metaLength);
+  }
+
+  /** The frame of header {@code h}, whose bytes have all arrived; or its refusal. */
+  private Object readFrame(ChannelHandlerContext ctx, Header h) {
+    byte[] metaBytes = new byte[h.metaLength()];
     readBytes(metaBytes);
+    int maxObjects = limits.maxObjects(h.type(), h.bodyLength());
+    if (maxObjects < Integer.MAX_VALUE) {
+      try {
+        MetaShape.check(MessageCodecs.descriptor(h.type()), metaBytes, maxObjects);
+      } catch (MetaShape.Refused e) {
+        failed = true;
+        releaseReceived();
+        return new RefusedFrame(
+            h.requestId(),
+            h.type(),
+            new FrameLimits.Refusal(
+                e.tooMany() ? ErrorCode.LIMIT_EXCEEDED : ErrorCode.INVALID_REQUEST,
+                "refused a "
+                    + h.type()
+                    + " before parsing it: "
+                    + e.getMessage()
+                    + (!e.tooMany()
+                        ? ""
+                        : h.type() == MessageType.PUSH_REQUEST
+                            ? " (a push holds at most one part per 28 bytes of its body and "
+                                + "faro.network.max.parts.per.push)"
+                            : " (faro.network.max.meta.objects)")));
+      }
+    }
     Message meta;
     try {
-      meta = parser.parseFrom(metaBytes);
+      meta = h.parser().parseFrom(metaBytes);
     } catch (InvalidProtocolBufferException e) {
-      throw new CorruptedFrameException("unparsable " + type + " meta: " + e.getMessage());
+      throw new CorruptedFrameException("unparsable " + h.type() + " meta: " + e.getMessage());
     }
-    return new Frame(kind, type, requestId, meta, readBody(ctx, bodyLength));
+    return new Frame(h.kind(), h.type(), h.requestId(), meta, readBody(ctx, h.bodyLength()));
   }
 
   /** The next {@code length} bytes as a buffer the caller owns. */
@@ -300,7 +414,9 @@ public final class FrameDecoder extends ChannelInboundHandlerAdapter {
     while ((b = received.pollFirst()) != null) {
       b.release();
     }
-    held(-receivedBytes);
+    if (charging && receivedBytes != 0) {
+      partialFrames.held(-receivedBytes);
+    }
     receivedBytes = 0;
   }
 

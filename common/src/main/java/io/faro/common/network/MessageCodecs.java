@@ -51,6 +51,8 @@ public final class MessageCodecs {
   private static final Map<MessageType, Parser<? extends Message>> PARSERS =
       new EnumMap<>(MessageType.class);
   private static final Map<Class<? extends Message>, MessageType> TYPES = new HashMap<>();
+  private static final Map<MessageType, com.google.protobuf.Descriptors.Descriptor> DESCRIPTORS =
+      new EnumMap<>(MessageType.class);
 
   static {
     add(MessageType.ERROR_RESPONSE, ErrorResponse.class, ErrorResponse.parser());
@@ -202,6 +204,16 @@ public final class MessageCodecs {
   private static <M extends Message> void add(MessageType type, Class<M> cls, Parser<M> parser) {
     PARSERS.put(type, parser);
     TYPES.put(cls, type);
+    try {
+      DESCRIPTORS.put(type, parser.parseFrom(new byte[0]).getDescriptorForType());
+    } catch (com.google.protobuf.InvalidProtocolBufferException e) {
+      throw new ExceptionInInitializerError(e);
+    }
+  }
+
+  /** The descriptor of {@code type}'s message, for one this build knows. */
+  static com.google.protobuf.Descriptors.Descriptor descriptor(MessageType type) {
+    return DESCRIPTORS.get(type);
   }
 
   /** The parser for {@code type}, or null when this build does not know it. */

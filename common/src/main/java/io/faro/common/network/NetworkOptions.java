@@ -78,6 +78,46 @@ public final class NetworkOptions {
           "A server closes a connection whose peer leaves more than this many bytes of answers "
               + "unread (it pipelines requests and never reads): answers must not pile up in memory.");
 
+  public static final ConfigOption<Long> MAX_UNAUTHENTICATED_FRAME_SIZE =
+      sizeOption(
+          "faro.network.max.unauthenticated.frame.size",
+          "8k",
+          1024,
+          1024 * 1024,
+          "Largest frame a server with faro.auth.enabled takes from a connection that has not "
+              + "proved who it is: the handshake, and the few requests anyone may send (an app's "
+              + "registration, status). Any other request before the proof is answered "
+              + "UNAUTHENTICATED and closes the connection, before anything of it is buffered or "
+              + "parsed; such a connection's bytes are never charged to a worker's memory budget.");
+  public static final ConfigOption<Duration> HANDSHAKE_TIMEOUT =
+      durationOption(
+          "faro.network.handshake.timeout",
+          "5s",
+          Duration.ofMillis(100),
+          "With faro.auth.enabled, a connection that has not proved who it is this long after it "
+              + "opened is closed if it sent no whole request yet, holds part of a frame, or "
+              + "started a handshake it did not finish.");
+  public static final ConfigOption<Integer> MAX_META_OBJECTS =
+      intOption(
+          "faro.network.max.meta.objects",
+          500_000,
+          1_000,
+          100_000_000,
+          "objects",
+          "Most objects (embedded messages, strings, unknown fields) the protobuf header of one "
+              + "request may hold, counted before it is parsed: each costs some 40 bytes of heap "
+              + "however few bytes it takes on the wire. A request over it closes its connection.");
+  public static final ConfigOption<Integer> MAX_PARTS_PER_PUSH =
+      intOption(
+          "faro.network.max.parts.per.push",
+          65_536,
+          16,
+          10_000_000,
+          "parts",
+          "Most batches one push frame may carry (never more than its body can hold: a batch "
+              + "has a 28-byte header), checked before its header is parsed. Map tasks cut their "
+              + "frames at it.");
+
   public static final List<ConfigOption<?>> ALL =
       List.of(
           IO_THREADS,
@@ -87,9 +127,44 @@ public final class NetworkOptions {
           MAX_REQUEST_SIZE,
           IDLE_TIMEOUT,
           MAX_CONNECTIONS_PER_PEER,
-          MAX_PENDING_ANSWER_BYTES);
+          MAX_PENDING_ANSWER_BYTES,
+          MAX_UNAUTHENTICATED_FRAME_SIZE,
+          HANDSHAKE_TIMEOUT,
+          MAX_META_OBJECTS,
+          MAX_PARTS_PER_PUSH);
 
   private NetworkOptions() {}
+
+  /**
+   * What a server takes from one connection before and after it proved itself (see {@link
+   * ServerFrameLimits}).
+   *
+   * @param unauthenticatedFrameSize see {@link #MAX_UNAUTHENTICATED_FRAME_SIZE}
+   * @param handshakeTimeout see {@link #HANDSHAKE_TIMEOUT}
+   * @param metaObjects see {@link #MAX_META_OBJECTS}
+   * @param partsPerPush see {@link #MAX_PARTS_PER_PUSH}
+   */
+  public record Limits(
+      int unauthenticatedFrameSize, Duration handshakeTimeout, int metaObjects, int partsPerPush) {
+    public static final Limits DEFAULTS =
+        new Limits(
+            (int) ConfigOption.parseSize(MAX_UNAUTHENTICATED_FRAME_SIZE.defaultText()),
+            Duration.ofSeconds(5),
+            500_000,
+            65_536);
+
+    public Limits {
+      java.util.Objects.requireNonNull(handshakeTimeout, "handshakeTimeout is null");
+    }
+
+    static Limits from(FaroConf conf) {
+      return new Limits(
+          (int) (long) conf.get(MAX_UNAUTHENTICATED_FRAME_SIZE),
+          conf.get(HANDSHAKE_TIMEOUT),
+          conf.get(MAX_META_OBJECTS),
+          conf.get(MAX_PARTS_PER_PUSH));
+    }
+  }
 
   /**
    * The typed network settings of one process.
@@ -108,9 +183,11 @@ public final class NetworkOptions {
       Duration idleTimeout,
       int maxConnectionsPerPeer,
       long maxPendingAnswerBytes,
+      Limits limits,
       AuthOptions.Settings auth,
       Tls tls) {
     public Settings {
+      java.util.Objects.requireNonNull(limits, "limits is null");
       java.util.Objects.requireNonNull(auth, "auth is null");
       java.util.Objects.requireNonNull(tls, "tls is null");
       if (maxRequestSize > maxFrameSize) {
@@ -138,6 +215,7 @@ public final class NetworkOptions {
           Duration.ofMinutes(10),
           512,
           256L << 20,
+          Limits.DEFAULTS,
           AuthOptions.Settings.OFF,
           Tls.OFF);
     }
@@ -159,6 +237,7 @@ public final class NetworkOptions {
           conf.get(IDLE_TIMEOUT),
           conf.get(MAX_CONNECTIONS_PER_PEER),
           conf.get(MAX_PENDING_ANSWER_BYTES),
+          Limits.from(conf),
           AuthOptions.Settings.tool(conf),
           Tls.from(conf));
     }
@@ -174,6 +253,7 @@ public final class NetworkOptions {
           idleTimeout,
           maxConnectionsPerPeer,
           maxPendingAnswerBytes,
+          limits,
           auth,
           tls);
     }
@@ -192,6 +272,7 @@ public final class NetworkOptions {
           idleTimeout,
           maxConnectionsPerPeer,
           maxPendingAnswerBytes,
+          limits,
           auth,
           tls);
     }

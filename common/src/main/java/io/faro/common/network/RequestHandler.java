@@ -22,6 +22,16 @@ public interface RequestHandler {
     return Optional.empty();
   }
 
+  /**
+   * With faro.auth.enabled, the requests this server takes from a connection that proved nothing
+   * (besides the handshake): those {@link #refusal} allows to {@link Identity#ANONYMOUS}. Any other
+   * request of such a connection is refused on its frame's header, before it is buffered or parsed.
+   * None by default.
+   */
+  default java.util.Set<MessageType> openToAnyone() {
+    return java.util.Set.of();
+  }
+
   /** Called on the event loop when a connection closes. */
   default void connectionClosed(io.netty.channel.Channel channel) {}
 }

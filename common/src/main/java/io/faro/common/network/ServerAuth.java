@@ -192,7 +192,13 @@ final class ServerAuth {
     channel.writeAndFlush(new OutboundFrame(FrameKind.RESPONSE, requestId, meta, null));
   }
 
-  private void refuse(Channel channel, long requestId, ErrorCode code, String message) {
+  /** Whether a handshake started on this connection and has not finished. */
+  boolean inHandshake() {
+    return claimed != null;
+  }
+
+  /** Answers {@code requestId} with the refusal, logs it, and closes the connection. */
+  void refuse(Channel channel, long requestId, ErrorCode code, String message) {
     warnings.warn(
         PeerWarning.AUTH_FAILED,
         "{}: closing the connection from {}: {}",

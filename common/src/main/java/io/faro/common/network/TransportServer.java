@@ -156,7 +156,13 @@ public final class TransportServer implements AutoCloseable {
                                 settings.idleTimeout().toMillis(),
                                 TimeUnit.MILLISECONDS))
                         .addLast("frameEncoder", FrameEncoder.INSTANCE)
-                        .addLast("frameDecoder", new FrameDecoder(maxFrame, bodies, partialFrames));
+                        .addLast(
+                            "frameDecoder",
+                            new FrameDecoder(
+                                maxFrame,
+                                bodies,
+                                partialFrames,
+                                new ServerFrameLimits(name, ch, settings, handler.openToAnyone())));
                     if (customizer != null) {
                       customizer.accept(ch);
                     }
@@ -169,7 +175,10 @@ public final class TransportServer implements AutoCloseable {
                                 warnings,
                                 settings.maxPendingAnswerBytes(),
                                 observer,
-                                new ServerAuth(name, settings.auth(), warnings)));
+                                new ServerAuth(name, settings.auth(), warnings),
+                                settings.auth().enabled()
+                                    ? settings.limits().handshakeTimeout()
+                                    : null));
                   }
                 });
     // Not syncUninterruptibly(): it rethrows the checked BindException undeclared, past a catch of
@@ -265,8 +274,12 @@ public final class TransportServer implements AutoCloseable {
     private final long maxPendingAnswerBytes;
     private final RequestObserver observer;
     private final ServerAuth auth;
+    // With faro.auth.enabled: how long a connection has to prove itself; null without.
+    private final java.time.Duration handshakeTimeout;
     // Requests of this connection not answered yet; answers may come from any thread.
     private final AtomicInteger inProgress = new AtomicInteger();
+    // Whether a whole frame came yet; on the event loop.
+    private boolean sawFrame;
 
     ServerHandler(
         String serverName,
@@ -274,13 +287,58 @@ public final class TransportServer implements AutoCloseable {
         RateLimitedLog<PeerWarning> warnings,
         long maxPendingAnswerBytes,
         RequestObserver observer,
-        ServerAuth auth) {
+        ServerAuth auth,
+        java.time.Duration handshakeTimeout) {
       this.serverName = serverName;
       this.handler = handler;
       this.warnings = warnings;
       this.maxPendingAnswerBytes = maxPendingAnswerBytes;
       this.observer = observer;
       this.auth = auth;
+      this.handshakeTimeout = handshakeTimeout;
+    }
+
+    @Override
+    public void channelActive(ChannelHandlerContext ctx) throws Exception {
+      if (handshakeTimeout != null) {
+        ctx.executor()
+            .schedule(
+                () -> closeIfUnproven(ctx), handshakeTimeout.toMillis(), TimeUnit.MILLISECONDS);
+      }
+      super.channelActive(ctx);
+    }
+
+    /**
+     * Closes a connection that has not proved itself by faro.network.handshake.timeout and sent no
+     * whole frame, holds part of one, or is inside a handshake: a stranger may not keep a
+     * connection open by saying nothing, or half of something. One that proved nothing but asked
+     * only what anyone may ask (an app's registration, status) stays open.
+     */
+    private void closeIfUnproven(ChannelHandlerContext ctx) {
+      if (!ctx.channel().isActive()
+          || !io.faro.common.auth.Identity.of(ctx.channel())
+              .equals(io.faro.common.auth.Identity.ANONYMOUS)) {
+        return;
+      }
+      FrameDecoder decoder = ctx.pipeline().get(FrameDecoder.class);
+      String why =
+          !sawFrame
+              ? "it sent no whole request"
+              : decoder != null && decoder.holdsPartialFrame()
+                  ? "it holds part of a frame"
+                  : auth.inHandshake() ? "its handshake did not finish" : null;
+      if (why == null) {
+        return;
+      }
+      warnings.warn(
+          PeerWarning.AUTH_FAILED,
+          "{}: closing the connection from {}: {} within faro.network.handshake.timeout ({} ms) "
+              + "and proved nothing",
+          serverName,
+          ctx.channel().remoteAddress(),
+          why,
+          handshakeTimeout.toMillis());
+      ctx.close();
     }
 
     /**
@@ -313,6 +371,15 @@ public final class TransportServer implements AutoCloseable {
 
     @Override
     public void channelRead(ChannelHandlerContext ctx, Object msg) {
+      sawFrame = true;
+      if (msg instanceof FrameDecoder.RefusedFrame refused) {
+        auth.refuse(
+            ctx.channel(),
+            refused.requestId(),
+            refused.refusal().code(),
+            refused.refusal().message());
+        return;
+      }
       Frame frame = (Frame) msg;
       try {
         if (frame.kind() != FrameKind.REQUEST) {

@@ -60,8 +60,8 @@ class TransportAuthTest {
   private volatile CompletableFuture<Void> gate = CompletableFuture.completedFuture(null);
 
   /**
-   * Cluster status needs the cluster secret, a leader transfer the admin one; the rest is open.
-   * Master status is answered when {@link #gate} opens.
+   * Cluster status needs the cluster secret, a leader transfer the admin one; master status is open
+   * to anyone, and answered when {@link #gate} opens.
    */
   private TransportServer server(AuthOptions.Settings auth) {
     return new TransportServer(
@@ -78,6 +78,11 @@ class TransportAuthTest {
             } else {
               responder.respond(EmptyResponse.getDefaultInstance());
             }
+          }
+
+          @Override
+          public java.util.Set<MessageType> openToAnyone() {
+            return java.util.Set.of(MessageType.MASTER_STATUS_REQUEST);
           }
 
           @Override
@@ -132,8 +137,10 @@ class TransportAuthTest {
                         address(), ClusterStatusRequest.getDefaultInstance(), EmptyResponse.class)))
         .isInstanceOfSatisfying(
             FaroException.class, e -> assertThat(e.code()).isEqualTo(ErrorCode.UNAUTHENTICATED))
-        .hasMessageContaining("needs a connection authenticated as cluster")
-        .hasMessageContaining("this one is anonymous");
+        // Refused on its frame's header: it is not open to anyone.
+        .hasMessageContaining(
+            "takes CLUSTER_STATUS_REQUEST only from a connection that proved who it is")
+        .hasMessageContaining("this one did not authenticate");
     awaitClosed(connection);
   }
 

@@ -224,8 +224,8 @@ class TransportServerLimitsTest {
     byte[] frame = request(7, 10_000);
 
     channel.writeInbound(Unpooled.wrappedBuffer(frame, 0, 6_000));
-    // All but the length field, which is read (and checked) as soon as it arrives.
-    assertThat(held.get()).isEqualTo(6_000 - 4);
+    // All but the fixed header, which is read (and checked) as soon as it arrives.
+    assertThat(held.get()).isEqualTo(6_000 - FrameCodec.HEADER);
     channel.writeInbound(Unpooled.wrappedBuffer(frame, 6_000, frame.length - 6_000));
     Frame decoded = channel.readInbound();
     assertThat(decoded.meta()).isEqualTo(MasterStatusRequest.getDefaultInstance());
@@ -233,9 +233,50 @@ class TransportServerLimitsTest {
     decoded.release();
 
     channel.writeInbound(Unpooled.wrappedBuffer(frame, 0, 9_000));
-    assertThat(held.get()).isEqualTo(9_000 - 4);
+    assertThat(held.get()).isEqualTo(9_000 - FrameCodec.HEADER);
     channel.close();
     assertThat(held.get()).as("a connection that closes mid-frame gives its bytes back").isZero();
+    assertThat(channel.finishAndReleaseAll()).isFalse();
+  }
+
+  @Test
+  void theBytesOfAConnectionAreChargedOnlyFromItsProofOn() {
+    AtomicLong held = new AtomicLong();
+    java.util.concurrent.atomic.AtomicBoolean proven =
+        new java.util.concurrent.atomic.AtomicBoolean();
+    FrameLimits limits =
+        new FrameLimits() {
+          @Override
+          public Refusal refusal(io.faro.proto.MessageType type, int frameLength, int metaLength) {
+            return null;
+          }
+
+          @Override
+          public int maxObjects(io.faro.proto.MessageType type, int bodyLength) {
+            return Integer.MAX_VALUE;
+          }
+
+          @Override
+          public boolean proven() {
+            return proven.get();
+          }
+        };
+    EmbeddedChannel channel =
+        new EmbeddedChannel(
+            new FrameDecoder(1 << 20, FrameDecoder.Bodies.COMPOSITE, held::addAndGet, limits));
+    byte[] frame = request(7, 10_000);
+
+    channel.writeInbound(Unpooled.wrappedBuffer(frame, 0, 3_000));
+    assertThat(held.get()).as("nothing charged before the proof").isZero();
+    proven.set(true);
+    channel.writeInbound(Unpooled.wrappedBuffer(frame, 3_000, 3_000));
+    assertThat(held.get())
+        .as("from the proof on, what it holds, held before it too")
+        .isEqualTo(6_000 - FrameCodec.HEADER);
+    channel.writeInbound(Unpooled.wrappedBuffer(frame, 6_000, frame.length - 6_000));
+    Frame decoded = channel.readInbound();
+    decoded.release();
+    assertThat(held.get()).isZero();
     assertThat(channel.finishAndReleaseAll()).isFalse();
   }
 }

@@ -185,6 +185,22 @@ public final class MasterRequestHandler implements RequestHandler {
     };
   }
 
+  /**
+   * What anyone may ask: an application's registration (it has no identity before it), and the
+   * status and rules that operators' tools and benchmarks read.
+   */
+  @Override
+  public java.util.Set<MessageType> openToAnyone() {
+    return OPEN;
+  }
+
+  private static final java.util.Set<MessageType> OPEN =
+      java.util.EnumSet.of(
+          MessageType.REGISTER_APP_REQUEST,
+          MessageType.CLUSTER_STATUS_REQUEST,
+          MessageType.MASTER_STATUS_REQUEST,
+          MessageType.ADMISSION_RULES_REQUEST);
+
   /** Refused unless {@code who} is the registration of {@code appId} that this master holds. */
   private Optional<String> appRefusal(String appId, Identity who, MessageType type) {
     String nonce;

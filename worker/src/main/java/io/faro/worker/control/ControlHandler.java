@@ -96,6 +96,12 @@ public final class ControlHandler implements RequestHandler {
     };
   }
 
+  /** The worker's status is open to anyone (benchmarks, operators' tools). */
+  @Override
+  public java.util.Set<io.faro.proto.MessageType> openToAnyone() {
+    return java.util.Set.of(io.faro.proto.MessageType.WORKER_STATUS_REQUEST);
+  }
+
   @Override
   public void handle(Request request, Responder responder) {
     try {

@@ -40,6 +40,11 @@ public final class ConnectionDropper implements RequestHandler {
   }
 
   @Override
+  public java.util.Set<io.faro.proto.MessageType> openToAnyone() {
+    return delegate.openToAnyone();
+  }
+
+  @Override
   public void connectionClosed(io.netty.channel.Channel channel) {
     delegate.connectionClosed(channel);
   }
