@@ -184,7 +184,7 @@ class ClusterAuthTest {
           ClientPool otherPool = new ClientPool("other", settings.network());
           LifecycleManager other =
               new LifecycleManager(new AppId("other-app"), settings, otherPool, "127.0.0.1")) {
-        assertThat(lifecycle.credentials()).isPresent();
+        assertThat(lifecycle.clusterAuthenticates()).isTrue();
         assertThat(pool.credentials().identity().wire()).startsWith("app:auth-app:");
         ShuffleClient client = new ShuffleClient(pool, settings);
         ShuffleId shuffle = new ShuffleId(lifecycle.app(), 0);
@@ -227,9 +227,14 @@ class ClusterAuthTest {
               anonymous,
               lifecycle.endpoint(),
               GetReducerFileGroupsRequest.newBuilder().setShuffleId(0).setNumMaps(2).build(),
-              "needs a connection authenticated as app:auth-app:");
+              "faro-lifecycle takes GET_REDUCER_FILE_GROUPS_REQUEST only from a connection that "
+                  + "proved who it is");
+          // Refused on its frame's header, before it is parsed.
           assertRefused(
-              anonymous, push, PushRequest.newBuilder().setShuffle(key).build(), refusedHere);
+              anonymous,
+              push,
+              PushRequest.newBuilder().setShuffle(key).build(),
+              "faro-worker-push takes PUSH_REQUEST only from a connection that proved who it is");
         }
         // Nor can it take the app's id by registering it again.
         assertRefused(
@@ -301,7 +306,7 @@ class ClusterAuthTest {
             notPlaced);
         // The shuffle is untouched: read again, whole.
         assertThat(text.readAll(client, lifecycle.endpoint(), shuffle)).isEqualTo(seen);
-        assertThat(other.credentials()).isPresent();
+        assertThat(other.clusterAuthenticates()).isTrue();
       }
 
       NetworkOptions.Settings network =
@@ -360,7 +365,7 @@ class ClusterAuthTest {
                         WAIT,
                         "registration"))
             .hasMessageContaining(
-                "REGISTER_WORKER_REQUEST needs a connection authenticated as cluster");
+                "takes REGISTER_WORKER_REQUEST only from a connection that proved who it is");
         assertThatThrownBy(
                 () ->
                     Futures.await(
@@ -382,7 +387,7 @@ class ClusterAuthTest {
                         WAIT,
                         "push"))
             .hasMessageContaining(
-                "a replica's forwarded push needs a connection authenticated as cluster");
+                "takes PUSH_REQUEST only from a connection that proved who it is");
         assertThatThrownBy(
                 () ->
                     Futures.await(
@@ -390,7 +395,8 @@ class ClusterAuthTest {
                             rpc, StopWorkerRequest.getDefaultInstance(), StopWorkerResponse.class),
                         WAIT,
                         "stop"))
-            .hasMessageContaining("needs a connection authenticated as admin");
+            .hasMessageContaining(
+                "takes STOP_WORKER_REQUEST only from a connection that proved who it is");
         assertThat(local.member("worker-0").process().isAlive()).isTrue();
       }
 

@@ -6,28 +6,30 @@ import io.faro.common.auth.Secret;
 import io.faro.common.id.AppId;
 import io.faro.common.id.ShuffleId;
 import io.faro.common.network.HostPort;
-import java.util.Optional;
 import org.apache.spark.ShuffleDependency;
 import org.apache.spark.shuffle.BaseShuffleHandle;
 
 /**
  * What executors need to write and read one shuffle through Faro: the app, where the driver's
- * lifecycle manager listens, the shuffle's shape and, when the cluster authenticates applications,
- * the app's identity and secret. Travels with every task, inside the task binary that Spark
- * broadcasts: with {@code spark.authenticate} and {@code spark.network.crypto.enabled} it is
- * encrypted on the way, and with {@code spark.io.encryption.enabled} wherever Spark stores it.
+ * lifecycle manager listens, the shuffle's shape, and the app's identity and secret: the
+ * registration's when the cluster authenticates applications (executors prove it to every master
+ * and worker), else one the driver made, which they prove to its lifecycle port only. Travels with
+ * every task, inside the task binary that Spark broadcasts: with {@code spark.authenticate} and
+ * {@code spark.network.crypto.enabled} it is encrypted on the way, and with {@code
+ * spark.io.encryption.enabled} wherever Spark stores it.
  */
 public final class FaroShuffleHandle<K, V, C> extends BaseShuffleHandle<K, V, C> {
-  private static final long serialVersionUID = 1L;
+  private static final long serialVersionUID = 2L;
 
   private final String appId;
   private final String lifecycleHost;
   private final int lifecyclePort;
   private final int numMaps;
   private final int numPartitions;
-  // Empty when the cluster does not authenticate applications.
   private final String appIdentity;
   private final byte[] appSecret;
+  // Whether the identity proves the app to the whole cluster, or to the lifecycle port only.
+  private final boolean clusterAuthenticates;
 
   public FaroShuffleHandle(
       int shuffleId,
@@ -35,10 +37,12 @@ public final class FaroShuffleHandle<K, V, C> extends BaseShuffleHandle<K, V, C>
       String appId,
       HostPort lifecycle,
       int numMaps,
-      Optional<AuthOptions.Credentials> credentials) {
+      AuthOptions.Credentials credentials,
+      boolean clusterAuthenticates) {
     super(shuffleId, dependency);
-    this.appIdentity = credentials.map(c -> c.identity().wire()).orElse("");
-    this.appSecret = credentials.flatMap(c -> c.secret()).map(Secret::toBytes).orElse(new byte[0]);
+    this.appIdentity = credentials.identity().wire();
+    this.appSecret = credentials.secret().map(Secret::toBytes).orElseThrow();
+    this.clusterAuthenticates = clusterAuthenticates;
     this.appId = appId;
     this.lifecycleHost = lifecycle.host();
     this.lifecyclePort = lifecycle.port();
@@ -62,13 +66,17 @@ public final class FaroShuffleHandle<K, V, C> extends BaseShuffleHandle<K, V, C>
     return numPartitions;
   }
 
-  /** What this app's executors prove to the cluster, if it authenticates applications. */
-  public Optional<AuthOptions.Credentials> credentials() {
-    if (appIdentity.isEmpty()) {
-      return Optional.empty();
-    }
-    return Optional.of(
-        AuthOptions.Credentials.app(Identity.fromWire(appIdentity), Secret.ofBytes(appSecret)));
+  /**
+   * What this app's executors prove to the driver's lifecycle port and, when {@link
+   * #clusterAuthenticates}, to every master and worker.
+   */
+  public AuthOptions.Credentials credentials() {
+    return AuthOptions.Credentials.app(Identity.fromWire(appIdentity), Secret.ofBytes(appSecret));
+  }
+
+  /** Whether the cluster authenticates applications (see {@link #credentials}). */
+  public boolean clusterAuthenticates() {
+    return clusterAuthenticates;
   }
 
   @Override

@@ -5,6 +5,7 @@ import io.faro.client.ClientOptions;
 import io.faro.client.ClientWarmUp;
 import io.faro.client.ShuffleClient;
 import io.faro.client.driver.LifecycleManager;
+import io.faro.common.auth.AuthOptions;
 import io.faro.common.config.CommonOptionGroup;
 import io.faro.common.config.ConfigException;
 import io.faro.common.config.FaroConf;
@@ -451,7 +452,8 @@ public final class FaroShuffleManager implements ShuffleManager {
         manager.app().value(),
         manager.endpoint(),
         maps,
-        manager.credentials());
+        manager.credentials(),
+        manager.clusterAuthenticates());
   }
 
   /** The code of the first Faro error in {@code e}'s causes, or null. */
@@ -586,20 +588,22 @@ public final class FaroShuffleManager implements ShuffleManager {
   }
 
   /**
-   * This JVM's client, its connections proving the app's identity when the handle carries one (an
-   * executor learns it from the first handle it sees; the driver's pool already proves it).
+   * This JVM's client, its connections proving the app's identity the handle carries: to every
+   * master and worker when the cluster authenticates applications, else to the driver's lifecycle
+   * port only (an executor learns it from the first handle it sees; the driver's pool already
+   * proves it).
    */
   private ShuffleClient authenticatedClient(FaroShuffleHandle<?, ?, ?> handle) {
     ShuffleClient shuffleClient = client();
-    handle
-        .credentials()
-        .ifPresent(
-            credentials -> {
-              ClientPool clients = pool();
-              if (!clients.credentials().identity().equals(credentials.identity())) {
-                clients.authenticateAs(credentials);
-              }
-            });
+    ClientPool clients = pool();
+    AuthOptions.Credentials credentials = handle.credentials();
+    if (handle.clusterAuthenticates()) {
+      if (!clients.credentials().identity().equals(credentials.identity())) {
+        clients.authenticateAs(credentials);
+      }
+    } else if (!clients.credentials(handle.lifecycle()).identity().equals(credentials.identity())) {
+      clients.authenticateAs(handle.lifecycle(), credentials);
+    }
     return shuffleClient;
   }
 

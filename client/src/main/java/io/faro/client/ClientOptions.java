@@ -106,11 +106,12 @@ public final class ClientOptions {
   public static final ConfigOption<String> LIFECYCLE_BIND_HOST =
       stringOption(
           "faro.client.lifecycle.bind.host",
-          "0.0.0.0",
-          "Address the driver's lifecycle manager listens on; 0.0.0.0 means every interface. Set "
-              + "it to the driver's address on the cluster network to keep the port off the "
-              + "others. With faro.auth.enabled it answers only the application's own executors "
-              + "either way.");
+          "",
+          "Address the driver's lifecycle manager listens on; empty means the host executors reach "
+              + "it at (faro.client.lifecycle.host, else spark.driver.host in Spark), as Spark's "
+              + "own driver port does; 0.0.0.0 means every interface. It answers only the "
+              + "application's own executors either way: they prove a secret the driver hands "
+              + "them with each shuffle.");
   public static final ConfigOption<Duration> APP_HEARTBEAT_INTERVAL =
       durationOption(
           "faro.client.app.heartbeat.interval",

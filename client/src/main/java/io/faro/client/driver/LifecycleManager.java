@@ -4,8 +4,10 @@ import static java.util.Objects.requireNonNull;
 
 import io.faro.client.ClientOptions;
 import io.faro.common.admission.AppProfile;
+import io.faro.common.auth.AppSecrets;
 import io.faro.common.auth.AuthOptions;
 import io.faro.common.auth.Identity;
+import io.faro.common.auth.Secret;
 import io.faro.common.error.ErrorCode;
 import io.faro.common.id.AppId;
 import io.faro.common.id.IdMapper;
@@ -72,7 +74,8 @@ public final class LifecycleManager implements RequestHandler, AutoCloseable {
   static final int PAGES_PLACED_AT_REGISTER = 4;
 
   private final AppId app;
-  private final Optional<AuthOptions.Credentials> credentials;
+  private final AuthOptions.Credentials credentials;
+  private final boolean clusterAuthenticates;
   private final ClientOptions.Settings settings;
   private final MasterClient master;
   private final Generations generations;
@@ -145,20 +148,28 @@ public final class LifecycleManager implements RequestHandler, AutoCloseable {
     generations.onDropped(committer::abandon);
     this.session = new AppSession(app, profile, settings, master, commitWatch::check);
     // With a cluster that authenticates applications, everything after the registration proves
-    // the app's identity, and the executors must prove it here too.
-    this.credentials = session.credentials();
-    NetworkOptions.Settings network = settings.network();
-    if (credentials.isPresent()) {
-      AuthOptions.Credentials own = credentials.get();
-      pool.authenticateAs(own);
-      network =
-          network.withAuth(AuthOptions.Settings.forApp(own.identity(), own.secret().orElseThrow()));
+    // the app's identity, and the executors must prove it here too. Without, the executors still
+    // prove an identity of the app's own to this port, so that nobody else can end its maps or
+    // read its file groups: a secret this driver makes and hands its executors with the handles.
+    Optional<AuthOptions.Credentials> cluster = session.credentials();
+    this.clusterAuthenticates = cluster.isPresent();
+    this.credentials = cluster.orElseGet(() -> ownCredentials(app));
+    if (clusterAuthenticates) {
+      pool.authenticateAs(credentials);
     }
+    NetworkOptions.Settings network =
+        settings
+            .network()
+            .withAuth(
+                AuthOptions.Settings.forApp(
+                    credentials.identity(), credentials.secret().orElseThrow()));
     try {
       this.server =
           new TransportServer(
               "faro-lifecycle",
-              settings.lifecycleBindHost(),
+              settings.lifecycleBindHost().isEmpty()
+                  ? advertisedHost
+                  : settings.lifecycleBindHost(),
               settings.lifecyclePort(),
               ClientOptions.LIFECYCLE_PORT.key() + " (spark.faro.client.lifecycle.port in Spark)",
               network,
@@ -169,7 +180,25 @@ public final class LifecycleManager implements RequestHandler, AutoCloseable {
       throw e;
     }
     this.endpoint = new HostPort(advertisedHost, server.port());
-    LOG.info("Faro lifecycle manager for {} at {}, masters {}", app, endpoint, settings.masters());
+    if (!clusterAuthenticates) {
+      pool.authenticateAs(endpoint, credentials);
+    }
+    LOG.info(
+        "Faro lifecycle manager for {} at {} (listening on {}), masters {}",
+        app,
+        endpoint,
+        settings.lifecycleBindHost().isEmpty() ? advertisedHost : settings.lifecycleBindHost(),
+        settings.masters());
+  }
+
+  /**
+   * An identity of this app that only this driver and its executors know, for a cluster that does
+   * not authenticate applications: its nonce is a hash of a token nobody sees, its secret random.
+   */
+  private static AuthOptions.Credentials ownCredentials(AppId app) {
+    byte[] secret = AppSecrets.token();
+    return AuthOptions.Credentials.app(
+        Identity.app(app, AppSecrets.nonce(AppSecrets.token())), Secret.ofBytes(secret));
   }
 
   public AppId app() {
@@ -177,20 +206,28 @@ public final class LifecycleManager implements RequestHandler, AutoCloseable {
   }
 
   /**
-   * What this app's executors must prove to the cluster and to this lifecycle manager: present when
-   * the masters authenticate applications. The secret goes to executors with the shuffle handle.
+   * What this app's executors must prove to this lifecycle manager and, when {@link
+   * #clusterAuthenticates}, to the whole cluster. The secret goes to executors with the shuffle
+   * handle.
    */
-  public Optional<AuthOptions.Credentials> credentials() {
+  public AuthOptions.Credentials credentials() {
     return credentials;
   }
 
-  /** Only this app's own executors may call, when the cluster authenticates applications. */
+  /**
+   * Whether the masters authenticate applications: then {@link #credentials} are the registration's
+   * and prove the app to every master and worker; else they prove it to this lifecycle manager only
+   * ({@link ClientPool#authenticateAs(HostPort, AuthOptions.Credentials)}).
+   */
+  public boolean clusterAuthenticates() {
+    return clusterAuthenticates;
+  }
+
+  /** Only this app's own executors may call: every request needs the app's identity. */
   @Override
   public Optional<String> refusal(
       io.faro.proto.MessageType type, com.google.protobuf.Message meta, Identity who) {
-    return credentials.isEmpty()
-        ? Optional.empty()
-        : Identity.require(credentials.get().identity(), who, type);
+    return Identity.require(credentials.identity(), who, type);
   }
 
   /** Where executors reach this lifecycle manager. */

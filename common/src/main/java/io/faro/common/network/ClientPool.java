@@ -52,6 +52,8 @@ public final class ClientPool implements AutoCloseable {
   private final java.util.function.Function<HostPort, String> targets;
   // What new connections prove; a driver learns its app's secret after its pool is made.
   private volatile AuthOptions.Credentials credentials;
+  // What new connections to these addresses prove instead (a driver's own lifecycle port).
+  private final Map<HostPort, AuthOptions.Credentials> pinned = new ConcurrentHashMap<>();
 
   /** A pool whose connections prove nothing (stay anonymous). */
   public ClientPool(String name, NetworkOptions.Settings settings) {
@@ -110,21 +112,45 @@ public final class ClientPool implements AutoCloseable {
    */
   public void authenticateAs(AuthOptions.Credentials next) {
     this.credentials = requireNonNull(next, "next is null");
-    clients
-        .values()
-        .forEach(
-            f ->
-                f.thenAccept(
-                    c -> {
-                      if (!c.proven().equals(next.identity())) {
-                        c.retire();
-                      }
-                    }));
+    clients.forEach(
+        (address, f) ->
+            f.thenAccept(
+                c -> {
+                  if (!c.proven().equals(credentials(address).identity())) {
+                    c.retire();
+                  }
+                }));
+  }
+
+  /**
+   * From now on, connections to {@code address} prove {@code next}, whatever the pool's credentials
+   * for other addresses: an application's executors prove its identity to its driver's lifecycle
+   * port even where the cluster does not authenticate. An open connection to it that proved
+   * something else is retired, as by {@link #authenticateAs(AuthOptions.Credentials)}.
+   */
+  public void authenticateAs(HostPort address, AuthOptions.Credentials next) {
+    requireNonNull(next, "next is null");
+    pinned.put(requireNonNull(address, "address is null"), next);
+    CompletableFuture<TransportClient> open = clients.get(address);
+    if (open != null) {
+      open.thenAccept(
+          c -> {
+            if (!c.proven().equals(next.identity())) {
+              c.retire();
+            }
+          });
+    }
   }
 
   /** What this pool's new connections prove. */
   public AuthOptions.Credentials credentials() {
     return credentials;
+  }
+
+  /** What this pool's new connections to {@code address} prove. */
+  public AuthOptions.Credentials credentials(HostPort address) {
+    AuthOptions.Credentials own = pinned.get(address);
+    return own != null ? own : credentials;
   }
 
   /**
@@ -140,7 +166,7 @@ public final class ClientPool implements AutoCloseable {
           }
           if (existing != null && !existing.isCompletedExceptionally()) {
             TransportClient open = existing.join();
-            if (open.isActive() && open.proven().equals(credentials.identity())) {
+            if (open.isActive() && open.proven().equals(credentials(a).identity())) {
               return existing;
             }
             open.retire();
@@ -218,7 +244,7 @@ public final class ClientPool implements AutoCloseable {
 
   /** Completes {@code result} with {@code client} once it proved this pool's credentials. */
   private void authenticate(TransportClient client, CompletableFuture<TransportClient> result) {
-    AuthOptions.Credentials credentials = this.credentials;
+    AuthOptions.Credentials credentials = credentials(client.remote());
     if (!credentials.proves()) {
       result.complete(client);
       return;
