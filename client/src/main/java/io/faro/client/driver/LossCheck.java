@@ -36,10 +36,25 @@ final class LossCheck {
 
   /**
    * A reducer found data of generation {@code g} lost on every copy: the engine forgets the map
-   * outputs of the shuffle before the reducer is answered and fails its task. Returns the engine's
-   * error, or null.
+   * outputs of the shuffle before the reducer is answered and fails its task. A report for a
+   * generation that a newer one replaced is ignored (logged): the engine's outputs are the newer
+   * one's. Returns the engine's error, or null.
    */
   RuntimeException reportedLost(Generation g, int partition, String reason) {
+    Generation latest = generations.latest(g.engineShuffleId());
+    if (latest != g) {
+      // A reader of a generation a re-run already replaced (a task of an older stage attempt):
+      // the engine's outputs now are the new generation's, and forgetting them would run the map
+      // stage a third time. The engine ignores that task's fetch failure as stale too.
+      LOG.info(
+          "Ignoring a loss of partition {} reported for shuffle {} (generation of shuffle {}): "
+              + "generation {} replaced it",
+          partition,
+          g.id(),
+          g.engineShuffleId(),
+          latest == null ? "none" : latest.id());
+      return null;
+    }
     if (!g.markLost()) {
       return null;
     }
