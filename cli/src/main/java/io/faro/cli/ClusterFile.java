@@ -43,10 +43,16 @@ final class ClusterFile {
    * Writes {@code <workDir>/cluster.json} for {@code members} (atomically: readers never see half).
    */
   static void write(
-      Path workDir, List<LocalCluster.Member> members, Map<String, String> sparkSettings)
+      Path workDir,
+      List<LocalCluster.Member> members,
+      Map<String, String> sparkSettings,
+      Path adminConf)
       throws IOException {
     Map<String, Object> doc = new LinkedHashMap<>();
     doc.put("workDir", workDir.toString());
+    if (adminConf != null) {
+      doc.put("adminConf", adminConf.toString());
+    }
     List<Object> masters = new ArrayList<>();
     List<Object> workers = new ArrayList<>();
     for (LocalCluster.Member m : members) {

@@ -17,6 +17,7 @@ import picocli.CommandLine.Command;
       LocalClusterCommand.class,
       DemoCommand.class,
       DocsCommand.class,
+      SecretCommand.class,
       AdminCommand.class,
       io.faro.cli.advise.AdviseCommand.class,
       CommandLine.HelpCommand.class

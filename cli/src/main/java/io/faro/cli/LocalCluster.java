@@ -2,6 +2,8 @@ package io.faro.cli;
 
 import static java.util.Objects.requireNonNull;
 
+import io.faro.common.auth.AuthOptions;
+import io.faro.common.auth.Secret;
 import io.faro.common.json.Json;
 import io.faro.common.network.FreePorts;
 import io.faro.worker.storage.DiskDir;
@@ -49,6 +51,11 @@ public final class LocalCluster implements AutoCloseable {
 
   private final Path workDir;
 
+  /** Beside cluster.json: what {@code bin/faro admin --conf} needs to act on the cluster. */
+  public static final String ADMIN_CONF = "admin.conf";
+
+  private final Path adminConf;
+
   /** Guarded by {@code this} once started ({@link #restart} replaces members). */
   private final List<Member> members;
 
@@ -60,7 +67,9 @@ public final class LocalCluster implements AutoCloseable {
       Path workDir,
       List<Member> members,
       List<String> masterEndpoints,
-      Map<String, String> clientSettings) {
+      Map<String, String> clientSettings,
+      Path adminConf) {
+    this.adminConf = adminConf;
     this.workDir = workDir;
     this.members = members;
     this.masterEndpoints = List.copyOf(masterEndpoints);
@@ -71,6 +80,64 @@ public final class LocalCluster implements AutoCloseable {
    * The faro.client.* and faro.tls.* settings of a settings file, which Spark jobs take as
    * spark.faro.*.
    */
+  /**
+   * The authentication every member gets. Unless the settings file turns it off or names its own
+   * cluster secret, a cluster secret and an admin secret are made in {@code <work-dir>/secrets}
+   * (readable by this user only) and named to every member; {@code <work-dir>/admin.conf} names the
+   * admin secret for {@code bin/faro admin --conf}. Returns the members' settings, and the admin
+   * conf (null when there is none to write).
+   */
+  private record Auth(List<String> settings, Path adminConf) {}
+
+  private static Auth auth(Path dir, Path confFile) throws IOException {
+    java.util.Properties p = new java.util.Properties();
+    if (confFile != null) {
+      try (java.io.Reader r = Files.newBufferedReader(confFile)) {
+        p.load(r);
+      }
+    }
+    String enabled = p.getProperty(AuthOptions.ENABLED.key(), "true").trim();
+    Path adminConf = dir.resolve(ADMIN_CONF);
+    Files.deleteIfExists(adminConf);
+    if (enabled.equalsIgnoreCase("false")) {
+      return new Auth(List.of(), null);
+    }
+    String ownAdmin = p.getProperty(AuthOptions.ADMIN_SECRET_FILE.key(), "").trim();
+    if (!p.getProperty(AuthOptions.CLUSTER_SECRET_FILE.key(), "").isBlank()) {
+      if (ownAdmin.isEmpty()) {
+        return new Auth(List.of(), null);
+      }
+      Files.writeString(adminConf, AuthOptions.ADMIN_SECRET_FILE.key() + "=" + ownAdmin + "\n");
+      return new Auth(List.of(), adminConf);
+    }
+    Path secrets = dir.resolve("secrets");
+    Files.createDirectories(secrets);
+    try {
+      Files.setPosixFilePermissions(
+          secrets, java.nio.file.attribute.PosixFilePermissions.fromString("rwx------"));
+    } catch (UnsupportedOperationException e) {
+      // Not a POSIX file system: the files' own permissions are all there is.
+    }
+    Path cluster = secrets.resolve("cluster.secret");
+    Path admin = secrets.resolve("admin.secret");
+    Secret.writeNew(cluster);
+    Secret.writeNew(admin);
+    Files.writeString(adminConf, AuthOptions.ADMIN_SECRET_FILE.key() + "=" + admin + "\n");
+    return new Auth(
+        List.of(
+            AuthOptions.CLUSTER_SECRET_FILE.key() + "=" + cluster,
+            AuthOptions.ADMIN_SECRET_FILE.key() + "=" + admin),
+        adminConf);
+  }
+
+  /**
+   * The settings file that proves the operators' secret to this cluster ({@code bin/faro admin
+   * --conf FILE}), when the cluster authenticates and its admin secret is known.
+   */
+  public java.util.Optional<Path> adminConf() {
+    return java.util.Optional.ofNullable(adminConf);
+  }
+
   private static Map<String, String> clientSettings(Path confFile) throws IOException {
     Map<String, String> client = new java.util.TreeMap<>();
     if (confFile == null) {
@@ -171,9 +238,11 @@ public final class LocalCluster implements AutoCloseable {
       removePreviousCluster(dir);
     }
     List<Member> members = new ArrayList<>();
+    Auth auth = auth(dir, confFile);
     try {
       List<String> endpoints =
-          startMasters(dir, options.masters(), confFile, options.masterPort(), members);
+          startMasters(
+              dir, options.masters(), confFile, options.masterPort(), auth.settings(), members);
       String endpoint = String.join(",", endpoints);
       for (int i = 0; i < options.workers(); i++) {
         String name = "worker-" + i;
@@ -187,7 +256,8 @@ public final class LocalCluster implements AutoCloseable {
                 name,
                 "worker",
                 confFile,
-                List.of(
+                with(
+                    auth.settings(),
                     "faro.worker.host=127.0.0.1",
                     "faro.worker.rpc.port=0",
                     "faro.worker.push.port=0",
@@ -200,8 +270,9 @@ public final class LocalCluster implements AutoCloseable {
         Member w = members.get(i);
         members.set(i, w.started(ProcessLauncher.awaitPortFile(w)));
       }
-      LocalCluster cluster = new LocalCluster(dir, members, endpoints, clientSettings(confFile));
-      ClusterFile.write(dir, members, cluster.sparkSettings());
+      LocalCluster cluster =
+          new LocalCluster(dir, members, endpoints, clientSettings(confFile), auth.adminConf());
+      ClusterFile.write(dir, members, cluster.sparkSettings(), auth.adminConf());
       return cluster;
     } catch (IOException | RuntimeException e) {
       members.forEach(m -> ProcessLauncher.stop(m.process().toHandle()));
@@ -215,7 +286,8 @@ public final class LocalCluster implements AutoCloseable {
    * "master"; a group's are "master-1".."master-N" with ids m1..mN.
    */
   private static List<String> startMasters(
-      Path dir, int count, Path confFile, int firstPort, List<Member> members) throws IOException {
+      Path dir, int count, Path confFile, int firstPort, List<String> auth, List<Member> members)
+      throws IOException {
     if (count == 1) {
       Member master =
           ProcessLauncher.launch(
@@ -223,7 +295,8 @@ public final class LocalCluster implements AutoCloseable {
               "master",
               "master",
               confFile,
-              List.of(
+              with(
+                  auth,
                   "faro.master.host=127.0.0.1",
                   "faro.master.advertised.host=127.0.0.1",
                   "faro.master.port=" + firstPort,
@@ -252,7 +325,8 @@ public final class LocalCluster implements AutoCloseable {
               name,
               "master",
               confFile,
-              List.of(
+              with(
+                  auth,
                   "faro.master.host=127.0.0.1",
                   "faro.master.advertised.host=127.0.0.1",
                   "faro.master.id=m" + (i + 1),
@@ -270,6 +344,13 @@ public final class LocalCluster implements AutoCloseable {
     return endpoints;
   }
 
+  /** {@code first} followed by {@code more}. */
+  private static List<String> with(List<String> first, String... more) {
+    List<String> all = new ArrayList<>(first);
+    all.addAll(List.of(more));
+    return all;
+  }
+
   private static void removePreviousCluster(Path dir) throws IOException {
     try (var entries = Files.list(dir)) {
       for (Path p : entries.toList()) {
@@ -277,6 +358,8 @@ public final class LocalCluster implements AutoCloseable {
         if (name.equals("master")
             || name.startsWith("master-")
             || name.startsWith("worker-")
+            || name.equals("secrets")
+            || name.equals(ADMIN_CONF)
             || name.startsWith(CLUSTER_FILE)) {
           deleteRecursively(p);
         }
@@ -347,7 +430,7 @@ public final class LocalCluster implements AutoCloseable {
       members.set(index, fresh);
       fresh = fresh.started(ProcessLauncher.awaitPortFile(fresh));
       members.set(index, fresh);
-      ClusterFile.write(workDir, members, sparkSettings());
+      ClusterFile.write(workDir, members, sparkSettings(), adminConf);
       return fresh;
     }
   }

@@ -151,6 +151,15 @@ final class LocalClusterCommand implements Callable<Integer> {
       System.out.println("Each worker's directories: " + describe(dirs));
     }
     System.out.println("Cluster description: " + file);
+    cluster
+        .adminConf()
+        .ifPresent(
+            admin ->
+                System.out.println(
+                    "Authentication on, with secrets made in "
+                        + cluster.workDir().resolve("secrets")
+                        + "; operators' calls: bin/faro admin ... --conf "
+                        + admin));
     System.out.println("Spark settings:");
     cluster.sparkSettings().forEach((k, v) -> System.out.println("  --conf " + k + "=" + v));
     if (detach) {

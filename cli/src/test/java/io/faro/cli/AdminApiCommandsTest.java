@@ -39,7 +39,9 @@ class AdminApiCommandsTest {
       String master = "127.0.0.1:" + Json.number(cluster.member("master").ports(), "httpPort");
       String worker = "127.0.0.1:" + Json.number(cluster.member("worker-0").ports(), "httpPort");
       ClientOptions.Settings settings = TextShuffle.settings(cluster);
+      // Two applications, each its own driver's pool (each proves its own app to the cluster).
       try (ClientPool pool = new ClientPool("test", settings.network());
+          ClientPool secondPool = new ClientPool("test-two", settings.network());
           LifecycleManager first =
               new LifecycleManager(
                   new AppId("app-one"),
@@ -48,12 +50,16 @@ class AdminApiCommandsTest {
                   pool,
                   "127.0.0.1");
           LifecycleManager second =
-              new LifecycleManager(new AppId("app-two"), settings, pool, "127.0.0.1")) {
+              new LifecycleManager(new AppId("app-two"), settings, secondPool, "127.0.0.1")) {
         ShuffleClient client = new ShuffleClient(pool, settings);
         for (int s = 0; s < 2; s++) {
           text.push(client, first.endpoint(), new ShuffleId(first.app(), s), 0);
         }
-        text.push(client, second.endpoint(), new ShuffleId(second.app(), 0), 0);
+        text.push(
+            new ShuffleClient(secondPool, settings),
+            second.endpoint(),
+            new ShuffleId(second.app(), 0),
+            0);
 
         Admin apps = admin("admin", "apps", "--http", master);
         assertThat(apps.exitCode()).as(apps.err()).isZero();
@@ -80,6 +86,8 @@ class AdminApiCommandsTest {
 
         // The admission rules, set from a file and shown; a new app they refuse is told why.
         String endpoints = cluster.masterEndpoint();
+        // An operator's change proves the admin secret local-cluster made.
+        String adminConf = cluster.adminConf().orElseThrow().toString();
         Path rules = dir.resolve("rules.conf");
         java.nio.file.Files.writeString(
             rules, "deny user=guest  # not on Faro\nlimit user=ann shuffles=5\n");
@@ -93,7 +101,9 @@ class AdminApiCommandsTest {
                 "--reason",
                 "pilot",
                 "--endpoints",
-                endpoints);
+                endpoints,
+                "--conf",
+                adminConf);
         assertThat(set.exitCode()).as(set.err()).isZero();
         assertThat(set.out())
             .contains("2 rules and limits, the first matching rule decides; from admin: pilot");
@@ -118,7 +128,15 @@ class AdminApiCommandsTest {
         java.nio.file.Files.writeString(rules, "deny user=guest\nallow user=ann\n");
         Admin typo =
             admin(
-                "admin", "admission", "set", "--file", rules.toString(), "--endpoints", endpoints);
+                "admin",
+                "admission",
+                "set",
+                "--file",
+                rules.toString(),
+                "--endpoints",
+                endpoints,
+                "--conf",
+                adminConf);
         assertThat(typo.exitCode()).isEqualTo(1);
         assertThat(typo.err())
             .contains("line 2")

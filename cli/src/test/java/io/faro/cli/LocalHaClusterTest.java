@@ -53,7 +53,18 @@ class LocalHaClusterTest {
 
       // Leadership moves on request, e.g. before restarting the leader.
       String target = leader.equals("m1") ? "m2" : "m1";
-      Admin transfer = admin("admin", "transfer-leader", "--to", target, "--endpoints", endpoints);
+      // State changes prove the admin secret local-cluster made (admin.conf beside cluster.json).
+      String adminConf = cluster.adminConf().orElseThrow().toString();
+      Admin transfer =
+          admin(
+              "admin",
+              "transfer-leader",
+              "--to",
+              target,
+              "--endpoints",
+              endpoints,
+              "--conf",
+              adminConf);
       assertThat(transfer.exitCode()).as(transfer.output()).isZero();
       assertThat(awaitOneLeader(endpoints, 3).leaderId()).isEqualTo(target);
 
@@ -69,13 +80,32 @@ class LocalHaClusterTest {
               "--reason",
               "test",
               "--endpoints",
-              endpoints);
+              endpoints,
+              "--conf",
+              adminConf);
       assertThat(exclude.exitCode()).as(exclude.output()).isZero();
       assertThat(exclude.output()).contains("worker " + worker + " is excluded");
-      Admin include = admin("admin", "include-worker", "--id", worker, "--endpoints", endpoints);
+      Admin include =
+          admin(
+              "admin",
+              "include-worker",
+              "--id",
+              worker,
+              "--endpoints",
+              endpoints,
+              "--conf",
+              adminConf);
       assertThat(include.exitCode()).as(include.output()).isZero();
       Admin unknown =
-          admin("admin", "decommission-worker", "--id", "no-such-worker", "--endpoints", endpoints);
+          admin(
+              "admin",
+              "decommission-worker",
+              "--id",
+              "no-such-worker",
+              "--endpoints",
+              endpoints,
+              "--conf",
+              adminConf);
       assertThat(unknown.exitCode()).isEqualTo(1);
       assertThat(unknown.output()).contains("no worker no-such-worker is registered");
 

@@ -286,9 +286,13 @@ class FallbackTest {
 
   /** Sets the masters' admission rules, as bin/faro admin admission set does. */
   private static void setRules(MiniFaroCluster cluster, String rules, String reason) {
+    // An operator's change: it proves the admin secret.
     try (io.faro.common.network.ClientPool pool =
         new io.faro.common.network.ClientPool(
-            "admin", io.faro.client.ClientOptions.Settings.from(cluster.clientConf()).network())) {
+            "admin",
+            io.faro.client.ClientOptions.Settings.from(cluster.clientConf()).network(),
+            cluster.adminCredentials(),
+            address -> io.faro.common.auth.Handshake.MASTER)) {
       new io.faro.common.master.MasterClient(
               pool,
               List.of(new io.faro.common.network.HostPort("127.0.0.1", cluster.masterPort())),

@@ -149,7 +149,10 @@ class WorkerRollingRestartIT {
           "--reason",
           "retiring the machine",
           "--endpoints",
-          cluster.masterEndpoint());
+          cluster.masterEndpoint(),
+          // An operator's change: it proves the admin secret local-cluster made.
+          "--conf",
+          cluster.adminConf().orElseThrow().toString());
       Eventually.awaitEvery(
           Duration.ofMillis(200),
           "worker-1 listed as draining",

@@ -63,7 +63,11 @@ public final class MasterCommand implements Callable<Integer> {
   @Override
   public Integer call() {
     return process.run(
-        () -> new MasterServer(ServerProcess.configuration(confFile, overrides)),
+        () -> {
+          MasterServer server = new MasterServer(ServerProcess.configuration(confFile, overrides));
+          server.config().network().auth().offWarning("master").ifPresent(process::remind);
+          return server;
+        },
         MasterServer::start,
         server -> {
           Map<String, Object> fields = new LinkedHashMap<>();

@@ -60,10 +60,13 @@ class MasterCommandTest {
   @Test
   void runsTheMasterAndWritesItsPortsUntilStopped() throws Exception {
     Path conf = dir.resolve("faro-defaults.conf");
+    Path secret = dir.resolve("cluster.secret");
+    io.faro.common.auth.Secret.writeNew(secret);
     Files.writeString(
         conf,
         String.join(
             "\n",
+            "faro.auth.cluster.secret.file " + secret,
             "faro.master.host 127.0.0.1",
             "faro.master.advertised.host 127.0.0.1",
             "faro.master.port 9097",

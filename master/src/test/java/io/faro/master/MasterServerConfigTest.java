@@ -21,12 +21,33 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 
 class MasterServerConfigTest {
+  /** Settings without secrets: these tests read other keys. */
+  private static final FaroConf OPEN = FaroConf.empty().with("faro.auth.enabled", "false");
+
+  @Test
+  void asShippedAMasterNeedsTheClusterSecretAndSaysHowToMakeOne(
+      @org.junit.jupiter.api.io.TempDir Path dir) throws Exception {
+    assertThatThrownBy(() -> MasterServerConfig.from(FaroConf.empty()))
+        .isInstanceOf(ConfigException.class)
+        .hasMessageContaining("faro.auth.cluster.secret.file must name a file")
+        .hasMessageContaining("bin/faro secret --out")
+        .hasMessageContaining("faro.auth.enabled=false");
+
+    Path secret = dir.resolve("cluster.secret");
+    io.faro.common.auth.Secret.writeNew(secret);
+    MasterServerConfig config =
+        MasterServerConfig.from(
+            FaroConf.empty().with("faro.auth.cluster.secret.file", secret.toString()));
+    assertThat(config.network().auth().enabled()).isTrue();
+    assertThat(config.network().auth().offWarning("master")).isEmpty();
+    assertThat(MasterServerConfig.from(OPEN).network().auth().offWarning("master"))
+        .hasValueSatisfying(w -> assertThat(w).contains("faro.auth.enabled is false"));
+  }
 
   @Test
   void defaultsDescribeASingleMaster() {
     MasterServerConfig config =
-        MasterServerConfig.from(
-            FaroConf.empty().with(MasterServerOptions.ADVERTISED_HOST, "master-1"));
+        MasterServerConfig.from(OPEN.with(MasterServerOptions.ADVERTISED_HOST, "master-1"));
 
     assertThat(config.bindHost()).isEqualTo("0.0.0.0");
     assertThat(config.rpcPort()).isEqualTo(9097);
@@ -42,15 +63,14 @@ class MasterServerConfigTest {
 
   @Test
   void emptyAdvertisedHostMeansThisMachinesName() {
-    assertThat(MasterServerConfig.from(FaroConf.empty()).advertisedHost()).isNotBlank();
+    assertThat(MasterServerConfig.from(OPEN).advertisedHost()).isNotBlank();
   }
 
   @Test
   void peersListGivesTheGroupAndThisMastersRaftPort() {
     MasterServerConfig config =
         MasterServerConfig.from(
-            FaroConf.empty()
-                .with(MasterServerOptions.ID, "m2")
+            OPEN.with(MasterServerOptions.ID, "m2")
                 .with(MasterServerOptions.RAFT_PEERS, "m1@h1:9872, m2@h2:9873/9098 ,m3@h3:9872"));
 
     assertThat(config.peers()).extracting(RaftPeerSpec::id).containsExactly("m1", "m2", "m3");
@@ -85,23 +105,18 @@ class MasterServerConfigTest {
   void withoutAnIdEachMasterFindsItselfAmongThePeersBySharedConfig() {
     // One faro-defaults.conf for every master: the entry on this machine is this master.
     String peers = "m1@10.255.255.1:9872,m2@127.0.0.1:9872/9098,m3@10.255.255.3:9872";
-    assertThat(
-            MasterServerConfig.from(FaroConf.empty().with(MasterServerOptions.RAFT_PEERS, peers))
-                .masterId())
+    assertThat(MasterServerConfig.from(OPEN.with(MasterServerOptions.RAFT_PEERS, peers)).masterId())
         .isEqualTo("m2");
     // Several on this machine (a local test group): the Raft port tells them apart.
     String local = "m1@127.0.0.1:9872,m2@127.0.0.1:9873,m3@127.0.0.1:9874";
     assertThat(
             MasterServerConfig.from(
-                    FaroConf.empty()
-                        .with(MasterServerOptions.RAFT_PEERS, local)
+                    OPEN.with(MasterServerOptions.RAFT_PEERS, local)
                         .with(MasterServerOptions.RAFT_PORT, "9874"))
                 .masterId())
         .isEqualTo("m3");
     assertThatThrownBy(
-            () ->
-                MasterServerConfig.from(
-                    FaroConf.empty().with(MasterServerOptions.RAFT_PEERS, local)))
+            () -> MasterServerConfig.from(OPEN.with(MasterServerOptions.RAFT_PEERS, local)))
         .isInstanceOf(ConfigException.class)
         .hasMessageContaining("several entries")
         .hasMessageContaining("faro.master.id")
@@ -109,10 +124,9 @@ class MasterServerConfigTest {
     assertThatThrownBy(
             () ->
                 MasterServerConfig.from(
-                    FaroConf.empty()
-                        .with(
-                            MasterServerOptions.RAFT_PEERS,
-                            "m1@10.255.255.1:9872,m2@10.255.255.2:9872")))
+                    OPEN.with(
+                        MasterServerOptions.RAFT_PEERS,
+                        "m1@10.255.255.1:9872,m2@10.255.255.2:9872")))
         .isInstanceOf(ConfigException.class)
         .hasMessageContaining("no entry")
         .hasMessageContaining("faro.master.id");
@@ -121,8 +135,7 @@ class MasterServerConfigTest {
   @Test
   void peersThatDoNotListThisMasterAreRefused() {
     FaroConf conf =
-        FaroConf.empty()
-            .with(MasterServerOptions.ID, "m1")
+        OPEN.with(MasterServerOptions.ID, "m1")
             .with(MasterServerOptions.RAFT_PEERS, "m2@h2:9872,m3@h3:9872");
 
     assertThatThrownBy(() -> MasterServerConfig.from(conf))
@@ -136,16 +149,14 @@ class MasterServerConfigTest {
     assertThatThrownBy(
             () ->
                 MasterServerConfig.from(
-                    FaroConf.empty()
-                        .with(MasterServerOptions.ID, "m1")
+                    OPEN.with(MasterServerOptions.ID, "m1")
                         .with(MasterServerOptions.RAFT_PEERS, "m1@h1:9872,m1@h2:9872")))
         .isInstanceOf(ConfigException.class)
         .hasMessageContaining("listed twice");
     assertThatThrownBy(
             () ->
                 MasterServerConfig.from(
-                    FaroConf.empty()
-                        .with(MasterServerOptions.ID, "m1")
+                    OPEN.with(MasterServerOptions.ID, "m1")
                         .with(MasterServerOptions.RAFT_PEERS, "m1@h1:9872")
                         .with(MasterServerOptions.RAFT_PORT, "9999")))
         .isInstanceOf(ConfigException.class)

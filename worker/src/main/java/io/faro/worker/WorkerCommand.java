@@ -66,6 +66,7 @@ public final class WorkerCommand implements Callable<Integer> {
     return process.run(
         () -> {
           WorkerServer server = new WorkerServer(ServerProcess.configuration(confFile, overrides));
+          server.settings().network().auth().offWarning("worker").ifPresent(process::remind);
           // A shutdown hook must outwait the graceful stop.
           process.closeWait(server.settings().gracefulTimeout().plusSeconds(30));
           // A drain that ended, or an operator's stop-worker, stops the process like SIGTERM.

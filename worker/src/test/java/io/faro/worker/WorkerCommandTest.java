@@ -32,6 +32,7 @@ class WorkerCommandTest {
           faro.worker.fetch.port 0
           faro.worker.http.port 0
           faro.worker.dirs /nonexistent-overridden:hdd
+          faro.auth.enabled false
           """);
       Path portFile = tmp.resolve("run/worker.json");
       WorkerCommand command = new WorkerCommand();
@@ -86,6 +87,8 @@ class WorkerCommandTest {
 
     int exit =
         commandLine.execute(
+            "--set",
+            "faro.auth.enabled=false",
             "--set",
             "faro.master.endpoints=127.0.0.1:1",
             "--set",

@@ -18,8 +18,23 @@ import java.util.Set;
 import org.junit.jupiter.api.Test;
 
 class WorkerOptionsTest {
+  /** Without secrets (these tests read other keys; the default's check is below). */
+  private static final FaroConf OPEN = FaroConf.empty().with("faro.auth.enabled", "false");
+
   private static final FaroConf MINIMAL =
-      FaroConf.empty().with("faro.worker.dirs", "/data1/faro:ssd, /data2/faro:hdd");
+      OPEN.with("faro.worker.dirs", "/data1/faro:ssd, /data2/faro:hdd");
+
+  @Test
+  void asShippedAWorkerNeedsTheClusterSecret() {
+    assertThatThrownBy(
+            () ->
+                WorkerOptions.Settings.from(
+                    FaroConf.empty().with("faro.worker.dirs", "/data1/faro:ssd")))
+        .isInstanceOf(ConfigException.class)
+        .hasMessageContaining("no cluster secret")
+        .hasMessageContaining("faro.auth.cluster.secret.file")
+        .hasMessageContaining("faro.auth.enabled=false");
+  }
 
   @Test
   void everyKeyHasADefaultThatParsesAndADoc() {
@@ -124,13 +139,12 @@ class WorkerOptionsTest {
     assertThatThrownBy(
             () ->
                 WorkerOptions.Settings.from(
-                    FaroConf.empty().with("faro.worker.dirs", "/data1:ssd,/data2:floppy")))
+                    OPEN.with("faro.worker.dirs", "/data1:ssd,/data2:floppy")))
         .isInstanceOf(ConfigException.class)
         .hasMessageContaining("faro.worker.dirs")
         .hasMessageContaining("floppy")
         .hasMessageContaining("nvme, ssd, hdd");
-    assertThatThrownBy(
-            () -> WorkerOptions.Settings.from(FaroConf.empty().with("faro.worker.dirs", "/data1")))
+    assertThatThrownBy(() -> WorkerOptions.Settings.from(OPEN.with("faro.worker.dirs", "/data1")))
         .isInstanceOf(ConfigException.class)
         .hasMessageContaining("faro.worker.dirs")
         .hasMessageContaining("path:tier");
@@ -171,7 +185,7 @@ class WorkerOptionsTest {
 
   @Test
   void crossKeyChecksNameBothKeys() {
-    assertThatThrownBy(() -> WorkerOptions.Settings.from(FaroConf.empty()))
+    assertThatThrownBy(() -> WorkerOptions.Settings.from(OPEN))
         .isInstanceOf(ConfigException.class)
         .hasMessageContaining("faro.worker.dirs is not set");
     assertThatThrownBy(

@@ -23,6 +23,7 @@ import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.stream.Collectors;
@@ -51,6 +52,9 @@ class PlacementTest {
     }
   }
 
+  /** These tests register their app with a raw request and prove nothing. */
+  private static final Map<String, String> OPEN = Map.of("faro.auth.enabled", "false");
+
   private static Parts parts(MiniFaroCluster cluster, AppId app) {
     ClientOptions.Settings settings = ClientOptions.Settings.from(cluster.clientConf());
     ClientPool pool = new ClientPool("test", settings.network());
@@ -67,7 +71,7 @@ class PlacementTest {
 
   @Test
   void aWorkerThatDoesNotReserveIsReplacedInTheNextRoundUnderANewEpoch() throws Exception {
-    try (MiniFaroCluster cluster = MiniFaroCluster.start(dir, 3)) {
+    try (MiniFaroCluster cluster = MiniFaroCluster.start(dir, 3, OPEN)) {
       AppId app = new AppId("rounds");
       try (Parts p = parts(cluster, app)) {
         // Still alive to the master (no heartbeat timeout yet), but nothing answers its port.
@@ -97,7 +101,7 @@ class PlacementTest {
 
   @Test
   void placementGivesUpAfterItsRoundsAndTheNextCallerPlacesAgain() throws Exception {
-    try (MiniFaroCluster cluster = MiniFaroCluster.start(dir, 3)) {
+    try (MiniFaroCluster cluster = MiniFaroCluster.start(dir, 3, OPEN)) {
       AppId app = new AppId("give-up");
       try (Parts p = parts(cluster, app)) {
         // Three workers alive to the master, none answering: one partition meets a new one in
@@ -122,7 +126,7 @@ class PlacementTest {
 
   @Test
   void revivesOfOnePartitionShareOnePlacementThatAvoidsTheWorkerItLeaves() throws Exception {
-    try (MiniFaroCluster cluster = MiniFaroCluster.start(dir, 2)) {
+    try (MiniFaroCluster cluster = MiniFaroCluster.start(dir, 2, OPEN)) {
       AppId app = new AppId("revive");
       try (Parts p = parts(cluster, app)) {
         Generation g = new Generation(0, new ShuffleId(app, 0), 1, 2, ONE_PAGE);
@@ -158,7 +162,7 @@ class PlacementTest {
 
   @Test
   void aWideShuffleIsPlacedOnlyWhereItIsAskedForAPageAtATime() throws Exception {
-    try (MiniFaroCluster cluster = MiniFaroCluster.start(dir, 2)) {
+    try (MiniFaroCluster cluster = MiniFaroCluster.start(dir, 2, OPEN)) {
       AppId app = new AppId("pages");
       try (Parts p = parts(cluster, app)) {
         // 30 partitions in pages of 8: 0..7, 8..15, 16..23, 24..29.

@@ -59,7 +59,14 @@ class PartitionReaderTest {
     settings =
         ClientOptions.Settings.from(
             FaroConf.of(
-                Map.of("faro.client.fetch.retries", "1", "faro.client.fetch.retry.wait", "5ms")));
+                Map.of(
+                    "faro.client.fetch.retries",
+                    "1",
+                    "faro.client.fetch.retry.wait",
+                    "5ms",
+                    // The fake worker asks no proof (authentication is tested elsewhere).
+                    "faro.auth.enabled",
+                    "false")));
     server =
         new TransportServer(
             "fake-fetch",

@@ -71,15 +71,16 @@ class FailureHandlingTest {
         restarted =
             new WorkerServer(
                 FaroConf.of(
-                    Map.of(
-                        "faro.worker.host", "127.0.0.1",
-                        "faro.worker.id", id,
-                        "faro.worker.rpc.port", "" + endpoint.rpcPort(),
-                        "faro.worker.push.port", "" + endpoint.pushPort(),
-                        "faro.worker.fetch.port", "" + endpoint.fetchPort(),
-                        "faro.worker.http.port", "0",
-                        "faro.worker.dirs", cluster.workerDirs().get(0) + ":ssd",
-                        "faro.master.endpoints", "127.0.0.1:" + cluster.masterPort())));
+                        Map.of(
+                            "faro.worker.host", "127.0.0.1",
+                            "faro.worker.id", id,
+                            "faro.worker.rpc.port", "" + endpoint.rpcPort(),
+                            "faro.worker.push.port", "" + endpoint.pushPort(),
+                            "faro.worker.fetch.port", "" + endpoint.fetchPort(),
+                            "faro.worker.http.port", "0",
+                            "faro.worker.dirs", cluster.workerDirs().get(0) + ":ssd",
+                            "faro.master.endpoints", "127.0.0.1:" + cluster.masterPort()))
+                    .withAll(cluster.memberAuth()));
         restarted.start();
         client.mapperEnd(lifecycle.endpoint(), shuffle, 2, 0, 3, batches[2]);
 
@@ -317,21 +318,22 @@ class FailureHandlingTest {
         WorkerServer replacement =
             new WorkerServer(
                 FaroConf.of(
-                    Map.of(
-                        "faro.worker.host",
-                        "127.0.0.1",
-                        "faro.worker.rpc.port",
-                        "0",
-                        "faro.worker.push.port",
-                        "0",
-                        "faro.worker.fetch.port",
-                        "0",
-                        "faro.worker.http.port",
-                        "0",
-                        "faro.worker.dirs",
-                        dir.resolve("replacement") + ":ssd",
-                        "faro.master.endpoints",
-                        "127.0.0.1:" + cluster.masterPort())));
+                        Map.of(
+                            "faro.worker.host",
+                            "127.0.0.1",
+                            "faro.worker.rpc.port",
+                            "0",
+                            "faro.worker.push.port",
+                            "0",
+                            "faro.worker.fetch.port",
+                            "0",
+                            "faro.worker.http.port",
+                            "0",
+                            "faro.worker.dirs",
+                            dir.resolve("replacement") + ":ssd",
+                            "faro.master.endpoints",
+                            "127.0.0.1:" + cluster.masterPort()))
+                    .withAll(cluster.memberAuth()));
         try (replacement) {
           replacement.start();
           List<PartitionLocation> locations =

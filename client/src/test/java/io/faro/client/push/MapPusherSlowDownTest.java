@@ -41,7 +41,9 @@ class MapPusherSlowDownTest {
                     // One batch per frame: every frame is answered SLOW_DOWN.
                     "faro.client.push.merge.size", "1k",
                     "faro.client.push.max.in.flight", "4",
-                    "faro.network.request.timeout", "10s")));
+                    "faro.network.request.timeout", "10s",
+                    // The fake worker asks no proof (authentication is tested elsewhere).
+                    "faro.auth.enabled", "false")));
     AtomicInteger frames = new AtomicInteger();
     AtomicIntegerArray batchesReceived = new AtomicIntegerArray(PARTITIONS);
     try (TransportServer port =

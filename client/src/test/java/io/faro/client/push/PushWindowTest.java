@@ -92,7 +92,9 @@ class PushWindowTest {
                 // Every batch of 2 KiB fills its frame: one frame per add.
                 "faro.client.push.merge.size", "1k",
                 "faro.client.push.max.in.flight", Integer.toString(maxInFlight),
-                "faro.network.request.timeout", "2s")));
+                "faro.network.request.timeout", "2s",
+                // The fake worker asks no proof (authentication is tested elsewhere).
+                "faro.auth.enabled", "false")));
   }
 
   private TransportServer port(BlockingQueue<Received> frames) {

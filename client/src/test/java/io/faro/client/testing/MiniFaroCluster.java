@@ -14,15 +14,37 @@ import java.util.function.IntFunction;
 /**
  * A real Faro cluster in this JVM: one master (a Raft group of one) and N workers, each with its
  * own data directory, on loopback ephemeral ports. For tests that need real servers but not
- * separate processes.
+ * separate processes. Authenticated as shipped: the members share secrets made in {@code
+ * <dir>/secrets}, applications learn theirs from the master.
  */
 public final class MiniFaroCluster implements AutoCloseable {
   private final MasterServer master;
   private final List<WorkerServer> workers = new ArrayList<>();
   private final List<Path> workerDirs = new ArrayList<>();
 
-  private MiniFaroCluster(MasterServer master) {
+  private final FaroConf auth;
+
+  private MiniFaroCluster(MasterServer master, FaroConf auth) {
     this.master = master;
+    this.auth = auth;
+  }
+
+  /** What an operator's tool proves to this cluster's master to change its state. */
+  public io.faro.common.auth.AuthOptions.Credentials adminCredentials() {
+    return new io.faro.common.auth.AuthOptions.Credentials(
+        io.faro.common.auth.Identity.ADMIN,
+        java.util.Optional.of(
+            io.faro.common.auth.Secret.read(
+                Path.of(auth.raw("faro.auth.admin.secret.file").orElseThrow()),
+                "faro.auth.admin.secret.file")));
+  }
+
+  /**
+   * The members' secret files: what a worker a test starts by itself needs to join (add it to its
+   * settings).
+   */
+  public FaroConf memberAuth() {
+    return auth;
   }
 
   public static MiniFaroCluster start(Path dir, int workerCount) throws IOException {
@@ -45,6 +67,20 @@ public final class MiniFaroCluster implements AutoCloseable {
       Map<String, String> extra,
       IntFunction<Map<String, String>> perWorker)
       throws IOException {
+    // Authenticated as shipped: the members share secrets made here, applications learn theirs
+    // from the master.
+    Path secrets = Files.createDirectories(dir.resolve("secrets"));
+    Path clusterSecret = secrets.resolve("cluster.secret");
+    Path adminSecret = secrets.resolve("admin.secret");
+    if (!Files.exists(clusterSecret)) {
+      io.faro.common.auth.Secret.writeNew(clusterSecret);
+      io.faro.common.auth.Secret.writeNew(adminSecret);
+    }
+    FaroConf auth =
+        FaroConf.of(
+            Map.of(
+                "faro.auth.cluster.secret.file", clusterSecret.toString(),
+                "faro.auth.admin.secret.file", adminSecret.toString()));
     FaroConf masterConf =
         FaroConf.of(
                 Map.of(
@@ -55,10 +91,11 @@ public final class MiniFaroCluster implements AutoCloseable {
                     "faro.master.http.port", "0",
                     "faro.master.ratis.dir",
                         Files.createDirectories(dir.resolve("master")).toString()))
+            .withAll(auth)
             .withAll(FaroConf.of(extra));
     MasterServer master = new MasterServer(masterConf);
     master.start();
-    MiniFaroCluster cluster = new MiniFaroCluster(master);
+    MiniFaroCluster cluster = new MiniFaroCluster(master, auth);
     try {
       for (int i = 0; i < workerCount; i++) {
         Path data = Files.createDirectories(dir.resolve("worker-" + i));
@@ -77,6 +114,7 @@ public final class MiniFaroCluster implements AutoCloseable {
                         "faro.worker.tier.hdd.reserve", "0",
                         "faro.master.endpoints", "127.0.0.1:" + master.rpcPort()))
                 .with("faro.worker.http.port", "0")
+                .withAll(auth)
                 .withAll(FaroConf.of(extra))
                 .withAll(FaroConf.of(perWorker.apply(i)));
         WorkerServer worker = new WorkerServer(workerConf);

@@ -15,19 +15,24 @@ public final class AuthOptions {
   public static final ConfigOption<Boolean> ENABLED =
       booleanOption(
           "faro.auth.enabled",
-          false,
-          "Authenticate the cluster's own traffic and its operators. Masters and workers then "
-              + "accept a worker's registration and heartbeats, and a primary's forwarded pushes, "
-              + "only from a connection that proved it holds the cluster secret, and every "
-              + "state-changing admin call (exclude, include, decommission, stop, leader transfer) "
-              + "only from one that proved it holds the admin secret; status pages and metrics stay "
-              + "open. Each application gets its own secret when it registers, and every request on "
-              + "its shuffles (slots, reservations, pushes, commits, fetches, unregistering, the "
-              + "driver's own port) must come from a connection that proved it: an application "
-              + "cannot touch another's shuffles even knowing their ids. Each proof is an HMAC over "
-              + "fresh nonces of both sides, once per connection: no secret crosses the network "
-              + "after registration. Set it on every member and on operators' tools; Spark "
-              + "applications learn it from the masters and need no setting.");
+          true,
+          "Authenticate everyone, as shipped. Masters and workers then accept a worker's "
+              + "registration and heartbeats, and a primary's forwarded pushes, only from a "
+              + "connection that proved it holds the cluster secret, and every state-changing admin "
+              + "call (exclude, include, decommission, stop, leader transfer, admission rules) only "
+              + "from one that proved it holds the admin secret; before a connection proved "
+              + "anything, only the handshake and a few open requests (an app's registration, "
+              + "status) are parsed, in small frames. Each application gets its own secret when it "
+              + "registers, and every request on its shuffles (slots, reservations, pushes, "
+              + "commits, fetches, unregistering) must come from a connection that proved it: an "
+              + "application cannot touch another's shuffles even knowing their ids. Each proof is "
+              + "an HMAC over fresh nonces of both sides, once per connection. A member with no "
+              + "faro.auth.cluster.secret.file refuses to start (bin/faro local-cluster, the "
+              + "Ansible role and the compose file make the secrets). Spark applications learn "
+              + "theirs from the masters and need no setting. false, on a network only the cluster "
+              + "and its applications reach, turns all of it off and is warned about at every "
+              + "start and every hour; a driver's lifecycle port still answers only its own "
+              + "executors.");
   public static final ConfigOption<String> CLUSTER_SECRET_FILE =
       stringOption(
           "faro.auth.cluster.secret.file",
@@ -104,19 +109,49 @@ public final class AuthOptions {
     }
 
     /**
-     * These settings, if a member may run with them: with authentication on, the cluster secret
-     * must be given.
+     * These settings, if a member may run with them: with authentication on (the default), the
+     * cluster secret must be given.
+     *
+     * @throws ConfigException naming the key, how to make a secret and how to turn authentication
+     *     off
      */
     public Settings checkedAsMember() {
       Settings settings = this;
       if (settings.enabled && settings.cluster.isEmpty()) {
         throw new ConfigException(
-            CLUSTER_SECRET_FILE.key()
-                + " must name the cluster's secret file when "
+            "no cluster secret: Faro authenticates its members and applications by default, and "
+                + CLUSTER_SECRET_FILE.key()
+                + " must name a file holding the secret every master and worker shares. Make one "
+                + "with: bin/faro secret --out /etc/faro/cluster.secret (or: openssl rand -hex 32 "
+                + "> FILE; chmod 600 FILE), give the same file to every member, and one made the "
+                + "same way as "
+                + ADMIN_SECRET_FILE.key()
+                + " to members and operators. bin/faro local-cluster, the Ansible role and the "
+                + "compose file make both. On a network only the cluster and its applications "
+                + "reach, "
                 + ENABLED.key()
-                + " is true");
+                + "=false turns authentication off");
       }
       return settings;
+    }
+
+    /**
+     * What a member with these settings logs at start and every hour when authentication is off, or
+     * empty when it is on.
+     */
+    public Optional<String> offWarning(String member) {
+      if (enabled) {
+        return Optional.empty();
+      }
+      return Optional.of(
+          ENABLED.key()
+              + " is false: this "
+              + member
+              + " takes every request from anyone who can reach its ports (registering workers, "
+              + "operators' calls, reserving, pushing to, committing and reading any "
+              + "application's shuffles). Keep its ports on a network only the cluster and its "
+              + "applications reach, or turn authentication on (docs/architecture.md, "
+              + "\"Authentication\")");
     }
 
     /** An operator's tool's or a client's settings: every secret is optional. */

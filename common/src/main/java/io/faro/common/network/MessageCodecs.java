@@ -212,7 +212,7 @@ public final class MessageCodecs {
   }
 
   /** The descriptor of {@code type}'s message, for one this build knows. */
-  static com.google.protobuf.Descriptors.Descriptor descriptor(MessageType type) {
+  public static com.google.protobuf.Descriptors.Descriptor descriptor(MessageType type) {
     return DESCRIPTORS.get(type);
   }
 

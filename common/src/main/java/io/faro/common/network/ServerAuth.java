@@ -85,13 +85,14 @@ final class ServerAuth {
    * closes the connection.
    */
   void refuseUnencrypted(Channel channel, long requestId) {
-    refuse(
-        channel,
-        requestId,
-        ErrorCode.UNAUTHENTICATED,
-        serverName
-            + " takes TLS connections only (faro.tls.enabled is true there); this client "
-            + "connected without TLS: set faro.tls.enabled and faro.tls.trust.file on it");
+    refuse(channel, requestId, ErrorCode.UNAUTHENTICATED, unencrypted(serverName));
+  }
+
+  /** Why {@code serverName}, a TLS port, refuses a connection without TLS. */
+  static String unencrypted(String serverName) {
+    return serverName
+        + " takes TLS connections only (faro.tls.enabled is true there); this client "
+        + "connected without TLS: set faro.tls.enabled and faro.tls.trust.file on it";
   }
 
   private void start(Channel channel, long requestId, AuthStartRequest start) {

@@ -47,8 +47,12 @@ final class ServerFrameLimits implements FrameLimits {
 
   @Override
   public Refusal refusal(MessageType type, int frameLength, int metaLength) {
+    if (io.faro.common.tls.Tls.unencrypted(channel)) {
+      // Said first: what the client must change is its TLS, whatever else it sends.
+      return new Refusal(ErrorCode.UNAUTHENTICATED, ServerAuth.unencrypted(serverName));
+    }
     if (proven()) {
-      return null;
+      return type == MessageType.PUSH_REQUEST ? pushRefusal(frameLength, metaLength) : null;
     }
     if (!ServerAuth.isHandshake(type) && !open.contains(type)) {
       return new Refusal(
@@ -72,6 +76,36 @@ final class ServerFrameLimits implements FrameLimits {
               + (frameLength + FrameCodec.LENGTH_FIELD));
     }
     return null;
+  }
+
+  /** Bytes one part of a push takes at most on the wire: a tag, a length, three varints. */
+  static final int MAX_PART_BYTES = 2 + 3 * 11;
+
+  /** Bytes of a push meta besides its parts at most: the shuffle's key, a few scalars. */
+  static final int MAX_PUSH_META_OVERHEAD = 1024;
+
+  /**
+   * A push whose meta is longer than its parts could be, refused on the header: its frame is not
+   * buffered (up to faro.network.max.frame.size, charged to the budget) to find out.
+   */
+  private Refusal pushRefusal(int frameLength, int metaLength) {
+    int body = frameLength - FrameCodec.FIXED_AFTER_LENGTH - metaLength;
+    long most =
+        MAX_PUSH_META_OVERHEAD
+            + (long) MAX_PART_BYTES * Math.min(limits.partsPerPush(), body / BatchFormat.HEADER);
+    if (metaLength <= most) {
+      return null;
+    }
+    return new Refusal(
+        ErrorCode.LIMIT_EXCEEDED,
+        serverName
+            + " refused a push whose header is "
+            + metaLength
+            + " bytes: its "
+            + body
+            + "-byte body holds at most "
+            + Math.min(limits.partsPerPush(), body / BatchFormat.HEADER)
+            + " parts (one per 28 bytes, and faro.network.max.parts.per.push)");
   }
 
   @Override

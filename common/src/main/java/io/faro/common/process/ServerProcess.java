@@ -50,12 +50,25 @@ public final class ServerProcess {
 
   private final String role;
   private volatile Duration closeWait;
+  // Logged every REMIND_INTERVAL while the process serves (authentication off), or null.
+  private volatile String reminder;
   private final CountDownLatch stopRequested = new CountDownLatch(1);
   private final CountDownLatch stopped = new CountDownLatch(1);
 
   public ServerProcess(String role) {
     this.role = requireNonNull(role, "role is null");
     this.closeWait = DEFAULT_CLOSE_WAIT;
+  }
+
+  /** How often a process logs its {@link #remind reminder}. */
+  static final Duration REMIND_INTERVAL = Duration.ofHours(1);
+
+  /**
+   * Logs {@code warning} every hour while {@link #run} serves (a member with authentication off
+   * says so at start and every hour, so that nobody leaves one open by mistake). Thread-safe.
+   */
+  public void remind(String warning) {
+    this.reminder = requireNonNull(warning, "warning is null");
   }
 
   /**
@@ -147,7 +160,12 @@ public final class ServerProcess {
       return EXIT_START_FAILED;
     }
     try {
-      stopRequested.await();
+      while (!stopRequested.await(REMIND_INTERVAL.toMillis(), TimeUnit.MILLISECONDS)) {
+        String warning = reminder;
+        if (warning != null) {
+          LOG.warn("faro {}: {}", role, warning);
+        }
+      }
     } catch (InterruptedException e) {
       // Interrupted by an embedding caller (a test, a launcher thread): stop like a shutdown.
       Thread.currentThread().interrupt();

@@ -22,7 +22,8 @@ import org.junit.jupiter.api.Test;
  */
 class MasterClientTest {
   private static final NetworkOptions.Settings NETWORK =
-      NetworkOptions.Settings.from(FaroConf.empty().with(NetworkOptions.IO_THREADS, "1"));
+      NetworkOptions.Settings.from(
+          FaroConf.empty().with(NetworkOptions.IO_THREADS, "1").with("faro.auth.enabled", "false"));
   private static final RegisterAppRequest REQUEST =
       RegisterAppRequest.newBuilder().setAppId("app").build();
 

@@ -406,7 +406,11 @@ class TransportAuthTest {
             .checkedAsMember();
     assertThat(member.cluster()).isPresent();
     assertThat(member.admin()).isEmpty();
-    assertThat(AuthOptions.Settings.tool(FaroConf.empty())).isEqualTo(AuthOptions.Settings.OFF);
+    // On as shipped: with nothing set, a member needs the secret too; off only when set so.
+    assertThatThrownBy(() -> AuthOptions.Settings.tool(FaroConf.empty()).checkedAsMember())
+        .hasMessageContaining("faro.auth.cluster.secret.file must name");
+    assertThat(AuthOptions.Settings.tool(FaroConf.empty().with(AuthOptions.ENABLED, "false")))
+        .isEqualTo(AuthOptions.Settings.OFF);
   }
 
   /** Sends AuthStart for {@code identity} with {@code clientNonce}; the server's answer. */

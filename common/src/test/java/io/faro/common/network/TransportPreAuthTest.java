@@ -252,24 +252,36 @@ class TransportPreAuthTest {
     try (TransportServer server = server(network(false, "faro.network.max.parts.per.push", "100"));
         Socket fits = connect(server);
         Socket emptyParts = connect(server);
+        Socket emptyObjects = connect(server);
         Socket overLimit = connect(server)) {
       send(fits, MessageType.PUSH_REQUEST, 1, push(100), 100 * batchHeader());
       assertThat(read(fits).kind()).isEqualTo(2);
 
-      // 10 MiB of empty parts and no body: parsed, five million objects.
-      byte[] meta = new byte[10 << 20];
-      for (int i = 0; i < meta.length; i += 2) {
-        meta[i] = 0x12;
-      }
-      OutputStream out = emptyParts.getOutputStream();
-      out.write(header(MessageType.PUSH_REQUEST, 2, meta.length, 0));
-      out.write(meta);
+      // The header of 120 MiB of empty parts and no body: refused on it, nothing buffered.
+      emptyParts.getOutputStream().write(header(MessageType.PUSH_REQUEST, 2, 120 << 20, 0));
       ErrorResponse error = read(emptyParts).error();
       assertThat(error.getCode()).isEqualTo(ErrorCodeP.LIMIT_EXCEEDED);
       assertThat(error.getMessage())
-          .contains("refused a PUSH_REQUEST before parsing it")
+          .contains("refused a push whose header is " + (120 << 20) + " bytes")
           .contains("faro.network.max.parts.per.push");
       assertThat(closedByServer(emptyParts)).isTrue();
+      assertThat(mostCharged.get()).as("nothing of it buffered").isLessThan(64 * 1024);
+
+      // 2,000 empty parts (4,000 bytes: within what 100 parts may take, so the header passes), but
+      // more objects than the 100-part limit: refused once its meta arrived, before it is parsed.
+      byte[] meta = new byte[4_000];
+      for (int i = 0; i < meta.length; i += 2) {
+        meta[i] = 0x12;
+      }
+      OutputStream out = emptyObjects.getOutputStream();
+      out.write(header(MessageType.PUSH_REQUEST, 4, meta.length, 1_000 * batchHeader()));
+      out.write(meta);
+      out.write(new byte[1_000 * batchHeader()]);
+      ErrorResponse objects = read(emptyObjects).error();
+      assertThat(objects.getCode()).isEqualTo(ErrorCodeP.LIMIT_EXCEEDED);
+      assertThat(objects.getMessage())
+          .contains("refused a PUSH_REQUEST before parsing it")
+          .contains("faro.network.max.parts.per.push");
 
       // 110 parts: with the shuffle's key and app id, over 100 parts and the few fields a newer
       // client may add.

@@ -28,7 +28,9 @@ import org.junit.jupiter.api.Test;
  */
 class TransportServerLimitsTest {
   private static NetworkOptions.Settings settings(String... keyValues) {
-    FaroConf conf = FaroConf.empty().with(NetworkOptions.IO_THREADS, "1");
+    // Limits of a server that asks no proof (TransportPreAuthTest has those before a proof).
+    FaroConf conf =
+        FaroConf.empty().with(NetworkOptions.IO_THREADS, "1").with("faro.auth.enabled", "false");
     for (int i = 0; i < keyValues.length; i += 2) {
       conf = conf.with(keyValues[i], keyValues[i + 1]);
     }

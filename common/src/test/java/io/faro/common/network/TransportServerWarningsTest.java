@@ -17,7 +17,10 @@ class TransportServerWarningsTest {
   @Test
   void aScannerSendingBadFramesIsLoggedAFewTimesAndCounted() throws IOException {
     NetworkOptions.Settings network =
-        NetworkOptions.Settings.from(FaroConf.empty().with(NetworkOptions.IO_THREADS, "1"));
+        NetworkOptions.Settings.from(
+            FaroConf.empty()
+                .with(NetworkOptions.IO_THREADS, "1")
+                .with("faro.auth.enabled", "false"));
     try (TransportServer server =
         new TransportServer(
             "test-server",

@@ -75,6 +75,8 @@ class TransportTlsTest {
     Map<String, String> values = new HashMap<>(tls);
     values.put("faro.network.io.threads", "1");
     values.put("faro.tls.reload.interval", "1s");
+    // Encryption alone: authentication (on by default) is TransportAuthTest's.
+    values.putIfAbsent("faro.auth.enabled", "false");
     return NetworkOptions.Settings.from(FaroConf.of(values));
   }
 

@@ -84,6 +84,11 @@ public final class MasterServer implements AutoCloseable {
     };
   }
 
+  /** The settings this master was made with. */
+  public MasterServerConfig config() {
+    return config;
+  }
+
   /**
    * Binds the RPC server, starts Raft (recovering the state from the storage directory), waits at
    * most {@code faro.master.leader.wait.timeout} for a leader, and starts the liveness checks.
@@ -168,6 +173,7 @@ public final class MasterServer implements AutoCloseable {
           httpPort(),
           raft.leaderId());
       config.network().tls().logSummary("Master " + config.masterId());
+      config.network().auth().offWarning("master").ifPresent(LOG::warn);
       if (config.network().auth().enabled()
           && !config.network().tls().enabled()
           && config.peers().size() > 1) {

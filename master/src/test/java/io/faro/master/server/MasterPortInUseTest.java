@@ -50,6 +50,7 @@ class MasterPortInUseTest {
       CommandLine line = new CommandLine(new MasterCommand()).setErr(new PrintWriter(err, true));
       int exit =
           line.execute(
+              "--set", "faro.auth.enabled=false",
               "--set", "faro.master.host=127.0.0.1",
               "--set", "faro.master.port=" + port,
               "--set", "faro.master.raft.port=0",

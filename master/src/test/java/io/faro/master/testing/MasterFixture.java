@@ -49,7 +49,10 @@ public final class MasterFixture implements AutoCloseable {
         .with(MasterServerOptions.RAFT_PORT, "0")
         .with(MasterServerOptions.HTTP_PORT, "0")
         .with(MasterServerOptions.RATIS_DIR, dir.toString())
-        .with(NetworkOptions.IO_THREADS, "2");
+        .with(NetworkOptions.IO_THREADS, "2")
+        // These tests register workers and apps with raw clients: authentication, on by default,
+        // is tested where members hold secrets (ClusterAuthTest, AuthIT, WireFuzzIT).
+        .with("faro.auth.enabled", "false");
   }
 
   public static MasterFixture start(FaroConf conf) {

@@ -139,6 +139,7 @@ public final class WorkerServer implements AutoCloseable {
         endpoint.pushPort(),
         endpoint.fetchPort(),
         disks.all());
+    settings.network().auth().offWarning("worker").ifPresent(LOG::warn);
   }
 
   private void startStorage() {

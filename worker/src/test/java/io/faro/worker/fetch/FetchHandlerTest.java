@@ -81,7 +81,7 @@ class FetchHandlerTest {
             "127.0.0.1",
             0,
             WorkerOptions.FETCH_PORT.key(),
-            NetworkOptions.Settings.from(FaroConf.empty()),
+            NetworkOptions.Settings.from(FaroConf.empty().with("faro.auth.enabled", "false")),
             // Two files ahead of the highest partition fetched.
             new FetchHandler(store, new FetchHandler.ReadAheadLimits(2, 1L << 30)),
             null);

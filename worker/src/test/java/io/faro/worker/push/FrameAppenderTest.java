@@ -70,7 +70,8 @@ class FrameAppenderTest {
   @BeforeEach
   void setUp() {
     memoryThread = Executors.newSingleThreadScheduledExecutor();
-    NetworkOptions.Settings network = NetworkOptions.Settings.from(FaroConf.empty());
+    NetworkOptions.Settings network =
+        NetworkOptions.Settings.from(FaroConf.empty().with("faro.auth.enabled", "false"));
 
     replica = store("r", new WriterSettings(FLUSH, REPLICA_CHUNK), null);
     MemoryBudget replicaBudget = budget(1L << 30, replica);

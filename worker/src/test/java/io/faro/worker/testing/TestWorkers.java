@@ -17,6 +17,9 @@ public final class TestWorkers {
     values.put("faro.master.endpoints", masterEndpoint);
     values.put("faro.master.client.retry.timeout", "5s");
     values.put("faro.network.io.threads", "2");
+    // These tests push, commit and fetch with raw clients that prove no app: authentication, on
+    // by default, is tested where applications register (ClusterAuthTest, AuthIT, WireFuzzIT).
+    values.put("faro.auth.enabled", "false");
     values.put("faro.worker.host", "127.0.0.1");
     values.put("faro.worker.bind.host", "127.0.0.1");
     values.put("faro.worker.rpc.port", "0");
