@@ -51,28 +51,32 @@ class WireFuzzIT {
 
   @Test
   void aMillionHostileFramesChangeNoAnswerAndTakeNoProcessDown() throws Exception {
-    fuzz(dir.resolve("open"), LocalCluster.Options.workers(2), FRAMES);
+    // With authentication off, set so: every frame reaches the handlers.
+    Path work = Files.createDirectories(dir.resolve("open"));
+    Path conf = Files.writeString(work.resolve("open.conf"), "faro.auth.enabled=false\n");
+    fuzz(work, LocalCluster.Options.workers(2).withConf(conf), FRAMES, false);
   }
 
   /**
-   * The same against a cluster that authenticates members and applications: most frames are now
-   * refused at the handshake or by their identity, and the connection closed, which is a path of
-   * its own (proofs, refusals, closes under load); the Spark job proves its app's secret meanwhile.
-   * A fifth of the frames: each costs a new connection more often.
+   * The same against a cluster as shipped (authentication on, with the secrets local-cluster
+   * makes): most frames are now refused on their header before the connection proved anything, at
+   * the handshake or by their identity, and the connection closed, which is a path of its own
+   * (proofs, refusals, closes under load); the Spark job proves its app's secret meanwhile. A fifth
+   * of the frames: each costs a new connection more often.
    */
   @Test
   void hostileFramesAgainstAnAuthenticatingClusterChangeNoAnswer() throws Exception {
     Path work = Files.createDirectories(dir.resolve("auth"));
-    Path secret = work.resolve("cluster.secret");
-    io.faro.common.auth.Secret.writeNew(secret);
-    Path conf =
-        Files.writeString(
-            work.resolve("auth.conf"),
-            "faro.auth.enabled=true\nfaro.auth.cluster.secret.file=" + secret + "\n");
-    fuzz(work, LocalCluster.Options.workers(2).withConf(conf), FRAMES / 5);
+    fuzz(work, LocalCluster.Options.workers(2), FRAMES / 5, true);
   }
 
-  private static void fuzz(Path dir, LocalCluster.Options options, long frames) throws Exception {
+  /**
+   * @param strangers also, while the job runs, 512 connections from another loopback address
+   *     (another host) each holding a half-sent frame of 32 MiB: refused on its header before the
+   *     peer proved anything, with authentication on (off, they are what it gives up)
+   */
+  private static void fuzz(Path dir, LocalCluster.Options options, long frames, boolean strangers)
+      throws Exception {
     Files.createDirectories(dir);
     SparkJobRunner runner = new SparkJobRunner(dir);
     String expected = Json.string(runner.run("large", "builtin", SCALE, "", "builtin"), "checksum");
@@ -109,7 +113,9 @@ class WireFuzzIT {
       // And a fuzz as large first, with another seed: its code paths get compiled (the JIT's code
       // and its compiler arenas are resident memory outside the heap) and the allocators reach
       // their size, so that what the second adds on top is what it holds (a leak grows with it).
-      new WireFuzzer(SEED + 1, 128 << 20).run(targets(cluster), frames, 4, 4);
+      WireFuzzer warmUp = new WireFuzzer(SEED + 1, 128 << 20);
+      flood(warmUp, targets(cluster));
+      warmUp.run(targets(cluster), frames, 4, 4);
       // And a job after it, as after the measured fuzz: both sides have run the same things.
       assertThat(
               Json.string(
@@ -123,14 +129,44 @@ class WireFuzzIT {
       List<WireFuzzer.Target> targets = targets(cluster);
       ExecutorService threads = Executors.newFixedThreadPool(2);
       try {
-        Future<WireFuzzer.Stats> fuzz = threads.submit(() -> fuzzer.run(targets, frames, 4, 4));
         SparkJobRunner.Started job =
             runner.start("large", "faro", SCALE, cluster.masterEndpoint(), "fuzzed");
+        // Another host's 512 connections, each with half a 32 MiB frame, held while the job runs.
+        WireFuzzer.Held halfSent =
+            strangers
+                ? fuzzer.halfSent(
+                    targets.get(1), java.net.InetAddress.getByName("127.0.0.2"), 512, 32 << 20)
+                : null;
+        Future<WireFuzzer.Stats> fuzz =
+            threads.submit(
+                () -> {
+                  flood(fuzzer, targets);
+                  return fuzzer.run(targets, frames, 4, 4);
+                });
         // Let the fuzzer aim commits and fetches at the job's real shuffles.
         threads.submit(() -> followShuffles(master, fuzzer, fuzz));
         String result = job.awaitResult();
         WireFuzzer.Stats stats = fuzz.get(20, TimeUnit.MINUTES);
         System.out.println("fuzz: " + stats);
+        if (halfSent != null) {
+          try (halfSent) {
+            // Refused on their headers: the worker holds none of them, and its direct memory
+            // stayed far below what 512 x 32 MiB would have pinned.
+            assertThat(halfSent.open()).as("half-sent connections the worker kept").isZero();
+            WorkerStatusResponse worker =
+                pool.call(
+                        new HostPort("127.0.0.1", targets.get(1).address().getPort()),
+                        WorkerStatusRequest.getDefaultInstance(),
+                        WorkerStatusResponse.class)
+                    .join();
+            assertThat(worker.getPeakDirectMemoryBytes())
+                .as("the fuzzed worker's peak direct memory")
+                .isLessThan(768L << 20);
+            assertThat(worker.getPeakMemoryBudgetUsedBytes())
+                .as("pushed bytes held at the peak: no stranger's half-sent frame among them")
+                .isLessThan(256L << 20);
+          }
+        }
 
         assertThat(stats.frames()).isEqualTo(frames);
         assertThat(Json.string(result, "checksum")).as(result).isEqualTo(expected);
@@ -190,6 +226,18 @@ class WireFuzzIT {
                 .isLessThanOrEqualTo(b.direct() + Math.max(b.direct() / 10, 16 * 1024));
           });
     }
+  }
+
+  /**
+   * A full-size frame of empty repeated entries of every request type to its port, and three push
+   * frames of ~120 MiB of empty parts: each refused before it is parsed (on its header before a
+   * proof; by its object count after).
+   */
+  private static void flood(WireFuzzer fuzzer, List<WireFuzzer.Target> targets) {
+    WireFuzzer.Target push =
+        targets.stream().filter(t -> t.name().endsWith("pushPort")).findFirst().orElseThrow();
+    List<WireFuzzer.Target> control = targets.stream().filter(t -> t != push).toList();
+    fuzzer.floodRepeated(push, control, 128 << 20, 32 << 20);
   }
 
   private static List<WireFuzzer.Target> targets(LocalCluster cluster) {

@@ -149,6 +149,123 @@ final class WireFuzzer {
     return new Stats(sent, opened, bytes.get(), failures);
   }
 
+  /**
+   * For every request type, one frame as large as its port takes (just under {@code dataPortSize}
+   * on the push port, {@code controlPortSize} elsewhere) whose meta is nothing but empty entries of
+   * the type's first repeated field (an embedded message, string or bytes: an object each once
+   * parsed, for 2 bytes on the wire), or of an unknown field where it has none; and three push
+   * frames of ~120 MiB of empty parts on three connections. Each is sent whole unless the server
+   * closes first (a refusal on the header). Returns the frames sent or cut short by a close.
+   */
+  int floodRepeated(Target push, List<Target> control, int dataPortSize, int controlPortSize) {
+    int sent = 0;
+    List<Target> others = control;
+    for (MessageType type : TYPES) {
+      if (type == MessageType.UNRECOGNIZED
+          || !type.name().endsWith("_REQUEST")
+          || io.faro.common.network.MessageCodecs.descriptor(type) == null) {
+        continue;
+      }
+      boolean data = type == MessageType.PUSH_REQUEST;
+      Target target = data ? push : others.get(sent % others.size());
+      int size = (data ? dataPortSize : controlPortSize) - 64;
+      sendRepeated(target, type, size);
+      sent++;
+    }
+    for (int i = 0; i < 3; i++) {
+      sendRepeated(push, MessageType.PUSH_REQUEST, 120 << 20);
+      sent++;
+    }
+    return sent;
+  }
+
+  /** One frame of {@code type} whose meta is {@code size} bytes of empty repeated entries. */
+  private void sendRepeated(Target target, MessageType type, int size) {
+    com.google.protobuf.Descriptors.Descriptor d =
+        io.faro.common.network.MessageCodecs.descriptor(type);
+    int field = 15;
+    for (com.google.protobuf.Descriptors.FieldDescriptor f : d.getFields()) {
+      if (f.isRepeated()
+          && (f.getJavaType() == com.google.protobuf.Descriptors.FieldDescriptor.JavaType.MESSAGE
+              || f.getJavaType() == com.google.protobuf.Descriptors.FieldDescriptor.JavaType.STRING
+              || f.getJavaType()
+                  == com.google.protobuf.Descriptors.FieldDescriptor.JavaType.BYTE_STRING)
+          && f.getNumber() < 16) {
+        field = f.getNumber();
+        break;
+      }
+    }
+    byte[] entries = new byte[1 << 20];
+    for (int i = 0; i + 1 < entries.length; i += 2) {
+      entries[i] = (byte) ((field << 3) | 2); // length-delimited, length 0
+    }
+    int meta = size - size % 2;
+    Connection c = new Connection(target);
+    if (!c.open()) {
+      return;
+    }
+    c.write(
+        ByteBuffer.allocate(19)
+            .putInt(15 + meta)
+            .put((byte) KIND_REQUEST)
+            .putShort((short) type.getNumber())
+            .putLong(nextRequestId++)
+            .putInt(meta)
+            .array());
+    for (int left = meta; left > 0 && c.isOpen(); left -= entries.length) {
+      c.write(left >= entries.length ? entries : java.util.Arrays.copyOf(entries, left));
+    }
+    c.flush();
+    c.close();
+  }
+
+  /**
+   * Opens {@code count} connections to {@code target} from {@code local} (another loopback address,
+   * as another host: the server bounds connections per peer address), each sending the header of a
+   * {@code frameSize} push frame and its first MiB, and holds them open until {@link Held#close}:
+   * what one peer can make a server hold in half-received frames.
+   */
+  Held halfSent(Target target, java.net.InetAddress local, int count, int frameSize) {
+    List<Connection> open = new ArrayList<>();
+    for (int i = 0; i < count; i++) {
+      Connection c = new Connection(target, local);
+      if (!c.open()) {
+        continue;
+      }
+      c.write(
+          ByteBuffer.allocate(19)
+              .putInt(frameSize - 4)
+              .put((byte) KIND_REQUEST)
+              .putShort((short) MessageType.RESERVE_SLOTS_REQUEST_VALUE)
+              .putLong(1)
+              .putInt(frameSize - 64)
+              .array());
+      c.write(new byte[1 << 20]);
+      c.flush();
+      open.add(c);
+    }
+    return new Held(open);
+  }
+
+  /** Connections held open by {@link #halfSent}. */
+  final class Held implements AutoCloseable {
+    private final List<Connection> connections;
+
+    private Held(List<Connection> connections) {
+      this.connections = connections;
+    }
+
+    /** How many the server has not closed yet. */
+    int open() {
+      return (int) connections.stream().filter(c -> c.isOpen() && !c.closedByPeer()).count();
+    }
+
+    @Override
+    public void close() {
+      connections.forEach(Connection::close);
+    }
+  }
+
   /** Sends one fuzzed frame (or a fragment of one, then closes); false if the write failed. */
   private boolean sendOne(Connection c) {
     int dice = random.nextInt(1000);
@@ -435,11 +552,23 @@ final class WireFuzzer {
   /** A socket whose answers a daemon thread reads and drops, so the server never blocks writing. */
   private final class Connection {
     private final Target target;
+    private final java.net.InetAddress local;
     private Socket socket;
     private OutputStream out;
+    private volatile boolean closedByPeer;
 
     Connection(Target target) {
+      this(target, null);
+    }
+
+    /** A connection from {@code local} (null: any address). */
+    Connection(Target target, java.net.InetAddress local) {
       this.target = target;
+      this.local = local;
+    }
+
+    boolean closedByPeer() {
+      return closedByPeer;
     }
 
     boolean isOpen() {
@@ -449,6 +578,9 @@ final class WireFuzzer {
     boolean open() {
       try {
         socket = new Socket();
+        if (local != null) {
+          socket.bind(new InetSocketAddress(local, 0));
+        }
         socket.connect(target.address(), 2_000);
         socket.setTcpNoDelay(true);
         out = new java.io.BufferedOutputStream(socket.getOutputStream(), 64 * 1024);
@@ -469,8 +601,10 @@ final class WireFuzzer {
         while (in.read(sink) >= 0) {
           // dropped: the fuzzer does not read answers
         }
+        closedByPeer = true;
       } catch (IOException e) {
         // closed by either side
+        closedByPeer = true;
       }
     }
 
