@@ -26,7 +26,6 @@ import io.netty.channel.socket.SocketChannel;
 import io.netty.channel.socket.nio.NioSocketChannel;
 import io.netty.handler.ssl.SslHandler;
 import io.netty.util.ReferenceCountUtil;
-import io.netty.util.concurrent.DefaultThreadFactory;
 import java.time.Duration;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
@@ -82,8 +81,7 @@ public final class ClientPool implements AutoCloseable {
     this.targets = requireNonNull(targets, "targets is null");
     this.settings = requireNonNull(settings, "settings is null");
     this.credentials = requireNonNull(credentials, "credentials is null");
-    this.group =
-        new NioEventLoopGroup(settings.ioThreads(), new DefaultThreadFactory(name + "-io", true));
+    this.group = new NioEventLoopGroup(settings.ioThreads(), NetworkThreads.factory(name + "-io"));
     this.bootstrap =
         new Bootstrap()
             .group(group)

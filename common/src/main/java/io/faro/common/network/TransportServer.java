@@ -129,7 +129,7 @@ public final class TransportServer implements AutoCloseable {
     requireNonNull(handler, "handler is null");
     this.bossGroup = new NioEventLoopGroup(1, new DefaultThreadFactory(name + "-accept", true));
     this.ioGroup =
-        new NioEventLoopGroup(settings.ioThreads(), new DefaultThreadFactory(name + "-io", true));
+        new NioEventLoopGroup(settings.ioThreads(), NetworkThreads.factory(name + "-io"));
     ServerBootstrap bootstrap =
         new ServerBootstrap()
             .group(bossGroup, ioGroup)

@@ -20,13 +20,7 @@ import io.faro.worker.partition.ReadAhead;
 import io.faro.worker.protocol.ProtoMapper;
 import io.faro.worker.storage.DiskReader;
 import io.faro.worker.storage.Extent;
-import io.faro.worker.storage.PartitionFile;
 import io.netty.buffer.ByteBuf;
-import io.netty.channel.DefaultFileRegion;
-import java.io.IOException;
-import java.nio.channels.FileChannel;
-import java.nio.file.Path;
-import java.nio.file.StandardOpenOption;
 import java.util.List;
 
 /**
@@ -34,9 +28,9 @@ import java.util.List;
  * chunks by index. A chunk is read by its disk's {@link DiskReader}, on the disk's reader threads
  * and in file-offset order with the other reads queued there, and sent from the reader's buffers:
  * on every disk, with direct I/O or not, so that a read that misses the page cache waits on a
- * reader thread and never on the event loop that serves every other fetch of its connections. Only
- * a chunk larger than the reader's buffers (one huge pushed part) is sent from the file with {@link
- * DefaultFileRegion} (sendfile: from the page cache to the socket, from the event loop).
+ * reader thread and never on the event loop that serves every other fetch of its connections. A
+ * chunk larger than the reader's buffers (one huge pushed part) too: it is read on the reader
+ * threads into a buffer of its own ({@link DiskReader#readLarge}). Nothing here touches a file.
  *
  * <p>A fetch that names maps (a sub-read of a skewed partition) gets only their batches of the
  * chunk ({@link MapRangeCut}), so that the sub-reads of one partition fetch its bytes once between
@@ -153,7 +147,6 @@ public final class FetchHandler implements RequestHandler {
     List<Extent> pieces = committed.data().slice(offset, length);
     FetchChunkResponse answer = FetchChunkResponse.newBuilder().setChunkIndex(chunk).build();
     DiskReader reader = store.disk(key).reader();
-    // A chunk larger than the disk's read buffers (one huge pushed part) is sent with sendfile.
     if (length <= reader.maxReadBytes()) {
       reader
           .read(pieces, responder::connected)
@@ -184,36 +177,20 @@ public final class FetchHandler implements RequestHandler {
       readAhead(key);
       return;
     }
-    if (pieces.size() > 1) {
-      // Runs only, and rare: a huge part in a chunk with others, in several runs.
-      store.counters().chunkFetched(length, 0);
-      responder.respond(answer, readHere(key, chunk, pieces, length));
-      return;
-    }
-    Path file = pieces.get(0).file();
-    offset = pieces.get(0).offset();
-    // Open and check the file before answering: once the answer is being sent, a missing or
-    // short file can only close the connection, which every reducer of that executor shares.
-    FileChannel channel;
-    try {
-      channel = FileChannel.open(file, StandardOpenOption.READ);
-    } catch (IOException e) {
-      throw new FaroException(
-          ErrorCode.STORAGE_FAILED, "cannot open " + file + " of partition " + key + ": " + e);
-    }
-    try {
-      PartitionFile.requireBytesUpTo(
-          channel, file, offset + length, "chunk " + chunk + " of partition " + key);
-    } catch (IOException | FaroException e) {
-      closeQuietly(channel);
-      throw e instanceof FaroException fe
-          ? fe
-          : new FaroException(ErrorCode.STORAGE_FAILED, "cannot read " + file + ": " + e);
-    }
-    // The region owns the channel and closes it once sent (or dropped). Sent whole even to a
-    // reader of some maps: a chunk this large is one pushed part, of one map.
-    store.counters().chunkFetched(length, 0);
-    responder.respond(answer, new DefaultFileRegion(channel, offset, length));
+    // Larger than the disk's read buffers (one huge pushed part): read on the disk's reader
+    // threads too, into a buffer of its own, never on this event loop. Sent whole even to a reader
+    // of some maps: a chunk this large is one pushed part, of one map.
+    reader
+        .readLarge(pieces, responder::connected)
+        .whenComplete(
+            (bytes, error) -> {
+              if (error != null) {
+                responder.fail(error);
+              } else {
+                store.counters().chunkFetched(bytes.readableBytes(), 0);
+                responder.respond(answer, bytes);
+              }
+            });
     readAhead(key);
   }
 
@@ -233,49 +210,6 @@ public final class FetchHandler implements RequestHandler {
     } catch (RuntimeException e) {
       // Only a saving: never a second answer to a fetch already answered.
       LOG.debug("No read-ahead after a fetch of {}: {}", fetched, e.toString());
-    }
-  }
-
-  /**
-   * Reads {@code pieces} ({@code length} bytes, more than the disk's read buffers hold) here, into
-   * one buffer: a chunk of runs too large for the read buffers, which a single file region cannot
-   * send. At most faro.network.max.frame.size, as every chunk.
-   */
-  private static ByteBuf readHere(PartitionKey key, int chunk, List<Extent> pieces, long length) {
-    ByteBuf bytes = io.netty.buffer.Unpooled.directBuffer((int) length);
-    try {
-      for (Extent piece : pieces) {
-        try (FileChannel channel = FileChannel.open(piece.file(), StandardOpenOption.READ)) {
-          PartitionFile.requireBytesUpTo(
-              channel, piece.file(), piece.end(), "chunk " + chunk + " of partition " + key);
-          long position = piece.offset();
-          while (position < piece.end()) {
-            int n = bytes.writeBytes(channel, position, (int) (piece.end() - position));
-            if (n <= 0) {
-              throw new FaroException(
-                  ErrorCode.STORAGE_FAILED, piece.file() + " ended at " + position);
-            }
-            position += n;
-          }
-        }
-      }
-      return bytes;
-    } catch (IOException e) {
-      bytes.release();
-      throw new FaroException(
-          ErrorCode.STORAGE_FAILED,
-          "cannot read chunk " + chunk + " of partition " + key + ": " + e);
-    } catch (RuntimeException e) {
-      bytes.release();
-      throw e;
-    }
-  }
-
-  private static void closeQuietly(FileChannel channel) {
-    try {
-      channel.close();
-    } catch (IOException e) {
-      // Nothing was read from it.
     }
   }
 }

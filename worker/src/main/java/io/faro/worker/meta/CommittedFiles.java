@@ -5,6 +5,7 @@ import static java.util.Objects.requireNonNull;
 import io.faro.common.error.FaroException;
 import io.faro.common.id.PartitionKey;
 import io.faro.common.id.ShuffleId;
+import io.faro.common.network.NetworkThreads;
 import io.faro.proto.CommittedFileRecordP;
 import io.faro.worker.partition.CommitLog;
 import io.faro.worker.partition.PartitionCommit;
@@ -95,6 +96,7 @@ public final class CommittedFiles implements CommitLog {
   @Override
   public void committed(ShuffleId shuffle, long ownerToken, String appNonce, ShuffleCommit commit)
       throws IOException {
+    assert !NetworkThreads.isCurrent() : "a commit recorded on an event loop";
     store.committed(shuffle, ownerToken, appNonce, clock.millis(), records(commit), sync);
   }
 
@@ -102,6 +104,7 @@ public final class CommittedFiles implements CommitLog {
   @Override
   public void sealed(ShuffleId shuffle, long ownerToken, String appNonce, ShuffleCommit sealed)
       throws IOException {
+    assert !NetworkThreads.isCurrent() : "a seal recorded on an event loop";
     store.sealed(shuffle, ownerToken, appNonce, clock.millis(), records(sealed), sync);
   }
 
@@ -150,6 +153,7 @@ public final class CommittedFiles implements CommitLog {
   /** Forgets an expired shuffle. */
   @Override
   public void forgotten(ShuffleId shuffle) throws IOException {
+    assert !NetworkThreads.isCurrent() : "a shuffle forgotten on an event loop";
     store.forget(shuffle);
   }
 

@@ -96,6 +96,13 @@ public final class PartitionStore implements AutoCloseable {
   private final Map<ShuffleId, ShuffleState> shuffles = new ConcurrentHashMap<>();
   private final TrafficCounters counters = new TrafficCounters();
   private volatile CommitLog commitLog = CommitLog.NONE;
+
+  /**
+   * The one thread that writes the commit log (seals, commits, forgetting a shuffle), in the order
+   * they were decided: the first disk's first flusher thread. Never a network thread.
+   */
+  private final java.util.concurrent.Executor recorder;
+
   private final ShuffleSealer sealer;
 
   /** Why reservations are refused (a graceful stop, a drain); null while they are taken. */
@@ -129,7 +136,8 @@ public final class PartitionStore implements AutoCloseable {
     this.settings = requireNonNull(settings, "settings is null");
     this.replicaLinks = requireNonNull(replicaLinks, "replicaLinks is null");
     // Records on a disk thread, and reads the commit log when it records (set after start).
-    this.sealer = new ShuffleSealer(disks.get(0).flusher().anyThread(), () -> commitLog, counters);
+    this.recorder = disks.get(0).flusher().anyThread();
+    this.sealer = new ShuffleSealer(recorder, () -> commitLog, counters);
   }
 
   /** Records every commit in {@code log} from now on, before the commit completes. */
@@ -564,9 +572,12 @@ public final class PartitionStore implements AutoCloseable {
                 : " (" + state.restored.size() + " sealed before a restart)");
         long token = state.ownerToken();
         String nonce = state.appNonce();
+        // Recorded on the recorder thread (the one the sealer and expiries write on, in order),
+        // never on the caller's: an RPC event loop when every part is already done.
         state.commit =
             CompletableFuture.allOf(parts.toArray(CompletableFuture[]::new))
-                .thenApply(done -> record(shuffle, token, nonce, ShuffleCommit.collect(parts)));
+                .thenApplyAsync(
+                    done -> record(shuffle, token, nonce, ShuffleCommit.collect(parts)), recorder);
       }
       return state.commit;
     }
@@ -689,8 +700,7 @@ public final class PartitionStore implements AutoCloseable {
       // A store write: on a disk thread, like the deletions, never on the caller's (the
       // heartbeat's). Either order with the deletions is safe: a record whose file is gone is
       // dropped at the next start, a file without a record is deleted there.
-      deletions.add(
-          CompletableFuture.runAsync(() -> forget(shuffle), disks.get(0).flusher().anyThread()));
+      deletions.add(CompletableFuture.runAsync(() -> forget(shuffle), recorder));
     }
     // Directories go last, once no flusher can write into them any more.
     return CompletableFuture.allOf(deletions.toArray(CompletableFuture[]::new))

@@ -22,7 +22,8 @@ import org.slf4j.LoggerFactory;
  *
  * <p>Threads: the seal is started on the caller's thread (under each shuffle's lock, a few field
  * updates per writer); the records, a write per shuffle (synced with faro.worker.commit.sync), on
- * {@code recorder} (a disk thread), never on the caller's, which may be the heartbeat's.
+ * {@code recorder} (a disk thread, the one commits and expiries are recorded on), never on the
+ * caller's, which may be the heartbeat's, and never under the shuffle's lock.
  */
 final class ShuffleSealer {
   private static final Logger LOG = LoggerFactory.getLogger(ShuffleSealer.class);
@@ -74,34 +75,38 @@ final class ShuffleSealer {
    * a sealed record never overwrites a committed one.
    */
   private PartitionStore.Sealed record(ShuffleState state, ShuffleCommit sealed) {
+    List<PartitionCommit.Committed> all = new ArrayList<>(sealed.committed());
+    long token;
+    String nonce;
+    // Decided under the lock, written outside it: pushes to the shuffle never wait for the store.
+    // The order with a commit's record holds all the same, since both are written on this one
+    // recorder thread, in the order they were decided (a commit that starts after this decision
+    // has its record queued behind this task).
     synchronized (state) {
       if (state.expired || state.commitStarted) {
         return PartitionStore.Sealed.NOTHING;
       }
-      List<PartitionCommit.Committed> all = new ArrayList<>(sealed.committed());
       state.restored.values().forEach(r -> all.add(r.commit()));
-      int unrecorded = all.size() + sealed.failed().size();
-      CommitLog log = commitLog.get();
-      if (log == CommitLog.NONE) {
-        // No metadata store: the files are whole, but no restart will know of them.
-        return new PartitionStore.Sealed(0, 0, unrecorded);
-      }
-      try {
-        log.sealed(
-            state.id,
-            state.ownerToken(),
-            state.appNonce(),
-            new ShuffleCommit(all, sealed.failed()));
-      } catch (IOException | RuntimeException e) {
-        LOG.error(
-            "Cannot record the sealed locations of shuffle {}: they are not served after a"
-                + " restart",
-            state.id,
-            e);
-        return new PartitionStore.Sealed(0, 0, unrecorded);
-      }
-      counters.sealed(sealed.committed().size());
-      return new PartitionStore.Sealed(sealed.committed().size(), 1, sealed.failed().size());
+      token = state.ownerToken();
+      nonce = state.appNonce();
     }
+    int unrecorded = all.size() + sealed.failed().size();
+    CommitLog log = commitLog.get();
+    if (log == CommitLog.NONE) {
+      // No metadata store: the files are whole, but no restart will know of them.
+      return new PartitionStore.Sealed(0, 0, unrecorded);
+    }
+    try {
+      log.sealed(state.id, token, nonce, new ShuffleCommit(all, sealed.failed()));
+    } catch (IOException | RuntimeException e) {
+      LOG.error(
+          "Cannot record the sealed locations of shuffle {}: they are not served after a"
+              + " restart",
+          state.id,
+          e);
+      return new PartitionStore.Sealed(0, 0, unrecorded);
+    }
+    counters.sealed(sealed.committed().size());
+    return new PartitionStore.Sealed(sealed.committed().size(), 1, sealed.failed().size());
   }
 }

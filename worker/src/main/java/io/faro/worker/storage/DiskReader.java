@@ -115,6 +115,12 @@ public final class DiskReader implements AutoCloseable {
   /** Segments not reserved by any read; fair, so that a large read is not overtaken forever. */
   private final Semaphore unreserved;
 
+  /**
+   * A chunk larger than the pool (one huge pushed part) is read into a buffer of its own, one at a
+   * time per disk: released when its answer is sent or dropped.
+   */
+  private final Semaphore large = new Semaphore(1, true);
+
   private final ConcurrentLinkedQueue<ByteBuffer> free = new ConcurrentLinkedQueue<>();
   private final int maxSegments;
   private final long waitMillis;
@@ -363,6 +369,95 @@ public final class DiskReader implements AutoCloseable {
     QueuedRead read =
         new QueuedRead(first.file(), first.offset(), (int) total, stillWanted, List.copyOf(pieces));
     return enqueue(read);
+  }
+
+  /**
+   * Reads a chunk larger than {@link #maxReadBytes()} (one huge pushed part, in one file or in
+   * pieces of runs): on a reader thread like every read, in its turn, in reads of at most a
+   * segment, through the page cache, into one buffer of its own outside the pool. One such buffer
+   * per disk at a time: a second large read waits for the first's buffer to be sent or dropped, at
+   * most as long as a read waits for segments (then TIMEOUT, retryable). Never on a network thread.
+   */
+  public CompletableFuture<ByteBuf> readLarge(List<Extent> pieces, BooleanSupplier stillWanted) {
+    long total = 0;
+    for (Extent piece : pieces) {
+      if (piece.length() <= 0) {
+        throw new IllegalArgumentException("an empty piece of " + piece.file() + " to read");
+      }
+      total += piece.length();
+    }
+    if (pieces.isEmpty() || total > Integer.MAX_VALUE) {
+      throw new IllegalArgumentException(
+          "cannot read " + total + " bytes in " + pieces.size() + " pieces with " + name);
+    }
+    Extent first = pieces.get(0);
+    return enqueue(
+        new QueuedRead(
+            first.file(), first.offset(), (int) total, stillWanted, List.copyOf(pieces), true));
+  }
+
+  /** Reads {@code pieces}, {@code length} bytes in all, into a buffer of their own. */
+  private ByteBuf readLargeNow(List<Extent> pieces, int length) {
+    boolean taken;
+    try {
+      taken = large.tryAcquire(waitMillis, TimeUnit.MILLISECONDS);
+    } catch (InterruptedException e) {
+      throw new FaroException(ErrorCode.SHUTTING_DOWN, "worker is shutting down");
+    }
+    if (!taken) {
+      throw new FaroException(
+          ErrorCode.TIMEOUT,
+          name
+              + " is sending another chunk larger than its read buffers; this one of "
+              + pieces.get(0).file()
+              + " waited "
+              + waitMillis
+              + " ms: retry later");
+    }
+    ByteBuf chunk;
+    try {
+      chunk = new LargeBuffer(length);
+    } catch (Throwable t) {
+      large.release();
+      throw t;
+    }
+    long bytes = 0;
+    long nanos = 0;
+    try {
+      for (Extent piece : pieces) {
+        long opening = System.nanoTime();
+        try (FileChannel channel = FileChannel.open(piece.file(), StandardOpenOption.READ)) {
+          PartitionFile.requireBytesUpTo(channel, piece.file(), piece.end(), "the chunk asked for");
+          nanos += System.nanoTime() - opening;
+          long position = piece.offset();
+          while (position < piece.end()) {
+            long before = System.nanoTime();
+            int n =
+                chunk.writeBytes(
+                    channel, position, (int) Math.min(SEGMENT_BYTES, piece.end() - position));
+            nanos += System.nanoTime() - before;
+            if (n <= 0) {
+              throw new FaroException(
+                  ErrorCode.STORAGE_FAILED,
+                  "file " + piece.file() + " ended at " + position + " while reading a chunk");
+            }
+            position += n;
+            bytes += n;
+          }
+        }
+      }
+      return chunk;
+    } catch (IOException e) {
+      chunk.release();
+      throw new FaroException(
+          ErrorCode.STORAGE_FAILED, "cannot read " + pieces.get(0).file() + ": " + e, e);
+    } catch (Throwable t) {
+      chunk.release();
+      throw t;
+    } finally {
+      readBytes.addAndGet(bytes);
+      readNanos.addAndGet(nanos);
+    }
   }
 
   /** Bytes read around pieces of runs since start (see {@link #read(List, BooleanSupplier)}). */
@@ -685,15 +780,28 @@ public final class DiskReader implements AutoCloseable {
     final BooleanSupplier stillWanted;
     // The pieces of a read of several (of runs); null for one range of one file.
     final List<Extent> pieces;
+    // A chunk larger than the pool, read into a buffer of its own (readLarge).
+    final boolean large;
     final CompletableFuture<ByteBuf> result = new CompletableFuture<>();
 
     QueuedRead(
         Path file, long offset, int length, BooleanSupplier stillWanted, List<Extent> pieces) {
+      this(file, offset, length, stillWanted, pieces, false);
+    }
+
+    QueuedRead(
+        Path file,
+        long offset,
+        int length,
+        BooleanSupplier stillWanted,
+        List<Extent> pieces,
+        boolean large) {
       this.file = requireNonNull(file, "file is null");
       this.offset = offset;
       this.length = length;
       this.stillWanted = requireNonNull(stillWanted, "stillWanted is null");
       this.pieces = pieces;
+      this.large = large;
     }
 
     /** Reads now, on a reader thread; always completes {@link #result}. */
@@ -705,7 +813,11 @@ public final class DiskReader implements AutoCloseable {
                   ErrorCode.CONNECTION_FAILED, "the read of " + file + " is no longer wanted"));
           return;
         }
-        ByteBuf bytes = pieces == null ? readNow(file, offset, length) : readPieces(pieces, length);
+        assert !io.faro.common.network.NetworkThreads.isCurrent() : "a disk read on an event loop";
+        ByteBuf bytes =
+            large
+                ? readLargeNow(pieces, length)
+                : pieces == null ? readNow(file, offset, length) : readPieces(pieces, length);
         if (!result.complete(bytes)) {
           bytes.release(); // completed otherwise meanwhile: nobody else will release them
         }
@@ -827,6 +939,19 @@ public final class DiskReader implements AutoCloseable {
         }
         unreserved.release();
       }
+    }
+  }
+
+  /** The buffer of a large read: its permit goes back once it is released. */
+  private final class LargeBuffer extends UnpooledDirectByteBuf {
+    LargeBuffer(int length) {
+      super(UnpooledByteBufAllocator.DEFAULT, length, length);
+    }
+
+    @Override
+    protected void deallocate() {
+      super.deallocate();
+      large.release();
     }
   }
 

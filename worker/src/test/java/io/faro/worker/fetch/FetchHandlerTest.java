@@ -10,6 +10,7 @@ import io.faro.common.id.ShuffleId;
 import io.faro.common.id.WorkerEndpoint;
 import io.faro.common.network.NetworkOptions;
 import io.faro.common.network.TransportServer;
+import io.faro.common.testing.EventLoopFileIo;
 import io.faro.common.testing.Eventually;
 import io.faro.worker.WorkerOptions;
 import io.faro.worker.memory.FrameCharge;
@@ -155,27 +156,47 @@ class FetchHandlerTest {
     assertThat(reader.queuedReads()).isZero();
   }
 
+  /**
+   * A chunk larger than the disk's read buffers (one huge pushed part) is read on the disk's reader
+   * threads too, into a buffer of its own, and no event loop touches a file for it: JFR records
+   * every file call of the JVM meanwhile (the reads on the reader threads prove it looks).
+   */
   @Test
-  void aChunkLargerThanTheReadBuffersIsSentWithSendfile() {
+  void aChunkLargerThanTheReadBuffersIsReadOnTheReaderThreadsNeverOnAnEventLoop() {
     DiskReader reader = disks.get(0).reader();
     PartitionKey key = new PartitionKey(SHUFFLE, 0, 0);
     store.reserve(SHUFFLE, List.of(new PartitionStore.Reservation(0, 0, 0)));
-    // One part of 2 MiB makes a chunk of its own (chunks end at part boundaries), larger than the
-    // reader's one segment; the small one after it is a chunk the reader serves.
+    // Parts of 2 and 3 MiB make chunks of their own (chunks end at part boundaries), larger than
+    // the reader's one segment; the small one after them is a chunk the pool serves.
     byte[] big = new byte[2 * DiskReader.SEGMENT_BYTES];
+    byte[] bigger = new byte[3 * DiskReader.SEGMENT_BYTES];
     byte[] little = new byte[100];
     Random random = new Random(23);
     random.nextBytes(big);
+    random.nextBytes(bigger);
     random.nextBytes(little);
     append(key, big);
+    append(key, bigger);
     append(key, little);
     store.commit(SHUFFLE).join();
     WorkerClient client = client("reducer");
 
-    assertThat(client.fetchChunk(key, 0)).isEqualTo(big);
-    assertThat(reader.readBytes()).isZero();
-    assertThat(client.fetchChunk(key, 1)).isEqualTo(little);
-    assertThat(reader.readBytes()).isEqualTo(little.length);
+    try (EventLoopFileIo fileIo = EventLoopFileIo.record()) {
+      // Both large ones at once: the disk reads one such chunk at a time.
+      CompletableFuture<byte[]> first =
+          CompletableFuture.supplyAsync(() -> client.fetchChunk(key, 0));
+      CompletableFuture<byte[]> second =
+          CompletableFuture.supplyAsync(() -> client.fetchChunk(key, 1));
+      assertThat(WorkerClient.await(first, "chunk 0")).isEqualTo(big);
+      assertThat(WorkerClient.await(second, "chunk 1")).isEqualTo(bigger);
+      assertThat(client.fetchChunk(key, 2)).isEqualTo(little);
+      assertThat(reader.readBytes()).isEqualTo(big.length + bigger.length + little.length);
+
+      fileIo.assertNoneOnEventLoops();
+      assertThat(fileIo.countOn(java.util.regex.Pattern.compile("test-reader-d0-.*")))
+          .as("file reads on the disk's reader threads, seen by the detector")
+          .isPositive();
+    }
     Eventually.await("every read buffer back in the pool", () -> reader.segmentsInUse() == 0);
   }
 

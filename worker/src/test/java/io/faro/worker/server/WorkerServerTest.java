@@ -123,8 +123,21 @@ class WorkerServerTest {
     Eventually.await("a second registration", () -> master.registrations().size(), n -> n == 2);
   }
 
+  /**
+   * The whole path, from reservation to the last fetch, with JFR recording every file call of the
+   * JVM: no event loop of the worker touches a file (pushes go to buffers, commits and fetches to
+   * the disks' threads).
+   */
   @Test
   void pushedBatchesFromTwoConnectionsComeBackPerPartitionInOrder() {
+    try (io.faro.common.testing.EventLoopFileIo fileIo =
+        io.faro.common.testing.EventLoopFileIo.record()) {
+      pushCommitAndFetchFromTwoConnections();
+      fileIo.assertNoneOnEventLoops();
+    }
+  }
+
+  private void pushCommitAndFetchFromTwoConnections() {
     int partitions = 6;
     client.reserve(SHUFFLE, 0, 0, 0, 2, 4);
     client.reserve(SHUFFLE, 0, 1, 1, 3, 5);
