@@ -471,8 +471,69 @@ public final class ShuffleClient {
               + shuffle
               + ", which has fewer");
     }
+    long[] rangeExpected =
+        startMap <= 0 && endMap >= groups.numMaps()
+            ? null
+            : mapRangeBatches(
+                lifecycle, shuffle, groups, startPartition, endPartition, startMap, endMap);
     return new PartitionReader(
-        groups, startPartition, endPartition, startMap, endMap, pool, settings);
+        groups, startPartition, endPartition, startMap, endMap, rangeExpected, pool, settings);
+  }
+
+  /**
+   * For a reader of maps [startMap, endMap) only: the batches their winning attempts pushed to each
+   * partition of [start, end), from the driver (one small request per such reader, as Spark's skew
+   * splits and local readers are few), so that a missing batch is DATA_LOST on the skew path as on
+   * the full one. Null when the driver does not count (an older one): not checked.
+   */
+  private long[] mapRangeBatches(
+      HostPort lifecycle,
+      ShuffleId shuffle,
+      ReducerFileGroups groups,
+      int start,
+      int end,
+      int startMap,
+      int endMap) {
+    GetReducerFileGroupsRequest request =
+        GetReducerFileGroupsRequest.newBuilder()
+            .setShuffleId(shuffle.shuffle())
+            .setNumMaps(groups.numMaps())
+            .setStartPartition(start)
+            .setEndPartition(end)
+            .setFaroShuffleId(groups.faroShuffle().shuffle())
+            .setBatchCountsOnly(true)
+            .setStartMap(Math.max(0, startMap))
+            .setEndMap(Math.min(groups.numMaps(), endMap))
+            .build();
+    GetReducerFileGroupsResponse counts =
+        Futures.await(
+            pool.call(
+                lifecycle, request, GetReducerFileGroupsResponse.class, settings.commitTimeout()),
+            settings.commitTimeout().plus(settings.network().requestTimeout()),
+            "batch counts of maps "
+                + startMap
+                + ".."
+                + (endMap - 1)
+                + " of partitions "
+                + start
+                + ".."
+                + (end - 1)
+                + " of shuffle "
+                + groups.faroShuffle()
+                + " from "
+                + lifecycle);
+    if (counts.getExpectedBatchesCount() == 0 && end > start) {
+      return null;
+    }
+    if (counts.getExpectedBatchesCount() != end - start) {
+      throw new FaroException(
+          ErrorCode.INTERNAL,
+          "the driver counted batches of "
+              + counts.getExpectedBatchesCount()
+              + " partitions for a reader of "
+              + (end - start));
+    }
+    return counts.getExpectedBatchesList().stream().mapToLong(Long::longValue).toArray();
   }
 
   /**

@@ -72,4 +72,64 @@ record BatchCounts(int[] partitions, int[] counts) {
       sink.add(partitions[i], counts[i]);
     }
   }
+
+  /** Batches in all (the attempt's batch ids run from 0 to one below it), at most 2^31 - 1. */
+  int total() {
+    long sum = 0;
+    for (int c : counts) {
+      sum += c;
+    }
+    return (int) Math.min(Integer.MAX_VALUE, sum);
+  }
+
+  /**
+   * These counts in a few bytes per partition, for the driver to keep per winning attempt: pairs
+   * (partition minus the previous partition, count) as unsigned varints, in partition order. Two
+   * bytes a pair in a dense shuffle of small counts.
+   */
+  byte[] packed() {
+    long[] pairs = new long[partitions.length];
+    for (int i = 0; i < pairs.length; i++) {
+      pairs[i] = ((long) partitions[i] << 32) | (counts[i] & 0xffffffffL);
+    }
+    java.util.Arrays.sort(pairs);
+    java.io.ByteArrayOutputStream out = new java.io.ByteArrayOutputStream(2 * pairs.length);
+    int previous = 0;
+    for (long pair : pairs) {
+      int partition = (int) (pair >>> 32);
+      varint(out, partition - previous);
+      varint(out, (int) pair);
+      previous = partition;
+    }
+    return out.toByteArray();
+  }
+
+  /** Hands {@code sink} every (partition, count) of {@code packed} ({@link #packed}). */
+  static void unpack(byte[] packed, Sink sink) {
+    int[] at = {0};
+    int partition = 0;
+    while (at[0] < packed.length) {
+      partition += readVarint(packed, at);
+      sink.add(partition, readVarint(packed, at));
+    }
+  }
+
+  private static void varint(java.io.ByteArrayOutputStream out, int value) {
+    while ((value & ~0x7f) != 0) {
+      out.write((value & 0x7f) | 0x80);
+      value >>>= 7;
+    }
+    out.write(value);
+  }
+
+  private static int readVarint(byte[] b, int[] at) {
+    int value = 0;
+    for (int shift = 0; ; shift += 7) {
+      byte next = b[at[0]++];
+      value |= (next & 0x7f) << shift;
+      if (next >= 0) {
+        return value;
+      }
+    }
+  }
 }

@@ -15,6 +15,7 @@ import java.util.List;
 final class CommittedFiles {
   private final Generation generation;
   private final int[] winners;
+  private final int[] mapBatches;
   private final CommittedFileP[] files;
   private final int[] filePartitions;
   private final int[] lost;
@@ -24,6 +25,7 @@ final class CommittedFiles {
       Generation generation, List<CommittedFileP> files, int[] lost, boolean allLost) {
     this.generation = generation;
     this.winners = generation.winners();
+    this.mapBatches = generation.mapBatches();
     this.files =
         files.stream()
             .sorted(Comparator.comparingInt(f -> f.getLocation().getPartitionId()))
@@ -47,14 +49,7 @@ final class CommittedFiles {
 
   /** The answer to readers of partitions [start, end), which must lie within the shuffle. */
   GetReducerFileGroupsResponse answer(int start, int end) {
-    GetReducerFileGroupsResponse.Builder b =
-        GetReducerFileGroupsResponse.newBuilder()
-            .setFaroShuffleId(generation.id().shuffle())
-            .setStartPartition(start)
-            .setEndPartition(end);
-    for (int w : winners) {
-      b.addWinningAttempts(w);
-    }
+    GetReducerFileGroupsResponse.Builder b = head(start, end);
     if (allLost) {
       for (int p = start; p < end; p++) {
         b.addLostPartitionIds(p);
@@ -73,6 +68,36 @@ final class CommittedFiles {
       b.addExpectedBatches(generation.expectedBatches(p));
     }
     return b.build();
+  }
+
+  /**
+   * The batch counts a reader of maps [startMap, endMap) of partitions [start, end) must read, and
+   * no files (it has them from its pages). An abandoned generation counts nothing: its readers find
+   * every partition lost.
+   */
+  GetReducerFileGroupsResponse batchCounts(int start, int end, int startMap, int endMap) {
+    GetReducerFileGroupsResponse.Builder b = head(start, end);
+    if (!allLost) {
+      for (long expected : generation.expectedBatches(start, end, startMap, endMap)) {
+        b.addExpectedBatches(expected);
+      }
+    }
+    return b.build();
+  }
+
+  private GetReducerFileGroupsResponse.Builder head(int start, int end) {
+    GetReducerFileGroupsResponse.Builder b =
+        GetReducerFileGroupsResponse.newBuilder()
+            .setFaroShuffleId(generation.id().shuffle())
+            .setStartPartition(start)
+            .setEndPartition(end);
+    for (int w : winners) {
+      b.addWinningAttempts(w);
+    }
+    for (int n : mapBatches) {
+      b.addMapBatches(n);
+    }
+    return b;
   }
 
   /** Index of the first element of sorted {@code values} at or after {@code value}. */

@@ -56,6 +56,15 @@ final class Generation {
    */
   private final AtomicReferenceArray<AtomicLongArray> expectedBatches;
 
+  /**
+   * Per map: its winning attempt's batches per partition ({@link BatchCounts#packed}, a few bytes
+   * per partition it wrote to), for readers of a map range; and their total (the attempt's batch
+   * ids run 0 .. total - 1). Null and 0 until the map has a winner.
+   */
+  private final AtomicReferenceArray<byte[]> winnerBatches;
+
+  private final java.util.concurrent.atomic.AtomicIntegerArray mapBatches;
+
   private final AtomicInteger remainingMaps;
 
   /**
@@ -101,6 +110,8 @@ final class Generation {
     }
     this.remainingMaps = new AtomicInteger(numMaps);
     this.expectedBatches = new AtomicReferenceArray<>(pages.count(numPartitions));
+    this.winnerBatches = new AtomicReferenceArray<>(numMaps);
+    this.mapBatches = new java.util.concurrent.atomic.AtomicIntegerArray(numMaps);
     this.placements = new AtomicReferenceArray<>(pages.count(numPartitions));
     this.locations = new Locations(id, numPartitions, pages);
   }
@@ -272,6 +283,8 @@ final class Generation {
     if (winners.compareAndSet(mapId, -1, attemptId)) {
       // Counted before the decrement below: the map that starts the commit sees every winner's.
       batches.forEach(this::addExpected);
+      winnerBatches.set(mapId, batches.packed());
+      mapBatches.set(mapId, batches.total());
       // With loseIfIncomplete: either the last map starts the commit or the generation is lost.
       synchronized (this) {
         last = remainingMaps.decrementAndGet() == 0 && !lost;
@@ -328,6 +341,37 @@ final class Generation {
   long expectedBatches(int partition) {
     AtomicLongArray counts = expectedBatches.get(pages.page(partition));
     return counts == null ? 0 : counts.get(partition - pages.start(pages.page(partition)));
+  }
+
+  /**
+   * Batches the winning attempts of maps [startMap, endMap) pushed to each partition of [start,
+   * end) (complete once the commit started): what a reader of that map range must read. Reads each
+   * of those maps' counts once.
+   */
+  long[] expectedBatches(int start, int end, int startMap, int endMap) {
+    long[] expected = new long[Math.max(0, end - start)];
+    for (int m = Math.max(0, startMap); m < Math.min(numMaps, endMap); m++) {
+      byte[] packed = winnerBatches.get(m);
+      if (packed != null) {
+        BatchCounts.unpack(
+            packed,
+            (p, count) -> {
+              if (p >= start && p < end) {
+                expected[p - start] += count;
+              }
+            });
+      }
+    }
+    return expected;
+  }
+
+  /** Per map: batches its winning attempt pushed in all (0 for a map without a winner). */
+  int[] mapBatches() {
+    int[] copy = new int[numMaps];
+    for (int m = 0; m < numMaps; m++) {
+      copy[m] = mapBatches.get(m);
+    }
+    return copy;
   }
 
   int[] winners() {

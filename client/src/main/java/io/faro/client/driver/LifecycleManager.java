@@ -405,6 +405,21 @@ public final class LifecycleManager implements RequestHandler, AutoCloseable {
       return;
     }
     int end = Math.max(start, Math.min(askedEnd, g.numPartitions()));
+    int startMap = r.hasStartMap() ? r.getStartMap() : 0;
+    int endMap = r.hasEndMap() ? r.getEndMap() : g.numMaps();
+    if (startMap < 0 || endMap < startMap || endMap > g.numMaps()) {
+      responder.fail(
+          ErrorCode.INVALID_REQUEST,
+          "batches of maps "
+              + startMap
+              + " until "
+              + endMap
+              + " asked; shuffle "
+              + g.id()
+              + " has "
+              + g.numMaps());
+      return;
+    }
     committer
         .fileGroups(g)
         .whenComplete(
@@ -413,7 +428,10 @@ public final class LifecycleManager implements RequestHandler, AutoCloseable {
                 responder.fail(error);
               } else {
                 firstRead(g);
-                responder.respond(files.answer(start, end));
+                responder.respond(
+                    r.getBatchCountsOnly()
+                        ? files.batchCounts(start, end, startMap, endMap)
+                        : files.answer(start, end));
               }
             });
   }

@@ -9,7 +9,11 @@ import java.util.BitSet;
  * is in the range read, its attempt won the map, and it was not returned before: a retried push, a
  * speculative or re-run attempt and a chunk read again after a failover all put batches on the wire
  * twice or more, and each is returned once. Once every chunk is read, each partition must have
- * given exactly the batches its winning attempts reported at mapper end.
+ * given exactly the batches its winning attempts reported at mapper end: the attempts of every map
+ * for a reader of every map, those of its maps for a reader of a map range (a skewed partition's
+ * split, Spark's local reader), with the counts the driver answers for that range. A batch id at or
+ * beyond the batches its attempt pushed in all is corrupt, so that the ids kept seen per map are
+ * bounded by what the attempt declared, not by the largest id on the wire.
  *
  * <p>Confined to the reader's thread.
  */
@@ -23,9 +27,35 @@ final class BatchFilter {
   private final BitSet[] seen;
   // Per partition of [startPartition, endPartition): batches returned.
   private final long[] kept;
+  // For a reader of a map range: per partition of the range, the batches its maps' winners
+  // pushed; null for a reader of every map (the groups have those counts).
+  private final long[] rangeExpected;
 
   BatchFilter(
       ReducerFileGroups groups, int startPartition, int endPartition, int startMap, int endMap) {
+    this(groups, startPartition, endPartition, startMap, endMap, null);
+  }
+
+  /**
+   * @param rangeExpected for a reader of only some maps: the batches their winning attempts pushed
+   *     to each partition of [startPartition, endPartition); null when not known (not checked)
+   */
+  BatchFilter(
+      ReducerFileGroups groups,
+      int startPartition,
+      int endPartition,
+      int startMap,
+      int endMap,
+      long[] rangeExpected) {
+    if (rangeExpected != null
+        && rangeExpected.length != Math.max(0, endPartition - startPartition)) {
+      throw new IllegalArgumentException(
+          "batch counts of "
+              + rangeExpected.length
+              + " partitions for a reader of "
+              + (endPartition - startPartition));
+    }
+    this.rangeExpected = rangeExpected;
     this.groups = groups;
     this.startPartition = startPartition;
     this.endPartition = endPartition;
@@ -48,6 +78,19 @@ final class BatchFilter {
     if (batchId < 0) {
       throw BatchFormat.corrupt(
           "batch of map " + mapId + " attempt " + attemptId + " has negative id " + batchId);
+    }
+    int declared = groups.mapBatches(mapId);
+    if (declared >= 0 && batchId >= declared) {
+      throw BatchFormat.corrupt(
+          "batch "
+              + batchId
+              + " of map "
+              + mapId
+              + " attempt "
+              + attemptId
+              + ": that attempt pushed "
+              + declared
+              + " batches, numbered from 0");
     }
     BitSet ids = seen[mapId];
     if (ids == null) {
@@ -84,20 +127,30 @@ final class BatchFilter {
 
   /**
    * After the last chunk: the first partition that gave another number of batches than its winning
-   * attempts pushed, or -1. Only a reader of every map can tell (the counts are per partition over
-   * all maps); a reader of a map range gets -1.
+   * attempts pushed (of the maps read), or -1. A reader of a map range without the driver's counts
+   * for it gets -1.
    */
   int firstMiscounted() {
-    if (startMap != 0 || endMap != groups.numMaps()) {
+    if (readsSomeMaps() && rangeExpected == null) {
       return -1;
     }
     for (int p = startPartition; p < endPartition; p++) {
-      long expected = groups.expectedBatches(p);
+      long expected = expected(p);
       if (expected >= 0 && kept(p) != expected) {
         return p;
       }
     }
     return -1;
+  }
+
+  /**
+   * The batches this reader must read of {@code partition}: its maps' winners' (-1 when not
+   * counted).
+   */
+  long expected(int partition) {
+    return rangeExpected != null
+        ? rangeExpected[partition - startPartition]
+        : groups.expectedBatches(partition);
   }
 
   /** Batches returned of {@code partition}. */

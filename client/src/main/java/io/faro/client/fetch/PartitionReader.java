@@ -139,11 +139,30 @@ public final class PartitionReader implements AutoCloseable {
       int endMap,
       ClientPool pool,
       ClientOptions.Settings settings) {
+    this(groups, startPartition, endPartition, startMap, endMap, null, pool, settings);
+  }
+
+  /**
+   * @param rangeExpected for a reader of some maps only: the batches their winning attempts pushed
+   *     to each partition read (from the driver), which it checks as a reader of every map checks
+   *     the groups' counts; null for a reader of every map
+   * @throws FaroException DATA_LOST if one of the partitions was lost on every copy at commit
+   */
+  public PartitionReader(
+      ReducerFileGroups groups,
+      int startPartition,
+      int endPartition,
+      int startMap,
+      int endMap,
+      long[] rangeExpected,
+      ClientPool pool,
+      ClientOptions.Settings settings) {
     this.groups = requireNonNull(groups, "groups is null");
     this.shuffle = groups.faroShuffle();
     this.pool = requireNonNull(pool, "pool is null");
     this.settings = requireNonNull(settings, "settings is null");
-    this.filter = new BatchFilter(groups, startPartition, endPartition, startMap, endMap);
+    this.filter =
+        new BatchFilter(groups, startPartition, endPartition, startMap, endMap, rangeExpected);
     this.startPartition = startPartition;
     this.endPartition = endPartition;
     for (int p = startPartition; p < endPartition; p++) {
@@ -384,11 +403,11 @@ public final class PartitionReader implements AutoCloseable {
   }
 
   /**
-   * After the last chunk: when every map is read, each partition must have given exactly the
-   * batches its winning attempts reported at mapper end. Fewer means a batch was lost on its way (a
-   * push dropped after being acknowledged, a commit that came too early): DATA_LOST, so that the
-   * engine runs the map stage again, instead of a wrong answer. More cannot happen unless the
-   * counts are wrong, which is as bad.
+   * After the last chunk: each partition must have given exactly the batches its winning attempts
+   * (of the maps read) reported at mapper end. Fewer means a batch was lost on its way (a push
+   * dropped after being acknowledged, a commit that came too early): DATA_LOST, so that the engine
+   * runs the map stage again, instead of a wrong answer. More cannot happen unless the counts are
+   * wrong, which is as bad.
    */
   private void checkEveryBatchRead() {
     int p = filter.firstMiscounted();
@@ -397,8 +416,12 @@ public final class PartitionReader implements AutoCloseable {
       throw lost(
           p,
           "its winning map attempts pushed "
-              + groups.expectedBatches(p)
-              + " batches but "
+              + filter.expected(p)
+              + " batches"
+              + (filter.readsSomeMaps()
+                  ? " (maps " + filter.startMap() + ".." + (filter.endMap() - 1) + ")"
+                  : "")
+              + " but "
               + filter.kept(p)
               + " were read from the committed files: data went missing after it was acknowledged",
           null);

@@ -34,13 +34,17 @@ public final class ReducerFileGroups {
 
   private final ShuffleId faroShuffle;
   private final int[] winningAttempts;
+  // Per map: batches its winning attempt pushed in all; empty when the driver did not say.
+  private final int[] mapBatches;
 
   /** Disjoint, in partition order. */
   private final List<Range> ranges;
 
-  private ReducerFileGroups(ShuffleId faroShuffle, int[] winningAttempts, List<Range> ranges) {
+  private ReducerFileGroups(
+      ShuffleId faroShuffle, int[] winningAttempts, int[] mapBatches, List<Range> ranges) {
     this.faroShuffle = faroShuffle;
     this.winningAttempts = winningAttempts;
+    this.mapBatches = mapBatches;
     this.ranges = ranges;
   }
 
@@ -83,8 +87,16 @@ public final class ReducerFileGroups {
             Map.copyOf(files),
             Set.copyOf(response.getLostPartitionIdsList()),
             expected);
+    int[] mapBatches = response.getMapBatchesList().stream().mapToInt(Integer::intValue).toArray();
+    if (mapBatches.length != 0 && mapBatches.length != winners.length) {
+      throw new IllegalArgumentException(
+          "file groups count the batches of "
+              + mapBatches.length
+              + " maps and name the winners of "
+              + winners.length);
+    }
     return new ReducerFileGroups(
-        new ShuffleId(app, response.getFaroShuffleId()), winners, List.of(range));
+        new ShuffleId(app, response.getFaroShuffleId()), winners, mapBatches, List.of(range));
   }
 
   /**
@@ -112,7 +124,8 @@ public final class ReducerFileGroups {
             "overlapping file groups of shuffle " + first.faroShuffle);
       }
     }
-    return new ReducerFileGroups(first.faroShuffle, first.winningAttempts, List.copyOf(ranges));
+    return new ReducerFileGroups(
+        first.faroShuffle, first.winningAttempts, first.mapBatches, List.copyOf(ranges));
   }
 
   /** Faro's id of the generation these files belong to. */
@@ -127,6 +140,14 @@ public final class ReducerFileGroups {
   /** The attempt whose data counts for {@code mapId}, or -1 if the map never finished. */
   public int winningAttempt(int mapId) {
     return mapId >= 0 && mapId < winningAttempts.length ? winningAttempts[mapId] : -1;
+  }
+
+  /**
+   * How many batches the winning attempt of {@code mapId} pushed in all (its batch ids run from 0
+   * to one below it), or -1 when the driver did not say.
+   */
+  public int mapBatches(int mapId) {
+    return mapId >= 0 && mapId < mapBatches.length ? mapBatches[mapId] : -1;
   }
 
   /** Whether these groups answer for every partition of [start, end). */

@@ -128,6 +128,93 @@ class EveryBatchAccountedTest {
     }
   }
 
+  /**
+   * The skew path (a reader of some maps of a partition, as Spark's skew-join split and its local
+   * reader read) checks its batches too: the driver counts what the winners of its maps pushed.
+   */
+  @Test
+  void aBatchMissingFromAMapRangeFailsThatRangesReadWithDataLost() throws Exception {
+    try (App app = App.start(dir, 1, "missing-skew-batch")) {
+      ShuffleClient client = app.client();
+      LifecycleManager lifecycle = app.lifecycle();
+      ShuffleId shuffle = new ShuffleId(lifecycle.app(), 0);
+      ShuffleWorkload workload = new ShuffleWorkload(3, 4, 400, 5L);
+      int[][] pushed = new int[3][];
+      for (int m = 0; m < 3; m++) {
+        pushed[m] = push(client, lifecycle, shuffle, workload, m, 0);
+      }
+      assertThat(pushed[1][2]).isPositive();
+      // As if one more batch of map 1 for partition 2 had been acknowledged and then lost.
+      pushed[1][2]++;
+      for (int m = 0; m < 3; m++) {
+        client.mapperEnd(lifecycle.endpoint(), shuffle, m, 0, 3, pushed[m]);
+      }
+
+      // Maps 0 and 2 alone are whole; map 1's range is not.
+      for (int[] range : new int[][] {{0, 1}, {2, 3}}) {
+        try (PartitionReader reader =
+            client.newReader(lifecycle.endpoint(), shuffle, 3, 2, 3, range[0], range[1], 0)) {
+          int batches = 0;
+          while (reader.next() != null) {
+            batches++;
+          }
+          assertThat(batches).isEqualTo(pushed[range[0]][2]);
+        }
+      }
+      for (int[] range : new int[][] {{1, 2}, {0, 2}, {1, 3}}) {
+        try (PartitionReader reader =
+            client.newReader(lifecycle.endpoint(), shuffle, 3, 2, 3, range[0], range[1], 0)) {
+          FaroException missing =
+              (FaroException)
+                  catchThrowable(
+                      () -> {
+                        while (reader.next() != null) {
+                          // read to the end: the check comes after the last chunk
+                        }
+                      });
+          assertThat(missing).as("maps %d..%d", range[0], range[1] - 1).isNotNull();
+          assertThat(missing.code()).isEqualTo(ErrorCode.DATA_LOST);
+          assertThat(missing)
+              .hasMessageContaining("partition 2")
+              .hasMessageContaining("(maps " + range[0] + ".." + (range[1] - 1) + ")");
+        }
+      }
+    }
+  }
+
+  /**
+   * A batch numbered at or beyond the batches its attempt declared is corrupt: a reader's seen-set
+   * per map is bounded by the declared count, never by the largest id on the wire.
+   */
+  @Test
+  void aBatchBeyondWhatItsAttemptDeclaredIsRefused() throws Exception {
+    try (App app = App.start(dir, 1, "undeclared-batch")) {
+      ShuffleClient client = app.client();
+      LifecycleManager lifecycle = app.lifecycle();
+      ShuffleId shuffle = new ShuffleId(lifecycle.app(), 0);
+      ShuffleWorkload workload = new ShuffleWorkload(1, 1, 400, 5L);
+      int[] pushed = push(client, lifecycle, shuffle, workload, 0, 0);
+      assertThat(pushed[0]).isGreaterThan(1);
+      // It declares one batch fewer than it pushed: its last batch has an id no count covers.
+      pushed[0]--;
+      client.mapperEnd(lifecycle.endpoint(), shuffle, 0, 0, 1, pushed);
+      try (PartitionReader reader =
+          client.newReader(lifecycle.endpoint(), shuffle, 1, 0, 1, 0, 1, 0)) {
+        FaroException refused =
+            (FaroException)
+                catchThrowable(
+                    () -> {
+                      while (reader.next() != null) {
+                        // read to the end
+                      }
+                    });
+        assertThat(refused).isNotNull();
+        assertThat(refused.code()).isEqualTo(ErrorCode.DATA_LOST);
+        assertThat(refused).hasStackTraceContaining("batches, numbered from 0");
+      }
+    }
+  }
+
   @Test
   void aStrayCommitWhileMapsPushEndsNothingAndEveryRecordIsRead() throws Exception {
     try (App app = App.start(dir, 2, "stray-commit")) {
