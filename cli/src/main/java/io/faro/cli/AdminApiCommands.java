@@ -49,7 +49,35 @@ final class AdminApiCommands {
         description = "How long to wait for each answer (default: ${DEFAULT-VALUE}).")
     String timeout;
 
+    @Option(
+        names = "--conf",
+        paramLabel = "FILE",
+        description =
+            "Settings file naming faro.auth.admin.secret.file: with authentication on, the pages"
+                + " that list applications (apps, shuffles, quotas) need the admin token derived"
+                + " from it (bin/faro local-cluster writes <work-dir>/admin.conf).")
+    java.nio.file.Path confFile;
+
     private HttpClient client;
+
+    /** The Authorization header's value for the operators' pages, if --conf gives the secret. */
+    private java.util.Optional<String> bearer() {
+      if (confFile == null) {
+        return java.util.Optional.empty();
+      }
+      io.faro.common.config.FaroConf conf =
+          io.faro.common.process.ServerProcess.configuration(confFile, Map.of());
+      String file = conf.get(io.faro.common.auth.AuthOptions.ADMIN_SECRET_FILE).strip();
+      if (file.isEmpty()) {
+        return java.util.Optional.empty();
+      }
+      return java.util.Optional.of(
+          "Bearer "
+              + io.faro.common.auth.AdminTokens.http(
+                  io.faro.common.auth.Secret.read(
+                      java.nio.file.Path.of(file),
+                      io.faro.common.auth.AuthOptions.ADMIN_SECRET_FILE.key())));
+    }
 
     private HttpClient client(Duration wait) {
       if (client == null) {
@@ -70,11 +98,9 @@ final class AdminApiCommands {
       Duration wait = ConfigOption.parseDuration(timeout);
       HttpResponse<String> response;
       try {
-        response =
-            client(wait)
-                .send(
-                    HttpRequest.newBuilder(uri).timeout(wait).build(),
-                    HttpResponse.BodyHandlers.ofString());
+        HttpRequest.Builder request = HttpRequest.newBuilder(uri).timeout(wait);
+        bearer().ifPresent(token -> request.header("Authorization", token));
+        response = client(wait).send(request.build(), HttpResponse.BodyHandlers.ofString());
       } catch (IOException e) {
         throw new IllegalStateException(
             "cannot read "
@@ -310,6 +336,50 @@ final class AdminApiCommands {
               "written_bytes",
               "read_bytes",
               "open_partitions"));
+      return 0;
+    }
+  }
+
+  /** {@code admin http-token}: the bearer token of the HTTP ports' operators' pages. */
+  @Command(
+      name = "http-token",
+      mixinStandardHelpOptions = true,
+      description =
+          "Prints the bearer token of the operators' HTTP pages (apps, shuffles, quotas), derived"
+              + " from the admin secret of --conf, for tools other than bin/faro admin: curl -H"
+              + " \"Authorization: Bearer $(bin/faro admin http-token --conf FILE)\" ...")
+  static final class HttpToken implements Callable<Integer> {
+    @Option(
+        names = "--conf",
+        required = true,
+        paramLabel = "FILE",
+        description = "Settings file naming faro.auth.admin.secret.file.")
+    java.nio.file.Path confFile;
+
+    @CommandLine.Spec CommandLine.Model.CommandSpec spec;
+
+    @Override
+    public Integer call() {
+      io.faro.common.config.FaroConf conf =
+          io.faro.common.process.ServerProcess.configuration(confFile, Map.of());
+      String file = conf.get(io.faro.common.auth.AuthOptions.ADMIN_SECRET_FILE).strip();
+      if (file.isEmpty()) {
+        spec.commandLine()
+            .getErr()
+            .println(
+                "faro admin http-token: "
+                    + confFile
+                    + " does not set "
+                    + io.faro.common.auth.AuthOptions.ADMIN_SECRET_FILE.key());
+        return 2;
+      }
+      spec.commandLine()
+          .getOut()
+          .println(
+              io.faro.common.auth.AdminTokens.http(
+                  io.faro.common.auth.Secret.read(
+                      java.nio.file.Path.of(file),
+                      io.faro.common.auth.AuthOptions.ADMIN_SECRET_FILE.key())));
       return 0;
     }
   }

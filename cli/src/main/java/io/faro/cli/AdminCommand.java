@@ -47,6 +47,7 @@ import picocli.CommandLine.Option;
       AdminApiCommands.Shuffles.class,
       AdminApiCommands.Quotas.class,
       AdminApiCommands.Disks.class,
+      AdminApiCommands.HttpToken.class,
       AdminAdmissionCommands.class
     })
 final class AdminCommand implements Runnable {

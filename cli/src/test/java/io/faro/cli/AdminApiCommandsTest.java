@@ -12,6 +12,7 @@ import io.faro.common.network.ClientPool;
 import java.io.PrintWriter;
 import java.io.StringWriter;
 import java.nio.file.Path;
+import java.util.List;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -61,7 +62,44 @@ class AdminApiCommandsTest {
             new ShuffleId(second.app(), 0),
             0);
 
-        Admin apps = admin("admin", "apps", "--http", master);
+        // The listings name applications: with authentication on (local-cluster's default) they
+        // need the admin token, which --conf derives from the admin secret; /metrics stays open.
+        String adminConf = cluster.adminConf().orElseThrow().toString();
+        Admin withoutToken = admin("admin", "apps", "--http", master);
+        assertThat(withoutToken.exitCode()).isNotZero();
+        assertThat(withoutToken.err()).contains("answered 401").contains("admin token");
+        for (String page : List.of("/api/v1/shuffles", "/api/v1/quotas", "/metrics")) {
+          java.net.http.HttpResponse<String> plain =
+              java.net.http.HttpClient.newHttpClient()
+                  .send(
+                      java.net.http.HttpRequest.newBuilder(
+                              java.net.URI.create("http://" + master + page))
+                          .build(),
+                      java.net.http.HttpResponse.BodyHandlers.ofString());
+          assertThat(plain.statusCode()).as(page).isEqualTo(page.equals("/metrics") ? 200 : 401);
+        }
+        java.net.http.HttpResponse<String> workerShuffles =
+            java.net.http.HttpClient.newHttpClient()
+                .send(
+                    java.net.http.HttpRequest.newBuilder(
+                            java.net.URI.create("http://" + worker + "/api/v1/shuffles"))
+                        .build(),
+                    java.net.http.HttpResponse.BodyHandlers.ofString());
+        assertThat(workerShuffles.statusCode()).isEqualTo(401);
+        Admin token = admin("admin", "http-token", "--conf", adminConf);
+        assertThat(token.exitCode()).as(token.err()).isZero();
+        java.net.http.HttpResponse<String> withToken =
+            java.net.http.HttpClient.newHttpClient()
+                .send(
+                    java.net.http.HttpRequest.newBuilder(
+                            java.net.URI.create("http://" + worker + "/api/v1/shuffles"))
+                        .header("Authorization", "Bearer " + token.out().strip())
+                        .build(),
+                    java.net.http.HttpResponse.BodyHandlers.ofString());
+        assertThat(withToken.statusCode()).isEqualTo(200);
+        assertThat(withToken.body()).contains("app-one");
+
+        Admin apps = admin("admin", "apps", "--http", master, "--conf", adminConf);
         assertThat(apps.exitCode()).as(apps.err()).isZero();
         assertThat(apps.out().lines().toList())
             .first()
@@ -71,11 +109,21 @@ class AdminApiCommandsTest {
         assertThat(apps.out())
             .containsPattern("app-one +ann +etl +daily-report +2 +8 ")
             .containsPattern("app-two +1 +4 ");
-        Admin appsJson = admin("admin", "apps", "--http", master, "--json");
+        Admin appsJson = admin("admin", "apps", "--http", master, "--json", "--conf", adminConf);
         assertThat(Json.strings(appsJson.out(), "user")).containsExactly("ann", "");
         assertThat(Json.numbers(appsJson.out(), "partitions")).containsExactly(8L, 4L);
 
-        Admin shuffles = admin("admin", "shuffles", "--http", master, "--app", "app-one", "--json");
+        Admin shuffles =
+            admin(
+                "admin",
+                "shuffles",
+                "--http",
+                master,
+                "--app",
+                "app-one",
+                "--json",
+                "--conf",
+                adminConf);
         assertThat(shuffles.exitCode()).as(shuffles.err()).isZero();
         assertThat(Json.strings(shuffles.out(), "id")).containsExactly("app-one/0", "app-one/1");
         assertThat(Json.numbers(shuffles.out(), "partitions")).containsExactly(4L, 4L);
@@ -86,8 +134,6 @@ class AdminApiCommandsTest {
 
         // The admission rules, set from a file and shown; a new app they refuse is told why.
         String endpoints = cluster.masterEndpoint();
-        // An operator's change proves the admin secret local-cluster made.
-        String adminConf = cluster.adminConf().orElseThrow().toString();
         Path rules = dir.resolve("rules.conf");
         java.nio.file.Files.writeString(
             rules, "deny user=guest  # not on Faro\nlimit user=ann shuffles=5\n");
@@ -109,7 +155,7 @@ class AdminApiCommandsTest {
             .contains("2 rules and limits, the first matching rule decides; from admin: pilot");
         Admin show = admin("admin", "admission", "show", "--endpoints", endpoints);
         assertThat(show.out()).contains("deny user=guest\nlimit user=ann shuffles=5\n");
-        Admin quotas = admin("admin", "quotas", "--http", master);
+        Admin quotas = admin("admin", "quotas", "--http", master, "--conf", adminConf);
         assertThat(quotas.exitCode()).as(quotas.err()).isZero();
         // ann holds two shuffles of the five her limit allows.
         assertThat(quotas.out()).containsPattern("limit user=ann shuffles=5 +ann +- +2 +5 +8 ");

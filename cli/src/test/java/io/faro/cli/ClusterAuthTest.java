@@ -304,6 +304,24 @@ class ClusterAuthTest {
             rpc,
             forged.putReplicaGrants("elsewhere", ByteString.copyFrom(new byte[32])).build(),
             notPlaced);
+        // Nor reserve what the masters did not place (a shuffle they never saw, skipping their
+        // quotas), or a partition beyond the count they placed, even with a real grant.
+        ReserveSlotsRequest.Builder unplaced =
+            ReserveSlotsRequest.newBuilder()
+                .setShuffle(ShuffleKeyP.newBuilder().setAppId("auth-app").setShuffleId(9))
+                .setOwnerToken(43)
+                .setNumPartitions(1)
+                .addLocations(
+                    PartitionLocationP.newBuilder()
+                        .setPartitionId(0)
+                        .setRole(RoleP.PRIMARY)
+                        .setWorkerId(workerId));
+        assertRefused(pool, rpc, unplaced.build(), "no valid placement grant");
+        assertRefused(
+            pool,
+            rpc,
+            unplaced.setPlacementGrant(ByteString.copyFrom(new byte[32])).build(),
+            "no valid placement grant");
         // The shuffle is untouched: read again, whole.
         assertThat(text.readAll(client, lifecycle.endpoint(), shuffle)).isEqualTo(seen);
         assertThat(other.clusterAuthenticates()).isTrue();

@@ -275,7 +275,7 @@ class FallbackTest {
               .mapToPair(n -> new scala.Tuple2<>(n % 1009, 1L))
               .reduceByKey(Long::sum, 11);
       assertThat(counts.count()).isEqualTo(1009);
-      awaitQuotaReached(cluster.masterHttpPort());
+      awaitQuotaReached(cluster.masterHttpPort(), cluster.adminToken());
       return SparkJobs.sorted(
           counts
               .mapToPair(t -> new scala.Tuple2<>(t._1() % 97, t._2()))
@@ -307,8 +307,11 @@ class FallbackTest {
     }
   }
 
-  /** Waits until the master's /api/v1/quotas has some user at (or over) its quota. */
-  private static void awaitQuotaReached(int masterHttpPort) {
+  /**
+   * Waits until the master's /api/v1/quotas (an operators' page: the admin token) has some user at
+   * (or over) its quota.
+   */
+  private static void awaitQuotaReached(int masterHttpPort, String adminToken) {
     java.net.http.HttpClient http = java.net.http.HttpClient.newHttpClient();
     io.faro.common.testing.Eventually.await(
         "the workers' bytes reported over the quota",
@@ -320,6 +323,7 @@ class FallbackTest {
                         java.net.http.HttpRequest.newBuilder(
                                 java.net.URI.create(
                                     "http://127.0.0.1:" + masterHttpPort + "/api/v1/quotas"))
+                            .header("Authorization", "Bearer " + adminToken)
                             .build(),
                         java.net.http.HttpResponse.BodyHandlers.ofString())
                     .body();

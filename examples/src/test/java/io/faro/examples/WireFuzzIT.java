@@ -96,10 +96,21 @@ class WireFuzzIT {
     }
     try (LocalCluster cluster = started;
         ClientPool pool =
-            new ClientPool("fuzz-observer", NetworkOptions.Settings.from(FaroConf.empty()))) {
+            new ClientPool("fuzz-observer", NetworkOptions.Settings.from(FaroConf.empty()));
+        // The masters list a cluster's apps and shuffles to members and operators only, when
+        // they authenticate: the observer proves the admin secret local-cluster made, if any.
+        ClientPool operator =
+            new ClientPool(
+                "fuzz-operator",
+                NetworkOptions.Settings.from(FaroConf.empty()),
+                cluster
+                    .adminConf()
+                    .map(WireFuzzIT::adminCredentials)
+                    .orElse(io.faro.common.auth.AuthOptions.Credentials.NONE),
+                address -> io.faro.common.auth.Handshake.MASTER)) {
       MasterClient master =
           new MasterClient(
-              pool, List.of(HostPort.parse(cluster.masterEndpoint())), Duration.ofSeconds(30));
+              operator, List.of(HostPort.parse(cluster.masterEndpoint())), Duration.ofSeconds(30));
       // Warm: a job brings pools, caches and the JIT to their working size, so RSS has a level to
       // return to.
       assertThat(
@@ -238,6 +249,17 @@ class WireFuzzIT {
         targets.stream().filter(t -> t.name().endsWith("pushPort")).findFirst().orElseThrow();
     List<WireFuzzer.Target> control = targets.stream().filter(t -> t != push).toList();
     fuzzer.floodRepeated(push, control, 128 << 20, 32 << 20);
+  }
+
+  /** The operators' credentials the settings file {@code adminConf} names. */
+  private static io.faro.common.auth.AuthOptions.Credentials adminCredentials(Path adminConf) {
+    FaroConf conf = io.faro.common.process.ServerProcess.configuration(adminConf, Map.of());
+    return new io.faro.common.auth.AuthOptions.Credentials(
+        io.faro.common.auth.Identity.ADMIN,
+        java.util.Optional.of(
+            io.faro.common.auth.Secret.read(
+                Path.of(conf.get(io.faro.common.auth.AuthOptions.ADMIN_SECRET_FILE)),
+                io.faro.common.auth.AuthOptions.ADMIN_SECRET_FILE.key())));
   }
 
   private static List<WireFuzzer.Target> targets(LocalCluster cluster) {

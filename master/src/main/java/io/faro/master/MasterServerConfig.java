@@ -47,6 +47,8 @@ public record MasterServerConfig(
     long partitionSizeMin,
     int maxPartitionsPerShuffle,
     int maxApps,
+    int maxAppsPerHost,
+    int maxAppsPerUser,
     String admissionFile,
     NetworkOptions.Settings network) {
 
@@ -101,6 +103,8 @@ public record MasterServerConfig(
         partitionSizeMin(conf),
         conf.get(MasterServerOptions.MAX_PARTITIONS_PER_SHUFFLE),
         conf.get(MasterServerOptions.MAX_APPS),
+        conf.get(MasterServerOptions.MAX_APPS_PER_HOST),
+        conf.get(MasterServerOptions.MAX_APPS_PER_USER),
         conf.get(MasterServerOptions.ADMISSION_FILE).trim(),
         memberNetwork(conf));
   }
@@ -168,6 +172,8 @@ public record MasterServerConfig(
         partitionSizeMin,
         maxPartitionsPerShuffle,
         maxApps,
+        maxAppsPerHost,
+        maxAppsPerUser,
         admissionFile,
         network);
   }

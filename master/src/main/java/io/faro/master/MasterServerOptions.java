@@ -234,6 +234,28 @@ public final class MasterServerOptions {
           "Most applications registered at once. A registration beyond it is refused with "
               + "LIMIT_EXCEEDED (the application's job fails at its first shuffle, saying so); "
               + "apps that end or stop heartbeating make room.");
+  public static final ConfigOption<Integer> MAX_APPS_PER_HOST =
+      intOption(
+          "faro.master.max.apps.per.host",
+          1_000,
+          1,
+          10_000_000,
+          "apps",
+          "Most applications registered at once from one host (the address of the connection a "
+              + "driver registered on, which the masters see, not what the driver says): one "
+              + "host that registers applications in a loop cannot fill faro.master.max.apps and "
+              + "shut every other one out. A registration beyond it is refused with "
+              + "LIMIT_EXCEEDED, naming the host.");
+  public static final ConfigOption<Integer> MAX_APPS_PER_USER =
+      intOption(
+          "faro.master.max.apps.per.user",
+          2_000,
+          1,
+          10_000_000,
+          "apps",
+          "Most applications registered at once by one user (the user the application says runs "
+              + "it, as admission rules and quotas see it; an application with no user is not "
+              + "counted). A registration beyond it is refused with LIMIT_EXCEEDED.");
 
   public static final ConfigOption<String> ADMISSION_FILE =
       ConfigOption.stringOption(
@@ -275,6 +297,8 @@ public final class MasterServerOptions {
           SLOTS_PARTITION_SIZE_MIN,
           MAX_PARTITIONS_PER_SHUFFLE,
           MAX_APPS,
+          MAX_APPS_PER_HOST,
+          MAX_APPS_PER_USER,
           ADMISSION_FILE);
 
   private MasterServerOptions() {}

@@ -84,9 +84,35 @@ public final class HttpEndpoint implements AutoCloseable {
     }
   }
 
+  /**
+   * Which pages are the operators' (they list applications, users, queues, names): with {@code
+   * enforced}, each needs {@code Authorization: Bearer} with {@code token} ({@link
+   * io.faro.common.auth.AdminTokens}), 401 without it and 403 when this process holds no admin
+   * secret (empty {@code token}). Not enforced (authentication off), every page is open.
+   */
+  public record Admin(
+      java.util.Set<String> paths, boolean enforced, java.util.Optional<String> token) {
+    /** Every page open to anyone. */
+    public static final Admin OPEN =
+        new Admin(java.util.Set.of(), false, java.util.Optional.empty());
+
+    public Admin {
+      paths = java.util.Set.copyOf(paths);
+      requireNonNull(token, "token is null");
+    }
+
+    /** The operators' pages {@code paths}, under {@code auth} (a member's settings). */
+    public static Admin of(
+        java.util.Set<String> paths, io.faro.common.auth.AuthOptions.Settings auth) {
+      return new Admin(
+          paths, auth.enabled(), auth.admin().map(io.faro.common.auth.AdminTokens::http));
+    }
+  }
+
   private final HttpServer server;
   private final ExecutorService thread;
   private final Map<String, Page> pages;
+  private final Admin admin;
 
   /**
    * Binds {@code bindHost:port} (0: a free port) and serves {@code pages} by exact path, plus
@@ -97,7 +123,20 @@ public final class HttpEndpoint implements AutoCloseable {
   public HttpEndpoint(
       String bindHost, int port, String threadName, FaroMetrics metrics, Map<String, Page> pages)
       throws IOException {
+    this(bindHost, port, threadName, metrics, pages, Admin.OPEN);
+  }
+
+  /** As above, with the operators' pages {@code admin} guarded. */
+  public HttpEndpoint(
+      String bindHost,
+      int port,
+      String threadName,
+      FaroMetrics metrics,
+      Map<String, Page> pages,
+      Admin admin)
+      throws IOException {
     requireNonNull(metrics, "metrics is null");
+    this.admin = requireNonNull(admin, "admin is null");
     Map<String, Page> all = new LinkedHashMap<>(pages);
     all.put("/metrics", query -> metricsAnswer(metrics));
     this.pages = Map.copyOf(all);
@@ -141,7 +180,11 @@ public final class HttpEndpoint implements AutoCloseable {
         exchange.getResponseHeaders().set("Allow", "GET, HEAD");
         answer = Answer.json(405, Map.of("error", "method " + method + " not allowed"));
       } else {
-        answer = answer(exchange.getRequestURI().getPath(), exchange.getRequestURI().getRawQuery());
+        answer = refusal(exchange);
+        if (answer == null) {
+          answer =
+              answer(exchange.getRequestURI().getPath(), exchange.getRequestURI().getRawQuery());
+        }
       }
       exchange.getResponseHeaders().set("Content-Type", answer.contentType());
       exchange.sendResponseHeaders(answer.status(), head ? -1 : answer.body().length);
@@ -151,6 +194,38 @@ public final class HttpEndpoint implements AutoCloseable {
         }
       }
     }
+  }
+
+  /** Why an operators' page is refused to this request, or null. */
+  private Answer refusal(HttpExchange exchange) {
+    String path = exchange.getRequestURI().getPath();
+    String normal =
+        path.length() > 1 && path.endsWith("/") ? path.substring(0, path.length() - 1) : path;
+    if (!admin.enforced() || !admin.paths().contains(normal)) {
+      return null;
+    }
+    if (admin.token().isEmpty()) {
+      return Answer.json(
+          403,
+          Map.of(
+              "error",
+              normal
+                  + " lists applications and is for operators: this process holds no admin "
+                  + "secret (faro.auth.admin.secret.file), so it serves it to nobody"));
+    }
+    if (io.faro.common.auth.AdminTokens.bears(
+        exchange.getRequestHeaders().getFirst("Authorization"), admin.token())) {
+      return null;
+    }
+    exchange.getResponseHeaders().set("WWW-Authenticate", "Bearer realm=\"faro-admin\"");
+    return Answer.json(
+        401,
+        Map.of(
+            "error",
+            normal
+                + " lists applications and is for operators: send Authorization: Bearer with the"
+                + " admin token (bin/faro admin ... --conf FILE sends it; bin/faro admin"
+                + " http-token --conf FILE prints it; FILE names faro.auth.admin.secret.file)"));
   }
 
   /** Query parameters, decoded; at most 16, each name and value at most 256 characters. */
@@ -216,8 +291,20 @@ public final class HttpEndpoint implements AutoCloseable {
       String threadName,
       FaroMetrics metrics,
       Map<String, Page> pages) {
+    return start(bindHost, port, portKey, threadName, metrics, pages, Admin.OPEN);
+  }
+
+  /** As above, with the operators' pages {@code admin} guarded. */
+  public static HttpEndpoint start(
+      String bindHost,
+      int port,
+      String portKey,
+      String threadName,
+      FaroMetrics metrics,
+      Map<String, Page> pages,
+      Admin admin) {
     try {
-      return new HttpEndpoint(bindHost, port, threadName, metrics, pages);
+      return new HttpEndpoint(bindHost, port, threadName, metrics, pages, admin);
     } catch (IOException e) {
       throw new IllegalStateException(
           io.faro.common.network.BindFailures.find(e)

@@ -79,6 +79,71 @@ class HttpEndpointTest {
     }
   }
 
+  /**
+   * With authentication on, the pages that name applications need the admin token; the others stay
+   * open, and a process without an admin secret serves those pages to nobody.
+   */
+  @Test
+  void theOperatorsPagesNeedTheAdminTokenAndTheRestStaysOpen() throws Exception {
+    io.faro.common.auth.Secret admin =
+        io.faro.common.auth.Secret.of("admin-secret-0123456789abcdef");
+    String token = io.faro.common.auth.AdminTokens.http(admin);
+    Map<String, HttpEndpoint.Page> pages =
+        Map.of(
+            "/api/v1/apps",
+            HttpEndpoint.Page.of(() -> HttpEndpoint.Answer.json(Map.of("apps", "app-1"))),
+            "/api/v1/memory",
+            HttpEndpoint.Page.of(() -> HttpEndpoint.Answer.json(Map.of("used", 3))));
+    try (HttpEndpoint endpoint =
+            new HttpEndpoint(
+                "127.0.0.1",
+                0,
+                "test-http",
+                FaroMetrics.standalone(),
+                pages,
+                new HttpEndpoint.Admin(
+                    java.util.Set.of("/api/v1/apps"), true, java.util.Optional.of(token)));
+        HttpEndpoint noSecret =
+            new HttpEndpoint(
+                "127.0.0.1",
+                0,
+                "test-http-2",
+                FaroMetrics.standalone(),
+                pages,
+                new HttpEndpoint.Admin(
+                    java.util.Set.of("/api/v1/apps"), true, java.util.Optional.empty()))) {
+      HttpResponse<String> refused = send(endpoint, "GET", "/api/v1/apps");
+      assertThat(refused.statusCode()).isEqualTo(401);
+      assertThat(refused.body()).contains("admin token").doesNotContain("app-1");
+      assertThat(send(endpoint, "GET", "/metrics").statusCode()).isEqualTo(200);
+      assertThat(send(endpoint, "GET", "/api/v1/memory").statusCode()).isEqualTo(200);
+
+      for (String wrong : java.util.List.of("Bearer " + token + "0", "Basic " + token, token)) {
+        HttpResponse<String> guessed =
+            http.send(
+                HttpRequest.newBuilder(
+                        URI.create("http://127.0.0.1:" + endpoint.port() + "/api/v1/apps"))
+                    .header("Authorization", wrong)
+                    .build(),
+                HttpResponse.BodyHandlers.ofString());
+        assertThat(guessed.statusCode()).as(wrong).isEqualTo(401);
+      }
+      HttpResponse<String> operator =
+          http.send(
+              HttpRequest.newBuilder(
+                      URI.create("http://127.0.0.1:" + endpoint.port() + "/api/v1/apps/"))
+                  .header("Authorization", "Bearer " + token)
+                  .build(),
+              HttpResponse.BodyHandlers.ofString());
+      assertThat(operator.statusCode()).isEqualTo(200);
+      assertThat(operator.body()).contains("app-1");
+
+      HttpResponse<String> nobody = send(noSecret, "GET", "/api/v1/apps");
+      assertThat(nobody.statusCode()).isEqualTo(403);
+      assertThat(nobody.body()).contains("faro.auth.admin.secret.file");
+    }
+  }
+
   @Test
   void clientsThatSendHalfARequestCannotTakeThePort() throws Exception {
     FaroMetrics metrics = FaroMetrics.standalone();

@@ -195,8 +195,13 @@ final class Placement {
               Map<WorkerId, CompletableFuture<ReserveSlotsResponse>> reservations =
                   new LinkedHashMap<>();
               Map<String, com.google.protobuf.ByteString> grants = response.getReplicaGrantsMap();
+              Map<String, com.google.protobuf.ByteString> placements =
+                  response.getPlacementGrantsMap();
               byWorker.forEach(
-                  (worker, locs) -> reservations.put(worker, reserve(g, worker, locs, grants)));
+                  (worker, locs) ->
+                      reservations.put(
+                          worker,
+                          reserve(g, worker, locs, grants, placements.get(worker.value()))));
               return CompletableFuture.allOf(
                       reservations.values().stream()
                           .map(f -> f.exceptionally(e -> null))
@@ -264,12 +269,15 @@ final class Placement {
   /**
    * @param grants the masters' replica grants of the slots answer: passed on for the replicas these
    *     locations name
+   * @param placed the masters' grant to reserve this shuffle on {@code worker}, or null (a cluster
+   *     without authentication)
    */
   private CompletableFuture<ReserveSlotsResponse> reserve(
       Generation g,
       WorkerId worker,
       List<PartitionLocation> locs,
-      Map<String, com.google.protobuf.ByteString> grants) {
+      Map<String, com.google.protobuf.ByteString> grants,
+      com.google.protobuf.ByteString placed) {
     HostPort rpc = locs.get(0).endpoint().rpc();
     // In requests of at most RESERVE_BATCH locations: a worker refuses larger ones
     // (faro.worker.reserve.max.locations), whatever the number of partitions of the shuffle.
@@ -278,7 +286,11 @@ final class Placement {
       ReserveSlotsRequest.Builder b =
           ReserveSlotsRequest.newBuilder()
               .setShuffle(IdMapper.toProto(g.id()))
-              .setOwnerToken(g.ownerToken());
+              .setOwnerToken(g.ownerToken())
+              .setNumPartitions(g.numPartitions());
+      if (placed != null) {
+        b.setPlacementGrant(placed);
+      }
       locs.subList(from, Math.min(locs.size(), from + RESERVE_BATCH))
           .forEach(
               l -> {

@@ -161,7 +161,8 @@ class ShuffleFixedCostTest {
     while (true) {
       int holding = 0;
       for (WorkerServer worker : cluster.workers()) {
-        String shuffles = Scrape.get(worker.httpPort(), "/api/v1/shuffles").body();
+        String shuffles =
+            Scrape.get(worker.httpPort(), "/api/v1/shuffles", cluster.adminToken()).body();
         holding += Json.number(shuffles, "total_shuffles") == 1 ? 1 : 0;
       }
       if (holding == cluster.workers().size()) {

@@ -104,21 +104,28 @@ class WorkerMetricsTest {
           assertThat(Json.string(disks, "worker_id")).isEqualTo(worker.workerId().value());
           assertThat(Json.strings(disks, "state")).containsExactly("healthy");
           jsonWritten += Json.number(disks, "written_bytes");
-          String shuffles = Scrape.get(worker.httpPort(), "/api/v1/shuffles").body();
+          String shuffles =
+              Scrape.get(worker.httpPort(), "/api/v1/shuffles", cluster.adminToken()).body();
           assertThat(Json.number(shuffles, "total_shuffles")).isEqualTo(1);
           assertThat(Json.string(shuffles, "id")).isEqualTo("metrics/0");
           assertThat(Json.number(shuffles, "locations")).isPositive();
           assertThat(Json.number(shuffles, "open_locations")).isZero();
           assertThat(
                   Json.strings(
-                      Scrape.get(worker.httpPort(), "/api/v1/shuffles?after=metrics/0").body(),
+                      Scrape.get(
+                              worker.httpPort(),
+                              "/api/v1/shuffles?after=metrics/0",
+                              cluster.adminToken())
+                          .body(),
                       "id"))
               .isEmpty();
           String memory = Scrape.get(worker.httpPort(), "/api/v1/memory").body();
           assertThat(Json.number(memory, "memory_budget_used_bytes")).isZero();
           assertThat(Json.number(memory, "heap_max_bytes")).isPositive();
           assertThat(Scrape.get(worker.httpPort(), "/api/v1/nothing").statusCode()).isEqualTo(404);
-          assertThat(Scrape.get(worker.httpPort(), "/api/v1/shuffles?limit=x").statusCode())
+          assertThat(
+                  Scrape.get(worker.httpPort(), "/api/v1/shuffles?limit=x", cluster.adminToken())
+                      .statusCode())
               .isEqualTo(400);
         }
         assertThat(jsonWritten).isEqualTo(written);

@@ -29,6 +29,11 @@ public final class MiniFaroCluster implements AutoCloseable {
     this.auth = auth;
   }
 
+  /** The bearer token of the HTTP pages that list applications (an operator's). */
+  public String adminToken() {
+    return io.faro.common.auth.AdminTokens.http(adminCredentials().secret().orElseThrow());
+  }
+
   /** What an operator's tool proves to this cluster's master to change its state. */
   public io.faro.common.auth.AuthOptions.Credentials adminCredentials() {
     return new io.faro.common.auth.AuthOptions.Credentials(

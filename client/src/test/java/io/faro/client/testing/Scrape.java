@@ -44,6 +44,18 @@ public final class Scrape {
             HttpResponse.BodyHandlers.ofString());
   }
 
+  /** A GET of {@code path} with {@code Authorization: Bearer token} (an operator's page). */
+  public static HttpResponse<String> get(int port, String path, String token)
+      throws IOException, InterruptedException {
+    return HttpClient.newHttpClient()
+        .send(
+            HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + path))
+                .timeout(Duration.ofSeconds(10))
+                .header("Authorization", "Bearer " + token)
+                .build(),
+            HttpResponse.BodyHandlers.ofString());
+  }
+
   static Scrape parse(String text) {
     Map<String, Double> samples = new LinkedHashMap<>();
     java.util.Set<String> typed = new java.util.HashSet<>();

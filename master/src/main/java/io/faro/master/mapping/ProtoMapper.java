@@ -498,13 +498,17 @@ public final class ProtoMapper {
         .setUser(profile.user())
         .setQueue(profile.queue())
         .setName(profile.name())
+        .setHost(profile.host())
         .build();
   }
 
   /** An application's profile as sent by a client or logged: each field bounded, as an id is. */
   public static io.faro.common.admission.AppProfile profile(io.faro.proto.AppProfileP p) {
     return new io.faro.common.admission.AppProfile(
-        bounded(p.getUser(), "user"), bounded(p.getQueue(), "queue"), bounded(p.getName(), "name"));
+        bounded(p.getUser(), "user"),
+        bounded(p.getQueue(), "queue"),
+        bounded(p.getName(), "name"),
+        bounded(p.getHost(), "host"));
   }
 
   /** Longest user, queue or application name a registration may carry. */

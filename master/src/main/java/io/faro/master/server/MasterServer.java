@@ -115,7 +115,11 @@ public final class MasterServer implements AutoCloseable {
               loads,
               placement,
               clock,
-              new MasterRequestHandler.Limits(config.maxPartitionsPerShuffle(), config.maxApps()),
+              new MasterRequestHandler.Limits(
+                  config.maxPartitionsPerShuffle(),
+                  config.maxApps(),
+                  config.maxAppsPerHost(),
+                  config.maxAppsPerUser()),
               config.network().auth(),
               admission,
               metrics);
@@ -254,7 +258,8 @@ public final class MasterServer implements AutoCloseable {
             MasterServerOptions.HTTP_PORT.key(),
             name,
             metrics,
-            MasterPages.of(handler::masterStatus, new MasterApi(raft, handler).pages()));
+            MasterPages.of(handler::masterStatus, new MasterApi(raft, handler).pages()),
+            HttpEndpoint.Admin.of(MasterApi.OPERATORS, config.network().auth()));
   }
 
   private void awaitLeader() {

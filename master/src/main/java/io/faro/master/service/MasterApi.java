@@ -23,7 +23,9 @@ import java.util.function.Supplier;
  * as it has applied the log, without a round trip to the leader: each answer says which master
  * served it, the leader it knows and its applied index, so that a reader can tell a follower's view
  * from the leader's. Lists of apps and shuffles come in pages ({@code ?limit=}, at most 10,000,
- * 1,000 by default; {@code ?after=} the last id of the previous page).
+ * 1,000 by default; {@code ?after=} the last id of the previous page). With authentication on,
+ * those that list applications ({@link #OPERATORS}) need the admin token; workers and masters stay
+ * open, as {@code /metrics} and {@code /status} do.
  */
 public final class MasterApi {
   private final RaftNode raft;
@@ -33,6 +35,13 @@ public final class MasterApi {
     this.raft = requireNonNull(raft, "raft is null");
     this.handler = requireNonNull(handler, "handler is null");
   }
+
+  /**
+   * The pages that list applications (ids, users, queues, names): with authentication on, for
+   * holders of the admin token only.
+   */
+  public static final java.util.Set<String> OPERATORS =
+      java.util.Set.of("/api/v1/apps", "/api/v1/shuffles", "/api/v1/quotas");
 
   /** The pages, by path. */
   public Map<String, Page> pages() {

@@ -101,7 +101,8 @@ public final class MasterRequestHandler implements RequestHandler {
    * @param maxPartitionsPerShuffle faro.master.max.partitions.per.shuffle
    * @param maxApps faro.master.max.apps
    */
-  public record Limits(int maxPartitionsPerShuffle, int maxApps) {
+  public record Limits(
+      int maxPartitionsPerShuffle, int maxApps, int maxAppsPerHost, int maxAppsPerUser) {
     public Limits {
       if (maxPartitionsPerShuffle <= 0 || maxApps <= 0) {
         throw new IllegalArgumentException(
@@ -228,15 +229,20 @@ public final class MasterRequestHandler implements RequestHandler {
                 registerWorker(request.meta(RegisterWorkerRequest.class));
             case WORKER_HEARTBEAT_REQUEST ->
                 workerHeartbeat(request.meta(WorkerHeartbeatRequest.class));
-            case REGISTER_APP_REQUEST -> registerApp(request.meta(RegisterAppRequest.class));
+            case REGISTER_APP_REQUEST ->
+                registerApp(request.meta(RegisterAppRequest.class), sourceHost(request));
             case APP_HEARTBEAT_REQUEST ->
                 appHeartbeat(
-                    request.meta(AppHeartbeatRequest.class), Identity.of(request.channel()));
+                    request.meta(AppHeartbeatRequest.class),
+                    Identity.of(request.channel()),
+                    sourceHost(request));
             case UNREGISTER_APP_REQUEST -> unregisterApp(request.meta(UnregisterAppRequest.class));
             case REQUEST_SLOTS_REQUEST -> requestSlots(request.meta(RequestSlotsRequest.class));
             case UNREGISTER_SHUFFLE_REQUEST ->
                 unregisterShuffle(request.meta(UnregisterShuffleRequest.class));
-            case CLUSTER_STATUS_REQUEST -> clusterStatus(request.meta(ClusterStatusRequest.class));
+            case CLUSTER_STATUS_REQUEST ->
+                clusterStatus(
+                    request.meta(ClusterStatusRequest.class), Identity.of(request.channel()));
             case MASTER_STATUS_REQUEST ->
                 CompletableFuture.<Message>completedFuture(masterStatus());
             case TRANSFER_LEADER_REQUEST ->
@@ -430,9 +436,10 @@ public final class MasterRequestHandler implements RequestHandler {
    * token and the answer carries the app's secret; an app id registered with another token is
    * refused (another driver holds it).
    */
-  private CompletableFuture<Message> registerApp(RegisterAppRequest request) {
+  private CompletableFuture<Message> registerApp(RegisterAppRequest request, String host) {
     AppId app = ProtoMapper.appId(request.getAppId());
-    io.faro.common.admission.AppProfile profile = ProtoMapper.profile(request.getProfile());
+    io.faro.common.admission.AppProfile profile =
+        ProtoMapper.profile(request.getProfile()).withHost(host);
     if (!auth.enabled()) {
       return registerApp(app, "", profile, true);
     }
@@ -474,16 +481,10 @@ public final class MasterRequestHandler implements RequestHandler {
     // Checked on the leader, not in the replicated apply: masters may be configured differently
     // during a rolling change, and the state must not diverge. Racing registrations may overshoot
     // the limit by the few in flight.
-    boolean refused =
-        raft.read(state -> !state.hasApp(app) && state.apps().size() >= limits.maxApps());
-    if (refused) {
+    String refusal = raft.read(state -> state.hasApp(app) ? null : overLimit(state, app, profile));
+    if (refusal != null) {
       throw new FaroException(
-          ErrorCode.LIMIT_EXCEEDED,
-          "cannot register app "
-              + app
-              + ": "
-              + limits.maxApps()
-              + " apps are registered, the most this cluster takes (faro.master.max.apps)");
+          ErrorCode.LIMIT_EXCEEDED, "cannot register app " + app + ": " + refusal);
     }
     return submit(new StateCommand.RegisterApp(app, nonce, profile))
         .thenApply(
@@ -496,6 +497,52 @@ public final class MasterRequestHandler implements RequestHandler {
               loads.appHeartbeat(app, clock.millis());
               return EMPTY;
             });
+  }
+
+  /**
+   * Why a new registration of {@code profile} would take the cluster, its host or its user over
+   * their limits, or null.
+   */
+  private String overLimit(
+      io.faro.master.state.StateReader state,
+      AppId app,
+      io.faro.common.admission.AppProfile profile) {
+    if (state.apps().size() >= limits.maxApps()) {
+      return limits.maxApps()
+          + " apps are registered, the most this cluster takes (faro.master.max.apps)";
+    }
+    int fromHost = 0;
+    int ofUser = 0;
+    for (RegisteredApp a : state.apps().values()) {
+      if (!profile.host().isEmpty() && a.profile().host().equals(profile.host())) {
+        fromHost++;
+      }
+      if (!profile.user().isEmpty() && a.profile().user().equals(profile.user())) {
+        ofUser++;
+      }
+    }
+    if (fromHost >= limits.maxAppsPerHost()) {
+      return "host "
+          + io.faro.common.log.LogSafe.text(profile.host())
+          + " has registered "
+          + fromHost
+          + " apps that run, the most one host may (faro.master.max.apps.per.host)";
+    }
+    if (ofUser >= limits.maxAppsPerUser()) {
+      return "user "
+          + io.faro.common.log.LogSafe.text(profile.user())
+          + " runs "
+          + ofUser
+          + " registered apps, the most one user may (faro.master.max.apps.per.user)";
+    }
+    return null;
+  }
+
+  /** The address a request came from, as this master's connection sees it. */
+  private static String sourceHost(Request request) {
+    return request.channel().remoteAddress() instanceof java.net.InetSocketAddress a
+        ? a.getAddress().getHostAddress()
+        : "";
   }
 
   private static String heldNonce(RegisteredApp registered) {
@@ -515,7 +562,8 @@ public final class MasterRequestHandler implements RequestHandler {
                 + " is registered already by another driver (another registration token)");
   }
 
-  private CompletableFuture<Message> appHeartbeat(AppHeartbeatRequest request, Identity who) {
+  private CompletableFuture<Message> appHeartbeat(
+      AppHeartbeatRequest request, Identity who, String host) {
     AppId app = ProtoMapper.appId(request.getAppId());
     if (!raft.isLeaderReady()) {
       // Apps heartbeat every master; a follower keeps the time for when it leads (of apps it does
@@ -538,7 +586,7 @@ public final class MasterRequestHandler implements RequestHandler {
       return registerApp(
           app,
           who.kind() == Identity.Kind.APP ? who.nonce() : "",
-          ProtoMapper.profile(request.getProfile()),
+          ProtoMapper.profile(request.getProfile()).withHost(host),
           false);
     }
     loads.appHeartbeat(app, clock.millis());
@@ -656,6 +704,16 @@ public final class MasterRequestHandler implements RequestHandler {
               if (auth.enabled()) {
                 Secret cluster = auth.cluster().orElseThrow();
                 for (PartitionLocation l : placed) {
+                  for (PartitionLocation copy : l.copies()) {
+                    String worker = copy.worker().value();
+                    if (!b.containsPlacementGrants(worker)) {
+                      b.putPlacementGrants(
+                          worker,
+                          ByteString.copyFrom(
+                              io.faro.common.auth.PlacementGrants.grant(
+                                  cluster, shuffle, numPartitions, worker)));
+                    }
+                  }
                   l.replica()
                       .filter(r -> !b.containsReplicaGrants(r.worker().value()))
                       .ifPresent(
@@ -681,14 +739,33 @@ public final class MasterRequestHandler implements RequestHandler {
     return submit(new StateCommand.UnregisterShuffle(shuffle)).thenApply(applied -> EMPTY);
   }
 
-  private CompletableFuture<Message> clusterStatus(ClusterStatusRequest request) {
+  /**
+   * The cluster's status. With authentication on, only members and operators see which apps and
+   * shuffles it holds (ids name applications); anyone else, as an anonymous status tool, gets the
+   * workers and the totals.
+   */
+  private CompletableFuture<Message> clusterStatus(ClusterStatusRequest request, Identity who) {
     if (!request.getAppsAfter().isEmpty()) {
       ProtoMapper.appId(request.getAppsAfter()); // a cursor is an id, bounded like one
     }
     if (request.hasShufflesAfter()) {
       IdMapper.shuffleId(request.getShufflesAfter());
     }
-    return raft.readBarrier().thenApply(applied -> clusterStatusHere(request, applied));
+    boolean listsApps =
+        !auth.enabled() || who.equals(Identity.ADMIN) || who.equals(Identity.CLUSTER);
+    return raft.readBarrier()
+        .thenApply(
+            applied -> {
+              ClusterStatusResponse status = clusterStatusHere(request, applied);
+              return listsApps
+                  ? status
+                  : status.toBuilder()
+                      .clearApps()
+                      .clearShuffles()
+                      .clearNextAppsAfter()
+                      .clearNextShufflesAfter()
+                      .build();
+            });
   }
 
   /**

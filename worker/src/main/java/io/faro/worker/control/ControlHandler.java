@@ -58,6 +58,7 @@ public final class ControlHandler implements RequestHandler {
   private final Supplier<WorkerStateP> state;
   private final Stopper stopper;
   private final io.faro.common.auth.AuthOptions.Settings auth;
+  private final Supplier<String> workerId;
 
   /**
    * @param state what the worker is doing now, for the status answer
@@ -69,6 +70,21 @@ public final class ControlHandler implements RequestHandler {
       Supplier<WorkerStateP> state,
       Stopper stopper,
       io.faro.common.auth.AuthOptions.Settings auth) {
+    this(store, status, state, stopper, auth, () -> null);
+  }
+
+  /**
+   * @param workerId this worker's id as the masters know it (null until it is known), which
+   *     placement grants name
+   */
+  public ControlHandler(
+      PartitionStore store,
+      WorkerStatusSampler status,
+      Supplier<WorkerStateP> state,
+      Stopper stopper,
+      io.faro.common.auth.AuthOptions.Settings auth,
+      Supplier<String> workerId) {
+    this.workerId = requireNonNull(workerId, "workerId is null");
     this.auth = requireNonNull(auth, "auth is null");
     this.store = requireNonNull(store, "store is null");
     this.status = requireNonNull(status, "status is null");
@@ -150,6 +166,7 @@ public final class ControlHandler implements RequestHandler {
     store.checkReserveSize(shuffle, reserve.getLocationsCount());
     if (auth.enabled()) {
       checkReplicaGrants(shuffle, reserve);
+      checkPlacementGrant(shuffle, reserve);
     }
     store.reserve(
         shuffle,
@@ -193,6 +210,46 @@ public final class ControlHandler implements RequestHandler {
                 + ":"
                 + replica.getEndpoint().getPushPort()
                 + " was not placed by the masters (no valid replica grant)");
+      }
+    }
+  }
+
+  /**
+   * Refuses a reservation the masters did not place here: a grant for this shuffle, of its
+   * partition count, on this worker ({@link io.faro.common.auth.PlacementGrants}), and no partition
+   * at or beyond that count.
+   */
+  private void checkPlacementGrant(ShuffleId shuffle, ReserveSlotsRequest reserve) {
+    String self = workerId.get();
+    int numPartitions = reserve.getNumPartitions();
+    if (self == null
+        || numPartitions <= 0
+        || !io.faro.common.auth.PlacementGrants.valid(
+            auth.cluster().orElseThrow(),
+            shuffle,
+            numPartitions,
+            self,
+            reserve.getPlacementGrant().toByteArray())) {
+      throw new FaroException(
+          ErrorCode.UNAUTHENTICATED,
+          "a reservation of shuffle "
+              + shuffle
+              + " on worker "
+              + io.faro.common.log.LogSafe.id(String.valueOf(self))
+              + " was not placed by the masters (no valid placement grant): a driver reserves only"
+              + " what the masters placed");
+    }
+    for (io.faro.proto.PartitionLocationP location : reserve.getLocationsList()) {
+      if (location.getPartitionId() < 0 || location.getPartitionId() >= numPartitions) {
+        throw new FaroException(
+            ErrorCode.INVALID_REQUEST,
+            "partition "
+                + location.getPartitionId()
+                + " of shuffle "
+                + shuffle
+                + " is not one of the "
+                + numPartitions
+                + " the masters placed");
       }
     }
   }

@@ -22,9 +22,13 @@ import java.util.function.Supplier;
 /**
  * The worker's JSON API under {@code /api/v1/}, on its HTTP port: {@code disks}, {@code shuffles}
  * (pages of at most 10,000, 1,000 by default: {@code ?limit=}, {@code ?after=APP/N}) and {@code
- * memory}. Read from in-memory state only, like the metrics.
+ * memory}. Read from in-memory state only, like the metrics. With authentication on, {@code
+ * shuffles} (it names applications) needs the admin token ({@link #OPERATORS}).
  */
 final class WorkerApi {
+  /** The pages that list applications' shuffles: the admin token's, with authentication on. */
+  static final java.util.Set<String> OPERATORS = java.util.Set.of("/api/v1/shuffles");
+
   private static final int DEFAULT_PAGE = 1_000;
   private static final int MAX_PAGE = 10_000;
 

@@ -257,7 +257,8 @@ public final class WorkerServer implements AutoCloseable {
                 status,
                 this::reportedState,
                 (asked, graceful) -> lifecycle.stopAsked(asked, graceful),
-                network.auth()),
+                network.auth(),
+                () -> workerId == null ? null : workerId.value()),
             null,
             FrameDecoder.Bodies.CONTIGUOUS,
             null,
@@ -331,7 +332,8 @@ public final class WorkerServer implements AutoCloseable {
             WorkerOptions.HTTP_PORT.key(),
             "faro-worker-http",
             metrics,
-            new WorkerApi(() -> workerId.value(), store, status).pages());
+            new WorkerApi(() -> workerId.value(), store, status).pages(),
+            HttpEndpoint.Admin.of(WorkerApi.OPERATORS, settings.network().auth()));
   }
 
   private void startMasterLink() {
