@@ -185,6 +185,13 @@ public final class FaroShuffleManager implements ShuffleManager {
       }
       values.put(key, kv._2());
     }
+    // The lifecycle port listens where Spark's own driver port does: spark.driver.bindAddress
+    // when set (a container's own address, when spark.driver.host names a service), else the host
+    // executors reach the driver at.
+    String bindAddress = conf.get("spark.driver.bindAddress", "");
+    if (!bindAddress.isBlank()) {
+      values.putIfAbsent(ClientOptions.LIFECYCLE_BIND_HOST.key(), bindAddress.trim());
+    }
     try {
       FaroConf faro = FaroConf.of(values);
       checkClientKeys(notClientKeys, clientKeys, faro.get(KnownKeys.STRICT));

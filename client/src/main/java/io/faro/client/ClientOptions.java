@@ -107,11 +107,11 @@ public final class ClientOptions {
       stringOption(
           "faro.client.lifecycle.bind.host",
           "",
-          "Address the driver's lifecycle manager listens on; empty means the host executors reach "
-              + "it at (faro.client.lifecycle.host, else spark.driver.host in Spark), as Spark's "
-              + "own driver port does; 0.0.0.0 means every interface. It answers only the "
-              + "application's own executors either way: they prove a secret the driver hands "
-              + "them with each shuffle.");
+          "Address the driver's lifecycle manager listens on; empty means where Spark's own "
+              + "driver port does (spark.driver.bindAddress when set, else the host executors "
+              + "reach it at: faro.client.lifecycle.host, else spark.driver.host); 0.0.0.0 means "
+              + "every interface. It answers only the application's own executors either way: "
+              + "they prove a secret the driver hands them with each shuffle.");
   public static final ConfigOption<Duration> APP_HEARTBEAT_INTERVAL =
       durationOption(
           "faro.client.app.heartbeat.interval",

@@ -100,13 +100,15 @@ public final class NetworkOptions {
   public static final ConfigOption<Integer> MAX_META_OBJECTS =
       intOption(
           "faro.network.max.meta.objects",
-          500_000,
+          2_000_000,
           1_000,
           100_000_000,
           "objects",
           "Most objects (embedded messages, strings, unknown fields) the protobuf header of one "
               + "request may hold, counted before it is parsed: each costs some 40 bytes of heap "
-              + "however few bytes it takes on the wire. A request over it closes its connection.");
+              + "however few bytes it takes on the wire (two per shuffle a worker's heartbeat "
+              + "lists, about eight per location a reservation holds). A request over it closes "
+              + "its connection. Members (the cluster secret proved) are not bounded by it.");
   public static final ConfigOption<Integer> MAX_PARTS_PER_PUSH =
       intOption(
           "faro.network.max.parts.per.push",
@@ -150,7 +152,7 @@ public final class NetworkOptions {
         new Limits(
             (int) ConfigOption.parseSize(MAX_UNAUTHENTICATED_FRAME_SIZE.defaultText()),
             Duration.ofSeconds(5),
-            500_000,
+            2_000_000,
             65_536);
 
     public Limits {

@@ -16,8 +16,9 @@ import java.util.Set;
  * faro.network.max.unauthenticated.frame.size; any other frame is refused on its header, before a
  * byte of the rest is buffered. Once proven (or on a server that asks no proof, with faro.auth
  * .enabled false), a frame may be as large as the port takes. Either way a meta may hold at most
- * faro.network.max.meta.objects objects, a push's at most one part per batch header its body can
- * hold and faro.network.max.parts.per.push.
+ * faro.network.max.meta.objects objects (a connection that proved the cluster secret, a member, any
+ * number), a push's at most one part per batch header its body can hold and
+ * faro.network.max.parts.per.push.
  *
  * <p>Confined to the connection's event loop (the identity it reads is set there).
  */
@@ -110,6 +111,10 @@ final class ServerFrameLimits implements FrameLimits {
 
   @Override
   public int maxObjects(MessageType type, int bodyLength) {
+    if (authenticates && Identity.of(channel).equals(Identity.CLUSTER)) {
+      // A member: its heartbeat lists every shuffle the worker holds, however many.
+      return Integer.MAX_VALUE;
+    }
     if (type == MessageType.PUSH_REQUEST) {
       // The shuffle's key and its app id (and a few fields a newer client may add), and one part
       // per batch the body can hold.
