@@ -136,10 +136,30 @@ for name, s in sorted(workers.items()):
     test = s.get("healthcheck", {}).get("test", [])
     check(f"http://127.0.0.1:{c['faro.worker.http.port']}/api/v1/disks" in test,
           f"{name}: health check {test} is not its /api/v1/disks page")
-    deps = s.get("depends_on", {})
+    deps = dict(s.get("depends_on", {}))
+    secrets_dep = deps.pop("secrets", {})
     check(set(deps) == set(masters) and all(
         d.get("condition") == "service_healthy" for d in deps.values()),
           f"{name}: must wait for every master to be healthy: {deps}")
+    check(secrets_dep.get("condition") == "service_completed_successfully",
+          f"{name}: must wait for the secrets to be made: {secrets_dep}")
+# Authentication on, as shipped: one service makes both secrets into a volume every member reads.
+secret_files = {conf.get("faro.auth.cluster.secret.file"), conf.get("faro.auth.admin.secret.file")}
+check(conf.get("faro.auth.enabled", "true") == "true" and None not in secret_files,
+      f"faro-docker.conf must name both secret files with authentication on: {secret_files}")
+maker = services.get("secrets", {})
+maker_script = " ".join(maker.get("command", []))
+check("faro secret --out /secrets/$$s.secret" in maker_script and
+      "faro-secrets:/secrets" in maker.get("volumes", []),
+      f"the secrets service must make both secrets into the faro-secrets volume: {maker}")
+for f in secret_files - {None}:
+    check(f.startswith("/secrets/"), f"secret file {f} is not in the secrets volume")
+for name, s in sorted({**masters, **workers}.items()):
+    check("faro-secrets:/secrets:ro" in s.get("volumes", []),
+          f"{name}: must read the secrets volume, read-only")
+check(masters and all(
+    s.get("depends_on", {}).get("secrets", {}).get("condition") == "service_completed_successfully"
+    for s in masters.values()), "every master must wait for the secrets to be made")
 for port, users in sorted(ports.items()):
     check(len(users) == 1, f"port {port} used twice on the host: {users}")
 check(set(compose.get("volumes", {})) ==
