@@ -62,21 +62,9 @@ final class AdminApiCommands {
 
     /** The Authorization header's value for the operators' pages, if --conf gives the secret. */
     private java.util.Optional<String> bearer() {
-      if (confFile == null) {
-        return java.util.Optional.empty();
-      }
-      io.faro.common.config.FaroConf conf =
-          io.faro.common.process.ServerProcess.configuration(confFile, Map.of());
-      String file = conf.get(io.faro.common.auth.AuthOptions.ADMIN_SECRET_FILE).strip();
-      if (file.isEmpty()) {
-        return java.util.Optional.empty();
-      }
-      return java.util.Optional.of(
-          "Bearer "
-              + io.faro.common.auth.AdminTokens.http(
-                  io.faro.common.auth.Secret.read(
-                      java.nio.file.Path.of(file),
-                      io.faro.common.auth.AuthOptions.ADMIN_SECRET_FILE.key())));
+      return confFile == null
+          ? java.util.Optional.empty()
+          : adminToken(confFile).map(t -> "Bearer " + t);
     }
 
     private HttpClient client(Duration wait) {
@@ -360,10 +348,8 @@ final class AdminApiCommands {
 
     @Override
     public Integer call() {
-      io.faro.common.config.FaroConf conf =
-          io.faro.common.process.ServerProcess.configuration(confFile, Map.of());
-      String file = conf.get(io.faro.common.auth.AuthOptions.ADMIN_SECRET_FILE).strip();
-      if (file.isEmpty()) {
+      java.util.Optional<String> token = adminToken(confFile);
+      if (token.isEmpty()) {
         spec.commandLine()
             .getErr()
             .println(
@@ -373,14 +359,27 @@ final class AdminApiCommands {
                     + io.faro.common.auth.AuthOptions.ADMIN_SECRET_FILE.key());
         return 2;
       }
-      spec.commandLine()
-          .getOut()
-          .println(
-              io.faro.common.auth.AdminTokens.http(
-                  io.faro.common.auth.Secret.read(
-                      java.nio.file.Path.of(file),
-                      io.faro.common.auth.AuthOptions.ADMIN_SECRET_FILE.key())));
+      spec.commandLine().getOut().println(token.get());
       return 0;
     }
+  }
+
+  /**
+   * The admin token ({@link io.faro.common.auth.AdminTokens}) of the admin secret {@code conf}
+   * names in faro.auth.admin.secret.file; empty when it names none.
+   */
+  static java.util.Optional<String> adminToken(java.nio.file.Path conf) {
+    String file =
+        io.faro.common.process.ServerProcess.configuration(conf, Map.of())
+            .get(io.faro.common.auth.AuthOptions.ADMIN_SECRET_FILE)
+            .strip();
+    if (file.isEmpty()) {
+      return java.util.Optional.empty();
+    }
+    return java.util.Optional.of(
+        io.faro.common.auth.AdminTokens.http(
+            io.faro.common.auth.Secret.read(
+                java.nio.file.Path.of(file),
+                io.faro.common.auth.AuthOptions.ADMIN_SECRET_FILE.key())));
   }
 }

@@ -63,6 +63,17 @@ class EveryBatchAccountedTest {
     }
   }
 
+  /** What reading {@code reader} to its end throws (the count check comes after the last chunk). */
+  private static FaroException readToTheEnd(PartitionReader reader) {
+    return (FaroException)
+        catchThrowable(
+            () -> {
+              while (reader.next() != null) {
+                // read on
+              }
+            });
+  }
+
   private static int[] push(
       ShuffleClient client,
       LifecycleManager lifecycle,
@@ -105,14 +116,7 @@ class EveryBatchAccountedTest {
       }
       try (PartitionReader reader =
           client.newReader(lifecycle.endpoint(), shuffle, 2, 2, 3, 0, 2, 0)) {
-        FaroException missing =
-            (FaroException)
-                catchThrowable(
-                    () -> {
-                      while (reader.next() != null) {
-                        // read to the end: the check comes after the last chunk
-                      }
-                    });
+        FaroException missing = readToTheEnd(reader);
         assertThat(missing).isNotNull();
         assertThat(missing.code()).isEqualTo(ErrorCode.DATA_LOST);
         assertThat(missing)
@@ -164,14 +168,7 @@ class EveryBatchAccountedTest {
       for (int[] range : new int[][] {{1, 2}, {0, 2}, {1, 3}}) {
         try (PartitionReader reader =
             client.newReader(lifecycle.endpoint(), shuffle, 3, 2, 3, range[0], range[1], 0)) {
-          FaroException missing =
-              (FaroException)
-                  catchThrowable(
-                      () -> {
-                        while (reader.next() != null) {
-                          // read to the end: the check comes after the last chunk
-                        }
-                      });
+          FaroException missing = readToTheEnd(reader);
           assertThat(missing).as("maps %d..%d", range[0], range[1] - 1).isNotNull();
           assertThat(missing.code()).isEqualTo(ErrorCode.DATA_LOST);
           assertThat(missing)
@@ -200,14 +197,7 @@ class EveryBatchAccountedTest {
       client.mapperEnd(lifecycle.endpoint(), shuffle, 0, 0, 1, pushed);
       try (PartitionReader reader =
           client.newReader(lifecycle.endpoint(), shuffle, 1, 0, 1, 0, 1, 0)) {
-        FaroException refused =
-            (FaroException)
-                catchThrowable(
-                    () -> {
-                      while (reader.next() != null) {
-                        // read to the end
-                      }
-                    });
+        FaroException refused = readToTheEnd(reader);
         assertThat(refused).isNotNull();
         assertThat(refused.code()).isEqualTo(ErrorCode.DATA_LOST);
         assertThat(refused).hasStackTraceContaining("batches, numbered from 0");

@@ -20,11 +20,9 @@ import io.faro.proto.PushRequest;
 import io.faro.proto.ShuffleKeyP;
 import java.io.DataInputStream;
 import java.io.IOException;
-import java.io.InputStream;
 import java.io.OutputStream;
 import java.net.InetSocketAddress;
 import java.net.Socket;
-import java.net.SocketTimeoutException;
 import java.nio.ByteBuffer;
 import java.util.Optional;
 import java.util.Set;
@@ -134,22 +132,6 @@ class TransportPreAuthTest {
     return new Answer(kind, id, meta);
   }
 
-  /** Whether the server closes the connection within the socket's timeout. */
-  private static boolean closedByServer(Socket socket) throws IOException {
-    try {
-      InputStream in = socket.getInputStream();
-      while (true) {
-        if (in.read(new byte[8192]) < 0) {
-          return true;
-        }
-      }
-    } catch (SocketTimeoutException e) {
-      return false;
-    } catch (IOException e) {
-      return true; // reset
-    }
-  }
-
   @Test
   void aStrangersPushOf120MiBIsAnsweredAndClosedOnItsHeaderWithNothingBufferedOrCharged()
       throws Exception {
@@ -167,7 +149,7 @@ class TransportPreAuthTest {
       assertThat(error.getMessage())
           .contains("takes PUSH_REQUEST only from a connection that proved who it is")
           .contains("faro.auth.enabled");
-      assertThat(closedByServer(stranger)).isTrue();
+      assertThat(TransportServerLimitsTest.closedByServer(stranger)).isTrue();
       assertThat(handled.get()).isZero();
       assertThat(mostCharged.get())
           .as("an unproven connection's bytes are charged to no budget")
@@ -185,7 +167,7 @@ class TransportPreAuthTest {
           small, MessageType.MASTER_STATUS_REQUEST, 1, MasterStatusRequest.getDefaultInstance(), 0);
       assertThat(read(small).kind()).as("answered").isEqualTo(2);
       small.setSoTimeout(1_000);
-      assertThat(closedByServer(small)).as("and kept open").isFalse();
+      assertThat(TransportServerLimitsTest.closedByServer(small)).as("and kept open").isFalse();
     }
     try (TransportServer server =
             server(network(true, "faro.network.max.unauthenticated.frame.size", "4k"));
@@ -198,7 +180,7 @@ class TransportPreAuthTest {
       assertThat(error.getMessage())
           .contains("at most 4096 bytes before a connection proved who it is")
           .contains("faro.network.max.unauthenticated.frame.size");
-      assertThat(closedByServer(large)).isTrue();
+      assertThat(TransportServerLimitsTest.closedByServer(large)).isTrue();
       assertThat(handled.get()).as("the small one only").isEqualTo(1);
     }
   }
@@ -228,10 +210,12 @@ class TransportPreAuthTest {
 
       for (Socket s : new Socket[] {silent, halfHandshake, halfFrame}) {
         s.setSoTimeout(5_000);
-        assertThat(closedByServer(s)).isTrue();
+        assertThat(TransportServerLimitsTest.closedByServer(s)).isTrue();
       }
       asker.setSoTimeout(1_500);
-      assertThat(closedByServer(asker)).as("a connection that asked what is open stays").isFalse();
+      assertThat(TransportServerLimitsTest.closedByServer(asker))
+          .as("a connection that asked what is open stays")
+          .isFalse();
     }
   }
 
@@ -264,7 +248,7 @@ class TransportPreAuthTest {
       assertThat(error.getMessage())
           .contains("refused a push whose header is " + (120 << 20) + " bytes")
           .contains("faro.network.max.parts.per.push");
-      assertThat(closedByServer(emptyParts)).isTrue();
+      assertThat(TransportServerLimitsTest.closedByServer(emptyParts)).isTrue();
       assertThat(mostCharged.get()).as("nothing of it buffered").isLessThan(64 * 1024);
 
       // 2,000 empty parts (4,000 bytes: within what 100 parts may take, so the header passes), but

@@ -60,7 +60,7 @@ class TransportServerLimitsTest {
   }
 
   /** Whether the server closes the connection within the socket's timeout. */
-  private static boolean closedByServer(Socket socket) throws IOException {
+  static boolean closedByServer(Socket socket) throws IOException {
     try {
       InputStream in = socket.getInputStream();
       while (true) {
