@@ -120,6 +120,19 @@ public final class NetworkOptions {
               + "has a 28-byte header), checked before its header is parsed. Map tasks cut their "
               + "frames at it.");
 
+  public static final ConfigOption<Long> MAX_PARTIAL_BYTES_PER_PEER =
+      sizeOption(
+          "faro.network.max.partial.bytes.per.peer",
+          "256m",
+          1024 * 1024,
+          Long.MAX_VALUE,
+          "On a port without data (masters, a worker's RPC and fetch ports, the lifecycle "
+              + "manager): most bytes of frames still arriving that all connections of one peer "
+              + "address may hold at once; the connection whose bytes go over it is closed. A "
+              + "proven peer's 512 connections could otherwise each hold most of a "
+              + "faro.network.max.request.size frame. Push ports charge such bytes to the memory "
+              + "budget instead, which pauses reading.");
+
   public static final List<ConfigOption<?>> ALL =
       List.of(
           IO_THREADS,
@@ -133,7 +146,8 @@ public final class NetworkOptions {
           MAX_UNAUTHENTICATED_FRAME_SIZE,
           HANDSHAKE_TIMEOUT,
           MAX_META_OBJECTS,
-          MAX_PARTS_PER_PUSH);
+          MAX_PARTS_PER_PUSH,
+          MAX_PARTIAL_BYTES_PER_PEER);
 
   private NetworkOptions() {}
 
@@ -145,15 +159,21 @@ public final class NetworkOptions {
    * @param handshakeTimeout see {@link #HANDSHAKE_TIMEOUT}
    * @param metaObjects see {@link #MAX_META_OBJECTS}
    * @param partsPerPush see {@link #MAX_PARTS_PER_PUSH}
+   * @param partialBytesPerPeer see {@link #MAX_PARTIAL_BYTES_PER_PEER}
    */
   public record Limits(
-      int unauthenticatedFrameSize, Duration handshakeTimeout, int metaObjects, int partsPerPush) {
+      int unauthenticatedFrameSize,
+      Duration handshakeTimeout,
+      int metaObjects,
+      int partsPerPush,
+      long partialBytesPerPeer) {
     public static final Limits DEFAULTS =
         new Limits(
             (int) ConfigOption.parseSize(MAX_UNAUTHENTICATED_FRAME_SIZE.defaultText()),
             Duration.ofSeconds(5),
             2_000_000,
-            65_536);
+            65_536,
+            ConfigOption.parseSize(MAX_PARTIAL_BYTES_PER_PEER.defaultText()));
 
     public Limits {
       java.util.Objects.requireNonNull(handshakeTimeout, "handshakeTimeout is null");
@@ -164,7 +184,8 @@ public final class NetworkOptions {
           (int) (long) conf.get(MAX_UNAUTHENTICATED_FRAME_SIZE),
           conf.get(HANDSHAKE_TIMEOUT),
           conf.get(MAX_META_OBJECTS),
-          conf.get(MAX_PARTS_PER_PUSH));
+          conf.get(MAX_PARTS_PER_PUSH),
+          conf.get(MAX_PARTIAL_BYTES_PER_PEER));
     }
   }
 

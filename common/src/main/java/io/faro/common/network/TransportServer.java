@@ -54,6 +54,9 @@ public final class TransportServer implements AutoCloseable {
   private final RateLimitedLog<PeerWarning> warnings = new RateLimitedLog<>(LOG, PeerWarning.class);
   private final ConcurrentHashMap<InetAddress, AtomicInteger> connectionsPerPeer =
       new ConcurrentHashMap<>();
+  // On a port without a memory budget: bytes of frames still arriving, per peer address.
+  private final ConcurrentHashMap<InetAddress, Long> partialBytesPerPeer =
+      new ConcurrentHashMap<>();
 
   /**
    * Binds {@code host:port} (0 for an ephemeral port) and starts serving {@code handler}.
@@ -161,7 +164,9 @@ public final class TransportServer implements AutoCloseable {
                             new FrameDecoder(
                                 maxFrame,
                                 bodies,
-                                partialFrames,
+                                partialFrames != null
+                                    ? partialFrames
+                                    : peerBytes(ch, settings.limits().partialBytesPerPeer()),
                                 new ServerFrameLimits(name, ch, settings, handler.openToAnyone())));
                     if (customizer != null) {
                       customizer.accept(ch);
@@ -230,6 +235,39 @@ public final class TransportServer implements AutoCloseable {
               }
             });
     return true;
+  }
+
+  /**
+   * Counts the bytes of frames still arriving on {@code ch} against its peer address's share of
+   * {@code max} (faro.network.max.partial.bytes.per.peer), on a port without a memory budget: the
+   * connection whose bytes take its peer over it is closed, with the reason.
+   */
+  private FrameDecoder.PartialFrames peerBytes(SocketChannel ch, long max) {
+    InetAddress peer = ch.remoteAddress() == null ? null : ch.remoteAddress().getAddress();
+    if (peer == null) {
+      return null;
+    }
+    return delta -> {
+      // Atomic per peer, and an entry only while some of its bytes are held.
+      Long held =
+          partialBytesPerPeer.compute(
+              peer,
+              (p, before) -> {
+                long after = (before == null ? 0 : before) + delta;
+                return after <= 0 ? null : after;
+              });
+      long now = held == null ? 0 : held;
+      if (delta > 0 && now > max) {
+        throw new io.netty.handler.codec.TooLongFrameException(
+            "the connections from "
+                + peer.getHostAddress()
+                + " hold "
+                + now
+                + " bytes of frames still arriving, more than "
+                + max
+                + " (faro.network.max.partial.bytes.per.peer)");
+      }
+    };
   }
 
   public int port() {

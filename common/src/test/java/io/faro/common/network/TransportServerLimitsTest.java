@@ -281,4 +281,44 @@ class TransportServerLimitsTest {
     assertThat(held.get()).isZero();
     assertThat(channel.finishAndReleaseAll()).isFalse();
   }
+
+  /**
+   * On a port without a memory budget, what one peer's connections hold of frames still arriving is
+   * bounded: the connection that takes it over faro.network.max.partial.bytes.per.peer closes, the
+   * others and whole requests go on.
+   */
+  @Test
+  void whatOnePeersHalfSentFramesHoldIsBounded() throws Exception {
+    try (TransportServer server =
+            new TransportServer(
+                "partial-test",
+                "127.0.0.1",
+                0,
+                "faro.test.port",
+                settings(
+                    "faro.network.max.request.size", "4m",
+                    "faro.network.max.partial.bytes.per.peer", "1m"),
+                (request, responder) -> responder.respond(EmptyResponse.getDefaultInstance()),
+                null);
+        Socket first = connect(server);
+        Socket second = connect(server);
+        Socket third = connect(server);
+        Socket whole = connect(server)) {
+      byte[] frame = request(1, 3 << 20);
+      first.getOutputStream().write(frame, 0, 400 * 1024);
+      second.getOutputStream().write(frame, 0, 400 * 1024);
+      first.setSoTimeout(1_000);
+      second.setSoTimeout(1_000);
+      assertThat(closedByServer(first)).as("within the bound").isFalse();
+      try {
+        third.getOutputStream().write(frame, 0, 400 * 1024);
+      } catch (IOException closedAlready) {
+        // Closed while the peer still wrote.
+      }
+      assertThat(closedByServer(third)).as("over the bound").isTrue();
+      assertThat(closedByServer(second)).isFalse();
+      whole.getOutputStream().write(request(2, 10));
+      assertThat(whole.getInputStream().read()).as("a whole request is answered").isNotNegative();
+    }
+  }
 }
