@@ -191,9 +191,9 @@ public final class WorkerOptions {
               + "buffers are all lent out, reads wait for answers to drain (up to a quarter of "
               + "faro.network.request.timeout, then the fetch fails with a retryable TIMEOUT). "
               + "Must hold at least two chunks (2 x faro.worker.chunk.size + 2m); a chunk larger "
-              + "than the buffers (one huge pushed part) is sent with sendfile from the fetch "
-              + "event loop (with faro.tls.enabled: read into one buffer there). Counted with faro.worker.memory.budget against the 90% limit of the "
-              + "JVM's direct memory.");
+              + "than the buffers (one huge pushed part) is read on the disk's reader threads "
+              + "too, into one buffer of its own per disk at a time. Counted with "
+              + "faro.worker.memory.budget against the 90% limit of the JVM's direct memory.");
   public static final ConfigOption<Integer> READ_AHEAD_FILES =
       intOption(
           "faro.worker.read.ahead.files",

@@ -16,10 +16,10 @@ import io.faro.proto.OpenStreamRequest;
 import io.faro.proto.OpenStreamResponse;
 import io.faro.worker.partition.PartitionCommit;
 import io.faro.worker.partition.PartitionStore;
-import io.faro.worker.partition.ReadAhead;
 import io.faro.worker.protocol.ProtoMapper;
 import io.faro.worker.storage.DiskReader;
 import io.faro.worker.storage.Extent;
+import io.faro.worker.storage.ReadAhead;
 import io.netty.buffer.ByteBuf;
 import java.util.List;
 
@@ -47,28 +47,15 @@ public final class FetchHandler implements RequestHandler {
   public static final java.util.List<MessageType> SERVED =
       java.util.List.of(MessageType.OPEN_STREAM_REQUEST, MessageType.FETCH_CHUNK_REQUEST);
 
-  /**
-   * How much of a shuffle to read ahead of its reducers (faro.worker.read.ahead.files and .bytes).
-   */
-  public record ReadAheadLimits(int files, long bytes) {
-    public static final ReadAheadLimits NONE = new ReadAheadLimits(0, 0);
-
-    public ReadAheadLimits {
-      if (files < 0 || bytes < 0) {
-        throw new IllegalArgumentException("negative read-ahead: " + files + " files, " + bytes);
-      }
-    }
-  }
-
   private final PartitionStore store;
-  private final ReadAheadLimits readAhead;
+  private final ReadAhead.Limits readAhead;
 
   /** A handler that reads nothing ahead. */
   public FetchHandler(PartitionStore store) {
-    this(store, ReadAheadLimits.NONE);
+    this(store, ReadAhead.Limits.NONE);
   }
 
-  public FetchHandler(PartitionStore store, ReadAheadLimits readAhead) {
+  public FetchHandler(PartitionStore store, ReadAhead.Limits readAhead) {
     this.store = requireNonNull(store, "store is null");
     this.readAhead = requireNonNull(readAhead, "readAhead is null");
   }
@@ -196,7 +183,7 @@ public final class FetchHandler implements RequestHandler {
 
   /**
    * Queues, behind the chunk reads, the read-ahead of the shuffle's files that reducers will fetch
-   * next, now that one fetched {@code fetched} (see {@link io.faro.worker.partition.ReadAhead}).
+   * next, now that one fetched {@code fetched} (see {@link ReadAhead}).
    */
   private void readAhead(PartitionKey fetched) {
     if (readAhead.files() == 0 || readAhead.bytes() == 0) {

@@ -13,6 +13,7 @@ import io.faro.worker.replicate.ReplicaLink;
 import io.faro.worker.storage.Disk;
 import io.faro.worker.storage.Disks;
 import io.faro.worker.storage.Layout;
+import io.faro.worker.storage.ReadAhead;
 import io.netty.buffer.ByteBuf;
 import java.io.IOException;
 import java.util.ArrayList;

@@ -7,6 +7,7 @@ import io.faro.common.error.FaroException;
 import io.faro.common.id.PartitionKey;
 import io.faro.common.id.ShuffleId;
 import io.faro.worker.storage.DiskReader;
+import io.faro.worker.storage.ReadAhead;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;

@@ -45,6 +45,7 @@ import io.faro.worker.storage.DiskChecker;
 import io.faro.worker.storage.DiskHealth;
 import io.faro.worker.storage.Disks;
 import io.faro.worker.storage.IoMode;
+import io.faro.worker.storage.ReadAhead;
 import io.netty.util.concurrent.DefaultThreadFactory;
 import java.time.Clock;
 import java.util.List;
@@ -286,8 +287,7 @@ public final class WorkerServer implements AutoCloseable {
             ConnectionDropper.wrap(
                 new FetchHandler(
                     store,
-                    new FetchHandler.ReadAheadLimits(
-                        settings.readAheadFiles(), settings.readAheadBytes())),
+                    new ReadAhead.Limits(settings.readAheadFiles(), settings.readAheadBytes())),
                 settings.testingDropPerMille()),
             null,
             FrameDecoder.Bodies.CONTIGUOUS,

@@ -23,6 +23,7 @@ import io.faro.worker.storage.DiskReader;
 import io.faro.worker.storage.DiskThreads;
 import io.faro.worker.storage.Disks;
 import io.faro.worker.storage.IoMode;
+import io.faro.worker.storage.ReadAhead;
 import io.faro.worker.testing.WorkerClient;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
@@ -84,7 +85,7 @@ class FetchHandlerTest {
             WorkerOptions.FETCH_PORT.key(),
             NetworkOptions.Settings.from(FaroConf.empty().with("faro.auth.enabled", "false")),
             // Two files ahead of the highest partition fetched.
-            new FetchHandler(store, new FetchHandler.ReadAheadLimits(2, 1L << 30)),
+            new FetchHandler(store, new ReadAhead.Limits(2, 1L << 30)),
             null);
   }
 

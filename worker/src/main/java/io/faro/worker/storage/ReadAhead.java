@@ -1,9 +1,8 @@
-package io.faro.worker.partition;
+package io.faro.worker.storage;
 
 import static java.util.Objects.requireNonNull;
 
 import io.faro.common.id.PartitionKey;
-import io.faro.worker.storage.DiskReader;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Comparator;
@@ -32,6 +31,19 @@ import java.util.List;
  * <p>Thread-safety: {@link #next} may be called from any thread (fetch event loops).
  */
 public final class ReadAhead {
+  /**
+   * How much of a shuffle to read ahead of its reducers (faro.worker.read.ahead.files and .bytes).
+   */
+  public record Limits(int files, long bytes) {
+    public static final Limits NONE = new Limits(0, 0);
+
+    public Limits {
+      if (files < 0 || bytes < 0) {
+        throw new IllegalArgumentException("negative read-ahead: " + files + " files, " + bytes);
+      }
+    }
+  }
+
   /** A file to read ahead: its data's length, and the reader of its disk. */
   public record Target(PartitionKey key, Path file, long bytes, DiskReader reader) {
     public Target {

@@ -1,4 +1,4 @@
-package io.faro.worker.partition;
+package io.faro.worker.storage;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assumptions.assumeThat;
@@ -6,8 +6,6 @@ import static org.assertj.core.api.Assumptions.assumeThat;
 import io.faro.common.id.AppId;
 import io.faro.common.id.PartitionKey;
 import io.faro.common.id.ShuffleId;
-import io.faro.worker.storage.DirectIo;
-import io.faro.worker.storage.DiskReader;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
