@@ -1,8 +1,12 @@
 package io.faro.cli;
 
+import io.faro.common.auth.AdminTokens;
+import io.faro.common.auth.AuthOptions;
+import io.faro.common.auth.Secret;
 import io.faro.common.config.ConfigOption;
 import io.faro.common.json.Json;
 import io.faro.common.network.HostPort;
+import io.faro.common.process.ServerProcess;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.net.URI;
@@ -11,12 +15,14 @@ import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Optional;
 import java.util.concurrent.Callable;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
@@ -56,15 +62,13 @@ final class AdminApiCommands {
             "Settings file naming faro.auth.admin.secret.file: with authentication on, the pages"
                 + " that list applications (apps, shuffles, quotas) need the admin token derived"
                 + " from it (bin/faro local-cluster writes <work-dir>/admin.conf).")
-    java.nio.file.Path confFile;
+    Path confFile;
 
     private HttpClient client;
 
     /** The Authorization header's value for the operators' pages, if --conf gives the secret. */
-    private java.util.Optional<String> bearer() {
-      return confFile == null
-          ? java.util.Optional.empty()
-          : adminToken(confFile).map(t -> "Bearer " + t);
+    private Optional<String> bearer() {
+      return confFile == null ? Optional.empty() : adminToken(confFile).map(t -> "Bearer " + t);
     }
 
     private HttpClient client(Duration wait) {
@@ -342,13 +346,13 @@ final class AdminApiCommands {
         required = true,
         paramLabel = "FILE",
         description = "Settings file naming faro.auth.admin.secret.file.")
-    java.nio.file.Path confFile;
+    Path confFile;
 
     @CommandLine.Spec CommandLine.Model.CommandSpec spec;
 
     @Override
     public Integer call() {
-      java.util.Optional<String> token = adminToken(confFile);
+      Optional<String> token = adminToken(confFile);
       if (token.isEmpty()) {
         spec.commandLine()
             .getErr()
@@ -356,7 +360,7 @@ final class AdminApiCommands {
                 "faro admin http-token: "
                     + confFile
                     + " does not set "
-                    + io.faro.common.auth.AuthOptions.ADMIN_SECRET_FILE.key());
+                    + AuthOptions.ADMIN_SECRET_FILE.key());
         return 2;
       }
       spec.commandLine().getOut().println(token.get());
@@ -368,18 +372,13 @@ final class AdminApiCommands {
    * The admin token ({@link io.faro.common.auth.AdminTokens}) of the admin secret {@code conf}
    * names in faro.auth.admin.secret.file; empty when it names none.
    */
-  static java.util.Optional<String> adminToken(java.nio.file.Path conf) {
+  static Optional<String> adminToken(Path conf) {
     String file =
-        io.faro.common.process.ServerProcess.configuration(conf, Map.of())
-            .get(io.faro.common.auth.AuthOptions.ADMIN_SECRET_FILE)
-            .strip();
+        ServerProcess.configuration(conf, Map.of()).get(AuthOptions.ADMIN_SECRET_FILE).strip();
     if (file.isEmpty()) {
-      return java.util.Optional.empty();
+      return Optional.empty();
     }
-    return java.util.Optional.of(
-        io.faro.common.auth.AdminTokens.http(
-            io.faro.common.auth.Secret.read(
-                java.nio.file.Path.of(file),
-                io.faro.common.auth.AuthOptions.ADMIN_SECRET_FILE.key())));
+    return Optional.of(
+        AdminTokens.http(Secret.read(Path.of(file), AuthOptions.ADMIN_SECRET_FILE.key())));
   }
 }

@@ -1,5 +1,6 @@
 package io.faro.cli;
 
+import io.faro.common.config.ConfigOption;
 import io.faro.common.config.FaroConf;
 import io.faro.common.json.Json;
 import io.faro.common.master.MasterClient;
@@ -7,6 +8,7 @@ import io.faro.common.network.ClientPool;
 import io.faro.common.network.Futures;
 import io.faro.common.network.HostPort;
 import io.faro.common.network.NetworkOptions;
+import io.faro.common.process.ServerProcess;
 import io.faro.master.mapping.ProtoMapper;
 import io.faro.proto.EmptyResponse;
 import io.faro.proto.MasterStatusRequest;
@@ -14,7 +16,10 @@ import io.faro.proto.MasterStatusResponse;
 import io.faro.proto.SetWorkerAdmissionRequest;
 import io.faro.proto.TransferLeaderRequest;
 import io.faro.proto.WorkerAdmissionP;
+import io.faro.proto.WorkerStatusRequest;
+import io.faro.proto.WorkerStatusResponse;
 import java.io.PrintWriter;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -232,24 +237,23 @@ final class AdminCommand implements Runnable {
         names = "--conf",
         paramLabel = "FILE",
         description = "Settings file; with faro.tls.enabled, its certificate settings are used.")
-    java.nio.file.Path confFile;
+    Path confFile;
 
     @CommandLine.Spec CommandLine.Model.CommandSpec spec;
 
     @Override
     public Integer call() {
-      io.faro.proto.WorkerStatusResponse status;
+      WorkerStatusResponse status;
       FaroConf conf =
-          io.faro.common.process.ServerProcess.configuration(confFile, Map.of())
-              .with(NetworkOptions.IO_THREADS, "1");
+          ServerProcess.configuration(confFile, Map.of()).with(NetworkOptions.IO_THREADS, "1");
       try (ClientPool pool = new ClientPool("faro-admin", NetworkOptions.Settings.from(conf))) {
         status =
             Futures.await(
                 pool.call(
                     HostPort.parse(worker),
-                    io.faro.proto.WorkerStatusRequest.getDefaultInstance(),
-                    io.faro.proto.WorkerStatusResponse.class),
-                io.faro.common.config.ConfigOption.parseDuration(timeout),
+                    WorkerStatusRequest.getDefaultInstance(),
+                    WorkerStatusResponse.class),
+                ConfigOption.parseDuration(timeout),
                 "status of worker " + worker);
       }
       Map<String, Object> fields = new LinkedHashMap<>();

@@ -3,6 +3,7 @@ package io.faro.cli;
 import io.faro.common.auth.AuthOptions;
 import io.faro.common.auth.Handshake;
 import io.faro.common.auth.Identity;
+import io.faro.common.config.ConfigOption;
 import io.faro.common.config.FaroConf;
 import io.faro.common.master.MasterOptions;
 import io.faro.common.network.ClientPool;
@@ -75,7 +76,7 @@ final class AdminEndpoints {
   }
 
   Duration timeout() {
-    return io.faro.common.config.ConfigOption.parseDuration(timeout);
+    return ConfigOption.parseDuration(timeout);
   }
 
   /**

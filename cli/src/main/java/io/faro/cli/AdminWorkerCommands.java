@@ -1,15 +1,18 @@
 package io.faro.cli;
 
+import io.faro.common.config.ConfigOption;
 import io.faro.common.json.Json;
 import io.faro.common.master.MasterClient;
 import io.faro.common.network.ClientPool;
 import io.faro.common.network.Futures;
 import io.faro.common.network.HostPort;
+import io.faro.master.mapping.ProtoMapper;
 import io.faro.proto.ClusterStatusRequest;
 import io.faro.proto.ClusterStatusResponse;
 import io.faro.proto.StopWorkerRequest;
 import io.faro.proto.StopWorkerResponse;
 import io.faro.proto.WorkerStatusP;
+import java.io.IOException;
 import java.io.PrintWriter;
 import java.net.InetSocketAddress;
 import java.net.Socket;
@@ -47,7 +50,7 @@ final class AdminWorkerCommands {
 
   /** One worker as a row of named fields, the same in the table, in JSON and in the API. */
   static Map<String, Object> row(WorkerStatusP w) {
-    return io.faro.master.mapping.ProtoMapper.workerFields(w);
+    return ProtoMapper.workerFields(w);
   }
 
   @Command(
@@ -139,7 +142,7 @@ final class AdminWorkerCommands {
 
     @Override
     public Integer call() throws InterruptedException {
-      Duration limit = io.faro.common.config.ConfigOption.parseDuration(wait);
+      Duration limit = ConfigOption.parseDuration(wait);
       long deadline = System.nanoTime() + limit.toNanos();
       String last = "not listed";
       try (ClientPool pool = where.pool()) {
@@ -227,7 +230,7 @@ final class AdminWorkerCommands {
 
     @Override
     public Integer call() throws InterruptedException {
-      Duration limit = io.faro.common.config.ConfigOption.parseDuration(stopTimeout);
+      Duration limit = ConfigOption.parseDuration(stopTimeout);
       PrintWriter out = spec.commandLine().getOut();
       try (ClientPool pool = where.pool()) {
         HostPort rpc = endpoint != null ? HostPort.parse(endpoint) : lookUp(pool);
@@ -291,7 +294,7 @@ final class AdminWorkerCommands {
       while (System.nanoTime() < deadline) {
         try (Socket socket = new Socket()) {
           socket.connect(new InetSocketAddress(rpc.host(), rpc.port()), 1000);
-        } catch (java.io.IOException refused) {
+        } catch (IOException refused) {
           return true;
         }
         // A port of another process, tried again: nothing to wait on.

@@ -1,7 +1,12 @@
 package io.faro.cli;
 
+import io.faro.cli.advise.AdviseCommand;
+import io.faro.common.error.FaroException;
 import io.faro.master.MasterCommand;
 import io.faro.worker.WorkerCommand;
+import java.io.IOException;
+import java.io.PrintWriter;
+import java.util.ServiceLoader;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 
@@ -19,7 +24,7 @@ import picocli.CommandLine.Command;
       DocsCommand.class,
       SecretCommand.class,
       AdminCommand.class,
-      io.faro.cli.advise.AdviseCommand.class,
+      AdviseCommand.class,
       CommandLine.HelpCommand.class
     })
 public final class FaroCli implements Runnable {
@@ -34,7 +39,7 @@ public final class FaroCli implements Runnable {
   }
 
   /** Runs with the given output and error writers (null: the standard streams). */
-  static int run(java.io.PrintWriter out, java.io.PrintWriter err, String... args) {
+  static int run(PrintWriter out, PrintWriter err, String... args) {
     CommandLine line =
         new CommandLine(new FaroCli())
             .setCaseInsensitiveEnumValuesAllowed(true)
@@ -45,7 +50,7 @@ public final class FaroCli implements Runnable {
     if (err != null) {
       line.setErr(err);
     }
-    for (FaroSubcommand extra : java.util.ServiceLoader.load(FaroSubcommand.class)) {
+    for (FaroSubcommand extra : ServiceLoader.load(FaroSubcommand.class)) {
       line.addSubcommand(extra);
     }
     return line.execute(args);
@@ -59,8 +64,8 @@ public final class FaroCli implements Runnable {
       throws Exception {
     if (e instanceof IllegalArgumentException
         || e instanceof IllegalStateException
-        || e instanceof io.faro.common.error.FaroException
-        || e instanceof java.io.IOException) {
+        || e instanceof FaroException
+        || e instanceof IOException) {
       line.getErr().println(line.getCommandSpec().qualifiedName() + ": " + e.getMessage());
       line.getErr().flush();
       return 1;

@@ -8,13 +8,18 @@ import io.faro.common.json.Json;
 import io.faro.common.network.FreePorts;
 import io.faro.worker.storage.DiskDir;
 import java.io.IOException;
+import java.io.Reader;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
 import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Properties;
+import java.util.TreeMap;
 
 /**
  * One master (or a Raft group of several) and N workers, each its own JVM process on loopback,
@@ -90,9 +95,9 @@ public final class LocalCluster implements AutoCloseable {
   private record Auth(List<String> settings, Path adminConf) {}
 
   private static Auth auth(Path dir, Path confFile) throws IOException {
-    java.util.Properties p = new java.util.Properties();
+    Properties p = new Properties();
     if (confFile != null) {
-      try (java.io.Reader r = Files.newBufferedReader(confFile)) {
+      try (Reader r = Files.newBufferedReader(confFile)) {
         p.load(r);
       }
     }
@@ -113,8 +118,7 @@ public final class LocalCluster implements AutoCloseable {
     Path secrets = dir.resolve("secrets");
     Files.createDirectories(secrets);
     try {
-      Files.setPosixFilePermissions(
-          secrets, java.nio.file.attribute.PosixFilePermissions.fromString("rwx------"));
+      Files.setPosixFilePermissions(secrets, PosixFilePermissions.fromString("rwx------"));
     } catch (UnsupportedOperationException e) {
       // Not a POSIX file system: the files' own permissions are all there is.
     }
@@ -134,17 +138,17 @@ public final class LocalCluster implements AutoCloseable {
    * The settings file that proves the operators' secret to this cluster ({@code bin/faro admin
    * --conf FILE}), when the cluster authenticates and its admin secret is known.
    */
-  public java.util.Optional<Path> adminConf() {
-    return java.util.Optional.ofNullable(adminConf);
+  public Optional<Path> adminConf() {
+    return Optional.ofNullable(adminConf);
   }
 
   private static Map<String, String> clientSettings(Path confFile) throws IOException {
-    Map<String, String> client = new java.util.TreeMap<>();
+    Map<String, String> client = new TreeMap<>();
     if (confFile == null) {
       return client;
     }
-    java.util.Properties p = new java.util.Properties();
-    try (java.io.Reader r = Files.newBufferedReader(confFile)) {
+    Properties p = new Properties();
+    try (Reader r = Files.newBufferedReader(confFile)) {
       p.load(r);
     }
     p.stringPropertyNames().stream()
@@ -369,7 +373,7 @@ public final class LocalCluster implements AutoCloseable {
 
   private static void deleteRecursively(Path root) throws IOException {
     try (var walk = Files.walk(root)) {
-      for (Path p : walk.sorted(java.util.Comparator.reverseOrder()).toList()) {
+      for (Path p : walk.sorted(Comparator.reverseOrder()).toList()) {
         Files.deleteIfExists(p);
       }
     }

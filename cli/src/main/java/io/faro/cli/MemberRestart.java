@@ -4,6 +4,7 @@ import io.faro.common.json.Json;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.TimeUnit;
@@ -61,7 +62,7 @@ final class MemberRestart {
       if (running.isPresent()) {
         if (kill) {
           running.get().destroyForcibly();
-          ProcessLauncher.awaitExit(running.get(), java.time.Duration.ofSeconds(10));
+          ProcessLauncher.awaitExit(running.get(), Duration.ofSeconds(10));
         } else {
           ProcessLauncher.stop(running.get());
         }

@@ -10,7 +10,9 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 
 /**
  * Starts and stops the processes of a local cluster: each a JVM running {@code bin/faro ROLE} from
@@ -219,9 +221,9 @@ final class ProcessLauncher {
       try {
         handle.onExit().get(timeout.toMillis(), TimeUnit.MILLISECONDS);
         return true;
-      } catch (java.util.concurrent.TimeoutException e) {
+      } catch (TimeoutException e) {
         return false;
-      } catch (java.util.concurrent.ExecutionException e) {
+      } catch (ExecutionException e) {
         return !handle.isAlive();
       } catch (InterruptedException e) {
         Thread.currentThread().interrupt();

@@ -3,6 +3,8 @@ package io.faro.spark;
 import java.lang.invoke.MethodHandle;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.MethodType;
+import java.lang.reflect.Array;
+import org.apache.spark.ShuffleDependency;
 import org.apache.spark.TaskContext;
 import org.apache.spark.scheduler.MapStatus;
 import org.apache.spark.scheduler.MapStatus$;
@@ -101,7 +103,7 @@ final class SparkLine {
    * The row checksums {@code dependency} asks its map tasks for: Spark 4.1+'s, {@link
    * RowChecksums#NONE} on Spark 4.0 (which has none) or when the shuffle asks for none.
    */
-  static RowChecksums rowChecksums(org.apache.spark.ShuffleDependency<?, ?, ?> dependency) {
+  static RowChecksums rowChecksums(ShuffleDependency<?, ?, ?> dependency) {
     return SORTER_WITH_CHECKSUMS == null
         ? RowChecksums.NONE
         : SparkRowChecksums.of(dependency); // loads a class that exists from Spark 4.1 on only
@@ -135,7 +137,7 @@ final class SparkLine {
                   Option.empty(),
                   order,
                   serializer,
-                  java.lang.reflect.Array.newInstance(
+                  Array.newInstance(
                       SORTER_WITH_CHECKSUMS.type().parameterType(5).getComponentType(), 0))
           : (ExternalSorter)
               SORTER.invoke(context, Option.empty(), Option.empty(), order, serializer);

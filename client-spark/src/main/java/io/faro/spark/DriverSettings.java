@@ -2,7 +2,11 @@ package io.faro.spark;
 
 import io.faro.client.ClientOptions;
 import io.faro.common.log.LogSafe;
+import java.security.CodeSource;
+import java.util.Locale;
+import java.util.Optional;
 import org.apache.spark.SparkConf;
+import org.apache.spark.shuffle.sort.io.LocalDiskShuffleDataIO;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -31,7 +35,7 @@ final class DriverSettings {
    * @param ownJar the file name of the jar this class was loaded from, if it came from one
    * @throws IllegalArgumentException naming both settings and what to change
    */
-  static void checkClassLoading(SparkConf conf, java.util.Optional<String> ownJar) {
+  static void checkClassLoading(SparkConf conf, Optional<String> ownJar) {
     if (!conf.getBoolean(USER_CLASS_PATH_FIRST_KEY, false)) {
       return;
     }
@@ -53,17 +57,17 @@ final class DriverSettings {
   }
 
   /** The file name of the jar this class came from, if a jar. */
-  static java.util.Optional<String> ownJar() {
+  static Optional<String> ownJar() {
     try {
-      java.security.CodeSource source = DriverSettings.class.getProtectionDomain().getCodeSource();
+      CodeSource source = DriverSettings.class.getProtectionDomain().getCodeSource();
       if (source == null || source.getLocation() == null) {
-        return java.util.Optional.empty();
+        return Optional.empty();
       }
       String path = source.getLocation().getPath();
       String name = path.substring(path.lastIndexOf('/') + 1);
-      return name.endsWith(".jar") ? java.util.Optional.of(name) : java.util.Optional.empty();
+      return name.endsWith(".jar") ? Optional.of(name) : Optional.empty();
     } catch (SecurityException e) {
-      return java.util.Optional.empty();
+      return Optional.empty();
     }
   }
 
@@ -84,8 +88,7 @@ final class DriverSettings {
   static void declareShuffleDataOutsideExecutors(
       SparkConf conf, ClientOptions.FallbackPolicy policy) {
     String plugin = conf.get(DATA_IO_KEY, "");
-    if (plugin.isEmpty()
-        || plugin.equals(org.apache.spark.shuffle.sort.io.LocalDiskShuffleDataIO.class.getName())) {
+    if (plugin.isEmpty() || plugin.equals(LocalDiskShuffleDataIO.class.getName())) {
       conf.set(DATA_IO_KEY, FaroShuffleDataIO.class.getName());
     } else if (!plugin.equals(FaroShuffleDataIO.class.getName())) {
       LOG.warn(
@@ -110,7 +113,7 @@ final class DriverSettings {
                 + "that ran map tasks of a live shuffle. Set the policy to never to release them "
                 + "once idle (Faro's shuffle data lives on Faro workers)",
             SHUFFLE_TRACKING_KEY,
-            policy.name().toLowerCase(java.util.Locale.ROOT));
+            policy.name().toLowerCase(Locale.ROOT));
       }
     } else if (conf.getBoolean(SHUFFLE_TRACKING_KEY, false) && dynamic && !mayFallBack) {
       LOG.warn(
@@ -128,7 +131,7 @@ final class DriverSettings {
               + "built-in shuffle loses map outputs when Spark removes idle executors, and its "
               + "map stage runs again; set the policy to never, or leave {} unset",
           SHUFFLE_TRACKING_KEY,
-          policy.name().toLowerCase(java.util.Locale.ROOT),
+          policy.name().toLowerCase(Locale.ROOT),
           SHUFFLE_TRACKING_KEY);
     }
   }

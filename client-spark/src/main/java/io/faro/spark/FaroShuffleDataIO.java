@@ -2,6 +2,7 @@ package io.faro.spark;
 
 import java.util.Map;
 import org.apache.spark.SparkConf;
+import org.apache.spark.SparkEnv;
 import org.apache.spark.shuffle.api.ShuffleDataIO;
 import org.apache.spark.shuffle.api.ShuffleDriverComponents;
 import org.apache.spark.shuffle.api.ShuffleExecutorComponents;
@@ -59,7 +60,7 @@ public final class FaroShuffleDataIO implements ShuffleDataIO {
 
       @Override
       public boolean supportsReliableStorage() {
-        org.apache.spark.SparkEnv env = org.apache.spark.SparkEnv.get();
+        SparkEnv env = SparkEnv.get();
         return env != null
             && env.shuffleManager() instanceof FaroShuffleManager faro
             && faro.noLiveFallbacks();

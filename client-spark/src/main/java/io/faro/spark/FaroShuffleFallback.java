@@ -1,5 +1,7 @@
 package io.faro.spark;
 
+import com.fasterxml.jackson.annotation.JsonCreator;
+import com.fasterxml.jackson.annotation.JsonProperty;
 import org.apache.spark.scheduler.SparkListenerEvent;
 
 /**
@@ -33,12 +35,12 @@ public final class FaroShuffleFallback implements SparkListenerEvent {
   private final String reason;
 
   /** Also how Spark's JsonProtocol reads the event back from an event log (by these names). */
-  @com.fasterxml.jackson.annotation.JsonCreator
+  @JsonCreator
   public FaroShuffleFallback(
-      @com.fasterxml.jackson.annotation.JsonProperty("shuffleId") int shuffleId,
-      @com.fasterxml.jackson.annotation.JsonProperty("policy") String policy,
-      @com.fasterxml.jackson.annotation.JsonProperty("kind") Kind kind,
-      @com.fasterxml.jackson.annotation.JsonProperty("reason") String reason) {
+      @JsonProperty("shuffleId") int shuffleId,
+      @JsonProperty("policy") String policy,
+      @JsonProperty("kind") Kind kind,
+      @JsonProperty("reason") String reason) {
     this.shuffleId = shuffleId;
     this.policy = policy;
     this.kind = kind;

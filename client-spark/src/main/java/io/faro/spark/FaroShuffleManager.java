@@ -5,6 +5,7 @@ import io.faro.client.ClientOptions;
 import io.faro.client.ClientWarmUp;
 import io.faro.client.ShuffleClient;
 import io.faro.client.driver.LifecycleManager;
+import io.faro.common.admission.AppProfile;
 import io.faro.common.auth.AuthOptions;
 import io.faro.common.config.CommonOptionGroup;
 import io.faro.common.config.ConfigException;
@@ -18,10 +19,19 @@ import io.faro.common.network.ClientPool;
 import io.faro.common.network.Futures;
 import java.net.InetAddress;
 import java.net.UnknownHostException;
+import java.security.SecureRandom;
 import java.util.ArrayList;
+import java.util.EnumMap;
 import java.util.HashMap;
+import java.util.HexFormat;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 import org.apache.spark.MapOutputTracker;
 import org.apache.spark.MapOutputTrackerMaster;
 import org.apache.spark.ShuffleDependency;
@@ -40,6 +50,7 @@ import org.apache.spark.shuffle.ShuffleReader;
 import org.apache.spark.shuffle.ShuffleWriteMetricsReporter;
 import org.apache.spark.shuffle.ShuffleWriter;
 import org.apache.spark.shuffle.sort.SortShuffleManager;
+import org.apache.spark.util.Utils;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import scala.Tuple2;
@@ -69,8 +80,7 @@ public final class FaroShuffleManager implements ShuffleManager {
   private static final String SPARK_PREFIX = "spark.";
 
   /** How long an application whose registration failed waits before it tries again. */
-  private static final long REGISTRATION_RETRY_NANOS =
-      java.util.concurrent.TimeUnit.MINUTES.toNanos(1);
+  private static final long REGISTRATION_RETRY_NANOS = TimeUnit.MINUTES.toNanos(1);
 
   private final SparkConf sparkConf;
   private final ClientOptions.Settings settings;
@@ -85,15 +95,12 @@ public final class FaroShuffleManager implements ShuffleManager {
   private final String unsafeSetting;
 
   /** Shuffles that fell back, by kind of reason; the driver's. */
-  private final Map<FaroShuffleFallback.Kind, java.util.concurrent.atomic.AtomicInteger> fallbacks =
-      new java.util.concurrent.ConcurrentHashMap<>();
+  private final Map<FaroShuffleFallback.Kind, AtomicInteger> fallbacks = new ConcurrentHashMap<>();
 
-  private final java.util.concurrent.atomic.AtomicInteger carried =
-      new java.util.concurrent.atomic.AtomicInteger();
+  private final AtomicInteger carried = new AtomicInteger();
 
   /** Shuffles that fell back and are not unregistered yet: their files live on executors. */
-  private final java.util.Set<Integer> liveFallbacks =
-      java.util.concurrent.ConcurrentHashMap.newKeySet();
+  private final Set<Integer> liveFallbacks = ConcurrentHashMap.newKeySet();
 
   private final Object lock = new Object();
   // @GuardedBy("lock"): created on first use, closed by stop().
@@ -304,12 +311,11 @@ public final class FaroShuffleManager implements ShuffleManager {
     String attempt = sparkConf.get("spark.app.attempt.id", "");
     // Spark's ids are predictable (YARN numbers them): eight random hex characters make Faro's
     // unguessable, so that nobody can register an app's id before the app does.
-    String suffix =
-        java.util.HexFormat.of().toHexDigits(new java.security.SecureRandom().nextInt());
+    String suffix = HexFormat.of().toHexDigits(new SecureRandom().nextInt());
     // What the masters' admission rules judge: Spark's user, YARN queue and application name.
-    io.faro.common.admission.AppProfile profile =
-        new io.faro.common.admission.AppProfile(
-            org.apache.spark.util.Utils.getCurrentUserName(),
+    AppProfile profile =
+        new AppProfile(
+            Utils.getCurrentUserName(),
             sparkConf.get("spark.yarn.queue", ""),
             sparkConf.get("spark.app.name", ""));
     LifecycleManager manager =
@@ -431,8 +437,7 @@ public final class FaroShuffleManager implements ShuffleManager {
           null);
     }
     // A shuffle too wide to place whole now has its first page placed, to find out.
-    java.util.concurrent.CompletableFuture<Void> placed =
-        manager.registerShuffle(shuffleId, maps, partitions, true);
+    CompletableFuture<Void> placed = manager.registerShuffle(shuffleId, maps, partitions, true);
     // The placement at registration, which the map tasks would wait for anyway, decides: under
     // auto whether the shuffle falls back, under never whether the job fails at once (a quota,
     // no worker with room) rather than in its first map tasks.
@@ -485,7 +490,7 @@ public final class FaroShuffleManager implements ShuffleManager {
       String reason,
       RuntimeException cause) {
     ClientOptions.FallbackPolicy policy = settings.fallbackPolicy();
-    String name = policy.name().toLowerCase(java.util.Locale.ROOT);
+    String name = policy.name().toLowerCase(Locale.ROOT);
     if (policy == ClientOptions.FallbackPolicy.NEVER) {
       throw new FaroException(
           switch (kind) {
@@ -507,9 +512,7 @@ public final class FaroShuffleManager implements ShuffleManager {
         shuffleId,
         name,
         reason);
-    fallbacks
-        .computeIfAbsent(kind, k -> new java.util.concurrent.atomic.AtomicInteger())
-        .incrementAndGet();
+    fallbacks.computeIfAbsent(kind, k -> new AtomicInteger()).incrementAndGet();
     liveFallbacks.add(shuffleId);
     dependency
         .rdd()
@@ -529,8 +532,7 @@ public final class FaroShuffleManager implements ShuffleManager {
 
   /** Shuffles of this application that fell back, by kind of reason (the driver's count). */
   public Map<FaroShuffleFallback.Kind, Integer> fallbacks() {
-    Map<FaroShuffleFallback.Kind, Integer> counts =
-        new java.util.EnumMap<>(FaroShuffleFallback.Kind.class);
+    Map<FaroShuffleFallback.Kind, Integer> counts = new EnumMap<>(FaroShuffleFallback.Kind.class);
     fallbacks.forEach((k, v) -> counts.put(k, v.get()));
     return counts;
   }
@@ -675,9 +677,7 @@ public final class FaroShuffleManager implements ShuffleManager {
       LOG.warn(
           "Faro carried {} shuffles of this application; {} used Spark's built-in shuffle: {}",
           carried.get(),
-          fallbacks.values().stream()
-              .mapToInt(java.util.concurrent.atomic.AtomicInteger::get)
-              .sum(),
+          fallbacks.values().stream().mapToInt(AtomicInteger::get).sum(),
           fallbacks());
     }
     builtin.stop();

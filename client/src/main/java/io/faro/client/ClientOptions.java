@@ -7,6 +7,8 @@ import static io.faro.common.config.ConfigOption.intOption;
 import static io.faro.common.config.ConfigOption.sizeOption;
 import static io.faro.common.config.ConfigOption.stringOption;
 
+import io.faro.common.batch.BatchEncoder;
+import io.faro.common.batch.BatchFormat;
 import io.faro.common.config.ConfigOption;
 import io.faro.common.config.FaroConf;
 import io.faro.common.master.MasterOptions;
@@ -54,11 +56,11 @@ public final class ClientOptions {
           true,
           "Compress batches before pushing, with faro.client.compression.codec (workers never "
               + "decompress); false is the same as that codec set to none.");
-  public static final ConfigOption<io.faro.common.batch.BatchFormat.Codec> CODEC =
+  public static final ConfigOption<BatchFormat.Codec> CODEC =
       enumOption(
           "faro.client.compression.codec",
-          io.faro.common.batch.BatchFormat.Codec.LZ4,
-          io.faro.common.batch.BatchFormat.Codec.class,
+          BatchFormat.Codec.LZ4,
+          BatchFormat.Codec.class,
           "How map tasks compress batches: lz4 (the default), zstd (at level 1 about a third "
               + "fewer bytes than lz4 on the example Spark jobs, for 2 to 3 times its CPU per "
               + "batch: docs/benchmarks.md; worth it where the network or the workers' disks "
@@ -69,7 +71,7 @@ public final class ClientOptions {
   public static final ConfigOption<Integer> ZSTD_LEVEL =
       intOption(
           "faro.client.compression.zstd.level",
-          io.faro.common.batch.BatchEncoder.DEFAULT_ZSTD_LEVEL,
+          BatchEncoder.DEFAULT_ZSTD_LEVEL,
           1,
           19,
           "",
@@ -287,7 +289,7 @@ public final class ClientOptions {
       long bufferSize,
       int mergeSize,
       int maxInFlight,
-      io.faro.common.batch.BatchFormat.Codec codec,
+      BatchFormat.Codec codec,
       int zstdLevel,
       int prefetchChunks,
       Duration fetchTimeout,
@@ -317,7 +319,7 @@ public final class ClientOptions {
           conf.get(BUFFER_SIZE),
           (int) (long) conf.get(MERGE_SIZE),
           conf.get(MAX_IN_FLIGHT),
-          conf.get(COMPRESS) ? conf.get(CODEC) : io.faro.common.batch.BatchFormat.Codec.NONE,
+          conf.get(COMPRESS) ? conf.get(CODEC) : BatchFormat.Codec.NONE,
           conf.get(ZSTD_LEVEL),
           conf.get(PREFETCH_CHUNKS),
           conf.get(FETCH_TIMEOUT),

@@ -2,6 +2,7 @@ package io.faro.client;
 
 import io.faro.common.batch.BatchDecoder;
 import io.faro.common.batch.BatchEncoder;
+import io.faro.common.batch.BatchFormat;
 import io.faro.common.network.MessageCodecs;
 import io.faro.proto.MapperEndRequest;
 import io.netty.buffer.ByteBuf;
@@ -36,7 +37,7 @@ public final class ClientWarmUp {
    *
    * @param codec how batches are compressed (faro.client.compression.codec)
    */
-  public static void run(io.faro.common.batch.BatchFormat.Codec codec) {
+  public static void run(BatchFormat.Codec codec) {
     MessageCodecs.typeOf(MapperEndRequest.getDefaultInstance());
     byte[] raw = new byte[1024];
     try (BatchEncoder encoder =

@@ -26,6 +26,7 @@ import io.faro.proto.RevivePartitionP;
 import io.faro.proto.ReviveRequest;
 import io.faro.proto.ReviveResponse;
 import io.netty.buffer.PooledByteBufAllocator;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -113,7 +114,7 @@ public final class ShuffleClient {
               0,
               settings.pages(),
               (a, b) -> CompletableFuture.completedFuture(List.of()),
-              java.time.Duration.ZERO));
+              Duration.ZERO));
     }
     CompletableFuture<PushTargets> f =
         pushTargets.computeIfAbsent(
@@ -259,7 +260,7 @@ public final class ShuffleClient {
       request.addPartitions(p);
     }
     // A revive asks the master for slots and reserves them: give it longer than one call.
-    java.time.Duration timeout = settings.network().requestTimeout().multipliedBy(3);
+    Duration timeout = settings.network().requestTimeout().multipliedBy(3);
     ReviveResponse response =
         Futures.await(
             pool.call(lifecycle, request.build(), ReviveResponse.class, timeout),
@@ -568,8 +569,7 @@ public final class ShuffleClient {
 
   private <K, T> T awaitCached(
       Map<K, CompletableFuture<T>> cache, K key, CompletableFuture<T> f, String what) {
-    java.time.Duration backstop =
-        settings.commitTimeout().plus(settings.network().requestTimeout());
+    Duration backstop = settings.commitTimeout().plus(settings.network().requestTimeout());
     try {
       // The call itself carries its timeout; this bound only guards against a lost completion.
       return Futures.await(f, backstop, what);

@@ -7,6 +7,7 @@ import static org.apache.spark.sql.functions.shiftrightunsigned;
 import static org.apache.spark.sql.functions.sum;
 import static org.apache.spark.sql.functions.xxhash64;
 
+import java.lang.management.ManagementFactory;
 import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -186,9 +187,8 @@ public final class CompareJobs {
       System.gc();
       line.put(
           "heap_used_after_gc_bytes",
-          java.lang.management.ManagementFactory.getMemoryMXBean().getHeapMemoryUsage().getUsed());
-      line.put(
-          "threads", java.lang.management.ManagementFactory.getThreadMXBean().getThreadCount());
+          ManagementFactory.getMemoryMXBean().getHeapMemoryUsage().getUsed());
+      line.put("threads", ManagementFactory.getThreadMXBean().getThreadCount());
       System.out.println(toJson(line));
       boolean faroRan = manager.equals(FARO_SHUFFLE_MANAGER);
       if (options.mode().equals("faro") != faroRan) {

@@ -2,10 +2,25 @@ package io.faro.examples;
 
 import static org.apache.spark.sql.functions.col;
 
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.Iterator;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import org.apache.spark.HashPartitioner;
 import org.apache.spark.SparkConf;
+import org.apache.spark.SparkEnv;
+import org.apache.spark.TaskContext;
+import org.apache.spark.api.java.JavaPairRDD;
+import org.apache.spark.api.java.JavaRDD;
+import org.apache.spark.api.java.JavaSparkContext;
+import org.apache.spark.api.java.function.MapPartitionsFunction;
 import org.apache.spark.sql.Dataset;
 import org.apache.spark.sql.Row;
+import org.apache.spark.sql.RowFactory;
 import org.apache.spark.sql.SparkSession;
+import org.apache.spark.sql.types.DataTypes;
+import org.apache.spark.sql.types.StructType;
 
 /**
  * The jobs {@link CompareJobs} times with Spark's built-in shuffle and with Faro. Each builds a
@@ -41,7 +56,7 @@ enum ComparisonJob {
           (mapPause <= 0
                   ? rows
                   : rows.mapPartitions(
-                      (org.apache.spark.api.java.function.MapPartitionsFunction<Row, Row>)
+                      (MapPartitionsFunction<Row, Row>)
                           input -> new PauseEvery(input, 1000, mapPause),
                       rows.encoder()))
               .repartition(tasks(200, scale), col("k"));
@@ -51,8 +66,7 @@ enum ComparisonJob {
       return pause <= 0
           ? shuffled
           : shuffled.mapPartitions(
-              (org.apache.spark.api.java.function.MapPartitionsFunction<Row, Row>)
-                  input -> new PauseEvery(input, 1000, pause),
+              (MapPartitionsFunction<Row, Row>) input -> new PauseEvery(input, 1000, pause),
               shuffled.encoder());
     }
   },
@@ -184,29 +198,28 @@ enum ComparisonJob {
     @Override
     Dataset<Row> result(SparkSession spark, double scale) {
       int count = spark.sparkContext().getConf().getInt(SHUFFLES_COUNT_KEY, 1000);
-      org.apache.spark.api.java.JavaSparkContext sc =
-          org.apache.spark.api.java.JavaSparkContext.fromSparkContext(spark.sparkContext());
-      java.util.List<Long> ids = new java.util.ArrayList<>();
+      JavaSparkContext sc = JavaSparkContext.fromSparkContext(spark.sparkContext());
+      List<Long> ids = new ArrayList<>();
       for (long i = 0; i < 200; i++) {
         ids.add(i);
       }
-      java.util.List<Row> rows = new java.util.ArrayList<>();
+      List<Row> rows = new ArrayList<>();
       for (int s = 0; s < count; s++) {
         int shift = s;
-        org.apache.spark.api.java.JavaPairRDD<Long, Long> shuffled =
+        JavaPairRDD<Long, Long> shuffled =
             sc.parallelize(ids, 2)
                 .mapToPair(i -> new scala.Tuple2<>((i * 31 + shift) % 97, i))
-                .partitionBy(new org.apache.spark.HashPartitioner(10));
+                .partitionBy(new HashPartitioner(10));
         LIVE_SHUFFLES.add(shuffled);
         long sum = shuffled.values().reduce(Long::sum);
-        rows.add(org.apache.spark.sql.RowFactory.create((long) s, shuffled.count(), sum));
+        rows.add(RowFactory.create((long) s, shuffled.count(), sum));
       }
       return spark.createDataFrame(
           rows,
-          new org.apache.spark.sql.types.StructType()
-              .add("shuffle", org.apache.spark.sql.types.DataTypes.LongType)
-              .add("rows", org.apache.spark.sql.types.DataTypes.LongType)
-              .add("sum", org.apache.spark.sql.types.DataTypes.LongType));
+          new StructType()
+              .add("shuffle", DataTypes.LongType)
+              .add("rows", DataTypes.LongType)
+              .add("sum", DataTypes.LongType));
     }
   },
 
@@ -247,8 +260,7 @@ enum ComparisonJob {
                   "xxhash64(id) AS k",
                   "concat(hex(xxhash64(id, 1)), hex(xxhash64(id, 2))) AS token");
       return rows.mapPartitions(
-              (org.apache.spark.api.java.function.MapPartitionsFunction<Row, Row>)
-                  input -> new FailAtEndOfFirstAttempt(input),
+              (MapPartitionsFunction<Row, Row>) input -> new FailAtEndOfFirstAttempt(input),
               rows.encoder())
           .repartition(tasks(40, scale), col("k"));
     }
@@ -276,8 +288,7 @@ enum ComparisonJob {
                   "concat(hex(xxhash64(id, 1)), hex(xxhash64(id, 2))) AS token");
       long half = records / maps / 2;
       return rows.mapPartitions(
-              (org.apache.spark.api.java.function.MapPartitionsFunction<Row, Row>)
-                  input -> new StallFirstAttempt(input, half),
+              (MapPartitionsFunction<Row, Row>) input -> new StallFirstAttempt(input, half),
               rows.encoder())
           .repartition(tasks(80, scale), col("k"));
     }
@@ -299,10 +310,10 @@ enum ComparisonJob {
           spark
               .range(0, records(1_000_000L, scale), 1, tasks(16, scale))
               .selectExpr("id", "xxhash64(id) AS k");
-      org.apache.spark.api.java.JavaRDD<Row> shuffled =
+      JavaRDD<Row> shuffled =
           rows.javaRDD()
               .keyBy(r -> r.getLong(1))
-              .partitionBy(new org.apache.spark.HashPartitioner(tasks(40, scale)))
+              .partitionBy(new HashPartitioner(tasks(40, scale)))
               .values();
       shuffled.count();
       executorsLeftBeforeReread = awaitNoExecutors(spark);
@@ -316,7 +327,7 @@ enum ComparisonJob {
       }
       long deadline =
           System.nanoTime()
-              + java.util.concurrent.TimeUnit.SECONDS.toNanos(
+              + TimeUnit.SECONDS.toNanos(
                   spark.sparkContext().getConf().getLong(RELEASED_WAIT_KEY, 60));
       // The status tracker lists the driver too.
       while (spark.sparkContext().statusTracker().getExecutorInfos().length > 1
@@ -338,8 +349,7 @@ enum ComparisonJob {
   static final String SHUFFLES_COUNT_KEY = "spark.examples.shuffles.count";
 
   /** The shuffles job's shuffles, referenced until the JVM ends so that none is cleaned. */
-  static final java.util.List<Object> LIVE_SHUFFLES =
-      java.util.Collections.synchronizedList(new java.util.ArrayList<>());
+  static final List<Object> LIVE_SHUFFLES = Collections.synchronizedList(new ArrayList<>());
 
   /** Spark setting: seconds the released job waits for executors to go (default 60). */
   static final String RELEASED_WAIT_KEY = "spark.examples.released.wait.seconds";
@@ -352,19 +362,19 @@ enum ComparisonJob {
    * {@code after} rows until it is killed (Spark interrupts it once a copy has succeeded) or a
    * minute has passed.
    */
-  static final class StallFirstAttempt implements java.util.Iterator<Row> {
+  static final class StallFirstAttempt implements Iterator<Row> {
     private static final long STALL_MILLIS = 60_000;
-    private final java.util.Iterator<Row> input;
+    private final Iterator<Row> input;
     private long untilStall;
 
-    StallFirstAttempt(java.util.Iterator<Row> input, long after) {
+    StallFirstAttempt(Iterator<Row> input, long after) {
       this.input = input;
-      org.apache.spark.TaskContext context = org.apache.spark.TaskContext.get();
+      TaskContext context = TaskContext.get();
       boolean stall =
           context.attemptNumber() == 0
               && context.stageAttemptNumber() == 0
               && context.partitionId() % 4 == 1
-              && org.apache.spark.SparkEnv.get().conf().getBoolean("spark.speculation", false);
+              && SparkEnv.get().conf().getBoolean("spark.speculation", false);
       this.untilStall = stall ? after : -1;
     }
 
@@ -396,13 +406,13 @@ enum ComparisonJob {
   static final String MAP_PAUSE_KEY = "spark.examples.mapPauseMillis";
 
   /** Passes rows through, pausing {@code millis} after every {@code rows} rows. */
-  static final class PauseEvery implements java.util.Iterator<Row> {
-    private final java.util.Iterator<Row> input;
+  static final class PauseEvery implements Iterator<Row> {
+    private final Iterator<Row> input;
     private final int rows;
     private final long millis;
     private long seen;
 
-    PauseEvery(java.util.Iterator<Row> input, int rows, long millis) {
+    PauseEvery(Iterator<Row> input, int rows, long millis) {
       this.input = input;
       this.rows = rows;
       this.millis = millis;
@@ -430,13 +440,13 @@ enum ComparisonJob {
   /**
    * Passes rows through; on the first attempt of every third task, fails once they are all read.
    */
-  static final class FailAtEndOfFirstAttempt implements java.util.Iterator<Row> {
-    private final java.util.Iterator<Row> input;
+  static final class FailAtEndOfFirstAttempt implements Iterator<Row> {
+    private final Iterator<Row> input;
     private final boolean fail;
 
-    FailAtEndOfFirstAttempt(java.util.Iterator<Row> input) {
+    FailAtEndOfFirstAttempt(Iterator<Row> input) {
       this.input = input;
-      org.apache.spark.TaskContext context = org.apache.spark.TaskContext.get();
+      TaskContext context = TaskContext.get();
       this.fail =
           context.attemptNumber() == 0
               && context.stageAttemptNumber() == 0

@@ -7,8 +7,10 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import org.apache.spark.executor.TaskMetrics;
 import org.apache.spark.scheduler.SparkListener;
+import org.apache.spark.scheduler.SparkListenerExecutorRemoved;
 import org.apache.spark.scheduler.SparkListenerJobEnd;
 import org.apache.spark.scheduler.SparkListenerJobStart;
+import org.apache.spark.scheduler.SparkListenerStageSubmitted;
 import org.apache.spark.scheduler.SparkListenerTaskEnd;
 import org.apache.spark.scheduler.SparkListenerTaskStart;
 
@@ -48,14 +50,14 @@ final class ShuffleBytesListener extends SparkListener {
   private int executorsRemoved;
 
   @Override
-  public void onExecutorRemoved(org.apache.spark.scheduler.SparkListenerExecutorRemoved event) {
+  public void onExecutorRemoved(SparkListenerExecutorRemoved event) {
     synchronized (lock) {
       executorsRemoved++;
     }
   }
 
   @Override
-  public void onStageSubmitted(org.apache.spark.scheduler.SparkListenerStageSubmitted event) {
+  public void onStageSubmitted(SparkListenerStageSubmitted event) {
     synchronized (lock) {
       if (event.stageInfo().attemptNumber() > 0) {
         stageRetries++;

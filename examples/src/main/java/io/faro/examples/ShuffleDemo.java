@@ -2,6 +2,7 @@ package io.faro.examples;
 
 import java.util.List;
 import org.apache.spark.SparkConf;
+import org.apache.spark.SparkEnv;
 import org.apache.spark.sql.Row;
 import org.apache.spark.sql.SparkSession;
 
@@ -84,7 +85,7 @@ public final class ShuffleDemo {
               + rows.get(rows.size() - 1)
               + ", checksum "
               + Long.toHexString(checksum);
-      String manager = org.apache.spark.SparkEnv.get().shuffleManager().getClass().getName();
+      String manager = SparkEnv.get().shuffleManager().getClass().getName();
       System.out.println(
           "With " + label + " (" + manager + "): " + summary + " (" + millis + " ms)");
       return summary;

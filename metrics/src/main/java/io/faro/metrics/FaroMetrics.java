@@ -20,12 +20,15 @@ import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentSkipListMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.function.DoubleSupplier;
+import java.util.function.ObjDoubleConsumer;
+import java.util.function.Supplier;
 import java.util.regex.Pattern;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -136,11 +139,7 @@ public final class FaroMetrics {
   }
 
   private Series series(
-      String name,
-      String help,
-      Kind kind,
-      String[] labelPairs,
-      java.util.function.Supplier<Metric> create) {
+      String name, String help, Kind kind, String[] labelPairs, Supplier<Metric> create) {
     requireNonNull(help, "help is null");
     if (!NAME.matcher(name).matches() || RESERVED.matcher(name).matches()) {
       throw new IllegalArgumentException(
@@ -221,7 +220,7 @@ public final class FaroMetrics {
     } catch (IOException e) {
       throw new UncheckedIOException(e);
     }
-    return out.toString(java.nio.charset.StandardCharsets.UTF_8);
+    return out.toString(StandardCharsets.UTF_8);
   }
 
   /** The media type of {@link #writeText}. */
@@ -305,7 +304,7 @@ public final class FaroMetrics {
     }
 
     /** Hands each series that could be read to {@code point}; whether any could. */
-    private boolean points(java.util.function.ObjDoubleConsumer<Labels> point) {
+    private boolean points(ObjDoubleConsumer<Labels> point) {
       boolean any = false;
       for (Series s : series) {
         double value = read(s);

@@ -4,16 +4,28 @@ import static java.util.Objects.requireNonNull;
 
 import com.sun.net.httpserver.HttpExchange;
 import com.sun.net.httpserver.HttpServer;
+import io.faro.common.auth.AdminTokens;
+import io.faro.common.auth.AuthOptions;
 import io.faro.common.json.Json;
+import io.faro.common.network.BindFailures;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.OutputStream;
+import java.io.UncheckedIOException;
 import java.net.InetSocketAddress;
+import java.net.URLDecoder;
 import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.SortedMap;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Function;
 import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -90,22 +102,18 @@ public final class HttpEndpoint implements AutoCloseable {
    * io.faro.common.auth.AdminTokens}), 401 without it and 403 when this process holds no admin
    * secret (empty {@code token}). Not enforced (authentication off), every page is open.
    */
-  public record Admin(
-      java.util.Set<String> paths, boolean enforced, java.util.Optional<String> token) {
+  public record Admin(Set<String> paths, boolean enforced, Optional<String> token) {
     /** Every page open to anyone. */
-    public static final Admin OPEN =
-        new Admin(java.util.Set.of(), false, java.util.Optional.empty());
+    public static final Admin OPEN = new Admin(Set.of(), false, Optional.empty());
 
     public Admin {
-      paths = java.util.Set.copyOf(paths);
+      paths = Set.copyOf(paths);
       requireNonNull(token, "token is null");
     }
 
     /** The operators' pages {@code paths}, under {@code auth} (a member's settings). */
-    public static Admin of(
-        java.util.Set<String> paths, io.faro.common.auth.AuthOptions.Settings auth) {
-      return new Admin(
-          paths, auth.enabled(), auth.admin().map(io.faro.common.auth.AdminTokens::http));
+    public static Admin of(Set<String> paths, AuthOptions.Settings auth) {
+      return new Admin(paths, auth.enabled(), auth.admin().map(AdminTokens::http));
     }
   }
 
@@ -141,8 +149,7 @@ public final class HttpEndpoint implements AutoCloseable {
     all.put("/metrics", query -> metricsAnswer(metrics));
     this.pages = Map.copyOf(all);
     this.server = HttpServer.create(new InetSocketAddress(bindHost, port), 64);
-    java.util.concurrent.atomic.AtomicInteger threads =
-        new java.util.concurrent.atomic.AtomicInteger();
+    AtomicInteger threads = new AtomicInteger();
     this.thread =
         Executors.newFixedThreadPool(
             THREADS,
@@ -161,7 +168,7 @@ public final class HttpEndpoint implements AutoCloseable {
     try {
       metrics.writeText(out);
     } catch (IOException e) {
-      throw new java.io.UncheckedIOException(e);
+      throw new UncheckedIOException(e);
     }
     return new Answer(200, FaroMetrics.textContentType(), out.toByteArray());
   }
@@ -213,8 +220,7 @@ public final class HttpEndpoint implements AutoCloseable {
                   + " lists applications and is for operators: this process holds no admin "
                   + "secret (faro.auth.admin.secret.file), so it serves it to nobody"));
     }
-    if (io.faro.common.auth.AdminTokens.bears(
-        exchange.getRequestHeaders().getFirst("Authorization"), admin.token())) {
+    if (AdminTokens.bears(exchange.getRequestHeaders().getFirst("Authorization"), admin.token())) {
       return null;
     }
     exchange.getResponseHeaders().set("WWW-Authenticate", "Bearer realm=\"faro-admin\"");
@@ -251,7 +257,7 @@ public final class HttpEndpoint implements AutoCloseable {
   }
 
   private static String decode(String s) {
-    return java.net.URLDecoder.decode(s, StandardCharsets.UTF_8);
+    return URLDecoder.decode(s, StandardCharsets.UTF_8);
   }
 
   private Answer answer(String path, String rawQuery) {
@@ -307,11 +313,10 @@ public final class HttpEndpoint implements AutoCloseable {
       return new HttpEndpoint(bindHost, port, threadName, metrics, pages, admin);
     } catch (IOException e) {
       throw new IllegalStateException(
-          io.faro.common.network.BindFailures.find(e)
+          BindFailures.find(e)
               .map(
                   b ->
-                      io.faro.common.network.BindFailures.message(
-                              threadName, bindHost, port, portKey, b)
+                      BindFailures.message(threadName, bindHost, port, portKey, b)
                           + "; -1 turns the HTTP port off")
               .orElse(threadName + " cannot start on port " + port + " (" + portKey + "): " + e),
           e);
@@ -346,14 +351,14 @@ public final class HttpEndpoint implements AutoCloseable {
    * last row when more follow, else "". Each row must have an {@code id} that names its key.
    */
   public static <K, V> void page(
-      java.util.SortedMap<K, V> all,
+      SortedMap<K, V> all,
       K after,
       int limit,
       String name,
-      java.util.function.Function<V, Map<String, Object>> row,
+      Function<V, Map<String, Object>> row,
       Map<String, Object> out) {
-    java.util.SortedMap<K, V> from = after == null ? all : all.tailMap(after);
-    java.util.List<Map<String, Object>> rows = new java.util.ArrayList<>();
+    SortedMap<K, V> from = after == null ? all : all.tailMap(after);
+    List<Map<String, Object>> rows = new ArrayList<>();
     String next = "";
     for (Map.Entry<K, V> e : from.entrySet()) {
       if (e.getKey().equals(after)) {

@@ -29,12 +29,15 @@ import java.net.InetAddress;
 import java.net.UnknownHostException;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collections;
 import java.util.EnumMap;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
+import java.util.function.Function;
 
 /**
  * Every setting of the worker, each with its default, unit, doc and validator, and the typed {@link
@@ -345,12 +348,12 @@ public final class WorkerOptions {
    * each tier.
    */
   private static <T> Map<DiskTier, ConfigOption<T>> perTier(
-      java.util.function.Function<DiskTier, ConfigOption<T>> option) {
+      Function<DiskTier, ConfigOption<T>> option) {
     Map<DiskTier, ConfigOption<T>> options = new EnumMap<>(DiskTier.class);
     for (DiskTier tier : DiskTier.values()) {
       options.put(tier, option.apply(tier));
     }
-    return java.util.Collections.unmodifiableMap(options);
+    return Collections.unmodifiableMap(options);
   }
 
   private static String tierKey(DiskTier tier, String what) {
@@ -539,7 +542,7 @@ public final class WorkerOptions {
 
   private static List<ConfigOption<?>> all() {
     List<ConfigOption<?>> all =
-        new java.util.ArrayList<>(
+        new ArrayList<>(
             List.of(
                 HOST,
                 BIND_HOST,
@@ -725,7 +728,7 @@ public final class WorkerOptions {
       return settings;
     }
 
-    private static <T> Map<DiskTier, T> byTier(java.util.function.Function<DiskTier, T> value) {
+    private static <T> Map<DiskTier, T> byTier(Function<DiskTier, T> value) {
       Map<DiskTier, T> values = new EnumMap<>(DiskTier.class);
       for (DiskTier tier : DiskTier.values()) {
         values.put(tier, value.apply(tier));

@@ -3,6 +3,7 @@ package io.faro.bench.jmh;
 import io.faro.bench.workload.DataKind;
 import io.faro.bench.workload.RecordGenerator;
 import io.faro.common.batch.BatchEncoder;
+import io.faro.common.batch.BatchFormat;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.PooledByteBufAllocator;
 
@@ -32,17 +33,11 @@ final class SampleRecords {
    */
   static ByteBuf batches(int count, int rawLength, DataKind data, boolean compress) {
     return batches(
-        count,
-        rawLength,
-        data,
-        compress
-            ? io.faro.common.batch.BatchFormat.Codec.LZ4
-            : io.faro.common.batch.BatchFormat.Codec.NONE);
+        count, rawLength, data, compress ? BatchFormat.Codec.LZ4 : BatchFormat.Codec.NONE);
   }
 
   /** As {@link #batches(int, int, DataKind, boolean)}, with {@code codec}. */
-  static ByteBuf batches(
-      int count, int rawLength, DataKind data, io.faro.common.batch.BatchFormat.Codec codec) {
+  static ByteBuf batches(int count, int rawLength, DataKind data, BatchFormat.Codec codec) {
     byte[] raw = raw(rawLength, data);
     ByteBuf out = PooledByteBufAllocator.DEFAULT.directBuffer();
     try (BatchEncoder encoder =

@@ -16,6 +16,7 @@ import io.faro.proto.RegisterAppRequest;
 import io.faro.proto.RequestSlotsRequest;
 import io.faro.proto.RequestSlotsResponse;
 import io.faro.proto.ShuffleKeyP;
+import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -317,7 +318,7 @@ public final class MasterBenchCommand implements Callable<Integer>, FaroSubcomma
       for (Path p : walk.sorted(Comparator.reverseOrder()).toList()) {
         Files.deleteIfExists(p);
       }
-    } catch (java.io.IOException e) {
+    } catch (IOException e) {
       System.err.println("bench-masters: could not remove " + root + ": " + e);
     }
   }

@@ -9,6 +9,7 @@ import io.faro.common.id.DiskTier;
 import io.faro.master.MasterServerOptions;
 import io.faro.master.MasterServerOptions.SlotsPolicy;
 import io.faro.master.placement.LoadAwarePlacement;
+import java.math.BigDecimal;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -338,7 +339,7 @@ final class PlacementReport {
 
   /** A setting as it was given: 1.1, 0.5, 2. */
   private static String plain(double value) {
-    return java.math.BigDecimal.valueOf(value).stripTrailingZeros().toPlainString();
+    return BigDecimal.valueOf(value).stripTrailingZeros().toPlainString();
   }
 
   private static String[] row(String name, double value, String unit, String note) {

@@ -12,10 +12,13 @@ import io.faro.master.placement.WorkerCandidate;
 import io.faro.master.state.DiskSpec;
 import io.faro.master.state.RegisteredWorker;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Collections;
 import java.util.HashMap;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
+import java.util.Random;
 import java.util.SplittableRandom;
 
 /**
@@ -149,12 +152,12 @@ final class SimulatedCluster {
     for (int i = 0; i < total; i++) {
       order.add(i);
     }
-    Collections.shuffle(order, new java.util.Random(random.nextLong()));
+    Collections.shuffle(order, new Random(random.nextLong()));
     int full = (int) Math.round(shape.fullFraction() * total);
     int broken = (int) Math.round(shape.brokenFraction() * total);
     int slow = Math.min(total - full - broken, (int) Math.round(shape.slowFraction() * total));
     for (Kind[] row : kinds) {
-      java.util.Arrays.fill(row, Kind.NORMAL);
+      Arrays.fill(row, Kind.NORMAL);
     }
     for (int i = 0; i < full + broken + slow; i++) {
       int disk = order.get(i);
@@ -162,7 +165,7 @@ final class SimulatedCluster {
           i < full ? Kind.FULL : i < full + broken ? Kind.BROKEN : Kind.SLOW;
     }
     for (int w = 0; w < shape.workers(); w++) {
-      String host = String.format(java.util.Locale.ROOT, "worker-%05d", w);
+      String host = String.format(Locale.ROOT, "worker-%05d", w);
       WorkerId id = new WorkerId(host + ":9101");
       List<DiskSpec> specs = new ArrayList<>(disks);
       for (int d = 0; d < disks; d++) {

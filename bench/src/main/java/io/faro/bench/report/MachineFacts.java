@@ -1,5 +1,6 @@
 package io.faro.bench.report;
 
+import com.sun.management.OperatingSystemMXBean;
 import java.io.IOException;
 import java.lang.management.ManagementFactory;
 import java.nio.file.Files;
@@ -24,8 +25,7 @@ public record MachineFacts(
     String javaVersion,
     double loadAverage) {
   public static MachineFacts detect() {
-    com.sun.management.OperatingSystemMXBean os =
-        (com.sun.management.OperatingSystemMXBean) ManagementFactory.getOperatingSystemMXBean();
+    OperatingSystemMXBean os = (OperatingSystemMXBean) ManagementFactory.getOperatingSystemMXBean();
     return new MachineFacts(
         Runtime.getRuntime().availableProcessors(),
         os.getTotalMemorySize(),

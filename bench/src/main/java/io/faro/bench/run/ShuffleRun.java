@@ -2,6 +2,7 @@ package io.faro.bench.run;
 
 import static java.util.Objects.requireNonNull;
 
+import com.sun.management.OperatingSystemMXBean;
 import io.faro.bench.BenchSettings;
 import io.faro.bench.cluster.WorkerProbe;
 import io.faro.bench.cluster.WorkerReading;
@@ -243,7 +244,7 @@ public final class ShuffleRun {
 
   /** CPU time of every thread of this process. */
   static long processCpuNanos() {
-    return ((com.sun.management.OperatingSystemMXBean) ManagementFactory.getOperatingSystemMXBean())
+    return ((OperatingSystemMXBean) ManagementFactory.getOperatingSystemMXBean())
         .getProcessCpuTime();
   }
 }

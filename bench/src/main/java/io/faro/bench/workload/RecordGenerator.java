@@ -5,6 +5,7 @@ import static java.util.Objects.requireNonNull;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 import java.nio.ByteOrder;
+import java.nio.charset.StandardCharsets;
 
 /**
  * The records of one map task, deterministic for a seed and map id: a xorshift64* sequence, so a
@@ -136,7 +137,7 @@ public final class RecordGenerator {
   private static long[] vocabulary(String... words) {
     long[] out = new long[words.length];
     for (int i = 0; i < words.length; i++) {
-      byte[] bytes = words[i].getBytes(java.nio.charset.StandardCharsets.US_ASCII);
+      byte[] bytes = words[i].getBytes(StandardCharsets.US_ASCII);
       if (bytes.length != Long.BYTES) {
         throw new IllegalArgumentException("vocabulary words are 8 bytes: '" + words[i] + "'");
       }

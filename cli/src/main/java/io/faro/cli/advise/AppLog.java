@@ -2,6 +2,7 @@ package io.faro.cli.advise;
 
 import io.faro.common.json.Json;
 import java.io.BufferedReader;
+import java.io.EOFException;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.InputStreamReader;
@@ -92,7 +93,7 @@ final class AppLog {
   private static String readLine(BufferedReader lines, AppLog app) throws IOException {
     try {
       return lines.readLine();
-    } catch (java.io.EOFException e) {
+    } catch (EOFException e) {
       app.unreadableLines++;
       return null;
     }

@@ -2,17 +2,28 @@ package io.faro.client.driver;
 
 import static java.util.Objects.requireNonNull;
 
+import com.google.protobuf.ByteString;
+import com.google.protobuf.Message;
 import io.faro.client.ClientOptions;
+import io.faro.common.admission.AppProfile;
+import io.faro.common.auth.AppSecrets;
+import io.faro.common.auth.AuthOptions;
+import io.faro.common.auth.Identity;
+import io.faro.common.auth.Secret;
+import io.faro.common.error.ErrorCode;
 import io.faro.common.error.FaroException;
 import io.faro.common.id.AppId;
 import io.faro.common.master.MasterClient;
 import io.faro.common.network.Futures;
 import io.faro.proto.AppHeartbeatRequest;
+import io.faro.proto.AppProfileP;
 import io.faro.proto.EmptyResponse;
 import io.faro.proto.RegisterAppRequest;
+import io.faro.proto.RegisterAppResponse;
 import io.faro.proto.UnregisterAppRequest;
 import java.time.Duration;
 import java.util.List;
+import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
@@ -33,10 +44,10 @@ final class AppSession implements AutoCloseable {
   private final MasterClient master;
   private final Runnable onBeat;
   private final ScheduledExecutorService heartbeat;
-  private final java.util.Optional<io.faro.common.auth.AuthOptions.Credentials> credentials;
+  private final Optional<AuthOptions.Credentials> credentials;
 
   /** Who runs the app, sent with its registration and every heartbeat. */
-  private final io.faro.proto.AppProfileP profile;
+  private final AppProfileP profile;
 
   /** Longest user, queue or name the masters take (their ProtoMapper.MAX_PROFILE_FIELD). */
   static final int MAX_PROFILE_FIELD = 1024;
@@ -56,35 +67,35 @@ final class AppSession implements AutoCloseable {
    */
   AppSession(
       AppId app,
-      io.faro.common.admission.AppProfile profile,
+      AppProfile profile,
       ClientOptions.Settings settings,
       MasterClient master,
       Runnable onBeat) {
     this.app = requireNonNull(app, "app is null");
     this.master = requireNonNull(master, "master is null");
     this.onBeat = requireNonNull(onBeat, "onBeat is null");
-    byte[] token = io.faro.common.auth.AppSecrets.token();
+    byte[] token = AppSecrets.token();
     // Each field as long as the masters take (a longer one would fail the registration).
     this.profile =
-        io.faro.proto.AppProfileP.newBuilder()
+        AppProfileP.newBuilder()
             .setUser(bounded(profile.user()))
             .setQueue(bounded(profile.queue()))
             .setName(bounded(profile.name()))
             .build();
     try {
       // EmptyResponse from a cluster without authentication (or one older than it).
-      com.google.protobuf.Message answer =
+      Message answer =
           master.callBlocking(
               RegisterAppRequest.newBuilder()
                   .setAppId(app.value())
-                  .setRegistrationToken(com.google.protobuf.ByteString.copyFrom(token))
+                  .setRegistrationToken(ByteString.copyFrom(token))
                   .setProfile(this.profile)
                   .build(),
-              com.google.protobuf.Message.class,
+              Message.class,
               settings.fallbackConnectTimeout());
       this.credentials = credentialsOf(app, token, answer);
     } catch (FaroException e) {
-      if (e.code() == io.faro.common.error.ErrorCode.ADMISSION_REFUSED) {
+      if (e.code() == ErrorCode.ADMISSION_REFUSED) {
         throw e; // the masters answered: the message says why, naming the rule
       }
       throw new FaroException(
@@ -114,25 +125,24 @@ final class AppSession implements AutoCloseable {
    * What this app proves to the cluster from now on: its registration's identity and secret when
    * the masters authenticate applications, else nothing.
    */
-  java.util.Optional<io.faro.common.auth.AuthOptions.Credentials> credentials() {
+  Optional<AuthOptions.Credentials> credentials() {
     return credentials;
   }
 
-  private static java.util.Optional<io.faro.common.auth.AuthOptions.Credentials> credentialsOf(
-      AppId app, byte[] token, com.google.protobuf.Message answer) {
-    if (!(answer instanceof io.faro.proto.RegisterAppResponse registered)) {
-      return java.util.Optional.empty();
+  private static Optional<AuthOptions.Credentials> credentialsOf(
+      AppId app, byte[] token, Message answer) {
+    if (!(answer instanceof RegisterAppResponse registered)) {
+      return Optional.empty();
     }
     String nonce = registered.getAppNonce();
-    if (!nonce.equals(io.faro.common.auth.AppSecrets.nonce(token))) {
+    if (!nonce.equals(AppSecrets.nonce(token))) {
       throw new FaroException(
-          io.faro.common.error.ErrorCode.UNAUTHENTICATED,
+          ErrorCode.UNAUTHENTICATED,
           "the master answered app " + app + "'s registration with another registration's nonce");
     }
-    return java.util.Optional.of(
-        io.faro.common.auth.AuthOptions.Credentials.app(
-            io.faro.common.auth.Identity.app(app, nonce),
-            io.faro.common.auth.Secret.ofBytes(registered.getAppSecret().toByteArray())));
+    return Optional.of(
+        AuthOptions.Credentials.app(
+            Identity.app(app, nonce), Secret.ofBytes(registered.getAppSecret().toByteArray())));
   }
 
   /** Whether the app's last heartbeat reached some master. */

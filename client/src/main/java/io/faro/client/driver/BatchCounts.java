@@ -3,6 +3,8 @@ package io.faro.client.driver;
 import io.faro.common.error.ErrorCode;
 import io.faro.common.error.FaroException;
 import io.faro.common.id.ShuffleId;
+import java.io.ByteArrayOutputStream;
+import java.util.Arrays;
 import java.util.BitSet;
 import java.util.List;
 
@@ -92,8 +94,8 @@ record BatchCounts(int[] partitions, int[] counts) {
     for (int i = 0; i < pairs.length; i++) {
       pairs[i] = ((long) partitions[i] << 32) | (counts[i] & 0xffffffffL);
     }
-    java.util.Arrays.sort(pairs);
-    java.io.ByteArrayOutputStream out = new java.io.ByteArrayOutputStream(2 * pairs.length);
+    Arrays.sort(pairs);
+    ByteArrayOutputStream out = new ByteArrayOutputStream(2 * pairs.length);
     int previous = 0;
     for (long pair : pairs) {
       int partition = (int) (pair >>> 32);
@@ -114,7 +116,7 @@ record BatchCounts(int[] partitions, int[] counts) {
     }
   }
 
-  private static void varint(java.io.ByteArrayOutputStream out, int value) {
+  private static void varint(ByteArrayOutputStream out, int value) {
     while ((value & ~0x7f) != 0) {
       out.write((value & 0x7f) | 0x80);
       value >>>= 7;

@@ -7,6 +7,7 @@ import io.faro.common.error.ErrorCode;
 import io.faro.common.error.FaroException;
 import io.faro.common.id.PartitionLocation;
 import io.faro.common.id.ShuffleId;
+import java.security.SecureRandom;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
@@ -37,7 +38,7 @@ final class Generation {
   /** What a map's end decided: the winning attempt, and whether this end starts the commit. */
   record MapEnd(int winner, boolean startsCommit) {}
 
-  private static final java.security.SecureRandom TOKENS = new java.security.SecureRandom();
+  private static final SecureRandom TOKENS = new SecureRandom();
 
   private final int engineShuffleId;
   private final ShuffleId id;
@@ -63,7 +64,7 @@ final class Generation {
    */
   private final AtomicReferenceArray<byte[]> winnerBatches;
 
-  private final java.util.concurrent.atomic.AtomicIntegerArray mapBatches;
+  private final AtomicIntegerArray mapBatches;
 
   private final AtomicInteger remainingMaps;
 
@@ -111,7 +112,7 @@ final class Generation {
     this.remainingMaps = new AtomicInteger(numMaps);
     this.expectedBatches = new AtomicReferenceArray<>(pages.count(numPartitions));
     this.winnerBatches = new AtomicReferenceArray<>(numMaps);
-    this.mapBatches = new java.util.concurrent.atomic.AtomicIntegerArray(numMaps);
+    this.mapBatches = new AtomicIntegerArray(numMaps);
     this.placements = new AtomicReferenceArray<>(pages.count(numPartitions));
     this.locations = new Locations(id, numPartitions, pages);
   }

@@ -15,6 +15,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Consumer;
 import java.util.function.IntUnaryOperator;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -48,10 +49,10 @@ final class Generations {
   private volatile IntUnaryOperator engineOutputs = shuffle -> -1;
 
   /** Hears a generation dropped for a re-run of every map (its readers must be answered). */
-  private volatile java.util.function.Consumer<Generation> onDropped = g -> {};
+  private volatile Consumer<Generation> onDropped = g -> {};
 
   /** Hears each generation {@link #forWriter} drops because the engine re-runs every map. */
-  void onDropped(java.util.function.Consumer<Generation> listener) {
+  void onDropped(Consumer<Generation> listener) {
     this.onDropped = requireNonNull(listener, "listener is null");
   }
 

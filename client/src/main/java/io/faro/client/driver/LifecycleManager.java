@@ -2,6 +2,7 @@ package io.faro.client.driver;
 
 import static java.util.Objects.requireNonNull;
 
+import com.google.protobuf.Message;
 import io.faro.client.ClientOptions;
 import io.faro.common.admission.AppProfile;
 import io.faro.common.auth.AppSecrets;
@@ -27,6 +28,7 @@ import io.faro.proto.GetReducerFileGroupsRequest;
 import io.faro.proto.GetReducerFileGroupsResponse;
 import io.faro.proto.MapperEndRequest;
 import io.faro.proto.MapperEndResponse;
+import io.faro.proto.MessageType;
 import io.faro.proto.ReportShuffleLostRequest;
 import io.faro.proto.ReviveRequest;
 import io.faro.proto.ReviveResponse;
@@ -35,6 +37,7 @@ import java.time.Clock;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.function.IntConsumer;
+import java.util.function.IntUnaryOperator;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -225,8 +228,7 @@ public final class LifecycleManager implements RequestHandler, AutoCloseable {
 
   /** Only this app's own executors may call: every request needs the app's identity. */
   @Override
-  public Optional<String> refusal(
-      io.faro.proto.MessageType type, com.google.protobuf.Message meta, Identity who) {
+  public Optional<String> refusal(MessageType type, Message meta, Identity who) {
     return Identity.require(credentials.identity(), who, type);
   }
 
@@ -486,7 +488,7 @@ public final class LifecycleManager implements RequestHandler, AutoCloseable {
    * latest generation ended, writes a new generation (the engine dropped those outputs and runs
    * every map again).
    */
-  public void engineOutputs(java.util.function.IntUnaryOperator available) {
+  public void engineOutputs(IntUnaryOperator available) {
     generations.engineOutputs(available);
   }
 

@@ -2,6 +2,7 @@ package io.faro.client.driver;
 
 import static java.util.Objects.requireNonNull;
 
+import com.google.protobuf.ByteString;
 import io.faro.client.ClientOptions;
 import io.faro.client.PartitionPages;
 import io.faro.common.error.ErrorCode;
@@ -194,9 +195,8 @@ final class Placement {
               Map<WorkerId, List<PartitionLocation>> byWorker = Locations.copiesByWorker(locations);
               Map<WorkerId, CompletableFuture<ReserveSlotsResponse>> reservations =
                   new LinkedHashMap<>();
-              Map<String, com.google.protobuf.ByteString> grants = response.getReplicaGrantsMap();
-              Map<String, com.google.protobuf.ByteString> placements =
-                  response.getPlacementGrantsMap();
+              Map<String, ByteString> grants = response.getReplicaGrantsMap();
+              Map<String, ByteString> placements = response.getPlacementGrantsMap();
               byWorker.forEach(
                   (worker, locs) ->
                       reservations.put(
@@ -276,8 +276,8 @@ final class Placement {
       Generation g,
       WorkerId worker,
       List<PartitionLocation> locs,
-      Map<String, com.google.protobuf.ByteString> grants,
-      com.google.protobuf.ByteString placed) {
+      Map<String, ByteString> grants,
+      ByteString placed) {
     HostPort rpc = locs.get(0).endpoint().rpc();
     // In requests of at most RESERVE_BATCH locations: a worker refuses larger ones
     // (faro.worker.reserve.max.locations), whatever the number of partitions of the shuffle.

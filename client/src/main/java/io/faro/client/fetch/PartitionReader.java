@@ -22,6 +22,7 @@ import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Deque;
 import java.util.List;
+import java.util.Locale;
 import java.util.TreeMap;
 import java.util.concurrent.CompletableFuture;
 import org.slf4j.Logger;
@@ -95,7 +96,7 @@ public final class PartitionReader implements AutoCloseable {
           + " epoch "
           + file.location().epoch()
           + " ("
-          + file.location().role().name().toLowerCase(java.util.Locale.ROOT)
+          + file.location().role().name().toLowerCase(Locale.ROOT)
           + ") of shuffle "
           + shuffle
           + " on worker "

@@ -15,6 +15,7 @@ import io.netty.buffer.ByteBufAllocator;
 import java.util.List;
 import java.util.Optional;
 import java.util.function.LongConsumer;
+import java.util.stream.IntStream;
 
 /**
  * Pushes the output of one map attempt. Record bytes gather per partition ({@link
@@ -206,8 +207,7 @@ public final class MapPusher implements AutoCloseable {
   public void cutAll() {
     // The locations of every page these partitions fall in, asked for at once, not page by page.
     targets.prefetch(
-        java.util.stream.IntStream.range(0, buffers.numPartitions())
-            .filter(p -> buffers.buffered(p) > 0));
+        IntStream.range(0, buffers.numPartitions()).filter(p -> buffers.buffered(p) > 0));
     for (int p = 0; p < buffers.numPartitions(); p++) {
       cut(p);
     }

@@ -7,10 +7,15 @@ import io.faro.common.error.ErrorCode;
 import io.faro.common.error.FaroException;
 import io.faro.common.id.PartitionLocation;
 import io.faro.common.id.ShuffleId;
+import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicReferenceArray;
 import java.util.function.BinaryOperator;
+import java.util.stream.IntStream;
 
 /**
  * Where each partition of one shuffle generation takes pushes, shared by an executor's tasks: a
@@ -31,7 +36,7 @@ public final class Targets {
   private final PageSource source;
 
   /** The longest a task waits for a page: the ask carries its own timeout, this guards it. */
-  private final java.time.Duration backstop;
+  private final Duration backstop;
 
   /** Each page's locations, once asked; a failed ask is cleared, for the next task to ask again. */
   private final AtomicReferenceArray<CompletableFuture<AtomicReferenceArray<PartitionLocation>>>
@@ -45,7 +50,7 @@ public final class Targets {
       int numPartitions,
       PartitionPages pages,
       PageSource source,
-      java.time.Duration backstop) {
+      Duration backstop) {
     this.shuffle = requireNonNull(shuffle, "shuffle is null");
     this.numPartitions = numPartitions;
     this.pages = requireNonNull(pages, "pages is null");
@@ -63,7 +68,7 @@ public final class Targets {
             numPartitions,
             new PartitionPages(Math.max(1, numPartitions)),
             (start, end) -> CompletableFuture.completedFuture(List.of()),
-            java.time.Duration.ZERO);
+            Duration.ZERO);
     t.known(0, numPartitions, locations);
     return t;
   }
@@ -125,12 +130,12 @@ public final class Targets {
     CompletableFuture<AtomicReferenceArray<PartitionLocation>> f = load(page);
     // Shared by the executor's tasks: waited for, never cancelled by one of them.
     try {
-      return f.get(backstop.toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS);
+      return f.get(backstop.toMillis(), TimeUnit.MILLISECONDS);
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
       throw new FaroException(
           ErrorCode.INTERNAL, "interrupted while asking for locations of shuffle " + shuffle, e);
-    } catch (java.util.concurrent.TimeoutException e) {
+    } catch (TimeoutException e) {
       throw new FaroException(
           ErrorCode.TIMEOUT,
           "no locations of partitions "
@@ -142,7 +147,7 @@ public final class Targets {
               + " within "
               + backstop.toMillis()
               + " ms");
-    } catch (java.util.concurrent.ExecutionException e) {
+    } catch (ExecutionException e) {
       if (e.getCause() instanceof RuntimeException r) {
         throw r;
       }
@@ -156,7 +161,7 @@ public final class Targets {
    * at once, without waiting: a task about to push to partitions of many pages waits for the
    * slowest page, not for the sum of them.
    */
-  public void prefetch(java.util.stream.IntStream partitions) {
+  public void prefetch(IntStream partitions) {
     partitions
         .filter(p -> p >= 0 && p < numPartitions)
         .map(pages::page)

@@ -2,6 +2,8 @@ package io.faro.common.admission;
 
 import static java.util.Objects.requireNonNull;
 
+import io.faro.common.log.LogSafe;
+
 /**
  * An application as the masters' admission rules see it: the user that runs it, its queue and its
  * name, each empty when not known (an older client sends none), and the host it registered from.
@@ -37,10 +39,10 @@ public record AppProfile(String user, String queue, String name, String host) {
   public String toString() {
     // From the wire: safe for one log line.
     return "user "
-        + (user.isEmpty() ? "(unknown)" : io.faro.common.log.LogSafe.text(user))
+        + (user.isEmpty() ? "(unknown)" : LogSafe.text(user))
         + ", queue "
-        + (queue.isEmpty() ? "(none)" : io.faro.common.log.LogSafe.text(queue))
+        + (queue.isEmpty() ? "(none)" : LogSafe.text(queue))
         + ", name "
-        + (name.isEmpty() ? "(unknown)" : "'" + io.faro.common.log.LogSafe.text(name) + "'");
+        + (name.isEmpty() ? "(unknown)" : "'" + LogSafe.text(name) + "'");
   }
 }

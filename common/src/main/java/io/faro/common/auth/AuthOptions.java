@@ -6,8 +6,11 @@ import static io.faro.common.config.ConfigOption.stringOption;
 import io.faro.common.config.ConfigException;
 import io.faro.common.config.ConfigOption;
 import io.faro.common.config.FaroConf;
+import io.faro.common.id.AppId;
 import java.nio.file.Path;
 import java.util.List;
+import java.util.Map;
+import java.util.Objects;
 import java.util.Optional;
 
 /** Who may do what on a cluster: the secrets that masters, workers and operators' tools hold. */
@@ -68,23 +71,22 @@ public final class AuthOptions {
       boolean enabled,
       Optional<Secret> cluster,
       Optional<Secret> admin,
-      java.util.Map<Identity, Secret> apps,
+      Map<Identity, Secret> apps,
       String self) {
     public static final Settings OFF = new Settings(false, Optional.empty(), Optional.empty());
 
     public Settings {
-      apps = java.util.Map.copyOf(apps);
-      java.util.Objects.requireNonNull(self, "self is null");
+      apps = Map.copyOf(apps);
+      Objects.requireNonNull(self, "self is null");
     }
 
     public Settings(boolean enabled, Optional<Secret> cluster, Optional<Secret> admin) {
-      this(enabled, cluster, admin, java.util.Map.of(), "");
+      this(enabled, cluster, admin, Map.of(), "");
     }
 
     /** A driver's: authentication on, and the one app identity it proves and checks. */
     public static Settings forApp(Identity app, Secret secret) {
-      return new Settings(
-          true, Optional.empty(), Optional.empty(), java.util.Map.of(app, secret), "");
+      return new Settings(true, Optional.empty(), Optional.empty(), Map.of(app, secret), "");
     }
 
     /** These settings for a server that clients reach as {@code self} (see {@link #self}). */
@@ -101,9 +103,7 @@ public final class AuthOptions {
             apps.containsKey(identity)
                 ? Optional.of(apps.get(identity))
                 : cluster.map(
-                    c ->
-                        AppSecrets.derive(
-                            c, new io.faro.common.id.AppId(identity.app()), identity.nonce()));
+                    c -> AppSecrets.derive(c, new AppId(identity.app()), identity.nonce()));
         case ANONYMOUS -> Optional.empty();
       };
     }

@@ -5,8 +5,10 @@ import static java.util.Objects.requireNonNull;
 import io.faro.common.error.ErrorCode;
 import io.faro.common.error.FaroException;
 import io.faro.common.id.AppId;
+import io.faro.common.log.LogSafe;
 import io.netty.channel.Channel;
 import io.netty.util.AttributeKey;
+import java.util.Locale;
 import java.util.Optional;
 
 /**
@@ -60,9 +62,7 @@ public record Identity(Kind kind, String app, String nonce) {
 
   /** The name a client sends to claim this identity. */
   public String wire() {
-    return kind == Kind.APP
-        ? APP_PREFIX + app + ":" + nonce
-        : kind.name().toLowerCase(java.util.Locale.ROOT);
+    return kind == Kind.APP ? APP_PREFIX + app + ":" + nonce : kind.name().toLowerCase(Locale.ROOT);
   }
 
   /** Whether this is an app identity of {@code appId}, whatever the registration. */
@@ -103,9 +103,7 @@ public record Identity(Kind kind, String app, String nonce) {
     }
     throw new FaroException(
         ErrorCode.INVALID_REQUEST,
-        "unknown identity '"
-            + io.faro.common.log.LogSafe.id(name)
-            + "' (cluster, admin or app:...)");
+        "unknown identity '" + LogSafe.id(name) + "' (cluster, admin or app:...)");
   }
 
   /** What {@code channel} proved to be; anonymous until it authenticates. */
@@ -151,11 +149,9 @@ public record Identity(Kind kind, String app, String nonce) {
     return Optional.of(
         what
             + " acts on app "
-            + io.faro.common.log.LogSafe.id(appId)
+            + LogSafe.id(appId)
             + ": it needs a connection authenticated as that app, this one is "
-            + (who.kind() == Kind.APP
-                ? "app " + io.faro.common.log.LogSafe.id(who.app())
-                : who.wire())
+            + (who.kind() == Kind.APP ? "app " + LogSafe.id(who.app()) : who.wire())
             + (who.isApp(appId) ? " of another registration" : ""));
   }
 }

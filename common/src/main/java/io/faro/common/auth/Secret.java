@@ -2,6 +2,9 @@ package io.faro.common.auth;
 
 import io.faro.common.config.ConfigException;
 import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.charset.CharacterCodingException;
+import java.nio.charset.CodingErrorAction;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -85,11 +88,11 @@ public final class Secret {
       text =
           StandardCharsets.UTF_8
               .newDecoder()
-              .onMalformedInput(java.nio.charset.CodingErrorAction.REPORT)
-              .onUnmappableCharacter(java.nio.charset.CodingErrorAction.REPORT)
-              .decode(java.nio.ByteBuffer.wrap(raw))
+              .onMalformedInput(CodingErrorAction.REPORT)
+              .onUnmappableCharacter(CodingErrorAction.REPORT)
+              .decode(ByteBuffer.wrap(raw))
               .toString();
-    } catch (java.nio.charset.CharacterCodingException e) {
+    } catch (CharacterCodingException e) {
       throw new ConfigException(
           key + ": " + file + " is not text; write the secret as text (e.g. openssl rand -hex 32)");
     } finally {

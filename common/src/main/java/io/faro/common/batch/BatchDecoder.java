@@ -1,7 +1,9 @@
 package io.faro.common.batch;
 
 import com.github.luben.zstd.ZstdDecompressCtx;
+import com.github.luben.zstd.ZstdException;
 import io.netty.buffer.ByteBuf;
+import java.nio.ByteBuffer;
 import java.util.zip.CRC32C;
 import net.jpountz.lz4.LZ4Factory;
 import net.jpountz.lz4.LZ4SafeDecompressor;
@@ -160,7 +162,7 @@ public final class BatchDecoder implements AutoCloseable {
               chunk.nioBuffer(start, dataLength),
               0,
               dataLength,
-              java.nio.ByteBuffer.wrap(scratch),
+              ByteBuffer.wrap(scratch),
               0,
               rawLength);
     } else {
@@ -199,7 +201,7 @@ public final class BatchDecoder implements AutoCloseable {
     }
     try {
       return zstd.decompressByteArray(scratch, 0, rawLength, source, offset, dataLength);
-    } catch (com.github.luben.zstd.ZstdException e) {
+    } catch (ZstdException e) {
       // ZSTD's own checks: a damaged frame, or one that decodes to more than the header says.
       throw BatchFormat.corrupt("ZSTD batch does not decode (" + e.getMessage() + ") in " + where);
     } finally {

@@ -135,10 +135,10 @@ public final class BatchEncoder implements AutoCloseable {
    */
   public static int checksum(ByteBuf buf, int pos, int dataLength, CRC32C crc) {
     crc.reset();
-    for (java.nio.ByteBuffer piece : buf.nioBuffers(pos, BatchFormat.CRC)) {
+    for (ByteBuffer piece : buf.nioBuffers(pos, BatchFormat.CRC)) {
       crc.update(piece);
     }
-    for (java.nio.ByteBuffer piece : buf.nioBuffers(pos + BatchFormat.HEADER, dataLength)) {
+    for (ByteBuffer piece : buf.nioBuffers(pos + BatchFormat.HEADER, dataLength)) {
       crc.update(piece);
     }
     return (int) crc.getValue();

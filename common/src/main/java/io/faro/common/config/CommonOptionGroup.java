@@ -1,7 +1,9 @@
 package io.faro.common.config;
 
+import io.faro.common.auth.AuthOptions;
 import io.faro.common.master.MasterOptions;
 import io.faro.common.network.NetworkOptions;
+import io.faro.common.tls.TlsOptions;
 import java.util.ArrayList;
 import java.util.List;
 
@@ -11,8 +13,8 @@ public final class CommonOptionGroup implements ConfigOptionGroup {
   public List<ConfigOption<?>> options() {
     List<ConfigOption<?>> all = new ArrayList<>();
     all.addAll(NetworkOptions.ALL);
-    all.addAll(io.faro.common.auth.AuthOptions.ALL);
-    all.addAll(io.faro.common.tls.TlsOptions.ALL);
+    all.addAll(AuthOptions.ALL);
+    all.addAll(TlsOptions.ALL);
     all.addAll(MasterOptions.ALL);
     all.addAll(KnownKeys.ALL);
     return List.copyOf(all);

@@ -7,7 +7,9 @@ import io.faro.proto.PartitionLocationP;
 import io.faro.proto.RoleP;
 import io.faro.proto.ShuffleKeyP;
 import io.faro.proto.WorkerEndpointP;
+import java.util.Map;
 import java.util.Optional;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Supplier;
 
 /**
@@ -22,8 +24,7 @@ public final class IdMapper {
    * location). Cleared when it reaches {@link #MAX_INTERNED}: a cluster has fewer workers, and a
    * peer naming ever new ones cannot make it grow without bound.
    */
-  private static final java.util.Map<Object, Object> INTERNED =
-      new java.util.concurrent.ConcurrentHashMap<>();
+  private static final Map<Object, Object> INTERNED = new ConcurrentHashMap<>();
 
   private static final int MAX_INTERNED = 16_384;
 

@@ -2,15 +2,16 @@ package io.faro.common.id;
 
 import static java.util.Objects.requireNonNull;
 
+import java.util.Comparator;
+
 /**
  * One shuffle of one application. {@code shuffle} is Faro's internal shuffle number within the app;
  * it equals the engine's shuffle id until a stage retry gives a re-run a fresh one.
  */
 public record ShuffleId(AppId app, int shuffle) {
   /** By app id, then shuffle number: the order of the masters' state and of the HTTP API. */
-  public static final java.util.Comparator<ShuffleId> ORDER =
-      java.util.Comparator.comparing((ShuffleId s) -> s.app().value())
-          .thenComparingInt(ShuffleId::shuffle);
+  public static final Comparator<ShuffleId> ORDER =
+      Comparator.comparing((ShuffleId s) -> s.app().value()).thenComparingInt(ShuffleId::shuffle);
 
   public ShuffleId {
     requireNonNull(app, "app is null");

@@ -1,6 +1,7 @@
 package io.faro.common.json;
 
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.regex.Matcher;
@@ -181,7 +182,7 @@ public final class Json {
     }
 
     private Map<String, Object> object(int depth) {
-      Map<String, Object> out = new java.util.LinkedHashMap<>();
+      Map<String, Object> out = new LinkedHashMap<>();
       at++;
       skipSpace();
       if (at < in.length() && in.charAt(at) == '}') {

@@ -13,6 +13,7 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -77,7 +78,7 @@ public final class MasterClient {
         System.nanoTime() + retryFor.toNanos(),
         0,
         result,
-        new java.util.concurrent.ConcurrentHashMap<>());
+        new ConcurrentHashMap<>());
     return result;
   }
 

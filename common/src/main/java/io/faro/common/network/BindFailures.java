@@ -4,6 +4,7 @@ import java.io.IOException;
 import java.net.BindException;
 import java.net.InetSocketAddress;
 import java.net.ServerSocket;
+import java.util.Locale;
 import java.util.Optional;
 
 /**
@@ -58,7 +59,7 @@ public final class BindFailures {
       String what, String host, int port, String portKey, BindException error) {
     String address = host + ":" + port;
     String reason = error.getMessage() == null ? "" : error.getMessage();
-    if (reason.toLowerCase(java.util.Locale.ROOT).contains("in use")) {
+    if (reason.toLowerCase(Locale.ROOT).contains("in use")) {
       return what
           + " cannot listen on "
           + address

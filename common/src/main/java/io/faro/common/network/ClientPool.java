@@ -25,12 +25,21 @@ import io.netty.channel.nio.NioEventLoopGroup;
 import io.netty.channel.socket.SocketChannel;
 import io.netty.channel.socket.nio.NioSocketChannel;
 import io.netty.handler.ssl.SslHandler;
+import io.netty.util.AttributeKey;
 import io.netty.util.ReferenceCountUtil;
+import java.security.cert.CertPathBuilderException;
+import java.security.cert.CertPathValidatorException;
+import java.security.cert.CertificateException;
+import java.security.cert.CertificateExpiredException;
+import java.security.cert.CertificateNotYetValidException;
 import java.time.Duration;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Function;
+import javax.net.ssl.SSLHandshakeException;
+import javax.net.ssl.SSLPeerUnverifiedException;
 import org.slf4j.LoggerFactory;
 
 /**
@@ -48,7 +57,7 @@ public final class ClientPool implements AutoCloseable {
   private final RateLimitedLog<PeerWarning> warnings =
       new RateLimitedLog<>(LoggerFactory.getLogger(TransportClient.class), PeerWarning.class);
 
-  private final java.util.function.Function<HostPort, String> targets;
+  private final Function<HostPort, String> targets;
   // What new connections prove; a driver learns its app's secret after its pool is made.
   private volatile AuthOptions.Credentials credentials;
   // What new connections to these addresses prove instead (a driver's own lifecycle port).
@@ -77,7 +86,7 @@ public final class ClientPool implements AutoCloseable {
       String name,
       NetworkOptions.Settings settings,
       AuthOptions.Credentials credentials,
-      java.util.function.Function<HostPort, String> targets) {
+      Function<HostPort, String> targets) {
     this.targets = requireNonNull(targets, "targets is null");
     this.settings = requireNonNull(settings, "settings is null");
     this.credentials = requireNonNull(credentials, "credentials is null");
@@ -313,19 +322,17 @@ public final class ClientPool implements AutoCloseable {
             });
   }
 
-  private static final io.netty.util.AttributeKey<TransportClient> CLIENT =
-      io.netty.util.AttributeKey.valueOf("faro.client");
-  private static final io.netty.util.AttributeKey<SslHandler> TLS =
-      io.netty.util.AttributeKey.valueOf("faro.client.tls");
+  private static final AttributeKey<TransportClient> CLIENT = AttributeKey.valueOf("faro.client");
+  private static final AttributeKey<SslHandler> TLS = AttributeKey.valueOf("faro.client.tls");
 
   /** Whether a handshake failed on a certificate (one side refused the other's), not on I/O. */
   private static boolean certificateRefused(Throwable cause) {
     for (Throwable t = cause; t != null; t = t.getCause() == t ? null : t.getCause()) {
-      if (t instanceof java.security.cert.CertificateException
-          || t instanceof java.security.cert.CertPathValidatorException
-          || t instanceof java.security.cert.CertPathBuilderException
-          || t instanceof javax.net.ssl.SSLPeerUnverifiedException
-          || (t instanceof javax.net.ssl.SSLHandshakeException
+      if (t instanceof CertificateException
+          || t instanceof CertPathValidatorException
+          || t instanceof CertPathBuilderException
+          || t instanceof SSLPeerUnverifiedException
+          || (t instanceof SSLHandshakeException
               && String.valueOf(t.getMessage()).contains("alert"))) {
         return true;
       }
@@ -340,9 +347,9 @@ public final class ClientPool implements AutoCloseable {
       root = root.getCause();
     }
     String why =
-        root instanceof java.security.cert.CertificateExpiredException
+        root instanceof CertificateExpiredException
             ? "the certificate expired (" + root.getMessage() + ")"
-            : root instanceof java.security.cert.CertificateNotYetValidException
+            : root instanceof CertificateNotYetValidException
                 ? "the certificate is not valid yet (" + root.getMessage() + ")"
                 : root.getMessage();
     return root == cause ? String.valueOf(cause) : cause.getMessage() + ": " + why;

@@ -13,6 +13,7 @@ import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.netty.handler.codec.CorruptedFrameException;
 import io.netty.handler.codec.TooLongFrameException;
 import java.util.ArrayDeque;
+import java.util.Objects;
 
 /**
  * Splits the byte stream into {@link Frame}s (layout: {@link FrameCodec}). A frame whose length is
@@ -120,7 +121,7 @@ public final class FrameDecoder extends ChannelInboundHandlerAdapter {
     this.maxFrameLength = maxFrameLength;
     this.bodies = bodies;
     this.partialFrames = partialFrames;
-    this.limits = java.util.Objects.requireNonNull(limits, "limits is null");
+    this.limits = Objects.requireNonNull(limits, "limits is null");
   }
 
   /** Whether bytes of a frame not yet whole are held. On the channel's event loop. */

@@ -2,6 +2,7 @@ package io.faro.common.network;
 
 import io.faro.common.error.ErrorCode;
 import io.faro.common.error.FaroException;
+import java.net.ConnectException;
 import java.time.Duration;
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
@@ -21,7 +22,7 @@ public final class Futures {
   public static boolean connectionRefused(Throwable error) {
     for (Throwable t = error; t != null; t = t.getCause()) {
       // Netty's ConnectTimeoutException is a ConnectException too; its name survives shading.
-      if (t instanceof java.net.ConnectException
+      if (t instanceof ConnectException
           && !t.getClass().getSimpleName().equals("ConnectTimeoutException")) {
         return true;
       }

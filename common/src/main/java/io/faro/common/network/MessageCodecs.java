@@ -1,8 +1,16 @@
 package io.faro.common.network;
 
+import com.google.protobuf.Descriptors;
+import com.google.protobuf.InvalidProtocolBufferException;
 import com.google.protobuf.Message;
 import com.google.protobuf.Parser;
+import io.faro.proto.AdmissionRulesRequest;
+import io.faro.proto.AdmissionRulesResponse;
 import io.faro.proto.AppHeartbeatRequest;
+import io.faro.proto.AuthFinishRequest;
+import io.faro.proto.AuthFinishResponse;
+import io.faro.proto.AuthStartRequest;
+import io.faro.proto.AuthStartResponse;
 import io.faro.proto.ClusterStatusRequest;
 import io.faro.proto.ClusterStatusResponse;
 import io.faro.proto.CommitFilesRequest;
@@ -25,13 +33,20 @@ import io.faro.proto.OpenStreamResponse;
 import io.faro.proto.PushRequest;
 import io.faro.proto.PushResponse;
 import io.faro.proto.RegisterAppRequest;
+import io.faro.proto.RegisterAppResponse;
 import io.faro.proto.RegisterWorkerRequest;
 import io.faro.proto.RegisterWorkerResponse;
+import io.faro.proto.ReportShuffleLostRequest;
 import io.faro.proto.RequestSlotsRequest;
 import io.faro.proto.RequestSlotsResponse;
 import io.faro.proto.ReserveSlotsRequest;
 import io.faro.proto.ReserveSlotsResponse;
+import io.faro.proto.ReviveRequest;
+import io.faro.proto.ReviveResponse;
+import io.faro.proto.SetAdmissionRulesRequest;
 import io.faro.proto.SetWorkerAdmissionRequest;
+import io.faro.proto.StopWorkerRequest;
+import io.faro.proto.StopWorkerResponse;
 import io.faro.proto.TransferLeaderRequest;
 import io.faro.proto.UnregisterAppRequest;
 import io.faro.proto.UnregisterShuffleRequest;
@@ -51,7 +66,7 @@ public final class MessageCodecs {
   private static final Map<MessageType, Parser<? extends Message>> PARSERS =
       new EnumMap<>(MessageType.class);
   private static final Map<Class<? extends Message>, MessageType> TYPES = new HashMap<>();
-  private static final Map<MessageType, com.google.protobuf.Descriptors.Descriptor> DESCRIPTORS =
+  private static final Map<MessageType, Descriptors.Descriptor> DESCRIPTORS =
       new EnumMap<>(MessageType.class);
 
   static {
@@ -74,10 +89,7 @@ public final class MessageCodecs {
         WorkerHeartbeatResponse.class,
         WorkerHeartbeatResponse.parser());
     add(MessageType.REGISTER_APP_REQUEST, RegisterAppRequest.class, RegisterAppRequest.parser());
-    add(
-        MessageType.REGISTER_APP_RESPONSE,
-        io.faro.proto.RegisterAppResponse.class,
-        io.faro.proto.RegisterAppResponse.parser());
+    add(MessageType.REGISTER_APP_RESPONSE, RegisterAppResponse.class, RegisterAppResponse.parser());
     add(MessageType.APP_HEARTBEAT_REQUEST, AppHeartbeatRequest.class, AppHeartbeatRequest.parser());
     add(
         MessageType.UNREGISTER_APP_REQUEST,
@@ -131,31 +143,19 @@ public final class MessageCodecs {
         MessageType.GET_REDUCER_FILE_GROUPS_RESPONSE,
         GetReducerFileGroupsResponse.class,
         GetReducerFileGroupsResponse.parser());
-    add(
-        MessageType.REVIVE_REQUEST,
-        io.faro.proto.ReviveRequest.class,
-        io.faro.proto.ReviveRequest.parser());
-    add(
-        MessageType.REVIVE_RESPONSE,
-        io.faro.proto.ReviveResponse.class,
-        io.faro.proto.ReviveResponse.parser());
+    add(MessageType.REVIVE_REQUEST, ReviveRequest.class, ReviveRequest.parser());
+    add(MessageType.REVIVE_RESPONSE, ReviveResponse.class, ReviveResponse.parser());
     add(
         MessageType.REPORT_SHUFFLE_LOST_REQUEST,
-        io.faro.proto.ReportShuffleLostRequest.class,
-        io.faro.proto.ReportShuffleLostRequest.parser());
+        ReportShuffleLostRequest.class,
+        ReportShuffleLostRequest.parser());
     add(MessageType.WORKER_STATUS_REQUEST, WorkerStatusRequest.class, WorkerStatusRequest.parser());
     add(
         MessageType.WORKER_STATUS_RESPONSE,
         WorkerStatusResponse.class,
         WorkerStatusResponse.parser());
-    add(
-        MessageType.STOP_WORKER_REQUEST,
-        io.faro.proto.StopWorkerRequest.class,
-        io.faro.proto.StopWorkerRequest.parser());
-    add(
-        MessageType.STOP_WORKER_RESPONSE,
-        io.faro.proto.StopWorkerResponse.class,
-        io.faro.proto.StopWorkerResponse.parser());
+    add(MessageType.STOP_WORKER_REQUEST, StopWorkerRequest.class, StopWorkerRequest.parser());
+    add(MessageType.STOP_WORKER_RESPONSE, StopWorkerResponse.class, StopWorkerResponse.parser());
     add(MessageType.MASTER_STATUS_REQUEST, MasterStatusRequest.class, MasterStatusRequest.parser());
     add(
         MessageType.MASTER_STATUS_RESPONSE,
@@ -171,32 +171,20 @@ public final class MessageCodecs {
         SetWorkerAdmissionRequest.parser());
     add(
         MessageType.SET_ADMISSION_RULES_REQUEST,
-        io.faro.proto.SetAdmissionRulesRequest.class,
-        io.faro.proto.SetAdmissionRulesRequest.parser());
+        SetAdmissionRulesRequest.class,
+        SetAdmissionRulesRequest.parser());
     add(
         MessageType.ADMISSION_RULES_REQUEST,
-        io.faro.proto.AdmissionRulesRequest.class,
-        io.faro.proto.AdmissionRulesRequest.parser());
+        AdmissionRulesRequest.class,
+        AdmissionRulesRequest.parser());
     add(
         MessageType.ADMISSION_RULES_RESPONSE,
-        io.faro.proto.AdmissionRulesResponse.class,
-        io.faro.proto.AdmissionRulesResponse.parser());
-    add(
-        MessageType.AUTH_START_REQUEST,
-        io.faro.proto.AuthStartRequest.class,
-        io.faro.proto.AuthStartRequest.parser());
-    add(
-        MessageType.AUTH_START_RESPONSE,
-        io.faro.proto.AuthStartResponse.class,
-        io.faro.proto.AuthStartResponse.parser());
-    add(
-        MessageType.AUTH_FINISH_REQUEST,
-        io.faro.proto.AuthFinishRequest.class,
-        io.faro.proto.AuthFinishRequest.parser());
-    add(
-        MessageType.AUTH_FINISH_RESPONSE,
-        io.faro.proto.AuthFinishResponse.class,
-        io.faro.proto.AuthFinishResponse.parser());
+        AdmissionRulesResponse.class,
+        AdmissionRulesResponse.parser());
+    add(MessageType.AUTH_START_REQUEST, AuthStartRequest.class, AuthStartRequest.parser());
+    add(MessageType.AUTH_START_RESPONSE, AuthStartResponse.class, AuthStartResponse.parser());
+    add(MessageType.AUTH_FINISH_REQUEST, AuthFinishRequest.class, AuthFinishRequest.parser());
+    add(MessageType.AUTH_FINISH_RESPONSE, AuthFinishResponse.class, AuthFinishResponse.parser());
   }
 
   private MessageCodecs() {}
@@ -206,13 +194,13 @@ public final class MessageCodecs {
     TYPES.put(cls, type);
     try {
       DESCRIPTORS.put(type, parser.parseFrom(new byte[0]).getDescriptorForType());
-    } catch (com.google.protobuf.InvalidProtocolBufferException e) {
+    } catch (InvalidProtocolBufferException e) {
       throw new ExceptionInInitializerError(e);
     }
   }
 
   /** The descriptor of {@code type}'s message, for one this build knows. */
-  public static com.google.protobuf.Descriptors.Descriptor descriptor(MessageType type) {
+  public static Descriptors.Descriptor descriptor(MessageType type) {
     return DESCRIPTORS.get(type);
   }
 

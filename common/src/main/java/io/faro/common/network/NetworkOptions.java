@@ -11,6 +11,7 @@ import io.faro.common.config.FaroConf;
 import io.faro.common.tls.Tls;
 import java.time.Duration;
 import java.util.List;
+import java.util.Objects;
 
 /** Transport settings, shared by every process. */
 public final class NetworkOptions {
@@ -176,7 +177,7 @@ public final class NetworkOptions {
             ConfigOption.parseSize(MAX_PARTIAL_BYTES_PER_PEER.defaultText()));
 
     public Limits {
-      java.util.Objects.requireNonNull(handshakeTimeout, "handshakeTimeout is null");
+      Objects.requireNonNull(handshakeTimeout, "handshakeTimeout is null");
     }
 
     static Limits from(FaroConf conf) {
@@ -210,9 +211,9 @@ public final class NetworkOptions {
       AuthOptions.Settings auth,
       Tls tls) {
     public Settings {
-      java.util.Objects.requireNonNull(limits, "limits is null");
-      java.util.Objects.requireNonNull(auth, "auth is null");
-      java.util.Objects.requireNonNull(tls, "tls is null");
+      Objects.requireNonNull(limits, "limits is null");
+      Objects.requireNonNull(auth, "auth is null");
+      Objects.requireNonNull(tls, "tls is null");
       if (maxRequestSize > maxFrameSize) {
         throw new ConfigException(
             MAX_REQUEST_SIZE.key()

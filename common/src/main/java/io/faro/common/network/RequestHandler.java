@@ -3,7 +3,9 @@ package io.faro.common.network;
 import com.google.protobuf.Message;
 import io.faro.common.auth.Identity;
 import io.faro.proto.MessageType;
+import io.netty.channel.Channel;
 import java.util.Optional;
+import java.util.Set;
 
 /**
  * Serves the requests of one server. Runs on a Netty event loop: decode, validate, enqueue and
@@ -28,10 +30,10 @@ public interface RequestHandler {
    * request of such a connection is refused on its frame's header, before it is buffered or parsed.
    * None by default.
    */
-  default java.util.Set<MessageType> openToAnyone() {
-    return java.util.Set.of();
+  default Set<MessageType> openToAnyone() {
+    return Set.of();
   }
 
   /** Called on the event loop when a connection closes. */
-  default void connectionClosed(io.netty.channel.Channel channel) {}
+  default void connectionClosed(Channel channel) {}
 }

@@ -6,6 +6,7 @@ import io.faro.common.error.FaroException;
 import io.faro.common.log.RateLimitedLog;
 import io.faro.proto.ErrorResponse;
 import io.netty.channel.Channel;
+import io.netty.channel.ChannelOutboundBuffer;
 import io.netty.util.ReferenceCountUtil;
 import java.util.concurrent.atomic.AtomicBoolean;
 
@@ -51,7 +52,7 @@ public final class Responder {
    * that answers cannot pile up in this process's memory. Takes ownership of {@code frame}'s body.
    */
   private void write(OutboundFrame frame) {
-    io.netty.channel.ChannelOutboundBuffer pending = channel.unsafe().outboundBuffer();
+    ChannelOutboundBuffer pending = channel.unsafe().outboundBuffer();
     if (pending != null && pending.totalPendingWriteBytes() > maxPendingAnswerBytes) {
       onAnswered.answered(true);
       ReferenceCountUtil.safeRelease(frame.body());

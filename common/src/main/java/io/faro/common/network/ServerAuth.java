@@ -10,6 +10,7 @@ import io.faro.common.auth.Identity;
 import io.faro.common.auth.Secret;
 import io.faro.common.error.ErrorCode;
 import io.faro.common.error.FaroException;
+import io.faro.common.log.LogSafe;
 import io.faro.common.log.RateLimitedLog;
 import io.faro.proto.AuthFinishRequest;
 import io.faro.proto.AuthFinishResponse;
@@ -19,6 +20,7 @@ import io.faro.proto.ErrorResponse;
 import io.faro.proto.MessageType;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelFutureListener;
+import java.net.InetSocketAddress;
 import java.util.Optional;
 
 /**
@@ -157,7 +159,7 @@ final class ServerAuth {
       return;
     }
     String here =
-        channel.localAddress() instanceof java.net.InetSocketAddress local
+        channel.localAddress() instanceof InetSocketAddress local
             ? self + ":" + local.getPort()
             : self;
     // A worker's servers share a host with other workers' perhaps: their port is part of the name.
@@ -168,7 +170,7 @@ final class ServerAuth {
           "this is "
               + (self.equals(Handshake.MASTER) ? self : here)
               + ", not "
-              + (wanted.isEmpty() ? "an unnamed server" : io.faro.common.log.LogSafe.id(wanted))
+              + (wanted.isEmpty() ? "an unnamed server" : LogSafe.id(wanted))
               + ": a member's proof is for the server it names");
     }
   }

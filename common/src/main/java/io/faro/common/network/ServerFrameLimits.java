@@ -5,6 +5,7 @@ import static java.util.Objects.requireNonNull;
 import io.faro.common.auth.Identity;
 import io.faro.common.batch.BatchFormat;
 import io.faro.common.error.ErrorCode;
+import io.faro.common.tls.Tls;
 import io.faro.proto.MessageType;
 import io.netty.channel.Channel;
 import java.util.Set;
@@ -48,7 +49,7 @@ final class ServerFrameLimits implements FrameLimits {
 
   @Override
   public Refusal refusal(MessageType type, int frameLength, int metaLength) {
-    if (io.faro.common.tls.Tls.unencrypted(channel)) {
+    if (Tls.unencrypted(channel)) {
       // Said first: what the client must change is its TLS, whatever else it sends.
       return new Refusal(ErrorCode.UNAUTHENTICATED, ServerAuth.unencrypted(serverName));
     }

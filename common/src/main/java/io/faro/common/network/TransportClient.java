@@ -3,6 +3,7 @@ package io.faro.common.network;
 import static java.util.Objects.requireNonNull;
 
 import com.google.protobuf.Message;
+import io.faro.common.auth.Identity;
 import io.faro.common.error.ErrorCode;
 import io.faro.common.error.FaroException;
 import io.faro.common.log.LogSafe;
@@ -42,7 +43,7 @@ public final class TransportClient {
   private volatile boolean retiring;
 
   // What this connection proved to its server (see ClientPool); anonymous until then.
-  private volatile io.faro.common.auth.Identity proven = io.faro.common.auth.Identity.ANONYMOUS;
+  private volatile Identity proven = Identity.ANONYMOUS;
 
   TransportClient(
       Channel channel,
@@ -60,11 +61,11 @@ public final class TransportClient {
   }
 
   /** The identity this connection proved to its server. */
-  public io.faro.common.auth.Identity proven() {
+  public Identity proven() {
     return proven;
   }
 
-  void provenAs(io.faro.common.auth.Identity identity) {
+  void provenAs(Identity identity) {
     this.proven = identity;
   }
 

@@ -2,10 +2,12 @@ package io.faro.common.network;
 
 import static java.util.Objects.requireNonNull;
 
+import io.faro.common.auth.Identity;
 import io.faro.common.error.ErrorCode;
 import io.faro.common.error.FaroException;
 import io.faro.common.log.LogSafe;
 import io.faro.common.log.RateLimitedLog;
+import io.faro.common.tls.Tls;
 import io.faro.proto.MessageType;
 import io.netty.bootstrap.ServerBootstrap;
 import io.netty.channel.Channel;
@@ -21,6 +23,7 @@ import io.netty.channel.nio.NioEventLoopGroup;
 import io.netty.channel.socket.SocketChannel;
 import io.netty.channel.socket.nio.NioServerSocketChannel;
 import io.netty.handler.codec.DecoderException;
+import io.netty.handler.codec.TooLongFrameException;
 import io.netty.handler.timeout.IdleState;
 import io.netty.handler.timeout.IdleStateEvent;
 import io.netty.handler.timeout.IdleStateHandler;
@@ -28,9 +31,11 @@ import io.netty.util.concurrent.DefaultThreadFactory;
 import io.netty.util.concurrent.GlobalEventExecutor;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
+import java.time.Duration;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Consumer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -73,7 +78,7 @@ public final class TransportServer implements AutoCloseable {
       String portKey,
       NetworkOptions.Settings settings,
       RequestHandler handler,
-      java.util.function.Consumer<SocketChannel> customizer) {
+      Consumer<SocketChannel> customizer) {
     this(name, host, port, portKey, settings, handler, customizer, FrameDecoder.Bodies.CONTIGUOUS);
   }
 
@@ -88,7 +93,7 @@ public final class TransportServer implements AutoCloseable {
       String portKey,
       NetworkOptions.Settings settings,
       RequestHandler handler,
-      java.util.function.Consumer<SocketChannel> customizer,
+      Consumer<SocketChannel> customizer,
       FrameDecoder.Bodies bodies) {
     this(
         name,
@@ -118,7 +123,7 @@ public final class TransportServer implements AutoCloseable {
       String portKey,
       NetworkOptions.Settings settings,
       RequestHandler handler,
-      java.util.function.Consumer<SocketChannel> customizer,
+      Consumer<SocketChannel> customizer,
       FrameDecoder.Bodies bodies,
       FrameDecoder.PartialFrames partialFrames,
       RequestObserver observer) {
@@ -258,7 +263,7 @@ public final class TransportServer implements AutoCloseable {
               });
       long now = held == null ? 0 : held;
       if (delta > 0 && now > max) {
-        throw new io.netty.handler.codec.TooLongFrameException(
+        throw new TooLongFrameException(
             "the connections from "
                 + peer.getHostAddress()
                 + " hold "
@@ -313,7 +318,7 @@ public final class TransportServer implements AutoCloseable {
     private final RequestObserver observer;
     private final ServerAuth auth;
     // With faro.auth.enabled: how long a connection has to prove itself; null without.
-    private final java.time.Duration handshakeTimeout;
+    private final Duration handshakeTimeout;
     // Requests of this connection not answered yet; answers may come from any thread.
     private final AtomicInteger inProgress = new AtomicInteger();
     // Whether a whole frame came yet; on the event loop.
@@ -326,7 +331,7 @@ public final class TransportServer implements AutoCloseable {
         long maxPendingAnswerBytes,
         RequestObserver observer,
         ServerAuth auth,
-        java.time.Duration handshakeTimeout) {
+        Duration handshakeTimeout) {
       this.serverName = serverName;
       this.handler = handler;
       this.warnings = warnings;
@@ -353,9 +358,7 @@ public final class TransportServer implements AutoCloseable {
      * only what anyone may ask (an app's registration, status) stays open.
      */
     private void closeIfUnproven(ChannelHandlerContext ctx) {
-      if (!ctx.channel().isActive()
-          || !io.faro.common.auth.Identity.of(ctx.channel())
-              .equals(io.faro.common.auth.Identity.ANONYMOUS)) {
+      if (!ctx.channel().isActive() || !Identity.of(ctx.channel()).equals(Identity.ANONYMOUS)) {
         return;
       }
       FrameDecoder decoder = ctx.pipeline().get(FrameDecoder.class);
@@ -430,7 +433,7 @@ public final class TransportServer implements AutoCloseable {
           ctx.close();
           return;
         }
-        if (io.faro.common.tls.Tls.unencrypted(ctx.channel())) {
+        if (Tls.unencrypted(ctx.channel())) {
           auth.refuseUnencrypted(ctx.channel(), frame.requestId());
           return;
         }

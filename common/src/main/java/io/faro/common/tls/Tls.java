@@ -3,6 +3,7 @@ package io.faro.common.tls;
 import io.faro.common.config.ConfigException;
 import io.faro.common.config.FaroConf;
 import io.netty.channel.Channel;
+import io.netty.channel.ChannelHandler;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.handler.ssl.ClientAuth;
 import io.netty.handler.ssl.OpenSsl;
@@ -145,8 +146,7 @@ public final class Tls {
               }
 
               @Override
-              protected io.netty.channel.ChannelHandler newNonSslHandler(
-                  ChannelHandlerContext ctx) {
+              protected ChannelHandler newNonSslHandler(ChannelHandlerContext ctx) {
                 ctx.channel().attr(UNENCRYPTED).set(Boolean.TRUE);
                 return null;
               }

@@ -15,6 +15,7 @@ import java.security.Signature;
 import java.security.cert.CertificateException;
 import java.security.cert.X509Certificate;
 import java.time.Duration;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Objects;
 import javax.net.ssl.KeyManagerFactory;
@@ -277,7 +278,7 @@ final class TlsMaterial {
       String[] aliases = set.keys.getClientAliases(keyType, issuers);
       return aliases == null
           ? null
-          : java.util.Arrays.stream(aliases).map(a -> tagged(set, a)).toArray(String[]::new);
+          : Arrays.stream(aliases).map(a -> tagged(set, a)).toArray(String[]::new);
     }
 
     @Override
@@ -298,7 +299,7 @@ final class TlsMaterial {
       String[] aliases = set.keys.getServerAliases(keyType, issuers);
       return aliases == null
           ? null
-          : java.util.Arrays.stream(aliases).map(a -> tagged(set, a)).toArray(String[]::new);
+          : Arrays.stream(aliases).map(a -> tagged(set, a)).toArray(String[]::new);
     }
 
     @Override

@@ -5,6 +5,10 @@ import static io.faro.common.id.IdMapper.invalid;
 import static io.faro.common.id.IdMapper.parse;
 import static io.faro.common.id.IdMapper.shuffleId;
 
+import io.faro.common.admission.AdmissionRule;
+import io.faro.common.admission.AdmissionRules;
+import io.faro.common.admission.AppProfile;
+import io.faro.common.admission.Quota;
 import io.faro.common.error.ErrorCode;
 import io.faro.common.id.AppId;
 import io.faro.common.id.DiskTier;
@@ -35,7 +39,9 @@ import io.faro.master.state.StateCommand.UnregisterShuffle;
 import io.faro.master.state.StateCommand.WorkerLost;
 import io.faro.master.state.StateReader;
 import io.faro.master.state.WorkerAdmission;
+import io.faro.proto.AdmissionRuleP;
 import io.faro.proto.AllocateSlotsCommand;
+import io.faro.proto.AppProfileP;
 import io.faro.proto.AppStateP;
 import io.faro.proto.ClusterStatusRequest;
 import io.faro.proto.ClusterStatusResponse;
@@ -46,10 +52,12 @@ import io.faro.proto.MasterCommand;
 import io.faro.proto.MasterCommandResult;
 import io.faro.proto.MasterSnapshot;
 import io.faro.proto.MasterStatusResponse;
+import io.faro.proto.QuotaP;
 import io.faro.proto.RecentAllocationP;
 import io.faro.proto.RegisterAppCommand;
 import io.faro.proto.RegisterWorkerCommand;
 import io.faro.proto.RemoveAppCommand;
+import io.faro.proto.SetAdmissionRulesCommand;
 import io.faro.proto.SetWorkerAdmissionCommand;
 import io.faro.proto.ShuffleStateP;
 import io.faro.proto.UnregisterShuffleCommand;
@@ -58,10 +66,15 @@ import io.faro.proto.WorkerLostCommand;
 import io.faro.proto.WorkerStateP;
 import io.faro.proto.WorkerStatusP;
 import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.HashMap;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
+import java.util.SortedMap;
+import java.util.TreeMap;
 import java.util.function.Function;
 
 /**
@@ -211,7 +224,7 @@ public final class ProtoMapper {
    * status page and {@code bin/faro admin masters}.
    */
   public static Map<String, Object> statusFields(MasterStatusResponse s) {
-    Map<String, Object> out = new java.util.LinkedHashMap<>();
+    Map<String, Object> out = new LinkedHashMap<>();
     out.put("endpoint", s.getRpcEndpoint());
     out.put("id", s.getMasterId());
     out.put("role", s.getRole());
@@ -236,7 +249,7 @@ public final class ProtoMapper {
    * the HTTP API's {@code /api/v1/workers} show.
    */
   public static Map<String, Object> workerFields(WorkerStatusP w) {
-    Map<String, Object> row = new java.util.LinkedHashMap<>();
+    Map<String, Object> row = new LinkedHashMap<>();
     row.put("id", w.getWorkerId());
     row.put("host", w.getEndpoint().getHost());
     row.put("rpc_port", w.getEndpoint().getRpcPort());
@@ -255,15 +268,12 @@ public final class ProtoMapper {
         w.getDisksList().stream()
             .map(
                 d -> {
-                  Map<String, Object> disk = new java.util.LinkedHashMap<>();
+                  Map<String, Object> disk = new LinkedHashMap<>();
                   disk.put("index", d.getIndex());
                   disk.put("path", d.getPath());
                   disk.put(
                       "tier",
-                      d.getTier()
-                          .name()
-                          .replaceFirst("^DISK_TIER_", "")
-                          .toLowerCase(java.util.Locale.ROOT));
+                      d.getTier().name().replaceFirst("^DISK_TIER_", "").toLowerCase(Locale.ROOT));
                   disk.put("capacity_bytes", d.getCapacityBytes());
                   return disk;
                 })
@@ -371,14 +381,13 @@ public final class ProtoMapper {
   }
 
   private static Map<String, Integer> slotsByName(Map<WorkerId, Integer> slots) {
-    Map<String, Integer> out = new java.util.LinkedHashMap<>();
+    Map<String, Integer> out = new LinkedHashMap<>();
     slots.forEach((worker, n) -> out.put(worker.value(), n));
     return out;
   }
 
-  private static java.util.SortedMap<WorkerId, Integer> slotsById(Map<String, Integer> slots) {
-    java.util.SortedMap<WorkerId, Integer> out =
-        new java.util.TreeMap<>(java.util.Comparator.comparing(WorkerId::value));
+  private static SortedMap<WorkerId, Integer> slotsById(Map<String, Integer> slots) {
+    SortedMap<WorkerId, Integer> out = new TreeMap<>(Comparator.comparing(WorkerId::value));
     slots.forEach((worker, n) -> out.put(workerId(worker), n));
     return out;
   }
@@ -427,7 +436,7 @@ public final class ProtoMapper {
               .setNonce(a.nonce())
               .setProfile(toProto(a.profile())));
     }
-    if (!view.admission().equals(io.faro.common.admission.AdmissionRules.NONE)) {
+    if (!view.admission().equals(AdmissionRules.NONE)) {
       b.setAdmissionRules(toProto(view.admission()));
     }
     for (RegisteredShuffle s : view.shuffles().values()) {
@@ -493,8 +502,8 @@ public final class ProtoMapper {
 
   // ------------------------------------------------------------------ admission
 
-  public static io.faro.proto.AppProfileP toProto(io.faro.common.admission.AppProfile profile) {
-    return io.faro.proto.AppProfileP.newBuilder()
+  public static AppProfileP toProto(AppProfile profile) {
+    return AppProfileP.newBuilder()
         .setUser(profile.user())
         .setQueue(profile.queue())
         .setName(profile.name())
@@ -503,8 +512,8 @@ public final class ProtoMapper {
   }
 
   /** An application's profile as sent by a client or logged: each field bounded, as an id is. */
-  public static io.faro.common.admission.AppProfile profile(io.faro.proto.AppProfileP p) {
-    return new io.faro.common.admission.AppProfile(
+  public static AppProfile profile(AppProfileP p) {
+    return new AppProfile(
         bounded(p.getUser(), "user"),
         bounded(p.getQueue(), "queue"),
         bounded(p.getName(), "name"),
@@ -527,22 +536,21 @@ public final class ProtoMapper {
     return value;
   }
 
-  public static io.faro.proto.SetAdmissionRulesCommand toProto(
-      io.faro.common.admission.AdmissionRules rules) {
-    io.faro.proto.SetAdmissionRulesCommand.Builder b =
-        io.faro.proto.SetAdmissionRulesCommand.newBuilder().setSource(rules.source());
-    for (io.faro.common.admission.AdmissionRule r : rules.rules()) {
+  public static SetAdmissionRulesCommand toProto(AdmissionRules rules) {
+    SetAdmissionRulesCommand.Builder b =
+        SetAdmissionRulesCommand.newBuilder().setSource(rules.source());
+    for (AdmissionRule r : rules.rules()) {
       b.addRules(
-          io.faro.proto.AdmissionRuleP.newBuilder()
+          AdmissionRuleP.newBuilder()
               .setDeny(r.deny())
               .setUser(r.user())
               .setQueue(r.queue())
               .setNamePattern(r.namePattern())
               .setPercent(r.percent() == 100 ? 0 : r.percent()));
     }
-    for (io.faro.common.admission.Quota q : rules.quotas()) {
+    for (Quota q : rules.quotas()) {
       b.addQuotas(
-          io.faro.proto.QuotaP.newBuilder()
+          QuotaP.newBuilder()
               .setUser(q.byQueue() ? "" : q.name())
               .setQueue(q.byQueue() ? q.name() : "")
               .setMaxShuffles(q.maxShuffles())
@@ -553,32 +561,31 @@ public final class ProtoMapper {
   }
 
   /** Rules from a log entry or snapshot; INVALID_REQUEST when one is malformed. */
-  public static io.faro.common.admission.AdmissionRules admissionRules(
-      io.faro.proto.SetAdmissionRulesCommand p) {
+  public static AdmissionRules admissionRules(SetAdmissionRulesCommand p) {
     return parse(
         () -> {
-          List<io.faro.common.admission.AdmissionRule> rules = new ArrayList<>();
-          for (io.faro.proto.AdmissionRuleP r : p.getRulesList()) {
+          List<AdmissionRule> rules = new ArrayList<>();
+          for (AdmissionRuleP r : p.getRulesList()) {
             rules.add(
-                new io.faro.common.admission.AdmissionRule(
+                new AdmissionRule(
                     r.getDeny(),
                     r.getUser(),
                     r.getQueue(),
                     r.getNamePattern(),
                     r.getPercent() == 0 ? 100 : r.getPercent()));
           }
-          List<io.faro.common.admission.Quota> quotas = new ArrayList<>();
-          for (io.faro.proto.QuotaP q : p.getQuotasList()) {
+          List<Quota> quotas = new ArrayList<>();
+          for (QuotaP q : p.getQuotasList()) {
             boolean byQueue = !q.getQueue().isEmpty();
             quotas.add(
-                new io.faro.common.admission.Quota(
+                new Quota(
                     byQueue,
                     byQueue ? q.getQueue() : q.getUser(),
                     q.getMaxShuffles(),
                     q.getMaxPartitions(),
                     q.getMaxBytes()));
           }
-          return new io.faro.common.admission.AdmissionRules(rules, quotas, p.getSource());
+          return new AdmissionRules(rules, quotas, p.getSource());
         },
         "admission rules");
   }
@@ -615,7 +622,7 @@ public final class ProtoMapper {
             .setAppliedIndex(appliedIndex)
             .setTotalApps(view.apps().size())
             .setTotalShuffles(view.shuffles().size());
-    Map<WorkerId, Integer> slots = new java.util.HashMap<>();
+    Map<WorkerId, Integer> slots = new HashMap<>();
     for (RegisteredShuffle shuffle : view.shuffles().values()) {
       shuffle.slotsPerWorker().forEach((worker, n) -> slots.merge(worker, n, Integer::sum));
     }

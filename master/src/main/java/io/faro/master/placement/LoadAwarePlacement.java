@@ -8,6 +8,7 @@ import io.faro.common.id.Role;
 import io.faro.common.id.WorkerId;
 import io.faro.master.state.DiskSpec;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Collections;
 import java.util.Comparator;
 import java.util.List;
@@ -403,8 +404,7 @@ public final class LoadAwarePlacement implements SlotPlacement {
     for (int j = 0; j < m; j++) {
       order[j] = j;
     }
-    java.util.Arrays.sort(
-        order, Comparator.comparingDouble(j -> cap[j] / slots.get(indices.get(j)).weight));
+    Arrays.sort(order, Comparator.comparingDouble(j -> cap[j] / slots.get(indices.get(j)).weight));
     double toGive = k;
     double weightLeft = weights;
     int firstUncapped = 0;

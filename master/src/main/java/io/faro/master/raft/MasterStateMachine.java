@@ -11,7 +11,9 @@ import io.faro.master.state.StateReader;
 import io.faro.proto.ClusterStatusRequest;
 import io.faro.proto.MasterCommand;
 import java.io.IOException;
+import java.nio.ByteBuffer;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.atomic.LongAdder;
 import java.util.concurrent.locks.ReentrantReadWriteLock;
 import java.util.function.Function;
 import org.apache.ratis.proto.RaftProtos.LogEntryProto;
@@ -58,8 +60,7 @@ import org.slf4j.LoggerFactory;
 public final class MasterStateMachine extends BaseStateMachine {
   private static final Logger LOG = LoggerFactory.getLogger(MasterStateMachine.class);
 
-  private final java.util.concurrent.atomic.LongAdder leaderChanges =
-      new java.util.concurrent.atomic.LongAdder();
+  private final LongAdder leaderChanges = new LongAdder();
   private final SnapshotFiles snapshots = new SnapshotFiles();
   private final ReentrantReadWriteLock lock = new ReentrantReadWriteLock();
 
@@ -213,7 +214,7 @@ public final class MasterStateMachine extends BaseStateMachine {
     // it needs from the local state, which is at least this fresh; serializing the whole state
     // per query once made a burst of status requests cost a master 1.3 GB.
     long applied = getLastAppliedTermIndex().getIndex();
-    byte[] answer = java.nio.ByteBuffer.allocate(Long.BYTES).putLong(applied).array();
+    byte[] answer = ByteBuffer.allocate(Long.BYTES).putLong(applied).array();
     return CompletableFuture.completedFuture(
         Message.valueOf(UnsafeByteOperations.unsafeWrap(answer)));
   }

@@ -43,6 +43,7 @@ import org.apache.ratis.protocol.exceptions.LeaderSteppingDownException;
 import org.apache.ratis.protocol.exceptions.RaftException;
 import org.apache.ratis.protocol.exceptions.ReadIndexException;
 import org.apache.ratis.protocol.exceptions.ServerNotReadyException;
+import org.apache.ratis.protocol.exceptions.TransferLeadershipException;
 import org.apache.ratis.server.DivisionInfo;
 import org.apache.ratis.server.RaftServer;
 import org.apache.ratis.server.storage.RaftStorage;
@@ -300,7 +301,7 @@ public final class RaftNode implements AutoCloseable {
           if (cause == null) {
             return null;
           }
-          if (cause instanceof org.apache.ratis.protocol.exceptions.TransferLeadershipException) {
+          if (cause instanceof TransferLeadershipException) {
             throw new FaroException(
                 ErrorCode.TIMEOUT,
                 "leadership did not move from "

@@ -5,6 +5,8 @@ import io.faro.metrics.HttpEndpoint;
 import io.faro.metrics.HttpEndpoint.Answer;
 import io.faro.proto.MasterStatusResponse;
 import java.util.ArrayList;
+import java.util.Collections;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.function.Supplier;
@@ -19,12 +21,12 @@ final class MasterPages {
 
   static Map<String, HttpEndpoint.Page> of(
       Supplier<MasterStatusResponse> status, Map<String, HttpEndpoint.Page> api) {
-    Map<String, HttpEndpoint.Page> pages = new java.util.LinkedHashMap<>(api);
+    Map<String, HttpEndpoint.Page> pages = new LinkedHashMap<>(api);
     pages.put(
         "/status", HttpEndpoint.Page.of(() -> Answer.json(ProtoMapper.statusFields(status.get()))));
     List<String> listed = new ArrayList<>(pages.keySet());
     listed.add("/metrics");
-    java.util.Collections.sort(listed);
+    Collections.sort(listed);
     pages.put("/", HttpEndpoint.Page.of(() -> Answer.text(text(status.get(), listed))));
     return pages;
   }

@@ -2,10 +2,12 @@ package io.faro.master.server;
 
 import static java.util.Objects.requireNonNull;
 
+import io.faro.common.auth.Handshake;
 import io.faro.common.config.FaroConf;
 import io.faro.common.error.ErrorCode;
 import io.faro.common.error.FaroException;
 import io.faro.common.network.BindFailures;
+import io.faro.common.network.FrameDecoder;
 import io.faro.common.network.FreePorts;
 import io.faro.common.network.TransportServer;
 import io.faro.master.MasterServerConfig;
@@ -16,6 +18,7 @@ import io.faro.master.placement.PlacementPolicy;
 import io.faro.master.placement.RoundRobinPlacement;
 import io.faro.master.placement.SlotPlacement;
 import io.faro.master.raft.RaftNode;
+import io.faro.master.service.AdmissionService;
 import io.faro.master.service.LivenessMonitor;
 import io.faro.master.service.LoadView;
 import io.faro.master.service.MasterApi;
@@ -29,6 +32,9 @@ import java.io.IOException;
 import java.net.BindException;
 import java.time.Clock;
 import java.util.Optional;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -53,8 +59,8 @@ public final class MasterServer implements AutoCloseable {
   private volatile HttpEndpoint httpServer;
   private final FaroMetrics metrics = FaroMetrics.forProcess();
   private volatile LivenessMonitor liveness;
-  private volatile io.faro.master.service.AdmissionService admission;
-  private volatile java.util.concurrent.ScheduledExecutorService admissionReload;
+  private volatile AdmissionService admission;
+  private volatile ScheduledExecutorService admissionReload;
 
   /** How often the leader reads faro.master.admission.file. */
   static final long ADMISSION_RELOAD_MILLIS = 2_000;
@@ -106,9 +112,7 @@ public final class MasterServer implements AutoCloseable {
       PlacementPolicy placement =
           new PlacementPolicy(
               slotPlacement(), loads::diskLoads, w -> loads.reported(w).state(), loads::placed);
-      admission =
-          new io.faro.master.service.AdmissionService(
-              raft, loads, clock, config.admissionFile(), metrics);
+      admission = new AdmissionService(raft, loads, clock, config.admissionFile(), metrics);
       MasterRequestHandler handler =
           new MasterRequestHandler(
               raft,
@@ -131,12 +135,10 @@ public final class MasterServer implements AutoCloseable {
               config.bindHost(),
               config.rpcPort(),
               MasterServerOptions.PORT.key(),
-              config
-                  .network()
-                  .withAuth(config.network().auth().withSelf(io.faro.common.auth.Handshake.MASTER)),
+              config.network().withAuth(config.network().auth().withSelf(Handshake.MASTER)),
               handler,
               null,
-              io.faro.common.network.FrameDecoder.Bodies.CONTIGUOUS,
+              FrameDecoder.Bodies.CONTIGUOUS,
               null,
               new RequestMetrics(metrics, "faro_master", "rpc", MasterRequestHandler.SERVED));
       startRaft(resolved.raftPort());
@@ -150,13 +152,13 @@ public final class MasterServer implements AutoCloseable {
       liveness.start();
       if (!config.admissionFile().isEmpty()) {
         admissionReload =
-            java.util.concurrent.Executors.newSingleThreadScheduledExecutor(
+            Executors.newSingleThreadScheduledExecutor(
                 r -> {
                   Thread t = new Thread(r, name + "-admission-file");
                   t.setDaemon(true);
                   return t;
                 });
-        io.faro.master.service.AdmissionService reloading = admission;
+        AdmissionService reloading = admission;
         admissionReload.scheduleWithFixedDelay(
             () -> {
               try {
@@ -167,7 +169,7 @@ public final class MasterServer implements AutoCloseable {
             },
             0,
             ADMISSION_RELOAD_MILLIS,
-            java.util.concurrent.TimeUnit.MILLISECONDS);
+            TimeUnit.MILLISECONDS);
       }
       LOG.info(
           "Master {} serving RPCs on port {}, Raft on port {}, HTTP status on port {}, leader: {}",

@@ -5,14 +5,18 @@ import static java.util.Objects.requireNonNull;
 import com.codahale.metrics.Counter;
 import io.faro.common.admission.AdmissionRules;
 import io.faro.common.admission.AppProfile;
+import io.faro.common.admission.Quota;
 import io.faro.common.error.ErrorCode;
 import io.faro.common.error.FaroException;
 import io.faro.common.id.AppId;
+import io.faro.common.id.ShuffleId;
 import io.faro.common.log.LogSafe;
 import io.faro.master.raft.RaftNode;
 import io.faro.master.state.ApplyResult;
+import io.faro.master.state.RegisteredApp;
 import io.faro.master.state.StampedCommand;
 import io.faro.master.state.StateCommand;
+import io.faro.master.state.StateReader;
 import io.faro.metrics.FaroMetrics;
 import io.faro.proto.AdmissionRulesResponse;
 import io.faro.proto.SetAdmissionRulesRequest;
@@ -21,7 +25,13 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Clock;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
 import java.util.Optional;
+import java.util.SortedSet;
+import java.util.TreeSet;
 import java.util.concurrent.CompletableFuture;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -103,16 +113,16 @@ public final class AdmissionService {
    * shuffle the masters placed before is never refused (its later pages, its revives): a running
    * stage is never cut off. Racing new shuffles of one user may overshoot by the few in flight.
    */
-  void checkQuota(io.faro.common.id.ShuffleId shuffle, int partitions) {
+  void checkQuota(ShuffleId shuffle, int partitions) {
     Optional<String> over =
         raft.read(
             state -> {
               if (state.admission().quotas().isEmpty() || state.hasShuffle(shuffle)) {
                 return Optional.<String>empty();
               }
-              io.faro.master.state.RegisteredApp app = state.apps().get(shuffle.app());
+              RegisteredApp app = state.apps().get(shuffle.app());
               AppProfile profile = app == null ? AppProfile.UNKNOWN : app.profile();
-              for (io.faro.common.admission.Quota quota : state.admission().quotas()) {
+              for (Quota quota : state.admission().quotas()) {
                 String group = quota.groupOf(profile);
                 if (group == null) {
                   continue;
@@ -135,7 +145,7 @@ public final class AdmissionService {
                 if (what != null) {
                   return Optional.of(
                       (quota.byQueue() ? "queue " : "user ")
-                          + io.faro.common.log.LogSafe.text(group)
+                          + LogSafe.text(group)
                           + " is at its quota '"
                           + quota.text()
                           + "'"
@@ -161,13 +171,13 @@ public final class AdmissionService {
    * with a registered application), for the JSON API and metrics.
    */
   // The latest usage and when it was computed, for the gauges of one scrape.
-  private volatile java.util.List<java.util.Map<String, Object>> cachedUsage = java.util.List.of();
+  private volatile List<Map<String, Object>> cachedUsage = List.of();
 
   private volatile long cachedAtNanos;
   private volatile boolean cached;
 
   /** {@link #quotaUsage}, at most a second old: one scrape reads it for two gauges. */
-  java.util.List<java.util.Map<String, Object>> recentQuotaUsage() {
+  List<Map<String, Object>> recentQuotaUsage() {
     long now = System.nanoTime();
     if (!cached || now - cachedAtNanos > 1_000_000_000L) {
       cachedUsage = quotaUsage();
@@ -177,14 +187,14 @@ public final class AdmissionService {
     return cachedUsage;
   }
 
-  public java.util.List<java.util.Map<String, Object>> quotaUsage() {
+  public List<Map<String, Object>> quotaUsage() {
     return raft.read(
         state -> {
-          java.util.List<java.util.Map<String, Object>> rows = new java.util.ArrayList<>();
-          for (io.faro.common.admission.Quota quota : state.admission().quotas()) {
-            java.util.SortedSet<String> groups = new java.util.TreeSet<>();
-            if (quota.name().equals(io.faro.common.admission.Quota.EACH)) {
-              for (io.faro.master.state.RegisteredApp app : state.apps().values()) {
+          List<Map<String, Object>> rows = new ArrayList<>();
+          for (Quota quota : state.admission().quotas()) {
+            SortedSet<String> groups = new TreeSet<>();
+            if (quota.name().equals(Quota.EACH)) {
+              for (RegisteredApp app : state.apps().values()) {
                 String own = quota.byQueue() ? app.profile().queue() : app.profile().user();
                 if (!own.isEmpty()) {
                   groups.add(own);
@@ -195,7 +205,7 @@ public final class AdmissionService {
             }
             for (String group : groups) {
               Usage used = usage(state, quota.byQueue(), group);
-              java.util.Map<String, Object> row = new java.util.LinkedHashMap<>();
+              Map<String, Object> row = new LinkedHashMap<>();
               row.put("quota", quota.text());
               row.put(quota.byQueue() ? "queue" : "user", group);
               row.put("shuffles", used.shuffles());
@@ -214,14 +224,14 @@ public final class AdmissionService {
   }
 
   /** Whether a new shuffle of the group would be refused (a limit reached). */
-  static boolean atLimit(io.faro.common.admission.Quota quota, Usage used) {
+  static boolean atLimit(Quota quota, Usage used) {
     return (quota.maxShuffles() > 0 && used.shuffles() >= quota.maxShuffles())
         || (quota.maxPartitions() > 0 && used.partitions() >= quota.maxPartitions())
         || (quota.maxBytes() > 0 && used.bytes() >= quota.maxBytes());
   }
 
   /** The highest share of a limit that {@code used} takes (0 to 1, or more once over). */
-  static double useRatio(io.faro.common.admission.Quota quota, Usage used) {
+  static double useRatio(Quota quota, Usage used) {
     double ratio = 0;
     if (quota.maxShuffles() > 0) {
       ratio = Math.max(ratio, (double) used.shuffles() / quota.maxShuffles());
@@ -241,17 +251,16 @@ public final class AdmissionService {
   }
 
   /** What the apps of {@code group} (a user, or a queue) hold now; under the state's read. */
-  Usage usage(io.faro.master.state.StateReader state, boolean byQueue, String group) {
+  Usage usage(StateReader state, boolean byQueue, String group) {
     long shuffles = 0;
     long partitionCount = 0;
     long bytes = 0;
-    for (io.faro.master.state.RegisteredApp app : state.apps().values()) {
+    for (RegisteredApp app : state.apps().values()) {
       String own = byQueue ? app.profile().queue() : app.profile().user();
       if (!own.equals(group)) {
         continue;
       }
-      for (var e :
-          state.shuffles().tailMap(new io.faro.common.id.ShuffleId(app.id(), 0)).entrySet()) {
+      for (var e : state.shuffles().tailMap(new ShuffleId(app.id(), 0)).entrySet()) {
         if (!e.getKey().app().equals(app.id())) {
           break;
         }

@@ -13,8 +13,10 @@ import io.faro.metrics.HttpEndpoint.BadRequest;
 import io.faro.metrics.HttpEndpoint.Page;
 import io.faro.proto.ClusterStatusRequest;
 import io.faro.proto.ClusterStatusResponse;
+import java.util.Collection;
 import java.util.LinkedHashMap;
 import java.util.Map;
+import java.util.Set;
 import java.util.function.Supplier;
 
 /**
@@ -40,8 +42,8 @@ public final class MasterApi {
    * The pages that list applications (ids, users, queues, names): with authentication on, for
    * holders of the admin token only.
    */
-  public static final java.util.Set<String> OPERATORS =
-      java.util.Set.of("/api/v1/apps", "/api/v1/shuffles", "/api/v1/quotas");
+  public static final Set<String> OPERATORS =
+      Set.of("/api/v1/apps", "/api/v1/shuffles", "/api/v1/quotas");
 
   /** The pages, by path. */
   public Map<String, Page> pages() {
@@ -105,7 +107,7 @@ public final class MasterApi {
                 row.put("queue", app.profile().queue());
                 row.put("name", app.profile().name());
                 row.put("registered_at_ms", app.registeredAtMs());
-                java.util.Collection<io.faro.master.state.RegisteredShuffle> held =
+                Collection<RegisteredShuffle> held =
                     state
                         .shuffles()
                         .subMap(

@@ -1,5 +1,6 @@
 package io.faro.master.state;
 
+import io.faro.common.admission.AdmissionRules;
 import io.faro.common.error.ErrorCode;
 import io.faro.common.id.AppId;
 import io.faro.common.id.ShuffleId;
@@ -43,8 +44,7 @@ public final class MasterState implements StateReader {
   private final NavigableMap<WorkerId, RegisteredWorker> workers = new TreeMap<>(WORKER_ORDER);
   private final NavigableMap<AppId, RegisteredApp> apps = new TreeMap<>(APP_ORDER);
   private final NavigableMap<ShuffleId, RegisteredShuffle> shuffles = new TreeMap<>(SHUFFLE_ORDER);
-  private io.faro.common.admission.AdmissionRules admission =
-      io.faro.common.admission.AdmissionRules.NONE;
+  private AdmissionRules admission = AdmissionRules.NONE;
 
   public MasterState() {}
 
@@ -234,7 +234,7 @@ public final class MasterState implements StateReader {
   }
 
   @Override
-  public io.faro.common.admission.AdmissionRules admission() {
+  public AdmissionRules admission() {
     return admission;
   }
 

@@ -1,11 +1,13 @@
 package io.faro.master.state;
 
+import io.faro.common.admission.AdmissionRules;
 import io.faro.common.id.AppId;
 import io.faro.common.id.ShuffleId;
 import io.faro.common.id.WorkerId;
 import java.util.Collections;
 import java.util.Comparator;
 import java.util.Map;
+import java.util.Objects;
 import java.util.SortedMap;
 import java.util.TreeMap;
 
@@ -17,7 +19,7 @@ public record MasterStateView(
     SortedMap<WorkerId, RegisteredWorker> workers,
     SortedMap<AppId, RegisteredApp> apps,
     SortedMap<ShuffleId, RegisteredShuffle> shuffles,
-    io.faro.common.admission.AdmissionRules admission) {
+    AdmissionRules admission) {
 
   public static final MasterStateView EMPTY = of(Map.of(), Map.of(), Map.of());
 
@@ -25,7 +27,7 @@ public record MasterStateView(
     workers = copy(workers, MasterState.WORKER_ORDER);
     apps = copy(apps, MasterState.APP_ORDER);
     shuffles = copy(shuffles, MasterState.SHUFFLE_ORDER);
-    java.util.Objects.requireNonNull(admission, "admission is null");
+    Objects.requireNonNull(admission, "admission is null");
   }
 
   /** A view of unordered maps, no admission rules; the copy orders them as the state does. */
@@ -33,7 +35,7 @@ public record MasterStateView(
       Map<WorkerId, RegisteredWorker> workers,
       Map<AppId, RegisteredApp> apps,
       Map<ShuffleId, RegisteredShuffle> shuffles) {
-    return of(workers, apps, shuffles, io.faro.common.admission.AdmissionRules.NONE);
+    return of(workers, apps, shuffles, AdmissionRules.NONE);
   }
 
   /** A view of unordered maps; the copy orders them as the state does. */
@@ -41,7 +43,7 @@ public record MasterStateView(
       Map<WorkerId, RegisteredWorker> workers,
       Map<AppId, RegisteredApp> apps,
       Map<ShuffleId, RegisteredShuffle> shuffles,
-      io.faro.common.admission.AdmissionRules admission) {
+      AdmissionRules admission) {
     return new MasterStateView(
         copy(workers, MasterState.WORKER_ORDER),
         copy(apps, MasterState.APP_ORDER),

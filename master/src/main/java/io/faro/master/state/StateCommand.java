@@ -2,6 +2,8 @@ package io.faro.master.state;
 
 import static java.util.Objects.requireNonNull;
 
+import io.faro.common.admission.AdmissionRules;
+import io.faro.common.admission.AppProfile;
 import io.faro.common.id.AppId;
 import io.faro.common.id.PartitionLocation;
 import io.faro.common.id.ShuffleId;
@@ -65,8 +67,7 @@ public sealed interface StateCommand {
    * Registers an application; the first registration of an id keeps its nonce (empty without
    * authentication), later ones change nothing.
    */
-  record RegisterApp(AppId app, String nonce, io.faro.common.admission.AppProfile profile)
-      implements StateCommand {
+  record RegisterApp(AppId app, String nonce, AppProfile profile) implements StateCommand {
     public RegisterApp {
       requireNonNull(app, "app is null");
       requireNonNull(nonce, "nonce is null");
@@ -74,7 +75,7 @@ public sealed interface StateCommand {
     }
 
     public RegisterApp(AppId app, String nonce) {
-      this(app, nonce, io.faro.common.admission.AppProfile.UNKNOWN);
+      this(app, nonce, AppProfile.UNKNOWN);
     }
 
     /** A registration without authentication. */
@@ -87,7 +88,7 @@ public sealed interface StateCommand {
    * Replaces the admission rules (checked when an application first registers; see
    * io.faro.common.admission.AdmissionRules).
    */
-  record SetAdmissionRules(io.faro.common.admission.AdmissionRules rules) implements StateCommand {
+  record SetAdmissionRules(AdmissionRules rules) implements StateCommand {
     public SetAdmissionRules {
       requireNonNull(rules, "rules is null");
     }

@@ -1,5 +1,6 @@
 package io.faro.master.state;
 
+import io.faro.common.admission.AdmissionRules;
 import io.faro.common.id.AppId;
 import io.faro.common.id.ShuffleId;
 import io.faro.common.id.WorkerId;
@@ -37,5 +38,5 @@ public interface StateReader {
   SortedMap<ShuffleId, RegisteredShuffle> shuffles();
 
   /** The admission rules, checked when an application first registers. */
-  io.faro.common.admission.AdmissionRules admission();
+  AdmissionRules admission();
 }

@@ -2,17 +2,26 @@ package io.faro.worker.control;
 
 import static java.util.Objects.requireNonNull;
 
+import com.google.protobuf.ByteString;
+import com.google.protobuf.Message;
+import io.faro.common.auth.AuthOptions;
+import io.faro.common.auth.Identity;
+import io.faro.common.auth.PlacementGrants;
+import io.faro.common.auth.ReplicaGrants;
+import io.faro.common.auth.Secret;
 import io.faro.common.error.ErrorCode;
 import io.faro.common.error.FaroException;
 import io.faro.common.id.IdMapper;
 import io.faro.common.id.ShuffleId;
 import io.faro.common.id.WorkerId;
+import io.faro.common.log.LogSafe;
 import io.faro.common.network.Futures;
 import io.faro.common.network.Request;
 import io.faro.common.network.RequestHandler;
 import io.faro.common.network.Responder;
 import io.faro.proto.CommitFilesRequest;
 import io.faro.proto.MessageType;
+import io.faro.proto.PartitionLocationP;
 import io.faro.proto.ReserveSlotsRequest;
 import io.faro.proto.ReserveSlotsResponse;
 import io.faro.proto.StopWorkerRequest;
@@ -23,6 +32,9 @@ import io.faro.worker.partition.PartitionStore;
 import io.faro.worker.protocol.ProtoMapper;
 import io.faro.worker.status.WorkerStatusSampler;
 import io.faro.worker.storage.Disk;
+import java.util.List;
+import java.util.Optional;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.function.Supplier;
 
@@ -34,8 +46,8 @@ import java.util.function.Supplier;
  */
 public final class ControlHandler implements RequestHandler {
   /** The requests this port serves. */
-  public static final java.util.List<MessageType> SERVED =
-      java.util.List.of(
+  public static final List<MessageType> SERVED =
+      List.of(
           MessageType.RESERVE_SLOTS_REQUEST,
           MessageType.COMMIT_FILES_REQUEST,
           MessageType.STOP_WORKER_REQUEST,
@@ -57,7 +69,7 @@ public final class ControlHandler implements RequestHandler {
   private final WorkerStatusSampler status;
   private final Supplier<WorkerStateP> state;
   private final Stopper stopper;
-  private final io.faro.common.auth.AuthOptions.Settings auth;
+  private final AuthOptions.Settings auth;
   private final Supplier<String> workerId;
 
   /**
@@ -69,7 +81,7 @@ public final class ControlHandler implements RequestHandler {
       WorkerStatusSampler status,
       Supplier<WorkerStateP> state,
       Stopper stopper,
-      io.faro.common.auth.AuthOptions.Settings auth) {
+      AuthOptions.Settings auth) {
     this(store, status, state, stopper, auth, () -> null);
   }
 
@@ -82,7 +94,7 @@ public final class ControlHandler implements RequestHandler {
       WorkerStatusSampler status,
       Supplier<WorkerStateP> state,
       Stopper stopper,
-      io.faro.common.auth.AuthOptions.Settings auth,
+      AuthOptions.Settings auth,
       Supplier<String> workerId) {
     this.workerId = requireNonNull(workerId, "workerId is null");
     this.auth = requireNonNull(auth, "auth is null");
@@ -97,25 +109,21 @@ public final class ControlHandler implements RequestHandler {
    * shuffle's partitions are its application's (that app's secret); the status is open.
    */
   @Override
-  public java.util.Optional<String> refusal(
-      io.faro.proto.MessageType type,
-      com.google.protobuf.Message meta,
-      io.faro.common.auth.Identity who) {
+  public Optional<String> refusal(MessageType type, Message meta, Identity who) {
     return switch (type) {
-      case STOP_WORKER_REQUEST ->
-          io.faro.common.auth.Identity.require(io.faro.common.auth.Identity.ADMIN, who, type);
+      case STOP_WORKER_REQUEST -> Identity.require(Identity.ADMIN, who, type);
       case RESERVE_SLOTS_REQUEST ->
           AppAccess.refusal(store, ((ReserveSlotsRequest) meta).getShuffle(), who, type);
       case COMMIT_FILES_REQUEST ->
           AppAccess.refusal(store, ((CommitFilesRequest) meta).getShuffle(), who, type);
-      default -> java.util.Optional.empty();
+      default -> Optional.empty();
     };
   }
 
   /** The worker's status is open to anyone (benchmarks, operators' tools). */
   @Override
-  public java.util.Set<io.faro.proto.MessageType> openToAnyone() {
-    return java.util.Set.of(io.faro.proto.MessageType.WORKER_STATUS_REQUEST);
+  public Set<MessageType> openToAnyone() {
+    return Set.of(MessageType.WORKER_STATUS_REQUEST);
   }
 
   @Override
@@ -124,9 +132,7 @@ public final class ControlHandler implements RequestHandler {
       switch (request.type()) {
         case RESERVE_SLOTS_REQUEST ->
             reserve(
-                request.meta(ReserveSlotsRequest.class),
-                io.faro.common.auth.Identity.of(request.channel()),
-                responder);
+                request.meta(ReserveSlotsRequest.class), Identity.of(request.channel()), responder);
         case COMMIT_FILES_REQUEST -> commit(request.meta(CommitFilesRequest.class), responder);
         case STOP_WORKER_REQUEST -> stop(request.meta(StopWorkerRequest.class), responder);
         case WORKER_STATUS_REQUEST ->
@@ -159,8 +165,7 @@ public final class ControlHandler implements RequestHandler {
     }
   }
 
-  private void reserve(
-      ReserveSlotsRequest reserve, io.faro.common.auth.Identity who, Responder responder) {
+  private void reserve(ReserveSlotsRequest reserve, Identity who, Responder responder) {
     ShuffleId shuffle = IdMapper.shuffleId(reserve.getShuffle());
     // Before anything proportional to the request is built.
     store.checkReserveSize(shuffle, reserve.getLocationsCount());
@@ -181,16 +186,15 @@ public final class ControlHandler implements RequestHandler {
    * pushes there and prove the cluster secret to it ({@link io.faro.common.auth.ReplicaGrants}).
    */
   private void checkReplicaGrants(ShuffleId shuffle, ReserveSlotsRequest reserve) {
-    io.faro.common.auth.Secret cluster = auth.cluster().orElseThrow();
-    for (io.faro.proto.PartitionLocationP location : reserve.getLocationsList()) {
+    Secret cluster = auth.cluster().orElseThrow();
+    for (PartitionLocationP location : reserve.getLocationsList()) {
       if (!location.hasReplica()) {
         continue;
       }
-      io.faro.proto.PartitionLocationP replica = location.getReplica();
-      com.google.protobuf.ByteString grant =
-          reserve.getReplicaGrantsMap().get(replica.getWorkerId());
+      PartitionLocationP replica = location.getReplica();
+      ByteString grant = reserve.getReplicaGrantsMap().get(replica.getWorkerId());
       if (grant == null
-          || !io.faro.common.auth.ReplicaGrants.valid(
+          || !ReplicaGrants.valid(
               cluster,
               shuffle,
               replica.getWorkerId(),
@@ -206,7 +210,7 @@ public final class ControlHandler implements RequestHandler {
                 + " of shuffle "
                 + shuffle
                 + " at "
-                + io.faro.common.log.LogSafe.id(replica.getEndpoint().getHost())
+                + LogSafe.id(replica.getEndpoint().getHost())
                 + ":"
                 + replica.getEndpoint().getPushPort()
                 + " was not placed by the masters (no valid replica grant)");
@@ -224,7 +228,7 @@ public final class ControlHandler implements RequestHandler {
     int numPartitions = reserve.getNumPartitions();
     if (self == null
         || numPartitions <= 0
-        || !io.faro.common.auth.PlacementGrants.valid(
+        || !PlacementGrants.valid(
             auth.cluster().orElseThrow(),
             shuffle,
             numPartitions,
@@ -235,11 +239,11 @@ public final class ControlHandler implements RequestHandler {
           "a reservation of shuffle "
               + shuffle
               + " on worker "
-              + io.faro.common.log.LogSafe.id(String.valueOf(self))
+              + LogSafe.id(String.valueOf(self))
               + " was not placed by the masters (no valid placement grant): a driver reserves only"
               + " what the masters placed");
     }
-    for (io.faro.proto.PartitionLocationP location : reserve.getLocationsList()) {
+    for (PartitionLocationP location : reserve.getLocationsList()) {
       if (location.getPartitionId() < 0 || location.getPartitionId() >= numPartitions) {
         throw new FaroException(
             ErrorCode.INVALID_REQUEST,

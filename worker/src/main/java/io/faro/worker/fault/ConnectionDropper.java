@@ -2,9 +2,15 @@ package io.faro.worker.fault;
 
 import static java.util.Objects.requireNonNull;
 
+import com.google.protobuf.Message;
+import io.faro.common.auth.Identity;
 import io.faro.common.network.Request;
 import io.faro.common.network.RequestHandler;
 import io.faro.common.network.Responder;
+import io.faro.proto.MessageType;
+import io.netty.channel.Channel;
+import java.util.Optional;
+import java.util.Set;
 import java.util.concurrent.ThreadLocalRandom;
 
 /**
@@ -32,20 +38,17 @@ public final class ConnectionDropper implements RequestHandler {
 
   /** The wrapped handler's: fault injection never opens what authentication closes. */
   @Override
-  public java.util.Optional<String> refusal(
-      io.faro.proto.MessageType type,
-      com.google.protobuf.Message meta,
-      io.faro.common.auth.Identity who) {
+  public Optional<String> refusal(MessageType type, Message meta, Identity who) {
     return delegate.refusal(type, meta, who);
   }
 
   @Override
-  public java.util.Set<io.faro.proto.MessageType> openToAnyone() {
+  public Set<MessageType> openToAnyone() {
     return delegate.openToAnyone();
   }
 
   @Override
-  public void connectionClosed(io.netty.channel.Channel channel) {
+  public void connectionClosed(Channel channel) {
     delegate.connectionClosed(channel);
   }
 

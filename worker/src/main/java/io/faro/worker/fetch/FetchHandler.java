@@ -2,6 +2,8 @@ package io.faro.worker.fetch;
 
 import static java.util.Objects.requireNonNull;
 
+import com.google.protobuf.Message;
+import io.faro.common.auth.Identity;
 import io.faro.common.error.ErrorCode;
 import io.faro.common.error.FaroException;
 import io.faro.common.id.IdMapper;
@@ -14,14 +16,19 @@ import io.faro.proto.FetchChunkResponse;
 import io.faro.proto.MessageType;
 import io.faro.proto.OpenStreamRequest;
 import io.faro.proto.OpenStreamResponse;
+import io.faro.worker.auth.AppAccess;
 import io.faro.worker.partition.PartitionCommit;
 import io.faro.worker.partition.PartitionStore;
 import io.faro.worker.protocol.ProtoMapper;
+import io.faro.worker.storage.ChunkIndex;
 import io.faro.worker.storage.DiskReader;
 import io.faro.worker.storage.Extent;
 import io.faro.worker.storage.ReadAhead;
 import io.netty.buffer.ByteBuf;
 import java.util.List;
+import java.util.Optional;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * Serves the fetch port: a reducer opens a committed partition (gets its chunk offsets) and fetches
@@ -41,11 +48,11 @@ import java.util.List;
  * I/O.
  */
 public final class FetchHandler implements RequestHandler {
-  private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(FetchHandler.class);
+  private static final Logger LOG = LoggerFactory.getLogger(FetchHandler.class);
 
   /** The requests this port serves. */
-  public static final java.util.List<MessageType> SERVED =
-      java.util.List.of(MessageType.OPEN_STREAM_REQUEST, MessageType.FETCH_CHUNK_REQUEST);
+  public static final List<MessageType> SERVED =
+      List.of(MessageType.OPEN_STREAM_REQUEST, MessageType.FETCH_CHUNK_REQUEST);
 
   private final PartitionStore store;
   private final ReadAhead.Limits readAhead;
@@ -62,16 +69,13 @@ public final class FetchHandler implements RequestHandler {
 
   /** Reading a shuffle needs the secret of the application it belongs to. */
   @Override
-  public java.util.Optional<String> refusal(
-      MessageType type, com.google.protobuf.Message meta, io.faro.common.auth.Identity who) {
+  public Optional<String> refusal(MessageType type, Message meta, Identity who) {
     return switch (type) {
       case OPEN_STREAM_REQUEST ->
-          io.faro.worker.auth.AppAccess.refusal(
-              store, ((OpenStreamRequest) meta).getShuffle(), who, type);
+          AppAccess.refusal(store, ((OpenStreamRequest) meta).getShuffle(), who, type);
       case FETCH_CHUNK_REQUEST ->
-          io.faro.worker.auth.AppAccess.refusal(
-              store, ((FetchChunkRequest) meta).getShuffle(), who, type);
-      default -> java.util.Optional.empty();
+          AppAccess.refusal(store, ((FetchChunkRequest) meta).getShuffle(), who, type);
+      default -> Optional.empty();
     };
   }
 
@@ -95,7 +99,7 @@ public final class FetchHandler implements RequestHandler {
         ProtoMapper.partitionKey(
             IdMapper.shuffleId(open.getShuffle()), open.getPartitionId(), open.getEpoch());
     PartitionCommit.Committed committed = store.committed(key);
-    io.faro.worker.storage.ChunkIndex chunks = committed.chunks();
+    ChunkIndex chunks = committed.chunks();
     OpenStreamResponse.Builder response =
         OpenStreamResponse.newBuilder().addAllChunkOffsets(chunks.asList());
     if (chunks.hasMapRanges()) {

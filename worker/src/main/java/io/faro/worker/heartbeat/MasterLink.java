@@ -15,6 +15,7 @@ import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
@@ -95,9 +96,7 @@ public final class MasterLink implements AutoCloseable {
       return heartbeatThread
           .submit(this::heartbeatSafely)
           .get(2 * roundTimeoutMillis() + 1000, TimeUnit.MILLISECONDS);
-    } catch (java.util.concurrent.RejectedExecutionException
-        | TimeoutException
-        | ExecutionException e) {
+    } catch (RejectedExecutionException | TimeoutException | ExecutionException e) {
       return false; // closed meanwhile, or no answer in time: the masters hear it next round
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();

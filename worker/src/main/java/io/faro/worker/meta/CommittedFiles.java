@@ -22,14 +22,17 @@ import io.faro.worker.storage.PartitionFileReader;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.attribute.FileTime;
 import java.time.Clock;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.NoSuchElementException;
 import java.util.Optional;
 import java.util.Set;
+import java.util.stream.Stream;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -144,7 +147,7 @@ public final class CommittedFiles implements CommitLog {
     try {
       return Optional.of(
           RunRecords.record(c, disk.orElseThrow().root(), disk.orElseThrow().index()));
-    } catch (IllegalArgumentException | java.util.NoSuchElementException e) {
+    } catch (IllegalArgumentException | NoSuchElementException e) {
       LOG.warn("Partition {} is not recorded: {}", c.key(), e.getMessage());
       return Optional.empty();
     }
@@ -256,7 +259,7 @@ public final class CommittedFiles implements CommitLog {
 
   /** The run indexes in the runs' directory {@code dir}, kept with them for a later rebuild. */
   private static List<Path> runIndexes(Path dir) {
-    try (java.util.stream.Stream<Path> files = Files.list(dir)) {
+    try (Stream<Path> files = Files.list(dir)) {
       return files.filter(FileLayout::isRunIndex).toList();
     } catch (IOException e) {
       return List.of();
@@ -274,7 +277,7 @@ public final class CommittedFiles implements CommitLog {
       return;
     }
     Map<PartitionKey, CommittedFileRecordP> records;
-    java.nio.file.attribute.FileTime written;
+    FileTime written;
     try {
       records = RunRecords.readIndex(file, shuffle.get());
       written = Files.getLastModifiedTime(file);

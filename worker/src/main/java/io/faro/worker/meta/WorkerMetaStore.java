@@ -15,9 +15,11 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.locks.ReentrantReadWriteLock;
 import org.rocksdb.Options;
 import org.rocksdb.RocksDB;
 import org.rocksdb.RocksDBException;
@@ -90,8 +92,7 @@ public final class WorkerMetaStore implements AutoCloseable {
    */
   private final WriteOptions unsynced;
 
-  private final java.util.concurrent.locks.ReentrantReadWriteLock lock =
-      new java.util.concurrent.locks.ReentrantReadWriteLock();
+  private final ReentrantReadWriteLock lock = new ReentrantReadWriteLock();
   private boolean closed;
   private boolean createdNow;
 
@@ -417,7 +418,7 @@ public final class WorkerMetaStore implements AutoCloseable {
     for (int i = end.length - 1; i >= 0; i--) {
       if (end[i] != (byte) 0xff) {
         end[i]++;
-        return java.util.Arrays.copyOf(end, i + 1);
+        return Arrays.copyOf(end, i + 1);
       }
     }
     throw new IllegalArgumentException("no key follows a prefix of 0xff bytes");

@@ -12,11 +12,13 @@ import io.faro.worker.memory.FrameCharge;
 import io.faro.worker.replicate.ReplicaLink;
 import io.faro.worker.storage.Disk;
 import io.faro.worker.storage.Disks;
+import io.faro.worker.storage.FileLayout;
 import io.faro.worker.storage.Layout;
 import io.faro.worker.storage.ReadAhead;
 import io.netty.buffer.ByteBuf;
 import java.io.IOException;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -24,6 +26,8 @@ import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.Executor;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Function;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -90,8 +94,7 @@ public final class PartitionStore implements AutoCloseable {
   private final Limits limits;
 
   /** Partition locations held, all shuffles; changed under the shuffle's lock, read anywhere. */
-  private final java.util.concurrent.atomic.AtomicInteger heldLocations =
-      new java.util.concurrent.atomic.AtomicInteger();
+  private final AtomicInteger heldLocations = new AtomicInteger();
 
   private final Function<HostPort, ReplicaLink> replicaLinks;
   private final Map<ShuffleId, ShuffleState> shuffles = new ConcurrentHashMap<>();
@@ -102,7 +105,7 @@ public final class PartitionStore implements AutoCloseable {
    * The one thread that writes the commit log (seals, commits, forgetting a shuffle), in the order
    * they were decided: the first disk's first flusher thread. Never a network thread.
    */
-  private final java.util.concurrent.Executor recorder;
+  private final Executor recorder;
 
   private final ShuffleSealer sealer;
 
@@ -169,11 +172,7 @@ public final class PartitionStore implements AutoCloseable {
       partitions.forEach(p -> state.restored.put(p.commit().key(), p));
       // New runs of a sealed shuffle must not take the name of one the restored locations read.
       partitions.forEach(
-          p ->
-              p.commit()
-                  .data()
-                  .files()
-                  .forEach(f -> state.runRestored(io.faro.worker.storage.FileLayout.runNumber(f))));
+          p -> p.commit().data().files().forEach(f -> state.runRestored(FileLayout.runNumber(f))));
       if (!sealed) {
         state.commitStarted = true;
         state.commit =
@@ -736,7 +735,7 @@ public final class PartitionStore implements AutoCloseable {
    * committed files of an earlier run hold (the masters' byte quotas add them up).
    */
   public Map<ShuffleId, Long> bytesByShuffle() {
-    Map<ShuffleId, Long> out = new java.util.HashMap<>(shuffles.size());
+    Map<ShuffleId, Long> out = new HashMap<>(shuffles.size());
     for (ShuffleState state : shuffles.values()) {
       long bytes = 0;
       for (PartitionWriter writer : state.writers.values()) {
@@ -755,8 +754,8 @@ public final class PartitionStore implements AutoCloseable {
       ShuffleId id, int locations, int openLocations, int restoredLocations, boolean committing) {}
 
   /** Each shuffle with locations here, in no particular order. */
-  public java.util.List<ShuffleSummary> summaries() {
-    java.util.List<ShuffleSummary> out = new java.util.ArrayList<>(shuffles.size());
+  public List<ShuffleSummary> summaries() {
+    List<ShuffleSummary> out = new ArrayList<>(shuffles.size());
     for (ShuffleState state : shuffles.values()) {
       int open = 0;
       for (PartitionWriter writer : state.writers.values()) {

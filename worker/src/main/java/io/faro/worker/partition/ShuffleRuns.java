@@ -17,6 +17,7 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
@@ -29,6 +30,7 @@ import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.IntFunction;
 import java.util.function.IntSupplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -93,7 +95,7 @@ final class ShuffleRuns {
   private final Map<PartitionKey, String> lost = new HashMap<>();
   private final Set<Path> unforced = new LinkedHashSet<>();
   // Runs whose force failed: the locations with data in them fail.
-  private final Set<Path> unforceable = new java.util.HashSet<>();
+  private final Set<Path> unforceable = new HashSet<>();
   // Set by close: the shuffle expired, its directory is about to go; nothing is written after.
   private boolean closed;
 
@@ -321,7 +323,7 @@ final class ShuffleRuns {
    * The file {@code named} gives the shuffle's next number. A file of an earlier process of this
    * worker may still have that name (a leftover not deleted yet): the next number, then.
    */
-  private Path unusedFile(java.util.function.IntFunction<Path> named) {
+  private Path unusedFile(IntFunction<Path> named) {
     Path file = named.apply(nextRun.getAsInt());
     for (int tries = 0; Files.exists(file) && tries < 1000; tries++) {
       file = named.apply(nextRun.getAsInt());

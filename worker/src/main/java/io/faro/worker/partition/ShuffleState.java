@@ -6,13 +6,17 @@ import io.faro.common.error.ErrorCode;
 import io.faro.common.error.FaroException;
 import io.faro.common.id.PartitionKey;
 import io.faro.common.id.ShuffleId;
+import io.faro.worker.storage.Disk;
 import io.faro.worker.storage.DiskReader;
 import io.faro.worker.storage.ReadAhead;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Function;
 import java.util.function.IntFunction;
 
 /**
@@ -30,18 +34,17 @@ final class ShuffleState {
   final Map<PartitionKey, RestoredPartition> restored = new ConcurrentHashMap<>();
 
   /** The writers that hold a replica copy (read only when the primary copy is lost). */
-  final java.util.Set<PartitionKey> replicaCopies = ConcurrentHashMap.newKeySet();
+  final Set<PartitionKey> replicaCopies = ConcurrentHashMap.newKeySet();
 
   /** The runs of this shuffle, by disk index and role (replica copies: odd), on runs disks. */
   private final Map<Integer, ShuffleRuns> runs = new ConcurrentHashMap<>();
 
   /** The number of the next run of this shuffle (on any disk); above every restored run's. */
-  private final java.util.concurrent.atomic.AtomicInteger nextRun =
-      new java.util.concurrent.atomic.AtomicInteger();
+  private final AtomicInteger nextRun = new AtomicInteger();
 
   /** The runs that a location of {@code replicaCopy} role on {@code disk} writes into. */
   // @GuardedBy("this")
-  ShuffleRuns runs(io.faro.worker.storage.Disk disk, boolean replicaCopy, WriterSettings settings) {
+  ShuffleRuns runs(Disk disk, boolean replicaCopy, WriterSettings settings) {
     return runs.computeIfAbsent(
         disk.index() * 2 + (replicaCopy ? 1 : 0),
         k -> new ShuffleRuns(id, disk, replicaCopy, settings, nextRun::getAndIncrement));
@@ -64,7 +67,7 @@ final class ShuffleState {
    */
   // @GuardedBy("this")
   List<CompletableFuture<PartitionCommit>> finishAll(
-      java.util.function.Function<PartitionWriter, CompletableFuture<PartitionCommit>> finish) {
+      Function<PartitionWriter, CompletableFuture<PartitionCommit>> finish) {
     List<ShuffleRuns> held = List.copyOf(runs.values());
     held.forEach(ShuffleRuns::hold);
     try {

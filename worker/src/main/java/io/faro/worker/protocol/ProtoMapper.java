@@ -11,6 +11,7 @@ import io.faro.proto.CommittedPartitionP;
 import io.faro.proto.DiskTierP;
 import io.faro.proto.PartitionLocationP;
 import io.faro.proto.PushStatusP;
+import io.faro.proto.RoleP;
 import io.faro.proto.WorkerStateP;
 import io.faro.proto.WorkerStatusResponse;
 import io.faro.worker.lifecycle.WorkerLifecycle;
@@ -55,7 +56,7 @@ public final class ProtoMapper {
         location.getEpoch(),
         location.getDiskIndex(),
         replica,
-        location.getRole() == io.faro.proto.RoleP.REPLICA && replica.isEmpty());
+        location.getRole() == RoleP.REPLICA && replica.isEmpty());
   }
 
   public static DiskTierP toProto(DiskTier tier) {

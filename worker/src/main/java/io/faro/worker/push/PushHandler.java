@@ -2,6 +2,8 @@ package io.faro.worker.push;
 
 import static java.util.Objects.requireNonNull;
 
+import com.google.protobuf.Message;
+import io.faro.common.auth.Identity;
 import io.faro.common.batch.BatchFormat;
 import io.faro.common.error.ErrorCode;
 import io.faro.common.error.FaroException;
@@ -16,11 +18,13 @@ import io.faro.proto.PushPart;
 import io.faro.proto.PushRequest;
 import io.faro.proto.PushResponse;
 import io.faro.worker.WorkerOptions;
+import io.faro.worker.auth.AppAccess;
 import io.faro.worker.partition.AppendStatus;
 import io.faro.worker.protocol.ProtoMapper;
 import io.netty.buffer.ByteBuf;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Optional;
 
 /**
  * Serves the push port. Runs on the push event loops: decodes a push frame, checks it whole, hands
@@ -45,17 +49,13 @@ public final class PushHandler implements RequestHandler {
    * the application whose shuffle it writes.
    */
   @Override
-  public java.util.Optional<String> refusal(
-      io.faro.proto.MessageType type,
-      com.google.protobuf.Message meta,
-      io.faro.common.auth.Identity who) {
-    if (!(meta instanceof io.faro.proto.PushRequest push)) {
-      return java.util.Optional.empty();
+  public Optional<String> refusal(MessageType type, Message meta, Identity who) {
+    if (!(meta instanceof PushRequest push)) {
+      return Optional.empty();
     }
     return push.getReplica()
-        ? io.faro.common.auth.Identity.require(
-            io.faro.common.auth.Identity.CLUSTER, who, "a replica's forwarded push")
-        : io.faro.worker.auth.AppAccess.refusal(appender.store(), push.getShuffle(), who, "a push");
+        ? Identity.require(Identity.CLUSTER, who, "a replica's forwarded push")
+        : AppAccess.refusal(appender.store(), push.getShuffle(), who, "a push");
   }
 
   /** Borrows the request's body; each appended part takes a retained slice of it. */
@@ -85,8 +85,7 @@ public final class PushHandler implements RequestHandler {
               keys,
               body,
               request.channel(),
-              io.faro.worker.auth.AppAccess.nonceOf(
-                  io.faro.common.auth.Identity.of(request.channel())));
+              AppAccess.nonceOf(Identity.of(request.channel())));
     } catch (FaroException e) {
       responder.fail(e.code(), e.getMessage());
       return;

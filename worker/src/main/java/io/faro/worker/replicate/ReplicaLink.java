@@ -15,6 +15,7 @@ import java.time.Duration;
 import java.util.ArrayDeque;
 import java.util.Deque;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.atomic.AtomicInteger;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -49,8 +50,7 @@ public final class ReplicaLink {
   // @GuardedBy("lock")
   private boolean connecting;
   // Forwards sent and not answered yet (answers come on the connection's event loop).
-  private final java.util.concurrent.atomic.AtomicInteger unanswered =
-      new java.util.concurrent.atomic.AtomicInteger();
+  private final AtomicInteger unanswered = new AtomicInteger();
 
   private record Waiting(Message meta, Object body, CompletableFuture<Frame> answer) {}
 

@@ -16,6 +16,9 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Set;
+import java.util.SortedMap;
+import java.util.TreeMap;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
 
@@ -27,7 +30,7 @@ import java.util.function.Supplier;
  */
 final class WorkerApi {
   /** The pages that list applications' shuffles: the admin token's, with authentication on. */
-  static final java.util.Set<String> OPERATORS = java.util.Set.of("/api/v1/shuffles");
+  static final Set<String> OPERATORS = Set.of("/api/v1/shuffles");
 
   private static final int DEFAULT_PAGE = 1_000;
   private static final int MAX_PAGE = 10_000;
@@ -94,8 +97,7 @@ final class WorkerApi {
     } catch (IllegalArgumentException e) {
       throw new BadRequest("after is not a shuffle id here (" + e.getMessage() + ")");
     }
-    java.util.SortedMap<ShuffleId, PartitionStore.ShuffleSummary> all =
-        new java.util.TreeMap<>(ShuffleId.ORDER);
+    SortedMap<ShuffleId, PartitionStore.ShuffleSummary> all = new TreeMap<>(ShuffleId.ORDER);
     store.summaries().forEach(summary -> all.put(summary.id(), summary));
     Map<String, Object> out = header();
     HttpEndpoint.page(

@@ -47,6 +47,7 @@ import io.faro.worker.storage.Disks;
 import io.faro.worker.storage.IoMode;
 import io.faro.worker.storage.ReadAhead;
 import io.netty.util.concurrent.DefaultThreadFactory;
+import java.lang.management.ManagementFactory;
 import java.time.Clock;
 import java.util.List;
 import java.util.Map;
@@ -373,7 +374,7 @@ public final class WorkerServer implements AutoCloseable {
                 // The JVM's own start, to the millisecond: the kernel's process start time is
                 // only as precise as the boot time it counts from (a second), too coarse to tell
                 // a restarted process from the one before it.
-                java.lang.management.ManagementFactory.getRuntimeMXBean().getStartTime()),
+                ManagementFactory.getRuntimeMXBean().getStartTime()),
             new MasterLink.Listener() {
               @Override
               public void expired(ShuffleId shuffle) {

@@ -2,6 +2,7 @@ package io.faro.worker.status;
 
 import static java.util.Objects.requireNonNull;
 
+import com.sun.management.OperatingSystemMXBean;
 import io.faro.worker.memory.MemoryBudget;
 import io.faro.worker.storage.IoMode;
 import io.netty.util.internal.PlatformDependent;
@@ -60,7 +61,7 @@ public final class WorkerStatusSampler {
   private final MemoryBudget budget;
   private final List<IoMode> diskIoModes;
   private final Path procStatus;
-  private final com.sun.management.OperatingSystemMXBean os;
+  private final OperatingSystemMXBean os;
   private final MemoryMXBean memory = ManagementFactory.getMemoryMXBean();
   private final BufferPoolMXBean directPool;
   private final AtomicLong peakDirect = new AtomicLong();
@@ -76,8 +77,7 @@ public final class WorkerStatusSampler {
     this.budget = requireNonNull(budget, "budget is null");
     this.diskIoModes = List.copyOf(diskIoModes);
     this.procStatus = requireNonNull(procStatus, "procStatus is null");
-    this.os =
-        (com.sun.management.OperatingSystemMXBean) ManagementFactory.getOperatingSystemMXBean();
+    this.os = (OperatingSystemMXBean) ManagementFactory.getOperatingSystemMXBean();
     this.directPool =
         ManagementFactory.getPlatformMXBeans(BufferPoolMXBean.class).stream()
             .filter(pool -> pool.getName().equals("direct"))
@@ -127,7 +127,7 @@ public final class WorkerStatusSampler {
         budget.peak(),
         budget.pauseAt(),
         budget.pauses(),
-        java.util.concurrent.TimeUnit.NANOSECONDS.toMillis(budget.pausedNanos()),
+        TimeUnit.NANOSECONDS.toMillis(budget.pausedNanos()),
         heap.getUsed(),
         Math.max(0, heap.getMax()),
         ManagementFactory.getRuntimeMXBean().getUptime(),

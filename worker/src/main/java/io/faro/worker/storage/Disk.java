@@ -8,11 +8,16 @@ import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
 import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.util.List;
+import java.util.Locale;
+import java.util.Objects;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.locks.LockSupport;
+import java.util.function.LongConsumer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -64,7 +69,7 @@ public final class Disk {
   // Told of every failed write, so that a check soon tells a broken disk from one failed file.
   private volatile Runnable afterWriteFailure = () -> {};
   // Told the time of every write to a partition file (metrics); nothing until set.
-  private volatile java.util.function.LongConsumer writeObserver = nanos -> {};
+  private volatile LongConsumer writeObserver = nanos -> {};
 
   private final Layout layout;
   // Runs written on this disk since start (runs layout).
@@ -165,8 +170,8 @@ public final class Disk {
   }
 
   /** Tells {@code observer} the nanoseconds of every later write to a partition file here. */
-  public void onWrite(java.util.function.LongConsumer observer) {
-    writeObserver = java.util.Objects.requireNonNull(observer, "observer is null");
+  public void onWrite(LongConsumer observer) {
+    writeObserver = Objects.requireNonNull(observer, "observer is null");
   }
 
   /** Keeps what the heartbeat reported of this disk's recent times, for the status RPC. */
@@ -201,7 +206,7 @@ public final class Disk {
     }
     long nanos = (long) ((double) perMiB * bytes / (1 << 20));
     long start = System.nanoTime();
-    java.util.concurrent.locks.LockSupport.parkNanos(nanos);
+    LockSupport.parkNanos(nanos);
     return System.nanoTime() - start;
   }
 
@@ -234,7 +239,7 @@ public final class Disk {
       if (Files.deleteIfExists(file)) {
         used(-size);
       }
-    } catch (java.nio.file.NoSuchFileException e) {
+    } catch (NoSuchFileException e) {
       // Gone already.
     } catch (IOException e) {
       LOG.warn("Cannot delete {} of {}: {}", file, this, e.toString());
@@ -489,12 +494,6 @@ public final class Disk {
 
   @Override
   public String toString() {
-    return "disk "
-        + index
-        + " ("
-        + dir
-        + ", "
-        + ioMode().name().toLowerCase(java.util.Locale.ROOT)
-        + " I/O)";
+    return "disk " + index + " (" + dir + ", " + ioMode().name().toLowerCase(Locale.ROOT) + " I/O)";
   }
 }

@@ -1,6 +1,7 @@
 package io.faro.worker.storage;
 
 import io.faro.common.id.PartitionKey;
+import io.faro.common.id.ShuffleId;
 import io.netty.util.concurrent.DefaultThreadFactory;
 import java.util.concurrent.Executor;
 import java.util.concurrent.LinkedBlockingQueue;
@@ -46,7 +47,7 @@ public final class DiskFlusher implements AutoCloseable {
   }
 
   /** The thread that every task of {@code shuffle}'s runs of one role ({@code role}) runs on. */
-  public Executor threadFor(io.faro.common.id.ShuffleId shuffle, int role) {
+  public Executor threadFor(ShuffleId shuffle, int role) {
     return threads[Math.floorMod(31 * shuffle.hashCode() + role, threads.length)];
   }
 

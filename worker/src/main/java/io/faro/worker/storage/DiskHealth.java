@@ -1,5 +1,8 @@
 package io.faro.worker.storage;
 
+import java.util.Locale;
+import java.util.Objects;
+
 /**
  * What a disk's last check found. Only a healthy disk takes new partitions and more data; a full or
  * broken one makes its open partitions answer split, so that clients move them elsewhere.
@@ -21,8 +24,8 @@ public record DiskHealth(State state, long usableBytes, String reason) {
   static final DiskHealth UNCHECKED = new DiskHealth(State.HEALTHY, 0, "");
 
   public DiskHealth {
-    java.util.Objects.requireNonNull(state, "state is null");
-    java.util.Objects.requireNonNull(reason, "reason is null");
+    Objects.requireNonNull(state, "state is null");
+    Objects.requireNonNull(reason, "reason is null");
   }
 
   public boolean healthy() {
@@ -37,6 +40,6 @@ public record DiskHealth(State state, long usableBytes, String reason) {
   public String describe() {
     return state == State.HEALTHY
         ? "healthy"
-        : state.name().toLowerCase(java.util.Locale.ROOT) + ": " + reason;
+        : state.name().toLowerCase(Locale.ROOT) + ": " + reason;
   }
 }

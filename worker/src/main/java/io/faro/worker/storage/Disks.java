@@ -5,17 +5,21 @@ import io.faro.common.error.FaroException;
 import io.faro.common.id.DiskTier;
 import io.faro.common.id.ShuffleId;
 import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.nio.file.DirectoryNotEmptyException;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Comparator;
+import java.util.EnumMap;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
+import java.util.regex.Pattern;
 import java.util.stream.Stream;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -24,10 +28,9 @@ import org.slf4j.LoggerFactory;
 public final class Disks implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(Disks.class);
 
-  private static final java.util.regex.Pattern PARTITION_FILE =
-      java.util.regex.Pattern.compile("(\\d+-\\d+|run-\\d+|index-\\d+)\\.data");
-  private static final java.util.regex.Pattern SHUFFLE_DIR =
-      java.util.regex.Pattern.compile("\\d+");
+  private static final Pattern PARTITION_FILE =
+      Pattern.compile("(\\d+-\\d+|run-\\d+|index-\\d+)\\.data");
+  private static final Pattern SHUFFLE_DIR = Pattern.compile("\\d+");
 
   private final List<Disk> disks;
 
@@ -55,7 +58,7 @@ public final class Disks implements AutoCloseable {
       Map<DiskTier, Layout> layouts,
       int readAroundBytes) {
     public Options {
-      java.util.Objects.requireNonNull(ioMode, "ioMode is null");
+      Objects.requireNonNull(ioMode, "ioMode is null");
       threads = Map.copyOf(threads);
       layouts = Map.copyOf(layouts);
       for (DiskTier tier : DiskTier.values()) {
@@ -79,7 +82,7 @@ public final class Disks implements AutoCloseable {
 
     /** The same layout for every tier. */
     public static Map<DiskTier, Layout> every(Layout layout) {
-      Map<DiskTier, Layout> all = new java.util.EnumMap<>(DiskTier.class);
+      Map<DiskTier, Layout> all = new EnumMap<>(DiskTier.class);
       for (DiskTier tier : DiskTier.values()) {
         all.put(tier, layout);
       }
@@ -88,7 +91,7 @@ public final class Disks implements AutoCloseable {
 
     /** The same threads for every tier. */
     public static Map<DiskTier, DiskThreads> everyTier(DiskThreads threads) {
-      Map<DiskTier, DiskThreads> all = new java.util.EnumMap<>(DiskTier.class);
+      Map<DiskTier, DiskThreads> all = new EnumMap<>(DiskTier.class);
       for (DiskTier tier : DiskTier.values()) {
         all.put(tier, threads);
       }
@@ -277,7 +280,7 @@ public final class Disks implements AutoCloseable {
                       && PARTITION_FILE.matcher(p.getFileName().toString()).matches()
                       && SHUFFLE_DIR.matcher(p.getParent().getFileName().toString()).matches())
           .toList();
-    } catch (IOException | java.io.UncheckedIOException e) {
+    } catch (IOException | UncheckedIOException e) {
       LOG.warn("Cannot list the files already under {}: {}", root, e.toString());
       return List.of();
     }
@@ -366,7 +369,7 @@ public final class Disks implements AutoCloseable {
                 }
               })
           .sum();
-    } catch (IOException | java.io.UncheckedIOException e) {
+    } catch (IOException | UncheckedIOException e) {
       LOG.warn("Cannot add up the files already under {}: {}", root, e.toString());
       return 0;
     }

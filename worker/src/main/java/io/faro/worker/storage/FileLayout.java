@@ -4,6 +4,8 @@ import io.faro.common.id.AppId;
 import io.faro.common.id.PartitionKey;
 import io.faro.common.id.ShuffleId;
 import java.nio.file.Path;
+import java.util.Optional;
+import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
 /**
@@ -50,19 +52,19 @@ public final class FileLayout {
    * The shuffle whose directory (under {@code diskRoot}) holds {@code file}, read back from its
    * path {@code <app>/<shuffle>/<name>}; empty for any other path.
    */
-  public static java.util.Optional<ShuffleId> shuffleOf(Path diskRoot, Path file) {
+  public static Optional<ShuffleId> shuffleOf(Path diskRoot, Path file) {
     Path relative =
         diskRoot.toAbsolutePath().normalize().relativize(file.toAbsolutePath().normalize());
     if (relative.getNameCount() != 3) {
-      return java.util.Optional.empty();
+      return Optional.empty();
     }
     try {
-      return java.util.Optional.of(
+      return Optional.of(
           new ShuffleId(
               new AppId(relative.getName(0).toString()),
               Integer.parseInt(relative.getName(1).toString())));
     } catch (IllegalArgumentException e) {
-      return java.util.Optional.empty();
+      return Optional.empty();
     }
   }
 
@@ -71,7 +73,7 @@ public final class FileLayout {
 
   /** The number of the run {@code file} is, from its name; -1 when it is no run. */
   public static int runNumber(Path file) {
-    java.util.regex.Matcher m = RUN_FILE.matcher(file.getFileName().toString());
+    Matcher m = RUN_FILE.matcher(file.getFileName().toString());
     try {
       return m.matches() ? Integer.parseInt(m.group(1)) : -1;
     } catch (NumberFormatException e) {
@@ -87,25 +89,25 @@ public final class FileLayout {
    * directory whose name was made safe (see {@link #directoryName}) reads back as that name: its
    * shuffles are then unknown to the masters, which expire them.
    */
-  public static java.util.Optional<PartitionKey> parse(Path diskRoot, Path file) {
+  public static Optional<PartitionKey> parse(Path diskRoot, Path file) {
     Path relative =
         diskRoot.toAbsolutePath().normalize().relativize(file.toAbsolutePath().normalize());
     if (relative.getNameCount() != 3) {
-      return java.util.Optional.empty();
+      return Optional.empty();
     }
-    java.util.regex.Matcher m = PARTITION_FILE.matcher(relative.getName(2).toString());
+    Matcher m = PARTITION_FILE.matcher(relative.getName(2).toString());
     try {
       if (!m.matches()) {
-        return java.util.Optional.empty();
+        return Optional.empty();
       }
       ShuffleId shuffle =
           new ShuffleId(
               new AppId(relative.getName(0).toString()),
               Integer.parseInt(relative.getName(1).toString()));
-      return java.util.Optional.of(
+      return Optional.of(
           new PartitionKey(shuffle, Integer.parseInt(m.group(1)), Integer.parseInt(m.group(2))));
     } catch (IllegalArgumentException e) {
-      return java.util.Optional.empty(); // not an id Faro writes (or numbers out of range)
+      return Optional.empty(); // not an id Faro writes (or numbers out of range)
     }
   }
 

@@ -2,6 +2,8 @@ package io.faro.worker.storage;
 
 import java.nio.ByteBuffer;
 import java.nio.file.Path;
+import java.util.LinkedHashMap;
+import java.util.Map;
 
 /**
  * What the reader threads last read around in each run: a piece inside such a range is read alone.
@@ -11,10 +13,10 @@ import java.nio.file.Path;
 final class ReadAround {
   private static final int MAX_RUNS = 4096;
 
-  private final java.util.LinkedHashMap<Path, long[]> ranges =
-      new java.util.LinkedHashMap<>(64, 0.75f, true) {
+  private final LinkedHashMap<Path, long[]> ranges =
+      new LinkedHashMap<>(64, 0.75f, true) {
         @Override
-        protected boolean removeEldestEntry(java.util.Map.Entry<Path, long[]> eldest) {
+        protected boolean removeEldestEntry(Map.Entry<Path, long[]> eldest) {
           return size() > MAX_RUNS;
         }
       };
