@@ -9,7 +9,7 @@ import io.faro.common.network.Futures;
 import io.faro.common.network.HostPort;
 import io.faro.common.network.NetworkOptions;
 import io.faro.common.process.ServerProcess;
-import io.faro.master.mapping.ProtoMapper;
+import io.faro.master.service.StatusFields;
 import io.faro.proto.EmptyResponse;
 import io.faro.proto.MasterStatusRequest;
 import io.faro.proto.MasterStatusResponse;
@@ -117,7 +117,7 @@ final class AdminCommand implements Runnable {
       try {
         MasterStatusResponse s = Futures.await(answer, timeout, "status of master " + endpoint);
         // The endpoint asked stays first; the master's own fields follow, as on its status page.
-        ProtoMapper.statusFields(s)
+        StatusFields.master(s)
             .forEach(
                 (key, value) -> {
                   if (!key.equals("endpoint")) {

@@ -6,7 +6,7 @@ import io.faro.common.master.MasterClient;
 import io.faro.common.network.ClientPool;
 import io.faro.common.network.Futures;
 import io.faro.common.network.HostPort;
-import io.faro.master.mapping.ProtoMapper;
+import io.faro.master.service.StatusFields;
 import io.faro.proto.ClusterStatusRequest;
 import io.faro.proto.ClusterStatusResponse;
 import io.faro.proto.StopWorkerRequest;
@@ -50,7 +50,7 @@ final class AdminWorkerCommands {
 
   /** One worker as a row of named fields, the same in the table, in JSON and in the API. */
   static Map<String, Object> row(WorkerStatusP w) {
-    return ProtoMapper.workerFields(w);
+    return StatusFields.worker(w);
   }
 
   @Command(

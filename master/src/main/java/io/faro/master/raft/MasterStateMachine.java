@@ -2,7 +2,8 @@ package io.faro.master.raft;
 
 import io.faro.common.error.ErrorCode;
 import io.faro.common.error.FaroException;
-import io.faro.master.mapping.ProtoMapper;
+import io.faro.master.mapping.LogCodec;
+import io.faro.master.mapping.SnapshotCodec;
 import io.faro.master.state.ApplyResult;
 import io.faro.master.state.MasterState;
 import io.faro.master.state.MasterStateView;
@@ -156,7 +157,7 @@ public final class MasterStateMachine extends BaseStateMachine {
             .setLogData(data)
             .build();
     try {
-      ProtoMapper.fromProto(MasterCommand.parseFrom(data.asReadOnlyByteBuffer()));
+      LogCodec.decode(MasterCommand.parseFrom(data.asReadOnlyByteBuffer()));
     } catch (IOException | RuntimeException e) {
       context.setException(
           new FaroException(
@@ -179,7 +180,7 @@ public final class MasterStateMachine extends BaseStateMachine {
     } finally {
       lock.writeLock().unlock();
     }
-    byte[] answer = ProtoMapper.toProto(result).toByteArray();
+    byte[] answer = LogCodec.encodeResult(result).toByteArray();
     return CompletableFuture.completedFuture(
         Message.valueOf(UnsafeByteOperations.unsafeWrap(answer)));
   }
@@ -187,7 +188,7 @@ public final class MasterStateMachine extends BaseStateMachine {
   private ApplyResult apply(ByteString data, LogEntryProto entry) {
     StampedCommand command;
     try {
-      command = ProtoMapper.fromProto(MasterCommand.parseFrom(data.asReadOnlyByteBuffer()));
+      command = LogCodec.decode(MasterCommand.parseFrom(data.asReadOnlyByteBuffer()));
     } catch (IOException | RuntimeException e) {
       // startTransaction keeps such entries out of the log; if one is there anyway, every
       // master refuses it the same way rather than stopping the group.
@@ -248,7 +249,7 @@ public final class MasterStateMachine extends BaseStateMachine {
     if (applied == null || applied.getIndex() < 0) {
       return RaftLog.INVALID_LOG_INDEX;
     }
-    snapshots.write(ProtoMapper.toSnapshot(view, applied.getTerm(), applied.getIndex()), applied);
+    snapshots.write(SnapshotCodec.encode(view, applied.getTerm(), applied.getIndex()), applied);
     latestSnapshotIndex = applied.getIndex();
     return applied.getIndex();
   }
@@ -259,7 +260,7 @@ public final class MasterStateMachine extends BaseStateMachine {
       LOG.info("{}: no snapshot, the state is rebuilt from the log", getId());
       return;
     }
-    MasterStateView view = ProtoMapper.fromSnapshot(snapshots.read(latest));
+    MasterStateView view = SnapshotCodec.decode(snapshots.read(latest));
     lock.writeLock().lock();
     try {
       state.replaceWith(view);

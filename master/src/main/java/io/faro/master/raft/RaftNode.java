@@ -7,7 +7,7 @@ import io.faro.common.error.FaroException;
 import io.faro.common.network.Futures;
 import io.faro.common.network.HostPort;
 import io.faro.master.MasterServerConfig;
-import io.faro.master.mapping.ProtoMapper;
+import io.faro.master.mapping.LogCodec;
 import io.faro.master.state.ApplyResult;
 import io.faro.master.state.StampedCommand;
 import io.faro.master.state.StateReader;
@@ -325,9 +325,9 @@ public final class RaftNode implements AutoCloseable {
 
   /** Logs {@code command} through Raft; completes with its result once applied here. */
   public CompletableFuture<ApplyResult> submit(StampedCommand command) {
-    byte[] data = ProtoMapper.toProto(command).toByteArray();
+    byte[] data = LogCodec.encode(command).toByteArray();
     return send(data, RaftClientRequest.writeRequestType(), describe(command))
-        .thenApply(reply -> ProtoMapper.fromProto(parseResult(reply)));
+        .thenApply(reply -> LogCodec.decodeResult(parseResult(reply)));
   }
 
   /**

@@ -1,6 +1,6 @@
 package io.faro.master.server;
 
-import io.faro.master.mapping.ProtoMapper;
+import io.faro.master.service.StatusFields;
 import io.faro.metrics.HttpEndpoint;
 import io.faro.metrics.HttpEndpoint.Answer;
 import io.faro.proto.MasterStatusResponse;
@@ -23,7 +23,7 @@ final class MasterPages {
       Supplier<MasterStatusResponse> status, Map<String, HttpEndpoint.Page> api) {
     Map<String, HttpEndpoint.Page> pages = new LinkedHashMap<>(api);
     pages.put(
-        "/status", HttpEndpoint.Page.of(() -> Answer.json(ProtoMapper.statusFields(status.get()))));
+        "/status", HttpEndpoint.Page.of(() -> Answer.json(StatusFields.master(status.get()))));
     List<String> listed = new ArrayList<>(pages.keySet());
     listed.add("/metrics");
     Collections.sort(listed);
@@ -33,7 +33,7 @@ final class MasterPages {
 
   private static String text(MasterStatusResponse s, List<String> pages) {
     StringBuilder out = new StringBuilder("Faro master ").append(s.getMasterId()).append('\n');
-    ProtoMapper.statusFields(s)
+    StatusFields.master(s)
         .forEach((key, value) -> out.append(String.format("%-16s %s%n", key, value)));
     return out.append("\nPages: ").append(String.join(", ", pages)).append('\n').toString();
   }

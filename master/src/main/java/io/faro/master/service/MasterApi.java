@@ -80,7 +80,7 @@ public final class MasterApi {
         handler.clusterStatusHere(
             ClusterStatusRequest.newBuilder().setPageSize(1).build(), raft.status().appliedIndex());
     Map<String, Object> out = header();
-    out.put("workers", cluster.getWorkersList().stream().map(ProtoMapper::workerFields).toList());
+    out.put("workers", cluster.getWorkersList().stream().map(StatusFields::worker).toList());
     return Answer.json(out);
   }
 
@@ -166,7 +166,7 @@ public final class MasterApi {
 
   private Answer masters() {
     Map<String, Object> out = header();
-    out.put("this", ProtoMapper.statusFields(handler.masterStatus()));
+    out.put("this", StatusFields.master(handler.masterStatus()));
     out.put("peers", raft.peers());
     return Answer.json(out);
   }

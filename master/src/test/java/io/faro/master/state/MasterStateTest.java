@@ -10,7 +10,8 @@ import io.faro.common.id.Role;
 import io.faro.common.id.ShuffleId;
 import io.faro.common.id.WorkerEndpoint;
 import io.faro.common.id.WorkerId;
-import io.faro.master.mapping.ProtoMapper;
+import io.faro.master.mapping.LogCodec;
+import io.faro.master.mapping.SnapshotCodec;
 import io.faro.master.state.ApplyResult.Applied;
 import io.faro.master.state.ApplyResult.Rejected;
 import io.faro.master.state.StateCommand.AllocateSlots;
@@ -87,8 +88,8 @@ class MasterStateTest {
     assertThat(state.worker(W2).orElseThrow().admission()).isEqualTo(WorkerAdmission.ACTIVE);
     // The condition travels in the log entry.
     StateCommand decoded =
-        ProtoMapper.fromProto(
-                ProtoMapper.toProto(
+        LogCodec.decode(
+                LogCodec.encode(
                     new StampedCommand(
                         1,
                         new StateCommand.SetWorkerAdmission(
@@ -123,9 +124,7 @@ class MasterStateTest {
     assertThat(w1.takesSlots()).isFalse();
 
     // A snapshot keeps it; a follower that loads the snapshot agrees.
-    MasterStateView loaded =
-        io.faro.master.mapping.ProtoMapper.fromSnapshot(
-            io.faro.master.mapping.ProtoMapper.toSnapshot(state.view(), 3, 42));
+    MasterStateView loaded = SnapshotCodec.decode(SnapshotCodec.encode(state.view(), 3, 42));
     assertThat(loaded).isEqualTo(state.view());
     assertThat(loaded.workers().get(W2).admission()).isEqualTo(WorkerAdmission.DECOMMISSIONING);
 
@@ -192,7 +191,7 @@ class MasterStateTest {
     apply(new StateCommand.SetAdmissionRules(rules));
     assertThat(state.admission()).isEqualTo(rules);
 
-    MasterStateView restored = ProtoMapper.fromSnapshot(ProtoMapper.toSnapshot(state.view(), 1, 2));
+    MasterStateView restored = SnapshotCodec.decode(SnapshotCodec.encode(state.view(), 1, 2));
     assertThat(restored).isEqualTo(state.view());
     assertThat(restored.admission()).isEqualTo(rules);
     assertThat(restored.apps().get(APP).profile()).isEqualTo(ann);
@@ -207,7 +206,7 @@ class MasterStateTest {
     apply(new RegisterApp(APP, "fedcba9876543210fedcba9876543210"));
 
     assertThat(state.view().apps().get(APP).nonce()).isEqualTo("0123456789abcdef0123456789abcdef");
-    MasterStateView restored = ProtoMapper.fromSnapshot(ProtoMapper.toSnapshot(state.view(), 1, 2));
+    MasterStateView restored = SnapshotCodec.decode(SnapshotCodec.encode(state.view(), 1, 2));
     assertThat(restored.apps().get(APP).nonce()).isEqualTo("0123456789abcdef0123456789abcdef");
   }
 
@@ -261,7 +260,7 @@ class MasterStateTest {
 
     // Remembered through a snapshot: a retry applied after a restore replaces as well.
     MasterState restored =
-        new MasterState(ProtoMapper.fromSnapshot(ProtoMapper.toSnapshot(state.view(), 1, 9)));
+        new MasterState(SnapshotCodec.decode(SnapshotCodec.encode(state.view(), 1, 9)));
     assertThat(restored.view()).isEqualTo(state.view());
     restored.apply(
         new StampedCommand(2_000, new AllocateSlots(SHUFFLE, 4, locations(2, W2), "request-b")));
@@ -359,8 +358,8 @@ class MasterStateTest {
     log.forEach(second::apply);
 
     assertThat(first.view()).isEqualTo(second.view());
-    assertThat(ProtoMapper.toSnapshot(first.view(), 1, 5).toByteArray())
-        .isEqualTo(ProtoMapper.toSnapshot(second.view(), 1, 5).toByteArray());
+    assertThat(SnapshotCodec.encode(first.view(), 1, 5).toByteArray())
+        .isEqualTo(SnapshotCodec.encode(second.view(), 1, 5).toByteArray());
   }
 
   @Test
@@ -373,9 +372,9 @@ class MasterStateTest {
     apply(new AllocateSlots(SHUFFLE, 4, locations(4, W1, W2)));
     apply(new AllocateSlots(new ShuffleId(APP, 1), 2, locations(2, W1)));
 
-    MasterSnapshot snapshot = ProtoMapper.toSnapshot(state.view(), 3, 42);
+    MasterSnapshot snapshot = SnapshotCodec.encode(state.view(), 3, 42);
     MasterSnapshot reread = MasterSnapshot.parseFrom(snapshot.toByteArray());
-    MasterState restored = new MasterState(ProtoMapper.fromSnapshot(reread));
+    MasterState restored = new MasterState(SnapshotCodec.decode(reread));
 
     assertThat(reread.getTerm()).isEqualTo(3);
     assertThat(reread.getIndex()).isEqualTo(42);
@@ -386,8 +385,7 @@ class MasterStateTest {
 
   @Test
   void emptyStateSnapshotRoundTrips() {
-    MasterStateView view =
-        ProtoMapper.fromSnapshot(ProtoMapper.toSnapshot(MasterStateView.EMPTY, 0, 0));
+    MasterStateView view = SnapshotCodec.decode(SnapshotCodec.encode(MasterStateView.EMPTY, 0, 0));
     assertThat(view).isEqualTo(MasterStateView.EMPTY);
   }
 }

@@ -27,7 +27,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.MethodSource;
 
-class ProtoMapperTest {
+class LogCodecTest {
   private static final WorkerId WORKER = new WorkerId("w1");
   private static final WorkerEndpoint ENDPOINT = new WorkerEndpoint("h", 1, 2, 3);
   private static final ShuffleId SHUFFLE = new ShuffleId(new AppId("app"), 3);
@@ -72,12 +72,11 @@ class ProtoMapperTest {
     StampedCommand stamped =
         new StampedCommand(1, new StateCommand.AllocateSlots(SHUFFLE, 1_000_000, locations, "r1"));
 
-    byte[] entry = ProtoMapper.toProto(stamped).toByteArray();
+    byte[] entry = LogCodec.encode(stamped).toByteArray();
 
     assertThat(entry.length).isLessThan(200);
     StateCommand.AllocateSlots parsed =
-        (StateCommand.AllocateSlots)
-            ProtoMapper.fromProto(MasterCommand.parseFrom(entry)).command();
+        (StateCommand.AllocateSlots) LogCodec.decode(MasterCommand.parseFrom(entry)).command();
     assertThat(parsed.slotsPerWorker())
         .containsEntry(workers.get(0), 333_334)
         .containsEntry(workers.get(2), 333_333);
@@ -101,8 +100,7 @@ class ProtoMapperTest {
                             new PartitionLocation(1, 0, Role.PRIMARY, WORKER, ENDPOINT, 0))))
             .build();
 
-    StateCommand.AllocateSlots parsed =
-        (StateCommand.AllocateSlots) ProtoMapper.fromProto(old).command();
+    StateCommand.AllocateSlots parsed = (StateCommand.AllocateSlots) LogCodec.decode(old).command();
 
     assertThat(parsed.slotsPerWorker()).containsExactly(java.util.Map.entry(WORKER, 2));
   }
@@ -111,9 +109,9 @@ class ProtoMapperTest {
   @MethodSource("commands")
   void everyCommandRoundTripsThroughTheLogFormat(StateCommand command) throws Exception {
     StampedCommand stamped = new StampedCommand(1234, command);
-    byte[] bytes = ProtoMapper.toProto(stamped).toByteArray();
+    byte[] bytes = LogCodec.encode(stamped).toByteArray();
 
-    assertThat(ProtoMapper.fromProto(MasterCommand.parseFrom(bytes))).isEqualTo(stamped);
+    assertThat(LogCodec.decode(MasterCommand.parseFrom(bytes))).isEqualTo(stamped);
   }
 
   @Test
@@ -123,21 +121,20 @@ class ProtoMapperTest {
             List.of(new PartitionLocation(0, 0, Role.PRIMARY, WORKER, ENDPOINT, 1)));
     ApplyResult rejected = new ApplyResult.Rejected(ErrorCode.UNKNOWN_APP, "app x is gone");
 
-    assertThat(ProtoMapper.fromProto(ProtoMapper.toProto(applied))).isEqualTo(applied);
-    assertThat(ProtoMapper.fromProto(ProtoMapper.toProto(rejected))).isEqualTo(rejected);
+    assertThat(LogCodec.decodeResult(LogCodec.encodeResult(applied))).isEqualTo(applied);
+    assertThat(LogCodec.decodeResult(LogCodec.encodeResult(rejected))).isEqualTo(rejected);
   }
 
   @Test
   void commandWithoutBodyOrTimestampIsInvalid() {
-    assertThatThrownBy(
-            () -> ProtoMapper.fromProto(MasterCommand.newBuilder().setTimestampMs(5).build()))
+    assertThatThrownBy(() -> LogCodec.decode(MasterCommand.newBuilder().setTimestampMs(5).build()))
         .isInstanceOfSatisfying(
             FaroException.class, e -> assertThat(e.code()).isEqualTo(ErrorCode.INVALID_REQUEST));
     MasterCommand noTime =
-        ProtoMapper.toProto(new StampedCommand(1, commands().get(2))).toBuilder()
+        LogCodec.encode(new StampedCommand(1, commands().get(2))).toBuilder()
             .setTimestampMs(0)
             .build();
-    assertThatThrownBy(() -> ProtoMapper.fromProto(noTime))
+    assertThatThrownBy(() -> LogCodec.decode(noTime))
         .isInstanceOfSatisfying(
             FaroException.class, e -> assertThat(e.code()).isEqualTo(ErrorCode.INVALID_REQUEST));
   }
@@ -153,7 +150,7 @@ class ProtoMapperTest {
                     .setEndpoint(IdMapper.toProto(ENDPOINT))
                     .addDisks(DiskSpecP.newBuilder().setIndex(0).setPath("/data")))
             .build();
-    assertThatThrownBy(() -> ProtoMapper.fromProto(diskWithoutTier))
+    assertThatThrownBy(() -> LogCodec.decode(diskWithoutTier))
         .isInstanceOf(FaroException.class)
         .hasMessageContaining("/data")
         .hasMessageContaining("tier");
@@ -169,7 +166,7 @@ class ProtoMapperTest {
                         IdMapper.toProto(
                             new PartitionLocation(5, 0, Role.PRIMARY, WORKER, ENDPOINT, 0))))
             .build();
-    assertThatThrownBy(() -> ProtoMapper.fromProto(partitionOutOfRange))
+    assertThatThrownBy(() -> LogCodec.decode(partitionOutOfRange))
         .isInstanceOfSatisfying(
             FaroException.class, e -> assertThat(e.code()).isEqualTo(ErrorCode.INVALID_REQUEST))
         .hasMessageContaining("partition 5");
