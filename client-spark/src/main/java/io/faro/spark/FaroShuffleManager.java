@@ -5,43 +5,27 @@ import io.faro.client.ClientOptions;
 import io.faro.client.ClientWarmUp;
 import io.faro.client.ShuffleClient;
 import io.faro.client.driver.LifecycleManager;
-import io.faro.common.admission.AppProfile;
-import io.faro.common.auth.AuthOptions;
 import io.faro.common.config.CommonOptionGroup;
 import io.faro.common.config.ConfigException;
 import io.faro.common.config.FaroConf;
 import io.faro.common.config.KnownKeys;
-import io.faro.common.error.ErrorCode;
-import io.faro.common.error.FaroException;
-import io.faro.common.id.AppId;
 import io.faro.common.log.LogSafe;
-import io.faro.common.network.ClientPool;
 import io.faro.common.network.Futures;
-import java.net.InetAddress;
-import java.net.UnknownHostException;
-import java.security.SecureRandom;
+import io.faro.spark.FallbackDecision.Fallback;
 import java.util.ArrayList;
 import java.util.EnumMap;
 import java.util.HashMap;
-import java.util.HexFormat;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
-import org.apache.spark.MapOutputTracker;
-import org.apache.spark.MapOutputTrackerMaster;
 import org.apache.spark.ShuffleDependency;
 import org.apache.spark.SparkConf;
-import org.apache.spark.SparkContext;
-import org.apache.spark.SparkEnv;
 import org.apache.spark.TaskContext;
-import org.apache.spark.scheduler.SparkListener;
-import org.apache.spark.scheduler.SparkListenerStageCompleted;
-import org.apache.spark.scheduler.StageInfo;
 import org.apache.spark.shuffle.ShuffleBlockResolver;
 import org.apache.spark.shuffle.ShuffleHandle;
 import org.apache.spark.shuffle.ShuffleManager;
@@ -50,7 +34,6 @@ import org.apache.spark.shuffle.ShuffleReader;
 import org.apache.spark.shuffle.ShuffleWriteMetricsReporter;
 import org.apache.spark.shuffle.ShuffleWriter;
 import org.apache.spark.shuffle.sort.SortShuffleManager;
-import org.apache.spark.util.Utils;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import scala.Tuple2;
@@ -60,9 +43,9 @@ import scala.Tuple2;
  * spark.shuffle.manager=io.faro.spark.FaroShuffleManager} and {@code spark.faro.master.endpoints}.
  * Every {@code spark.faro.X} setting is Faro's {@code faro.X}.
  *
- * <p>One instance per JVM (Spark's SparkEnv). The driver lazily starts the {@link LifecycleManager}
- * at the first shuffle; every JVM lazily starts one {@link ShuffleClient}. Both share one
- * connection pool, so threads and connections do not grow with shuffles.
+ * <p>One instance per JVM (Spark's SparkEnv). What it runs of Faro (one connection pool, this JVM's
+ * {@link ShuffleClient}, the driver's {@link LifecycleManager}) is {@link FaroApplication}'s,
+ * started on first use; this class routes Spark's calls.
  *
  * <p>When Faro cannot carry a shuffle (see {@link ClientOptions#FALLBACK_POLICY}), the driver
  * decides as Spark registers it: under {@code auto} that shuffle goes to Spark's own sort shuffle
@@ -70,19 +53,13 @@ import scala.Tuple2;
  * posted as a {@link FaroShuffleFallback} event; under {@code never} the job fails with it. Never
  * silently: a job may mix both kinds of shuffle, and says which ran where.
  *
- * <p>Over 400 lines because it is Spark's one entry point and must hold every decision Spark asks
- * of a shuffle manager: the per-shuffle choice between Faro and the built-in manager (with its
- * reasons), the app's registration and its retry, and the routing of each handle. Spark's own
- * settings live in {@link DriverSettings}; what is left shares one lock and one life cycle.
+ * <p>Which shuffles Faro carries is {@link FallbackDecision}'s; Spark's own settings are {@link
+ * DriverSettings}'.
  */
 public final class FaroShuffleManager implements ShuffleManager {
   private static final Logger LOG = LoggerFactory.getLogger(FaroShuffleManager.class);
   private static final String SPARK_PREFIX = "spark.";
 
-  /** How long an application whose registration failed waits before it tries again. */
-  private static final long REGISTRATION_RETRY_NANOS = TimeUnit.MINUTES.toNanos(1);
-
-  private final SparkConf sparkConf;
   private final ClientOptions.Settings settings;
 
   /** Spark's own shuffle manager, for the shuffles Faro does not carry. */
@@ -102,22 +79,12 @@ public final class FaroShuffleManager implements ShuffleManager {
   /** Shuffles that fell back and are not unregistered yet: their files live on executors. */
   private final Set<Integer> liveFallbacks = ConcurrentHashMap.newKeySet();
 
-  private final Object lock = new Object();
-  // @GuardedBy("lock"): created on first use, closed by stop().
-  private ClientPool pool;
-  private LifecycleManager lifecycle;
-  private ShuffleClient client;
-  private boolean stageListenerAdded;
-  private boolean stopped;
-  // @GuardedBy("lock"): the app's last failed registration (policy auto), and whether a
-  // registration runs in the background.
-  private RuntimeException registrationFailure;
-  private long registrationFailedAtNanos;
-  private boolean registering;
+  /** The pool, client and (on the driver) lifecycle manager this JVM runs. */
+  private final FaroApplication application;
 
   public FaroShuffleManager(SparkConf conf, boolean isDriver) {
-    this.sparkConf = conf;
     this.settings = settings(conf);
+    this.application = new FaroApplication(conf, settings);
     ClientOptions.FallbackPolicy policy = settings.fallbackPolicy();
     if (isDriver
         && conf.getBoolean("spark.shuffle.service.enabled", false)
@@ -237,150 +204,9 @@ public final class FaroShuffleManager implements ShuffleManager {
         d -> LOG.warn("Ignoring {}: not a Faro client setting (see docs/configuration.md)", d));
   }
 
-  private ClientPool pool() {
-    synchronized (lock) {
-      checkNotStopped();
-      if (pool == null) {
-        pool = new ClientPool("faro-client", settings.network());
-      }
-      return pool;
-    }
-  }
-
-  /**
-   * The driver's lifecycle manager, registering the app at the first call (for at most
-   * faro.client.fallback.connect.timeout). Under policy never every call registers until one
-   * succeeds. Under auto a failed registration is answered again without waiting, and tried again
-   * in the background at most once a minute: the shuffles registered meanwhile fall back at once.
-   */
-  private LifecycleManager lifecycle() {
-    synchronized (lock) {
-      checkNotStopped();
-      if (lifecycle != null) {
-        return lifecycle;
-      }
-      if (registrationFailure != null
-          && settings.fallbackPolicy() != ClientOptions.FallbackPolicy.NEVER) {
-        if (!registering
-            && System.nanoTime() - registrationFailedAtNanos >= REGISTRATION_RETRY_NANOS) {
-          registering = true;
-          Thread retry = new Thread(this::registerInBackground, "faro-app-registration");
-          retry.setDaemon(true);
-          retry.start();
-        }
-        throw registrationFailure;
-      }
-      try {
-        lifecycle = newLifecycle();
-        return lifecycle;
-      } catch (RuntimeException e) {
-        registrationFailure = e;
-        registrationFailedAtNanos = System.nanoTime();
-        throw e;
-      }
-    }
-  }
-
-  /** One registration attempt off the lock; the shuffles registered after it use its outcome. */
-  private void registerInBackground() {
-    LifecycleManager registered = null;
-    RuntimeException failure = null;
-    try {
-      registered = newLifecycle();
-    } catch (RuntimeException e) {
-      failure = e;
-    }
-    synchronized (lock) {
-      registering = false;
-      if (registered != null && (stopped || lifecycle != null)) {
-        registered.close();
-      } else if (registered != null) {
-        lifecycle = registered;
-        registrationFailure = null;
-        LOG.warn("Faro registered the application; its next shuffles go through Faro");
-      } else {
-        registrationFailure = failure;
-        registrationFailedAtNanos = System.nanoTime();
-      }
-    }
-  }
-
-  // @GuardedBy("lock")
-  private LifecycleManager newLifecycle() {
-    String appId = sparkConf.get("spark.app.id");
-    String attempt = sparkConf.get("spark.app.attempt.id", "");
-    // Spark's ids are predictable (YARN numbers them): eight random hex characters make Faro's
-    // unguessable, so that nobody can register an app's id before the app does.
-    String suffix = HexFormat.of().toHexDigits(new SecureRandom().nextInt());
-    // What the masters' admission rules judge: Spark's user, YARN queue and application name.
-    AppProfile profile =
-        new AppProfile(
-            Utils.getCurrentUserName(),
-            sparkConf.get("spark.yarn.queue", ""),
-            sparkConf.get("spark.app.name", ""));
-    LifecycleManager manager =
-        new LifecycleManager(
-            new AppId((attempt.isEmpty() ? appId : appId + "_" + attempt) + "-" + suffix),
-            profile,
-            settings,
-            pool(),
-            lifecycleHost());
-    // Lost data: Spark forgets every map output of the shuffle, so that the fetch failure the
-    // reducer throws next re-runs the whole map stage (into a new generation).
-    manager.onShuffleLost(
-        shuffleId -> {
-          MapOutputTracker tracker = SparkEnv.get().mapOutputTracker();
-          if (tracker instanceof MapOutputTrackerMaster master) {
-            master.unregisterAllMapAndMergeOutput(shuffleId);
-            LOG.warn(
-                "Faro lost data of shuffle {}: its map outputs are unregistered and its map stage runs again",
-                shuffleId);
-          }
-        });
-    // A stage Spark rolls back runs every map again while Faro still holds their first outputs
-    // (see LifecycleManager.engineOutputs): Spark's tracker tells how many it still holds.
-    manager.engineOutputs(
-        shuffleId -> {
-          SparkEnv env = SparkEnv.get();
-          return env != null && env.mapOutputTracker() instanceof MapOutputTrackerMaster master
-              ? master.getNumAvailableOutputs(shuffleId)
-              : -1;
-        });
-    return manager;
-  }
-
-  private String lifecycleHost() {
-    if (!settings.lifecycleHost().isEmpty()) {
-      return settings.lifecycleHost();
-    }
-    try {
-      return sparkConf.get("spark.driver.host", InetAddress.getLocalHost().getHostName());
-    } catch (UnknownHostException e) {
-      return "localhost";
-    }
-  }
-
-  /**
-   * Nothing is started once the manager stopped: what it started then would never be closed.
-   *
-   * @throws IllegalStateException once it stopped (only a late warm-up should see it)
-   */
-  // @GuardedBy("lock")
-  private void checkNotStopped() {
-    if (stopped) {
-      throw new IllegalStateException("Faro's shuffle manager of this JVM was stopped");
-    }
-  }
-
-  /** This JVM's client, started on first use; see {@link #checkNotStopped}. */
+  /** This JVM's client, started on first use. */
   ShuffleClient client() {
-    synchronized (lock) {
-      checkNotStopped();
-      if (client == null) {
-        client = new ShuffleClient(pool(), settings);
-      }
-      return client;
-    }
+    return application.client();
   }
 
   @Override
@@ -389,52 +215,23 @@ public final class FaroShuffleManager implements ShuffleManager {
     ClientOptions.FallbackPolicy policy = settings.fallbackPolicy();
     int maps = dependency.rdd().getNumPartitions();
     int partitions = dependency.partitioner().numPartitions();
-    if (policy == ClientOptions.FallbackPolicy.ALWAYS) {
-      return fallBack(
-          shuffleId,
-          dependency,
-          FaroShuffleFallback.Kind.POLICY,
-          "faro.client.fallback.policy=always",
-          null);
-    }
-    if (unsafeSetting != null) {
-      return fallBack(
-          shuffleId, dependency, FaroShuffleFallback.Kind.UNSAFE_SETTING, unsafeSetting, null);
-    }
-    if (partitions > settings.fallbackMaxPartitions()) {
-      return fallBack(
-          shuffleId,
-          dependency,
-          FaroShuffleFallback.Kind.PARTITIONS,
-          partitions
-              + " partitions, more than faro.client.fallback.max.partitions ("
-              + settings.fallbackMaxPartitions()
-              + ")",
-          null);
+    Optional<Fallback> early =
+        FallbackDecision.beforeMasters(
+            policy, unsafeSetting, partitions, settings.fallbackMaxPartitions());
+    if (early.isPresent()) {
+      return fallBack(shuffleId, dependency, early.get());
     }
     LifecycleManager manager;
     try {
-      manager = lifecycle();
+      manager = application.lifecycle();
     } catch (RuntimeException e) {
-      boolean refused = e instanceof FaroException fe && fe.code() == ErrorCode.ADMISSION_REFUSED;
-      return fallBack(
-          shuffleId,
-          dependency,
-          refused ? FaroShuffleFallback.Kind.REFUSED : FaroShuffleFallback.Kind.MASTERS_UNREACHABLE,
-          e.getMessage(),
-          e);
+      return fallBack(shuffleId, dependency, FallbackDecision.notRegistered(e));
     }
-    addStageListener(dependency.rdd().sparkContext());
-    boolean auto = policy == ClientOptions.FallbackPolicy.AUTO;
-    if (auto && !manager.mastersReachable()) {
-      return fallBack(
-          shuffleId,
-          dependency,
-          FaroShuffleFallback.Kind.MASTERS_UNREACHABLE,
-          "the application's last heartbeat reached none of the masters "
-              + settings.masters()
-              + " (faro.master.endpoints)",
-          null);
+    application.addStageListener(dependency.rdd().sparkContext());
+    Optional<Fallback> unreachable =
+        FallbackDecision.afterHeartbeat(policy, manager.mastersReachable(), settings.masters());
+    if (unreachable.isPresent()) {
+      return fallBack(shuffleId, dependency, unreachable.get());
     }
     // A shuffle too wide to place whole now has its first page placed, to find out.
     CompletableFuture<Void> placed = manager.registerShuffle(shuffleId, maps, partitions, true);
@@ -448,14 +245,7 @@ public final class FaroShuffleManager implements ShuffleManager {
           "the placement of shuffle " + shuffleId + " (faro.client.fallback.connect.timeout)");
     } catch (RuntimeException e) {
       manager.unregisterShuffle(shuffleId);
-      boolean quota = codeIn(e) == ErrorCode.QUOTA_EXCEEDED;
-      return fallBack(
-          shuffleId,
-          dependency,
-          quota ? FaroShuffleFallback.Kind.QUOTA : FaroShuffleFallback.Kind.NOT_PLACED,
-          (quota ? "over a quota of the Faro cluster: " : "the Faro cluster did not place it: ")
-              + e.getMessage(),
-          null);
+      return fallBack(shuffleId, dependency, FallbackDecision.notPlaced(e));
     }
     carried.incrementAndGet();
     return new FaroShuffleHandle<>(
@@ -468,57 +258,31 @@ public final class FaroShuffleManager implements ShuffleManager {
         manager.clusterAuthenticates());
   }
 
-  /** The code of the first Faro error in {@code e}'s causes, or null. */
-  private static ErrorCode codeIn(Throwable e) {
-    for (Throwable t = e; t != null; t = t.getCause()) {
-      if (t instanceof FaroException fe) {
-        return fe.code();
-      }
-    }
-    return null;
-  }
-
   /**
    * Spark's built-in shuffle for {@code shuffleId}, for a reason of {@code kind}: logged once,
    * counted and posted on the driver's listener bus under policy auto or always; under never, the
    * job fails at once with the reason instead.
    */
   private <K, V, C> ShuffleHandle fallBack(
-      int shuffleId,
-      ShuffleDependency<K, V, C> dependency,
-      FaroShuffleFallback.Kind kind,
-      String reason,
-      RuntimeException cause) {
+      int shuffleId, ShuffleDependency<K, V, C> dependency, Fallback fallback) {
     ClientOptions.FallbackPolicy policy = settings.fallbackPolicy();
-    String name = policy.name().toLowerCase(Locale.ROOT);
     if (policy == ClientOptions.FallbackPolicy.NEVER) {
-      throw new FaroException(
-          switch (kind) {
-            case PARTITIONS -> ErrorCode.LIMIT_EXCEEDED;
-            case REFUSED -> ErrorCode.ADMISSION_REFUSED;
-            case QUOTA -> ErrorCode.QUOTA_EXCEEDED;
-            default -> ErrorCode.CONNECTION_FAILED;
-          },
-          "Faro cannot carry shuffle "
-              + shuffleId
-              + " and spark.faro.client.fallback.policy is never (auto would use Spark's"
-              + " built-in shuffle for it): "
-              + reason,
-          cause);
+      throw FallbackDecision.refusal(shuffleId, fallback);
     }
+    String name = policy.name().toLowerCase(Locale.ROOT);
     LOG.warn(
         "Shuffle {} uses Spark's built-in shuffle, not Faro (spark.faro.client.fallback.policy={}):"
             + " {}",
         shuffleId,
         name,
-        reason);
-    fallbacks.computeIfAbsent(kind, k -> new AtomicInteger()).incrementAndGet();
+        fallback.reason());
+    fallbacks.computeIfAbsent(fallback.kind(), k -> new AtomicInteger()).incrementAndGet();
     liveFallbacks.add(shuffleId);
     dependency
         .rdd()
         .sparkContext()
         .listenerBus()
-        .post(new FaroShuffleFallback(shuffleId, name, kind, reason));
+        .post(new FaroShuffleFallback(shuffleId, name, fallback.kind(), fallback.reason()));
     return builtin.registerShuffle(shuffleId, dependency);
   }
 
@@ -537,36 +301,6 @@ public final class FaroShuffleManager implements ShuffleManager {
     return counts;
   }
 
-  /**
-   * Tells the lifecycle manager of every stage attempt that ends with success (see {@link
-   * LifecycleManager#stageAttemptEnded}); added once, on the driver, at the first shuffle.
-   */
-  private void addStageListener(SparkContext context) {
-    synchronized (lock) {
-      if (stageListenerAdded) {
-        return;
-      }
-      stageListenerAdded = true;
-    }
-    context.addSparkListener(
-        new SparkListener() {
-          @Override
-          public void onStageCompleted(SparkListenerStageCompleted event) {
-            StageInfo stage = event.stageInfo();
-            if (stage.failureReason().isDefined()) {
-              return;
-            }
-            LifecycleManager current;
-            synchronized (lock) {
-              current = lifecycle;
-            }
-            if (current != null) {
-              current.stageAttemptEnded(stage.stageId(), stage.attemptNumber());
-            }
-          }
-        });
-  }
-
   @Override
   public <K, V> ShuffleWriter<K, V> getWriter(
       ShuffleHandle handle, long mapId, TaskContext context, ShuffleWriteMetricsReporter metrics) {
@@ -574,7 +308,7 @@ public final class FaroShuffleManager implements ShuffleManager {
       return builtin.getWriter(handle, mapId, context, metrics);
     }
     FaroShuffleHandle<K, V, Object> faro = faroHandle(handle);
-    return new FaroShuffleWriter<>(faro, context, metrics, authenticatedClient(faro));
+    return new FaroShuffleWriter<>(faro, context, metrics, application.authenticatedClient(faro));
   }
 
   @Override
@@ -591,29 +325,9 @@ public final class FaroShuffleManager implements ShuffleManager {
           handle, startMapIndex, endMapIndex, startPartition, endPartition, context, metrics);
     }
     FaroShuffleHandle<K, Object, C> faro = faroHandle(handle);
-    ShuffleClient client = authenticatedClient(faro);
+    ShuffleClient client = application.authenticatedClient(faro);
     return new FaroShuffleReader<>(
         faro, startMapIndex, endMapIndex, startPartition, endPartition, context, metrics, client);
-  }
-
-  /**
-   * This JVM's client, its connections proving the app's identity the handle carries: to every
-   * master and worker when the cluster authenticates applications, else to the driver's lifecycle
-   * port only (an executor learns it from the first handle it sees; the driver's pool already
-   * proves it).
-   */
-  private ShuffleClient authenticatedClient(FaroShuffleHandle<?, ?, ?> handle) {
-    ShuffleClient shuffleClient = client();
-    ClientPool clients = pool();
-    AuthOptions.Credentials credentials = handle.credentials();
-    if (handle.clusterAuthenticates()) {
-      if (!clients.credentials().identity().equals(credentials.identity())) {
-        clients.authenticateAs(credentials);
-      }
-    } else if (!clients.credentials(handle.lifecycle()).identity().equals(credentials.identity())) {
-      clients.authenticateAs(handle.lifecycle(), credentials);
-    }
-    return shuffleClient;
   }
 
   /**
@@ -648,14 +362,7 @@ public final class FaroShuffleManager implements ShuffleManager {
 
   @Override
   public boolean unregisterShuffle(int shuffleId) {
-    synchronized (lock) {
-      if (lifecycle != null) {
-        lifecycle.unregisterShuffle(shuffleId);
-      }
-      if (client != null) {
-        client.forget(shuffleId);
-      }
-    }
+    application.unregisterShuffle(shuffleId);
     // Its files, if it fell back (nothing if not).
     builtin.unregisterShuffle(shuffleId);
     liveFallbacks.remove(shuffleId);
@@ -681,17 +388,6 @@ public final class FaroShuffleManager implements ShuffleManager {
           fallbacks());
     }
     builtin.stop();
-    synchronized (lock) {
-      stopped = true;
-      if (lifecycle != null) {
-        lifecycle.close();
-        lifecycle = null;
-      }
-      client = null;
-      if (pool != null) {
-        pool.close();
-        pool = null;
-      }
-    }
+    application.close();
   }
 }
