@@ -4,7 +4,6 @@ import static java.util.Objects.requireNonNull;
 
 import io.faro.common.error.ErrorCode;
 import io.faro.common.error.FaroException;
-import io.faro.common.id.DiskTier;
 import io.faro.common.id.PartitionKey;
 import io.faro.common.id.ShuffleId;
 import io.faro.common.network.HostPort;
@@ -13,13 +12,11 @@ import io.faro.worker.replicate.ReplicaLink;
 import io.faro.worker.storage.Disk;
 import io.faro.worker.storage.Disks;
 import io.faro.worker.storage.FileLayout;
-import io.faro.worker.storage.Layout;
 import io.faro.worker.storage.ReadAhead;
 import io.netty.buffer.ByteBuf;
 import java.io.IOException;
 import java.util.ArrayList;
 import java.util.HashMap;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -27,7 +24,6 @@ import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executor;
-import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Function;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -39,11 +35,9 @@ import org.slf4j.LoggerFactory;
  * one restores what it committed or sealed. Thread-safe; see {@link ShuffleState} and {@link
  * PartitionWriter}.
  *
- * <p>Over 400 lines, knowingly: reservation with its limits and its refusal while the worker
- * leaves, append, commit, restore, reads of committed partitions and expiry all act on the same map
- * of shuffles under the same locks; the sealing moved out to {@link ShuffleSealer}. Storage tiers
- * changed only which disk a refused reservation falls back to ({@link #accepting}); reservation is
- * still the next part to move out.
+ * <p>Reservation (its limits, the choice of disk, the refusal while the worker leaves) is {@link
+ * Reservations}', sealing {@link ShuffleSealer}'s; what is left here (append, commit, restore,
+ * reads of committed partitions, expiry) acts on the same map of shuffles under the same locks.
  */
 public final class PartitionStore implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(PartitionStore.class);
@@ -91,12 +85,7 @@ public final class PartitionStore implements AutoCloseable {
 
   private final Disks disks;
   private final WriterSettings settings;
-  private final Limits limits;
-
-  /** Partition locations held, all shuffles; changed under the shuffle's lock, read anywhere. */
-  private final AtomicInteger heldLocations = new AtomicInteger();
-
-  private final Function<HostPort, ReplicaLink> replicaLinks;
+  private final Reservations reservations;
   private final Map<ShuffleId, ShuffleState> shuffles = new ConcurrentHashMap<>();
   private final TrafficCounters counters = new TrafficCounters();
   private volatile CommitLog commitLog = CommitLog.NONE;
@@ -108,9 +97,6 @@ public final class PartitionStore implements AutoCloseable {
   private final Executor recorder;
 
   private final ShuffleSealer sealer;
-
-  /** Why reservations are refused (a graceful stop, a drain); null while they are taken. */
-  private volatile String refusingReservations;
 
   public PartitionStore(Disks disks, WriterSettings settings) {
     this(
@@ -135,10 +121,9 @@ public final class PartitionStore implements AutoCloseable {
       WriterSettings settings,
       Function<HostPort, ReplicaLink> replicaLinks,
       Limits limits) {
-    this.limits = requireNonNull(limits, "limits is null");
     this.disks = requireNonNull(disks, "disks is null");
     this.settings = requireNonNull(settings, "settings is null");
-    this.replicaLinks = requireNonNull(replicaLinks, "replicaLinks is null");
+    this.reservations = new Reservations(disks, settings, replicaLinks, limits);
     // Records on a disk thread, and reads the commit log when it records (set after start).
     this.recorder = disks.get(0).flusher().anyThread();
     this.sealer = new ShuffleSealer(recorder, () -> commitLog, counters);
@@ -188,12 +173,12 @@ public final class PartitionStore implements AutoCloseable {
    * places the partitions on another worker), saying {@code why}.
    */
   public void refuseReservations(String why) {
-    refusingReservations = requireNonNull(why, "why is null");
+    reservations.refuse(why);
   }
 
   /** Takes reservations again (a drain was cancelled). */
   public void takeReservations() {
-    refusingReservations = null;
+    reservations.take();
   }
 
   /**
@@ -258,195 +243,18 @@ public final class PartitionStore implements AutoCloseable {
    * the connection proved none): the first that proves one holds the shuffle from then on.
    */
   public void reserve(
-      ShuffleId shuffle, long ownerToken, String appNonce, List<Reservation> reservations) {
-    checkReserveSize(shuffle, reservations.size());
-    for (Reservation r : reservations) {
-      if (r.diskIndex() < 0 || r.diskIndex() >= disks.size()) {
-        throw new FaroException(
-            ErrorCode.INVALID_REQUEST,
-            "partition "
-                + r.partition()
-                + " epoch "
-                + r.epoch()
-                + " of shuffle "
-                + shuffle
-                + " asks for disk "
-                + r.diskIndex()
-                + " but this worker has "
-                + disks.size()
-                + " (faro.worker.dirs)");
-      }
-      if (r.partition() < 0 || r.epoch() < 0) {
-        throw new FaroException(
-            ErrorCode.INVALID_REQUEST,
-            "bad partition " + r.partition() + " epoch " + r.epoch() + " in shuffle " + shuffle);
-      }
-    }
-    refuseIfLeaving(shuffle, reservations.size()); // before a state is made for a new shuffle
-    while (true) {
-      ShuffleState state = shuffles.computeIfAbsent(shuffle, ShuffleState::new);
-      synchronized (state) {
-        if (state.expired) {
-          continue; // expired meanwhile: the next computeIfAbsent makes a fresh state
-        }
-        // Checked again under the shuffle's lock: sealAll takes it after refuseReservations, so
-        // every location added before the refusal is sealed, and none is added after. A state
-        // this call made for nothing goes again (a drain waits for the shuffles held to go).
-        String refusing = refusingReservations;
-        if (refusing != null) {
-          if (state.writers.isEmpty() && state.restored.isEmpty() && state.commit == null) {
-            state.expired = true;
-            shuffles.remove(shuffle, state);
-          }
-          throw refusal(shuffle, reservations.size(), refusing);
-        }
-        state.checkOwner(ownerToken, "reserve");
-        if (!appNonce.isEmpty()
-            && !state.appNonce().isEmpty()
-            && !state.appNonce().equals(appNonce)) {
-          throw new FaroException(
-              ErrorCode.UNAUTHENTICATED,
-              "shuffle " + shuffle + " was reserved by another registration of its app");
-        }
-
-        // Every check (and choice of disk) first, so that a refusal adds nothing.
-        Map<PartitionKey, PartitionWriter> added = new LinkedHashMap<>();
-        for (Reservation r : reservations) {
-          PartitionKey key = new PartitionKey(shuffle, r.partition(), r.epoch());
-          if (state.writers.containsKey(key)
-              || state.restored.containsKey(key)
-              || added.containsKey(key)) {
-            continue;
-          }
-          if (state.commitStarted) {
-            throw new FaroException(
-                ErrorCode.INVALID_REQUEST,
-                "cannot reserve " + key + ": shuffle " + shuffle + " is already committed");
-          }
-          added.put(key, null);
-        }
-        if (heldLocations.get() + added.size() > limits.maxPartitions()) {
-          throw new FaroException(
-              ErrorCode.LIMIT_EXCEEDED,
-              "cannot reserve "
-                  + added.size()
-                  + " locations of shuffle "
-                  + shuffle
-                  + ": this worker holds "
-                  + heldLocations.get()
-                  + " of at most "
-                  + limits.maxPartitions()
-                  + " (faro.worker.max.partitions)");
-        }
-        Map<PartitionKey, Disk> chosen = new LinkedHashMap<>();
-        for (Reservation r : reservations) {
-          PartitionKey key = new PartitionKey(shuffle, r.partition(), r.epoch());
-          if (added.containsKey(key) && !chosen.containsKey(key)) {
-            chosen.put(key, accepting(key, disks.get(r.diskIndex())));
-          }
-        }
-        // Claimed before any writer is visible: a push that finds one of these writers then reads
-        // this nonce (see #writer(PartitionKey, String)).
-        state.claimOwner(ownerToken);
-        if (!appNonce.isEmpty()) {
-          state.claimAppNonce(appNonce);
-        }
-        for (Reservation r : reservations) {
-          PartitionKey key = new PartitionKey(shuffle, r.partition(), r.epoch());
-          Disk disk = chosen.remove(key);
-          if (disk != null) {
-            ReplicaLink link = r.replica().map(replicaLinks).orElse(null);
-            if (r.replicaCopy()) {
-              state.replicaCopies.add(key);
-            }
-            ShuffleRuns runs =
-                disk.layout() == Layout.RUNS ? state.runs(disk, r.replicaCopy(), settings) : null;
-            state.writers.put(key, new PartitionWriter(key, disk, settings, link, runs));
-            heldLocations.incrementAndGet();
-          }
-        }
-        return;
-      }
-    }
-  }
-
-  /** Refuses a reservation while the worker leaves (a graceful stop, a drain). */
-  private void refuseIfLeaving(ShuffleId shuffle, int locations) {
-    String refusing = refusingReservations;
-    if (refusing != null) {
-      throw refusal(shuffle, locations, refusing);
-    }
-  }
-
-  private static FaroException refusal(ShuffleId shuffle, int locations, String why) {
-    return new FaroException(
-        ErrorCode.SHUTTING_DOWN,
-        "cannot reserve "
-            + locations
-            + " locations of shuffle "
-            + shuffle
-            + ": this worker "
-            + why);
+      ShuffleId shuffle, long ownerToken, String appNonce, List<Reservation> requested) {
+    reservations.reserve(shuffles, shuffle, ownerToken, appNonce, requested);
   }
 
   /** Refuses a reservation request larger than faro.worker.reserve.max.locations. */
   public void checkReserveSize(ShuffleId shuffle, int locations) {
-    if (locations > limits.maxLocationsPerReserve()) {
-      throw new FaroException(
-          ErrorCode.LIMIT_EXCEEDED,
-          "a reservation for shuffle "
-              + shuffle
-              + " asks for "
-              + locations
-              + " locations; at most "
-              + limits.maxLocationsPerReserve()
-              + " per request (faro.worker.reserve.max.locations)");
-    }
+    reservations.checkSize(shuffle, locations);
   }
 
   /** Partition locations held now, of every shuffle. */
   public int heldLocations() {
-    return heldLocations.get();
-  }
-
-  /**
-   * {@code asked} if it takes data; otherwise a healthy disk of the same tier if there is one, else
-   * of the next slower tier that has one (a full NVMe disk's partitions go on to SSD, then HDD),
-   * else of a faster tier; spread by partition (the master placed before it heard of the disk's
-   * state).
-   *
-   * @throws FaroException STORAGE_FAILED when no disk of this worker is healthy: the lifecycle
-   *     manager then places the partition on another worker
-   */
-  private Disk accepting(PartitionKey key, Disk asked) {
-    if (asked.accepting()) {
-      return asked;
-    }
-    List<Disk> healthy = disks.all().stream().filter(Disk::accepting).toList();
-    List<Disk> candidates = List.of();
-    DiskTier[] tiers = DiskTier.values();
-    // The asked tier, then the slower ones, then the faster ones nearest first.
-    for (int step = 0; step < tiers.length && candidates.isEmpty(); step++) {
-      int t =
-          asked.tier().ordinal() + step < tiers.length
-              ? asked.tier().ordinal() + step
-              : tiers.length - 1 - step;
-      DiskTier tier = tiers[t];
-      candidates = healthy.stream().filter(d -> d.tier() == tier).toList();
-    }
-    if (candidates.isEmpty()) {
-      throw new FaroException(
-          ErrorCode.STORAGE_FAILED,
-          "cannot reserve "
-              + key
-              + ": no disk of this worker"
-              + " takes data (disk "
-              + asked.index()
-              + " is "
-              + asked.health().describe()
-              + ")");
-    }
-    return candidates.get(Math.floorMod(key.partition() + key.epoch(), candidates.size()));
+    return reservations.held();
   }
 
   /** The writer of {@code key}, if this worker holds that location. */
@@ -684,7 +492,7 @@ public final class PartitionStore implements AutoCloseable {
         restored = List.copyOf(state.restored.values());
       }
     }
-    heldLocations.addAndGet(-writers.size());
+    reservations.released(writers.size());
     LOG.info(
         "Expiring shuffle {}: deleting {} partition locations",
         shuffle,

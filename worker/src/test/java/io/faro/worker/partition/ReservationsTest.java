@@ -1,0 +1,150 @@
+package io.faro.worker.partition;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.catchThrowableOfType;
+
+import io.faro.common.error.ErrorCode;
+import io.faro.common.error.FaroException;
+import io.faro.common.id.AppId;
+import io.faro.common.id.DiskTier;
+import io.faro.common.id.PartitionKey;
+import io.faro.common.id.ShuffleId;
+import io.faro.worker.partition.PartitionStore.Reservation;
+import io.faro.worker.storage.DiskDir;
+import io.faro.worker.storage.DiskThreads;
+import io.faro.worker.storage.Disks;
+import io.faro.worker.storage.IoMode;
+import io.faro.worker.storage.Layout;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.IntStream;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * Reservations on a store over two real disk directories: checked whole before anything is added,
+ * idempotent, held by their owner and app registration, bounded per request and per worker, refused
+ * after the commit started and while the worker leaves, released when the shuffle expires.
+ */
+class ReservationsTest {
+  private static final ShuffleId SHUFFLE = new ShuffleId(new AppId("app-reserve"), 3);
+  private static final long TOKEN = 42;
+
+  @TempDir Path root;
+  private Disks disks;
+  private PartitionStore store;
+
+  @BeforeEach
+  void open() {
+    disks =
+        Disks.open(
+            List.of(
+                new DiskDir(root.resolve("d0"), DiskTier.SSD),
+                new DiskDir(root.resolve("d1"), DiskTier.SSD)),
+            new Disks.Options(
+                Disks.Options.everyTier(new DiskThreads(1, 1)),
+                IoMode.AUTO,
+                8L << 20,
+                1000,
+                Disks.Options.every(Layout.FILES),
+                0),
+            "test");
+    store =
+        new PartitionStore(
+            disks,
+            new WriterSettings(4096, 16 * 1024, Long.MAX_VALUE, false, false, 64 * 1024),
+            peer -> {
+              throw new AssertionError("no replication here");
+            },
+            new PartitionStore.Limits(10, 12));
+  }
+
+  @AfterEach
+  void close() {
+    store.close();
+    disks.close();
+  }
+
+  private static List<Reservation> partitions(int from, int to) {
+    return IntStream.range(from, to).mapToObj(p -> new Reservation(p, 0, p % 2)).toList();
+  }
+
+  private FaroException refused(Runnable reserve) {
+    return catchThrowableOfType(FaroException.class, reserve::run);
+  }
+
+  @Test
+  void aReservationIsCheckedWholeAndARefusalAddsNothing() {
+    store.reserve(SHUFFLE, TOKEN, partitions(0, 8));
+    assertThat(store.heldLocations()).isEqualTo(8);
+
+    List<Reservation> badDisk =
+        List.of(new Reservation(8, 0, 0), new Reservation(9, 0, 0), new Reservation(10, 0, 2));
+    FaroException noDisk = refused(() -> store.reserve(SHUFFLE, TOKEN, badDisk));
+    assertThat(noDisk.code()).isEqualTo(ErrorCode.INVALID_REQUEST);
+    assertThat(noDisk.getMessage()).contains("asks for disk 2").contains("faro.worker.dirs");
+
+    // 8 held + 5 new > 12 (faro.worker.max.partitions): none of the five is added.
+    FaroException full = refused(() -> store.reserve(SHUFFLE, TOKEN, partitions(8, 13)));
+    assertThat(full.code()).isEqualTo(ErrorCode.LIMIT_EXCEEDED);
+    assertThat(full.getMessage()).contains("holds 8 of at most 12").contains("max.partitions");
+
+    FaroException tooMany = refused(() -> store.reserve(SHUFFLE, TOKEN, partitions(20, 31)));
+    assertThat(tooMany.code()).isEqualTo(ErrorCode.LIMIT_EXCEEDED);
+    assertThat(tooMany.getMessage()).contains("asks for 11 locations; at most 10");
+
+    assertThat(store.heldLocations()).isEqualTo(8);
+    assertThat(store.writer(new PartitionKey(SHUFFLE, 8, 0))).isEmpty();
+
+    // The same locations again, and the ones that fit: each held once.
+    store.reserve(SHUFFLE, TOKEN, partitions(2, 12));
+    assertThat(store.heldLocations()).isEqualTo(12);
+    assertThat(store.writer(new PartitionKey(SHUFFLE, 11, 0)).orElseThrow().key().partition())
+        .isEqualTo(11);
+  }
+
+  @Test
+  void aShuffleIsHeldByItsOwnerAndItsAppRegistration() {
+    store.reserve(SHUFFLE, TOKEN, "nonce-a", partitions(0, 2));
+    FaroException otherOwner =
+        refused(() -> store.reserve(SHUFFLE, TOKEN + 1, "nonce-a", partitions(2, 3)));
+    assertThat(otherOwner.code()).isEqualTo(ErrorCode.NOT_OWNER);
+    FaroException otherApp =
+        refused(() -> store.reserve(SHUFFLE, TOKEN, "nonce-b", partitions(2, 3)));
+    assertThat(otherApp.code()).isEqualTo(ErrorCode.UNAUTHENTICATED);
+    assertThat(otherApp.getMessage()).contains("another registration of its app");
+    assertThat(store.appNonce(SHUFFLE)).isEqualTo("nonce-a");
+    assertThat(store.heldLocations()).isEqualTo(2);
+  }
+
+  @Test
+  void noLocationIsAddedOnceTheCommitStarted() throws Exception {
+    store.reserve(SHUFFLE, TOKEN, partitions(0, 2));
+    store.commit(SHUFFLE, TOKEN).get(10, TimeUnit.SECONDS);
+    // Those it holds: nothing to do.
+    store.reserve(SHUFFLE, TOKEN, partitions(0, 2));
+    FaroException late = refused(() -> store.reserve(SHUFFLE, TOKEN, partitions(2, 3)));
+    assertThat(late.code()).isEqualTo(ErrorCode.INVALID_REQUEST);
+    assertThat(late.getMessage()).contains("is already committed");
+  }
+
+  @Test
+  void aLeavingWorkerRefusesRetryablyWithItsReasonAndTakesThemAgainAfter() throws Exception {
+    store.refuseReservations("is draining (bin/faro admin decommission-worker)");
+    FaroException leaving = refused(() -> store.reserve(SHUFFLE, TOKEN, partitions(0, 2)));
+    assertThat(leaving.code()).isEqualTo(ErrorCode.SHUTTING_DOWN);
+    assertThat(leaving.code().retryable()).isTrue();
+    assertThat(leaving.getMessage())
+        .endsWith("this worker is draining (bin/faro admin decommission-worker)");
+    assertThat(store.shuffles()).doesNotContain(SHUFFLE);
+
+    store.takeReservations();
+    store.reserve(SHUFFLE, TOKEN, partitions(0, 4));
+    assertThat(store.heldLocations()).isEqualTo(4);
+    store.expire(SHUFFLE).get(10, TimeUnit.SECONDS);
+    assertThat(store.heldLocations()).isZero();
+  }
+}
