@@ -233,7 +233,7 @@ public final class AdviseCommand implements Callable<Integer> {
             + " built-in writer's time blocked on its files, and the share of fetch wait Faro saves"
             + " by block size, less Faro's cost per byte pushed and its fixed costs per shuffle, map"
             + " task, reduce task and application; its constants were fitted on one machine. It"
-            + " ranks; measure before believing it (see docs/architecture.md, \"Advise\").\n");
+            + " ranks; measure before believing it (see docs/operations.md, \"Advise\").\n");
     return md.toString();
   }
 

@@ -150,8 +150,7 @@ public final class AuthOptions {
               + " takes every request from anyone who can reach its ports (registering workers, "
               + "operators' calls, reserving, pushing to, committing and reading any "
               + "application's shuffles). Keep its ports on a network only the cluster and its "
-              + "applications reach, or turn authentication on (docs/architecture.md, "
-              + "\"Authentication\")");
+              + "applications reach, or turn authentication on (docs/security.md)");
     }
 
     /** An operator's tool's or a client's settings: every secret is optional. */
