@@ -9,6 +9,7 @@ import io.netty.buffer.ByteBuf;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
+import java.util.function.BiFunction;
 import java.util.function.BooleanSupplier;
 
 /**
@@ -234,14 +235,7 @@ public final class DiskReader implements AutoCloseable {
               + maxReadBytes()
               + " bytes per read, through the page cache)");
     }
-    List<Extent> copy = List.copyOf(pieces);
-    return enqueue(
-        new QueuedRead(
-            copy.get(0).file(),
-            copy.get(0).offset(),
-            (int) total,
-            stillWanted,
-            () -> reads.pieces(copy, (int) total)));
+    return enqueue(pieces, (int) total, stillWanted, reads::pieces);
   }
 
   /**
@@ -257,14 +251,20 @@ public final class DiskReader implements AutoCloseable {
       throw new IllegalArgumentException(
           "cannot read " + total + " bytes in " + pieces.size() + " pieces with " + name);
     }
+    return enqueue(pieces, (int) total, stillWanted, reads::large);
+  }
+
+  /** Queues the read of {@code pieces}, {@code total} bytes in all, the way {@code how} reads. */
+  private CompletableFuture<ByteBuf> enqueue(
+      List<Extent> pieces,
+      int total,
+      BooleanSupplier stillWanted,
+      BiFunction<List<Extent>, Integer, ByteBuf> how) {
     List<Extent> copy = List.copyOf(pieces);
+    Extent first = copy.get(0);
     return enqueue(
         new QueuedRead(
-            copy.get(0).file(),
-            copy.get(0).offset(),
-            (int) total,
-            stillWanted,
-            () -> reads.large(copy, (int) total)));
+            first.file(), first.offset(), total, stillWanted, () -> how.apply(copy, total)));
   }
 
   private static long totalOf(List<Extent> pieces) {
