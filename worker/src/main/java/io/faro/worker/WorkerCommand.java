@@ -68,7 +68,7 @@ public final class WorkerCommand implements Callable<Integer> {
           WorkerServer server = new WorkerServer(ServerProcess.configuration(confFile, overrides));
           server.settings().network().auth().offWarning("worker").ifPresent(process::remind);
           // A shutdown hook must outwait the graceful stop.
-          process.closeWait(server.settings().gracefulTimeout().plusSeconds(30));
+          process.closeWait(server.settings().leaving().gracefulTimeout().plusSeconds(30));
           // A drain that ended, or an operator's stop-worker, stops the process like SIGTERM.
           server.onExitRequest(this::stop);
           return server;
@@ -92,7 +92,8 @@ public final class WorkerCommand implements Callable<Integer> {
     fields.put("pushPort", server.pushPort());
     fields.put("fetchPort", server.fetchPort());
     fields.put("httpPort", server.httpPort());
-    fields.put("dirs", server.settings().dirs().stream().map(d -> d.path().toString()).toList());
+    fields.put(
+        "dirs", server.settings().storage().dirs().stream().map(d -> d.path().toString()).toList());
     return fields;
   }
 }

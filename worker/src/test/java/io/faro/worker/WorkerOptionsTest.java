@@ -27,9 +27,7 @@ class WorkerOptionsTest {
   @Test
   void asShippedAWorkerNeedsTheClusterSecret() {
     assertThatThrownBy(
-            () ->
-                WorkerOptions.Settings.from(
-                    FaroConf.empty().with("faro.worker.dirs", "/data1/faro:ssd")))
+            () -> WorkerSettings.from(FaroConf.empty().with("faro.worker.dirs", "/data1/faro:ssd")))
         .isInstanceOf(ConfigException.class)
         .hasMessageContaining("no cluster secret")
         .hasMessageContaining("faro.auth.cluster.secret.file")
@@ -49,50 +47,52 @@ class WorkerOptionsTest {
 
   @Test
   void defaults() {
-    WorkerOptions.Settings settings =
-        WorkerOptions.Settings.from(MINIMAL.with("faro.worker.host", "w1.example"));
-    assertThat(settings.host()).isEqualTo("w1.example");
-    assertThat(settings.id()).isEmpty();
-    assertThat(List.of(settings.rpcPort(), settings.pushPort(), settings.fetchPort()))
+    WorkerSettings settings = WorkerSettings.from(MINIMAL.with("faro.worker.host", "w1.example"));
+    assertThat(settings.ports().host()).isEqualTo("w1.example");
+    assertThat(settings.ports().id()).isEmpty();
+    assertThat(
+            List.of(
+                settings.ports().rpcPort(),
+                settings.ports().pushPort(),
+                settings.ports().fetchPort()))
         .containsExactly(9100, 9101, 9102);
-    assertThat(settings.dirs())
+    assertThat(settings.storage().dirs())
         .containsExactly(
             new DiskDir(Path.of("/data1/faro"), DiskTier.SSD),
             new DiskDir(Path.of("/data2/faro"), DiskTier.HDD));
-    assertThat(settings.flushBufferSize()).isEqualTo(256 * 1024);
-    assertThat(settings.diskThreads())
+    assertThat(settings.storage().flushBufferSize()).isEqualTo(256 * 1024);
+    assertThat(settings.storage().diskThreads())
         .containsEntry(DiskTier.NVME, new DiskThreads(4, 4))
         .containsEntry(DiskTier.SSD, new DiskThreads(2, 2))
         .containsEntry(DiskTier.HDD, new DiskThreads(1, 1));
-    assertThat(settings.diskCheck().reserve(DiskTier.HDD)).isEqualTo(1L << 30);
-    assertThat(settings.chunkSize()).isEqualTo(8 << 20);
-    assertThat(settings.heartbeatInterval()).isEqualTo(Duration.ofSeconds(5));
-    assertThat(settings.ioMode()).isEqualTo(IoMode.AUTO);
-    assertThat(settings.commitSync()).isFalse();
+    assertThat(settings.storage().diskCheck().reserve(DiskTier.HDD)).isEqualTo(1L << 30);
+    assertThat(settings.storage().chunkSize()).isEqualTo(8 << 20);
+    assertThat(settings.masterLink().heartbeatInterval()).isEqualTo(Duration.ofSeconds(5));
+    assertThat(settings.storage().ioMode()).isEqualTo(IoMode.AUTO);
+    assertThat(settings.storage().commitSync()).isFalse();
     assertThat(
-            WorkerOptions.Settings.from(MINIMAL.with("faro.worker.commit.sync", "true"))
+            WorkerSettings.from(MINIMAL.with("faro.worker.commit.sync", "true"))
+                .storage()
                 .commitSync())
         .isTrue();
     assertThat(settings.diskOptions().readBufferPerDisk()).isEqualTo(64L << 20);
-    assertThat(settings.memoryBudget())
+    assertThat(settings.memory().budget())
         .isEqualTo(io.netty.util.internal.PlatformDependent.maxDirectMemory() / 100 * 60);
-    assertThat(settings.memoryPauseBytes()).isGreaterThan(settings.memoryResumeBytes());
-    assertThat(WorkerOptions.Settings.from(MINIMAL).host()).isNotBlank();
+    assertThat(settings.memory().pauseBytes()).isGreaterThan(settings.memory().resumeBytes());
+    assertThat(WorkerSettings.from(MINIMAL).ports().host()).isNotBlank();
   }
 
   @Test
   void aBadIoModeOrTooSmallReadBufferNamesTheKeyAndWhatIsAllowed() {
-    assertThatThrownBy(
-            () -> WorkerOptions.Settings.from(MINIMAL.with("faro.worker.io.mode", "mmap")))
+    assertThatThrownBy(() -> WorkerSettings.from(MINIMAL.with("faro.worker.io.mode", "mmap")))
         .isInstanceOf(ConfigException.class)
         .hasMessageContaining("faro.worker.io.mode")
         .hasMessageContaining("auto, direct, buffered");
-    assertThat(WorkerOptions.Settings.from(MINIMAL.with("faro.worker.io.mode", "Direct")).ioMode())
+    assertThat(
+            WorkerSettings.from(MINIMAL.with("faro.worker.io.mode", "Direct")).storage().ioMode())
         .isEqualTo(IoMode.DIRECT);
     assertThatThrownBy(
-            () ->
-                WorkerOptions.Settings.from(
-                    MINIMAL.with("faro.worker.io.read.buffer.per.disk", "16m")))
+            () -> WorkerSettings.from(MINIMAL.with("faro.worker.io.read.buffer.per.disk", "16m")))
         .isInstanceOf(ConfigException.class)
         .hasMessageContaining("faro.worker.io.read.buffer.per.disk")
         .hasMessageContaining("faro.worker.chunk.size");
@@ -100,25 +100,25 @@ class WorkerOptionsTest {
 
   @Test
   void theBudgetAndTheDisksBuffersMustLeaveRoomInDirectMemory() {
-    WorkerOptions.Settings settings =
-        WorkerOptions.Settings.from(MINIMAL.with("faro.worker.memory.budget", "100m"));
+    WorkerSettings settings =
+        WorkerSettings.from(MINIMAL.with("faro.worker.memory.budget", "100m"));
     // An SSD (64m read buffers + 2 flushers x 1m staging) and an HDD in runs (64m + 1 reader x 1m
     // read around, no staging): 131m besides the 100m budget.
-    assertThat(settings.diskMemoryBytes()).isEqualTo(131L << 20);
+    assertThat(settings.storage().diskMemoryBytes()).isEqualTo(131L << 20);
     settings.checkDirectMemory(260L << 20);
     assertThatThrownBy(() -> settings.checkDirectMemory(250L << 20))
         .isInstanceOf(ConfigException.class)
         .hasMessageContaining("faro.worker.memory.budget")
         .hasMessageContaining("faro.worker.io.read.buffer.per.disk")
         .hasMessageContaining("MaxDirectMemorySize");
-    WorkerOptions.Settings buffered =
-        WorkerOptions.Settings.from(
+    WorkerSettings buffered =
+        WorkerSettings.from(
             MINIMAL
                 .with("faro.worker.memory.budget", "100m")
                 .with("faro.worker.io.mode", "buffered"));
     // Buffered disks read chunks into read buffers too; only the staging buffers are not there
     // (the HDD in runs keeps its read-around buffer).
-    assertThat(buffered.diskMemoryBytes()).isEqualTo(129L << 20);
+    assertThat(buffered.storage().diskMemoryBytes()).isEqualTo(129L << 20);
     buffered.checkDirectMemory(255L << 20);
     assertThatThrownBy(() -> buffered.checkDirectMemory(249L << 20))
         .isInstanceOf(ConfigException.class)
@@ -126,7 +126,7 @@ class WorkerOptionsTest {
     // And their read buffers must hold two chunks as well.
     assertThatThrownBy(
             () ->
-                WorkerOptions.Settings.from(
+                WorkerSettings.from(
                     MINIMAL
                         .with("faro.worker.io.mode", "buffered")
                         .with("faro.worker.io.read.buffer.per.disk", "16m")))
@@ -137,14 +137,12 @@ class WorkerOptionsTest {
   @Test
   void aBadTierNamesTheKeyAndTheTiers() {
     assertThatThrownBy(
-            () ->
-                WorkerOptions.Settings.from(
-                    OPEN.with("faro.worker.dirs", "/data1:ssd,/data2:floppy")))
+            () -> WorkerSettings.from(OPEN.with("faro.worker.dirs", "/data1:ssd,/data2:floppy")))
         .isInstanceOf(ConfigException.class)
         .hasMessageContaining("faro.worker.dirs")
         .hasMessageContaining("floppy")
         .hasMessageContaining("nvme, ssd, hdd");
-    assertThatThrownBy(() -> WorkerOptions.Settings.from(OPEN.with("faro.worker.dirs", "/data1")))
+    assertThatThrownBy(() -> WorkerSettings.from(OPEN.with("faro.worker.dirs", "/data1")))
         .isInstanceOf(ConfigException.class)
         .hasMessageContaining("faro.worker.dirs")
         .hasMessageContaining("path:tier");
@@ -153,19 +151,20 @@ class WorkerOptionsTest {
   @Test
   void aDiskMayCarryACapacityAndABadOneNamesTheKeyAndTheForm() {
     assertThat(
-            WorkerOptions.Settings.from(
+            WorkerSettings.from(
                     MINIMAL.with("faro.worker.dirs", "/data1/faro:hdd:2t,/data2/faro:ssd"))
+                .storage()
                 .dirs())
         .containsExactly(
             new DiskDir(Path.of("/data1/faro"), DiskTier.HDD, 2L << 40),
             new DiskDir(Path.of("/data2/faro"), DiskTier.SSD));
     assertThatThrownBy(
-            () -> WorkerOptions.Settings.from(MINIMAL.with("faro.worker.dirs", "/data1:hdd:lots")))
+            () -> WorkerSettings.from(MINIMAL.with("faro.worker.dirs", "/data1:hdd:lots")))
         .isInstanceOf(ConfigException.class)
         .hasMessageContaining("faro.worker.dirs")
         .hasMessageContaining("capacity 'lots' is not a size like 512m or 2t");
     assertThatThrownBy(
-            () -> WorkerOptions.Settings.from(MINIMAL.with("faro.worker.dirs", "/data1:hdd:1t:x")))
+            () -> WorkerSettings.from(MINIMAL.with("faro.worker.dirs", "/data1:hdd:1t:x")))
         .isInstanceOf(ConfigException.class)
         .hasMessageContaining("path:tier or path:tier:capacity");
   }
@@ -173,48 +172,42 @@ class WorkerOptionsTest {
   @Test
   void aBadSizeNamesTheKey() {
     assertThatThrownBy(
-            () ->
-                WorkerOptions.Settings.from(MINIMAL.with("faro.worker.flush.buffer.size", "lots")))
+            () -> WorkerSettings.from(MINIMAL.with("faro.worker.flush.buffer.size", "lots")))
         .isInstanceOf(ConfigException.class)
         .hasMessageContaining("faro.worker.flush.buffer.size");
-    assertThatThrownBy(
-            () -> WorkerOptions.Settings.from(MINIMAL.with("faro.worker.chunk.size", "2g")))
+    assertThatThrownBy(() -> WorkerSettings.from(MINIMAL.with("faro.worker.chunk.size", "2g")))
         .isInstanceOf(ConfigException.class)
         .hasMessageContaining("faro.worker.chunk.size");
   }
 
   @Test
   void crossKeyChecksNameBothKeys() {
-    assertThatThrownBy(() -> WorkerOptions.Settings.from(OPEN))
+    assertThatThrownBy(() -> WorkerSettings.from(OPEN))
         .isInstanceOf(ConfigException.class)
         .hasMessageContaining("faro.worker.dirs is not set");
     assertThatThrownBy(
-            () -> WorkerOptions.Settings.from(MINIMAL.with("faro.worker.dirs", "/a:ssd,/a/:hdd")))
+            () -> WorkerSettings.from(MINIMAL.with("faro.worker.dirs", "/a:ssd,/a/:hdd")))
         .isInstanceOf(ConfigException.class)
         .hasMessageContaining("twice");
     assertThatThrownBy(
-            () ->
-                WorkerOptions.Settings.from(
-                    MINIMAL.with("faro.worker.memory.resume.percent", "95")))
+            () -> WorkerSettings.from(MINIMAL.with("faro.worker.memory.resume.percent", "95")))
         .isInstanceOf(ConfigException.class)
         .hasMessageContaining("faro.worker.memory.resume.percent")
         .hasMessageContaining("faro.worker.memory.pause.percent");
-    assertThatThrownBy(
-            () -> WorkerOptions.Settings.from(MINIMAL.with("faro.worker.chunk.size", "128m")))
+    assertThatThrownBy(() -> WorkerSettings.from(MINIMAL.with("faro.worker.chunk.size", "128m")))
         .isInstanceOf(ConfigException.class)
         .hasMessageContaining("faro.network.max.frame.size");
-    assertThatThrownBy(
-            () -> WorkerOptions.Settings.from(MINIMAL.with("faro.worker.fetch.port", "9101")))
+    assertThatThrownBy(() -> WorkerSettings.from(MINIMAL.with("faro.worker.fetch.port", "9101")))
         .isInstanceOf(ConfigException.class)
         .hasMessageContaining("faro.worker.push.port")
         .hasMessageContaining("faro.worker.fetch.port");
-    WorkerOptions.Settings ephemeral =
-        WorkerOptions.Settings.from(
+    WorkerSettings ephemeral =
+        WorkerSettings.from(
             MINIMAL
                 .with("faro.worker.rpc.port", "0")
                 .with("faro.worker.push.port", "0")
                 .with("faro.worker.fetch.port", "0"));
-    assertThat(ephemeral.rpcPort()).isZero();
+    assertThat(ephemeral.ports().rpcPort()).isZero();
   }
 
   @Test

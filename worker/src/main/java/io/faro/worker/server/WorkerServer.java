@@ -23,6 +23,7 @@ import io.faro.metrics.RequestMetrics;
 import io.faro.proto.MessageType;
 import io.faro.proto.WorkerStateP;
 import io.faro.worker.WorkerOptions;
+import io.faro.worker.WorkerSettings;
 import io.faro.worker.control.ControlHandler;
 import io.faro.worker.fault.ConnectionDropper;
 import io.faro.worker.fetch.FetchHandler;
@@ -74,7 +75,7 @@ import org.slf4j.LoggerFactory;
 public final class WorkerServer implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(WorkerServer.class);
 
-  private final WorkerOptions.Settings settings;
+  private final WorkerSettings settings;
 
   // Set by start() and read after it; start() and close() are synchronized.
   private Disks disks;
@@ -104,10 +105,10 @@ public final class WorkerServer implements AutoCloseable {
    * @throws io.faro.common.config.ConfigException naming the key at fault
    */
   public WorkerServer(FaroConf conf) {
-    this(WorkerOptions.Settings.from(requireNonNull(conf, "conf is null")));
+    this(WorkerSettings.from(requireNonNull(conf, "conf is null")));
   }
 
-  public WorkerServer(WorkerOptions.Settings settings) {
+  public WorkerServer(WorkerSettings settings) {
     this.settings = requireNonNull(settings, "settings is null");
   }
 
@@ -145,18 +146,20 @@ public final class WorkerServer implements AutoCloseable {
   }
 
   private void startStorage() {
-    disks = Disks.open(settings.dirs(), settings.diskOptions(), "faro-worker");
-    long testingDelay = settings.testingSlowDiskDelay().toNanos();
+    disks = Disks.open(settings.storage().dirs(), settings.diskOptions(), "faro-worker");
+    long testingDelay = settings.testing().slowDiskDelay().toNanos();
     disks.all().forEach(d -> d.testingDelay(testingDelay));
     // What an earlier run committed is served again; every other file it left is garbage.
     StartupRecovery.Result recovered =
         StartupRecovery.run(
-            settings.metaDir(), settings.id().map(WorkerId::value).orElse(""), disks);
+            settings.storage().metaDir(),
+            settings.ports().id().map(WorkerId::value).orElse(""),
+            disks);
     meta = recovered.store();
     recovery = recovered.recovery();
     disks.deleteLeftovers(recovery.keep());
     // Checked once before registering, so the masters never hear of a disk as healthy unchecked.
-    diskChecker = new DiskChecker(disks, settings.diskCheck(), "faro-worker-disk-check");
+    diskChecker = new DiskChecker(disks, settings.storage().diskCheck(), "faro-worker-disk-check");
     diskChecker.start();
     requireAUsableDisk();
     memoryThread =
@@ -164,8 +167,8 @@ public final class WorkerServer implements AutoCloseable {
     // The relief reads the store field when it runs: only after pushes, so after it is set.
     budget =
         new MemoryBudget(
-            settings.memoryPauseBytes(),
-            settings.memoryResumeBytes(),
+            settings.memory().pauseBytes(),
+            settings.memory().resumeBytes(),
             () -> store.flushBuffered(),
             memoryThread);
     settings.network().tls().logSummary("Worker");
@@ -185,20 +188,21 @@ public final class WorkerServer implements AutoCloseable {
         new PartitionStore(
             disks,
             new WriterSettings(
-                settings.flushBufferSize(),
-                settings.chunkSize(),
-                settings.splitThreshold(),
-                settings.splitMode() == WorkerOptions.SplitMode.HARD,
-                settings.commitSync(),
-                settings.runBytes()),
+                settings.storage().flushBufferSize(),
+                settings.storage().chunkSize(),
+                settings.storage().splitThreshold(),
+                settings.storage().splitMode() == WorkerOptions.SplitMode.HARD,
+                settings.storage().commitSync(),
+                settings.storage().runBytes()),
             links::link,
-            new PartitionStore.Limits(settings.reserveMaxLocations(), settings.maxPartitions()));
+            new PartitionStore.Limits(
+                settings.storage().reserveMaxLocations(), settings.storage().maxPartitions()));
     for (CommittedFiles.RecoveredShuffle r : recovery.shuffles()) {
       store.restore(r.shuffle(), r.ownerToken(), r.appNonce(), r.partitions(), r.sealed());
     }
     if (meta != null) {
       store.recordCommitsIn(
-          new CommittedFiles(meta, disks, Clock.systemUTC(), settings.commitSync()));
+          new CommittedFiles(meta, disks, Clock.systemUTC(), settings.storage().commitSync()));
     }
     status = new WorkerStatusSampler(budget, disks.all().stream().map(Disk::ioMode).toList());
     status.start(memoryThread);
@@ -235,7 +239,7 @@ public final class WorkerServer implements AutoCloseable {
         "{} of {} disks are broken; nothing is placed on them until a check passes (every {} ms, {}): {}",
         broken.size(),
         disks.size(),
-        settings.diskCheck().interval().toMillis(),
+        settings.storage().diskCheck().interval().toMillis(),
         WorkerOptions.DISK_CHECK_INTERVAL.key(),
         each);
   }
@@ -245,12 +249,12 @@ public final class WorkerServer implements AutoCloseable {
     NetworkOptions.Settings network =
         settings
             .network()
-            .withAuth(settings.network().auth().withSelf("worker@" + settings.host()));
+            .withAuth(settings.network().auth().withSelf("worker@" + settings.ports().host()));
     rpcServer =
         new TransportServer(
             "faro-worker-rpc",
-            settings.bindHost(),
-            settings.rpcPort(),
+            settings.ports().bindHost(),
+            settings.ports().rpcPort(),
             WorkerOptions.RPC_PORT.key(),
             network,
             // The lifecycle comes with the master link, after the servers: read when asked.
@@ -269,11 +273,11 @@ public final class WorkerServer implements AutoCloseable {
     pushServer =
         new TransportServer(
             "faro-worker-push",
-            settings.bindHost(),
-            settings.pushPort(),
+            settings.ports().bindHost(),
+            settings.ports().pushPort(),
             WorkerOptions.PUSH_PORT.key(),
             network,
-            ConnectionDropper.wrap(pushHandler, settings.testingDropPerMille()),
+            ConnectionDropper.wrap(pushHandler, settings.testing().dropPerMille()),
             budget::register,
             FrameDecoder.Bodies.COMPOSITE,
             budget::partialFrames,
@@ -281,34 +285,38 @@ public final class WorkerServer implements AutoCloseable {
     fetchServer =
         new TransportServer(
             "faro-worker-fetch",
-            settings.bindHost(),
-            settings.fetchPort(),
+            settings.ports().bindHost(),
+            settings.ports().fetchPort(),
             WorkerOptions.FETCH_PORT.key(),
             network,
             ConnectionDropper.wrap(
                 new FetchHandler(
                     store,
-                    new ReadAhead.Limits(settings.readAheadFiles(), settings.readAheadBytes())),
-                settings.testingDropPerMille()),
+                    new ReadAhead.Limits(
+                        settings.storage().readAheadFiles(), settings.storage().readAheadBytes())),
+                settings.testing().dropPerMille()),
             null,
             FrameDecoder.Bodies.CONTIGUOUS,
             null,
             requests("fetch", FetchHandler.SERVED));
-    if (settings.testingDropPerMille() > 0) {
+    if (settings.testing().dropPerMille() > 0) {
       LOG.warn(
           "Fault injection on: {} of every 1000 push and fetch requests close their connection "
               + "(faro.worker.testing.drop.connections.per.mille)",
-          settings.testingDropPerMille());
+          settings.testing().dropPerMille());
     }
     workerId =
-        settings.id().orElseGet(() -> new WorkerId(settings.host() + ":" + rpcServer.port()));
+        settings
+            .ports()
+            .id()
+            .orElseGet(() -> new WorkerId(settings.ports().host() + ":" + rpcServer.port()));
     endpoint =
         new WorkerEndpoint(
-            settings.host(), rpcServer.port(), pushServer.port(), fetchServer.port());
+            settings.ports().host(), rpcServer.port(), pushServer.port(), fetchServer.port());
   }
 
   private RequestObserver requests(String port, List<MessageType> served) {
-    return settings.metricsEnabled()
+    return settings.ports().metricsEnabled()
         ? new RequestMetrics(metrics, "faro_worker", port, served)
         : RequestObserver.NONE;
   }
@@ -322,14 +330,14 @@ public final class WorkerServer implements AutoCloseable {
         store,
         budget,
         Map.of("rpc", rpcServer, "push", pushServer, "fetch", fetchServer),
-        settings.metricsEnabled());
-    if (settings.httpPort() < 0) {
+        settings.ports().metricsEnabled());
+    if (settings.ports().httpPort() < 0) {
       return;
     }
     httpServer =
         HttpEndpoint.start(
-            settings.bindHost(),
-            settings.httpPort(),
+            settings.ports().bindHost(),
+            settings.ports().httpPort(),
             WorkerOptions.HTTP_PORT.key(),
             "faro-worker-http",
             metrics,
@@ -343,8 +351,8 @@ public final class WorkerServer implements AutoCloseable {
         new WorkerLifecycle(
             workerId,
             store,
-            settings.gracefulTimeout(),
-            settings.decommissionTimeout(),
+            settings.leaving().gracefulTimeout(),
+            settings.leaving().decommissionTimeout(),
             Clock.systemUTC(),
             () -> masterLink != null && masterLink.heartbeatNow(),
             () -> exitRequest.run());
@@ -359,9 +367,9 @@ public final class WorkerServer implements AutoCloseable {
     MasterClient masters =
         new MasterClient(
             masterConnections,
-            settings.masters(),
-            settings.masterRetryTimeout(),
-            settings.masterAttemptTimeout());
+            settings.masterLink().masters(),
+            settings.masterLink().retryTimeout(),
+            settings.masterLink().attemptTimeout());
     masterLink =
         new MasterLink(
             masters,
@@ -391,7 +399,7 @@ public final class WorkerServer implements AutoCloseable {
                 lifecycle.afterHeartbeat(leaderAnswered);
               }
             },
-            settings.heartbeatInterval(),
+            settings.masterLink().heartbeatInterval(),
             "faro-worker-heartbeat");
     masterLink.register();
     masterLink.startHeartbeats();
@@ -472,7 +480,7 @@ public final class WorkerServer implements AutoCloseable {
     return metrics;
   }
 
-  public WorkerOptions.Settings settings() {
+  public WorkerSettings settings() {
     return settings;
   }
 

@@ -11,7 +11,7 @@ import io.faro.common.id.AppId;
 import io.faro.common.id.PartitionKey;
 import io.faro.common.id.ShuffleId;
 import io.faro.common.testing.Eventually;
-import io.faro.worker.WorkerOptions;
+import io.faro.worker.WorkerSettings;
 import io.faro.worker.storage.FileLayout;
 import io.faro.worker.testing.Batches;
 import io.faro.worker.testing.FakeMaster;
@@ -288,13 +288,13 @@ class WorkerRunsLayoutTest {
         TestWorkers.conf("127.0.0.1:1", tmp.resolve("d0"))
             .with("faro.worker.tier.ssd.layout", "runs")
             .with("faro.worker.io.mode", "direct");
-    assertThatThrownBy(() -> WorkerOptions.Settings.from(conf))
+    assertThatThrownBy(() -> WorkerSettings.from(conf))
         .isInstanceOf(ConfigException.class)
         .hasMessageContaining("faro.worker.tier.ssd.layout")
         .hasMessageContaining("faro.worker.io.mode");
     assertThatThrownBy(
             () ->
-                WorkerOptions.Settings.from(
+                WorkerSettings.from(
                     TestWorkers.conf("127.0.0.1:1", tmp.resolve("d0"))
                         .with("faro.worker.tier.ssd.layout", "sorted")))
         .isInstanceOf(ConfigException.class)

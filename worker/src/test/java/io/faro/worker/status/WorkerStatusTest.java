@@ -61,7 +61,7 @@ class WorkerStatusTest {
       assertThat(after.getPeakMemoryBudgetUsedBytes())
           .as("the pushed frame was counted")
           .isGreaterThanOrEqualTo(32 * 1024);
-      assertThat(after.getMemoryPauseBytes()).isEqualTo(worker.settings().memoryPauseBytes());
+      assertThat(after.getMemoryPauseBytes()).isEqualTo(worker.settings().memory().pauseBytes());
       assertThat(after.getHeapUsedBytes()).isPositive();
       assertThat(after.getHeapMaxBytes()).isGreaterThanOrEqualTo(after.getHeapUsedBytes());
       assertThat(after.getPeakDirectMemoryBytes())
