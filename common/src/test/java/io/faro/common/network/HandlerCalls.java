@@ -4,6 +4,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.google.protobuf.Message;
 import io.faro.common.auth.Identity;
+import io.faro.common.error.ErrorCode;
+import io.faro.common.error.FaroException;
 import io.faro.common.log.RateLimitedLog;
 import io.faro.proto.ErrorResponse;
 import io.faro.proto.MessageType;
@@ -95,7 +97,15 @@ public final class HandlerCalls implements AutoCloseable {
       return refusal;
     }
     long id = requestIds.incrementAndGet();
-    handler.handle(new Request(server, type, id, meta, body), new Responder(server, id, warnings));
+    Responder responder = new Responder(server, id, warnings);
+    // As the server does: a handler's exception is its answer.
+    try {
+      handler.handle(new Request(server, type, id, meta, body), responder);
+    } catch (FaroException e) {
+      responder.fail(e.code(), e.getMessage());
+    } catch (RuntimeException e) {
+      responder.fail(ErrorCode.INTERNAL, type + " failed: " + e);
+    }
     return Optional.empty();
   }
 
