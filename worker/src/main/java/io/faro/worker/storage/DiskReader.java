@@ -36,7 +36,6 @@ public final class DiskReader implements AutoCloseable {
   static final int MAX_QUEUED_WARMS = ReadRounds.MAX_QUEUED_IDLE;
 
   private final String name;
-  private final boolean direct;
   private final ReadBuffers buffers;
   private final ReadRounds rounds;
   private final ChunkReads reads;
@@ -71,7 +70,6 @@ public final class DiskReader implements AutoCloseable {
           "read-around needs the page cache and a size of at least 0: " + readAroundBytes);
     }
     this.name = requireNonNull(name, "name is null");
-    this.direct = direct != null;
     this.buffers = new ReadBuffers(name, direct, bufferBytes, waitForBuffersMillis);
     this.rounds = new ReadRounds(name, threadCount);
     this.warmUps = new WarmUps(name, direct == null, buffers, rounds);
@@ -223,7 +221,7 @@ public final class DiskReader implements AutoCloseable {
           stillWanted);
     }
     long total = totalOf(pieces);
-    if (total > maxReadBytes() || direct) {
+    if (total > maxReadBytes() || !warmUps.enabled()) {
       throw new IllegalArgumentException(
           "cannot read "
               + total

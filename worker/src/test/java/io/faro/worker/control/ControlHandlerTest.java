@@ -9,7 +9,6 @@ import io.faro.common.auth.PlacementGrants;
 import io.faro.common.auth.Secret;
 import io.faro.common.error.ErrorCode;
 import io.faro.common.id.AppId;
-import io.faro.common.id.DiskTier;
 import io.faro.common.id.PartitionKey;
 import io.faro.common.id.ShuffleId;
 import io.faro.common.network.HandlerCalls;
@@ -31,11 +30,9 @@ import io.faro.worker.memory.MemoryBudget;
 import io.faro.worker.partition.PartitionStore;
 import io.faro.worker.partition.WriterSettings;
 import io.faro.worker.status.WorkerStatusSampler;
-import io.faro.worker.storage.DiskDir;
-import io.faro.worker.storage.DiskThreads;
 import io.faro.worker.storage.Disks;
 import io.faro.worker.storage.IoMode;
-import io.faro.worker.storage.Layout;
+import io.faro.worker.testing.TestDisks;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Optional;
@@ -74,17 +71,7 @@ class ControlHandlerTest {
   @BeforeEach
   void open() {
     cluster = Secret.of("0123456789abcdef0123456789abcdef");
-    disks =
-        Disks.open(
-            List.of(new DiskDir(root.resolve("d0"), DiskTier.SSD)),
-            new Disks.Options(
-                Disks.Options.everyTier(new DiskThreads(1, 1)),
-                IoMode.AUTO,
-                8L << 20,
-                1000,
-                Disks.Options.every(Layout.FILES),
-                0),
-            "test");
+    disks = TestDisks.ssds(root, 1);
     store = new PartitionStore(disks, new WriterSettings(4096, 16 * 1024));
     memoryThread = Executors.newSingleThreadScheduledExecutor();
     MemoryBudget budget = new MemoryBudget(1L << 28, 1L << 27, store::flushBuffered, memoryThread);

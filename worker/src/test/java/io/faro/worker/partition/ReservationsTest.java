@@ -6,15 +6,11 @@ import static org.assertj.core.api.Assertions.catchThrowableOfType;
 import io.faro.common.error.ErrorCode;
 import io.faro.common.error.FaroException;
 import io.faro.common.id.AppId;
-import io.faro.common.id.DiskTier;
 import io.faro.common.id.PartitionKey;
 import io.faro.common.id.ShuffleId;
 import io.faro.worker.partition.PartitionStore.Reservation;
-import io.faro.worker.storage.DiskDir;
-import io.faro.worker.storage.DiskThreads;
 import io.faro.worker.storage.Disks;
-import io.faro.worker.storage.IoMode;
-import io.faro.worker.storage.Layout;
+import io.faro.worker.testing.TestDisks;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
@@ -39,19 +35,7 @@ class ReservationsTest {
 
   @BeforeEach
   void open() {
-    disks =
-        Disks.open(
-            List.of(
-                new DiskDir(root.resolve("d0"), DiskTier.SSD),
-                new DiskDir(root.resolve("d1"), DiskTier.SSD)),
-            new Disks.Options(
-                Disks.Options.everyTier(new DiskThreads(1, 1)),
-                IoMode.AUTO,
-                8L << 20,
-                1000,
-                Disks.Options.every(Layout.FILES),
-                0),
-            "test");
+    disks = TestDisks.ssds(root, 2);
     store =
         new PartitionStore(
             disks,

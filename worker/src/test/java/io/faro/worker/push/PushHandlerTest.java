@@ -5,7 +5,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.faro.common.auth.Identity;
 import io.faro.common.error.ErrorCode;
 import io.faro.common.id.AppId;
-import io.faro.common.id.DiskTier;
 import io.faro.common.id.ShuffleId;
 import io.faro.common.network.HandlerCalls;
 import io.faro.proto.ErrorResponse;
@@ -18,12 +17,9 @@ import io.faro.proto.ShuffleKeyP;
 import io.faro.worker.memory.MemoryBudget;
 import io.faro.worker.partition.PartitionStore;
 import io.faro.worker.partition.WriterSettings;
-import io.faro.worker.storage.DiskDir;
-import io.faro.worker.storage.DiskThreads;
 import io.faro.worker.storage.Disks;
-import io.faro.worker.storage.IoMode;
-import io.faro.worker.storage.Layout;
 import io.faro.worker.testing.Batches;
+import io.faro.worker.testing.TestDisks;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
 import java.nio.file.Path;
@@ -58,17 +54,7 @@ class PushHandlerTest {
 
   @BeforeEach
   void open() {
-    disks =
-        Disks.open(
-            List.of(new DiskDir(root.resolve("d0"), DiskTier.SSD)),
-            new Disks.Options(
-                Disks.Options.everyTier(new DiskThreads(1, 1)),
-                IoMode.AUTO,
-                8L << 20,
-                1000,
-                Disks.Options.every(Layout.FILES),
-                0),
-            "test");
+    disks = TestDisks.ssds(root, 1);
     store = new PartitionStore(disks, new WriterSettings(4096, 16 * 1024));
     memoryThread = Executors.newSingleThreadScheduledExecutor();
     MemoryBudget budget = new MemoryBudget(1L << 28, 1L << 27, store::flushBuffered, memoryThread);
