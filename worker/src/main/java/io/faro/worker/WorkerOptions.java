@@ -28,8 +28,8 @@ import java.util.function.Function;
  * WorkerSettings} are the typed values built from them. {@link #ALL} feeds docs/configuration.md.
  *
  * <p>Over 400 lines, knowingly: one declaration per worker setting with its documentation
- * (docs/configuration.md is generated from them) and the checks that tie settings together; no
- * logic beyond that.
+ * (docs/configuration.md is generated from them); the checks that tie settings together are {@link
+ * WorkerSettings}'. Some docs are still essays with figures: shortening them is open.
  */
 public final class WorkerOptions {
   public static final ConfigOption<String> HOST =

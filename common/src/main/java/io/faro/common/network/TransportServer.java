@@ -47,6 +47,9 @@ import org.slf4j.LoggerFactory;
  * <p>What peers do wrong (garbage frames, resets, requests that fail) is logged at WARN, each kind
  * at most {@value RateLimitedLog#DEFAULT_LINES} lines per 10 s per server; the rest are counted
  * ({@link #suppressedWarnings()}) and summed up in the next line of that kind.
+ *
+ * <p>Over 500 lines: the pipeline and the per-peer bounds (connections, half-received bytes) that
+ * guard it share this class's state; the request dispatch inside it is the next part to move out.
  */
 public final class TransportServer implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(TransportServer.class);

@@ -38,6 +38,7 @@ import org.slf4j.LoggerFactory;
  * <p>Reservation (its limits, the choice of disk, the refusal while the worker leaves) is {@link
  * Reservations}', sealing {@link ShuffleSealer}'s; what is left here (append, commit, restore,
  * reads of committed partitions, expiry) acts on the same map of shuffles under the same locks.
+ * Over 500 lines still: commit and its record, and expiry, are the next parts to move out.
  */
 public final class PartitionStore implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(PartitionStore.class);
