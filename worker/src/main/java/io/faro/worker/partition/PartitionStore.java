@@ -14,9 +14,6 @@ import io.faro.worker.storage.Disks;
 import io.faro.worker.storage.FileLayout;
 import io.faro.worker.storage.ReadAhead;
 import io.netty.buffer.ByteBuf;
-import java.io.IOException;
-import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -35,10 +32,11 @@ import org.slf4j.LoggerFactory;
  * one restores what it committed or sealed. Thread-safe; see {@link ShuffleState} and {@link
  * PartitionWriter}.
  *
- * <p>Reservation (its limits, the choice of disk, the refusal while the worker leaves) is {@link
- * Reservations}', sealing {@link ShuffleSealer}'s; what is left here (append, commit, restore,
- * reads of committed partitions, expiry) acts on the same map of shuffles under the same locks.
- * Over 500 lines still: commit and its record, and expiry, are the next parts to move out.
+ * <p>The jobs are in their own classes, over the one map of shuffles this class owns and under each
+ * shuffle's lock: reservation (its limits, the choice of disk, the refusal while the worker leaves)
+ * in {@link Reservations}, sealing in {@link ShuffleSealer}, commit and its record and the lookup
+ * of committed locations in {@link ShuffleCommitter}, expiry in {@link ShuffleExpiry}, the counts
+ * over every location in {@link StoreCensus}. Append and restore stay here.
  */
 public final class PartitionStore implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(PartitionStore.class);
@@ -98,6 +96,8 @@ public final class PartitionStore implements AutoCloseable {
   private final Executor recorder;
 
   private final ShuffleSealer sealer;
+  private final ShuffleCommitter committer;
+  private final ShuffleExpiry expiry;
 
   public PartitionStore(Disks disks, WriterSettings settings) {
     this(
@@ -128,6 +128,8 @@ public final class PartitionStore implements AutoCloseable {
     // Records on a disk thread, and reads the commit log when it records (set after start).
     this.recorder = disks.get(0).flusher().anyThread();
     this.sealer = new ShuffleSealer(recorder, () -> commitLog, counters);
+    this.committer = new ShuffleCommitter(disks, recorder, () -> commitLog, counters);
+    this.expiry = new ShuffleExpiry(disks, recorder, () -> commitLog);
   }
 
   /** Records every commit in {@code log} from now on, before the commit completes. */
@@ -358,68 +360,12 @@ public final class PartitionStore implements AutoCloseable {
    *     reserved with: a stray or forged commit must never end a shuffle that is still written
    */
   public CompletableFuture<ShuffleCommit> commit(ShuffleId shuffle, long ownerToken) {
-    ShuffleState state = shuffles.get(shuffle);
-    if (state == null) {
-      return CompletableFuture.completedFuture(ShuffleCommit.empty());
-    }
-    synchronized (state) {
-      state.checkOwner(ownerToken, "commit");
-      if (state.commit == null) {
-        state.commitStarted = true;
-        List<CompletableFuture<PartitionCommit>> parts = state.finishAll(PartitionWriter::commit);
-        // Locations an earlier run sealed on its way out are committed as they are.
-        state
-            .restored
-            .values()
-            .forEach(r -> parts.add(CompletableFuture.completedFuture(r.commit())));
-        LOG.info(
-            "Committing shuffle {}: {} partition locations{}",
-            shuffle,
-            parts.size(),
-            state.restored.isEmpty()
-                ? ""
-                : " (" + state.restored.size() + " sealed before a restart)");
-        long token = state.ownerToken();
-        String nonce = state.appNonce();
-        // Recorded on the recorder thread (the one the sealer and expiries write on, in order),
-        // never on the caller's: an RPC event loop when every part is already done.
-        state.commit =
-            CompletableFuture.allOf(parts.toArray(CompletableFuture[]::new))
-                .thenApplyAsync(
-                    done -> record(shuffle, token, nonce, ShuffleCommit.collect(parts)), recorder);
-      }
-      return state.commit;
-    }
-  }
-
-  /** Records {@code commit} before it is answered; a failure to record costs only restarts. */
-  private ShuffleCommit record(
-      ShuffleId shuffle, long ownerToken, String appNonce, ShuffleCommit commit) {
-    counters.committed(commit);
-    try {
-      commitLog.committed(shuffle, ownerToken, appNonce, commit);
-    } catch (IOException | RuntimeException e) {
-      LOG.error(
-          "Cannot record the commit of shuffle {}: it is served until this worker restarts, not"
-              + " after",
-          shuffle,
-          e);
-    }
-    return commit;
+    return committer.commit(shuffle, shuffles.get(shuffle), ownerToken);
   }
 
   /** The disk that {@code key}'s file is on; call after {@link #committed} found the partition. */
   public Disk disk(PartitionKey key) {
-    ShuffleState state = shuffles.get(key.shuffle());
-    RestoredPartition restored = state == null ? null : state.restored.get(key);
-    if (restored != null) {
-      return disks.get(restored.diskIndex());
-    }
-    PartitionWriter writer = state == null ? null : state.writers.get(key);
-    if (writer == null) {
-      throw new FaroException(ErrorCode.UNKNOWN_PARTITION, "this worker holds no partition " + key);
-    }
-    return disks.get(writer.diskIndex());
+    return committer.disk(key, shuffles.get(key.shuffle()));
   }
 
   /**
@@ -429,40 +375,7 @@ public final class PartitionStore implements AutoCloseable {
    *     SHUFFLE_NOT_COMMITTED if its commit has not completed, STORAGE_FAILED if it failed
    */
   public PartitionCommit.Committed committed(PartitionKey key) {
-    ShuffleState state = shuffles.get(key.shuffle());
-    RestoredPartition restored = state == null ? null : state.restored.get(key);
-    if (restored != null) {
-      if (!state.commitStarted) {
-        throw new FaroException(
-            ErrorCode.SHUFFLE_NOT_COMMITTED,
-            "partition "
-                + key
-                + " is sealed, not committed yet: shuffle "
-                + key.shuffle()
-                + " still takes pushes");
-      }
-      return restored.commit();
-    }
-    PartitionWriter writer = state == null ? null : state.writers.get(key);
-    if (writer == null) {
-      throw new FaroException(ErrorCode.UNKNOWN_PARTITION, "this worker holds no partition " + key);
-    }
-    CompletableFuture<PartitionCommit> outcome = writer.commitOutcome().orElse(null);
-    if (outcome == null || !outcome.isDone()) {
-      throw new FaroException(
-          ErrorCode.SHUFFLE_NOT_COMMITTED,
-          "partition "
-              + key
-              + " is not committed yet: shuffle "
-              + key.shuffle()
-              + " still takes pushes");
-    }
-    PartitionCommit commit = outcome.join();
-    if (commit instanceof PartitionCommit.Failed f) {
-      throw new FaroException(
-          ErrorCode.STORAGE_FAILED, "partition " + key + " failed: " + f.reason());
-    }
-    return (PartitionCommit.Committed) commit;
+    return committer.committed(key, shuffles.get(key.shuffle()));
   }
 
   /**
@@ -480,58 +393,7 @@ public final class PartitionStore implements AutoCloseable {
    * future completes when everything is gone.
    */
   public CompletableFuture<Void> expire(ShuffleId shuffle) {
-    ShuffleState state = shuffles.remove(shuffle);
-    List<PartitionWriter> writers;
-    List<RestoredPartition> restored;
-    if (state == null) {
-      writers = List.of();
-      restored = List.of();
-    } else {
-      synchronized (state) {
-        state.expired = true;
-        writers = List.copyOf(state.writers.values());
-        restored = List.copyOf(state.restored.values());
-      }
-    }
-    reservations.released(writers.size());
-    LOG.info(
-        "Expiring shuffle {}: deleting {} partition locations",
-        shuffle,
-        writers.size() + restored.size());
-    List<CompletableFuture<?>> deletions = new ArrayList<>();
-    writers.forEach(w -> deletions.add(w.discard(true)));
-    if (state != null) {
-      // After the writers' discards: a run written meanwhile is written before the directory goes.
-      deletions.add(state.closeRuns());
-    }
-    restored.forEach(r -> deletions.add(deleteRestored(r)));
-    if (state != null) {
-      // A store write: on a disk thread, like the deletions, never on the caller's (the
-      // heartbeat's). Either order with the deletions is safe: a record whose file is gone is
-      // dropped at the next start, a file without a record is deleted there.
-      deletions.add(CompletableFuture.runAsync(() -> forget(shuffle), recorder));
-    }
-    // Directories go last, once no flusher can write into them any more.
-    return CompletableFuture.allOf(deletions.toArray(CompletableFuture[]::new))
-        .thenCompose(done -> disks.deleteShuffleDirectories(shuffle));
-  }
-
-  private void forget(ShuffleId shuffle) {
-    try {
-      commitLog.forgotten(shuffle);
-    } catch (IOException | RuntimeException e) {
-      LOG.warn("Cannot forget shuffle {} in the metadata store: {}", shuffle, e.toString());
-    }
-  }
-
-  /** Deletes a restored location's file on its disk's flusher. */
-  private CompletableFuture<Void> deleteRestored(RestoredPartition r) {
-    if (r.commit().file().isEmpty()) {
-      return CompletableFuture.completedFuture(null);
-    }
-    Disk disk = disks.get(r.diskIndex());
-    return CompletableFuture.runAsync(
-        () -> disk.deleteFile(r.commit().file().get()), disk.flusher().anyThread());
+    return expiry.expire(shuffle, shuffles.remove(shuffle), reservations);
   }
 
   /** The shuffles with locations here. */
@@ -544,18 +406,7 @@ public final class PartitionStore implements AutoCloseable {
    * committed files of an earlier run hold (the masters' byte quotas add them up).
    */
   public Map<ShuffleId, Long> bytesByShuffle() {
-    Map<ShuffleId, Long> out = new HashMap<>(shuffles.size());
-    for (ShuffleState state : shuffles.values()) {
-      long bytes = 0;
-      for (PartitionWriter writer : state.writers.values()) {
-        bytes += writer.bytesTaken();
-      }
-      for (RestoredPartition restored : state.restored.values()) {
-        bytes += restored.commit().chunks().dataLength();
-      }
-      out.put(state.id, bytes);
-    }
-    return out;
+    return StoreCensus.bytesByShuffle(shuffles.values());
   }
 
   /** What this worker holds of one shuffle, for the JSON API. */
@@ -564,19 +415,7 @@ public final class PartitionStore implements AutoCloseable {
 
   /** Each shuffle with locations here, in no particular order. */
   public List<ShuffleSummary> summaries() {
-    List<ShuffleSummary> out = new ArrayList<>(shuffles.size());
-    for (ShuffleState state : shuffles.values()) {
-      int open = 0;
-      for (PartitionWriter writer : state.writers.values()) {
-        if (writer.isOpen()) {
-          open++;
-        }
-      }
-      out.add(
-          new ShuffleSummary(
-              state.id, state.writers.size(), open, state.restored.size(), state.commitStarted));
-    }
-    return out;
+    return StoreCensus.summaries(shuffles.values());
   }
 
   /**
@@ -584,28 +423,12 @@ public final class PartitionStore implements AutoCloseable {
    * location held.
    */
   public int[] openPartitionsByDisk() {
-    int[] open = new int[disks.size()];
-    for (ShuffleState state : shuffles.values()) {
-      for (PartitionWriter writer : state.writers.values()) {
-        if (writer.isOpen() && writer.diskIndex() >= 0 && writer.diskIndex() < open.length) {
-          open[writer.diskIndex()]++;
-        }
-      }
-    }
-    return open;
+    return StoreCensus.openPartitionsByDisk(shuffles.values(), disks.size());
   }
 
   /** Locations whose file is not finished yet: open, or sealed or committed but still writing. */
   public int unfinishedLocations() {
-    int unfinished = 0;
-    for (ShuffleState state : shuffles.values()) {
-      for (PartitionWriter writer : state.writers.values()) {
-        if (writer.commitOutcome().map(f -> !f.isDone()).orElse(true)) {
-          unfinished++;
-        }
-      }
-    }
-    return unfinished;
+    return StoreCensus.unfinishedLocations(shuffles.values());
   }
 
   /** Hands every partition's buffer to its flusher (memory relief). */
