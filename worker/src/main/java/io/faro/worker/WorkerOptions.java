@@ -8,12 +8,10 @@ import static io.faro.common.config.ConfigOption.listOption;
 import static io.faro.common.config.ConfigOption.sizeOption;
 import static io.faro.common.config.ConfigOption.stringOption;
 
-import io.faro.common.config.ConfigException;
 import io.faro.common.config.ConfigOption;
 import io.faro.common.id.DiskTier;
 import io.faro.worker.storage.DiskDir;
 import io.faro.worker.storage.IoMode;
-import io.faro.worker.storage.Layout;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -27,9 +25,10 @@ import java.util.function.Function;
  * Every setting of the worker, each with its default, unit, doc and validator; {@link
  * WorkerSettings} are the typed values built from them. {@link #ALL} feeds docs/configuration.md.
  *
- * <p>Over 400 lines, knowingly: one declaration per worker setting with its documentation
- * (docs/configuration.md is generated from them); the checks that tie settings together are {@link
- * WorkerSettings}'. Some docs are still essays with figures: shortening them is open.
+ * <p>Over 400 lines, knowingly: a list of declarations, one per key (docs/configuration.md is
+ * generated from them). Each doc says what the key sets, its unit and why; measurements are in
+ * docs/benchmarks.md, the checks that tie settings together in {@link WorkerSettings} and the
+ * memory arithmetic in {@link MemorySizing}.
  */
 public final class WorkerOptions {
   public static final ConfigOption<String> HOST =
@@ -89,9 +88,8 @@ public final class WorkerOptions {
           true,
           "Whether the worker counts and times each request and each flush for /metrics "
               + "(faro_worker_requests_total, faro_worker_request_seconds, "
-              + "faro_worker_flush_seconds...). false leaves out only those; what the worker "
-              + "counts anyway (traffic, disks, memory, holdings) is still exported. For measuring "
-              + "what the metrics cost (docs/benchmarks.md, \"Metrics\").");
+              + "faro_worker_flush_seconds); false leaves out only those, the traffic, disk, "
+              + "memory and holdings figures stay.");
   public static final ConfigOption<List<DiskDir>> DIRS =
       listOption(
           "faro.worker.dirs",
@@ -108,10 +106,9 @@ public final class WorkerOptions {
       stringOption(
           "faro.worker.meta.dir",
           "",
-          "Directory of the worker's metadata store (RocksDB): which committed partition files it "
-              + "holds, so that a restarted worker serves them again. Empty means .faro-meta in "
-              + "the first directory of faro.worker.dirs. Keep it on a disk that outlives "
-              + "restarts; losing it costs the committed shuffle data of the worker, not "
+          "Directory of the worker's metadata store (RocksDB): the committed partition files a "
+              + "restarted worker serves again. Empty means .faro-meta in the first of "
+              + "faro.worker.dirs. Losing it loses the worker's committed shuffle data, never "
               + "correctness.");
   public static final ConfigOption<Long> FLUSH_BUFFER_SIZE =
       sizeOption(
@@ -129,58 +126,42 @@ public final class WorkerOptions {
           "8m",
           CHUNK_SIZE_MIN,
           CHUNK_SIZE_MAX,
-          "Target size of the chunks a partition file is cut into; reducers fetch one chunk "
-              + "per request. A chunk ends after the pushed part that makes it reach this size. "
-              + "A replica is cut by its primary worker's chunk size, so that both copies share "
-              + "chunk boundaries even when the workers are configured differently.");
+          "Target size of the chunks a partition file is cut into; a reducer fetches one chunk "
+              + "per request, and a chunk ends with the pushed part that makes it reach this "
+              + "size. A replica is cut by its primary's chunk size, so both copies share chunk "
+              + "boundaries.");
   public static final ConfigOption<Boolean> COMMIT_SYNC =
       booleanOption(
           "faro.worker.commit.sync",
           false,
-          "Whether a commit forces each partition file, and the worker's record of the "
-              + "commit (faro.worker.meta.dir), to the disk (fsync) before it answers. "
-              + "false: a commit answers once the data, index, trailer and record are written to "
-              + "the operating system, with no fsync at all; a worker process that dies (kill -9, out of memory, an upgrade) "
-              + "loses nothing, since the kernel still writes its pages back, and the write-back "
-              + "of a file deleted soon enough never happens at all. Only a machine that crashes or "
-              + "loses power before the kernel has written a file back (vm.dirty_expire_centisecs, "
-              + "30 s by default) can lose it: at its next start the worker checks each committed "
-              + "file's length, trailer and index and serves only those that pass and whose "
-              + "record survived (a file whose record was lost counts as uncommitted and is "
-              + "deleted), and readers of the others read the replica or get a fetch failure, on which Spark runs the lost "
-              + "maps again (as it does for the built-in shuffle when a node is lost). true: "
-              + "every commit waits for an fsync per partition file, which on a disk priced in "
-              + "requests (an HDD, a cloud volume) can take longer than the shuffle itself.");
+          "Whether a commit forces (fsyncs) each partition file and the worker's record of it "
+              + "before it answers. With false, a worker process that dies loses nothing (the "
+              + "kernel still writes its pages back); only a machine that crashes before "
+              + "write-back can lose files, which the restarted worker detects and drops, and "
+              + "Spark runs their maps again (docs/limits.md, \"Restart\"). true costs an fsync "
+              + "per file per commit.");
   public static final ConfigOption<IoMode> IO_MODE =
       enumOption(
           "faro.worker.io.mode",
           IoMode.AUTO,
           IoMode.class,
-          "How partition files are written and read. Either way, fetched chunks are read on "
-              + "per-disk reader threads, in file-offset order. direct: O_DIRECT writes from "
-              + "aligned staging buffers and O_DIRECT reads, bypassing the page cache (less CPU "
-              + "and no page cache pressure on the host; nothing is cached for reads); a "
-              + "directory whose file system refuses O_DIRECT stops the worker. buffered: writes "
-              + "and reads through the page cache (fast re-reads while the data fits in memory). "
-              + "auto: direct on nvme disks where the file system takes it (ext4, xfs; tmpfs "
-              + "since Linux 6.6), buffered on ssd and hdd disks: on a disk priced in requests or "
-              + "seeks the page cache serves what reducers read soon after it was written, and "
-              + "write-back merges writes and never writes files deleted before it (measured in "
-              + "docs/benchmarks.md, \"Slow disks\").");
+          "How partition files are written and read. direct: O_DIRECT from aligned buffers, "
+              + "bypassing the page cache (a file system that refuses O_DIRECT stops the "
+              + "worker). buffered: through the page cache. auto: direct on nvme disks whose "
+              + "file system takes it, buffered on ssd and hdd disks, where the page cache "
+              + "serves reads soon after writes and write-back merges writes. Chunks are read "
+              + "on each disk's reader threads either way.");
   public static final ConfigOption<Long> IO_READ_BUFFER_PER_DISK =
       sizeOption(
           "faro.worker.io.read.buffer.per.disk",
           "64m",
           2L << 20,
           1L << 40,
-          "Direct memory per disk (every disk, with direct I/O or not) that holds chunks read "
-              + "for fetches until they are sent. A read reserves all it needs at once; when the "
-              + "buffers are all lent out, reads wait for answers to drain (up to a quarter of "
-              + "faro.network.request.timeout, then the fetch fails with a retryable TIMEOUT). "
-              + "Must hold at least two chunks (2 x faro.worker.chunk.size + 2m); a chunk larger "
-              + "than the buffers (one huge pushed part) is read on the disk's reader threads "
-              + "too, into one buffer of its own per disk at a time. Counted with "
-              + "faro.worker.memory.budget against the 90% limit of the JVM's direct memory.");
+          "Direct memory per disk that holds chunks read for fetches until they are sent; at "
+              + "least 2 x faro.worker.chunk.size + 2m. While all of it is lent out a read "
+              + "waits, up to a quarter of faro.network.request.timeout, then fails with a "
+              + "retryable TIMEOUT. Counted with faro.worker.memory.budget against 90% of the "
+              + "JVM's direct memory.");
   public static final ConfigOption<Integer> READ_AHEAD_FILES =
       intOption(
           "faro.worker.read.ahead.files",
@@ -188,27 +169,19 @@ public final class WorkerOptions {
           0,
           4096,
           "files",
-          "On a disk read through the page cache (faro.worker.io.mode buffered, or auto on ssd "
-              + "and hdd disks): how many partition files of a shuffle the worker reads into the "
-              + "page cache ahead of its reducers. They are the files after the highest "
-              + "partition fetched so far (Spark starts reduce tasks in partition order), read "
-              + "by the disk's reader threads only when no fetch waits for them. The disk then "
-              + "reads while reducers compute instead of after each asks: on an emulated gp3 "
-              + "volume this cut reducers' fetch wait by 43% and the reduce stage by 11%; a disk "
-              + "busy all the time (an HDD at its request rate) gains nothing "
-              + "(docs/benchmarks.md, \"Slow disks\"). A file already in the page cache costs "
-              + "a residency check. 0 reads nothing ahead. Also bounded by "
-              + "faro.worker.read.ahead.bytes.");
+          "On a disk read through the page cache: how many partition files of a shuffle, after "
+              + "the highest partition fetched so far, the disk's reader threads read into the "
+              + "page cache while no fetch waits for them, so the disk reads while reducers "
+              + "compute. 0 reads nothing ahead. Also bounded by faro.worker.read.ahead.bytes.");
   public static final ConfigOption<Long> READ_AHEAD_BYTES =
       sizeOption(
           "faro.worker.read.ahead.bytes",
           "64m",
           0,
           1L << 30,
-          "Most bytes of one shuffle's partition files read ahead beyond the highest partition "
-              + "fetched (see faro.worker.read.ahead.files). They live in the page cache, not in "
-              + "the worker's memory: the host needs this much free page cache per shuffle read "
-              + "at once, or read-ahead is evicted before it is used.");
+          "Most bytes of one shuffle read ahead (faro.worker.read.ahead.files). They take page "
+              + "cache, not worker memory: the host needs this much free page cache per shuffle "
+              + "read at once.");
   public static final ConfigOption<Duration> HEARTBEAT_INTERVAL =
       durationOption(
           "faro.worker.heartbeat.interval",
@@ -221,12 +194,11 @@ public final class WorkerOptions {
           "faro.worker.graceful.timeout",
           "60s",
           Duration.ZERO,
-          "How long a graceful stop (SIGTERM, bin/faro admin stop-worker) may take: the worker "
-              + "leaves placement, answers pushes with split so that clients move on, and seals "
-              + "(writes, indexes, records, and syncs with faro.worker.commit.sync) every open partition file, so that a restart "
-              + "serves what it acknowledged. Locations not sealed by then are lost to the "
-              + "restart (their maps run again). Keep systemd's TimeoutStopSec above it. 0 turns "
-              + "graceful stop off: SIGTERM stops at once.");
+          "How long a graceful stop (SIGTERM, bin/faro admin stop-worker) may take to leave "
+              + "placement, answer pushes with split and seal every open partition file, so "
+              + "that a restart serves what the worker acknowledged; what is not sealed in time "
+              + "is lost to the restart. Keep systemd's TimeoutStopSec above it. 0 stops at "
+              + "once.");
   public static final ConfigOption<Duration> DECOMMISSION_TIMEOUT =
       durationOption(
           "faro.worker.decommission.timeout",
@@ -236,12 +208,6 @@ public final class WorkerOptions {
               + "the shuffles it holds before it exits anyway; it exits as soon as the masters "
               + "have expired all of them.");
 
-  /** The budget's share of the JVM's direct memory limit when none is configured. */
-  static final int AUTO_BUDGET_PERCENT = 60;
-
-  /** The largest budget accepted, as a share of the JVM's direct memory limit. */
-  static final int MAX_BUDGET_PERCENT = 90;
-
   public static final ConfigOption<Long> MEMORY_BUDGET =
       sizeOption(
           "faro.worker.memory.budget",
@@ -249,11 +215,11 @@ public final class WorkerOptions {
           0,
           1L << 40,
           "Direct memory that pushed data waiting for its flush may take; 0 means "
-              + AUTO_BUDGET_PERCENT
+              + MemorySizing.AUTO_BUDGET_PERCENT
               + "% of the JVM's direct memory limit (-XX:MaxDirectMemorySize). "
               + "Above the pause mark the worker stops reading push connections and answers "
               + "SLOW_DOWN. More than "
-              + MAX_BUDGET_PERCENT
+              + MemorySizing.MAX_BUDGET_PERCENT
               + "% of the limit is refused: "
               + "receive buffers and fetches need direct memory too.");
   public static final ConfigOption<Integer> MEMORY_PAUSE_PERCENT =
@@ -274,16 +240,6 @@ public final class WorkerOptions {
           "Share of faro.worker.memory.budget below which paused push connections resume. "
               + "Must be below faro.worker.memory.pause.percent.");
 
-  /** What a partition location does once its file passes the split threshold. */
-  public enum SplitMode {
-    /**
-     * Keep appending, and answer SOFT_SPLIT so that clients move on after the batches in flight.
-     */
-    SOFT,
-    /** Refuse with SPLIT: clients push the refused batches to a new location. */
-    HARD
-  }
-
   public static final ConfigOption<Long> SPLIT_THRESHOLD =
       sizeOption(
           "faro.worker.partition.split.threshold",
@@ -291,7 +247,8 @@ public final class WorkerOptions {
           64 * 1024,
           1L << 50,
           "Size of a partition file after which the worker tells clients to continue the partition "
-              + "at a new location (a split, possibly on another worker). Bounds one file and spreads "
+              + "at a new location (a split, possibly on another worker). Bounds one file and "
+              + "spreads "
               + "a huge reducer partition over workers; a reducer reads all splits in order.");
   public static final ConfigOption<SplitMode> SPLIT_MODE =
       enumOption(
@@ -306,9 +263,9 @@ public final class WorkerOptions {
           "5s",
           Duration.ofMillis(50),
           "How often the worker checks each disk: writes, forces and deletes a small file, and "
-              + "compares the usable bytes with the reserve of its tier (faro.worker.tier.TIER.reserve); a test-only slow-down marker is looked for too. A disk that fails the "
-              + "check (or any write) is broken: nothing new goes there and its partitions refuse "
-              + "data with SPLIT, until a check succeeds again.");
+              + "compares its usable bytes with faro.worker.tier.TIER.reserve. A disk that "
+              + "fails a check (or any write) is broken: nothing new goes there and its "
+              + "partitions answer SPLIT until a check passes.");
   public static final ConfigOption<Duration> DISK_CHECK_TIMEOUT =
       durationOption(
           "faro.worker.disk.check.timeout",
@@ -355,15 +312,11 @@ public final class WorkerOptions {
                   1L << 50,
                   "A "
                       + tier.configName()
-                      + " disk with fewer usable bytes than this (free space, or what its "
-                      + "capacity in faro.worker.dirs leaves) is full: the masters place nothing "
-                      + "new there (new partitions go to the fastest tier with room) and its open "
-                      + "partitions answer split (soft or hard as "
-                      + "faro.worker.partition.split.mode), so clients continue them elsewhere, on "
-                      + "the next tier when this one has no room. Between checks the worker "
-                      + "subtracts what it wrote since the last one. The reserve must absorb what "
-                      + "is in flight meanwhile, up to what faro.worker.memory.budget holds for "
-                      + "that disk."));
+                      + "disk with fewer usable bytes than this (free space, or what its capacity "
+                      + "in faro.worker.dirs leaves) is full: nothing new is placed there "
+                      + "and its open partitions answer split, so clients continue them on "
+                      + "another disk or tier. It must absorb what arrives between two "
+                      + "disk checks."));
 
   /** faro.worker.tier.TIER.flush.threads: flusher threads of each disk of the tier. */
   public static final Map<DiskTier, ConfigOption<Integer>> TIER_FLUSH_THREADS =
@@ -384,23 +337,6 @@ public final class WorkerOptions {
                       + " disk. One keeps an HDD's writes sequential; flash takes several. A "
                       + "partition always flushes on the same thread."));
 
-  /** A value of faro.worker.tier.TIER.layout. */
-  public enum LayoutSetting {
-    /** runs on hdd disks read through the page cache, files everywhere else. */
-    AUTO,
-    FILES,
-    RUNS;
-
-    /** The layout of a disk of {@code tier} with this setting, under {@code ioMode}. */
-    Layout resolve(DiskTier tier, IoMode ioMode) {
-      return switch (this) {
-        case FILES -> Layout.FILES;
-        case RUNS -> Layout.RUNS;
-        case AUTO -> tier == DiskTier.HDD && ioMode != IoMode.DIRECT ? Layout.RUNS : Layout.FILES;
-      };
-    }
-  }
-
   /** faro.worker.tier.TIER.layout: how each disk of the tier lays out partition data. */
   public static final Map<DiskTier, ConfigOption<LayoutSetting>> TIER_LAYOUT =
       perTier(
@@ -411,23 +347,13 @@ public final class WorkerOptions {
                   LayoutSetting.class,
                   "How each "
                       + tier.configName()
-                      + " disk lays out partition data. files: a file per partition location, "
-                      + "written a flush buffer (faro.worker.flush.buffer.size) at a time and read "
-                      + "in one piece. runs: what a shuffle's locations on the disk buffered is "
-                      + "written together, once it reaches faro.worker.runs.bytes, as one "
-                      + "sequential file sorted by partition (a run), and a location's data is its "
-                      + "extents in the shuffle's runs; reads of a run read "
-                      + "faro.worker.runs.read.around bytes from where they start, so that reducers, "
-                      + "which fetch in partition order, find the next partitions in the page cache. "
-                      + "For disks priced in requests or seeks: large writes instead of one small "
-                      + "write-back per location, and large reads (on an emulated HDD, a 2.7 GB "
-                      + "shuffle of 1,000 x 4,000 blocks took 68 s in runs against 151 s in files: "
-                      + "docs/benchmarks.md). A runs disk is written and read through the page "
-                      + "cache: runs with faro.worker.io.mode direct is refused. auto: runs on hdd "
-                      + "disks unless faro.worker.io.mode is direct, files elsewhere. A worker "
-                      + "older than the runs layout drops the shuffles committed in runs when it "
-                      + "restarts on them (their reducers fall back to a replica, or Spark "
-                      + "recomputes the maps)."));
+                      + "disk lays out partition data. files: a file per partition location. "
+                      + "runs: the locations of a shuffle on the disk are written together "
+                      + "as sequential runs sorted by partition (faro.worker.runs.bytes) "
+                      + "and read faro.worker.runs.read.around at a time, for disks priced "
+                      + "in requests or seeks; runs needs the page cache, so "
+                      + "faro.worker.io.mode direct refuses it. auto: runs on hdd disks "
+                      + "unless faro.worker.io.mode is direct, files elsewhere."));
 
   /** faro.worker.runs.bytes: what a shuffle's locations on a runs disk buffer before a run. */
   public static final ConfigOption<Long> RUNS_BYTES =
@@ -436,11 +362,10 @@ public final class WorkerOptions {
           "64m",
           1L << 20,
           1L << 30,
-          "On a disk of the runs layout (faro.worker.tier.TIER.layout): bytes the locations of one "
-              + "shuffle (of one role, primary or replica) on the disk buffer in memory before "
-              + "they are written together as one run; a commit writes the rest as a last run, and "
-              + "memory pressure (faro.worker.memory.budget) writes runs early. Larger means fewer "
-              + "runs, so each location's data is in fewer, larger pieces.");
+          "On a disk of the runs layout: bytes one shuffle's locations (of one role, primary or "
+              + "replica) buffer before they are written together as one run; a commit writes "
+              + "the rest, memory pressure writes runs early. Larger means fewer, larger pieces "
+              + "per location.");
 
   /** faro.worker.runs.read.around: bytes a read of a run reads from where its piece starts. */
   public static final ConfigOption<Long> RUNS_READ_AROUND =
@@ -449,11 +374,10 @@ public final class WorkerOptions {
           "1m",
           0,
           16L << 20,
-          "On a disk of the runs layout: a chunk read that needs a piece of a run the reader did "
-              + "not just read reads this many bytes from the piece's start, in one read through "
-              + "the page cache, so that the next partitions' pieces of that run (which reducers "
-              + "fetch next) are then in memory. Each reader thread of such a disk holds a buffer "
-              + "of this size. 0 reads only the pieces asked for.");
+          "On a disk of the runs layout: bytes a chunk read reads from the start of a run's piece "
+              + "it did not just read, so that the pieces of the next partitions, which "
+              + "reducers fetch next, are then in the page cache. Each reader thread of such a "
+              + "disk holds a buffer this size. 0 reads only the pieces asked for.");
 
   /** faro.worker.tier.TIER.read.threads: reader threads of each disk of the tier. */
   public static final Map<DiskTier, ConfigOption<Integer>> TIER_READ_THREADS =
@@ -506,21 +430,9 @@ public final class WorkerOptions {
           100_000_000,
           "locations",
           "Most partition locations (of every shuffle, primaries and replicas) this worker holds "
-              + "at once; 0 (the default) allows one per KiB of a quarter "
-              + "of the heap (-Xmx): 262,144 with 1 GiB. A reservation beyond the limit is refused "
-              + "with LIMIT_EXCEEDED, and the lifecycle manager places those partitions on other "
-              + "workers. Locations are freed when their shuffle is unregistered.");
-
-  /** Heap one held partition location is budgeted (its writer, key, file and chunk list). */
-  static final long HEAP_PER_PARTITION = 1024;
-
-  /** faro.worker.max.partitions as configured, or derived from {@code maxHeap} when 0. */
-  static int maxPartitions(int configured, long maxHeap) {
-    if (configured > 0) {
-      return configured;
-    }
-    return (int) Math.max(1_000, Math.min(Integer.MAX_VALUE, maxHeap / 4 / HEAP_PER_PARTITION));
-  }
+              + "at once; 0 allows one per KiB of a quarter of the heap (262,144 with -Xmx1g). "
+              + "A reservation beyond it is refused with LIMIT_EXCEEDED and the lifecycle "
+              + "manager places those partitions elsewhere.");
 
   public static final List<ConfigOption<?>> ALL = all();
 
@@ -571,29 +483,6 @@ public final class WorkerOptions {
   }
 
   private WorkerOptions() {}
-
-  /**
-   * The budget in bytes: a share of {@code maxDirect} (the JVM's direct memory limit) when not
-   * configured; a configured one that would leave the JVM no room for receive buffers is refused
-   * rather than left to end in OutOfMemoryError under load.
-   */
-  static long memoryBudget(long configured, long maxDirect) {
-    if (configured == 0) {
-      return maxDirect / 100 * AUTO_BUDGET_PERCENT;
-    }
-    if (configured > maxDirect / 100 * MAX_BUDGET_PERCENT) {
-      throw new ConfigException(
-          "faro.worker.memory.budget "
-              + configured
-              + " is more than "
-              + MAX_BUDGET_PERCENT
-              + "% of the "
-              + maxDirect
-              + " bytes of direct memory this JVM may "
-              + "use: lower it, or raise -XX:MaxDirectMemorySize (FARO_JAVA_OPTS for bin/faro)");
-    }
-    return configured;
-  }
 
   /** {@code configured}, or .faro-meta in the first disk's directory when empty. */
   static Path metaDir(String configured, List<DiskDir> dirs) {

@@ -16,7 +16,6 @@ import static io.faro.worker.WorkerOptions.HTTP_PORT;
 import static io.faro.worker.WorkerOptions.ID;
 import static io.faro.worker.WorkerOptions.IO_MODE;
 import static io.faro.worker.WorkerOptions.IO_READ_BUFFER_PER_DISK;
-import static io.faro.worker.WorkerOptions.MAX_BUDGET_PERCENT;
 import static io.faro.worker.WorkerOptions.MAX_PARTITIONS;
 import static io.faro.worker.WorkerOptions.MEMORY_BUDGET;
 import static io.faro.worker.WorkerOptions.MEMORY_PAUSE_PERCENT;
@@ -48,7 +47,6 @@ import io.faro.common.master.MasterOptions;
 import io.faro.common.network.FrameCodec;
 import io.faro.common.network.HostPort;
 import io.faro.common.network.NetworkOptions;
-import io.faro.worker.WorkerOptions.SplitMode;
 import io.faro.worker.storage.DirectIo;
 import io.faro.worker.storage.DiskChecker;
 import io.faro.worker.storage.DiskDir;
@@ -158,35 +156,6 @@ public record WorkerSettings(
     public long resumeBytes() {
       return budget / 100 * resumePercent;
     }
-
-    /**
-     * Refuses a budget that, with the disks' buffers ({@code diskBytes}, {@code disks} disks),
-     * leaves the JVM too little direct memory for network buffers ({@code maxDirect}: its limit).
-     */
-    void checkDirectMemory(long diskBytes, int disks, long readBufferPerDisk, long maxDirect) {
-      long limit = maxDirect / 100 * MAX_BUDGET_PERCENT;
-      if (budget + diskBytes > limit) {
-        throw new ConfigException(
-            MEMORY_BUDGET.key()
-                + " ("
-                + budget
-                + ") plus the read buffers of "
-                + disks
-                + " disks ("
-                + IO_READ_BUFFER_PER_DISK.key()
-                + " "
-                + readBufferPerDisk
-                + ") and the flushers' staging buffers (direct I/O) come to "
-                + (budget + diskBytes)
-                + " bytes, more than "
-                + MAX_BUDGET_PERCENT
-                + "% of the "
-                + maxDirect
-                + " bytes of direct memory "
-                + "this JVM may use: lower them, or raise "
-                + "-XX:MaxDirectMemorySize (FARO_JAVA_OPTS for bin/faro)");
-      }
-    }
   }
 
   /** The masters the worker registers with and heartbeats to, and how it retries them. */
@@ -226,7 +195,7 @@ public record WorkerSettings(
                 conf.get(METRICS_ENABLED)),
             storage(conf),
             new Memory(
-                WorkerOptions.memoryBudget(
+                MemorySizing.memoryBudget(
                     conf.get(MEMORY_BUDGET), PlatformDependent.maxDirectMemory()),
                 conf.get(MEMORY_PAUSE_PERCENT),
                 conf.get(MEMORY_RESUME_PERCENT)),
@@ -268,7 +237,7 @@ public record WorkerSettings(
             conf.get(DISK_CHECK_INTERVAL),
             conf.get(DISK_CHECK_TIMEOUT)),
         conf.get(RESERVE_MAX_LOCATIONS),
-        WorkerOptions.maxPartitions(conf.get(MAX_PARTITIONS), Runtime.getRuntime().maxMemory()));
+        MemorySizing.maxPartitions(conf.get(MAX_PARTITIONS), Runtime.getRuntime().maxMemory()));
   }
 
   private static <T> Map<DiskTier, T> byTier(Function<DiskTier, T> value) {
@@ -370,8 +339,12 @@ public record WorkerSettings(
    * direct memory for network buffers ({@code maxDirect}: its limit).
    */
   void checkDirectMemory(long maxDirect) {
-    memory.checkDirectMemory(
-        storage.diskMemoryBytes(), storage.dirs().size(), storage.ioReadBufferPerDisk(), maxDirect);
+    MemorySizing.checkDirectMemory(
+        memory.budget(),
+        storage.diskMemoryBytes(),
+        storage.dirs().size(),
+        storage.ioReadBufferPerDisk(),
+        maxDirect);
   }
 
   /** How {@link Disks} should do its I/O. */

@@ -213,9 +213,9 @@ class WorkerOptionsTest {
   @Test
   void theMemoryBudgetFollowsTheJvmsDirectMemoryLimit() {
     long limit = 1L << 30;
-    assertThat(WorkerOptions.memoryBudget(0, limit)).isEqualTo(limit / 100 * 60);
-    assertThat(WorkerOptions.memoryBudget(256L << 20, limit)).isEqualTo(256L << 20);
-    assertThatThrownBy(() -> WorkerOptions.memoryBudget(limit, limit))
+    assertThat(MemorySizing.memoryBudget(0, limit)).isEqualTo(limit / 100 * 60);
+    assertThat(MemorySizing.memoryBudget(256L << 20, limit)).isEqualTo(256L << 20);
+    assertThatThrownBy(() -> MemorySizing.memoryBudget(limit, limit))
         .isInstanceOf(io.faro.common.config.ConfigException.class)
         .hasMessageContaining("faro.worker.memory.budget")
         .hasMessageContaining("-XX:MaxDirectMemorySize");

@@ -22,6 +22,7 @@ import io.faro.metrics.HttpEndpoint;
 import io.faro.metrics.RequestMetrics;
 import io.faro.proto.MessageType;
 import io.faro.proto.WorkerStateP;
+import io.faro.worker.SplitMode;
 import io.faro.worker.WorkerOptions;
 import io.faro.worker.WorkerSettings;
 import io.faro.worker.control.ControlHandler;
@@ -191,7 +192,7 @@ public final class WorkerServer implements AutoCloseable {
                 settings.storage().flushBufferSize(),
                 settings.storage().chunkSize(),
                 settings.storage().splitThreshold(),
-                settings.storage().splitMode() == WorkerOptions.SplitMode.HARD,
+                settings.storage().splitMode() == SplitMode.HARD,
                 settings.storage().commitSync(),
                 settings.storage().runBytes()),
             links::link,
