@@ -9,20 +9,17 @@ import io.faro.worker.replicate.ReplicaLink;
 import io.faro.worker.storage.ChunkIndex;
 import io.faro.worker.storage.Disk;
 import io.faro.worker.storage.DiskHealth;
-import io.faro.worker.storage.PartitionFile;
 import io.netty.buffer.ByteBuf;
-import java.io.IOException;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.Executor;
-import java.util.concurrent.RejectedExecutionException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Receives the pushed parts of one partition location and turns them into its file.
+ * Receives the pushed parts of one partition location, cuts its chunks and hands the parts to its
+ * layout ({@link LocationLayout}: a file of its own, or its shuffle's runs).
  *
  * <p>Lifecycle: OPEN (appends buffer in memory; a full buffer goes to the flusher) -> COMMITTED
  * (the rest is flushed, the index and trailer written, the outcome kept for fetches) or SEALED (the
@@ -37,13 +34,15 @@ import org.slf4j.LoggerFactory;
  * chunk also records the first and last map of its batches (read from the batch headers), for
  * readers of a map range.
  *
- * <p>A little over 400 lines, one job: the state machine above, chunk cutting and the hand-over to
- * the flusher all share the one lock, so they stay in one class.
+ * <p>A little over 400 lines, one job: the state machine above and chunk cutting share the one
+ * lock, so they stay in one class; where the bytes go and when they are written is its {@link
+ * LocationLayout}'s.
  *
  * <p>Threads: {@link #append} runs on push event loops, possibly several at once for one partition;
  * the state below is guarded by {@code this} and each critical section is a few field updates plus,
  * at most, handing a buffer list to the flusher's queue. The hand-over happens inside the lock so
- * flushes are queued in append order. The {@link PartitionFile} is confined to {@code flushThread}.
+ * flushes are queued in append order. What a layout writes, it writes on the disk's flusher
+ * threads.
  */
 public final class PartitionWriter {
   private static final Logger LOG = LoggerFactory.getLogger(PartitionWriter.class);
@@ -58,13 +57,11 @@ public final class PartitionWriter {
   private final PartitionKey key;
   private final Disk disk;
   private final int diskIndex;
-  private final PartitionFile file;
-  private final Executor flushThread;
   private final WriterSettings settings;
   // The link to this primary's replica; null for a replica or without replication.
   private final ReplicaLink replica;
-  // The runs this location's data goes into, on a disk of the runs layout; null: a file of its own.
-  private final ShuffleRuns runs;
+  // Where the location's bytes go: a file of its own, or its shuffle's runs on the disk.
+  private final LocationLayout layout;
 
   /** A pushed part and the charge of the frame it came in; released together. */
   record Part(ByteBuf bytes, FrameCharge charge) {
@@ -121,13 +118,13 @@ public final class PartitionWriter {
       throw new IllegalArgumentException("partition " + key + ": its runs are on another disk");
     }
     this.diskIndex = disk.index();
-    this.runs = runs;
-    this.file = runs == null ? disk.newPartitionFile(key) : null;
-    this.flushThread = disk.flusher().threadFor(key);
     this.settings = requireNonNull(settings, "settings is null");
     this.replica = replica;
     if (runs != null) {
       runs.register(this);
+      this.layout = runs;
+    } else {
+      this.layout = new OwnFile(key, disk, settings);
     }
   }
 
@@ -203,11 +200,7 @@ public final class PartitionWriter {
           chunkStart = appendedBytes;
           endChunkMaps();
         }
-        if (runs != null) {
-          runs.added(length);
-        } else if (pendingBytes >= settings.flushBufferSize()) {
-          handOverPending();
-        }
+        layout.added(this, length);
       }
     }
     if (status != AppendStatus.ACCEPTED && status != AppendStatus.SOFT_SPLIT) {
@@ -246,15 +239,7 @@ public final class PartitionWriter {
 
   /** Hands whatever is buffered to the flusher, however little (memory relief). */
   public void flushBuffered() {
-    if (runs != null) {
-      runs.flushNow();
-      return;
-    }
-    synchronized (this) {
-      if (state == State.OPEN && pendingBytes > 0) {
-        handOverPending();
-      }
-    }
+    layout.flushBuffered(this);
   }
 
   /**
@@ -296,38 +281,13 @@ public final class PartitionWriter {
       return commit;
     }
     state = finished;
-    // What is still pending is written by the same task that finishes the file: one task per
-    // partition on its flush thread, not two (a commit of many small partitions is mostly these).
     List<Part> parts = pending;
     pending = new ArrayList<>();
     pendingBytes = 0;
     ChunkIndex chunks = chunkIndex();
     CompletableFuture<PartitionCommit> result = new CompletableFuture<>();
     commit = result;
-    if (runs != null) {
-      runs.finish(this, parts, chunks, result);
-      return commit;
-    }
-    try {
-      flushThread.execute(
-          () -> {
-            try {
-              if (!parts.isEmpty()) {
-                flush(parts);
-              }
-            } catch (RuntimeException e) {
-              // Its bytes are missing: finish then fails the partition (the lengths differ).
-              LOG.warn("Partition {}: its last write failed: {}", key, e.toString());
-            } finally {
-              // Always answered, whatever the write threw: a commit must never wait forever.
-              result.complete(finish(chunks));
-            }
-          });
-    } catch (RejectedExecutionException e) {
-      writeFailed = true;
-      release(parts);
-      result.complete(new PartitionCommit.Failed(key, "worker is shutting down"));
-    }
+    layout.finish(this, parts, chunks, result);
     return commit;
   }
 
@@ -346,37 +306,11 @@ public final class PartitionWriter {
       state = State.DISCARDED;
       dropped = pending;
       pending = new ArrayList<>();
-      if (runs != null) {
-        runs.dropped(pendingBytes);
-      }
+      layout.dropped(this, pendingBytes);
       pendingBytes = 0;
     }
     release(dropped);
-    // In runs, what was written stays until the shuffle's directory goes.
-    if (!deleteFile || runs != null) {
-      return CompletableFuture.completedFuture(null);
-    }
-    try {
-      return CompletableFuture.runAsync(this::deleteFile, flushThread);
-    } catch (RejectedExecutionException e) {
-      return CompletableFuture.completedFuture(null);
-    }
-  }
-
-  // @GuardedBy("this")
-  private void handOverPending() {
-    List<Part> parts = pending;
-    pending = new ArrayList<>();
-    pendingBytes = 0;
-    if (parts.isEmpty()) {
-      return;
-    }
-    try {
-      flushThread.execute(() -> flush(parts));
-    } catch (RejectedExecutionException e) {
-      writeFailed = true;
-      release(parts);
-    }
+    return deleteFile ? layout.delete(this) : CompletableFuture.completedFuture(null);
   }
 
   // @GuardedBy("this")
@@ -411,7 +345,12 @@ public final class PartitionWriter {
     currentLastMap = -1;
   }
 
-  /** Takes the parts not written yet, for a run (see {@link ShuffleRuns}). */
+  /** Bytes of the parts not taken by the layout yet. */
+  synchronized long pendingBytes() {
+    return pendingBytes;
+  }
+
+  /** Takes the parts not written yet, for the layout to write. */
   synchronized List<Part> takePending() {
     if (pending.isEmpty()) {
       return List.of();
@@ -422,8 +361,8 @@ public final class PartitionWriter {
     return parts;
   }
 
-  /** A run with parts of this location could not be written: take no more data here. */
-  void runFailed(String why) {
+  /** A write with parts of this location failed: take no more data here. */
+  void stopOnWriteFailure(String why) {
     if (writeFailedReason == null) {
       writeFailedReason = why;
     }
@@ -433,7 +372,17 @@ public final class PartitionWriter {
     }
   }
 
-  /** Why a run with parts of this location failed, or null. */
+  /** Refuses every later part, quietly (the flushers are shutting down). */
+  void refuseData() {
+    writeFailed = true;
+  }
+
+  /** Whether a write of this location failed (its later parts are refused). */
+  boolean writeFailed() {
+    return writeFailed;
+  }
+
+  /** Why a write with parts of this location failed, or null. */
   String writeFailedReason() {
     return writeFailedReason;
   }
@@ -462,50 +411,6 @@ public final class PartitionWriter {
       pos += BatchFormat.HEADER + Math.max(0, part.getInt((int) pos + BatchFormat.DATA_LENGTH));
     }
     return ((long) first << 32) | (last & 0xFFFFFFFFL);
-  }
-
-  /** Runs on the flush thread. Takes ownership of {@code parts}: releases them once written. */
-  private void flush(List<Part> parts) {
-    try {
-      List<ByteBuf> buffers = new ArrayList<>(parts.size());
-      for (Part part : parts) {
-        buffers.add(part.bytes());
-      }
-      file.write(buffers);
-      if (file.failure().isPresent() && !writeFailed) {
-        writeFailed = true;
-        LOG.warn("Partition {} stops taking data: {}", key, file.failure().get().getMessage());
-        disk.writeFailed(key + ": " + file.failure().get().getMessage());
-      }
-    } finally {
-      release(parts);
-    }
-  }
-
-  /** Runs on the flush thread. */
-  private PartitionCommit finish(ChunkIndex chunks) {
-    try {
-      return file.finish(chunks, settings.commitSync())
-          .<PartitionCommit>map(
-              index -> new PartitionCommit.Committed(key, Optional.of(file.path()), index))
-          .orElseGet(
-              () -> new PartitionCommit.Committed(key, Optional.empty(), ChunkIndex.empty()));
-    } catch (IOException | RuntimeException e) {
-      LOG.warn("Commit of partition {} failed: {}", key, e.getMessage());
-      if (e instanceof IOException && !writeFailed) {
-        disk.writeFailed(key + " at commit: " + e.getMessage()); // its index or sync failed
-      }
-      return new PartitionCommit.Failed(key, String.valueOf(e.getMessage()));
-    }
-  }
-
-  /** Runs on the flush thread. */
-  private void deleteFile() {
-    try {
-      file.delete();
-    } catch (IOException e) {
-      LOG.warn("Cannot delete {} of partition {}: {}", file.path(), key, e.toString());
-    }
   }
 
   static void release(List<Part> parts) {

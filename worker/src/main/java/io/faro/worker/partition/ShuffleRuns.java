@@ -60,7 +60,7 @@ import org.slf4j.LoggerFactory;
  * every field below the line is used, on one flusher thread of the disk ({@link
  * io.faro.worker.storage.DiskFlusher#threadFor(ShuffleId, int)}), so runs are written in order.
  */
-final class ShuffleRuns {
+final class ShuffleRuns implements LocationLayout {
   private static final Logger LOG = LoggerFactory.getLogger(ShuffleRuns.class);
 
   private static final Comparator<PartitionKey> ORDER =
@@ -129,19 +129,22 @@ final class ShuffleRuns {
   }
 
   /** A writer now holds {@code bytes} more: a run is written once they all hold a run's worth. */
-  void added(long bytes) {
+  @Override
+  public void added(PartitionWriter writer, long bytes) {
     if (pending.addAndGet(bytes) >= runBytes) {
       queueRun();
     }
   }
 
   /** A writer released {@code bytes} it held (discarded). */
-  void dropped(long bytes) {
+  @Override
+  public void dropped(PartitionWriter writer, long bytes) {
     pending.addAndGet(-bytes);
   }
 
-  /** Writes what the writers hold now, however little (memory relief). */
-  void flushNow() {
+  /** Writes what every writer of these runs holds now, however little (memory relief). */
+  @Override
+  public void flushBuffered(PartitionWriter writer) {
     if (pending.get() > 0) {
       queueRun();
     }
@@ -172,7 +175,8 @@ final class ShuffleRuns {
    * {@code writer} finishes (commit or seal) with {@code parts} not written yet: they go into the
    * next last run, and {@code result} completes once they are written (and forced).
    */
-  void finish(
+  @Override
+  public void finish(
       PartitionWriter writer,
       List<PartitionWriter.Part> parts,
       ChunkIndex chunks,
@@ -182,6 +186,12 @@ final class ShuffleRuns {
     if (holds.get() == 0) {
       queueDrain();
     }
+  }
+
+  /** Nothing: a run holds other locations' data too, and goes with the shuffle's directory. */
+  @Override
+  public CompletableFuture<Void> delete(PartitionWriter writer) {
+    return CompletableFuture.completedFuture(null);
   }
 
   /**
@@ -364,7 +374,7 @@ final class ShuffleRuns {
       disk.writeFailed(run + ": " + why);
       for (Taken t : taken) {
         lost.putIfAbsent(t.writer().key(), why);
-        t.writer().runFailed(why);
+        t.writer().stopOnWriteFailure(why);
       }
     } finally {
       taken.forEach(t -> PartitionWriter.release(t.parts()));
