@@ -13,21 +13,14 @@ import io.faro.common.id.WorkerEndpoint;
 import io.faro.common.id.WorkerId;
 import io.faro.common.master.MasterClient;
 import io.faro.common.network.ClientPool;
-import io.faro.common.network.FrameDecoder;
 import io.faro.common.network.NetworkOptions;
-import io.faro.common.network.RequestObserver;
-import io.faro.common.network.TransportServer;
 import io.faro.metrics.FaroMetrics;
 import io.faro.metrics.HttpEndpoint;
-import io.faro.metrics.RequestMetrics;
-import io.faro.proto.MessageType;
 import io.faro.proto.WorkerStateP;
 import io.faro.worker.SplitMode;
 import io.faro.worker.WorkerOptions;
 import io.faro.worker.WorkerSettings;
 import io.faro.worker.control.ControlHandler;
-import io.faro.worker.fault.ConnectionDropper;
-import io.faro.worker.fetch.FetchHandler;
 import io.faro.worker.heartbeat.MasterLink;
 import io.faro.worker.heartbeat.WorkerReports;
 import io.faro.worker.lifecycle.WorkerLifecycle;
@@ -38,8 +31,6 @@ import io.faro.worker.meta.WorkerMetaStore;
 import io.faro.worker.partition.PartitionStore;
 import io.faro.worker.partition.WriterSettings;
 import io.faro.worker.protocol.ProtoMapper;
-import io.faro.worker.push.FrameAppender;
-import io.faro.worker.push.PushHandler;
 import io.faro.worker.replicate.ReplicaLinks;
 import io.faro.worker.status.WorkerStatusSampler;
 import io.faro.worker.storage.Disk;
@@ -47,12 +38,10 @@ import io.faro.worker.storage.DiskChecker;
 import io.faro.worker.storage.DiskHealth;
 import io.faro.worker.storage.Disks;
 import io.faro.worker.storage.IoMode;
-import io.faro.worker.storage.ReadAhead;
 import io.netty.util.concurrent.DefaultThreadFactory;
 import java.lang.management.ManagementFactory;
 import java.time.Clock;
 import java.util.List;
-import java.util.Map;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Collectors;
@@ -64,10 +53,9 @@ import org.slf4j.LoggerFactory;
  * dependency order and closes them in reverse. Holds no static state, so several workers can run in
  * one JVM (tests do).
  *
- * <p>Threads, all named and bounded: three servers (rpc, push, fetch; faro.network.io.threads event
- * loops each) so that paused push connections never stall control or fetch traffic;
- * faro.worker.tier.TIER.flush.threads flushers per disk; one heartbeat thread; one memory relief
- * thread; the event loops of the connection to the masters.
+ * <p>Threads, all named and bounded: three servers ({@link WorkerPorts}: rpc, push, fetch;
+ * faro.network.io.threads event loops each); faro.worker.tier.TIER.flush.threads flushers per disk;
+ * one heartbeat thread; one memory relief thread; the event loops of the connection to the masters.
  *
  * <p>Over 400 lines, knowingly: it builds every part in dependency order (disks and the start-time
  * recovery, the memory budget, the store, three servers, the master link and the lifecycle), wires
@@ -87,9 +75,7 @@ public final class WorkerServer implements AutoCloseable {
   private PartitionStore store;
   private WorkerMetaStore meta;
   private CommittedFiles.Recovery recovery;
-  private TransportServer rpcServer;
-  private TransportServer pushServer;
-  private TransportServer fetchServer;
+  private WorkerPorts ports;
   private HttpEndpoint httpServer;
   private final FaroMetrics metrics = FaroMetrics.forProcess();
   private ClientPool masterConnections;
@@ -251,75 +237,24 @@ public final class WorkerServer implements AutoCloseable {
         settings
             .network()
             .withAuth(settings.network().auth().withSelf("worker@" + settings.ports().host()));
-    rpcServer =
-        new TransportServer(
-            "faro-worker-rpc",
-            settings.ports().bindHost(),
-            settings.ports().rpcPort(),
-            WorkerOptions.RPC_PORT.key(),
-            network,
-            // The lifecycle comes with the master link, after the servers: read when asked.
-            new ControlHandler(
-                store,
-                status,
-                this::reportedState,
-                (asked, graceful) -> lifecycle.stopAsked(asked, graceful),
-                network.auth(),
-                () -> workerId == null ? null : workerId.value()),
-            null,
-            FrameDecoder.Bodies.CONTIGUOUS,
-            null,
-            requests("rpc", ControlHandler.SERVED));
-    PushHandler pushHandler = new PushHandler(new FrameAppender(store, budget));
-    pushServer =
-        new TransportServer(
-            "faro-worker-push",
-            settings.ports().bindHost(),
-            settings.ports().pushPort(),
-            WorkerOptions.PUSH_PORT.key(),
-            network,
-            ConnectionDropper.wrap(pushHandler, settings.testing().dropPerMille()),
-            budget::register,
-            FrameDecoder.Bodies.COMPOSITE,
-            budget::partialFrames,
-            requests("push", List.of(MessageType.PUSH_REQUEST)));
-    fetchServer =
-        new TransportServer(
-            "faro-worker-fetch",
-            settings.ports().bindHost(),
-            settings.ports().fetchPort(),
-            WorkerOptions.FETCH_PORT.key(),
-            network,
-            ConnectionDropper.wrap(
-                new FetchHandler(
-                    store,
-                    new ReadAhead.Limits(
-                        settings.storage().readAheadFiles(), settings.storage().readAheadBytes())),
-                settings.testing().dropPerMille()),
-            null,
-            FrameDecoder.Bodies.CONTIGUOUS,
-            null,
-            requests("fetch", FetchHandler.SERVED));
-    if (settings.testing().dropPerMille() > 0) {
-      LOG.warn(
-          "Fault injection on: {} of every 1000 push and fetch requests close their connection "
-              + "(faro.worker.testing.drop.connections.per.mille)",
-          settings.testing().dropPerMille());
-    }
+    // The lifecycle comes with the master link, after the servers: read when asked.
+    ControlHandler control =
+        new ControlHandler(
+            store,
+            status,
+            this::reportedState,
+            (asked, graceful) -> lifecycle.stopAsked(asked, graceful),
+            network.auth(),
+            () -> workerId == null ? null : workerId.value());
+    ports = WorkerPorts.start(settings, network, control, store, budget, metrics);
     workerId =
         settings
             .ports()
             .id()
-            .orElseGet(() -> new WorkerId(settings.ports().host() + ":" + rpcServer.port()));
+            .orElseGet(() -> new WorkerId(settings.ports().host() + ":" + ports.rpc.port()));
     endpoint =
         new WorkerEndpoint(
-            settings.ports().host(), rpcServer.port(), pushServer.port(), fetchServer.port());
-  }
-
-  private RequestObserver requests(String port, List<MessageType> served) {
-    return settings.ports().metricsEnabled()
-        ? new RequestMetrics(metrics, "faro_worker", port, served)
-        : RequestObserver.NONE;
+            settings.ports().host(), ports.rpc.port(), ports.push.port(), ports.fetch.port());
   }
 
   /**
@@ -327,11 +262,7 @@ public final class WorkerServer implements AutoCloseable {
    */
   private void startHttp() {
     WorkerMetrics.register(
-        metrics,
-        store,
-        budget,
-        Map.of("rpc", rpcServer, "push", pushServer, "fetch", fetchServer),
-        settings.ports().metricsEnabled());
+        metrics, store, budget, ports.byName(), settings.ports().metricsEnabled());
     if (settings.ports().httpPort() < 0) {
       return;
     }
@@ -513,9 +444,7 @@ public final class WorkerServer implements AutoCloseable {
     closed = true;
     closeQuietly(masterLink);
     closeQuietly(masterConnections);
-    closeQuietly(pushServer);
-    closeQuietly(fetchServer);
-    closeQuietly(rpcServer);
+    closeQuietly(ports);
     closeQuietly(httpServer);
     closeQuietly(replicaConnections);
     closeQuietly(diskChecker);

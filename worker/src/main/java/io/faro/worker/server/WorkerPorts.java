@@ -1,0 +1,139 @@
+package io.faro.worker.server;
+
+import io.faro.common.network.FrameDecoder;
+import io.faro.common.network.NetworkOptions;
+import io.faro.common.network.RequestObserver;
+import io.faro.common.network.TransportServer;
+import io.faro.metrics.FaroMetrics;
+import io.faro.metrics.RequestMetrics;
+import io.faro.proto.MessageType;
+import io.faro.worker.WorkerOptions;
+import io.faro.worker.WorkerSettings;
+import io.faro.worker.control.ControlHandler;
+import io.faro.worker.fault.ConnectionDropper;
+import io.faro.worker.fetch.FetchHandler;
+import io.faro.worker.memory.MemoryBudget;
+import io.faro.worker.partition.PartitionStore;
+import io.faro.worker.push.FrameAppender;
+import io.faro.worker.push.PushHandler;
+import io.faro.worker.storage.ReadAhead;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The worker's three servers, each on its own port with its own event loops, so that paused push
+ * connections never stall control or fetch traffic: control RPCs ({@link ControlHandler}), pushes
+ * ({@link PushHandler}, frames charged to the memory budget) and fetches ({@link FetchHandler}).
+ * Closed in the order pushes, fetches, control.
+ */
+final class WorkerPorts implements AutoCloseable {
+  private static final Logger LOG = LoggerFactory.getLogger(WorkerPorts.class);
+
+  final TransportServer rpc;
+  final TransportServer push;
+  final TransportServer fetch;
+
+  private WorkerPorts(TransportServer rpc, TransportServer push, TransportServer fetch) {
+    this.rpc = rpc;
+    this.push = push;
+    this.fetch = fetch;
+  }
+
+  /**
+   * Binds the three servers with {@code network} (its authentication naming this worker); a server
+   * that cannot bind closes the ones bound before it.
+   */
+  static WorkerPorts start(
+      WorkerSettings settings,
+      NetworkOptions.Settings network,
+      ControlHandler control,
+      PartitionStore store,
+      MemoryBudget budget,
+      FaroMetrics metrics) {
+    List<TransportServer> bound = new ArrayList<>(3);
+    try {
+      TransportServer rpc =
+          new TransportServer(
+              "faro-worker-rpc",
+              settings.ports().bindHost(),
+              settings.ports().rpcPort(),
+              WorkerOptions.RPC_PORT.key(),
+              network,
+              control,
+              null,
+              FrameDecoder.Bodies.CONTIGUOUS,
+              null,
+              requests(settings, metrics, "rpc", ControlHandler.SERVED));
+      bound.add(rpc);
+      int dropPerMille = settings.testing().dropPerMille();
+      TransportServer push =
+          new TransportServer(
+              "faro-worker-push",
+              settings.ports().bindHost(),
+              settings.ports().pushPort(),
+              WorkerOptions.PUSH_PORT.key(),
+              network,
+              ConnectionDropper.wrap(
+                  new PushHandler(new FrameAppender(store, budget)), dropPerMille),
+              budget::register,
+              FrameDecoder.Bodies.COMPOSITE,
+              budget::partialFrames,
+              requests(settings, metrics, "push", List.of(MessageType.PUSH_REQUEST)));
+      bound.add(push);
+      ReadAhead.Limits readAhead =
+          new ReadAhead.Limits(
+              settings.storage().readAheadFiles(), settings.storage().readAheadBytes());
+      TransportServer fetch =
+          new TransportServer(
+              "faro-worker-fetch",
+              settings.ports().bindHost(),
+              settings.ports().fetchPort(),
+              WorkerOptions.FETCH_PORT.key(),
+              network,
+              ConnectionDropper.wrap(new FetchHandler(store, readAhead), dropPerMille),
+              null,
+              FrameDecoder.Bodies.CONTIGUOUS,
+              null,
+              requests(settings, metrics, "fetch", FetchHandler.SERVED));
+      bound.add(fetch);
+      if (dropPerMille > 0) {
+        LOG.warn(
+            "Fault injection on: {} of every 1000 push and fetch requests close their connection "
+                + "(faro.worker.testing.drop.connections.per.mille)",
+            dropPerMille);
+      }
+      return new WorkerPorts(rpc, push, fetch);
+    } catch (RuntimeException e) {
+      bound.forEach(TransportServer::close);
+      throw e;
+    }
+  }
+
+  private static RequestObserver requests(
+      WorkerSettings settings, FaroMetrics metrics, String port, List<MessageType> served) {
+    return settings.ports().metricsEnabled()
+        ? new RequestMetrics(metrics, "faro_worker", port, served)
+        : RequestObserver.NONE;
+  }
+
+  /** The servers by the name their metrics carry. */
+  Map<String, TransportServer> byName() {
+    return Map.of("rpc", rpc, "push", push, "fetch", fetch);
+  }
+
+  @Override
+  public void close() {
+    try {
+      push.close();
+    } finally {
+      try {
+        fetch.close();
+      } finally {
+        rpc.close();
+      }
+    }
+  }
+}
