@@ -88,52 +88,60 @@ final class LocalClusterCommand implements Callable<Integer> {
   @Override
   public Integer call() throws Exception {
     PrintWriter err = spec.commandLine().getErr();
-    if (workDir == null) {
-      err.println("faro local-cluster: --work-dir is required");
-      err.flush();
-      return 2;
-    }
-    String badWorkDir = whyNotAWorkDir(workDir);
-    if (badWorkDir != null) {
-      err.println("faro local-cluster: " + badWorkDir);
-      err.flush();
-      return 2;
-    }
-    if (conf != null && !Files.isRegularFile(conf)) {
-      err.println(
-          "faro local-cluster: --conf "
-              + conf
-              + (Files.exists(conf) ? " is not a regular file" : " does not exist")
-              + ": give a settings file (key value per line), e.g. --conf conf/faro-defaults.conf");
-      err.flush();
-      return 2;
-    }
-    if (workers < 1) {
-      err.println("faro local-cluster: --workers must be at least 1");
-      err.flush();
-      return 2;
-    }
-    if (masters < 1) {
-      err.println(
-          "faro local-cluster: --masters must be at least 1 "
-              + "(3 or 5 for a Raft group that survives losing a master)");
-      err.flush();
-      return 2;
-    }
+    String wrong = wrongOption();
     WorkerDirs dirs = WorkerDirs.DEFAULT;
-    if (workerDirs != null) {
+    if (wrong == null && workerDirs != null) {
       try {
         dirs = WorkerDirs.parse(workerDirs);
       } catch (IllegalArgumentException e) {
-        err.println("faro local-cluster: " + e.getMessage());
-        err.flush();
-        return 2;
+        wrong = e.getMessage();
       }
+    }
+    if (wrong != null) {
+      err.println("faro local-cluster: " + wrong);
+      err.flush();
+      return 2;
+    }
+    if (workerDirs != null) {
       warnOfDisksFullFromTheStart(dirs, err);
     }
     LocalCluster cluster =
         LocalCluster.start(
             workDir, new LocalCluster.Options(masters, workers, conf, masterPort, dirs));
+    printStarted(cluster, dirs);
+    if (detach) {
+      System.out.println("Stop with: bin/faro local-cluster stop --work-dir " + cluster.workDir());
+      return 0;
+    }
+    return runInForeground(cluster);
+  }
+
+  /** What is wrong with the options given, or null. */
+  private String wrongOption() {
+    if (workDir == null) {
+      return "--work-dir is required";
+    }
+    String badWorkDir = whyNotAWorkDir(workDir);
+    if (badWorkDir != null) {
+      return badWorkDir;
+    }
+    if (conf != null && !Files.isRegularFile(conf)) {
+      return "--conf "
+          + conf
+          + (Files.exists(conf) ? " is not a regular file" : " does not exist")
+          + ": give a settings file (key value per line), e.g. --conf conf/faro-defaults.conf";
+    }
+    if (workers < 1) {
+      return "--workers must be at least 1";
+    }
+    if (masters < 1) {
+      return "--masters must be at least 1 (3 or 5 for a Raft group that survives losing a master)";
+    }
+    return null;
+  }
+
+  /** Tells where the members are, their logs, the cluster file and the Spark settings. */
+  private void printStarted(LocalCluster cluster, WorkerDirs dirs) {
     Path file = cluster.workDir().resolve(LocalCluster.CLUSTER_FILE);
     System.out.println(
         "Faro local cluster: "
@@ -162,10 +170,13 @@ final class LocalClusterCommand implements Callable<Integer> {
                         + admin));
     System.out.println("Spark settings:");
     cluster.sparkSettings().forEach((k, v) -> System.out.println("  --conf " + k + "=" + v));
-    if (detach) {
-      System.out.println("Stop with: bin/faro local-cluster stop --work-dir " + cluster.workDir());
-      return 0;
-    }
+  }
+
+  /**
+   * Runs until Ctrl-C (0, the shutdown hook stops the cluster), a local-cluster stop (0), or every
+   * member exiting by itself (1), telling of each member that exits meanwhile.
+   */
+  private static int runInForeground(LocalCluster cluster) throws InterruptedException {
     Path dir = cluster.workDir();
     // Set by whichever ends the cluster first: a Ctrl-C (the shutdown hook) or the cluster itself.
     AtomicBoolean ended = new AtomicBoolean();
@@ -183,24 +194,7 @@ final class LocalClusterCommand implements Callable<Integer> {
     System.out.println(
         "Running; press Ctrl-C to stop, or run: bin/faro local-cluster stop --work-dir " + dir);
     for (LocalCluster.Member m : cluster.members()) {
-      m.process()
-          .onExit()
-          .thenAccept(
-              p -> {
-                if (!ended.get()) {
-                  System.err.println(
-                      m.name()
-                          + " (pid "
-                          + p.pid()
-                          + ") exited with code "
-                          + p.exitValue()
-                          + (ClusterFile.restartsUnderWay(dir).contains(m.name())
-                              ? " to be restarted"
-                              : "")
-                          + "; see "
-                          + m.log());
-                }
-              });
+      m.process().onExit().thenAccept(p -> tellExit(m, p, dir, ended));
     }
     ForegroundWatch.Ended end =
         new ForegroundWatch(dir, cluster.members(), System.out, System.err).await(ended::get);
@@ -219,6 +213,20 @@ final class LocalClusterCommand implements Callable<Integer> {
             + dir
             + " has exited, without local-cluster stop; exiting with code 1 (see their logs).");
     return 1;
+  }
+
+  private static void tellExit(LocalCluster.Member m, Process p, Path dir, AtomicBoolean ended) {
+    if (!ended.get()) {
+      System.err.println(
+          m.name()
+              + " (pid "
+              + p.pid()
+              + ") exited with code "
+              + p.exitValue()
+              + (ClusterFile.restartsUnderWay(dir).contains(m.name()) ? " to be restarted" : "")
+              + "; see "
+              + m.log());
+    }
   }
 
   /**

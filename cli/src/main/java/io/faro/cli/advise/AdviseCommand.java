@@ -150,82 +150,11 @@ public final class AdviseCommand implements Callable<Integer> {
     md.append("|---|---|---|---|---|---|---|---|---|---|---|---|\n");
     int rank = 0;
     for (Ranked r : ranked) {
-      AppLog a = r.app();
-      long written = a.stages.values().stream().mapToLong(s -> s.bytesWritten).sum();
-      long blocks = a.stages.values().stream().mapToLong(s -> s.blocksRead).sum();
-      long read = a.stages.values().stream().mapToLong(s -> s.bytesRead).sum();
-      long wait = a.stages.values().stream().mapToLong(s -> s.fetchWaitMillis).sum();
-      long spilled = a.stages.values().stream().mapToLong(s -> s.spilledBytes).sum();
-      md.append("| ")
-          .append(++rank)
-          .append(" | ")
-          .append(cell(a.appId))
-          .append(" | ")
-          .append(cell(a.appName))
-          .append(" | ")
-          .append(cell(a.user))
-          .append(" | ")
-          .append(bytes(written))
-          .append(" | ")
-          .append(blocks)
-          .append(" | ")
-          .append(blocks == 0 ? "-" : bytes(read / blocks))
-          .append(" | ")
-          .append(seconds(wait))
-          .append(" | ")
-          .append(bytes(spilled))
-          .append(" | ")
-          .append(seconds(a.taskMillis()))
-          .append(" | ")
-          .append(r.estimated() ? saving(r) : "-")
-          .append(" | ")
-          .append(r.verdict())
-          .append(" |\n");
+      appRow(md, ++rank, r);
     }
     for (Ranked r : ranked) {
-      if (!r.estimated()) {
-        continue;
-      }
-      AppLog a = r.app();
-      md.append("\n## ").append(a.appId);
-      if (!a.appName.isEmpty()) {
-        md.append(" (").append(cell(a.appName)).append(")");
-      }
-      md.append("\n\n| stage | name | tasks | written | write time | read | blocks |")
-          .append(" average block | fetch wait share | spilled | est. saving |\n")
-          .append("|---|---|---|---|---|---|---|---|---|---|---|\n");
-      for (AppLog.StageShuffle s : a.stages.values()) {
-        if (!s.reads() && !s.writes()) {
-          continue;
-        }
-        md.append("| ")
-            .append(s.stageId)
-            .append(" | ")
-            .append(cell(shortName(s.name)))
-            .append(" | ")
-            .append(s.tasks)
-            .append(" | ")
-            .append(bytes(s.bytesWritten))
-            .append(" | ")
-            .append(s.writes() ? seconds(s.writeNanos / 1e6) : "-")
-            .append(" | ")
-            .append(bytes(s.bytesRead))
-            .append(" | ")
-            .append(s.blocksRead)
-            .append(" | ")
-            .append(s.reads() ? bytes(s.averageBlockBytes()) : "-")
-            .append(" | ")
-            .append(percent(s.runMillis == 0 ? 0 : (double) s.fetchWaitMillis / s.runMillis))
-            .append(" | ")
-            .append(bytes(s.spilledBytes))
-            .append(" | ")
-            .append(seconds(Estimate.saved(s)))
-            .append(" |\n");
-      }
-      if (a.unreadableLines > 0) {
-        md.append("\n")
-            .append(a.unreadableLines)
-            .append(" lines of its log were not JSON (a log still being written ends torn).\n");
+      if (r.estimated()) {
+        stageTable(md, r);
       }
     }
     md.append(
@@ -235,6 +164,86 @@ public final class AdviseCommand implements Callable<Integer> {
             + " task, reduce task and application; its constants were fitted on one machine. It"
             + " ranks; measure before believing it (see docs/operations.md, \"Advise\").\n");
     return md.toString();
+  }
+
+  /** The row of one application in the table of every application. */
+  private static void appRow(StringBuilder md, int rank, Ranked r) {
+    AppLog a = r.app();
+    long written = a.stages.values().stream().mapToLong(s -> s.bytesWritten).sum();
+    long blocks = a.stages.values().stream().mapToLong(s -> s.blocksRead).sum();
+    long read = a.stages.values().stream().mapToLong(s -> s.bytesRead).sum();
+    long wait = a.stages.values().stream().mapToLong(s -> s.fetchWaitMillis).sum();
+    long spilled = a.stages.values().stream().mapToLong(s -> s.spilledBytes).sum();
+    md.append("| ")
+        .append(rank)
+        .append(" | ")
+        .append(cell(a.appId))
+        .append(" | ")
+        .append(cell(a.appName))
+        .append(" | ")
+        .append(cell(a.user))
+        .append(" | ")
+        .append(bytes(written))
+        .append(" | ")
+        .append(blocks)
+        .append(" | ")
+        .append(blocks == 0 ? "-" : bytes(read / blocks))
+        .append(" | ")
+        .append(seconds(wait))
+        .append(" | ")
+        .append(bytes(spilled))
+        .append(" | ")
+        .append(seconds(a.taskMillis()))
+        .append(" | ")
+        .append(r.estimated() ? saving(r) : "-")
+        .append(" | ")
+        .append(r.verdict())
+        .append(" |\n");
+  }
+
+  /** The table of one application's shuffle stages, for an application with an estimate. */
+  private static void stageTable(StringBuilder md, Ranked r) {
+    AppLog a = r.app();
+    md.append("\n## ").append(a.appId);
+    if (!a.appName.isEmpty()) {
+      md.append(" (").append(cell(a.appName)).append(")");
+    }
+    md.append("\n\n| stage | name | tasks | written | write time | read | blocks |")
+        .append(" average block | fetch wait share | spilled | est. saving |\n")
+        .append("|---|---|---|---|---|---|---|---|---|---|---|\n");
+    for (AppLog.StageShuffle s : a.stages.values()) {
+      if (!s.reads() && !s.writes()) {
+        continue;
+      }
+      md.append("| ")
+          .append(s.stageId)
+          .append(" | ")
+          .append(cell(shortName(s.name)))
+          .append(" | ")
+          .append(s.tasks)
+          .append(" | ")
+          .append(bytes(s.bytesWritten))
+          .append(" | ")
+          .append(s.writes() ? seconds(s.writeNanos / 1e6) : "-")
+          .append(" | ")
+          .append(bytes(s.bytesRead))
+          .append(" | ")
+          .append(s.blocksRead)
+          .append(" | ")
+          .append(s.reads() ? bytes(s.averageBlockBytes()) : "-")
+          .append(" | ")
+          .append(percent(s.runMillis == 0 ? 0 : (double) s.fetchWaitMillis / s.runMillis))
+          .append(" | ")
+          .append(bytes(s.spilledBytes))
+          .append(" | ")
+          .append(seconds(Estimate.saved(s)))
+          .append(" |\n");
+    }
+    if (a.unreadableLines > 0) {
+      md.append("\n")
+          .append(a.unreadableLines)
+          .append(" lines of its log were not JSON (a log still being written ends torn).\n");
+    }
   }
 
   static Map<String, Object> toJson(List<Ranked> ranked) {
