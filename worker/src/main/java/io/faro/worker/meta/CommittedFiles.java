@@ -15,8 +15,6 @@ import io.faro.worker.partition.ShuffleCommit;
 import io.faro.worker.storage.ChunkIndex;
 import io.faro.worker.storage.Disk;
 import io.faro.worker.storage.Disks;
-import io.faro.worker.storage.Extent;
-import io.faro.worker.storage.Extents;
 import io.faro.worker.storage.FileLayout;
 import io.faro.worker.storage.PartitionFileReader;
 import java.io.IOException;
@@ -43,9 +41,9 @@ import org.slf4j.LoggerFactory;
  * recorded, its trailer and index intact), so that the worker serves again exactly the files that
  * pass.
  *
- * <p>Over 400 lines, knowingly: recording, recovering and rebuilding are the three sides of one
- * check (what a record claims against what the disk holds), for partition files and for runs alike;
- * the record of a location in runs itself is built and read by {@link RunRecords}.
+ * <p>What a record claims is checked against what the disk holds by {@link RecordCheck}, for
+ * partition files and for runs alike; the record of a location in runs itself is built and read by
+ * {@link RunRecords}.
  */
 public final class CommittedFiles implements CommitLog {
   private static final Logger LOG = LoggerFactory.getLogger(CommittedFiles.class);
@@ -75,6 +73,7 @@ public final class CommittedFiles implements CommitLog {
   private final Disks disks;
   private final Clock clock;
   private final boolean sync;
+  private final RecordCheck check;
 
   /** A log whose records are forced to the disk (at start: a rebuild, a check). */
   public CommittedFiles(WorkerMetaStore store, Disks disks, Clock clock) {
@@ -90,6 +89,7 @@ public final class CommittedFiles implements CommitLog {
     this.disks = requireNonNull(disks, "disks is null");
     this.clock = requireNonNull(clock, "clock is null");
     this.sync = sync;
+    this.check = new RecordCheck(disks);
   }
 
   /**
@@ -187,7 +187,7 @@ public final class CommittedFiles implements CommitLog {
         CommittedFileRecordP r = e.getValue();
         try {
           if (r.getExtentRunsCount() > 0) {
-            PartitionCommit.Committed inRuns = checkedRuns(key, r);
+            PartitionCommit.Committed inRuns = check.checkedRuns(key, r);
             keep.addAll(inRuns.data().files());
             // checkedRuns made every extent (one at least) a run in this shuffle's directory.
             Path runDir = inRuns.data().list().get(0).file().getParent();
@@ -197,13 +197,13 @@ public final class CommittedFiles implements CommitLog {
             good.add(new RestoredPartition(r.getDiskIndex(), inRuns));
             continue;
           }
-          ChunkIndex chunks = checked(r);
-          Optional<Path> file = file(r);
+          ChunkIndex chunks = check.checked(r);
+          Optional<Path> file = check.file(r);
           file.ifPresent(keep::add);
           good.add(
               new RestoredPartition(
                   r.getDiskIndex(), new PartitionCommit.Committed(key, file, chunks)));
-        } catch (Unservable u) {
+        } catch (RecordCheck.Unservable u) {
           dropped.add("partition " + key + ": " + u.getMessage());
           store.forget(key);
           // Not kept: deleted with the other leftovers of the earlier run (and uncounted).
@@ -268,7 +268,8 @@ public final class CommittedFiles implements CommitLog {
 
   /**
    * Adds to {@code found} the locations the run index {@code file} lists whose runs pass every
-   * check of {@link #checkedRuns}; a damaged index, or a location that fails, is left out.
+   * check of {@link RecordCheck#checkedRuns}; a damaged index, or a location that fails, is left
+   * out.
    */
   private void rebuildRuns(
       Disk disk, Path file, Map<ShuffleId, List<PartitionCommit.Committed>> found) {
@@ -296,148 +297,17 @@ public final class CommittedFiles implements CommitLog {
         for (int run : e.getValue().getExtentRunsList()) {
           Path runFile = FileLayout.runFile(disk.root(), shuffle.get(), run);
           if (Files.exists(runFile) && Files.getLastModifiedTime(runFile).compareTo(written) > 0) {
-            throw new Unservable(runFile + " was written after the index that lists it");
+            throw new RecordCheck.Unservable(
+                runFile + " was written after the index that lists it");
           }
         }
         found
             .computeIfAbsent(shuffle.get(), s -> new ArrayList<>())
-            .add(checkedRuns(e.getKey(), e.getValue()));
-      } catch (Unservable | IOException u) {
+            .add(check.checkedRuns(e.getKey(), e.getValue()));
+      } catch (RecordCheck.Unservable | IOException u) {
         LOG.warn(
             "Partition {} of run index {} is not served: {}", e.getKey(), file, u.getMessage());
       }
     }
-  }
-
-  /** Why a recorded location cannot be served. */
-  private static final class Unservable extends Exception {
-    Unservable(String why) {
-      super(why, null, false, false);
-    }
-  }
-
-  /**
-   * The chunk index of the recorded location, read from its file once it passed every check (empty
-   * for an empty partition).
-   *
-   * @throws Unservable saying why it cannot be served
-   */
-  private ChunkIndex checked(CommittedFileRecordP r) throws Unservable {
-    if (r.getPath().isEmpty()) {
-      if (r.getChunkCount() != 0) {
-        throw new Unservable("chunks but no file recorded");
-      }
-      return ChunkIndex.empty();
-    }
-    if (r.getDiskIndex() < 0 || r.getDiskIndex() >= disks.size()) {
-      throw new Unservable(
-          "its disk " + r.getDiskIndex() + " is no longer configured (faro.worker.dirs)");
-    }
-    Optional<Path> resolved = file(r);
-    if (resolved.isEmpty()) {
-      throw new Unservable(
-          "its recorded path " + r.getPath() + " lies outside its disk's directory");
-    }
-    Path file = resolved.get();
-    try {
-      if (!Files.isRegularFile(file)) {
-        throw new Unservable(file + " is gone");
-      }
-      long size = Files.size(file);
-      if (size != r.getFileLength()) {
-        throw new Unservable(
-            file + " has " + size + " bytes, " + r.getFileLength() + " were committed");
-      }
-      ChunkIndex chunks = PartitionFileReader.readIndex(file);
-      if (chunks.chunkCount() != r.getChunkCount() || chunks.dataLength() != r.getDataLength()) {
-        throw new Unservable(
-            file
-                + " has "
-                + chunks.chunkCount()
-                + " chunks of "
-                + chunks.dataLength()
-                + " bytes, "
-                + r.getChunkCount()
-                + " of "
-                + r.getDataLength()
-                + " were committed");
-      }
-      return chunks;
-    } catch (PartitionFileReader.NewerFormatException e) {
-      throw e; // a newer Faro's file: neither misread nor deleted
-    } catch (IOException | FaroException e) {
-      throw new Unservable(e.getMessage());
-    }
-  }
-
-  /**
-   * The recorded location in runs, once it passed every check: its disk is configured, each run it
-   * names is there and holds its extents, the extents add up to the recorded data length, and the
-   * recorded chunk index is whole and ends there.
-   *
-   * @throws Unservable saying why it cannot be served
-   */
-  private PartitionCommit.Committed checkedRuns(PartitionKey key, CommittedFileRecordP r)
-      throws Unservable {
-    if (r.getDiskIndex() < 0 || r.getDiskIndex() >= disks.size()) {
-      throw new Unservable(
-          "its disk " + r.getDiskIndex() + " is no longer configured (faro.worker.dirs)");
-    }
-    if (!disks.get(r.getDiskIndex()).reader().readsThroughPageCache()) {
-      throw new Unservable(
-          "it lies in runs, and its disk now does direct I/O, which does not read runs"
-              + " (faro.worker.io.mode, faro.worker.tier.TIER.layout)");
-    }
-    int count = r.getExtentRunsCount();
-    if (r.getExtentOffsetsCount() != count || r.getExtentLengthsCount() != count) {
-      throw new Unservable("its recorded extents are not whole");
-    }
-    Path root = disks.get(r.getDiskIndex()).root();
-    Map<Path, Long> ends = new LinkedHashMap<>();
-    List<Extent> extents = new ArrayList<>(count);
-    try {
-      for (int i = 0; i < count; i++) {
-        Path run = FileLayout.runFile(root, key.shuffle(), r.getExtentRuns(i));
-        Extent e = new Extent(run, r.getExtentOffsets(i), r.getExtentLengths(i));
-        extents.add(e);
-        ends.merge(run, e.end(), Math::max);
-      }
-      for (Map.Entry<Path, Long> end : ends.entrySet()) {
-        if (!Files.isRegularFile(end.getKey())) {
-          throw new Unservable(end.getKey() + " is gone");
-        }
-        long size = Files.size(end.getKey());
-        if (size < end.getValue()) {
-          throw new Unservable(
-              end.getKey() + " has " + size + " bytes, its extents end at " + end.getValue());
-        }
-      }
-      long[] offsets = r.getChunkOffsetsList().stream().mapToLong(Long::longValue).toArray();
-      ChunkIndex chunks =
-          r.getChunkFirstMapsCount() == 0
-              ? ChunkIndex.of(offsets)
-              : ChunkIndex.of(
-                  offsets,
-                  r.getChunkFirstMapsList().stream().mapToInt(Integer::intValue).toArray(),
-                  r.getChunkLastMapsList().stream().mapToInt(Integer::intValue).toArray());
-      if (chunks.chunkCount() != r.getChunkCount() || chunks.dataLength() != r.getDataLength()) {
-        throw new Unservable("its recorded chunk index does not match its chunk count and length");
-      }
-      return new PartitionCommit.Committed(key, Extents.inRuns(extents), chunks);
-    } catch (IOException | IllegalArgumentException e) {
-      throw new Unservable(String.valueOf(e.getMessage()));
-    }
-  }
-
-  /**
-   * The recorded file, if any, when it lies inside its disk's directory (never a file elsewhere).
-   */
-  private Optional<Path> file(CommittedFileRecordP r) {
-    if (r.getPath().isEmpty() || r.getDiskIndex() < 0 || r.getDiskIndex() >= disks.size()) {
-      return Optional.empty();
-    }
-    Path root = disks.get(r.getDiskIndex()).root().toAbsolutePath().normalize();
-    Path file = root.resolve(r.getPath()).normalize();
-    return file.startsWith(root) && !file.equals(root) ? Optional.of(file) : Optional.empty();
   }
 }

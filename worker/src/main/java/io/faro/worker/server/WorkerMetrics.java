@@ -141,6 +141,21 @@ final class WorkerMetrics {
   private static void disk(
       FaroMetrics metrics, Disk disk, Supplier<int[]> open, boolean timeFlushes) {
     String[] labels = {"disk", disk.root().toString(), "tier", disk.tier().configName()};
+    diskTraffic(metrics, disk, labels);
+    diskReads(metrics, disk, labels);
+    if (timeFlushes) {
+      Latency flushes =
+          metrics.latency(
+              "faro_worker_flush_seconds",
+              "Time of one write of buffered partition data to a disk (a flush).",
+              labels);
+      disk.onWrite(flushes::record);
+    }
+    diskState(metrics, disk, open, labels);
+  }
+
+  /** What the disk wrote and read, and the time it took. */
+  private static void diskTraffic(FaroMetrics metrics, Disk disk, String[] labels) {
     metrics.counter(
         "faro_worker_disk_written_bytes",
         "Bytes written to the disk's partition files.",
@@ -161,6 +176,10 @@ final class WorkerMetrics {
         "Time spent reading them.",
         () -> disk.ioTimes()[3] / NANOS_PER_SECOND,
         labels);
+  }
+
+  /** What read-ahead and the runs layout's reads and writes did on the disk. */
+  private static void diskReads(FaroMetrics metrics, Disk disk, String[] labels) {
     metrics.counter(
         "faro_worker_disk_read_ahead_bytes",
         "Bytes of partition files read into the page cache ahead of reducers"
@@ -193,14 +212,11 @@ final class WorkerMetrics {
         "Bytes those reads read beyond the pieces asked for (the next partitions').",
         () -> disk.reader().readAroundBytes(),
         labels);
-    if (timeFlushes) {
-      Latency flushes =
-          metrics.latency(
-              "faro_worker_flush_seconds",
-              "Time of one write of buffered partition data to a disk (a flush).",
-              labels);
-      disk.onWrite(flushes::record);
-    }
+  }
+
+  /** The disk's space, state, open partitions and queues now. */
+  private static void diskState(
+      FaroMetrics metrics, Disk disk, Supplier<int[]> open, String[] labels) {
     metrics.gauge(
         "faro_worker_disk_used_bytes",
         "Bytes of Faro's files on the disk.",
