@@ -2,24 +2,18 @@ package io.faro.cli;
 
 import static java.util.Objects.requireNonNull;
 
-import io.faro.common.auth.AuthOptions;
-import io.faro.common.auth.Secret;
 import io.faro.common.json.Json;
 import io.faro.common.network.FreePorts;
 import io.faro.worker.storage.DiskDir;
 import java.io.IOException;
-import java.io.Reader;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.attribute.PosixFilePermissions;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import java.util.Properties;
-import java.util.TreeMap;
 
 /**
  * One master (or a Raft group of several) and N workers, each its own JVM process on loopback,
@@ -28,7 +22,8 @@ import java.util.TreeMap;
  * description, with the Spark settings a job needs, goes to {@code <work-dir>/cluster.json}.
  *
  * <p>This class is the topology (who runs, on which ports, with which peers); {@link
- * ProcessLauncher} starts and stops the processes, {@link ClusterFile} writes cluster.json.
+ * ProcessLauncher} starts and stops the processes, {@link ClusterFile} writes cluster.json, and
+ * {@link LocalClusterConf} reads the settings file for the members' secrets and the jobs' settings.
  */
 public final class LocalCluster implements AutoCloseable {
   public static final String CLUSTER_FILE = ClusterFile.NAME;
@@ -82,83 +77,11 @@ public final class LocalCluster implements AutoCloseable {
   }
 
   /**
-   * The faro.client.* and faro.tls.* settings of a settings file, which Spark jobs take as
-   * spark.faro.*.
-   */
-  /**
-   * The authentication every member gets. Unless the settings file turns it off or names its own
-   * cluster secret, a cluster secret and an admin secret are made in {@code <work-dir>/secrets}
-   * (readable by this user only) and named to every member; {@code <work-dir>/admin.conf} names the
-   * admin secret for {@code bin/faro admin --conf}. Returns the members' settings, and the admin
-   * conf (null when there is none to write).
-   */
-  private record Auth(List<String> settings, Path adminConf) {}
-
-  private static Auth auth(Path dir, Path confFile) throws IOException {
-    Properties p = new Properties();
-    if (confFile != null) {
-      try (Reader r = Files.newBufferedReader(confFile)) {
-        p.load(r);
-      }
-    }
-    String enabled = p.getProperty(AuthOptions.ENABLED.key(), "true").trim();
-    Path adminConf = dir.resolve(ADMIN_CONF);
-    Files.deleteIfExists(adminConf);
-    if (enabled.equalsIgnoreCase("false")) {
-      return new Auth(List.of(), null);
-    }
-    String ownAdmin = p.getProperty(AuthOptions.ADMIN_SECRET_FILE.key(), "").trim();
-    if (!p.getProperty(AuthOptions.CLUSTER_SECRET_FILE.key(), "").isBlank()) {
-      if (ownAdmin.isEmpty()) {
-        return new Auth(List.of(), null);
-      }
-      Files.writeString(adminConf, AuthOptions.ADMIN_SECRET_FILE.key() + "=" + ownAdmin + "\n");
-      return new Auth(List.of(), adminConf);
-    }
-    Path secrets = dir.resolve("secrets");
-    Files.createDirectories(secrets);
-    try {
-      Files.setPosixFilePermissions(secrets, PosixFilePermissions.fromString("rwx------"));
-    } catch (UnsupportedOperationException e) {
-      // Not a POSIX file system: the files' own permissions are all there is.
-    }
-    Path cluster = secrets.resolve("cluster.secret");
-    Path admin = secrets.resolve("admin.secret");
-    Secret.writeNew(cluster);
-    Secret.writeNew(admin);
-    Files.writeString(adminConf, AuthOptions.ADMIN_SECRET_FILE.key() + "=" + admin + "\n");
-    return new Auth(
-        List.of(
-            AuthOptions.CLUSTER_SECRET_FILE.key() + "=" + cluster,
-            AuthOptions.ADMIN_SECRET_FILE.key() + "=" + admin),
-        adminConf);
-  }
-
-  /**
    * The settings file that proves the operators' secret to this cluster ({@code bin/faro admin
    * --conf FILE}), when the cluster authenticates and its admin secret is known.
    */
   public Optional<Path> adminConf() {
     return Optional.ofNullable(adminConf);
-  }
-
-  private static Map<String, String> clientSettings(Path confFile) throws IOException {
-    Map<String, String> client = new TreeMap<>();
-    if (confFile == null) {
-      return client;
-    }
-    Properties p = new Properties();
-    try (Reader r = Files.newBufferedReader(confFile)) {
-      p.load(r);
-    }
-    p.stringPropertyNames().stream()
-        // Not the provider: Spark's executors carry no OpenSSL, whatever the members use.
-        .filter(
-            k ->
-                k.startsWith("faro.client.")
-                    || (k.startsWith("faro.tls.") && !k.equals("faro.tls.provider")))
-        .forEach(k -> client.put(k, p.getProperty(k).trim()));
-    return client;
   }
 
   /**
@@ -242,7 +165,7 @@ public final class LocalCluster implements AutoCloseable {
       removePreviousCluster(dir);
     }
     List<Member> members = new ArrayList<>();
-    Auth auth = auth(dir, confFile);
+    LocalClusterConf.Auth auth = LocalClusterConf.auth(dir, confFile);
     try {
       List<String> endpoints =
           startMasters(
@@ -275,7 +198,8 @@ public final class LocalCluster implements AutoCloseable {
         members.set(i, w.started(ProcessLauncher.awaitPortFile(w)));
       }
       LocalCluster cluster =
-          new LocalCluster(dir, members, endpoints, clientSettings(confFile), auth.adminConf());
+          new LocalCluster(
+              dir, members, endpoints, LocalClusterConf.clientSettings(confFile), auth.adminConf());
       ClusterFile.write(dir, members, cluster.sparkSettings(), auth.adminConf());
       return cluster;
     } catch (IOException | RuntimeException e) {
