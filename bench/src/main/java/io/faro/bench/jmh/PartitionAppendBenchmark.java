@@ -5,8 +5,8 @@ import io.faro.common.id.AppId;
 import io.faro.common.id.PartitionKey;
 import io.faro.common.id.ShuffleId;
 import io.faro.worker.memory.FrameCharge;
-import io.faro.worker.partition.AppendStatus;
 import io.faro.worker.partition.PartitionStore;
+import io.faro.worker.partition.PushStatus;
 import io.faro.worker.storage.IoMode;
 import io.netty.buffer.ByteBuf;
 import java.util.ArrayList;
@@ -91,7 +91,7 @@ public class PartitionAppendBenchmark {
   }
 
   @Benchmark
-  public AppendStatus appendAndFlush() {
+  public PushStatus appendAndFlush() {
     while (files.budget.used() > IN_FLIGHT_LIMIT) {
       LockSupport.parkNanos(10_000); // leave the core to the flusher
     }

@@ -206,8 +206,29 @@ final class PlacementReport {
   }
 
   String table() {
-    SimulatedCluster.Shape shape = settings.shape();
     StringBuilder out = new StringBuilder();
+    appendHeader(out);
+    List<String[]> rows = new ArrayList<>();
+    rows.add(row("allocation latency p50", result.latencies().percentileMillis(0.5), "ms", ""));
+    rows.add(row("allocation latency p99", result.latencies().percentileMillis(0.99), "ms", ""));
+    rows.add(
+        row(
+            "allocation latency max",
+            result.maxNanos() / 1e6,
+            "ms",
+            "PlacementPolicy.place of each request, as the leader runs it before the Raft commit"));
+    rows.add(row("slots", slots, "", "partitions placed over all measured requests"));
+    for (Tier t : tiers) {
+      tierRows(rows, t);
+    }
+    checkRows(rows);
+    TableReport.appendRows(out, rows);
+    return out.toString();
+  }
+
+  /** What ran, on which simulated cluster, with which settings, on which machine. */
+  private void appendHeader(StringBuilder out) {
+    SimulatedCluster.Shape shape = settings.shape();
     out.append(
         String.format(
             Locale.ROOT,
@@ -251,64 +272,60 @@ final class PlacementReport {
             machine.cpuModel(),
             machine.javaVersion(),
             machine.loadAverage()));
+  }
 
-    List<String[]> rows = new ArrayList<>();
-    rows.add(row("allocation latency p50", result.latencies().percentileMillis(0.5), "ms", ""));
-    rows.add(row("allocation latency p99", result.latencies().percentileMillis(0.99), "ms", ""));
+  /** The slots of one tier, of each of its groups and of its slow disks. */
+  private void tierRows(List<String[]> rows, Tier t) {
+    String name = t.tier().configName();
     rows.add(
         row(
-            "allocation latency max",
-            result.maxNanos() / 1e6,
-            "ms",
-            "PlacementPolicy.place of each request, as the leader runs it before the Raft commit"));
-    rows.add(row("slots", slots, "", "partitions placed over all measured requests"));
-    for (Tier t : tiers) {
-      String name = t.tier().configName();
+            name + " slots",
+            t.slots(),
+            "",
+            String.format(
+                Locale.ROOT,
+                "%d disks, %d usable: %s per usable disk",
+                t.disks(),
+                t.usableDisks(),
+                TableReport.format(
+                    t.usableDisks() == 0 ? 0 : t.slots() / (double) t.usableDisks()))));
+    List<Group> groups = t.groups();
+    for (int i = 0; i < groups.size(); i++) {
+      Group g = groups.get(i);
+      String note = String.format(Locale.ROOT, "%d disks, %d slots", g.disks(), g.slots());
+      if (i + 1 < groups.size()) {
+        Group next = groups.get(i + 1);
+        Double ratio = ratio(g, next);
+        note +=
+            String.format(
+                Locale.ROOT,
+                "; %sx group %d",
+                ratio == null ? "-" : TableReport.format(ratio),
+                next.group());
+        if (settings.policy() == SlotsPolicy.LOAD_AWARE) {
+          note += " (aimed at " + TableReport.format(expectedRatio(g, next)) + ")";
+        }
+      }
+      rows.add(row(name + " group " + g.group(), g.perDisk(), "per disk", note));
+    }
+    if (t.slowDisks() > 0) {
       rows.add(
           row(
-              name + " slots",
-              t.slots(),
-              "",
+              name + " slow disks",
+              t.slowPerDisk(),
+              "per disk",
               String.format(
                   Locale.ROOT,
-                  "%d disks, %d usable: %s per usable disk",
-                  t.disks(),
-                  t.usableDisks(),
-                  TableReport.format(
-                      t.usableDisks() == 0 ? 0 : t.slots() / (double) t.usableDisks()))));
-      List<Group> groups = t.groups();
-      for (int i = 0; i < groups.size(); i++) {
-        Group g = groups.get(i);
-        String note = String.format(Locale.ROOT, "%d disks, %d slots", g.disks(), g.slots());
-        if (i + 1 < groups.size()) {
-          Group next = groups.get(i + 1);
-          Double ratio = ratio(g, next);
-          note +=
-              String.format(
-                  Locale.ROOT,
-                  "; %sx group %d",
-                  ratio == null ? "-" : TableReport.format(ratio),
-                  next.group());
-          if (settings.policy() == SlotsPolicy.LOAD_AWARE) {
-            note += " (aimed at " + TableReport.format(expectedRatio(g, next)) + ")";
-          }
-        }
-        rows.add(row(name + " group " + g.group(), g.perDisk(), "per disk", note));
-      }
-      if (t.slowDisks() > 0) {
-        rows.add(
-            row(
-                name + " slow disks",
-                t.slowPerDisk(),
-                "per disk",
-                String.format(
-                    Locale.ROOT,
-                    "%d disks; the other %d usable: %s per disk",
-                    t.slowDisks(),
-                    t.otherDisks(),
-                    TableReport.format(t.otherPerDisk()))));
-      }
+                  "%d disks; the other %d usable: %s per disk",
+                  t.slowDisks(),
+                  t.otherDisks(),
+                  TableReport.format(t.otherPerDisk()))));
     }
+  }
+
+  /** What must never happen (slots on full or broken disks) and the spread's bounds. */
+  private void checkRows(List<String[]> rows) {
+    LoadAwarePlacement.Settings s = settings.loadAware();
     rows.add(row("slots on full disks", onFull, "", onFull == 0 ? "none, as it must be" : "BUG"));
     rows.add(
         row("slots on broken disks", onBroken, "", onBroken == 0 ? "none, as it must be" : "BUG"));
@@ -333,8 +350,6 @@ final class PlacementReport {
                 minWorkersPerRequest(),
                 s.maxWorkersPerShuffle(),
                 MasterServerOptions.MAX_WORKERS_PER_SHUFFLE.key())));
-    TableReport.appendRows(out, rows);
-    return out.toString();
   }
 
   /** A setting as it was given: 1.1, 0.5, 2. */

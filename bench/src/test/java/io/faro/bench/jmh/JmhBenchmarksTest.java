@@ -3,7 +3,7 @@ package io.faro.bench.jmh;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.faro.bench.workload.DataKind;
-import io.faro.worker.partition.AppendStatus;
+import io.faro.worker.partition.PushStatus;
 import io.faro.worker.storage.IoMode;
 import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
@@ -77,9 +77,7 @@ class JmhBenchmarksTest {
       try {
         benchmark.newShuffle();
         for (int i = 0; i < 64; i++) {
-          assertThat(benchmark.appendAndFlush())
-              .as("%s I/O", mode)
-              .isEqualTo(AppendStatus.ACCEPTED);
+          assertThat(benchmark.appendAndFlush()).as("%s I/O", mode).isEqualTo(PushStatus.OK);
         }
         benchmark.dropShuffle();
       } finally {

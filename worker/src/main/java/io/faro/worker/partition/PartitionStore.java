@@ -294,7 +294,7 @@ public final class PartitionStore implements AutoCloseable {
    * by the frame's parts. Takes ownership of {@code part}; {@code charge} hears when it is
    * released.
    */
-  public AppendStatus append(PartitionKey key, ByteBuf part, FrameCharge charge) {
+  public PushStatus append(PartitionKey key, ByteBuf part, FrameCharge charge) {
     return append(key, writer(key).orElse(null), part, charge, settings.chunkSize());
   }
 
@@ -303,27 +303,27 @@ public final class PartitionStore implements AutoCloseable {
    * (null: the location is not here), cutting chunks by {@code chunkSize}: a replica is given its
    * primary's. Ownership of {@code part} and {@code charge} as above.
    */
-  public AppendStatus append(
+  public PushStatus append(
       PartitionKey key, PartitionWriter writer, ByteBuf part, FrameCharge charge, long chunkSize) {
     if (writer == null) {
       ShuffleState state = shuffles.get(key.shuffle());
       part.release();
       charge.partReleased();
       if (state == null) {
-        return AppendStatus.NOT_HERE;
+        return PushStatus.NOT_HERE;
       }
       if (state.commitStarted) {
-        return AppendStatus.STAGE_ENDED;
+        return PushStatus.STAGE_ENDED;
       }
       // Sealed by an earlier run on its way out: the client moves to a new location.
-      return state.restored.containsKey(key) ? AppendStatus.SPLIT : AppendStatus.NOT_HERE;
+      return state.restored.containsKey(key) ? PushStatus.SPLIT : PushStatus.NOT_HERE;
     }
     int length = part.readableBytes();
-    AppendStatus status = writer.append(part, charge, chunkSize);
-    if (status == AppendStatus.ACCEPTED || status == AppendStatus.SOFT_SPLIT) {
+    PushStatus status = writer.append(part, charge, chunkSize);
+    if (status == PushStatus.OK || status == PushStatus.SOFT_SPLIT) {
       counters.appended(length);
     }
-    if (status == AppendStatus.SOFT_SPLIT || status == AppendStatus.SPLIT) {
+    if (status == PushStatus.SOFT_SPLIT || status == PushStatus.SPLIT) {
       counters.splitAnswered();
     }
     return status;

@@ -178,7 +178,7 @@ public final class PartitionWriter {
    * ownership of {@code part}: it is kept until flushed, or released here when not appended; either
    * way {@code charge} hears of its release.
    */
-  public AppendStatus append(ByteBuf part, FrameCharge charge, long chunkSize) {
+  public PushStatus append(ByteBuf part, FrameCharge charge, long chunkSize) {
     if (chunkSize <= 0) {
       part.release();
       charge.partReleased();
@@ -186,10 +186,10 @@ public final class PartitionWriter {
     }
     int length = part.readableBytes();
     long maps = mapRange(part);
-    AppendStatus status;
+    PushStatus status;
     synchronized (this) {
       status = admit();
-      if (status == AppendStatus.ACCEPTED || status == AppendStatus.SOFT_SPLIT) {
+      if (status == PushStatus.OK || status == PushStatus.SOFT_SPLIT) {
         pending.add(new Part(part, charge));
         pendingBytes += length;
         appendedBytes += length;
@@ -203,36 +203,36 @@ public final class PartitionWriter {
         layout.added(this, length);
       }
     }
-    if (status != AppendStatus.ACCEPTED && status != AppendStatus.SOFT_SPLIT) {
+    if (status != PushStatus.OK && status != PushStatus.SOFT_SPLIT) {
       new Part(part, charge).release();
     }
     return status;
   }
 
   // @GuardedBy("this")
-  private AppendStatus admit() {
+  private PushStatus admit() {
     return switch (state) {
-      case COMMITTED -> AppendStatus.STAGE_ENDED;
+      case COMMITTED -> PushStatus.STAGE_ENDED;
       // Everything acknowledged is in the sealed file; the rest goes to a new location.
-      case SEALED -> AppendStatus.SPLIT;
-      case DISCARDED -> AppendStatus.NOT_HERE;
+      case SEALED -> PushStatus.SPLIT;
+      case DISCARDED -> PushStatus.NOT_HERE;
       case OPEN -> {
         // A failed file would have a hole, a replica that missed a part too: move the client to
         // a new location instead.
         if (writeFailed || stopped || (replica != null && replica.failed())) {
-          yield AppendStatus.SPLIT;
+          yield PushStatus.SPLIT;
         }
         // A full disk still has its reserve for what is in flight; a broken one takes nothing.
         DiskHealth.State diskState = disk.state();
         if (diskState != DiskHealth.State.HEALTHY) {
           yield diskState == DiskHealth.State.BROKEN || settings.hardSplit()
-              ? AppendStatus.SPLIT
-              : AppendStatus.SOFT_SPLIT;
+              ? PushStatus.SPLIT
+              : PushStatus.SOFT_SPLIT;
         }
         if (appendedBytes >= settings.splitThreshold()) {
-          yield settings.hardSplit() ? AppendStatus.SPLIT : AppendStatus.SOFT_SPLIT;
+          yield settings.hardSplit() ? PushStatus.SPLIT : PushStatus.SOFT_SPLIT;
         }
-        yield AppendStatus.ACCEPTED;
+        yield PushStatus.OK;
       }
     };
   }

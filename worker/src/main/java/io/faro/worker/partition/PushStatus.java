@@ -1,12 +1,13 @@
 package io.faro.worker.partition;
 
 /**
- * What became of one pushed part. Normal outcomes, not errors: the push handler maps each to the
- * part's status in the answer.
+ * What became of one pushed part: the worker's side of the answer's status ({@code PushStatusP} on
+ * the wire, the same names), which the push handler maps one to one, answering SLOW_DOWN for an OK
+ * part while the worker's memory is above its pause mark. Normal outcomes, not errors.
  */
-public enum AppendStatus {
+public enum PushStatus {
   /** Appended to the partition's buffer. */
-  ACCEPTED,
+  OK,
   /** Appended, but the file passed its split threshold: the client moves on for later batches. */
   SOFT_SPLIT,
   /**

@@ -45,7 +45,7 @@ public final class TrafficCounters {
     return committedBytes.sum();
   }
 
-  /** Counts the bytes of one part a partition took (ACCEPTED or SOFT_SPLIT). */
+  /** Counts the bytes of one part a partition took (OK or SOFT_SPLIT). */
   void appended(long bytes) {
     appendedBytes.add(bytes);
   }

@@ -15,9 +15,9 @@ import io.faro.proto.RoleP;
 import io.faro.proto.WorkerStateP;
 import io.faro.proto.WorkerStatusResponse;
 import io.faro.worker.lifecycle.WorkerLifecycle;
-import io.faro.worker.partition.AppendStatus;
 import io.faro.worker.partition.PartitionCommit;
 import io.faro.worker.partition.PartitionStore;
+import io.faro.worker.partition.PushStatus;
 import io.faro.worker.partition.ShuffleCommit;
 import io.faro.worker.status.WorkerStatus;
 import java.util.Locale;
@@ -67,10 +67,10 @@ public final class ProtoMapper {
     };
   }
 
-  /** The push status of an appended part; {@code slowDown} turns ACCEPTED into SLOW_DOWN. */
-  public static PushStatusP toProto(AppendStatus status, boolean slowDown) {
+  /** The push status of an appended part; {@code slowDown} turns OK into SLOW_DOWN. */
+  public static PushStatusP toProto(PushStatus status, boolean slowDown) {
     return switch (status) {
-      case ACCEPTED -> slowDown ? PushStatusP.SLOW_DOWN : PushStatusP.OK;
+      case OK -> slowDown ? PushStatusP.SLOW_DOWN : PushStatusP.OK;
       case SOFT_SPLIT -> PushStatusP.SOFT_SPLIT;
       case SPLIT -> PushStatusP.SPLIT;
       case STAGE_ENDED -> PushStatusP.STAGE_ENDED;

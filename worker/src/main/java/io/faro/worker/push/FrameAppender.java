@@ -11,9 +11,9 @@ import io.faro.proto.PushResponse;
 import io.faro.proto.PushStatusP;
 import io.faro.worker.memory.FrameCharge;
 import io.faro.worker.memory.MemoryBudget;
-import io.faro.worker.partition.AppendStatus;
 import io.faro.worker.partition.PartitionStore;
 import io.faro.worker.partition.PartitionWriter;
+import io.faro.worker.partition.PushStatus;
 import io.faro.worker.replicate.ReplicaLink;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.CompositeByteBuf;
@@ -59,11 +59,11 @@ public final class FrameAppender {
    * What became of a frame.
    *
    * @param slowDown whether the budget was paused once the frame was appended (this frame's own
-   *     bytes may be what crossed the mark): the answer then says SLOW_DOWN for ACCEPTED parts
+   *     bytes may be what crossed the mark): the answer then says SLOW_DOWN for OK parts
    * @param statuses one status per part, in frame order; complete once every replica answered
    *     (never exceptionally)
    */
-  public record Appended(boolean slowDown, CompletableFuture<List<AppendStatus>> statuses) {}
+  public record Appended(boolean slowDown, CompletableFuture<List<PushStatus>> statuses) {}
 
   /** The store parts are appended to. */
   public PartitionStore store() {
@@ -142,7 +142,7 @@ public final class FrameAppender {
     // Parts whose primary has a replica, by link, each list in frame order.
     private final Map<ReplicaLink, List<Part>> forwarded = new LinkedHashMap<>();
     // Filled on this thread, and for forwarded parts on the replica connections' event loops.
-    private final AppendStatus[] statuses;
+    private final PushStatus[] statuses;
     // A forwarded frame's partitions are cut by their primary's chunk size, not this worker's.
     private final long chunkSize;
 
@@ -151,7 +151,7 @@ public final class FrameAppender {
       this.body = body;
       this.parts = parts;
       this.charge = charge;
-      this.statuses = new AppendStatus[parts.size()];
+      this.statuses = new PushStatus[parts.size()];
       this.chunkSize =
           push.getReplica() && push.getChunkSize() > 0 ? push.getChunkSize() : store.chunkSize();
       for (Part part : parts) {
@@ -171,7 +171,7 @@ public final class FrameAppender {
       forwarded.forEach((link, linked) -> confirmations.add(appendAndForward(link, linked)));
       // Read once after appending: this frame's own bytes may be what crossed the mark.
       boolean slowDown = budget.shouldSlowDown();
-      CompletableFuture<List<AppendStatus>> answered =
+      CompletableFuture<List<PushStatus>> answered =
           confirmations.isEmpty()
               ? CompletableFuture.completedFuture(List.of(statuses))
               : CompletableFuture.allOf(confirmations.toArray(CompletableFuture[]::new))
@@ -179,7 +179,7 @@ public final class FrameAppender {
       return new Appended(slowDown, answered);
     }
 
-    private AppendStatus append(Part part) {
+    private PushStatus append(Part part) {
       return store.append(
           part.key(),
           part.writer(),
@@ -190,9 +190,9 @@ public final class FrameAppender {
 
     /** A part without a replica to forward to: a primary's without one, or a replica's own. */
     private void appendHere(Part part) {
-      AppendStatus status = append(part);
+      PushStatus status = append(part);
       statuses[part.index()] = status;
-      if (push.getReplica() && part.writer() != null && status == AppendStatus.SPLIT) {
+      if (push.getReplica() && part.writer() != null && status == PushStatus.SPLIT) {
         part.writer().forwardedPartRefused("answered " + status);
       }
     }
@@ -204,7 +204,7 @@ public final class FrameAppender {
      */
     private CompletableFuture<Void> appendAndForward(ReplicaLink link, List<Part> linked) {
       List<Part> sent = new ArrayList<>(linked.size());
-      List<AppendStatus> own = new ArrayList<>(linked.size());
+      List<PushStatus> own = new ArrayList<>(linked.size());
       CompletableFuture<Frame> answer;
       synchronized (link.lock()) {
         // The replica cuts by this worker's chunk size (a frame is forwarded only from a primary).
@@ -215,13 +215,13 @@ public final class FrameAppender {
                 .setChunkSize(store.chunkSize());
         CompositeByteBuf copy = body.alloc().compositeDirectBuffer(linked.size());
         for (Part part : linked) {
-          AppendStatus status = append(part);
-          if (status == AppendStatus.ACCEPTED || status == AppendStatus.SOFT_SPLIT) {
+          PushStatus status = append(part);
+          if (status == PushStatus.OK || status == PushStatus.SOFT_SPLIT) {
             sent.add(part);
             own.add(status);
             meta.addParts(part.meta());
             copy.addComponent(true, body.retainedSlice(part.offset(), part.length()));
-            statuses[part.index()] = AppendStatus.REPLICA_FAILED; // until the replica confirms
+            statuses[part.index()] = PushStatus.REPLICA_FAILED; // until the replica confirms
           } else {
             statuses[part.index()] = status;
             charge.partReleased(); // no forwarded slice for this part
@@ -259,10 +259,7 @@ public final class FrameAppender {
      * the replica's answer: {@code replicaStatuses}, one per part, or {@code error}.
      */
     private void confirm(
-        List<Part> sent,
-        List<AppendStatus> own,
-        List<PushStatusP> replicaStatuses,
-        Throwable error) {
+        List<Part> sent, List<PushStatus> own, List<PushStatusP> replicaStatuses, Throwable error) {
       for (int k = 0; k < sent.size(); k++) {
         Part part = sent.get(k);
         PushStatusP r =
@@ -278,8 +275,8 @@ public final class FrameAppender {
         if (confirmed) {
           // The replica's split (its disk filling, its own threshold) moves the client too.
           statuses[part.index()] =
-              r == PushStatusP.SOFT_SPLIT && own.get(k) == AppendStatus.ACCEPTED
-                  ? AppendStatus.SOFT_SPLIT
+              r == PushStatusP.SOFT_SPLIT && own.get(k) == PushStatus.OK
+                  ? PushStatus.SOFT_SPLIT
                   : own.get(k);
         } else {
           part.writer()

@@ -19,7 +19,7 @@ import io.faro.proto.PushRequest;
 import io.faro.proto.PushResponse;
 import io.faro.worker.WorkerOptions;
 import io.faro.worker.auth.AppAccess;
-import io.faro.worker.partition.AppendStatus;
+import io.faro.worker.partition.PushStatus;
 import io.faro.worker.protocol.ProtoMapper;
 import io.netty.buffer.ByteBuf;
 import java.util.ArrayList;
@@ -96,7 +96,7 @@ public final class PushHandler implements RequestHandler {
         .thenAccept(
             statuses -> {
               PushResponse.Builder response = PushResponse.newBuilder();
-              for (AppendStatus s : statuses) {
+              for (PushStatus s : statuses) {
                 response.addStatuses(ProtoMapper.toProto(s, appended.slowDown()));
               }
               responder.respond(response.build());

@@ -15,8 +15,8 @@ import io.faro.common.testing.Eventually;
 import io.faro.worker.WorkerOptions;
 import io.faro.worker.memory.FrameCharge;
 import io.faro.worker.memory.MemoryBudget;
-import io.faro.worker.partition.AppendStatus;
 import io.faro.worker.partition.PartitionStore;
+import io.faro.worker.partition.PushStatus;
 import io.faro.worker.partition.WriterSettings;
 import io.faro.worker.storage.DiskDir;
 import io.faro.worker.storage.DiskReader;
@@ -272,6 +272,6 @@ class FetchHandlerTest {
   private void append(PartitionKey key, byte[] bytes) {
     ByteBuf part = Unpooled.wrappedBuffer(Arrays.copyOf(bytes, bytes.length));
     assertThat(store.append(key, part, new FrameCharge(budget, bytes.length, 1)))
-        .isEqualTo(AppendStatus.ACCEPTED);
+        .isEqualTo(PushStatus.OK);
   }
 }

@@ -131,7 +131,7 @@ class PartitionWriterTest {
       expected.writeBytes(bytes);
       ByteBuf part = PooledByteBufAllocator.DEFAULT.directBuffer(bytes.length).writeBytes(bytes);
       appended.add(part);
-      assertThat(append(key, part)).isEqualTo(AppendStatus.ACCEPTED);
+      assertThat(append(key, part)).isEqualTo(PushStatus.OK);
       total += bytes.length;
       if (total - chunkStart >= CHUNK) {
         expectedOffsets.add(total);
@@ -166,7 +166,7 @@ class PartitionWriterTest {
     // Maps 0..9 one after the other, 3 parts of ~3 KB each: chunks of 16 KB hold about 2 maps.
     for (int map = 0; map < 10; map++) {
       for (int b = 0; b < 3; b++) {
-        assertThat(append(key, batches.batch(map, 0, b, 3000))).isEqualTo(AppendStatus.ACCEPTED);
+        assertThat(append(key, batches.batch(map, 0, b, 3000))).isEqualTo(PushStatus.OK);
       }
     }
     // A part of two batches of maps far apart: its chunk's range covers both.
@@ -174,7 +174,7 @@ class PartitionWriterTest {
     ByteBuf other = batches.batch(12, 0, 0, 100);
     two.writeBytes(other);
     other.release();
-    assertThat(append(key, two)).isEqualTo(AppendStatus.ACCEPTED);
+    assertThat(append(key, two)).isEqualTo(PushStatus.OK);
 
     PartitionCommit.Committed committed = store.commit(SHUFFLE).join().committed().get(0);
     ChunkIndex chunks = committed.chunks();
@@ -211,7 +211,7 @@ class PartitionWriterTest {
                   Batches batches = new Batches(mapId % 2 == 0, mapId);
                   for (int b = 0; b < batchesEach; b++) {
                     ByteBuf batch = batches.batch(mapId, 0, b, 1 + batches.random().nextInt(600));
-                    assertThat(append(key, batch)).isEqualTo(AppendStatus.ACCEPTED);
+                    assertThat(append(key, batch)).isEqualTo(PushStatus.OK);
                   }
                 },
                 threads));
@@ -256,15 +256,14 @@ class PartitionWriterTest {
     store.reserve(
         SHUFFLE,
         List.of(new PartitionStore.Reservation(1, 0, 0), new PartitionStore.Reservation(2, 0, 0)));
-    assertThat(append(key, Unpooled.wrappedBuffer(new byte[100]))).isEqualTo(AppendStatus.ACCEPTED);
+    assertThat(append(key, Unpooled.wrappedBuffer(new byte[100]))).isEqualTo(PushStatus.OK);
 
     ShuffleCommit first = store.commit(SHUFFLE).join();
     ByteBuf late = PooledByteBufAllocator.DEFAULT.directBuffer(8).writeLong(1);
-    assertThat(append(key, late)).isEqualTo(AppendStatus.STAGE_ENDED);
+    assertThat(append(key, late)).isEqualTo(PushStatus.STAGE_ENDED);
     assertThat(late.refCnt()).isZero();
     ByteBuf unknown = PooledByteBufAllocator.DEFAULT.directBuffer(8).writeLong(1);
-    assertThat(append(new PartitionKey(SHUFFLE, 9, 0), unknown))
-        .isEqualTo(AppendStatus.STAGE_ENDED);
+    assertThat(append(new PartitionKey(SHUFFLE, 9, 0), unknown)).isEqualTo(PushStatus.STAGE_ENDED);
     assertThat(unknown.refCnt()).isZero();
 
     assertThat(store.commit(SHUFFLE).join()).isEqualTo(first);
@@ -278,7 +277,7 @@ class PartitionWriterTest {
   @Test
   void aPartitionNobodyReservedIsNotHere() {
     ByteBuf part = PooledByteBufAllocator.DEFAULT.directBuffer(8).writeLong(1);
-    assertThat(append(new PartitionKey(SHUFFLE, 3, 0), part)).isEqualTo(AppendStatus.NOT_HERE);
+    assertThat(append(new PartitionKey(SHUFFLE, 3, 0), part)).isEqualTo(PushStatus.NOT_HERE);
     assertThat(part.refCnt()).isZero();
   }
 
@@ -293,14 +292,14 @@ class PartitionWriterTest {
     PartitionKey broken = new PartitionKey(SHUFFLE, 0, 0);
     PartitionKey healthy = new PartitionKey(SHUFFLE, 1, 0);
     assertThat(append(broken, Unpooled.wrappedBuffer(new byte[(int) FLUSH])))
-        .isEqualTo(AppendStatus.ACCEPTED);
+        .isEqualTo(PushStatus.OK);
     assertThat(append(healthy, Unpooled.wrappedBuffer(new byte[(int) FLUSH])))
-        .isEqualTo(AppendStatus.ACCEPTED);
+        .isEqualTo(PushStatus.OK);
 
     // Once the flusher has failed, the location sends clients elsewhere.
     Eventually.await(
         "appends to the broken partition to answer SPLIT",
-        () -> append(broken, Unpooled.wrappedBuffer(new byte[10])) == AppendStatus.SPLIT);
+        () -> append(broken, Unpooled.wrappedBuffer(new byte[10])) == PushStatus.SPLIT);
 
     ShuffleCommit commit = store.commit(SHUFFLE).join();
 
@@ -324,8 +323,8 @@ class PartitionWriterTest {
     assertThat(d0.check(Long.MAX_VALUE).state()).isEqualTo(DiskHealth.State.FULL);
     assertThat(append(onD0, Unpooled.wrappedBuffer(new byte[10])))
         .as("soft split mode")
-        .isEqualTo(AppendStatus.SOFT_SPLIT);
-    assertThat(append(onD1, Unpooled.wrappedBuffer(new byte[10]))).isEqualTo(AppendStatus.ACCEPTED);
+        .isEqualTo(PushStatus.SOFT_SPLIT);
+    assertThat(append(onD1, Unpooled.wrappedBuffer(new byte[10]))).isEqualTo(PushStatus.OK);
     // The master placed on disk 0 before it heard: the worker takes the partition on disk 1.
     store.reserve(SHUFFLE, List.of(new PartitionStore.Reservation(2, 0, 0)));
     assertThat(store.writer(new PartitionKey(SHUFFLE, 2, 0)).orElseThrow().diskIndex())
@@ -334,7 +333,7 @@ class PartitionWriterTest {
     d0.writeFailed("test");
     assertThat(append(onD0, Unpooled.wrappedBuffer(new byte[10])))
         .as("broken")
-        .isEqualTo(AppendStatus.SPLIT);
+        .isEqualTo(PushStatus.SPLIT);
 
     // No disk takes data: the reservation is refused as a whole, and nothing of it stays.
     d1.check(Long.MAX_VALUE);
@@ -355,7 +354,7 @@ class PartitionWriterTest {
 
     // A check that passes makes the disk and its partitions take data again.
     assertThat(d0.check(0).state()).isEqualTo(DiskHealth.State.HEALTHY);
-    assertThat(append(onD0, Unpooled.wrappedBuffer(new byte[10]))).isEqualTo(AppendStatus.ACCEPTED);
+    assertThat(append(onD0, Unpooled.wrappedBuffer(new byte[10]))).isEqualTo(PushStatus.OK);
     // Kept: the soft split's part, partition 1's and the last one; the broken disk's was refused.
     assertThat(budget.used()).isEqualTo(30);
   }
@@ -413,17 +412,17 @@ class PartitionWriterTest {
     assertThat(
             store.append(
                 new PartitionKey(SHUFFLE, 0, 0), frame.retainedSlice(0, (int) FLUSH), charge))
-        .isEqualTo(AppendStatus.ACCEPTED);
+        .isEqualTo(PushStatus.OK);
     assertThat(
             store.append(
                 new PartitionKey(SHUFFLE, 1, 0), frame.retainedSlice((int) FLUSH, 100), charge))
-        .isEqualTo(AppendStatus.ACCEPTED);
+        .isEqualTo(PushStatus.OK);
     assertThat(
             store.append(
                 new PartitionKey(SHUFFLE, 7, 0),
                 frame.retainedSlice((int) FLUSH + 100, 100),
                 charge))
-        .isEqualTo(AppendStatus.NOT_HERE);
+        .isEqualTo(PushStatus.NOT_HERE);
     frame.release();
     assertThat(budget.used()).isEqualTo(FLUSH + 200);
     Eventually.await("partition 0's flush", frame::refCnt, refs -> refs == 1);
@@ -435,7 +434,7 @@ class PartitionWriterTest {
   }
 
   /** Appends {@code part} as if it came alone in a push frame. */
-  private AppendStatus append(PartitionKey key, io.netty.buffer.ByteBuf part) {
+  private PushStatus append(PartitionKey key, io.netty.buffer.ByteBuf part) {
     return store.append(
         key, part, new io.faro.worker.memory.FrameCharge(budget, part.readableBytes(), 1));
   }

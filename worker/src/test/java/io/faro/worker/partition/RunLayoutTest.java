@@ -97,7 +97,7 @@ class RunLayoutTest {
       assertThat(
               store.append(
                   new PartitionKey(SHUFFLE, p, 0), part, new FrameCharge(budget, bytes.length, 1)))
-          .isEqualTo(AppendStatus.ACCEPTED);
+          .isEqualTo(PushStatus.OK);
     }
     Map<Integer, byte[]> out = new HashMap<>();
     expected.forEach((p, b) -> out.put(p, b.toByteArray()));
@@ -211,7 +211,7 @@ class RunLayoutTest {
                 Unpooled.wrappedBuffer(new byte[10]),
                 new FrameCharge(budget, 10, 1)))
         .as("a sealed location sends its clients elsewhere")
-        .isEqualTo(AppendStatus.SPLIT);
+        .isEqualTo(PushStatus.SPLIT);
     ShuffleCommit commit = store.commit(SHUFFLE).join();
     assertThat(commit.failed()).isEmpty();
     for (PartitionCommit.Committed c : commit.committed()) {
@@ -232,7 +232,7 @@ class RunLayoutTest {
         "appends to answer SPLIT once a run failed",
         () ->
             store.append(key, Unpooled.wrappedBuffer(new byte[10]), new FrameCharge(budget, 10, 1))
-                == AppendStatus.SPLIT);
+                == PushStatus.SPLIT);
 
     ShuffleCommit commit = store.commit(SHUFFLE).join();
 

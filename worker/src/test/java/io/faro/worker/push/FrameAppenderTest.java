@@ -19,9 +19,9 @@ import io.faro.common.testing.Eventually;
 import io.faro.proto.PushPart;
 import io.faro.proto.PushRequest;
 import io.faro.worker.memory.MemoryBudget;
-import io.faro.worker.partition.AppendStatus;
 import io.faro.worker.partition.PartitionCommit;
 import io.faro.worker.partition.PartitionStore;
+import io.faro.worker.partition.PushStatus;
 import io.faro.worker.partition.WriterSettings;
 import io.faro.worker.replicate.ReplicaLinks;
 import io.faro.worker.storage.DiskDir;
@@ -126,7 +126,7 @@ class FrameAppenderTest {
 
     assertThat(appended.statuses()).as("no replica to wait for").isDone();
     assertThat(appended.statuses().join())
-        .containsExactly(AppendStatus.ACCEPTED, AppendStatus.NOT_HERE, AppendStatus.ACCEPTED);
+        .containsExactly(PushStatus.OK, PushStatus.NOT_HERE, PushStatus.OK);
     assertThat(appended.slowDown()).isFalse();
     assertThat(primary.counters().appendedBytes()).isEqualTo(a.length + c.length);
     assertThat(primary.counters().forwardedBytes()).isZero();
@@ -134,7 +134,7 @@ class FrameAppenderTest {
     primary.commit(SHUFFLE).join();
     assertThat(append(appender, false, 0, part(0, a)).statuses().join())
         .as("after the commit")
-        .containsExactly(AppendStatus.STAGE_ENDED);
+        .containsExactly(PushStatus.STAGE_ENDED);
   }
 
   @Test
@@ -152,7 +152,7 @@ class FrameAppenderTest {
       FrameAppender.Appended appended =
           append(appender, false, 0, part(0, part), part(1, batch(100 + i, 50)));
       assertThat(WorkerClient.await(appended.statuses(), "the replica's answer"))
-          .containsExactly(AppendStatus.ACCEPTED, AppendStatus.ACCEPTED);
+          .containsExactly(PushStatus.OK, PushStatus.OK);
       forwarded += part.length;
     }
     assertThat(primary.counters().forwardedBytes()).isEqualTo(forwarded);
@@ -180,7 +180,7 @@ class FrameAppenderTest {
         append(appender, false, 0, part(0, batch(0, 500)), part(1, batch(1, 500)));
 
     assertThat(WorkerClient.await(appended.statuses(), "the replica's answer"))
-        .containsExactly(AppendStatus.REPLICA_FAILED, AppendStatus.ACCEPTED);
+        .containsExactly(PushStatus.REPLICA_FAILED, PushStatus.OK);
     assertThat(primary.writer(new PartitionKey(SHUFFLE, 0, 0)).orElseThrow().stoppedTakingData())
         .isTrue();
     assertThat(primary.writer(new PartitionKey(SHUFFLE, 1, 0)).orElseThrow().stoppedTakingData())
@@ -189,7 +189,7 @@ class FrameAppenderTest {
         append(appender, false, 0, part(0, batch(2, 500)), part(1, batch(3, 500)));
     assertThat(WorkerClient.await(later.statuses(), "the replica's answer"))
         .as("partition 0 splits away without asking the replica")
-        .containsExactly(AppendStatus.SPLIT, AppendStatus.ACCEPTED);
+        .containsExactly(PushStatus.SPLIT, PushStatus.OK);
 
     // Every part and every forwarded slice gave its share of the charge back.
     primary.flushBuffered();
@@ -206,9 +206,9 @@ class FrameAppenderTest {
         List.of(new PartitionStore.Reservation(0, 0, 0), new PartitionStore.Reservation(1, 0, 0)));
 
     assertThat(append(replicaSide, true, PRIMARY_CHUNK, part(0, batch(0, 100))).statuses().join())
-        .containsExactly(AppendStatus.ACCEPTED);
+        .containsExactly(PushStatus.OK);
     assertThat(append(replicaSide, true, PRIMARY_CHUNK, part(0, batch(1, 100))).statuses().join())
-        .containsExactly(AppendStatus.SPLIT);
+        .containsExactly(PushStatus.SPLIT);
     assertThat(store.writer(new PartitionKey(SHUFFLE, 0, 0)).orElseThrow().stoppedTakingData())
         .as("a forwarded part refused: a later one would leave a hole")
         .isTrue();
@@ -216,7 +216,7 @@ class FrameAppenderTest {
     // The same refusal of a part pushed to it (not forwarded) does not stop the partition.
     append(replicaSide, false, 0, part(1, batch(2, 100)));
     assertThat(append(replicaSide, false, 0, part(1, batch(3, 100))).statuses().join())
-        .containsExactly(AppendStatus.SPLIT);
+        .containsExactly(PushStatus.SPLIT);
     assertThat(store.writer(new PartitionKey(SHUFFLE, 1, 0)).orElseThrow().stoppedTakingData())
         .isFalse();
   }
@@ -269,7 +269,7 @@ class FrameAppenderTest {
     FrameAppender.Appended appended = append(small, false, 0, part(0, part));
 
     assertThat(appended.slowDown()).as("this frame's own bytes reached the pause mark").isTrue();
-    assertThat(appended.statuses().join()).containsExactly(AppendStatus.ACCEPTED);
+    assertThat(appended.statuses().join()).containsExactly(PushStatus.OK);
   }
 
   @Test
@@ -287,11 +287,11 @@ class FrameAppenderTest {
         .isZero();
     byte[] own = batch(1, 100);
     assertThat(append(appender, null, holder, false, 0, part(0, own)).statuses().join())
-        .containsExactly(AppendStatus.ACCEPTED);
+        .containsExactly(PushStatus.OK);
     byte[] member = batch(2, 100);
     assertThat(append(appender, null, "", false, 0, part(0, member)).statuses().join())
         .as("a member's forward proves no registration")
-        .containsExactly(AppendStatus.ACCEPTED);
+        .containsExactly(PushStatus.OK);
     assertThat(primary.counters().appendedBytes()).isEqualTo(own.length + member.length);
   }
 
