@@ -35,7 +35,7 @@ import org.rocksdb.WriteOptions;
  * start, when the worker checks each listed file and serves the good ones again; a shuffle's
  * records go when the shuffle expires. A shuffle whose locations a graceful stop sealed while it
  * was still pushed is recorded the same way, marked sealed (a field that earlier versions of this
- * layout never set: compatible both ways, see docs/architecture.md, "Restart").
+ * layout never set: compatible both ways, see docs/failures.md, "Restart").
  *
  * <p>Layout, version {@value #VERSION}: key {@code "v"} holds a {@link WorkerMetaVersionP}; key
  * {@code "s" app 0x00 shuffle(4 bytes)} a {@link ShuffleRecordP}; key {@code "p" app 0x00
