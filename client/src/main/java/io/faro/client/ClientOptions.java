@@ -136,7 +136,7 @@ public final class ClientOptions {
           "Keep two copies of every pushed batch, on two workers (on two hosts when there are): a "
               + "batch is acknowledged once both hold it, and a reducer reads either copy. A "
               + "worker lost then costs nothing; without replication its data is written again "
-              + "by a re-run of the map stage. See docs/architecture.md, \"Replication\".");
+              + "by a re-run of the map stage. See docs/failures.md, \"Replication\".");
   public static final ConfigOption<Boolean> PLACE_AT_REGISTER =
       booleanOption(
           "faro.client.placement.at.register",
@@ -175,7 +175,7 @@ public final class ClientOptions {
               + "spark.shuffle.manager). With dynamic allocation and no external shuffle "
               + "service, auto and always turn Spark's shuffle tracking on (unless set), so "
               + "executors that hold a fallen-back shuffle's files stay; never leaves it off and "
-              + "executors go as soon as they are idle. See docs/architecture.md, \"Fallback\".");
+              + "executors go as soon as they are idle. See docs/spark.md, \"Fallback\".");
   public static final ConfigOption<Duration> FALLBACK_CONNECT_TIMEOUT =
       durationOption(
           "faro.client.fallback.connect.timeout",

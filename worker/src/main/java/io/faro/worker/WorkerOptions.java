@@ -138,7 +138,7 @@ public final class WorkerOptions {
               + "before it answers. With false, a worker process that dies loses nothing (the "
               + "kernel still writes its pages back); only a machine that crashes before "
               + "write-back can lose files, which the restarted worker detects and drops, and "
-              + "Spark runs their maps again (docs/limits.md, \"Restart\"). true costs an fsync "
+              + "Spark runs their maps again (docs/failures.md, \"Restart\"). true costs an fsync "
               + "per file per commit.");
   public static final ConfigOption<IoMode> IO_MODE =
       enumOption(
