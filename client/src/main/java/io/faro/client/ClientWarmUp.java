@@ -21,6 +21,8 @@ public final class ClientWarmUp {
       List.of(
           "io.faro.client.push.MapPusher",
           "io.faro.client.push.PushWindow",
+          "io.faro.client.push.PushBounds",
+          "io.faro.client.push.PushAnswers",
           "io.faro.client.push.PartitionBuffers",
           "io.faro.client.push.Revivals",
           "io.faro.client.fetch.PartitionReader",
