@@ -26,6 +26,8 @@ public final class ClientWarmUp {
           "io.faro.client.push.PartitionBuffers",
           "io.faro.client.push.Revivals",
           "io.faro.client.fetch.PartitionReader",
+          "io.faro.client.fetch.ChunkPrefetch",
+          "io.faro.client.fetch.Failover",
           "io.faro.client.fetch.BatchFilter",
           "io.faro.client.fetch.ReducerFileGroups",
           "io.faro.common.network.TransportClient",
