@@ -21,9 +21,13 @@ public final class ClientWarmUp {
       List.of(
           "io.faro.client.push.MapPusher",
           "io.faro.client.push.PushWindow",
+          "io.faro.client.push.PushBounds",
+          "io.faro.client.push.PushAnswers",
           "io.faro.client.push.PartitionBuffers",
           "io.faro.client.push.Revivals",
           "io.faro.client.fetch.PartitionReader",
+          "io.faro.client.fetch.ChunkPrefetch",
+          "io.faro.client.fetch.Failover",
           "io.faro.client.fetch.BatchFilter",
           "io.faro.client.fetch.ReducerFileGroups",
           "io.faro.common.network.TransportClient",

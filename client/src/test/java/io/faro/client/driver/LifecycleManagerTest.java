@@ -27,7 +27,8 @@ import org.junit.jupiter.api.io.TempDir;
  * The lifecycle manager's RPCs from executors, called as its port calls them, against a real master
  * and worker: only its own identity is served; the first attempt of a map to end wins and later
  * ones hear the winner; an incomplete attempt never wins; a map outside the shuffle is an error
- * answer; once every map ended, readers get the winners and the batches they must find.
+ * answer; once every map ended, readers get the winners and the batches they must find; a reader
+ * asking outside what was written is told so at once.
  */
 class LifecycleManagerTest {
   private static final int SHUFFLE = 3;
@@ -130,6 +131,83 @@ class LifecycleManagerTest {
         assertThat(files.getExpectedBatchesList()).containsExactly(2L, 0L, 0L, 1L);
         assertThat(files.getMapBatchesList()).containsExactly(2, 1);
       }
+    }
+  }
+
+  private static GetReducerFileGroupsRequest.Builder files(int shuffle, int start, int end) {
+    return GetReducerFileGroupsRequest.newBuilder()
+        .setShuffleId(shuffle)
+        .setNumMaps(MAPS)
+        .setStartPartition(start)
+        .setEndPartition(end);
+  }
+
+  /** Asks {@code request} and returns the error it was answered with. */
+  private static ErrorResponse refused(
+      HandlerCalls executor,
+      LifecycleManager lifecycle,
+      GetReducerFileGroupsRequest.Builder request)
+      throws Exception {
+    executor.send(lifecycle, MessageType.GET_REDUCER_FILE_GROUPS_REQUEST, request.build(), null);
+    return executor.error();
+  }
+
+  @Test
+  void fileGroupsOutsideWhatWasWrittenAreRefusedBeforeAnyWait() throws Exception {
+    try (MiniFaroCluster cluster =
+            MiniFaroCluster.start(dir, 1, Map.of("faro.auth.enabled", "false"));
+        ClientPool pool =
+            new ClientPool("test", ClientOptions.Settings.from(cluster.clientConf()).network());
+        LifecycleManager lifecycle =
+            new LifecycleManager(
+                new AppId("app-files"),
+                ClientOptions.Settings.from(cluster.clientConf()),
+                pool,
+                "127.0.0.1");
+        HandlerCalls executor = new HandlerCalls(lifecycle.credentials().identity())) {
+      executor.send(
+          lifecycle,
+          MessageType.GET_PUSH_LOCATIONS_REQUEST,
+          GetPushLocationsRequest.newBuilder()
+              .setShuffleId(SHUFFLE)
+              .setNumMaps(MAPS)
+              .setNumPartitions(PARTITIONS)
+              .build(),
+          null);
+      int faro = executor.response(GetPushLocationsResponse.class).getFaroShuffleId();
+
+      ErrorResponse notARange = refused(executor, lifecycle, files(SHUFFLE, 2, 1));
+      assertThat(notARange.getCode()).isEqualTo(ErrorCode.INVALID_REQUEST.toProto());
+      assertThat(notARange.getMessage()).contains("not a range");
+
+      // No map, no file: answered at once, whatever was written.
+      executor.send(
+          lifecycle,
+          MessageType.GET_REDUCER_FILE_GROUPS_REQUEST,
+          files(SHUFFLE + 1, 0, 2).setNumMaps(0).build(),
+          null);
+      GetReducerFileGroupsResponse empty = executor.response(GetReducerFileGroupsResponse.class);
+      assertThat(empty.getEndPartition()).isEqualTo(2);
+      assertThat(empty.getFilesCount()).isZero();
+
+      ErrorResponse neverWritten = refused(executor, lifecycle, files(SHUFFLE + 1, 0, 1));
+      assertThat(neverWritten.getCode()).isEqualTo(ErrorCode.UNKNOWN_SHUFFLE.toProto());
+      assertThat(neverWritten.getMessage()).contains("never written");
+
+      ErrorResponse otherShuffle =
+          refused(executor, lifecycle, files(SHUFFLE + 1, 0, 1).setFaroShuffleId(faro));
+      assertThat(otherShuffle.getCode()).isEqualTo(ErrorCode.INVALID_REQUEST.toProto());
+      assertThat(otherShuffle.getMessage()).contains("is a generation of shuffle " + SHUFFLE);
+
+      ErrorResponse pastTheEnd =
+          refused(executor, lifecycle, files(SHUFFLE, PARTITIONS, PARTITIONS + 1));
+      assertThat(pastTheEnd.getCode()).isEqualTo(ErrorCode.INVALID_REQUEST.toProto());
+      assertThat(pastTheEnd.getMessage()).contains("has " + PARTITIONS);
+
+      ErrorResponse maps =
+          refused(executor, lifecycle, files(SHUFFLE, 0, 1).setStartMap(0).setEndMap(MAPS + 1));
+      assertThat(maps.getCode()).isEqualTo(ErrorCode.INVALID_REQUEST.toProto());
+      assertThat(maps.getMessage()).contains("batches of maps 0 until " + (MAPS + 1));
     }
   }
 }
