@@ -1,16 +1,14 @@
 package io.faro.examples;
 
+import static io.faro.examples.JobScale.records;
+import static io.faro.examples.JobScale.tasks;
 import static org.apache.spark.sql.functions.col;
 
 import java.util.ArrayList;
 import java.util.Collections;
-import java.util.Iterator;
 import java.util.List;
-import java.util.concurrent.TimeUnit;
 import org.apache.spark.HashPartitioner;
 import org.apache.spark.SparkConf;
-import org.apache.spark.SparkEnv;
-import org.apache.spark.TaskContext;
 import org.apache.spark.api.java.JavaPairRDD;
 import org.apache.spark.api.java.JavaRDD;
 import org.apache.spark.api.java.JavaSparkContext;
@@ -19,23 +17,25 @@ import org.apache.spark.sql.Dataset;
 import org.apache.spark.sql.Row;
 import org.apache.spark.sql.RowFactory;
 import org.apache.spark.sql.SparkSession;
+import org.apache.spark.sql.functions;
 import org.apache.spark.sql.types.DataTypes;
 import org.apache.spark.sql.types.StructType;
+import scala.Tuple2;
 
 /**
  * The jobs {@link CompareJobs} times with Spark's built-in shuffle and with Faro. Each builds a
  * result whose rows depend only on the input, never on the order or the placement of shuffle
  * blocks, so both shuffles must produce the same rows.
  *
- * <p>Every size is a base figure times {@code scale}: record counts scale linearly and task counts
- * with the square root, so that maps x reducers (the number of shuffle blocks) also scales linearly
- * and the records per block stay the same at every scale. Task counts never go below 2.
+ * <p>Every size is a base figure times {@code scale}, as {@link JobScale} works it out: record
+ * counts scale linearly and task counts with the square root, so that the records per shuffle block
+ * stay the same at every scale.
  *
  * <p>The data comes from {@code xxhash64} of the row id, not from {@code rand()}: it is random
  * enough to spread keys and defeat compression where wanted, and it is the same in every run.
  *
- * <p>Over 400 lines because it is a catalogue: one constant per job, each with the few row
- * iterators that only it uses.
+ * <p>The iterators that slow down or fail a job's tasks on purpose are {@link PauseEvery}, {@link
+ * StallFirstAttempt} and {@link FailAtEndOfFirstAttempt}.
  */
 enum ComparisonJob {
   /**
@@ -176,9 +176,7 @@ enum ComparisonJob {
           .range(0, records(20_000L, scale), 1, 4)
           .selectExpr("pmod(xxhash64(id), 1000) AS k", "id")
           .groupBy("k")
-          .agg(
-              org.apache.spark.sql.functions.count("id").as("n"),
-              org.apache.spark.sql.functions.sum("id").as("ids"));
+          .agg(functions.count("id").as("n"), functions.sum("id").as("ids"));
     }
 
     @Override
@@ -208,7 +206,7 @@ enum ComparisonJob {
         int shift = s;
         JavaPairRDD<Long, Long> shuffled =
             sc.parallelize(ids, 2)
-                .mapToPair(i -> new scala.Tuple2<>((i * 31 + shift) % 97, i))
+                .mapToPair(i -> new Tuple2<>((i * 31 + shift) % 97, i))
                 .partitionBy(new HashPartitioner(10));
         LIVE_SHUFFLES.add(shuffled);
         long sum = shuffled.values().reduce(Long::sum);
@@ -316,32 +314,8 @@ enum ComparisonJob {
               .partitionBy(new HashPartitioner(tasks(40, scale)))
               .values();
       shuffled.count();
-      executorsLeftBeforeReread = awaitNoExecutors(spark);
+      executorsLeftBeforeReread = ExecutorWait.awaitNoExecutors(spark, RELEASED_WAIT_KEY);
       return spark.createDataFrame(shuffled, rows.schema());
-    }
-
-    /** Executors left when it stopped waiting (the driver not counted). */
-    private int awaitNoExecutors(SparkSession spark) {
-      if (!spark.sparkContext().getConf().getBoolean("spark.dynamicAllocation.enabled", false)) {
-        return spark.sparkContext().statusTracker().getExecutorInfos().length - 1;
-      }
-      long deadline =
-          System.nanoTime()
-              + TimeUnit.SECONDS.toNanos(
-                  spark.sparkContext().getConf().getLong(RELEASED_WAIT_KEY, 60));
-      // The status tracker lists the driver too.
-      while (spark.sparkContext().statusTracker().getExecutorInfos().length > 1
-          && System.nanoTime() < deadline) {
-        try {
-          // Spark tells of removed executors only on its listener bus, which this job's driver
-          // thread does not wait on: poll its status tracker, bounded by the deadline above.
-          Thread.sleep(200);
-        } catch (InterruptedException e) {
-          Thread.currentThread().interrupt();
-          throw new IllegalStateException("interrupted while waiting for executors to go", e);
-        }
-      }
-      return spark.sparkContext().statusTracker().getExecutorInfos().length - 1;
     }
   };
 
@@ -358,116 +332,12 @@ enum ComparisonJob {
   static volatile int executorsLeftBeforeReread = -1;
 
   /**
-   * Passes rows through; with speculation on, the first attempt of every fourth task stops after
-   * {@code after} rows until it is killed (Spark interrupts it once a copy has succeeded) or a
-   * minute has passed.
-   */
-  static final class StallFirstAttempt implements Iterator<Row> {
-    private static final long STALL_MILLIS = 60_000;
-    private final Iterator<Row> input;
-    private long untilStall;
-
-    StallFirstAttempt(Iterator<Row> input, long after) {
-      this.input = input;
-      TaskContext context = TaskContext.get();
-      boolean stall =
-          context.attemptNumber() == 0
-              && context.stageAttemptNumber() == 0
-              && context.partitionId() % 4 == 1
-              && SparkEnv.get().conf().getBoolean("spark.speculation", false);
-      this.untilStall = stall ? after : -1;
-    }
-
-    @Override
-    public boolean hasNext() {
-      return input.hasNext();
-    }
-
-    @Override
-    public Row next() {
-      if (untilStall >= 0 && untilStall-- == 0) {
-        try {
-          Thread.sleep(STALL_MILLIS); // the straggler itself: Spark's kill interrupts it
-        } catch (InterruptedException e) {
-          Thread.currentThread().interrupt();
-          throw new IllegalStateException("slow job: the stalled attempt was killed", e);
-        }
-      }
-      return input.next();
-    }
-  }
-
-  /**
    * Spark setting: milliseconds the large job's reducers pause after every 1000 rows (default 0).
    */
   static final String READ_PAUSE_KEY = "spark.examples.readPauseMillis";
 
   /** Spark setting: milliseconds the large job's maps pause after every 1000 rows (default 0). */
   static final String MAP_PAUSE_KEY = "spark.examples.mapPauseMillis";
-
-  /** Passes rows through, pausing {@code millis} after every {@code rows} rows. */
-  static final class PauseEvery implements Iterator<Row> {
-    private final Iterator<Row> input;
-    private final int rows;
-    private final long millis;
-    private long seen;
-
-    PauseEvery(Iterator<Row> input, int rows, long millis) {
-      this.input = input;
-      this.rows = rows;
-      this.millis = millis;
-    }
-
-    @Override
-    public boolean hasNext() {
-      return input.hasNext();
-    }
-
-    @Override
-    public Row next() {
-      if (++seen % rows == 0) {
-        try {
-          Thread.sleep(millis); // the slow reader (or writer) itself
-        } catch (InterruptedException e) {
-          Thread.currentThread().interrupt();
-          throw new IllegalStateException("interrupted while pausing a slow reader", e);
-        }
-      }
-      return input.next();
-    }
-  }
-
-  /**
-   * Passes rows through; on the first attempt of every third task, fails once they are all read.
-   */
-  static final class FailAtEndOfFirstAttempt implements Iterator<Row> {
-    private final Iterator<Row> input;
-    private final boolean fail;
-
-    FailAtEndOfFirstAttempt(Iterator<Row> input) {
-      this.input = input;
-      TaskContext context = TaskContext.get();
-      this.fail =
-          context.attemptNumber() == 0
-              && context.stageAttemptNumber() == 0
-              && context.partitionId() % 3 == 0;
-    }
-
-    @Override
-    public boolean hasNext() {
-      boolean more = input.hasNext();
-      if (!more && fail) {
-        throw new IllegalStateException(
-            "flaky job: the first attempt of this map task fails after its last row");
-      }
-      return more;
-    }
-
-    @Override
-    public Row next() {
-      return input.next();
-    }
-  }
 
   private final String cliName;
 
@@ -524,12 +394,4 @@ enum ComparisonJob {
 
   /** Spark setting: the blocks job's shuffle size after compression, e.g. 2g. */
   static final String BLOCKS_BYTES_KEY = "spark.examples.blocks.bytes";
-
-  static long records(long base, double scale) {
-    return Math.max(1, Math.round(base * scale));
-  }
-
-  static int tasks(int base, double scale) {
-    return (int) Math.max(2, Math.round(base * Math.sqrt(scale)));
-  }
 }

@@ -62,9 +62,9 @@ class CompareJobsTest {
 
   @Test
   void blocksScaleLinearlyWithTheScaleAndTaskCountsNeverFallBelowTwo() {
-    assertThat(ComparisonJob.tasks(400, 1) * ComparisonJob.tasks(1000, 1)).isEqualTo(400_000);
-    assertThat(ComparisonJob.tasks(400, 0.01) * ComparisonJob.tasks(1000, 0.01)).isEqualTo(4_000);
-    assertThat(ComparisonJob.records(4_000_000, 0.01)).isEqualTo(40_000);
-    assertThat(ComparisonJob.tasks(48, 0.0001)).isEqualTo(2);
+    assertThat(JobScale.tasks(400, 1) * JobScale.tasks(1000, 1)).isEqualTo(400_000);
+    assertThat(JobScale.tasks(400, 0.01) * JobScale.tasks(1000, 0.01)).isEqualTo(4_000);
+    assertThat(JobScale.records(4_000_000, 0.01)).isEqualTo(40_000);
+    assertThat(JobScale.tasks(48, 0.0001)).isEqualTo(2);
   }
 }

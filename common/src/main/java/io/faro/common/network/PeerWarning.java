@@ -1,5 +1,7 @@
 package io.faro.common.network;
 
+import io.netty.handler.codec.DecoderException;
+
 /**
  * The kinds of warning a server or client logs about what a peer did. Each kind is rate-limited on
  * its own (see {@link io.faro.common.log.RateLimitedLog}): a port scanner sends garbage frames and
@@ -19,5 +21,13 @@ enum PeerWarning {
   /** A connection closed by a limit: idle too long, too many from one peer, answers left unread. */
   CONNECTION_LIMITED,
   /** A failed handshake or a request the connection's identity may not send. */
-  AUTH_FAILED
+  AUTH_FAILED;
+
+  /** Decoder failures (CorruptedFrameException, TooLongFrameException) are bad frames. */
+  static PeerWarning kindOf(Throwable cause) {
+    if (cause instanceof DecoderException) {
+      return BAD_FRAME;
+    }
+    return CONNECTION_ERROR;
+  }
 }

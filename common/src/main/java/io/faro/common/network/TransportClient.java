@@ -251,7 +251,7 @@ public final class TransportClient {
     @Override
     public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
       warnings.warn(
-          TransportServer.kindOf(cause),
+          PeerWarning.kindOf(cause),
           "Closing connection to {}: {}",
           remote,
           LogSafe.text(cause.toString()));

@@ -109,38 +109,10 @@ public final class MasterServer implements AutoCloseable {
       MasterServerConfig resolved =
           config.withRaftPort(config.raftPort() != 0 ? config.raftPort() : freeRaftPort());
       raft = new RaftNode(resolved);
-      PlacementPolicy placement =
-          new PlacementPolicy(
-              slotPlacement(), loads::diskLoads, w -> loads.reported(w).state(), loads::placed);
-      admission = new AdmissionService(raft, loads, clock, config.admissionFile(), metrics);
-      MasterRequestHandler handler =
-          new MasterRequestHandler(
-              raft,
-              loads,
-              placement,
-              clock,
-              new MasterRequestHandler.Limits(
-                  config.maxPartitionsPerShuffle(),
-                  config.maxApps(),
-                  config.maxAppsPerHost(),
-                  config.maxAppsPerUser()),
-              config.network().auth(),
-              admission,
-              metrics);
+      MasterRequestHandler handler = requestHandler();
       MasterMetrics.register(metrics, raft);
       String name = "faro-master-" + config.masterId();
-      rpcServer =
-          new TransportServer(
-              name + "-rpc",
-              config.bindHost(),
-              config.rpcPort(),
-              MasterServerOptions.PORT.key(),
-              config.network().withAuth(config.network().auth().withSelf(Handshake.MASTER)),
-              handler,
-              null,
-              FrameDecoder.Bodies.CONTIGUOUS,
-              null,
-              new RequestMetrics(metrics, "faro_master", "rpc", MasterRequestHandler.SERVED));
+      rpcServer = rpcServer(name, handler);
       startRaft(resolved.raftPort());
       if (config.httpPort() >= 0) {
         startHttp(name + "-http", handler);
@@ -151,48 +123,100 @@ public final class MasterServer implements AutoCloseable {
               raft, loads, clock, config.workerTimeout(), config.appTimeout(), name + "-liveness");
       liveness.start();
       if (!config.admissionFile().isEmpty()) {
-        admissionReload =
-            Executors.newSingleThreadScheduledExecutor(
-                r -> {
-                  Thread t = new Thread(r, name + "-admission-file");
-                  t.setDaemon(true);
-                  return t;
-                });
-        AdmissionService reloading = admission;
-        admissionReload.scheduleWithFixedDelay(
-            () -> {
-              try {
-                reloading.reloadFile();
-              } catch (RuntimeException e) {
-                LOG.warn("Reloading the admission rules failed: {}", e.toString());
-              }
-            },
-            0,
-            ADMISSION_RELOAD_MILLIS,
-            TimeUnit.MILLISECONDS);
+        startAdmissionReload(name);
       }
-      LOG.info(
-          "Master {} serving RPCs on port {}, Raft on port {}, HTTP status on port {}, leader: {}",
-          config.masterId(),
-          rpcPort(),
-          raftPort(),
-          httpPort(),
-          raft.leaderId());
-      config.network().tls().logSummary("Master " + config.masterId());
-      config.network().auth().offWarning("master").ifPresent(LOG::warn);
-      if (config.network().auth().enabled()
-          && !config.network().tls().enabled()
-          && config.peers().size() > 1) {
-        LOG.warn(
-            "Master {}: faro.auth.enabled is on but faro.tls.enabled is off, so the Raft port {} "
-                + "checks no peer (Ratis has no shared-secret check): keep it on a network only "
-                + "the masters reach, or turn TLS on (the Raft port then takes mutual TLS)",
-            config.masterId(),
-            raftPort());
-      }
+      logStarted();
     } catch (RuntimeException e) {
       close();
       throw e;
+    }
+  }
+
+  /**
+   * The handler of this master's RPCs, over Raft, the workers' loads, placement and admission (kept
+   * in {@link #admission}).
+   */
+  private MasterRequestHandler requestHandler() {
+    PlacementPolicy placement =
+        new PlacementPolicy(
+            slotPlacement(), loads::diskLoads, w -> loads.reported(w).state(), loads::placed);
+    admission = new AdmissionService(raft, loads, clock, config.admissionFile(), metrics);
+    return new MasterRequestHandler(
+        raft,
+        loads,
+        placement,
+        clock,
+        new MasterRequestHandler.Limits(
+            config.maxPartitionsPerShuffle(),
+            config.maxApps(),
+            config.maxAppsPerHost(),
+            config.maxAppsPerUser()),
+        config.network().auth(),
+        admission,
+        metrics);
+  }
+
+  /**
+   * Binds the RPC port, as the server that clients name "master" in their handshake (a member's
+   * proof meant for another server is refused).
+   */
+  private TransportServer rpcServer(String name, MasterRequestHandler handler) {
+    return new TransportServer(
+        name + "-rpc",
+        config.bindHost(),
+        config.rpcPort(),
+        MasterServerOptions.PORT.key(),
+        config.network().withAuth(config.network().auth().withSelf(Handshake.MASTER)),
+        handler,
+        null,
+        FrameDecoder.Bodies.CONTIGUOUS,
+        null,
+        new RequestMetrics(metrics, "faro_master", "rpc", MasterRequestHandler.SERVED));
+  }
+
+  /** Rereads faro.master.admission.file every {@link #ADMISSION_RELOAD_MILLIS}, from now on. */
+  private void startAdmissionReload(String name) {
+    admissionReload =
+        Executors.newSingleThreadScheduledExecutor(
+            r -> {
+              Thread t = new Thread(r, name + "-admission-file");
+              t.setDaemon(true);
+              return t;
+            });
+    AdmissionService reloading = admission;
+    admissionReload.scheduleWithFixedDelay(
+        () -> {
+          try {
+            reloading.reloadFile();
+          } catch (RuntimeException e) {
+            LOG.warn("Reloading the admission rules failed: {}", e.toString());
+          }
+        },
+        0,
+        ADMISSION_RELOAD_MILLIS,
+        TimeUnit.MILLISECONDS);
+  }
+
+  /** Logs the ports this master serves on, and what in its security settings deserves a warning. */
+  private void logStarted() {
+    LOG.info(
+        "Master {} serving RPCs on port {}, Raft on port {}, HTTP status on port {}, leader: {}",
+        config.masterId(),
+        rpcPort(),
+        raftPort(),
+        httpPort(),
+        raft.leaderId());
+    config.network().tls().logSummary("Master " + config.masterId());
+    config.network().auth().offWarning("master").ifPresent(LOG::warn);
+    if (config.network().auth().enabled()
+        && !config.network().tls().enabled()
+        && config.peers().size() > 1) {
+      LOG.warn(
+          "Master {}: faro.auth.enabled is on but faro.tls.enabled is off, so the Raft port {} "
+              + "checks no peer (Ratis has no shared-secret check): keep it on a network only "
+              + "the masters reach, or turn TLS on (the Raft port then takes mutual TLS)",
+          config.masterId(),
+          raftPort());
     }
   }
 
