@@ -16,6 +16,7 @@ import io.faro.proto.AuthFinishResponse;
 import io.faro.proto.AuthStartRequest;
 import io.faro.proto.AuthStartResponse;
 import io.netty.bootstrap.Bootstrap;
+import io.netty.buffer.ByteBuf;
 import io.netty.buffer.PooledByteBufAllocator;
 import io.netty.channel.ChannelFuture;
 import io.netty.channel.ChannelInitializer;
@@ -361,7 +362,7 @@ public final class ClientPool implements AutoCloseable {
    * meanwhile, the frame is released here.
    */
   public CompletableFuture<Frame> send(
-      HostPort address, Message meta, Object body, Duration timeout) {
+      HostPort address, Message meta, ByteBuf body, Duration timeout) {
     CompletableFuture<Frame> result = new CompletableFuture<>();
     client(address)
         .whenComplete(

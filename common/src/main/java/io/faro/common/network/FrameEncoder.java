@@ -6,14 +6,13 @@ import io.netty.buffer.ByteBuf;
 import io.netty.channel.ChannelHandler;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.handler.codec.MessageToMessageEncoder;
-import io.netty.util.ReferenceCountUtil;
 import java.io.IOException;
 import java.util.List;
 
 /**
- * Writes an {@link OutboundFrame} as a header buffer followed by its body, passed on as is (a
- * {@code ByteBuf} or a {@code FileRegion} for zero-copy sends). Stateless and sharable. The
- * superclass releases the frame after {@link #encode}, also when encoding throws.
+ * Writes an {@link OutboundFrame} as a header buffer followed by its body buffer, passed on as is.
+ * Stateless and sharable. The superclass releases the frame after {@link #encode}, also when
+ * encoding throws.
  */
 @ChannelHandler.Sharable
 public final class FrameEncoder extends MessageToMessageEncoder<OutboundFrame> {
@@ -49,7 +48,7 @@ public final class FrameEncoder extends MessageToMessageEncoder<OutboundFrame> {
     out.add(header);
     if (frame.body() != null) {
       // The encoder releases the frame after this method; the body travels on with its own count.
-      out.add(ReferenceCountUtil.retain(frame.body()));
+      out.add(frame.body().retain());
     }
   }
 }

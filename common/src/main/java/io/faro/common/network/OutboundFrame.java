@@ -4,13 +4,12 @@ import static java.util.Objects.requireNonNull;
 
 import com.google.protobuf.Message;
 import io.netty.buffer.ByteBuf;
-import io.netty.channel.FileRegion;
 import io.netty.util.AbstractReferenceCounted;
 import io.netty.util.ReferenceCountUtil;
 
 /**
- * A frame to write. The body is a {@link ByteBuf}, a {@link FileRegion} (served zero-copy from a
- * file) or null.
+ * A frame to write: a meta and a body, a {@link ByteBuf} or null. A chunk read from a disk is read
+ * into buffers on the disk's reader threads first, so a body never makes an event loop read a file.
  *
  * <p>Ownership: the frame takes ownership of the body and is itself reference counted, so that
  * Netty releases the body when a write fails before the encoder (closed channel). The encoder hands
@@ -20,17 +19,12 @@ public final class OutboundFrame extends AbstractReferenceCounted {
   private final FrameKind kind;
   private final long requestId;
   private final Message meta;
-  private final Object body;
+  private final ByteBuf body;
 
-  public OutboundFrame(FrameKind kind, long requestId, Message meta, Object body) {
+  public OutboundFrame(FrameKind kind, long requestId, Message meta, ByteBuf body) {
     this.kind = requireNonNull(kind, "kind is null");
     this.requestId = requestId;
     this.meta = requireNonNull(meta, "meta is null");
-    if (body != null && !(body instanceof ByteBuf) && !(body instanceof FileRegion)) {
-      ReferenceCountUtil.safeRelease(body);
-      throw new IllegalArgumentException(
-          "body must be a ByteBuf or FileRegion: " + body.getClass());
-    }
     this.body = body;
   }
 
@@ -47,18 +41,12 @@ public final class OutboundFrame extends AbstractReferenceCounted {
   }
 
   /** The body, borrowed from this frame. */
-  Object body() {
+  ByteBuf body() {
     return body;
   }
 
   long bodyLength() {
-    if (body instanceof ByteBuf b) {
-      return b.readableBytes();
-    }
-    if (body instanceof FileRegion r) {
-      return r.count();
-    }
-    return 0;
+    return body == null ? 0 : body.readableBytes();
   }
 
   @Override

@@ -5,6 +5,7 @@ import io.faro.common.error.ErrorCode;
 import io.faro.common.error.FaroException;
 import io.faro.common.log.RateLimitedLog;
 import io.faro.proto.ErrorResponse;
+import io.netty.buffer.ByteBuf;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelOutboundBuffer;
 import io.netty.util.ReferenceCountUtil;
@@ -80,8 +81,8 @@ public final class Responder {
     respond(meta, null);
   }
 
-  /** Takes ownership of {@code body} (a ByteBuf or FileRegion, or null). */
-  public void respond(Message meta, Object body) {
+  /** Takes ownership of {@code body} (or null). */
+  public void respond(Message meta, ByteBuf body) {
     if (!answered.compareAndSet(false, true)) {
       ReferenceCountUtil.safeRelease(body);
       return;

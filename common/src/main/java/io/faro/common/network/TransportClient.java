@@ -9,6 +9,7 @@ import io.faro.common.error.FaroException;
 import io.faro.common.log.LogSafe;
 import io.faro.common.log.RateLimitedLog;
 import io.faro.proto.ErrorResponse;
+import io.netty.buffer.ByteBuf;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelFuture;
 import io.netty.channel.ChannelHandlerContext;
@@ -75,9 +76,9 @@ public final class TransportClient {
 
   /**
    * Sends a request and returns the answer frame, which the caller must release. Takes ownership of
-   * {@code body} (ByteBuf, FileRegion or null), also on failure.
+   * {@code body} (or null), also on failure.
    */
-  public CompletableFuture<Frame> send(Message meta, Object body, Duration timeout) {
+  public CompletableFuture<Frame> send(Message meta, ByteBuf body, Duration timeout) {
     long id = nextRequestId.getAndIncrement();
     CompletableFuture<Frame> future = new CompletableFuture<>();
     ScheduledFuture<?> timer;

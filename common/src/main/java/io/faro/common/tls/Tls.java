@@ -31,8 +31,6 @@ import org.slf4j.LoggerFactory;
  * <p>A server port with TLS looks at the first bytes of each connection: a TLS handshake gets the
  * encrypting handler; anything else is marked {@linkplain #unencrypted unencrypted}, so that the
  * server answers its first request with an error saying the port takes TLS only, then closes it.
- * Encrypted connections cannot use sendfile (the bytes must pass through the cipher), so file
- * regions are read into buffers ({@link FileRegionReader}).
  */
 public final class Tls {
   private static final Logger LOG = LoggerFactory.getLogger(Tls.class);
@@ -151,7 +149,6 @@ public final class Tls {
                 return null;
               }
             });
-    channel.pipeline().addAfter(HANDLER, "regions", new FileRegionReader());
   }
 
   /**
@@ -169,10 +166,7 @@ public final class Tls {
       parameters.setEndpointIdentificationAlgorithm("HTTPS");
       engine.setSSLParameters(parameters);
     }
-    channel
-        .pipeline()
-        .addFirst(HANDLER, handler)
-        .addAfter(HANDLER, "regions", new FileRegionReader());
+    channel.pipeline().addFirst(HANDLER, handler);
     return handler;
   }
 

@@ -30,7 +30,7 @@ class FrameCodecTest {
   }
 
   /** Encodes a frame with the real encoder and returns its bytes. */
-  private static ByteBuf encode(FrameKind kind, long requestId, Object body) {
+  private static ByteBuf encode(FrameKind kind, long requestId, ByteBuf body) {
     EmbeddedChannel out = new EmbeddedChannel(FrameEncoder.INSTANCE);
     out.writeOutbound(new OutboundFrame(kind, requestId, meta(), body));
     ByteBuf all = Unpooled.buffer();

@@ -10,6 +10,7 @@ import io.faro.common.network.Frame;
 import io.faro.common.network.Futures;
 import io.faro.common.network.HostPort;
 import io.faro.common.network.TransportClient;
+import io.netty.buffer.ByteBuf;
 import io.netty.util.ReferenceCountUtil;
 import java.time.Duration;
 import java.util.ArrayDeque;
@@ -52,7 +53,7 @@ public final class ReplicaLink {
   // Forwards sent and not answered yet (answers come on the connection's event loop).
   private final AtomicInteger unanswered = new AtomicInteger();
 
-  private record Waiting(Message meta, Object body, CompletableFuture<Frame> answer) {}
+  private record Waiting(Message meta, ByteBuf body, CompletableFuture<Frame> answer) {}
 
   ReplicaLink(HostPort peer, ClientPool pool, Duration timeout) {
     this.peer = requireNonNull(peer, "peer is null");
@@ -86,7 +87,7 @@ public final class ReplicaLink {
    * Sends one frame of parts to the peer, after every frame forwarded before. Call with {@link
    * #lock()} held. Takes ownership of {@code body}. The answer frame belongs to the caller.
    */
-  public CompletableFuture<Frame> forward(Message meta, Object body) {
+  public CompletableFuture<Frame> forward(Message meta, ByteBuf body) {
     CompletableFuture<Frame> answer = new CompletableFuture<>();
     if (failed()) {
       ReferenceCountUtil.safeRelease(body);
@@ -138,7 +139,7 @@ public final class ReplicaLink {
   }
 
   private void send(
-      TransportClient client, Message meta, Object body, CompletableFuture<Frame> answer) {
+      TransportClient client, Message meta, ByteBuf body, CompletableFuture<Frame> answer) {
     if (!client.isActive()) {
       fail("connection closed");
       ReferenceCountUtil.safeRelease(body);
