@@ -29,6 +29,7 @@ import io.faro.proto.StopWorkerResponse;
 import io.faro.proto.WorkerStateP;
 import io.faro.worker.auth.AppAccess;
 import io.faro.worker.partition.PartitionStore;
+import io.faro.worker.partition.SealReport;
 import io.faro.worker.protocol.ProtoMapper;
 import io.faro.worker.status.WorkerStatusSampler;
 import io.faro.worker.storage.Disk;
@@ -62,7 +63,7 @@ public final class ControlHandler implements RequestHandler {
      *
      * @throws FaroException INVALID_REQUEST when {@code worker} is not this worker's id
      */
-    CompletableFuture<PartitionStore.Sealed> stop(WorkerId worker, boolean graceful);
+    CompletableFuture<SealReport> stop(WorkerId worker, boolean graceful);
   }
 
   private final PartitionStore store;

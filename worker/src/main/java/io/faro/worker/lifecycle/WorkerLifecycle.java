@@ -7,6 +7,7 @@ import io.faro.common.error.FaroException;
 import io.faro.common.id.WorkerId;
 import io.faro.worker.WorkerOptions;
 import io.faro.worker.partition.PartitionStore;
+import io.faro.worker.partition.SealReport;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
@@ -75,10 +76,10 @@ public final class WorkerLifecycle {
   private volatile State state = State.SERVING;
 
   // @GuardedBy("this") --------------------------------------------------------------------
-  private CompletableFuture<PartitionStore.Sealed> sealing;
+  private CompletableFuture<SealReport> sealing;
   private long drainStartedMs;
   private int drainedReports;
-  private PartitionStore.Sealed stopped;
+  private SealReport stopped;
   private boolean exitAsked;
   private boolean leaderSaysDecommission;
 
@@ -120,15 +121,15 @@ public final class WorkerLifecycle {
    * outcome. With a zero timeout it seals nothing. A drained worker (decommissioned, exiting) has
    * sealed everything already and says DRAINED to the end.
    */
-  public PartitionStore.Sealed stopGracefully() {
+  public SealReport stopGracefully() {
     long deadline = System.nanoTime() + gracefulTimeout.toNanos();
-    CompletableFuture<PartitionStore.Sealed> seal;
+    CompletableFuture<SealReport> seal;
     synchronized (this) {
       if (stopped != null) {
         return stopped;
       }
       if (gracefulTimeout.isZero()) {
-        stopped = new PartitionStore.Sealed(0, 0, 0);
+        stopped = new SealReport(0, 0, 0);
         return stopped;
       }
       if (state == State.DRAINED && sealing != null) {
@@ -161,7 +162,7 @@ public final class WorkerLifecycle {
         seal = sealing;
       }
     }
-    PartitionStore.Sealed outcome = await(seal, deadline);
+    SealReport outcome = await(seal, deadline);
     synchronized (this) {
       stopped = outcome;
     }
@@ -175,13 +176,13 @@ public final class WorkerLifecycle {
    *
    * @throws FaroException INVALID_REQUEST when {@code asked} is another worker (a stale address)
    */
-  public CompletableFuture<PartitionStore.Sealed> stopAsked(WorkerId asked, boolean graceful) {
+  public CompletableFuture<SealReport> stopAsked(WorkerId asked, boolean graceful) {
     if (!asked.equals(worker)) {
       throw new FaroException(
           ErrorCode.INVALID_REQUEST,
           "this is worker " + worker + ", not " + asked + ": nothing stopped");
     }
-    CompletableFuture<PartitionStore.Sealed> done = new CompletableFuture<>();
+    CompletableFuture<SealReport> done = new CompletableFuture<>();
     Thread stopper =
         new Thread(
             () -> {
@@ -206,18 +207,17 @@ public final class WorkerLifecycle {
    * Makes a later {@link #stopGracefully} seal nothing: an operator asked for a stop at once (what
    * the worker held uncommitted is then lost to the restart). Returns that nothing was sealed.
    */
-  private synchronized PartitionStore.Sealed stopWithoutSealing() {
+  private synchronized SealReport stopWithoutSealing() {
     if (stopped == null) {
-      stopped = new PartitionStore.Sealed(0, 0, 0);
+      stopped = new SealReport(0, 0, 0);
     }
     return stopped;
   }
 
-  private PartitionStore.Sealed await(
-      CompletableFuture<PartitionStore.Sealed> seal, long deadlineNanos) {
+  private SealReport await(CompletableFuture<SealReport> seal, long deadlineNanos) {
     long start = System.nanoTime();
     try {
-      PartitionStore.Sealed sealed =
+      SealReport sealed =
           seal.get(Math.max(0, deadlineNanos - System.nanoTime()), TimeUnit.NANOSECONDS);
       LOG.info(
           "Worker {} sealed {} partition locations of {} shuffles in {} ms{}",
@@ -238,13 +238,13 @@ public final class WorkerLifecycle {
           gracefulTimeout.toSeconds(),
           WorkerOptions.GRACEFUL_TIMEOUT.key(),
           open);
-      return new PartitionStore.Sealed(0, 0, open);
+      return new SealReport(0, 0, open);
     } catch (ExecutionException e) {
       LOG.error("Worker {}: sealing failed", worker, e.getCause());
-      return new PartitionStore.Sealed(0, 0, store.unfinishedLocations());
+      return new SealReport(0, 0, store.unfinishedLocations());
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
-      return new PartitionStore.Sealed(0, 0, store.unfinishedLocations());
+      return new SealReport(0, 0, store.unfinishedLocations());
     }
   }
 

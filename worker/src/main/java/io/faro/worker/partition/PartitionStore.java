@@ -41,47 +41,6 @@ import org.slf4j.LoggerFactory;
 public final class PartitionStore implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(PartitionStore.class);
 
-  /**
-   * One partition location to reserve, on the disk at {@code diskIndex} of faro.worker.dirs; a
-   * primary with replication names its replica's push address.
-   */
-  public record Reservation(
-      int partition, int epoch, int diskIndex, Optional<HostPort> replica, boolean replicaCopy) {
-    public Reservation {
-      requireNonNull(replica, "replica is null");
-      if (replicaCopy && replica.isPresent()) {
-        throw new IllegalArgumentException(
-            "partition " + partition + " epoch " + epoch + ": a replica copy has no replica");
-      }
-    }
-
-    /** A primary copy, with its replica's push address if it has one. */
-    public Reservation(int partition, int epoch, int diskIndex, Optional<HostPort> replica) {
-      this(partition, epoch, diskIndex, replica, false);
-    }
-
-    public Reservation(int partition, int epoch, int diskIndex) {
-      this(partition, epoch, diskIndex, Optional.empty());
-    }
-  }
-
-  /**
-   * Bounds on what reservations may make this worker hold.
-   *
-   * @param maxLocationsPerReserve faro.worker.reserve.max.locations
-   * @param maxPartitions faro.worker.max.partitions
-   */
-  public record Limits(int maxLocationsPerReserve, int maxPartitions) {
-    public static final Limits DEFAULT = new Limits(100_000, 262_144);
-
-    public Limits {
-      if (maxLocationsPerReserve <= 0 || maxPartitions <= 0) {
-        throw new IllegalArgumentException(
-            "limits must be positive: " + maxLocationsPerReserve + ", " + maxPartitions);
-      }
-    }
-  }
-
   private final Disks disks;
   private final WriterSettings settings;
   private final Reservations reservations;
@@ -114,14 +73,14 @@ public final class PartitionStore implements AutoCloseable {
    */
   public PartitionStore(
       Disks disks, WriterSettings settings, Function<HostPort, ReplicaLink> replicaLinks) {
-    this(disks, settings, replicaLinks, Limits.DEFAULT);
+    this(disks, settings, replicaLinks, ReservationLimits.DEFAULT);
   }
 
   public PartitionStore(
       Disks disks,
       WriterSettings settings,
       Function<HostPort, ReplicaLink> replicaLinks,
-      Limits limits) {
+      ReservationLimits limits) {
     this.disks = requireNonNull(disks, "disks is null");
     this.settings = requireNonNull(settings, "settings is null");
     this.reservations = new Reservations(disks, settings, replicaLinks, limits);
@@ -185,32 +144,13 @@ public final class PartitionStore implements AutoCloseable {
   }
 
   /**
-   * What {@link #sealAll} did.
-   *
-   * @param sealedLocations locations whose file (or emptiness) is sealed and recorded
-   * @param sealedShuffles shuffles they belong to
-   * @param failedLocations locations whose file failed, or that could not be recorded: not served
-   *     after a restart
-   */
-  public record Sealed(int sealedLocations, int sealedShuffles, int failedLocations) {
-    static final Sealed NOTHING = new Sealed(0, 0, 0);
-
-    Sealed plus(Sealed other) {
-      return new Sealed(
-          sealedLocations + other.sealedLocations,
-          sealedShuffles + other.sealedShuffles,
-          failedLocations + other.failedLocations);
-    }
-  }
-
-  /**
    * Seals every open location of every shuffle that is not committed (see {@link ShuffleSealer}):
    * what was acknowledged is written, indexed and recorded (synced too with
    * faro.worker.commit.sync), later pushes are answered SPLIT. Call {@link #refuseReservations}
    * first, so that no location is added behind it. The future completes once every file is sealed
    * and recorded.
    */
-  public CompletableFuture<Sealed> sealAll() {
+  public CompletableFuture<SealReport> sealAll() {
     return sealer.sealAll(shuffles.values());
   }
 
@@ -408,10 +348,6 @@ public final class PartitionStore implements AutoCloseable {
   public Map<ShuffleId, Long> bytesByShuffle() {
     return StoreCensus.bytesByShuffle(shuffles.values());
   }
-
-  /** What this worker holds of one shuffle, for the JSON API. */
-  public record ShuffleSummary(
-      ShuffleId id, int locations, int openLocations, int restoredLocations, boolean committing) {}
 
   /** Each shuffle with locations here, in no particular order. */
   public List<ShuffleSummary> summaries() {

@@ -8,8 +8,6 @@ import io.faro.common.id.DiskTier;
 import io.faro.common.id.PartitionKey;
 import io.faro.common.id.ShuffleId;
 import io.faro.common.network.HostPort;
-import io.faro.worker.partition.PartitionStore.Limits;
-import io.faro.worker.partition.PartitionStore.Reservation;
 import io.faro.worker.replicate.ReplicaLink;
 import io.faro.worker.storage.Disk;
 import io.faro.worker.storage.Disks;
@@ -35,7 +33,7 @@ final class Reservations {
   private final Disks disks;
   private final WriterSettings settings;
   private final Function<HostPort, ReplicaLink> replicaLinks;
-  private final Limits limits;
+  private final ReservationLimits limits;
 
   /** Partition locations held, all shuffles; changed under the shuffle's lock, read anywhere. */
   private final AtomicInteger held = new AtomicInteger();
@@ -47,7 +45,7 @@ final class Reservations {
       Disks disks,
       WriterSettings settings,
       Function<HostPort, ReplicaLink> replicaLinks,
-      Limits limits) {
+      ReservationLimits limits) {
     this.disks = requireNonNull(disks, "disks is null");
     this.settings = requireNonNull(settings, "settings is null");
     this.replicaLinks = requireNonNull(replicaLinks, "replicaLinks is null");

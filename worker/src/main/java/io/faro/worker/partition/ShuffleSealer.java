@@ -39,28 +39,28 @@ final class ShuffleSealer {
   }
 
   /** Seals {@code shuffles}; completes once every file is sealed and recorded. */
-  CompletableFuture<PartitionStore.Sealed> sealAll(Collection<ShuffleState> shuffles) {
-    List<CompletableFuture<PartitionStore.Sealed>> each = new ArrayList<>();
+  CompletableFuture<SealReport> sealAll(Collection<ShuffleState> shuffles) {
+    List<CompletableFuture<SealReport>> each = new ArrayList<>();
     shuffles.forEach(state -> each.add(seal(state)));
     return CompletableFuture.allOf(each.toArray(CompletableFuture[]::new))
         .thenApply(
             done ->
                 each.stream()
                     .map(CompletableFuture::join)
-                    .reduce(PartitionStore.Sealed.NOTHING, PartitionStore.Sealed::plus));
+                    .reduce(SealReport.NOTHING, SealReport::plus));
   }
 
-  private CompletableFuture<PartitionStore.Sealed> seal(ShuffleState state) {
+  private CompletableFuture<SealReport> seal(ShuffleState state) {
     List<CompletableFuture<PartitionCommit>> parts;
     synchronized (state) {
       if (state.expired) {
-        return CompletableFuture.completedFuture(PartitionStore.Sealed.NOTHING);
+        return CompletableFuture.completedFuture(SealReport.NOTHING);
       }
       if (state.commitStarted) {
         CompletableFuture<ShuffleCommit> commit = state.commit;
         return commit == null
-            ? CompletableFuture.completedFuture(PartitionStore.Sealed.NOTHING)
-            : commit.handle((c, e) -> PartitionStore.Sealed.NOTHING);
+            ? CompletableFuture.completedFuture(SealReport.NOTHING)
+            : commit.handle((c, e) -> SealReport.NOTHING);
       }
       parts = state.finishAll(PartitionWriter::seal);
     }
@@ -74,7 +74,7 @@ final class ShuffleSealer {
    * whole shuffle as committed itself, always after this record (it starts under the same lock), so
    * a sealed record never overwrites a committed one.
    */
-  private PartitionStore.Sealed record(ShuffleState state, ShuffleCommit sealed) {
+  private SealReport record(ShuffleState state, ShuffleCommit sealed) {
     List<PartitionCommit.Committed> all = new ArrayList<>(sealed.committed());
     long token;
     String nonce;
@@ -84,7 +84,7 @@ final class ShuffleSealer {
     // has its record queued behind this task).
     synchronized (state) {
       if (state.expired || state.commitStarted) {
-        return PartitionStore.Sealed.NOTHING;
+        return SealReport.NOTHING;
       }
       state.restored.values().forEach(r -> all.add(r.commit()));
       token = state.ownerToken();
@@ -94,7 +94,7 @@ final class ShuffleSealer {
     CommitLog log = commitLog.get();
     if (log == CommitLog.NONE) {
       // No metadata store: the files are whole, but no restart will know of them.
-      return new PartitionStore.Sealed(0, 0, unrecorded);
+      return new SealReport(0, 0, unrecorded);
     }
     try {
       log.sealed(state.id, token, nonce, new ShuffleCommit(all, sealed.failed()));
@@ -104,9 +104,9 @@ final class ShuffleSealer {
               + " restart",
           state.id,
           e);
-      return new PartitionStore.Sealed(0, 0, unrecorded);
+      return new SealReport(0, 0, unrecorded);
     }
     counters.sealed(sealed.committed().size());
-    return new PartitionStore.Sealed(sealed.committed().size(), 1, sealed.failed().size());
+    return new SealReport(sealed.committed().size(), 1, sealed.failed().size());
   }
 }

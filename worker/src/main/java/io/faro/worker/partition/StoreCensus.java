@@ -32,8 +32,8 @@ final class StoreCensus {
   }
 
   /** See {@link PartitionStore#summaries}. */
-  static List<PartitionStore.ShuffleSummary> summaries(Collection<ShuffleState> shuffles) {
-    List<PartitionStore.ShuffleSummary> out = new ArrayList<>(shuffles.size());
+  static List<ShuffleSummary> summaries(Collection<ShuffleState> shuffles) {
+    List<ShuffleSummary> out = new ArrayList<>(shuffles.size());
     for (ShuffleState state : shuffles) {
       int open = 0;
       for (PartitionWriter writer : state.writers.values()) {
@@ -42,7 +42,7 @@ final class StoreCensus {
         }
       }
       out.add(
-          new PartitionStore.ShuffleSummary(
+          new ShuffleSummary(
               state.id, state.writers.size(), open, state.restored.size(), state.commitStarted));
     }
     return out;

@@ -16,8 +16,8 @@ import io.faro.proto.WorkerStateP;
 import io.faro.proto.WorkerStatusResponse;
 import io.faro.worker.lifecycle.WorkerLifecycle;
 import io.faro.worker.partition.PartitionCommit;
-import io.faro.worker.partition.PartitionStore;
 import io.faro.worker.partition.PushStatus;
+import io.faro.worker.partition.Reservation;
 import io.faro.worker.partition.ShuffleCommit;
 import io.faro.worker.status.WorkerStatus;
 import java.util.Locale;
@@ -42,7 +42,7 @@ public final class ProtoMapper {
     return new PartitionKey(shuffle, partition, epoch);
   }
 
-  public static PartitionStore.Reservation reservation(PartitionLocationP location) {
+  public static Reservation reservation(PartitionLocationP location) {
     // A primary's writer forwards to its replica's push port.
     Optional<HostPort> replica =
         location.hasReplica()
@@ -51,7 +51,7 @@ public final class ProtoMapper {
                     location.getReplica().getEndpoint().getHost(),
                     location.getReplica().getEndpoint().getPushPort()))
             : Optional.empty();
-    return new PartitionStore.Reservation(
+    return new Reservation(
         location.getPartitionId(),
         location.getEpoch(),
         location.getDiskIndex(),

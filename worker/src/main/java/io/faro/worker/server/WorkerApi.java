@@ -8,6 +8,7 @@ import io.faro.metrics.HttpEndpoint.Answer;
 import io.faro.metrics.HttpEndpoint.BadRequest;
 import io.faro.metrics.HttpEndpoint.Page;
 import io.faro.worker.partition.PartitionStore;
+import io.faro.worker.partition.ShuffleSummary;
 import io.faro.worker.status.WorkerStatus;
 import io.faro.worker.status.WorkerStatusSampler;
 import io.faro.worker.storage.Disk;
@@ -97,7 +98,7 @@ final class WorkerApi {
     } catch (IllegalArgumentException e) {
       throw new BadRequest("after is not a shuffle id here (" + e.getMessage() + ")");
     }
-    SortedMap<ShuffleId, PartitionStore.ShuffleSummary> all = new TreeMap<>(ShuffleId.ORDER);
+    SortedMap<ShuffleId, ShuffleSummary> all = new TreeMap<>(ShuffleId.ORDER);
     store.summaries().forEach(summary -> all.put(summary.id(), summary));
     Map<String, Object> out = header();
     HttpEndpoint.page(

@@ -29,6 +29,8 @@ import io.faro.worker.meta.CommittedFiles;
 import io.faro.worker.meta.StartupRecovery;
 import io.faro.worker.meta.WorkerMetaStore;
 import io.faro.worker.partition.PartitionStore;
+import io.faro.worker.partition.ReservationLimits;
+import io.faro.worker.partition.SealReport;
 import io.faro.worker.partition.WriterSettings;
 import io.faro.worker.protocol.ProtoMapper;
 import io.faro.worker.replicate.ReplicaLinks;
@@ -182,7 +184,7 @@ public final class WorkerServer implements AutoCloseable {
                 settings.storage().commitSync(),
                 settings.storage().runBytes()),
             links::link,
-            new PartitionStore.Limits(
+            new ReservationLimits(
                 settings.storage().reserveMaxLocations(), settings.storage().maxPartitions()));
     for (CommittedFiles.RecoveredShuffle r : recovery.shuffles()) {
       store.restore(r.shuffle(), r.ownerToken(), r.appNonce(), r.partitions(), r.sealed());
@@ -365,7 +367,7 @@ public final class WorkerServer implements AutoCloseable {
    * within faro.worker.graceful.timeout. A restarted worker serves what was sealed once the shuffle
    * commits. Call {@link #close()} next. Idempotent.
    */
-  public PartitionStore.Sealed stopGracefully() {
+  public SealReport stopGracefully() {
     return requireStarted(lifecycle).stopGracefully();
   }
 

@@ -28,6 +28,7 @@ import io.faro.proto.WorkerStatusRequest;
 import io.faro.proto.WorkerStatusResponse;
 import io.faro.worker.memory.MemoryBudget;
 import io.faro.worker.partition.PartitionStore;
+import io.faro.worker.partition.SealReport;
 import io.faro.worker.partition.WriterSettings;
 import io.faro.worker.status.WorkerStatusSampler;
 import io.faro.worker.storage.Disks;
@@ -66,7 +67,7 @@ class ControlHandlerTest {
   private PartitionStore store;
   private ScheduledExecutorService memoryThread;
   private ControlHandler handler;
-  private CompletableFuture<PartitionStore.Sealed> stopped;
+  private CompletableFuture<SealReport> stopped;
 
   @BeforeEach
   void open() {
@@ -82,7 +83,7 @@ class ControlHandlerTest {
             new WorkerStatusSampler(budget, List.of(IoMode.BUFFERED)),
             () -> WorkerStateP.SERVING,
             (worker, graceful) -> {
-              stopped.complete(new PartitionStore.Sealed(0, 0, 0));
+              stopped.complete(new SealReport(0, 0, 0));
               return stopped;
             },
             new AuthOptions.Settings(true, Optional.of(cluster), Optional.empty()),

@@ -17,6 +17,7 @@ import io.faro.worker.memory.FrameCharge;
 import io.faro.worker.memory.MemoryBudget;
 import io.faro.worker.partition.PartitionStore;
 import io.faro.worker.partition.PushStatus;
+import io.faro.worker.partition.Reservation;
 import io.faro.worker.partition.WriterSettings;
 import io.faro.worker.storage.DiskDir;
 import io.faro.worker.storage.DiskReader;
@@ -109,7 +110,7 @@ class FetchHandlerTest {
     assertThat(disks.get(0).ioMode()).isEqualTo(IoMode.BUFFERED);
     DiskReader reader = disks.get(0).reader();
     PartitionKey key = new PartitionKey(SHUFFLE, 0, 0);
-    store.reserve(SHUFFLE, List.of(new PartitionStore.Reservation(0, 0, 0)));
+    store.reserve(SHUFFLE, List.of(new Reservation(0, 0, 0)));
     byte[] expected = appendRandomParts(key, 60, new Random(21));
     store.commit(SHUFFLE).join();
     WorkerClient client = client("reducer");
@@ -127,9 +128,9 @@ class FetchHandlerTest {
     DiskReader reader = disks.get(0).reader();
     int partitions = 4;
     List<byte[]> expected = new ArrayList<>();
-    List<PartitionStore.Reservation> reservations = new ArrayList<>();
+    List<Reservation> reservations = new ArrayList<>();
     for (int p = 0; p < partitions; p++) {
-      reservations.add(new PartitionStore.Reservation(p, 0, 0));
+      reservations.add(new Reservation(p, 0, 0));
     }
     store.reserve(SHUFFLE, reservations);
     Random random = new Random(22);
@@ -166,7 +167,7 @@ class FetchHandlerTest {
   void aChunkLargerThanTheReadBuffersIsReadOnTheReaderThreadsNeverOnAnEventLoop() {
     DiskReader reader = disks.get(0).reader();
     PartitionKey key = new PartitionKey(SHUFFLE, 0, 0);
-    store.reserve(SHUFFLE, List.of(new PartitionStore.Reservation(0, 0, 0)));
+    store.reserve(SHUFFLE, List.of(new Reservation(0, 0, 0)));
     // Parts of 2 and 3 MiB make chunks of their own (chunks end at part boundaries), larger than
     // the reader's one segment; the small one after them is a chunk the pool serves.
     byte[] big = new byte[2 * DiskReader.SEGMENT_BYTES];
@@ -209,12 +210,12 @@ class FetchHandlerTest {
     open(8L * DiskReader.SEGMENT_BYTES);
     DiskReader reader = disks.get(0).reader();
     // Partitions 0 to 5 are here; 2 is a replica copy, read only if its primary were lost.
-    List<PartitionStore.Reservation> reservations = new ArrayList<>();
+    List<Reservation> reservations = new ArrayList<>();
     for (int p = 0; p < 6; p++) {
       reservations.add(
           p == 2
-              ? new PartitionStore.Reservation(p, 0, 0, java.util.Optional.empty(), true)
-              : new PartitionStore.Reservation(p, 0, 0));
+              ? new Reservation(p, 0, 0, java.util.Optional.empty(), true)
+              : new Reservation(p, 0, 0));
     }
     store.reserve(SHUFFLE, reservations);
     long[] bytes = new long[6];

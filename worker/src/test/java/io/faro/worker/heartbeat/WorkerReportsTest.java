@@ -15,6 +15,7 @@ import io.faro.proto.WorkerStateP;
 import io.faro.worker.memory.FrameCharge;
 import io.faro.worker.memory.MemoryBudget;
 import io.faro.worker.partition.PartitionStore;
+import io.faro.worker.partition.Reservation;
 import io.faro.worker.partition.WriterSettings;
 import io.faro.worker.storage.Disk;
 import io.faro.worker.storage.DiskDir;
@@ -79,7 +80,7 @@ class WorkerReportsTest {
 
   /** Reserves partition {@code p} on disk 0, pushes {@code bytes} to it and commits the shuffle. */
   private void writeAndCommit(int bytes) throws Exception {
-    store.reserve(SHUFFLE, List.of(new PartitionStore.Reservation(0, 0, 0)));
+    store.reserve(SHUFFLE, List.of(new Reservation(0, 0, 0)));
     for (int written = 0; written < bytes; written += 64 * 1024) {
       store.append(
           new PartitionKey(SHUFFLE, 0, 0),

@@ -13,6 +13,8 @@ import io.faro.common.id.WorkerId;
 import io.faro.common.testing.Eventually;
 import io.faro.worker.partition.CommitLog;
 import io.faro.worker.partition.PartitionStore;
+import io.faro.worker.partition.Reservation;
+import io.faro.worker.partition.SealReport;
 import io.faro.worker.partition.ShuffleCommit;
 import io.faro.worker.partition.WriterSettings;
 import io.faro.worker.storage.DiskDir;
@@ -126,8 +128,7 @@ class WorkerLifecycleTest {
   @Test
   void anIncludeThatArrivesAfterTheWorkerDrainedTurnsItBackInsteadOfLettingItExit() {
     awaitState(WorkerLifecycle.State.DRAINED, true);
-    assertThatThrownBy(
-            () -> store.reserve(SHUFFLE, List.of(new PartitionStore.Reservation(0, 0, 0))))
+    assertThatThrownBy(() -> store.reserve(SHUFFLE, List.of(new Reservation(0, 0, 0))))
         .isInstanceOfSatisfying(
             FaroException.class, e -> assertThat(e.code()).isEqualTo(ErrorCode.SHUTTING_DOWN));
 
@@ -136,7 +137,7 @@ class WorkerLifecycleTest {
 
     assertThat(lifecycle.state()).isEqualTo(WorkerLifecycle.State.SERVING);
     assertThat(exits).hasValue(0);
-    store.reserve(SHUFFLE, List.of(new PartitionStore.Reservation(0, 0, 0)));
+    store.reserve(SHUFFLE, List.of(new Reservation(0, 0, 0)));
   }
 
   @Test
@@ -153,7 +154,7 @@ class WorkerLifecycleTest {
 
   @Test
   void aDrainEndsWhenItsTimeoutPassesWithShufflesStillHeld() {
-    store.reserve(SHUFFLE, List.of(new PartitionStore.Reservation(0, 0, 0)));
+    store.reserve(SHUFFLE, List.of(new Reservation(0, 0, 0)));
     heartbeat(true);
     assertThat(lifecycle.state()).isEqualTo(WorkerLifecycle.State.DRAINING);
     heartbeat(true);
@@ -179,16 +180,16 @@ class WorkerLifecycleTest {
 
   @Test
   void aStopAfterACancelledDrainSealsWhatWasTakenSince() {
-    store.reserve(SHUFFLE, List.of(new PartitionStore.Reservation(0, 0, 0)));
+    store.reserve(SHUFFLE, List.of(new Reservation(0, 0, 0)));
     heartbeat(true); // draining: location (0, 0) is sealed
     Eventually.await(
         "the drain's seal",
         () -> store.writer(new PartitionKey(SHUFFLE, 0, 0)).orElseThrow().isSealed());
     heartbeat(false); // included again
-    store.reserve(SHUFFLE, List.of(new PartitionStore.Reservation(0, 1, 0)));
+    store.reserve(SHUFFLE, List.of(new Reservation(0, 1, 0)));
     assertThat(store.writer(new PartitionKey(SHUFFLE, 0, 1)).orElseThrow().isOpen()).isTrue();
 
-    PartitionStore.Sealed sealed = lifecycle.stopGracefully();
+    SealReport sealed = lifecycle.stopGracefully();
 
     assertThat(store.writer(new PartitionKey(SHUFFLE, 0, 1)).orElseThrow().isOpen())
         .as("the location taken after the drain")

@@ -93,7 +93,7 @@ class PartitionWriterTest {
       java.util.function.IntUnaryOperator reserveOn =
           disk -> {
             int partition = next[0]++;
-            onTiers.reserve(SHUFFLE, List.of(new PartitionStore.Reservation(partition, 0, disk)));
+            onTiers.reserve(SHUFFLE, List.of(new Reservation(partition, 0, disk)));
             return onTiers
                 .writer(new PartitionKey(SHUFFLE, partition, 0))
                 .orElseThrow()
@@ -118,7 +118,7 @@ class PartitionWriterTest {
   @Test
   void manyAppendsKeepTheirOrderAndCutChunksAfterTheCrossingPart() throws IOException {
     PartitionKey key = new PartitionKey(SHUFFLE, 0, 0);
-    store.reserve(SHUFFLE, List.of(new PartitionStore.Reservation(0, 0, 1)));
+    store.reserve(SHUFFLE, List.of(new Reservation(0, 0, 1)));
     Random random = new Random(42);
     ByteArrayOutputStream expected = new ByteArrayOutputStream();
     List<ByteBuf> appended = new ArrayList<>();
@@ -161,7 +161,7 @@ class PartitionWriterTest {
   @Test
   void eachChunkKnowsTheMapsOfItsBatchesAndKeepsThemInItsFile() {
     PartitionKey key = new PartitionKey(SHUFFLE, 0, 0);
-    store.reserve(SHUFFLE, List.of(new PartitionStore.Reservation(0, 0, 0)));
+    store.reserve(SHUFFLE, List.of(new Reservation(0, 0, 0)));
     io.faro.worker.testing.Batches batches = new io.faro.worker.testing.Batches(false, 5);
     // Maps 0..9 one after the other, 3 parts of ~3 KB each: chunks of 16 KB hold about 2 maps.
     for (int map = 0; map < 10; map++) {
@@ -197,7 +197,7 @@ class PartitionWriterTest {
   @Test
   void concurrentAppendsToOnePartitionStayWholeAndInOrderPerAppender() throws Exception {
     PartitionKey key = new PartitionKey(SHUFFLE, 5, 0);
-    store.reserve(SHUFFLE, List.of(new PartitionStore.Reservation(5, 0, 0)));
+    store.reserve(SHUFFLE, List.of(new Reservation(5, 0, 0)));
     int appenders = 4;
     int batchesEach = 200;
     ExecutorService threads = Executors.newFixedThreadPool(appenders);
@@ -253,9 +253,7 @@ class PartitionWriterTest {
   @Test
   void aCommittedPartitionAnswersStageEndedAndACommitIsIdempotent() {
     PartitionKey key = new PartitionKey(SHUFFLE, 1, 0);
-    store.reserve(
-        SHUFFLE,
-        List.of(new PartitionStore.Reservation(1, 0, 0), new PartitionStore.Reservation(2, 0, 0)));
+    store.reserve(SHUFFLE, List.of(new Reservation(1, 0, 0), new Reservation(2, 0, 0)));
     assertThat(append(key, Unpooled.wrappedBuffer(new byte[100]))).isEqualTo(PushStatus.OK);
 
     ShuffleCommit first = store.commit(SHUFFLE).join();
@@ -286,9 +284,7 @@ class PartitionWriterTest {
     // A regular file where the app directory should be: creating the partition file fails.
     Files.createDirectories(root.resolve("d0"));
     Files.writeString(FileLayout.appDir(root.resolve("d0"), SHUFFLE.app()), "in the way");
-    store.reserve(
-        SHUFFLE,
-        List.of(new PartitionStore.Reservation(0, 0, 0), new PartitionStore.Reservation(1, 0, 1)));
+    store.reserve(SHUFFLE, List.of(new Reservation(0, 0, 0), new Reservation(1, 0, 1)));
     PartitionKey broken = new PartitionKey(SHUFFLE, 0, 0);
     PartitionKey healthy = new PartitionKey(SHUFFLE, 1, 0);
     assertThat(append(broken, Unpooled.wrappedBuffer(new byte[(int) FLUSH])))
@@ -311,9 +307,7 @@ class PartitionWriterTest {
 
   @Test
   void partitionsOnAFullOrBrokenDiskAnswerSplitAndNewOnesGoToAHealthyDisk() {
-    store.reserve(
-        SHUFFLE,
-        List.of(new PartitionStore.Reservation(0, 0, 0), new PartitionStore.Reservation(1, 0, 1)));
+    store.reserve(SHUFFLE, List.of(new Reservation(0, 0, 0), new Reservation(1, 0, 1)));
     PartitionKey onD0 = new PartitionKey(SHUFFLE, 0, 0);
     PartitionKey onD1 = new PartitionKey(SHUFFLE, 1, 0);
     Disk d0 = disks.get(0);
@@ -326,7 +320,7 @@ class PartitionWriterTest {
         .isEqualTo(PushStatus.SOFT_SPLIT);
     assertThat(append(onD1, Unpooled.wrappedBuffer(new byte[10]))).isEqualTo(PushStatus.OK);
     // The master placed on disk 0 before it heard: the worker takes the partition on disk 1.
-    store.reserve(SHUFFLE, List.of(new PartitionStore.Reservation(2, 0, 0)));
+    store.reserve(SHUFFLE, List.of(new Reservation(2, 0, 0)));
     assertThat(store.writer(new PartitionKey(SHUFFLE, 2, 0)).orElseThrow().diskIndex())
         .isEqualTo(1);
 
@@ -339,18 +333,14 @@ class PartitionWriterTest {
     d1.check(Long.MAX_VALUE);
     assertThatThrownBy(
             () ->
-                store.reserve(
-                    SHUFFLE,
-                    List.of(
-                        new PartitionStore.Reservation(3, 0, 1),
-                        new PartitionStore.Reservation(4, 0, 0))))
+                store.reserve(SHUFFLE, List.of(new Reservation(3, 0, 1), new Reservation(4, 0, 0))))
         .isInstanceOfSatisfying(
             FaroException.class, e -> assertThat(e.code()).isEqualTo(ErrorCode.STORAGE_FAILED))
         .hasMessageContaining("no disk of this worker takes data");
     assertThat(store.writer(new PartitionKey(SHUFFLE, 3, 0))).isEmpty();
     assertThat(store.writer(new PartitionKey(SHUFFLE, 4, 0))).isEmpty();
     // Already reserved locations are no new reservation: repeating one still succeeds.
-    store.reserve(SHUFFLE, List.of(new PartitionStore.Reservation(0, 0, 0)));
+    store.reserve(SHUFFLE, List.of(new Reservation(0, 0, 0)));
 
     // A check that passes makes the disk and its partitions take data again.
     assertThat(d0.check(0).state()).isEqualTo(DiskHealth.State.HEALTHY);
@@ -362,10 +352,8 @@ class PartitionWriterTest {
   @Test
   void expiringAShuffleDeletesItsFilesAndDirectories() throws IOException {
     ShuffleId other = new ShuffleId(SHUFFLE.app(), 2);
-    store.reserve(
-        SHUFFLE,
-        List.of(new PartitionStore.Reservation(0, 0, 0), new PartitionStore.Reservation(1, 0, 1)));
-    store.reserve(other, List.of(new PartitionStore.Reservation(0, 0, 0)));
+    store.reserve(SHUFFLE, List.of(new Reservation(0, 0, 0), new Reservation(1, 0, 1)));
+    store.reserve(other, List.of(new Reservation(0, 0, 0)));
     append(new PartitionKey(SHUFFLE, 0, 0), Unpooled.wrappedBuffer(new byte[(int) FLUSH]));
     append(new PartitionKey(SHUFFLE, 1, 0), Unpooled.wrappedBuffer(new byte[100]));
     append(new PartitionKey(other, 0, 0), Unpooled.wrappedBuffer(new byte[100]));
@@ -390,7 +378,7 @@ class PartitionWriterTest {
   @Test
   void reliefFlushesBuffersBelowTheirFlushSize() {
     PartitionKey key = new PartitionKey(SHUFFLE, 0, 0);
-    store.reserve(SHUFFLE, List.of(new PartitionStore.Reservation(0, 0, 0)));
+    store.reserve(SHUFFLE, List.of(new Reservation(0, 0, 0)));
     append(key, Unpooled.wrappedBuffer(new byte[100]));
     assertThat(budget.used()).isEqualTo(100);
     store.flushBuffered();
@@ -400,9 +388,7 @@ class PartitionWriterTest {
 
   @Test
   void aFrameStaysChargedInFullUntilItsLastPartIsWritten() {
-    store.reserve(
-        SHUFFLE,
-        List.of(new PartitionStore.Reservation(0, 0, 0), new PartitionStore.Reservation(1, 0, 0)));
+    store.reserve(SHUFFLE, List.of(new Reservation(0, 0, 0), new Reservation(1, 0, 0)));
     // One frame: a full flush buffer for partition 0, a small part for partition 1, and a part
     // for a partition this worker does not hold.
     io.netty.buffer.ByteBuf frame =

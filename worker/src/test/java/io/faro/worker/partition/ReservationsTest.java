@@ -8,7 +8,6 @@ import io.faro.common.error.FaroException;
 import io.faro.common.id.AppId;
 import io.faro.common.id.PartitionKey;
 import io.faro.common.id.ShuffleId;
-import io.faro.worker.partition.PartitionStore.Reservation;
 import io.faro.worker.storage.Disks;
 import io.faro.worker.testing.TestDisks;
 import java.nio.file.Path;
@@ -43,7 +42,7 @@ class ReservationsTest {
             peer -> {
               throw new AssertionError("no replication here");
             },
-            new PartitionStore.Limits(10, 12));
+            new ReservationLimits(10, 12));
   }
 
   @AfterEach

@@ -83,7 +83,7 @@ class RunLayoutTest {
     store.reserve(
         SHUFFLE,
         java.util.stream.IntStream.range(0, partitions)
-            .mapToObj(p -> new PartitionStore.Reservation(p, 0, 0))
+            .mapToObj(p -> new Reservation(p, 0, 0))
             .toList());
     Random random = new Random(7);
     Map<Integer, ByteArrayOutputStream> expected = new HashMap<>();

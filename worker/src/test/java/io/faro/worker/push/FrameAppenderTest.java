@@ -22,6 +22,7 @@ import io.faro.worker.memory.MemoryBudget;
 import io.faro.worker.partition.PartitionCommit;
 import io.faro.worker.partition.PartitionStore;
 import io.faro.worker.partition.PushStatus;
+import io.faro.worker.partition.Reservation;
 import io.faro.worker.partition.WriterSettings;
 import io.faro.worker.replicate.ReplicaLinks;
 import io.faro.worker.storage.DiskDir;
@@ -114,9 +115,7 @@ class FrameAppenderTest {
 
   @Test
   void partsWithoutAReplicaAreAnsweredAtOnceInFrameOrder() {
-    primary.reserve(
-        SHUFFLE,
-        List.of(new PartitionStore.Reservation(0, 0, 0), new PartitionStore.Reservation(1, 0, 0)));
+    primary.reserve(SHUFFLE, List.of(new Reservation(0, 0, 0), new Reservation(1, 0, 0)));
     byte[] a = batch(0, 300);
     byte[] b = batch(1, 200);
     byte[] c = batch(2, 100);
@@ -139,12 +138,10 @@ class FrameAppenderTest {
 
   @Test
   void aPrimaryAnswersOnceItsReplicaConfirmedAndBothCopiesCutTheSameChunks() {
-    replica.reserve(SHUFFLE, List.of(new PartitionStore.Reservation(0, 0, 0)));
+    replica.reserve(SHUFFLE, List.of(new Reservation(0, 0, 0)));
     primary.reserve(
         SHUFFLE,
-        List.of(
-            new PartitionStore.Reservation(0, 0, 0, Optional.of(replicaPush)),
-            new PartitionStore.Reservation(1, 0, 0)));
+        List.of(new Reservation(0, 0, 0, Optional.of(replicaPush)), new Reservation(1, 0, 0)));
     long forwarded = 0;
     for (int i = 0; i < 20; i++) {
       byte[] part = batch(i, 4000);
@@ -169,12 +166,12 @@ class FrameAppenderTest {
   @Test
   void aPartItsReplicaDidNotTakeIsAnsweredReplicaFailedAndThePartitionTakesNoMore() {
     // The replica holds partition 1 but not partition 0.
-    replica.reserve(SHUFFLE, List.of(new PartitionStore.Reservation(1, 0, 0)));
+    replica.reserve(SHUFFLE, List.of(new Reservation(1, 0, 0)));
     primary.reserve(
         SHUFFLE,
         List.of(
-            new PartitionStore.Reservation(0, 0, 0, Optional.of(replicaPush)),
-            new PartitionStore.Reservation(1, 0, 0, Optional.of(replicaPush))));
+            new Reservation(0, 0, 0, Optional.of(replicaPush)),
+            new Reservation(1, 0, 0, Optional.of(replicaPush))));
 
     FrameAppender.Appended appended =
         append(appender, false, 0, part(0, batch(0, 500)), part(1, batch(1, 500)));
@@ -201,9 +198,7 @@ class FrameAppenderTest {
     // A hard split threshold of one byte: every partition refuses its second part.
     PartitionStore store = store("s", new WriterSettings(FLUSH, PRIMARY_CHUNK, 1, true), null);
     FrameAppender replicaSide = new FrameAppender(store, budget(1L << 30, store));
-    store.reserve(
-        SHUFFLE,
-        List.of(new PartitionStore.Reservation(0, 0, 0), new PartitionStore.Reservation(1, 0, 0)));
+    store.reserve(SHUFFLE, List.of(new Reservation(0, 0, 0), new Reservation(1, 0, 0)));
 
     assertThat(append(replicaSide, true, PRIMARY_CHUNK, part(0, batch(0, 100))).statuses().join())
         .containsExactly(PushStatus.OK);
@@ -226,7 +221,7 @@ class FrameAppenderTest {
     PartitionStore store = store("s", new WriterSettings(FLUSH, PRIMARY_CHUNK), null);
     MemoryBudget budget = budget(64 * 1024, store);
     FrameAppender replicaSide = new FrameAppender(store, budget);
-    store.reserve(SHUFFLE, List.of(new PartitionStore.Reservation(0, 0, 0)));
+    store.reserve(SHUFFLE, List.of(new Reservation(0, 0, 0)));
     EmbeddedChannel fromPrimary = new EmbeddedChannel();
     try {
       budget.register(fromPrimary);
@@ -264,7 +259,7 @@ class FrameAppenderTest {
     byte[] part = batch(0, 3000);
     MemoryBudget budget = budget(part.length, primary);
     FrameAppender small = new FrameAppender(primary, budget);
-    primary.reserve(SHUFFLE, List.of(new PartitionStore.Reservation(0, 0, 0)));
+    primary.reserve(SHUFFLE, List.of(new Reservation(0, 0, 0)));
 
     FrameAppender.Appended appended = append(small, false, 0, part(0, part));
 
@@ -276,7 +271,7 @@ class FrameAppenderTest {
   void aPushByAnotherRegistrationOfTheAppIsRefusedWhereItFindsTheWriters() {
     String holder = "0".repeat(32);
     String other = "1".repeat(32);
-    primary.reserve(SHUFFLE, 7, holder, List.of(new PartitionStore.Reservation(0, 0, 0)));
+    primary.reserve(SHUFFLE, 7, holder, List.of(new Reservation(0, 0, 0)));
 
     assertThatThrownBy(() -> append(appender, null, other, false, 0, part(0, batch(0, 100))))
         .isInstanceOfSatisfying(

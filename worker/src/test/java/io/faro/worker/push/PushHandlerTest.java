@@ -16,6 +16,7 @@ import io.faro.proto.PushStatusP;
 import io.faro.proto.ShuffleKeyP;
 import io.faro.worker.memory.MemoryBudget;
 import io.faro.worker.partition.PartitionStore;
+import io.faro.worker.partition.Reservation;
 import io.faro.worker.partition.WriterSettings;
 import io.faro.worker.storage.Disks;
 import io.faro.worker.testing.Batches;
@@ -60,10 +61,7 @@ class PushHandlerTest {
     MemoryBudget budget = new MemoryBudget(1L << 28, 1L << 27, store::flushBuffered, memoryThread);
     handler = new PushHandler(new FrameAppender(store, budget));
     store.reserve(
-        SHUFFLE,
-        TOKEN,
-        NONCE,
-        List.of(new PartitionStore.Reservation(0, 0, 0), new PartitionStore.Reservation(1, 0, 0)));
+        SHUFFLE, TOKEN, NONCE, List.of(new Reservation(0, 0, 0), new Reservation(1, 0, 0)));
   }
 
   @AfterEach

@@ -15,7 +15,7 @@ import io.faro.proto.CommittedPartitionP;
 import io.faro.proto.PushStatusP;
 import io.faro.proto.WorkerStateP;
 import io.faro.worker.lifecycle.WorkerLifecycle;
-import io.faro.worker.partition.PartitionStore;
+import io.faro.worker.partition.SealReport;
 import io.faro.worker.testing.Batches;
 import io.faro.worker.testing.FakeMaster;
 import io.faro.worker.testing.TestWorkers;
@@ -91,9 +91,9 @@ class WorkerGracefulStopTest {
             assertThat(push(client, batches, b % 2, 0, b, sent)).isEqualTo(PushStatusP.OK);
           }
 
-          PartitionStore.Sealed sealed = worker.stopGracefully();
+          SealReport sealed = worker.stopGracefully();
 
-          assertThat(sealed).isEqualTo(new PartitionStore.Sealed(3, 1, 0));
+          assertThat(sealed).isEqualTo(new SealReport(3, 1, 0));
           assertThat(worker.state()).isEqualTo(WorkerLifecycle.State.STOPPING);
           // The masters heard of the stop before anything was sealed.
           assertThat(master.lastHeartbeat("worker-graceful").getState())
@@ -203,7 +203,7 @@ class WorkerGracefulStopTest {
       try (WorkerClient client = new WorkerClient("no-seal", worker.endpoint())) {
         reserve(client, 0, 0, 0);
         assertThat(push(client, new Batches(false, 1), 0, 0, 0, null)).isEqualTo(PushStatusP.OK);
-        assertThat(worker.stopGracefully()).isEqualTo(new PartitionStore.Sealed(0, 0, 0));
+        assertThat(worker.stopGracefully()).isEqualTo(new SealReport(0, 0, 0));
         assertThat(worker.state()).isEqualTo(WorkerLifecycle.State.SERVING);
       }
     }
