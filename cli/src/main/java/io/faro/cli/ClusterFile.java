@@ -7,6 +7,7 @@ import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -184,5 +185,30 @@ final class ClusterFile {
     Path tmp = file.resolveSibling(file.getFileName() + ".tmp");
     Files.writeString(tmp, text);
     Files.move(tmp, file, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
+  }
+
+  /** Deletes what an earlier cluster left in {@code dir}: members' directories, secrets, files. */
+  static void removePreviousCluster(Path dir) throws IOException {
+    try (var entries = Files.list(dir)) {
+      for (Path p : entries.toList()) {
+        String name = p.getFileName().toString();
+        if (name.equals("master")
+            || name.startsWith("master-")
+            || name.startsWith("worker-")
+            || name.equals("secrets")
+            || name.equals(LocalCluster.ADMIN_CONF)
+            || name.startsWith(NAME)) {
+          deleteRecursively(p);
+        }
+      }
+    }
+  }
+
+  private static void deleteRecursively(Path root) throws IOException {
+    try (var walk = Files.walk(root)) {
+      for (Path p : walk.sorted(Comparator.reverseOrder()).toList()) {
+        Files.deleteIfExists(p);
+      }
+    }
   }
 }

@@ -9,7 +9,6 @@ import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
-import java.util.Comparator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -162,7 +161,7 @@ public final class LocalCluster implements AutoCloseable {
                 + dir);
       }
       // A new local cluster starts empty: the old master would remember workers that are gone.
-      removePreviousCluster(dir);
+      ClusterFile.removePreviousCluster(dir);
     }
     List<Member> members = new ArrayList<>();
     LocalClusterConf.Auth auth = LocalClusterConf.auth(dir, confFile);
@@ -279,30 +278,6 @@ public final class LocalCluster implements AutoCloseable {
     return all;
   }
 
-  private static void removePreviousCluster(Path dir) throws IOException {
-    try (var entries = Files.list(dir)) {
-      for (Path p : entries.toList()) {
-        String name = p.getFileName().toString();
-        if (name.equals("master")
-            || name.startsWith("master-")
-            || name.startsWith("worker-")
-            || name.equals("secrets")
-            || name.equals(ADMIN_CONF)
-            || name.startsWith(CLUSTER_FILE)) {
-          deleteRecursively(p);
-        }
-      }
-    }
-  }
-
-  private static void deleteRecursively(Path root) throws IOException {
-    try (var walk = Files.walk(root)) {
-      for (Path p : walk.sorted(Comparator.reverseOrder()).toList()) {
-        Files.deleteIfExists(p);
-      }
-    }
-  }
-
   public Path workDir() {
     return workDir;
   }
@@ -388,26 +363,7 @@ public final class LocalCluster implements AutoCloseable {
    * foreground exits 0 once they are gone ({@link ClusterFile#markStopped}).
    */
   public static int stop(Path workDir) throws IOException {
-    Path file = workDir.toAbsolutePath().resolve(CLUSTER_FILE);
-    if (!Files.exists(file)) {
-      throw new IllegalStateException(
-          "no " + CLUSTER_FILE + " in " + workDir.toAbsolutePath() + ": nothing to stop");
-    }
-    try {
-      ClusterFile.markStopped(workDir.toAbsolutePath());
-    } catch (IOException e) {
-      // Stopped all the same; a launcher in the foreground then exits 1 instead of 0.
-    }
-    List<Long> pids = ClusterFile.pids(workDir.toAbsolutePath());
-    int stopped = 0;
-    for (int i = pids.size() - 1; i >= 0; i--) {
-      Optional<ProcessHandle> handle = ProcessLauncher.faroProcess(pids.get(i));
-      if (handle.isPresent()) {
-        ProcessLauncher.stop(handle.get());
-        stopped++;
-      }
-    }
-    return stopped;
+    return LocalClusterStopCommand.stopAll(workDir);
   }
 
   private static boolean anyAlive(Path dir) throws IOException {

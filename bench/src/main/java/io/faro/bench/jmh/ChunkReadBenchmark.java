@@ -8,7 +8,7 @@ import io.faro.common.id.PartitionKey;
 import io.faro.common.id.ShuffleId;
 import io.faro.worker.memory.FrameCharge;
 import io.faro.worker.partition.PartitionCommit;
-import io.faro.worker.partition.PartitionStore;
+import io.faro.worker.partition.Reservation;
 import io.faro.worker.storage.ChunkIndex;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
@@ -61,7 +61,7 @@ public class ChunkReadBenchmark {
     files = new WorkerFiles(256 * 1024, chunkSize);
     ShuffleId shuffle = new ShuffleId(new AppId("jmh-read"), 0);
     PartitionKey key = new PartitionKey(shuffle, 0, 0);
-    files.store.reserve(shuffle, List.of(new PartitionStore.Reservation(0, 0, 0)));
+    files.store.reserve(shuffle, List.of(new Reservation(0, 0, 0)));
     ByteBuf part = SampleRecords.batches(1, PART_SIZE, DataKind.COMPRESSIBLE, true);
     try {
       for (long written = 0; written < FILE_SIZE; written += part.readableBytes()) {

@@ -5,8 +5,8 @@ import io.faro.common.id.AppId;
 import io.faro.common.id.PartitionKey;
 import io.faro.common.id.ShuffleId;
 import io.faro.worker.memory.FrameCharge;
-import io.faro.worker.partition.PartitionStore;
 import io.faro.worker.partition.PushStatus;
+import io.faro.worker.partition.Reservation;
 import io.faro.worker.storage.IoMode;
 import io.netty.buffer.ByteBuf;
 import java.util.ArrayList;
@@ -69,10 +69,10 @@ public class PartitionAppendBenchmark {
   @Setup(Level.Iteration)
   public void newShuffle() {
     shuffle = new ShuffleId(new AppId("jmh-append"), shuffleNumber++);
-    List<PartitionStore.Reservation> reservations = new ArrayList<>();
+    List<Reservation> reservations = new ArrayList<>();
     keys = new PartitionKey[partitions];
     for (int p = 0; p < partitions; p++) {
-      reservations.add(new PartitionStore.Reservation(p, 0, 0));
+      reservations.add(new Reservation(p, 0, 0));
       keys[p] = new PartitionKey(shuffle, p, 0);
     }
     files.store.reserve(shuffle, reservations);

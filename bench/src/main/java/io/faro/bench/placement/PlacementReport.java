@@ -1,11 +1,12 @@
 package io.faro.bench.placement;
 
+import io.faro.bench.placement.PlacementTally.Group;
+import io.faro.bench.placement.PlacementTally.Tier;
 import io.faro.bench.placement.SimulatedCluster.Kind;
 import io.faro.bench.report.JsonReport;
 import io.faro.bench.report.MachineFacts;
 import io.faro.bench.report.TableReport;
 import io.faro.common.config.ConfigOption;
-import io.faro.common.id.DiskTier;
 import io.faro.master.MasterServerOptions;
 import io.faro.master.MasterServerOptions.SlotsPolicy;
 import io.faro.master.placement.LoadAwarePlacement;
@@ -23,54 +24,18 @@ import java.util.Map;
  * partitions placed over all measured requests; a disk's room is its usable bytes divided by the
  * estimated partition size, before the first request.
  *
- * <p>Over 400 lines, knowingly: a table and a JSON form of the same figures, written side by side
+ * <p>A table and a JSON form of the same figures ({@link PlacementTally}'s), written side by side
  * so that the two never say different things.
  */
 final class PlacementReport {
   /** Bumped only if an existing key changes meaning. */
   static final int FORMAT_VERSION = 1;
 
-  /** The usable disks of one tier that placement ranked into one group. */
-  record Group(int group, int disks, long slots) {
-    double perDisk() {
-      return disks == 0 ? 0 : slots / (double) disks;
-    }
-  }
-
-  /**
-   * The figures of one tier: its disks (every worker's), the usable ones (neither full nor broken),
-   * their groups, and its slow disks against its other usable ones.
-   */
-  record Tier(
-      DiskTier tier,
-      int disks,
-      int usableDisks,
-      long slots,
-      List<Group> groups,
-      int slowDisks,
-      long slowSlots,
-      int otherDisks,
-      long otherSlots) {
-    double slowPerDisk() {
-      return slowDisks == 0 ? 0 : slowSlots / (double) slowDisks;
-    }
-
-    double otherPerDisk() {
-      return otherDisks == 0 ? 0 : otherSlots / (double) otherDisks;
-    }
-  }
-
   private final PlacementBench.Settings settings;
   private final PlacementBench.Result result;
   private final MachineFacts machine;
   private final Instant date;
-  private final List<Tier> tiers = new ArrayList<>();
-  private long slots;
-  private long onFull;
-  private long onBroken;
-  private long mostOnOneDisk;
-  private long roomOfThatDisk;
-  private int disksPastTheirRoom;
+  private final PlacementTally tally;
 
   PlacementReport(
       PlacementBench.Settings settings,
@@ -81,83 +46,7 @@ final class PlacementReport {
     this.result = result;
     this.machine = machine;
     this.date = date;
-    tally();
-  }
-
-  private void tally() {
-    SimulatedCluster cluster = result.cluster();
-    int workers = settings.shape().workers();
-    int disks = cluster.disksPerWorker();
-    int[][] groups = new int[workers][disks];
-    for (int[] row : groups) {
-      Arrays.fill(row, -1);
-    }
-    for (LoadAwarePlacement.RankedDisk d : result.ranked()) {
-      groups[cluster.index(d.worker())][d.disk()] = d.group();
-    }
-    int groupCount = settings.loadAware().diskGroups();
-    for (DiskTier tier : DiskTier.values()) {
-      int inTier = 0;
-      int usable = 0;
-      long tierSlots = 0;
-      int[] groupDisks = new int[groupCount];
-      long[] groupSlots = new long[groupCount];
-      int slow = 0;
-      long slowSlots = 0;
-      int other = 0;
-      long otherSlots = 0;
-      for (int w = 0; w < workers; w++) {
-        for (int d = 0; d < disks; d++) {
-          if (cluster.tier(d) != tier) {
-            continue;
-          }
-          inTier++;
-          long n = result.slots()[w][d];
-          tierSlots += n;
-          Kind kind = cluster.kind(w, d);
-          if (kind == Kind.FULL) {
-            onFull += n;
-            continue;
-          }
-          if (kind == Kind.BROKEN) {
-            onBroken += n;
-            continue;
-          }
-          usable++;
-          if (groups[w][d] >= 0) {
-            groupDisks[groups[w][d]]++;
-            groupSlots[groups[w][d]] += n;
-          }
-          if (kind == Kind.SLOW) {
-            slow++;
-            slowSlots += n;
-          } else {
-            other++;
-            otherSlots += n;
-          }
-          long room = cluster.usableBytes(d) / settings.partitionBytes();
-          if (n > mostOnOneDisk) {
-            mostOnOneDisk = n;
-            roomOfThatDisk = room;
-          }
-          if (n > room) {
-            disksPastTheirRoom++;
-          }
-        }
-      }
-      if (inTier == 0) {
-        continue;
-      }
-      slots += tierSlots;
-      List<Group> present = new ArrayList<>();
-      for (int g = 0; g < groupCount; g++) {
-        if (groupDisks[g] > 0) {
-          present.add(new Group(g, groupDisks[g], groupSlots[g]));
-        }
-      }
-      tiers.add(
-          new Tier(tier, inTier, usable, tierSlots, present, slow, slowSlots, other, otherSlots));
-    }
+    this.tally = new PlacementTally(settings, result);
   }
 
   /**
@@ -217,8 +106,8 @@ final class PlacementReport {
             result.maxNanos() / 1e6,
             "ms",
             "PlacementPolicy.place of each request, as the leader runs it before the Raft commit"));
-    rows.add(row("slots", slots, "", "partitions placed over all measured requests"));
-    for (Tier t : tiers) {
+    rows.add(row("slots", tally.slots(), "", "partitions placed over all measured requests"));
+    for (Tier t : tally.tiers()) {
       tierRows(rows, t);
     }
     checkRows(rows);
@@ -326,19 +215,28 @@ final class PlacementReport {
   /** What must never happen (slots on full or broken disks) and the spread's bounds. */
   private void checkRows(List<String[]> rows) {
     LoadAwarePlacement.Settings s = settings.loadAware();
-    rows.add(row("slots on full disks", onFull, "", onFull == 0 ? "none, as it must be" : "BUG"));
     rows.add(
-        row("slots on broken disks", onBroken, "", onBroken == 0 ? "none, as it must be" : "BUG"));
+        row(
+            "slots on full disks",
+            tally.onFull(),
+            "",
+            tally.onFull() == 0 ? "none, as it must be" : "BUG"));
+    rows.add(
+        row(
+            "slots on broken disks",
+            tally.onBroken(),
+            "",
+            tally.onBroken() == 0 ? "none, as it must be" : "BUG"));
     rows.add(
         row(
             "most slots on one disk",
-            mostOnOneDisk,
+            tally.mostOnOneDisk(),
             "",
             String.format(
                 Locale.ROOT,
                 "its room %d (usable bytes / partition size); %d disks past their room",
-                roomOfThatDisk,
-                disksPastTheirRoom)));
+                tally.roomOfThatDisk(),
+                tally.disksPastTheirRoom())));
     rows.add(
         row(
             "workers per request",
@@ -381,17 +279,17 @@ final class PlacementReport {
     out.put("requests", settings.requests());
     out.put("warmup_requests", settings.warmups());
     out.put("partitions_per_request", settings.partitions());
-    out.put("slots", slots);
-    out.put("slots_on_full_disks", onFull);
-    out.put("slots_on_broken_disks", onBroken);
-    out.put("most_slots_on_one_disk", mostOnOneDisk);
-    out.put("room_of_that_disk", roomOfThatDisk);
-    out.put("disks_past_their_room", disksPastTheirRoom);
+    out.put("slots", tally.slots());
+    out.put("slots_on_full_disks", tally.onFull());
+    out.put("slots_on_broken_disks", tally.onBroken());
+    out.put("most_slots_on_one_disk", tally.mostOnOneDisk());
+    out.put("room_of_that_disk", tally.roomOfThatDisk());
+    out.put("disks_past_their_room", tally.disksPastTheirRoom());
     out.put("workers_per_request_max", maxWorkersPerRequest());
     out.put("workers_per_request_min", minWorkersPerRequest());
     out.put("max_workers_per_shuffle", settings.loadAware().maxWorkersPerShuffle());
     List<Object> tierList = new ArrayList<>();
-    for (Tier t : tiers) {
+    for (Tier t : tally.tiers()) {
       Map<String, Object> entry = new LinkedHashMap<>();
       entry.put("tier", t.tier().configName());
       entry.put("disks", t.disks());
