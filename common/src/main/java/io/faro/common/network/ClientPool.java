@@ -2,19 +2,12 @@ package io.faro.common.network;
 
 import static java.util.Objects.requireNonNull;
 
-import com.google.protobuf.ByteString;
 import com.google.protobuf.Message;
 import io.faro.common.auth.AuthOptions;
 import io.faro.common.auth.Handshake;
-import io.faro.common.auth.Identity;
-import io.faro.common.auth.Secret;
 import io.faro.common.error.ErrorCode;
 import io.faro.common.error.FaroException;
 import io.faro.common.log.RateLimitedLog;
-import io.faro.proto.AuthFinishRequest;
-import io.faro.proto.AuthFinishResponse;
-import io.faro.proto.AuthStartRequest;
-import io.faro.proto.AuthStartResponse;
 import io.netty.bootstrap.Bootstrap;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.PooledByteBufAllocator;
@@ -28,26 +21,21 @@ import io.netty.channel.socket.nio.NioSocketChannel;
 import io.netty.handler.ssl.SslHandler;
 import io.netty.util.AttributeKey;
 import io.netty.util.ReferenceCountUtil;
-import java.security.cert.CertPathBuilderException;
-import java.security.cert.CertPathValidatorException;
-import java.security.cert.CertificateException;
-import java.security.cert.CertificateExpiredException;
-import java.security.cert.CertificateNotYetValidException;
 import java.time.Duration;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Function;
-import javax.net.ssl.SSLHandshakeException;
-import javax.net.ssl.SSLPeerUnverifiedException;
 import org.slf4j.LoggerFactory;
 
 /**
  * One connection per remote address for the whole process, shared by every shuffle and every
  * caller, on a fixed, named set of event-loop threads ({@code <name>-io-N}). A connection that
  * closed is replaced on the next request. Thread-safe; owned by the process's composition root.
- * Warnings about what servers do wrong are rate-limited per pool, as a server's are.
+ * Warnings about what servers do wrong are rate-limited per pool, as a server's are. A new
+ * connection proves the pool's credentials through {@link ClientAuthentication}; a failed TLS
+ * handshake is named by {@link TlsHandshakeFailures}.
  */
 public final class ClientPool implements AutoCloseable {
   private final EventLoopGroup group;
@@ -221,22 +209,8 @@ public final class ClientPool implements AutoCloseable {
                         authenticate(client, result);
                       } else {
                         client.close();
-                        // A certificate refused is final; a connection lost or slow during
-                        // the handshake (a server stopping, one over its connection limit) is
-                        // not, and callers try again or elsewhere.
                         result.completeExceptionally(
-                            new FaroException(
-                                certificateRefused(h.cause())
-                                    ? ErrorCode.UNAUTHENTICATED
-                                    : ErrorCode.CONNECTION_FAILED,
-                                "TLS handshake with "
-                                    + address
-                                    + " failed: "
-                                    + tlsReason(h.cause())
-                                    + " (does that port take TLS, and is its certificate "
-                                    + "valid, for that host, and signed by an authority in "
-                                    + "faro.tls.trust.file?)",
-                                h.cause()));
+                            TlsHandshakeFailures.failure(address, h.cause()));
                       }
                     });
           } else {
@@ -252,109 +226,11 @@ public final class ClientPool implements AutoCloseable {
 
   /** Completes {@code result} with {@code client} once it proved this pool's credentials. */
   private void authenticate(TransportClient client, CompletableFuture<TransportClient> result) {
-    AuthOptions.Credentials credentials = credentials(client.remote());
-    if (!credentials.proves()) {
-      result.complete(client);
-      return;
-    }
-    Identity identity = credentials.identity();
-    String failure = "cannot authenticate to " + client.remote() + " as " + identity.wire() + ": ";
-    if (credentials.secret().isEmpty()) {
-      client.close();
-      result.completeExceptionally(
-          new FaroException(
-              ErrorCode.UNAUTHENTICATED,
-              failure
-                  + "this process holds no "
-                  + identity.wire()
-                  + " secret ("
-                  + (identity.equals(Identity.ADMIN)
-                      ? AuthOptions.ADMIN_SECRET_FILE.key()
-                      : AuthOptions.CLUSTER_SECRET_FILE.key())
-                  + ")"));
-      return;
-    }
-    Secret secret = credentials.secret().get();
-    byte[] clientNonce = Handshake.nonce();
-    String target = targets.apply(client.remote());
-    client
-        .call(
-            AuthStartRequest.newBuilder()
-                .setIdentity(identity.wire())
-                .setTarget(target)
-                .setClientNonce(ByteString.copyFrom(clientNonce))
-                .build(),
-            AuthStartResponse.class)
-        .thenCompose(
-            start -> {
-              byte[] serverNonce = start.getServerNonce().toByteArray();
-              if (serverNonce.length != Handshake.NONCE_BYTES
-                  || !Handshake.matches(
-                      Handshake.serverProof(secret, identity, target, clientNonce, serverNonce),
-                      start.getServerProof().toByteArray())) {
-                throw new FaroException(
-                    ErrorCode.UNAUTHENTICATED,
-                    "the server's proof is wrong: it does not hold the same secret");
-              }
-              return client.call(
-                  AuthFinishRequest.newBuilder()
-                      .setClientProof(
-                          ByteString.copyFrom(
-                              Handshake.clientProof(
-                                  secret, identity, target, clientNonce, serverNonce)))
-                      .build(),
-                  AuthFinishResponse.class);
-            })
-        .whenComplete(
-            (finished, error) -> {
-              if (error == null) {
-                client.provenAs(identity);
-                result.complete(client);
-                return;
-              }
-              client.close();
-              Throwable cause = Futures.unwrap(error);
-              ErrorCode code =
-                  cause instanceof FaroException fe && fe.code() != ErrorCode.UNAUTHENTICATED
-                      ? fe.code()
-                      : ErrorCode.UNAUTHENTICATED;
-              result.completeExceptionally(
-                  new FaroException(code, failure + cause.getMessage(), cause));
-            });
+    ClientAuthentication.authenticate(client, credentials(client.remote()), targets, result);
   }
 
   private static final AttributeKey<TransportClient> CLIENT = AttributeKey.valueOf("faro.client");
   private static final AttributeKey<SslHandler> TLS = AttributeKey.valueOf("faro.client.tls");
-
-  /** Whether a handshake failed on a certificate (one side refused the other's), not on I/O. */
-  private static boolean certificateRefused(Throwable cause) {
-    for (Throwable t = cause; t != null; t = t.getCause() == t ? null : t.getCause()) {
-      if (t instanceof CertificateException
-          || t instanceof CertPathValidatorException
-          || t instanceof CertPathBuilderException
-          || t instanceof SSLPeerUnverifiedException
-          || (t instanceof SSLHandshakeException
-              && String.valueOf(t.getMessage()).contains("alert"))) {
-        return true;
-      }
-    }
-    return false;
-  }
-
-  /** The innermost cause of a failed handshake: the certificate problem, not its wrappers. */
-  private static String tlsReason(Throwable cause) {
-    Throwable root = cause;
-    while (root.getCause() != null && root.getCause() != root) {
-      root = root.getCause();
-    }
-    String why =
-        root instanceof CertificateExpiredException
-            ? "the certificate expired (" + root.getMessage() + ")"
-            : root instanceof CertificateNotYetValidException
-                ? "the certificate is not valid yet (" + root.getMessage() + ")"
-                : root.getMessage();
-    return root == cause ? String.valueOf(cause) : cause.getMessage() + ": " + why;
-  }
 
   /**
    * Sends on the shared connection; takes ownership of {@code body}, also when connecting fails.

@@ -3,10 +3,8 @@ package io.faro.common.network;
 import com.google.protobuf.InvalidProtocolBufferException;
 import com.google.protobuf.Message;
 import com.google.protobuf.Parser;
-import io.faro.common.error.ErrorCode;
 import io.faro.proto.MessageType;
 import io.netty.buffer.ByteBuf;
-import io.netty.buffer.CompositeByteBuf;
 import io.netty.buffer.Unpooled;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
@@ -24,10 +22,10 @@ import java.util.Objects;
  *
  * <p>The length is checked as soon as its four bytes arrive, before anything is buffered for the
  * frame. Received buffers are queued as they are, never merged, and a frame's body is built from
- * them one of two ways ({@link Bodies}): as a composite of slices of the received buffers (no copy:
- * the worker's push port, whose bodies go to disk with gathering writes), or copied once into one
- * buffer of exactly the body's size (fetched chunks, which readers scan byte by byte). A body that
- * lies in one received buffer is a slice either way.
+ * them one of two ways ({@link Bodies}, built by {@link FrameBodies}): as a composite of slices of
+ * the received buffers (no copy: the worker's push port, whose bodies go to disk with gathering
+ * writes), or copied once into one buffer of exactly the body's size (fetched chunks, which readers
+ * scan byte by byte). A body that lies in one received buffer is a slice either way.
  *
  * <p>Confined to the channel's event loop. The queue owns the received buffers; the frame owns its
  * body.
@@ -60,9 +58,6 @@ public final class FrameDecoder extends ChannelInboundHandlerAdapter {
    * frames are small), so that a receive buffer of 64 KiB is never kept for a few bytes of them.
    */
   private static final int UNPROVEN_MERGE_BUFFER = 8 * 1024;
-
-  /** A body's slice of a received buffer pins at most this many times its own bytes. */
-  static final int PIN_RATIO = 4;
 
   private final int maxFrameLength;
   private final Bodies bodies;
@@ -240,16 +235,8 @@ public final class FrameDecoder extends ChannelInboundHandlerAdapter {
 
   private int readLength() {
     int length = readInt();
-    if (length < FrameCodec.FIXED_AFTER_LENGTH) {
-      throw new CorruptedFrameException("frame length " + length + " is below the header size");
-    }
-    if (length > maxFrameLength) {
-      throw new TooLongFrameException(
-          "frame length "
-              + length
-              + " exceeds the maximum "
-              + maxFrameLength
-              + " (faro.network.max.frame.size)");
+    if (length < FrameCodec.FIXED_AFTER_LENGTH || length > maxFrameLength) {
+      throw FrameErrors.badLength(length, maxFrameLength);
     }
     return length;
   }
@@ -259,19 +246,18 @@ public final class FrameDecoder extends ChannelInboundHandlerAdapter {
     byte kindByte = readByte();
     FrameKind kind = FrameKind.fromWire(kindByte);
     if (kind == null) {
-      throw new CorruptedFrameException("unknown frame kind " + kindByte);
+      throw FrameErrors.unknownKind(kindByte);
     }
     int typeNumber = (readByte() << 8) | (readByte() & 0xff);
     MessageType type = MessageType.forNumber(typeNumber);
     Parser<? extends Message> parser = type == null ? null : MessageCodecs.parser(type);
     if (parser == null) {
-      throw new CorruptedFrameException("unknown message type " + typeNumber);
+      throw FrameErrors.unknownType(typeNumber);
     }
     long requestId = ((long) readInt() << 32) | (readInt() & 0xffffffffL);
     int metaLength = readInt();
     if (metaLength < 0 || length - FrameCodec.FIXED_AFTER_LENGTH - metaLength < 0) {
-      throw new CorruptedFrameException(
-          "meta length " + metaLength + " does not fit in frame length " + length);
+      throw FrameErrors.metaDoesNotFit(metaLength, length);
     }
     return new Header(length, kind, type, parser, requestId, metaLength);
   }
@@ -287,28 +273,14 @@ public final class FrameDecoder extends ChannelInboundHandlerAdapter {
       } catch (MetaShape.Refused e) {
         failed = true;
         releaseReceived();
-        return new RefusedFrame(
-            h.requestId(),
-            h.type(),
-            new FrameLimits.Refusal(
-                e.tooMany() ? ErrorCode.LIMIT_EXCEEDED : ErrorCode.INVALID_REQUEST,
-                "refused a "
-                    + h.type()
-                    + " before parsing it: "
-                    + e.getMessage()
-                    + (!e.tooMany()
-                        ? ""
-                        : h.type() == MessageType.PUSH_REQUEST
-                            ? " (a push holds at most one part per 28 bytes of its body and "
-                                + "faro.network.max.parts.per.push)"
-                            : " (faro.network.max.meta.objects)")));
+        return new RefusedFrame(h.requestId(), h.type(), FrameErrors.metaRefused(h.type(), e));
       }
     }
     Message meta;
     try {
       meta = h.parser().parseFrom(metaBytes);
     } catch (InvalidProtocolBufferException e) {
-      throw new CorruptedFrameException("unparsable " + h.type() + " meta: " + e.getMessage());
+      throw FrameErrors.unparsableMeta(h.type(), e);
     }
     return new Frame(h.kind(), h.type(), h.requestId(), meta, readBody(ctx, h.bodyLength()));
   }
@@ -319,55 +291,12 @@ public final class FrameDecoder extends ChannelInboundHandlerAdapter {
       return Unpooled.EMPTY_BUFFER;
     }
     ByteBuf head = received.peekFirst();
-    if (head.readableBytes() >= length) {
-      ByteBuf body = sliceOrCopy(ctx, head, length);
-      consumed(length);
-      return body;
-    }
     ByteBuf body =
-        bodies == Bodies.CONTIGUOUS
-            ? ctx.alloc().directBuffer(length, length)
-            : ctx.alloc().compositeDirectBuffer(Integer.MAX_VALUE);
-    try {
-      int left = length;
-      while (left > 0) {
-        ByteBuf b = received.peekFirst();
-        int n = Math.min(left, b.readableBytes());
-        if (body instanceof CompositeByteBuf composite) {
-          composite.addComponent(true, sliceOrCopy(ctx, b, n));
-        } else {
-          body.writeBytes(b, n);
-        }
-        left -= n;
-        consumed(n);
-      }
-      return body;
-    } catch (RuntimeException | Error e) {
-      body.release();
-      throw e;
-    }
-  }
-
-  /**
-   * The next {@code n} bytes of {@code b}: a retained slice (no copy) when they fill at least a
-   * quarter of {@code b}'s capacity, else a copy of exactly their size. A slice keeps its whole
-   * receive buffer alive, and memory budgets count a body by its bytes: a peer sending small frames
-   * in large receive buffers would otherwise pin up to 16 times what is counted (64 KiB buffers, 4
-   * KiB reads). With the rule, what a body pins is at most four times its bytes; bulk pushes fill
-   * their receive buffers and are never copied.
-   */
-  private static ByteBuf sliceOrCopy(ChannelHandlerContext ctx, ByteBuf b, int n) {
-    if ((long) n * PIN_RATIO >= b.capacity()) {
-      return b.readRetainedSlice(n);
-    }
-    ByteBuf copy = ctx.alloc().directBuffer(n, n);
-    try {
-      copy.writeBytes(b, n);
-      return copy;
-    } catch (RuntimeException | Error e) {
-      copy.release();
-      throw e;
-    }
+        head.readableBytes() >= length
+            ? FrameBodies.sliceOrCopy(ctx.alloc(), head, length)
+            : FrameBodies.gather(ctx.alloc(), received, length, bodies);
+    consumed(length);
+    return body;
   }
 
   private byte readByte() {

@@ -4,7 +4,6 @@ import static java.util.Objects.requireNonNull;
 
 import io.faro.common.error.ErrorCode;
 import io.faro.common.error.FaroException;
-import io.faro.common.network.Futures;
 import io.faro.common.network.HostPort;
 import io.faro.master.MasterServerConfig;
 import io.faro.master.mapping.LogCodec;
@@ -12,10 +11,7 @@ import io.faro.master.state.ApplyResult;
 import io.faro.master.state.StampedCommand;
 import io.faro.master.state.StateReader;
 import io.faro.proto.ClusterStatusRequest;
-import io.faro.proto.MasterCommandResult;
-import io.faro.proto.MasterSnapshot;
 import java.io.IOException;
-import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.time.Duration;
@@ -26,28 +22,16 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
-import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Function;
-import org.apache.ratis.protocol.ClientId;
-import org.apache.ratis.protocol.Message;
 import org.apache.ratis.protocol.RaftClientReply;
 import org.apache.ratis.protocol.RaftClientRequest;
 import org.apache.ratis.protocol.RaftGroup;
 import org.apache.ratis.protocol.RaftGroupId;
 import org.apache.ratis.protocol.RaftPeer;
 import org.apache.ratis.protocol.RaftPeerId;
-import org.apache.ratis.protocol.TransferLeadershipRequest;
-import org.apache.ratis.protocol.exceptions.AlreadyClosedException;
-import org.apache.ratis.protocol.exceptions.LeaderNotReadyException;
-import org.apache.ratis.protocol.exceptions.LeaderSteppingDownException;
-import org.apache.ratis.protocol.exceptions.RaftException;
-import org.apache.ratis.protocol.exceptions.ReadIndexException;
-import org.apache.ratis.protocol.exceptions.ServerNotReadyException;
-import org.apache.ratis.protocol.exceptions.TransferLeadershipException;
 import org.apache.ratis.server.DivisionInfo;
 import org.apache.ratis.server.RaftServer;
 import org.apache.ratis.server.storage.RaftStorage;
-import org.apache.ratis.thirdparty.com.google.protobuf.UnsafeByteOperations;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -59,8 +43,8 @@ import org.slf4j.LoggerFactory;
  *
  * <p>Thread-safe. Futures complete on Ratis threads; callers must not block in their callbacks.
  *
- * <p>Over 400 lines, knowingly: the whole Ratis lifecycle (server, storage, submissions with
- * retries, read barrier, leadership transfer) behind one small interface.
+ * <p>It owns the Ratis server's lifecycle and answers what it knows of the group; {@link
+ * RaftRequests} hands the requests to the server and turns Ratis's failures into Faro's.
  */
 public final class RaftNode implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(RaftNode.class);
@@ -71,8 +55,7 @@ public final class RaftNode implements AutoCloseable {
 
   private final MasterServerConfig config;
   private final MasterStateMachine stateMachine = new MasterStateMachine();
-  private final ClientId clientId = ClientId.randomId();
-  private final AtomicLong callIds = new AtomicLong();
+  private final RaftRequests requests;
   private volatile RaftServer server;
   private volatile RaftServer.Division division;
   private volatile int rpcPort;
@@ -82,6 +65,7 @@ public final class RaftNode implements AutoCloseable {
    */
   public RaftNode(MasterServerConfig config) {
     this.config = requireNonNull(config, "config is null");
+    this.requests = new RaftRequests(config, this::notLeader);
   }
 
   /**
@@ -280,42 +264,7 @@ public final class RaftNode implements AutoCloseable {
     if (to.equals(config.masterId())) {
       return CompletableFuture.completedFuture(null);
     }
-    TransferLeadershipRequest request =
-        new TransferLeadershipRequest(
-            clientId,
-            s.getId(),
-            GROUP_ID,
-            callIds.incrementAndGet(),
-            RaftPeerId.valueOf(to),
-            timeout.toMillis());
-    CompletableFuture<RaftClientReply> reply;
-    try {
-      reply = s.transferLeadershipAsync(request);
-    } catch (IOException e) {
-      return CompletableFuture.failedFuture(failure(e, "a leader transfer"));
-    }
-    return reply.handle(
-        (r, error) -> {
-          Throwable cause =
-              error != null ? Futures.unwrap(error) : r.isSuccess() ? null : r.getException();
-          if (cause == null) {
-            return null;
-          }
-          if (cause instanceof TransferLeadershipException) {
-            throw new FaroException(
-                ErrorCode.TIMEOUT,
-                "leadership did not move from "
-                    + config.masterId()
-                    + " to "
-                    + to
-                    + " within "
-                    + timeout.toMillis()
-                    + "ms: "
-                    + cause.getMessage(),
-                cause);
-          }
-          throw failure(cause, "a leader transfer");
-        });
+    return requests.transferLeadership(s, to, timeout);
   }
 
   /** Reads the local state under the state machine's read lock (see MasterStateMachine#read). */
@@ -327,7 +276,7 @@ public final class RaftNode implements AutoCloseable {
   public CompletableFuture<ApplyResult> submit(StampedCommand command) {
     byte[] data = LogCodec.encode(command).toByteArray();
     return send(data, RaftClientRequest.writeRequestType(), describe(command))
-        .thenApply(reply -> LogCodec.decodeResult(parseResult(reply)));
+        .thenApply(reply -> LogCodec.decodeResult(RaftRequests.commandResult(reply)));
   }
 
   /**
@@ -347,85 +296,7 @@ public final class RaftNode implements AutoCloseable {
     if (s == null || division == null) {
       return CompletableFuture.failedFuture(notLeader(what));
     }
-    RaftClientRequest request =
-        RaftClientRequest.newBuilder()
-            .setClientId(clientId)
-            .setServerId(s.getId())
-            .setGroupId(GROUP_ID)
-            .setCallId(callIds.incrementAndGet())
-            .setMessage(Message.valueOf(UnsafeByteOperations.unsafeWrap(data)))
-            .setType(type)
-            .build();
-    CompletableFuture<RaftClientReply> reply;
-    try {
-      reply = s.submitClientRequestAsync(request);
-    } catch (IOException e) {
-      return CompletableFuture.failedFuture(failure(e, what));
-    }
-    Duration timeout = config.network().requestTimeout();
-    return reply
-        .orTimeout(timeout.toMillis(), TimeUnit.MILLISECONDS)
-        .handle(
-            (r, error) -> {
-              if (error != null) {
-                Throwable cause = Futures.unwrap(error);
-                throw failure(
-                    cause instanceof TimeoutException
-                        ? new FaroException(
-                            ErrorCode.TIMEOUT,
-                            what
-                                + " was not applied within "
-                                + timeout.toMillis()
-                                + "ms (faro.network.request.timeout)")
-                        : cause,
-                    what);
-              }
-              if (!r.isSuccess()) {
-                throw failure(r.getException(), what);
-              }
-              return r;
-            });
-  }
-
-  private FaroException failure(Throwable error, String what) {
-    if (error instanceof FaroException fe) {
-      return fe;
-    }
-    if (error instanceof org.apache.ratis.protocol.exceptions.NotLeaderException
-        || error instanceof LeaderNotReadyException
-        || error instanceof LeaderSteppingDownException
-        || error instanceof ServerNotReadyException
-        // A linearizable read needs a known leader to confirm the read index (an election).
-        || error instanceof ReadIndexException) {
-      return notLeader(what);
-    }
-    if (error instanceof AlreadyClosedException) {
-      return new FaroException(
-          ErrorCode.SHUTTING_DOWN,
-          "master " + config.masterId() + " is shutting down; cannot serve " + what,
-          error);
-    }
-    if (error instanceof RaftException && error.getCause() instanceof FaroException fe) {
-      return fe;
-    }
-    return new FaroException(
-        ErrorCode.INTERNAL, what + " failed on master " + config.masterId() + ": " + error, error);
-  }
-
-  private static MasterCommandResult parseResult(RaftClientReply reply) {
-    try {
-      return MasterCommandResult.parseFrom(reply.getMessage().getContent().asReadOnlyByteBuffer());
-    } catch (IOException e) {
-      throw new UncheckedIOException(e);
-    }
-  }
-
-  private static MasterSnapshot parseSnapshot(RaftClientReply reply) {
-    try {
-      return MasterSnapshot.parseFrom(reply.getMessage().getContent().asReadOnlyByteBuffer());
-    } catch (IOException e) {
-      throw new UncheckedIOException(e);
-    }
+    return requests.send(s, data, type, what);
   }
 
   private static String describe(StampedCommand command) {
