@@ -10,6 +10,7 @@ import io.faro.proto.MessageType;
 import io.faro.worker.WorkerOptions;
 import io.faro.worker.WorkerSettings;
 import io.faro.worker.control.ControlHandler;
+import io.faro.worker.extension.WorkerExtensions;
 import io.faro.worker.fault.ConnectionDropper;
 import io.faro.worker.fetch.FetchHandler;
 import io.faro.worker.memory.MemoryBudget;
@@ -43,11 +44,13 @@ final class WorkerPorts implements AutoCloseable {
   }
 
   /**
-   * Binds the three servers with {@code network} (its authentication naming this worker); a server
-   * that cannot bind closes the ones bound before it.
+   * Binds the three servers with {@code network} (its authentication naming this worker), the push
+   * and fetch handlers wrapped by {@code extensions}; a server that cannot bind closes the ones
+   * bound before it.
    */
   static WorkerPorts start(
       WorkerSettings settings,
+      WorkerExtensions extensions,
       NetworkOptions.Settings network,
       ControlHandler control,
       PartitionStore store,
@@ -76,8 +79,9 @@ final class WorkerPorts implements AutoCloseable {
               settings.ports().pushPort(),
               WorkerOptions.PUSH_PORT.key(),
               network,
-              ConnectionDropper.wrap(
-                  new PushHandler(new FrameAppender(store, budget)), dropPerMille),
+              extensions.wrapPush(
+                  ConnectionDropper.wrap(
+                      new PushHandler(new FrameAppender(store, budget)), dropPerMille)),
               budget::register,
               FrameDecoder.Bodies.COMPOSITE,
               budget::partialFrames,
@@ -93,7 +97,8 @@ final class WorkerPorts implements AutoCloseable {
               settings.ports().fetchPort(),
               WorkerOptions.FETCH_PORT.key(),
               network,
-              ConnectionDropper.wrap(new FetchHandler(store, readAhead), dropPerMille),
+              extensions.wrapFetch(
+                  ConnectionDropper.wrap(new FetchHandler(store, readAhead), dropPerMille)),
               null,
               FrameDecoder.Bodies.CONTIGUOUS,
               null,

@@ -18,6 +18,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.LockSupport;
 import java.util.function.LongConsumer;
+import java.util.function.LongSupplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -60,9 +61,10 @@ public final class Disk {
   private volatile long reserveBytes;
   private final AtomicLong writeFailures = new AtomicLong();
   private final DiskTimes times = new DiskTimes();
-  // For tests: nanoseconds each MiB written takes longer while the slow-down file is there.
-  private volatile long testingDelayNanosPerMiB;
-  private volatile boolean testingSlow;
+  // Asked at each check for the nanoseconds each MiB written takes longer from then on (a worker
+  // extension's slow-down, see WorkerExtensions); null, the default: no delay, nothing asked.
+  private volatile LongSupplier writeDelayProbe;
+  private volatile long writeDelayNanosPerMiB;
   // What the last heartbeat reported of this disk's recent times (ms per MiB; 0: unknown).
   private volatile double reportedFlushMsPerMiB;
   private volatile double reportedReadMsPerMiB;
@@ -152,7 +154,7 @@ public final class Disk {
 
       @Override
       public void wrote(long bytes, long nanos) {
-        long took = nanos + sleepTestingDelay(bytes);
+        long took = nanos + sleepWriteDelay(bytes);
         times.wrote(bytes, took);
         writeObserver.accept(took);
       }
@@ -195,13 +197,26 @@ public final class Disk {
    * is in the disk's directory. For tests only.
    */
   public void testingDelay(long nanosPerMiB) {
-    testingDelayNanosPerMiB = nanosPerMiB;
+    Path marker = root().resolve(TESTING_SLOW_FILE);
+    writeDelay(nanosPerMiB == 0 ? null : () -> Files.exists(marker) ? nanosPerMiB : 0);
   }
 
-  /** Sleeps the test delay of a write of {@code bytes}, if any; returns the nanoseconds slept. */
-  private long sleepTestingDelay(long bytes) {
-    long perMiB = testingDelayNanosPerMiB;
-    if (perMiB == 0 || !testingSlow) {
+  /**
+   * Asks {@code nanosPerMiB} at each check (on the checker's thread) how many nanoseconds each MiB
+   * written here takes longer from then on: the slow-down a worker extension may ask for (see
+   * io.faro.worker.extension.WorkerExtension), for tests. Null, the default, asks nothing.
+   */
+  public void writeDelay(LongSupplier nanosPerMiB) {
+    writeDelayProbe = nanosPerMiB;
+    if (nanosPerMiB == null) {
+      writeDelayNanosPerMiB = 0;
+    }
+  }
+
+  /** Sleeps the write delay of a write of {@code bytes}, if any; returns the nanoseconds slept. */
+  private long sleepWriteDelay(long bytes) {
+    long perMiB = writeDelayNanosPerMiB;
+    if (perMiB == 0) {
       return 0;
     }
     long nanos = (long) ((double) perMiB * bytes / (1 << 20));
@@ -350,8 +365,9 @@ public final class Disk {
    */
   public DiskHealth check(long reserveBytes) {
     long failuresBefore = writeFailures.get();
-    if (testingDelayNanosPerMiB != 0) {
-      testingSlow = Files.exists(root().resolve(TESTING_SLOW_FILE));
+    LongSupplier delayProbe = writeDelayProbe;
+    if (delayProbe != null) {
+      writeDelayNanosPerMiB = Math.max(0, delayProbe.getAsLong());
     }
     checkStarted = System.nanoTime() | 1;
     DiskHealth result;
