@@ -53,6 +53,8 @@ class KnownKeysTest {
     // The same faro-defaults.conf serves every process: the client's keys are not a worker's typo.
     assertThat(known.accepts("faro.client.push.replicate.enabled")).isTrue();
     assertThat(known.accepts("faro.master.ratis.dir")).isTrue();
+    // Nor the fault injection's, which only tests load (the faro-testing module).
+    assertThat(known.accepts("faro.testing.drop.connections.per.mille")).isTrue();
   }
 
   @Test
