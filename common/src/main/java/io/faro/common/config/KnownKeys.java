@@ -61,7 +61,13 @@ public final class KnownKeys {
           "faro.worker.flush.threads.per.disk",
           "faro.worker.tier.<nvme|ssd|hdd>.flush.threads (one per disk tier)",
           "faro.worker.io.read.threads.per.disk",
-          "faro.worker.tier.<nvme|ssd|hdd>.read.threads (one per disk tier)");
+          "faro.worker.tier.<nvme|ssd|hdd>.read.threads (one per disk tier)",
+          "faro.worker.testing.drop.connections.per.mille",
+          "faro.testing.drop.connections.per.mille (read by the faro-testing module, which only "
+              + "tests put on a worker's class path)",
+          "faro.worker.testing.slow.disk.delay.per.mib",
+          "faro.testing.slow.disk.delay.per.mib (read by the faro-testing module, which only tests "
+              + "put on a worker's class path)");
 
   /**
    * A key no module declares, where it was set, and the declared key closest to it, if any is

@@ -68,6 +68,22 @@ class KnownKeysTest {
   }
 
   @Test
+  void theWorkersOldFaultKeysNameTheirReplacementsInTheTestingModule() {
+    List<KnownKeys.UnknownKey> unknown =
+        known.unknown(
+            Map.of(
+                "faro.worker.testing.drop.connections.per.mille", "in faro.conf",
+                "faro.worker.testing.slow.disk.delay.per.mib", "set with --set"));
+
+    assertThat(unknown).hasSize(2);
+    assertThat(unknown.get(0).describe())
+        .contains("no longer read; replaced by faro.testing.drop.connections.per.mille")
+        .contains("faro-testing");
+    assertThat(unknown.get(1).describe())
+        .contains("no longer read; replaced by faro.testing.slow.disk.delay.per.mib");
+  }
+
+  @Test
   void suggestsTheClosestKeyForATypo() {
     assertThat(known.closest("faro.worker.dirz")).contains("faro.worker.dirs");
     assertThat(known.closest("faro.worker.dir")).contains("faro.worker.dirs");

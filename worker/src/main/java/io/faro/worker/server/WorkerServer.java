@@ -147,8 +147,6 @@ public final class WorkerServer implements AutoCloseable {
 
   private void startStorage() {
     disks = Disks.open(settings.storage().dirs(), settings.diskOptions(), "faro-worker");
-    long testingDelay = settings.testing().slowDiskDelay().toNanos();
-    disks.all().forEach(d -> d.testingDelay(testingDelay));
     disks.all().forEach(extensions::attach);
     // What an earlier run committed is served again; every other file it left is garbage.
     StartupRecovery.Result recovered =

@@ -30,17 +30,12 @@ import org.slf4j.LoggerFactory;
  *
  * <p>Over 400 lines, knowingly: the disk's health (checks, write failures, the reserve), the bytes
  * counted on it and its timings are read together by every append and every heartbeat, under the
- * same few volatile fields; the test-only slow-down is a dozen lines of it.
+ * same few volatile fields; the write delay a worker extension may ask for (tests slow a disk down
+ * with it) is a dozen lines of it.
  */
 public final class Disk {
   /** The file a check writes, forces and deletes in the disk's directory. */
   static final String CHECK_FILE = ".faro-disk-check";
-
-  /**
-   * For tests only: while a file of this name is in the disk's directory (looked for at each
-   * check), writes take faro.worker.testing.slow.disk.delay.per.mib longer per MiB.
-   */
-  public static final String TESTING_SLOW_FILE = ".faro-testing-slow";
 
   private static final Logger LOG = LoggerFactory.getLogger(Disk.class);
 
@@ -190,15 +185,6 @@ public final class Disk {
   /** The recent read time per MiB the last heartbeat reported; 0 when unknown. */
   public double reportedReadMsPerMiB() {
     return reportedReadMsPerMiB;
-  }
-
-  /**
-   * Slows writes down by {@code nanosPerMiB} for each MiB while the file {@link #TESTING_SLOW_FILE}
-   * is in the disk's directory. For tests only.
-   */
-  public void testingDelay(long nanosPerMiB) {
-    Path marker = root().resolve(TESTING_SLOW_FILE);
-    writeDelay(nanosPerMiB == 0 ? null : () -> Files.exists(marker) ? nanosPerMiB : 0);
   }
 
   /**
