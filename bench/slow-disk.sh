@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
 # What one slow disk costs a job, with disk-load-aware placement and with round-robin: on a local
 # cluster of 1 master and 2 workers with 4 disks each (all ssd, `--worker-dirs ssd,ssd,ssd,ssd`),
-# one disk of worker-0 is slowed down with the test-only faro.worker.testing.slow.disk.delay.per.mib
-# (DELAY per MiB written, while the file .faro-testing-slow is in its directory). Runs the `large`
+# one disk of worker-0 is slowed down with faro.testing.slow.disk.delay.per.mib (DELAY per MiB
+# written, while the file .faro-testing-slow is in its directory). That is the fault injection of
+# the faro-testing module, which the distribution does not ship: the script puts this checkout's
+# testing/target/faro-testing-VERSION.jar on bin/faro's class path with FARO_CLASSPATH (the workers
+# local-cluster starts inherit it), building the jar first if it is missing. Runs the `large`
 # comparison job (bench/spark-compare.sh explains the jobs) ROUNDS times per placement policy,
 # alternating load_aware and round_robin, each round on a fresh cluster. In each cluster a smaller
 # warm-up run of the same job goes first, unmeasured: it writes to every disk, so that the
@@ -13,7 +16,7 @@
 # load_aware over round_robin (medians) and the share of worker-0's bytes on the slowed disk.
 #
 # Usage: bash bench/slow-disk.sh [--scale X] [--rounds N] [--delay D] [--work-dir DIR]
-#        (after mvn -DskipTests package; needs jq)
+#        (after mvn -DskipTests package, which builds the faro-testing jar too; needs jq)
 set -euo pipefail
 REPO=$(cd "$(dirname "$0")/.." && pwd)
 SCALE=0.2
@@ -31,6 +34,22 @@ while [ $# -gt 0 ]; do
 done
 # shellcheck source=bench/spark-job-env.sh
 . "$REPO/bench/spark-job-env.sh"
+testing_jar() {
+  ls "$REPO"/testing/target/faro-testing-*.jar 2>/dev/null | grep -v -e -tests -e -sources | head -1 || true
+}
+TESTING_JAR=$(testing_jar)
+if [ -z "$TESTING_JAR" ]; then
+  echo "No testing/target/faro-testing-*.jar: the disk is slowed by the faro-testing module, which" \
+    "the distribution does not ship. Building it: mvn -B -q -DskipTests -pl testing -am package" >&2
+  (cd "$REPO" && mvn -B -q -DskipTests -pl testing -am package)
+  TESTING_JAR=$(testing_jar)
+  if [ -z "$TESTING_JAR" ]; then
+    echo "Building faro-testing left no testing/target/faro-testing-*.jar" >&2
+    exit 1
+  fi
+fi
+# Appended to the distribution's lib/ by bin/faro, for every $FARO command below.
+export FARO_CLASSPATH="$TESTING_JAR${FARO_CLASSPATH:+:$FARO_CLASSPATH}"
 rm -rf "$WORK" && mkdir -p "$WORK"
 WARMUP_SCALE=$(awk -v s="$SCALE" 'BEGIN { print s / 4 }')
 
@@ -39,10 +58,17 @@ run_case() {
   local cluster="$WORK/$name/cluster"
   mkdir -p "$cluster/worker-0/ssd-4"
   touch "$cluster/worker-0/ssd-4/.faro-testing-slow"
-  printf 'faro.master.slots.policy=%s\nfaro.worker.testing.slow.disk.delay.per.mib=%s\n' \
+  printf 'faro.master.slots.policy=%s\nfaro.testing.slow.disk.delay.per.mib=%s\n' \
     "$policy" "$DELAY" >"$WORK/$name.conf"
   "$FARO" local-cluster --workers 2 --worker-dirs ssd,ssd,ssd,ssd --conf "$WORK/$name.conf" \
     --work-dir "$cluster" --detach --master-port 0 >"$WORK/$name.cluster.out" 2>&1
+  # Without the fault injection nothing is slowed and the numbers mean nothing: its worker says so.
+  if ! grep -q 'io.faro.testing.FaultInjection' "$cluster/worker-0/worker.log"; then
+    echo "worker-0 did not load faro-testing's FaultInjection ($TESTING_JAR); see" \
+      "$cluster/worker-0/worker.log" >&2
+    "$FARO" local-cluster stop --work-dir "$cluster" >/dev/null 2>&1 || true
+    exit 1
+  fi
   local master
   master=$(jq -r '.spark["spark.faro.master.endpoints"]' "$cluster/cluster.json")
   java "${JVM_OPTS[@]}" -cp "$CP" io.faro.examples.CompareJobs --job large --mode faro \

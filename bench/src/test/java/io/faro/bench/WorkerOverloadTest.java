@@ -4,7 +4,7 @@ import static io.faro.bench.BenchCommandTest.execute;
 import static io.faro.bench.BenchCommandTest.number;
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.faro.worker.storage.Disk;
+import io.faro.testing.FaultInjection;
 import java.io.StringWriter;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -14,7 +14,7 @@ import org.junit.jupiter.api.io.TempDir;
 /**
  * Overload, on a real worker process: four map tasks push 512 MB of incompressible records as fast
  * as they can at one worker whose memory budget is 16 MB and whose disk is slowed to about 50 MB/s
- * per flusher (the test-only delay of faro.worker.testing.slow.disk.delay.per.mib). The worker must
+ * per flusher (faro.testing.slow.disk.delay.per.mib, of the faro-testing module). The worker must
  * pause and answer SLOW_DOWN, the tasks must back off rather than revive or fail, the worker's
  * memory must stay within its budget plus a fixed overhead, and every record must come back once.
  */
@@ -28,12 +28,12 @@ class WorkerOverloadTest {
     Path cluster = dir.resolve("cluster");
     // The local cluster's only worker writes to worker-0/data: slowed from its first check.
     Path data = Files.createDirectories(cluster.resolve("worker-0").resolve("data"));
-    Files.createFile(data.resolve(Disk.TESTING_SLOW_FILE));
+    Files.createFile(data.resolve(FaultInjection.SLOW_DISK_FILE));
     Path conf = dir.resolve("overload.conf");
     Files.writeString(
         conf,
         "faro.worker.memory.budget=16m\n"
-            + "faro.worker.testing.slow.disk.delay.per.mib=20ms\n"
+            + "faro.testing.slow.disk.delay.per.mib=20ms\n"
             + "faro.worker.disk.check.interval=200ms\n");
     Path json = dir.resolve("bench.json");
     StringWriter out = new StringWriter();

@@ -17,8 +17,14 @@ import java.util.stream.Collectors;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
-/** bin/faro sees every module: a key is unknown only when no module declares it. */
+/**
+ * bin/faro sees every module but faro-testing (which only tests load): a key is unknown only when
+ * no module declares it.
+ */
 class UnknownConfigKeysTest {
+  /** The faro-testing module's keys: fault injection, on tests' class paths only. */
+  private static final String TESTING_NAMESPACE = "faro.testing.";
+
   @TempDir Path dir;
 
   @Test
@@ -32,10 +38,24 @@ class UnknownConfigKeysTest {
 
     assertThat(known.keys()).containsExactlyInAnyOrderElementsOf(documented);
     for (String namespace : KnownKeys.MODULE_NAMESPACES) {
+      if (namespace.equals(TESTING_NAMESPACE)) {
+        continue; // below
+      }
       assertThat(known.accepts(namespace + "no.such.key"))
           .as("a module claims " + namespace)
           .isFalse();
     }
+  }
+
+  @Test
+  void theFaultInjectionOfTestsIsNotLoadedAndItsKeysAreLetThrough() {
+    KnownKeys known = KnownKeys.loaded();
+
+    assertThat(KnownKeys.MODULE_NAMESPACES).contains(TESTING_NAMESPACE);
+    assertThat(known.keys()).noneMatch(k -> k.startsWith(TESTING_NAMESPACE));
+    assertThat(known.accepts(TESTING_NAMESPACE + "drop.connections.per.mille"))
+        .as("a key of a module bin/faro never loads cannot be judged")
+        .isTrue();
   }
 
   @Test

@@ -124,8 +124,7 @@ class WorkerFaultIT {
 
   @Test
   void connectionsDroppedAtRandomLoseAndDoubleNothing() throws Exception {
-    try (LocalCluster cluster =
-        cluster("drops", "faro.worker.testing.drop.connections.per.mille=5")) {
+    try (LocalCluster cluster = cluster("drops", "faro.testing.drop.connections.per.mille=5")) {
       // Small batches and frames: thousands of pushes, of which a few dozen lose their connection.
       String result =
           runner

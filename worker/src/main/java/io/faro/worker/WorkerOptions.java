@@ -273,16 +273,6 @@ public final class WorkerOptions {
           Duration.ofMillis(100),
           "A disk whose check has run for longer than this (a hung drive) counts as broken. "
               + "Generous: a busy disk may take seconds to force a small file.");
-  public static final ConfigOption<Integer> TESTING_DROP_PER_MILLE =
-      intOption(
-          "faro.worker.testing.drop.connections.per.mille",
-          0,
-          0,
-          1000,
-          "per mille",
-          "For fault tests only: of every 1000 requests on the push and fetch ports, close the "
-              + "connection on about this many, half before handling the request and half after "
-              + "(its answer lost). 0 (the default) injects nothing.");
 
   /**
    * One option per disk tier, keyed {@code faro.worker.tier.<tier>.<what>}, with the default of
@@ -398,20 +388,6 @@ public final class WorkerOptions {
                       + " disk that read chunks for fetches, taking queued reads in file-offset "
                       + "order. One keeps an HDD's reads in order; flash takes several."));
 
-  /**
-   * For tests only: milliseconds per MiB that writes to a disk take longer while its directory
-   * holds a file named {@value io.faro.worker.storage.Disk#TESTING_SLOW_FILE}.
-   */
-  public static final ConfigOption<Duration> TESTING_SLOW_DISK_DELAY =
-      durationOption(
-          "faro.worker.testing.slow.disk.delay.per.mib",
-          "0ms",
-          Duration.ZERO,
-          "For tests only: every MiB written to a disk whose directory holds a file named "
-              + ".faro-testing-slow takes this much longer (the file is looked for at each disk "
-              + "check), so that a test can slow one disk down and let it recover. 0 (the "
-              + "default) slows nothing.");
-
   public static final ConfigOption<Integer> RESERVE_MAX_LOCATIONS =
       intOption(
           "faro.worker.reserve.max.locations",
@@ -473,12 +449,7 @@ public final class WorkerOptions {
     all.addAll(TIER_LAYOUT.values());
     all.add(RUNS_BYTES);
     all.add(RUNS_READ_AROUND);
-    all.addAll(
-        List.of(
-            TESTING_DROP_PER_MILLE,
-            TESTING_SLOW_DISK_DELAY,
-            RESERVE_MAX_LOCATIONS,
-            MAX_PARTITIONS));
+    all.addAll(List.of(RESERVE_MAX_LOCATIONS, MAX_PARTITIONS));
     return List.copyOf(all);
   }
 

@@ -31,8 +31,6 @@ import static io.faro.worker.WorkerOptions.RUNS_BYTES;
 import static io.faro.worker.WorkerOptions.RUNS_READ_AROUND;
 import static io.faro.worker.WorkerOptions.SPLIT_MODE;
 import static io.faro.worker.WorkerOptions.SPLIT_THRESHOLD;
-import static io.faro.worker.WorkerOptions.TESTING_DROP_PER_MILLE;
-import static io.faro.worker.WorkerOptions.TESTING_SLOW_DISK_DELAY;
 import static io.faro.worker.WorkerOptions.TIER_FLUSH_THREADS;
 import static io.faro.worker.WorkerOptions.TIER_LAYOUT;
 import static io.faro.worker.WorkerOptions.TIER_READ_THREADS;
@@ -69,10 +67,10 @@ import java.util.function.Function;
 
 /**
  * The typed, validated settings of one worker process, by feature: its ports, its storage, its
- * memory, its link to the masters, how it leaves, the network (with its secrets) and the fault
- * hooks of tests. Built from {@link WorkerOptions}' keys by {@link #from}, which checks how they
- * fit together (and that the memory budget and the disks' buffers fit in the JVM's direct memory)
- * and names the key at fault. Immutable.
+ * memory, its link to the masters, how it leaves and the network (with its secrets). Built from
+ * {@link WorkerOptions}' keys by {@link #from}, which checks how they fit together (and that the
+ * memory budget and the disks' buffers fit in the JVM's direct memory) and names the key at fault.
+ * Immutable.
  *
  * <p>About 400 lines: a tenth of them are the static imports of the keys it reads; the rest are the
  * feature records and the cross-key checks, each a few lines.
@@ -83,8 +81,7 @@ public record WorkerSettings(
     Memory memory,
     MasterLink masterLink,
     Leaving leaving,
-    NetworkOptions.Settings network,
-    Testing testing) {
+    NetworkOptions.Settings network) {
 
   /** Where the worker listens and what it advertises. */
   public record Ports(
@@ -172,9 +169,6 @@ public record WorkerSettings(
   /** How long a graceful stop and a decommission may take. */
   public record Leaving(Duration gracefulTimeout, Duration decommissionTimeout) {}
 
-  /** Fault hooks of tests (faro.worker.testing.*): off unless a test sets them. */
-  public record Testing(int dropPerMille, Duration slowDiskDelay) {}
-
   /**
    * Reads and cross-checks every worker key.
    *
@@ -205,8 +199,7 @@ public record WorkerSettings(
                 conf.get(MasterOptions.RETRY_TIMEOUT),
                 conf.get(MasterOptions.ATTEMPT_TIMEOUT)),
             new Leaving(conf.get(GRACEFUL_TIMEOUT), conf.get(DECOMMISSION_TIMEOUT)),
-            memberNetwork(conf),
-            new Testing(conf.get(TESTING_DROP_PER_MILLE), conf.get(TESTING_SLOW_DISK_DELAY)));
+            memberNetwork(conf));
     settings.check();
     settings.checkDirectMemory(PlatformDependent.maxDirectMemory());
     return settings;

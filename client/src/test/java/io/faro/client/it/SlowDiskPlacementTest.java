@@ -14,7 +14,7 @@ import io.faro.common.network.ClientPool;
 import io.faro.common.network.Futures;
 import io.faro.proto.WorkerStatusRequest;
 import io.faro.proto.WorkerStatusResponse;
-import io.faro.worker.storage.Disk;
+import io.faro.testing.FaultInjection;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -27,9 +27,9 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * Disk-load-aware placement on a real cluster: one disk of four is slowed down (the test-only delay
- * of faro.worker.testing.slow.disk.delay.per.mib, while a marker file is in its directory); within
- * a few heartbeats new shuffles give it fewer partitions than each of its peers, and once it
+ * Disk-load-aware placement on a real cluster: one disk of four is slowed down (the faro-testing
+ * module's faro.testing.slow.disk.delay.per.mib, while its marker file is in the disk's directory);
+ * within a few heartbeats new shuffles give it fewer partitions than each of its peers, and once it
  * recovers, as many again.
  */
 class SlowDiskPlacementTest {
@@ -58,7 +58,7 @@ class SlowDiskPlacementTest {
             Map.of(
                 "faro.worker.heartbeat.interval", "200ms",
                 "faro.worker.disk.check.interval", "100ms",
-                "faro.worker.testing.slow.disk.delay.per.mib", "50ms"),
+                "faro.testing.slow.disk.delay.per.mib", "50ms"),
             i ->
                 Map.of(
                     "faro.worker.dirs",
@@ -70,7 +70,7 @@ class SlowDiskPlacementTest {
           ClientOptions.Settings.from(
               cluster.clientConf().with("faro.client.push.compress", "false"));
       String slowDisk = cluster.workers().get(0).workerId().value() + "/1";
-      Path marker = dir.resolve("w0d1").resolve(Disk.TESTING_SLOW_FILE);
+      Path marker = dir.resolve("w0d1").resolve(FaultInjection.SLOW_DISK_FILE);
       try (ClientPool pool = new ClientPool("test", settings.network());
           LifecycleManager lifecycle =
               new LifecycleManager(new AppId("slow-disk"), settings, pool, "127.0.0.1")) {

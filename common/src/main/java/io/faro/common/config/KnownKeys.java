@@ -43,10 +43,12 @@ public final class KnownKeys {
   /**
    * The key prefixes of the modules above common, which a process may not have loaded. A key under
    * one of them that no loaded module claims (see {@link ConfigOptionGroup#namespaces}) cannot be
-   * judged; a key under none of them (say {@code faro.wroker.dirs}) always can.
+   * judged; a key under none of them (say {@code faro.wroker.dirs}) always can. {@code
+   * faro.testing.} is the faro-testing module's (fault injection), which only tests load: bin/faro
+   * never does, so there its keys are let through, and do nothing.
    */
   public static final List<String> MODULE_NAMESPACES =
-      List.of("faro.master.", "faro.worker.", "faro.client.");
+      List.of("faro.master.", "faro.worker.", "faro.client.", "faro.testing.");
 
   /**
    * Keys an earlier version declared, with what took their place: an operator's old config file
@@ -59,7 +61,13 @@ public final class KnownKeys {
           "faro.worker.flush.threads.per.disk",
           "faro.worker.tier.<nvme|ssd|hdd>.flush.threads (one per disk tier)",
           "faro.worker.io.read.threads.per.disk",
-          "faro.worker.tier.<nvme|ssd|hdd>.read.threads (one per disk tier)");
+          "faro.worker.tier.<nvme|ssd|hdd>.read.threads (one per disk tier)",
+          "faro.worker.testing.drop.connections.per.mille",
+          "faro.testing.drop.connections.per.mille (read by the faro-testing module, which only "
+              + "tests put on a worker's class path)",
+          "faro.worker.testing.slow.disk.delay.per.mib",
+          "faro.testing.slow.disk.delay.per.mib (read by the faro-testing module, which only tests "
+              + "put on a worker's class path)");
 
   /**
    * A key no module declares, where it was set, and the declared key closest to it, if any is

@@ -53,6 +53,8 @@ class KnownKeysTest {
     // The same faro-defaults.conf serves every process: the client's keys are not a worker's typo.
     assertThat(known.accepts("faro.client.push.replicate.enabled")).isTrue();
     assertThat(known.accepts("faro.master.ratis.dir")).isTrue();
+    // Nor the fault injection's, which only tests load (the faro-testing module).
+    assertThat(known.accepts("faro.testing.drop.connections.per.mille")).isTrue();
   }
 
   @Test
@@ -63,6 +65,22 @@ class KnownKeysTest {
     assertThat(unknown.get(0).describe())
         .contains(
             "faro.worker.disk.reserve", "in faro.conf", "faro.worker.tier.<nvme|ssd|hdd>.reserve");
+  }
+
+  @Test
+  void theWorkersOldFaultKeysNameTheirReplacementsInTheTestingModule() {
+    List<KnownKeys.UnknownKey> unknown =
+        known.unknown(
+            Map.of(
+                "faro.worker.testing.drop.connections.per.mille", "in faro.conf",
+                "faro.worker.testing.slow.disk.delay.per.mib", "set with --set"));
+
+    assertThat(unknown).hasSize(2);
+    assertThat(unknown.get(0).describe())
+        .contains("no longer read; replaced by faro.testing.drop.connections.per.mille")
+        .contains("faro-testing");
+    assertThat(unknown.get(1).describe())
+        .contains("no longer read; replaced by faro.testing.slow.disk.delay.per.mib");
   }
 
   @Test

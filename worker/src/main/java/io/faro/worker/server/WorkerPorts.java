@@ -10,7 +10,7 @@ import io.faro.proto.MessageType;
 import io.faro.worker.WorkerOptions;
 import io.faro.worker.WorkerSettings;
 import io.faro.worker.control.ControlHandler;
-import io.faro.worker.fault.ConnectionDropper;
+import io.faro.worker.extension.WorkerExtensions;
 import io.faro.worker.fetch.FetchHandler;
 import io.faro.worker.memory.MemoryBudget;
 import io.faro.worker.partition.PartitionStore;
@@ -20,8 +20,6 @@ import io.faro.worker.storage.ReadAhead;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
 /**
  * The worker's three servers, each on its own port with its own event loops, so that paused push
@@ -30,8 +28,6 @@ import org.slf4j.LoggerFactory;
  * Closed in the order pushes, fetches, control.
  */
 final class WorkerPorts implements AutoCloseable {
-  private static final Logger LOG = LoggerFactory.getLogger(WorkerPorts.class);
-
   final TransportServer rpc;
   final TransportServer push;
   final TransportServer fetch;
@@ -43,11 +39,13 @@ final class WorkerPorts implements AutoCloseable {
   }
 
   /**
-   * Binds the three servers with {@code network} (its authentication naming this worker); a server
-   * that cannot bind closes the ones bound before it.
+   * Binds the three servers with {@code network} (its authentication naming this worker), the push
+   * and fetch handlers wrapped by {@code extensions}; a server that cannot bind closes the ones
+   * bound before it.
    */
   static WorkerPorts start(
       WorkerSettings settings,
+      WorkerExtensions extensions,
       NetworkOptions.Settings network,
       ControlHandler control,
       PartitionStore store,
@@ -68,7 +66,6 @@ final class WorkerPorts implements AutoCloseable {
               null,
               requests(settings, metrics, "rpc", ControlHandler.SERVED));
       bound.add(rpc);
-      int dropPerMille = settings.testing().dropPerMille();
       TransportServer push =
           new TransportServer(
               "faro-worker-push",
@@ -76,8 +73,7 @@ final class WorkerPorts implements AutoCloseable {
               settings.ports().pushPort(),
               WorkerOptions.PUSH_PORT.key(),
               network,
-              ConnectionDropper.wrap(
-                  new PushHandler(new FrameAppender(store, budget)), dropPerMille),
+              extensions.wrapPush(new PushHandler(new FrameAppender(store, budget))),
               budget::register,
               FrameDecoder.Bodies.COMPOSITE,
               budget::partialFrames,
@@ -93,18 +89,12 @@ final class WorkerPorts implements AutoCloseable {
               settings.ports().fetchPort(),
               WorkerOptions.FETCH_PORT.key(),
               network,
-              ConnectionDropper.wrap(new FetchHandler(store, readAhead), dropPerMille),
+              extensions.wrapFetch(new FetchHandler(store, readAhead)),
               null,
               FrameDecoder.Bodies.CONTIGUOUS,
               null,
               requests(settings, metrics, "fetch", FetchHandler.SERVED));
       bound.add(fetch);
-      if (dropPerMille > 0) {
-        LOG.warn(
-            "Fault injection on: {} of every 1000 push and fetch requests close their connection "
-                + "(faro.worker.testing.drop.connections.per.mille)",
-            dropPerMille);
-      }
       return new WorkerPorts(rpc, push, fetch);
     } catch (RuntimeException e) {
       bound.forEach(TransportServer::close);

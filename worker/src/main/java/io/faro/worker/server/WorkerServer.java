@@ -21,6 +21,7 @@ import io.faro.worker.SplitMode;
 import io.faro.worker.WorkerOptions;
 import io.faro.worker.WorkerSettings;
 import io.faro.worker.control.ControlHandler;
+import io.faro.worker.extension.WorkerExtensions;
 import io.faro.worker.heartbeat.MasterLink;
 import io.faro.worker.heartbeat.WorkerReports;
 import io.faro.worker.lifecycle.WorkerLifecycle;
@@ -67,6 +68,7 @@ public final class WorkerServer implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(WorkerServer.class);
 
   private final WorkerSettings settings;
+  private final WorkerExtensions extensions;
 
   // Set by start() and read after it; start() and close() are synchronized.
   private Disks disks;
@@ -91,14 +93,23 @@ public final class WorkerServer implements AutoCloseable {
   private boolean closed;
 
   /**
+   * A worker of {@code conf}, with the {@link io.faro.worker.extension.WorkerExtension}s on the
+   * class path (none in Faro's distribution) configured with it.
+   *
    * @throws io.faro.common.config.ConfigException naming the key at fault
    */
   public WorkerServer(FaroConf conf) {
-    this(WorkerSettings.from(requireNonNull(conf, "conf is null")));
+    this(WorkerSettings.from(requireNonNull(conf, "conf is null")), WorkerExtensions.load(conf));
   }
 
+  /** A worker of {@code settings}, without extensions. */
   public WorkerServer(WorkerSettings settings) {
+    this(settings, WorkerExtensions.none());
+  }
+
+  public WorkerServer(WorkerSettings settings, WorkerExtensions extensions) {
     this.settings = requireNonNull(settings, "settings is null");
+    this.extensions = requireNonNull(extensions, "extensions is null");
   }
 
   /**
@@ -114,6 +125,8 @@ public final class WorkerServer implements AutoCloseable {
       throw new IllegalStateException("worker already started");
     }
     started = true;
+    // Before anything starts: a worker whose faults are injected must say so, even if it fails.
+    extensions.warning().ifPresent(LOG::warn);
     try {
       startStorage();
       startServers();
@@ -136,8 +149,7 @@ public final class WorkerServer implements AutoCloseable {
 
   private void startStorage() {
     disks = Disks.open(settings.storage().dirs(), settings.diskOptions(), "faro-worker");
-    long testingDelay = settings.testing().slowDiskDelay().toNanos();
-    disks.all().forEach(d -> d.testingDelay(testingDelay));
+    disks.all().forEach(extensions::attach);
     // What an earlier run committed is served again; every other file it left is garbage.
     StartupRecovery.Result recovered =
         StartupRecovery.run(
@@ -248,7 +260,7 @@ public final class WorkerServer implements AutoCloseable {
             (asked, graceful) -> lifecycle.stopAsked(asked, graceful),
             network.auth(),
             () -> workerId == null ? null : workerId.value());
-    ports = WorkerPorts.start(settings, network, control, store, budget, metrics);
+    ports = WorkerPorts.start(settings, extensions, network, control, store, budget, metrics);
     workerId =
         settings
             .ports()

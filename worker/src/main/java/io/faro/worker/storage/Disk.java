@@ -18,6 +18,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.LockSupport;
 import java.util.function.LongConsumer;
+import java.util.function.LongSupplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -29,17 +30,12 @@ import org.slf4j.LoggerFactory;
  *
  * <p>Over 400 lines, knowingly: the disk's health (checks, write failures, the reserve), the bytes
  * counted on it and its timings are read together by every append and every heartbeat, under the
- * same few volatile fields; the test-only slow-down is a dozen lines of it.
+ * same few volatile fields; the write delay a worker extension may ask for (tests slow a disk down
+ * with it) is a dozen lines of it.
  */
 public final class Disk {
   /** The file a check writes, forces and deletes in the disk's directory. */
   static final String CHECK_FILE = ".faro-disk-check";
-
-  /**
-   * For tests only: while a file of this name is in the disk's directory (looked for at each
-   * check), writes take faro.worker.testing.slow.disk.delay.per.mib longer per MiB.
-   */
-  public static final String TESTING_SLOW_FILE = ".faro-testing-slow";
 
   private static final Logger LOG = LoggerFactory.getLogger(Disk.class);
 
@@ -60,9 +56,10 @@ public final class Disk {
   private volatile long reserveBytes;
   private final AtomicLong writeFailures = new AtomicLong();
   private final DiskTimes times = new DiskTimes();
-  // For tests: nanoseconds each MiB written takes longer while the slow-down file is there.
-  private volatile long testingDelayNanosPerMiB;
-  private volatile boolean testingSlow;
+  // Asked at each check for the nanoseconds each MiB written takes longer from then on (a worker
+  // extension's slow-down, see WorkerExtensions); null, the default: no delay, nothing asked.
+  private volatile LongSupplier writeDelayProbe;
+  private volatile long writeDelayNanosPerMiB;
   // What the last heartbeat reported of this disk's recent times (ms per MiB; 0: unknown).
   private volatile double reportedFlushMsPerMiB;
   private volatile double reportedReadMsPerMiB;
@@ -152,7 +149,7 @@ public final class Disk {
 
       @Override
       public void wrote(long bytes, long nanos) {
-        long took = nanos + sleepTestingDelay(bytes);
+        long took = nanos + sleepWriteDelay(bytes);
         times.wrote(bytes, took);
         writeObserver.accept(took);
       }
@@ -191,17 +188,21 @@ public final class Disk {
   }
 
   /**
-   * Slows writes down by {@code nanosPerMiB} for each MiB while the file {@link #TESTING_SLOW_FILE}
-   * is in the disk's directory. For tests only.
+   * Asks {@code nanosPerMiB} at each check (on the checker's thread) how many nanoseconds each MiB
+   * written here takes longer from then on: the slow-down a worker extension may ask for (see
+   * io.faro.worker.extension.WorkerExtension), for tests. Null, the default, asks nothing.
    */
-  public void testingDelay(long nanosPerMiB) {
-    testingDelayNanosPerMiB = nanosPerMiB;
+  public void writeDelay(LongSupplier nanosPerMiB) {
+    writeDelayProbe = nanosPerMiB;
+    if (nanosPerMiB == null) {
+      writeDelayNanosPerMiB = 0;
+    }
   }
 
-  /** Sleeps the test delay of a write of {@code bytes}, if any; returns the nanoseconds slept. */
-  private long sleepTestingDelay(long bytes) {
-    long perMiB = testingDelayNanosPerMiB;
-    if (perMiB == 0 || !testingSlow) {
+  /** Sleeps the write delay of a write of {@code bytes}, if any; returns the nanoseconds slept. */
+  private long sleepWriteDelay(long bytes) {
+    long perMiB = writeDelayNanosPerMiB;
+    if (perMiB == 0) {
       return 0;
     }
     long nanos = (long) ((double) perMiB * bytes / (1 << 20));
@@ -350,8 +351,9 @@ public final class Disk {
    */
   public DiskHealth check(long reserveBytes) {
     long failuresBefore = writeFailures.get();
-    if (testingDelayNanosPerMiB != 0) {
-      testingSlow = Files.exists(root().resolve(TESTING_SLOW_FILE));
+    LongSupplier delayProbe = writeDelayProbe;
+    if (delayProbe != null) {
+      writeDelayNanosPerMiB = Math.max(0, delayProbe.getAsLong());
     }
     checkStarted = System.nanoTime() | 1;
     DiskHealth result;

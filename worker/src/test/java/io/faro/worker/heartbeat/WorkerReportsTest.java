@@ -21,7 +21,6 @@ import io.faro.worker.storage.Disk;
 import io.faro.worker.storage.DiskDir;
 import io.faro.worker.storage.Disks;
 import io.netty.buffer.Unpooled;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.concurrent.Executors;
@@ -121,9 +120,8 @@ class WorkerReportsTest {
   @Test
   void aSlowedDiskReportsTheDelayInItsWriteTime() throws Exception {
     Disk disk = disks.get(0);
-    disk.testingDelay(TimeUnit.MILLISECONDS.toNanos(40));
-    Files.createFile(disk.root().resolve(Disk.TESTING_SLOW_FILE));
-    disk.check(0); // the marker is looked for at each check
+    disk.writeDelay(() -> TimeUnit.MILLISECONDS.toNanos(40)); // as a worker extension asks
+    disk.check(0); // the delay is asked for at each check
     reports.heartbeat();
 
     writeAndCommit(2 * MIB);

@@ -1,4 +1,4 @@
-package io.faro.worker.fault;
+package io.faro.testing;
 
 import static java.util.Objects.requireNonNull;
 
@@ -14,10 +14,11 @@ import java.util.Set;
 import java.util.concurrent.ThreadLocalRandom;
 
 /**
- * Fault injection for tests of real processes (faro.worker.testing.drop.connections.per.mille):
- * closes the connection on about {@code perMille} of every 1000 requests, half of them before the
- * request is handled and half after (the work done, the answer lost), so that clients see both
- * kinds of failure. Never enabled by default.
+ * Fault injection for tests of real processes ({@link TestingOptions#DROP_PER_MILLE}, applied by
+ * {@link FaultInjection} to the push and fetch handlers): closes the connection on about {@code
+ * perMille} of every 1000 requests, half of them before the request is handled and half after (the
+ * work done, the answer lost), so that clients see both kinds of failure. Each drop is logged, its
+ * reason starting with "fault injection".
  */
 public final class ConnectionDropper implements RequestHandler {
   private final RequestHandler delegate;
