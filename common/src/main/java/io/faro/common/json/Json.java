@@ -1,95 +1,234 @@
 package io.faro.common.json;
 
+import com.fasterxml.jackson.core.JsonFactory;
+import com.fasterxml.jackson.core.JsonGenerator;
+import com.fasterxml.jackson.core.JsonLocation;
+import com.fasterxml.jackson.core.JsonParser;
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.core.PrettyPrinter;
+import com.fasterxml.jackson.core.StreamReadConstraints;
+import com.fasterxml.jackson.core.StreamReadFeature;
+import com.fasterxml.jackson.core.exc.StreamConstraintsException;
+import com.fasterxml.jackson.databind.DeserializationFeature;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.json.JsonMapper;
+import java.io.IOException;
+import java.io.StringWriter;
+import java.io.UncheckedIOException;
+import java.math.BigDecimal;
+import java.math.BigInteger;
 import java.util.ArrayList;
-import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
 /**
- * The little JSON Faro writes and reads itself: port files, cluster.json, benchmark reports, the
- * HTTP API. Writing handles strings, numbers, booleans, lists and maps (in their iteration order).
- * Reading: {@link #parse} reads a whole document into maps, lists, strings, longs, doubles,
- * booleans and nulls (bounded in depth, for answers from a peer); the other readers pull named
- * numbers and strings out of text Faro wrote.
+ * The JSON Faro writes and reads itself: port files, cluster.json, benchmark reports, the HTTP API.
+ * A facade over Jackson. Writing handles strings, numbers, booleans, lists and maps (in their
+ * iteration order) in one fixed layout. Reading: {@link #parse} reads a whole document into maps,
+ * lists, strings, longs, doubles, booleans and nulls (bounded in depth and number length, for
+ * answers from a peer); the other readers pull named numbers and strings out of text Faro wrote,
+ * fragments of it included.
  */
 public final class Json {
   private Json() {}
 
+  /** Deepest nesting of objects and arrays {@link #parse} accepts: far beyond what Faro writes. */
+  static final int MAX_DEPTH = 64;
+
+  /** Longest number, in characters, {@link #parse} accepts: a double Java writes has at most 24. */
+  static final int MAX_NUMBER_LENGTH = 100;
+
+  /** Longest string value {@link #parse} accepts, in characters (Jackson's own default). */
+  static final int MAX_STRING_LENGTH = 20_000_000;
+
+  private static final JsonFactory FACTORY =
+      JsonFactory.builder()
+          // An error names an offset, never echoes a peer's text back.
+          .disable(StreamReadFeature.INCLUDE_SOURCE_IN_LOCATION)
+          .streamReadConstraints(
+              StreamReadConstraints.builder()
+                  .maxNestingDepth(MAX_DEPTH)
+                  .maxNumberLength(MAX_NUMBER_LENGTH)
+                  .maxStringLength(MAX_STRING_LENGTH)
+                  .build())
+          .build();
+
+  private static final ObjectMapper MAPPER =
+      JsonMapper.builder(FACTORY)
+          .enable(DeserializationFeature.USE_LONG_FOR_INTS)
+          .enable(DeserializationFeature.FAIL_ON_TRAILING_TOKENS)
+          .build();
+
+  /**
+   * {@code value} as JSON text ending in a newline: maps one entry a line, indented by two spaces a
+   * level, lists on one line. A non-finite double is written as a string ({@code "NaN"}); a value
+   * of any other type as the string of its {@code toString()}.
+   */
   public static String write(Object value) {
-    StringBuilder out = new StringBuilder();
-    write(value, out, 0);
+    StringWriter out = new StringWriter();
+    try (JsonGenerator gen = FACTORY.createGenerator(out)) {
+      gen.setPrettyPrinter(new Layout());
+      write(value, gen);
+    } catch (IOException e) {
+      throw new UncheckedIOException(e); // a StringWriter does not fail
+    }
     return out.append('\n').toString();
   }
 
-  private static void write(Object value, StringBuilder out, int indent) {
+  private static void write(Object value, JsonGenerator gen) throws IOException {
     if (value == null) {
-      out.append("null");
+      gen.writeNull();
     } else if (value instanceof String s) {
-      quote(s, out);
-    } else if (value instanceof Number || value instanceof Boolean) {
-      out.append(value);
+      gen.writeString(s);
+    } else if (value instanceof Boolean b) {
+      gen.writeBoolean(b);
+    } else if (value instanceof Integer
+        || value instanceof Long
+        || value instanceof Short
+        || value instanceof Byte) {
+      gen.writeNumber(((Number) value).longValue());
+    } else if (value instanceof Double d) {
+      gen.writeNumber(d);
+    } else if (value instanceof Float f) {
+      gen.writeNumber(f);
+    } else if (value instanceof BigInteger i) {
+      gen.writeNumber(i);
+    } else if (value instanceof BigDecimal d) {
+      gen.writeNumber(d);
+    } else if (value instanceof Number n) {
+      gen.writeNumber(n.toString()); // AtomicLong and the like: their digits
     } else if (value instanceof Map<?, ?> map) {
-      out.append("{");
-      int i = 0;
+      gen.writeStartObject();
       for (Map.Entry<?, ?> e : map.entrySet()) {
-        out.append(i++ == 0 ? "\n" : ",\n").append("  ".repeat(indent + 1));
-        quote(String.valueOf(e.getKey()), out);
-        out.append(": ");
-        write(e.getValue(), out, indent + 1);
+        gen.writeFieldName(String.valueOf(e.getKey()));
+        write(e.getValue(), gen);
       }
-      out.append(map.isEmpty() ? "}" : "\n" + "  ".repeat(indent) + "}");
+      gen.writeEndObject();
     } else if (value instanceof List<?> list) {
-      out.append("[");
-      for (int i = 0; i < list.size(); i++) {
-        out.append(i == 0 ? "" : ", ");
-        write(list.get(i), out, indent + 1);
+      gen.writeStartArray();
+      for (Object element : list) {
+        write(element, gen);
       }
-      out.append("]");
+      gen.writeEndArray();
     } else {
-      quote(value.toString(), out);
+      gen.writeString(value.toString());
     }
   }
 
-  private static void quote(String s, StringBuilder out) {
-    out.append('"');
-    for (char c : s.toCharArray()) {
-      switch (c) {
-        case '"' -> out.append("\\\"");
-        case '\\' -> out.append("\\\\");
-        case '\n' -> out.append("\\n");
-        case '\r' -> out.append("\\r");
-        case '\t' -> out.append("\\t");
-        default -> {
-          if (c < 0x20) {
-            out.append(String.format("\\u%04x", (int) c));
-          } else {
-            out.append(c);
-          }
-        }
+  /**
+   * Faro's layout: {@code {"key": value}} one entry a line, each level two spaces deeper (a list
+   * counts as a level), lists as {@code [a, b]} on one line, empty ones as {@code {}} and {@code
+   * []}.
+   */
+  private static final class Layout implements PrettyPrinter {
+    private int depth;
+
+    private void newLine(JsonGenerator gen) throws IOException {
+      gen.writeRaw('\n');
+      for (int i = 0; i < depth; i++) {
+        gen.writeRaw("  ");
       }
     }
-    out.append('"');
+
+    @Override
+    public void writeRootValueSeparator(JsonGenerator gen) throws IOException {
+      gen.writeRaw('\n');
+    }
+
+    @Override
+    public void writeStartObject(JsonGenerator gen) throws IOException {
+      gen.writeRaw('{');
+      depth++;
+    }
+
+    @Override
+    public void beforeObjectEntries(JsonGenerator gen) throws IOException {
+      newLine(gen);
+    }
+
+    @Override
+    public void writeObjectFieldValueSeparator(JsonGenerator gen) throws IOException {
+      gen.writeRaw(": ");
+    }
+
+    @Override
+    public void writeObjectEntrySeparator(JsonGenerator gen) throws IOException {
+      gen.writeRaw(',');
+      newLine(gen);
+    }
+
+    @Override
+    public void writeEndObject(JsonGenerator gen, int nrOfEntries) throws IOException {
+      depth--;
+      if (nrOfEntries > 0) {
+        newLine(gen);
+      }
+      gen.writeRaw('}');
+    }
+
+    @Override
+    public void writeStartArray(JsonGenerator gen) throws IOException {
+      gen.writeRaw('[');
+      depth++;
+    }
+
+    @Override
+    public void beforeArrayValues(JsonGenerator gen) {}
+
+    @Override
+    public void writeArrayValueSeparator(JsonGenerator gen) throws IOException {
+      gen.writeRaw(", ");
+    }
+
+    @Override
+    public void writeEndArray(JsonGenerator gen, int nrOfValues) throws IOException {
+      depth--;
+      gen.writeRaw(']');
+    }
   }
 
-  /** The number under {@code key} in a flat object, or -1. */
+  private static Pattern numberField(String key) {
+    return Pattern.compile("\"" + Pattern.quote(key) + "\"\\s*:\\s*(-?\\d+)");
+  }
+
+  private static Pattern stringField(String key) {
+    return Pattern.compile("\"" + Pattern.quote(key) + "\"\\s*:\\s*\"((?:[^\"\\\\]|\\\\.)*)\"");
+  }
+
+  /** A JSON string's body (between its quotes) with its escapes undone. */
+  private static String unescape(String body) {
+    if (body.indexOf('\\') < 0) {
+      return body;
+    }
+    try {
+      return MAPPER.readValue("\"" + body + "\"", String.class);
+    } catch (JsonProcessingException e) {
+      // Not JSON's escapes alone: undo the escaped quotes and backslashes, as Faro always did.
+      return body.replace("\\\"", "\"").replace("\\\\", "\\");
+    }
+  }
+
+  /**
+   * The integer under {@code key} in a flat object, or -1. Like {@link #numbers} and the string
+   * readers it scans the text rather than parsing it, so that it reads fragments and lines too.
+   */
   public static long number(String json, String key) {
-    Matcher m = Pattern.compile("\"" + Pattern.quote(key) + "\"\\s*:\\s*(-?\\d+)").matcher(json);
+    Matcher m = numberField(key).matcher(json);
     return m.find() ? Long.parseLong(m.group(1)) : -1;
   }
 
   /** The string under {@code key} in a flat object, or null. */
   public static String string(String json, String key) {
-    Matcher m =
-        Pattern.compile("\"" + Pattern.quote(key) + "\"\\s*:\\s*\"((?:[^\"\\\\]|\\\\.)*)\"")
-            .matcher(json);
-    return m.find() ? m.group(1).replace("\\\"", "\"").replace("\\\\", "\\") : null;
+    Matcher m = stringField(key).matcher(json);
+    return m.find() ? unescape(m.group(1)) : null;
   }
 
-  /** Every number under {@code key} anywhere in {@code json}. */
+  /** Every integer under {@code key} anywhere in {@code json}. */
   public static List<Long> numbers(String json, String key) {
-    Matcher m = Pattern.compile("\"" + Pattern.quote(key) + "\"\\s*:\\s*(-?\\d+)").matcher(json);
+    Matcher m = numberField(key).matcher(json);
     List<Long> out = new ArrayList<>();
     while (m.find()) {
       out.add(Long.parseLong(m.group(1)));
@@ -99,202 +238,51 @@ public final class Json {
 
   /** Every string under {@code key} anywhere in {@code json}, in order. */
   public static List<String> strings(String json, String key) {
-    Matcher m =
-        Pattern.compile("\"" + Pattern.quote(key) + "\"\\s*:\\s*\"((?:[^\"\\\\]|\\\\.)*)\"")
-            .matcher(json);
+    Matcher m = stringField(key).matcher(json);
     List<String> out = new ArrayList<>();
     while (m.find()) {
-      out.add(m.group(1).replace("\\\"", "\"").replace("\\\\", "\\"));
+      out.add(unescape(m.group(1)));
     }
     return out;
   }
 
-  /** Deepest nesting {@link #parse} accepts: far beyond anything Faro writes. */
-  static final int MAX_DEPTH = 64;
-
   /**
    * Reads one JSON document: objects become {@code Map<String, Object>} (in their order), arrays
-   * {@code List<Object>}, numbers {@code Long} (integers) or {@code Double}.
+   * {@code List<Object>}, numbers {@code Long} (integers) or {@code Double}. Refuses nesting deeper
+   * than {@link #MAX_DEPTH}, numbers longer than {@link #MAX_NUMBER_LENGTH} characters, integers
+   * beyond a long (Jackson refuses those) and strings longer than {@link #MAX_STRING_LENGTH}.
    *
    * @throws IllegalArgumentException naming the offset of what is not JSON
    */
   public static Object parse(String json) {
-    Reader reader = new Reader(json);
-    Object value = reader.value(0);
-    reader.skipSpace();
-    if (reader.at < json.length()) {
-      throw reader.error("text after the document");
+    try (JsonParser parser = MAPPER.createParser(json)) {
+      try {
+        return MAPPER.readValue(parser, Object.class);
+      } catch (StreamConstraintsException e) {
+        String what = e.getOriginalMessage();
+        throw notJson(
+            offset(e, parser),
+            what.toLowerCase(Locale.ROOT).contains("depth")
+                ? "nested deeper than " + MAX_DEPTH
+                : "beyond a limit: " + what);
+      } catch (JsonProcessingException e) {
+        throw notJson(offset(e, parser), e.getOriginalMessage());
+      }
+    } catch (IOException e) {
+      throw new IllegalArgumentException("not JSON at offset 0: " + e.getMessage(), e);
     }
-    return value;
   }
 
-  private static final class Reader {
-    private final String in;
-    private int at;
-
-    Reader(String in) {
-      this.in = in;
+  /** Where Jackson saw the error, else where its parser stopped. */
+  private static long offset(JsonProcessingException e, JsonParser parser) {
+    JsonLocation at = e.getLocation();
+    if (at == null || at.getCharOffset() < 0) {
+      at = parser.currentLocation();
     }
+    return Math.max(0, at.getCharOffset());
+  }
 
-    IllegalArgumentException error(String what) {
-      return new IllegalArgumentException("not JSON at offset " + at + ": " + what);
-    }
-
-    void skipSpace() {
-      while (at < in.length() && Character.isWhitespace(in.charAt(at))) {
-        at++;
-      }
-    }
-
-    Object value(int depth) {
-      if (depth > MAX_DEPTH) {
-        throw error("nested deeper than " + MAX_DEPTH);
-      }
-      skipSpace();
-      if (at >= in.length()) {
-        throw error("the document ends early");
-      }
-      char c = in.charAt(at);
-      switch (c) {
-        case '{':
-          return object(depth);
-        case '[':
-          return array(depth);
-        case '"':
-          return string();
-        case 't':
-          return word("true", Boolean.TRUE);
-        case 'f':
-          return word("false", Boolean.FALSE);
-        case 'n':
-          return word("null", null);
-        default:
-          return number();
-      }
-    }
-
-    private Object word(String word, Object value) {
-      if (!in.startsWith(word, at)) {
-        throw error("expected " + word);
-      }
-      at += word.length();
-      return value;
-    }
-
-    private Map<String, Object> object(int depth) {
-      Map<String, Object> out = new LinkedHashMap<>();
-      at++;
-      skipSpace();
-      if (at < in.length() && in.charAt(at) == '}') {
-        at++;
-        return out;
-      }
-      while (true) {
-        skipSpace();
-        if (at >= in.length() || in.charAt(at) != '"') {
-          throw error("expected a key");
-        }
-        String key = string();
-        skipSpace();
-        expect(':');
-        out.put(key, value(depth + 1));
-        skipSpace();
-        if (at < in.length() && in.charAt(at) == ',') {
-          at++;
-          continue;
-        }
-        expect('}');
-        return out;
-      }
-    }
-
-    private List<Object> array(int depth) {
-      List<Object> out = new ArrayList<>();
-      at++;
-      skipSpace();
-      if (at < in.length() && in.charAt(at) == ']') {
-        at++;
-        return out;
-      }
-      while (true) {
-        out.add(value(depth + 1));
-        skipSpace();
-        if (at < in.length() && in.charAt(at) == ',') {
-          at++;
-          continue;
-        }
-        expect(']');
-        return out;
-      }
-    }
-
-    private void expect(char c) {
-      if (at >= in.length() || in.charAt(at) != c) {
-        throw error("expected '" + c + "'");
-      }
-      at++;
-    }
-
-    private String string() {
-      at++;
-      StringBuilder out = new StringBuilder();
-      while (true) {
-        if (at >= in.length()) {
-          throw error("a string that does not end");
-        }
-        char c = in.charAt(at++);
-        if (c == '"') {
-          return out.toString();
-        }
-        if (c != '\\') {
-          out.append(c);
-          continue;
-        }
-        if (at >= in.length()) {
-          throw error("a string that does not end");
-        }
-        char e = in.charAt(at++);
-        switch (e) {
-          case '"', '\\', '/' -> out.append(e);
-          case 'b' -> out.append('\b');
-          case 'f' -> out.append('\f');
-          case 'n' -> out.append('\n');
-          case 'r' -> out.append('\r');
-          case 't' -> out.append('\t');
-          case 'u' -> {
-            if (at + 4 > in.length()) {
-              throw error("a short \\u escape");
-            }
-            try {
-              out.append((char) Integer.parseInt(in.substring(at, at + 4), 16));
-            } catch (NumberFormatException x) {
-              throw error("a bad \\u escape");
-            }
-            at += 4;
-          }
-          default -> throw error("a bad escape \\" + e);
-        }
-      }
-    }
-
-    private Object number() {
-      int start = at;
-      while (at < in.length() && "+-0123456789.eE".indexOf(in.charAt(at)) >= 0) {
-        at++;
-      }
-      String text = in.substring(start, at);
-      if (text.isEmpty()) {
-        throw error("unexpected '" + in.charAt(start) + "'");
-      }
-      try {
-        if (text.indexOf('.') < 0 && text.indexOf('e') < 0 && text.indexOf('E') < 0) {
-          return Long.parseLong(text);
-        }
-        return Double.parseDouble(text);
-      } catch (NumberFormatException e) {
-        at = start;
-        throw error("a bad number " + text);
-      }
-    }
+  private static IllegalArgumentException notJson(long offset, String what) {
+    return new IllegalArgumentException("not JSON at offset " + offset + ": " + what);
   }
 }
