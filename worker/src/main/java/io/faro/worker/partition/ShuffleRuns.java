@@ -55,6 +55,9 @@ import org.slf4j.LoggerFactory;
  * every location with parts in it: they refuse later parts (their clients move on) and their commit
  * fails, as a failed write of a file of its own does.
  *
+ * <p>Over 400 lines, knowingly: writing runs, the commit's last run and the outcomes it answers all
+ * use the fields below the line on one thread, without locks; split, they would need them.
+ *
  * <p>Threads: {@link #added}, {@link #dropped}, {@link #finish} and {@link #hold} run on push event
  * loops and commit callers, inside writers' locks; they only count and queue. Runs are written, and
  * every field below the line is used, on one flusher thread of the disk ({@link

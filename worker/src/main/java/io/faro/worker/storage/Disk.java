@@ -5,16 +5,12 @@ import static java.util.Objects.requireNonNull;
 import io.faro.common.id.DiskTier;
 import io.faro.common.id.PartitionKey;
 import java.io.IOException;
-import java.nio.ByteBuffer;
-import java.nio.channels.FileChannel;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
-import java.nio.file.StandardOpenOption;
 import java.util.List;
 import java.util.Locale;
 import java.util.Objects;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.LockSupport;
 import java.util.function.LongConsumer;
@@ -28,10 +24,9 @@ import org.slf4j.LoggerFactory;
  * on it, and what the last check ({@link #check}, run by the {@link DiskChecker}) or a failed write
  * found.
  *
- * <p>Over 400 lines, knowingly: the disk's health (checks, write failures, the reserve), the bytes
- * counted on it and its timings are read together by every append and every heartbeat, under the
- * same few volatile fields; the write delay a worker extension may ask for (tests slow a disk down
- * with it) is a dozen lines of it.
+ * <p>Its health (checks, write failures, the reserve) is {@link DiskCondition}'s, read by every
+ * append and every heartbeat; the write delay a worker extension may ask for (tests slow a disk
+ * down with it) is a dozen lines here.
  */
 public final class Disk {
   /** The file a check writes, forces and deletes in the disk's directory. */
@@ -46,16 +41,10 @@ public final class Disk {
   private final DiskReader reader;
   // Bytes of Faro's files on this disk: found at start, then counted as files grow and go.
   private final AtomicLong usedBytes = new AtomicLong();
-  private volatile DiskHealth health = DiskHealth.UNCHECKED;
   // When the running check started (System.nanoTime, never 0), or 0 when none runs.
-  private volatile long checkStarted;
-  private volatile long checkTimeoutNanos = Long.MAX_VALUE;
-  private volatile boolean hungLogged;
   // Of the last check: Faro's bytes on the disk when it began, and the reserve it applied.
-  private volatile long usedAtCheck;
-  private volatile long reserveBytes;
-  private final AtomicLong writeFailures = new AtomicLong();
   private final DiskTimes times = new DiskTimes();
+  private final DiskCondition condition = new DiskCondition(this);
   // Asked at each check for the nanoseconds each MiB written takes longer from then on (a worker
   // extension's slow-down, see WorkerExtensions); null, the default: no delay, nothing asked.
   private volatile LongSupplier writeDelayProbe;
@@ -64,7 +53,6 @@ public final class Disk {
   private volatile double reportedFlushMsPerMiB;
   private volatile double reportedReadMsPerMiB;
   // Told of every failed write, so that a check soon tells a broken disk from one failed file.
-  private volatile Runnable afterWriteFailure = () -> {};
   // Told the time of every write to a partition file (metrics); nothing until set.
   private volatile LongConsumer writeObserver = nanos -> {};
 
@@ -254,7 +242,7 @@ public final class Disk {
 
   /** The reserve the last check applied (that of the disk's tier): below it the disk is full. */
   public long reserveBytes() {
-    return reserveBytes;
+    return condition.reserveBytes();
   }
 
   /** Bytes of Faro's files on this disk, as counted. */
@@ -274,49 +262,16 @@ public final class Disk {
   }
 
   /**
-   * What the last check or failed write found, with two corrections between checks: full once the
-   * bytes written since the last check leave less than the reserve (a fast disk can write a
-   * reserve's worth between two checks), and broken while a check has been running for longer than
-   * its timeout (a hung disk hangs its check).
+   * What the last check or failed write found, corrected between checks (see {@link
+   * DiskCondition#health}).
    */
   public DiskHealth health() {
-    long started = checkStarted;
-    if (checkHung(started)) {
-      DiskHealth hung =
-          DiskHealth.broken(
-              "its check has not finished for "
-                  + TimeUnit.NANOSECONDS.toSeconds(System.nanoTime() - started)
-                  + " s");
-      if (!hungLogged) {
-        hungLogged = true;
-        LOG.warn("{} is {}: its partitions move to other disks", this, hung.describe());
-      }
-      return hung;
-    }
-    DiskHealth last = health;
-    long left = usableSinceCheck(last);
-    if (left < reserveBytes) {
-      return new DiskHealth(
-          DiskHealth.State.FULL,
-          Math.max(0, left),
-          "about "
-              + Math.max(0, left)
-              + " bytes usable since the last check, below the reserve of "
-              + reserveBytes
-              + " ("
-              + reserveKey()
-              + ")");
-    }
-    return last;
+    return condition.health();
   }
 
   /** The state {@link #health()} would report, without building its reason: for every append. */
   public DiskHealth.State state() {
-    if (checkHung(checkStarted)) {
-      return DiskHealth.State.BROKEN;
-    }
-    DiskHealth last = health;
-    return usableSinceCheck(last) < reserveBytes ? DiskHealth.State.FULL : last.state();
+    return condition.state();
   }
 
   /** Whether the disk takes new partitions and data: healthy as far as is known. */
@@ -324,169 +279,45 @@ public final class Disk {
     return state() == DiskHealth.State.HEALTHY;
   }
 
-  private boolean checkHung(long started) {
-    return started != 0 && System.nanoTime() - started > checkTimeoutNanos;
-  }
-
-  /**
-   * For a disk the last check found healthy: the usable bytes it found less what was written since.
-   * Long.MAX_VALUE otherwise (unchecked, full or broken: nothing to correct).
-   */
-  private long usableSinceCheck(DiskHealth last) {
-    if (!last.healthy() || last == DiskHealth.UNCHECKED) {
-      return Long.MAX_VALUE;
-    }
-    return last.usableBytes() - Math.max(0, usedBytes() - usedAtCheck);
-  }
-
   void checkTimeout(long nanos) {
-    checkTimeoutNanos = nanos;
+    condition.checkTimeout(nanos);
   }
 
   /**
-   * Checks the disk: writes, forces and deletes a small file in its directory, then compares its
-   * usable bytes with {@code reserveBytes}. Broken if the file cannot be written, full if fewer
-   * than {@code reserveBytes} are usable, healthy otherwise. A write that failed while the check
-   * ran keeps the disk broken until the next check. A blocking call.
+   * Checks the disk (see {@link DiskCondition#check}); first reads the write delay a worker
+   * extension asks for, if any. A blocking call.
    */
   public DiskHealth check(long reserveBytes) {
-    long failuresBefore = writeFailures.get();
     LongSupplier delayProbe = writeDelayProbe;
     if (delayProbe != null) {
       writeDelayNanosPerMiB = Math.max(0, delayProbe.getAsLong());
     }
-    checkStarted = System.nanoTime() | 1;
-    DiskHealth result;
-    long usedBefore = usedBytes();
-    try {
-      if (!Files.isDirectory(root())) {
-        // Says what is wrong, rather than the probe's "Not a directory" or "NoSuchFileException".
-        throw new IOException(whyNotAWritableDirectory(root()));
-      }
-      Path probe = root().resolve(CHECK_FILE);
-      try (FileChannel channel =
-          FileChannel.open(
-              probe,
-              StandardOpenOption.CREATE,
-              StandardOpenOption.WRITE,
-              StandardOpenOption.TRUNCATE_EXISTING)) {
-        ByteBuffer block = ByteBuffer.allocate(4096);
-        while (block.hasRemaining()) {
-          channel.write(block);
-        }
-        channel.force(true);
-      } finally {
-        Files.deleteIfExists(probe);
-      }
-      long usable = usableBytes();
-      result =
-          usable < reserveBytes
-              ? new DiskHealth(
-                  DiskHealth.State.FULL,
-                  usable,
-                  usable
-                      + " bytes usable, below the reserve of "
-                      + reserveBytes
-                      + " ("
-                      + reserveKey()
-                      + ")"
-                      + (dir.capacityBytes() == Long.MAX_VALUE
-                          ? ""
-                          : "; Faro's files take "
-                              + usedBytes()
-                              + " of the configured capacity "
-                              + dir.capacityBytes()))
-              : new DiskHealth(DiskHealth.State.HEALTHY, usable, "");
-    } catch (IOException | RuntimeException e) {
-      result =
-          DiskHealth.broken(
-              "the check could not write to "
-                  + root()
-                  + ": "
-                  + (e.getClass() == IOException.class ? e.getMessage() : e.toString()));
-    } finally {
-      checkStarted = 0;
-      hungLogged = false;
-    }
-    synchronized (this) {
-      if (writeFailures.get() != failuresBefore) {
-        return health; // a write failed meanwhile: that outlives this check's result
-      }
-      // Bytes written while the check ran may not be in its figure: count them as written after.
-      usedAtCheck = usedBefore;
-      this.reserveBytes = reserveBytes;
-      setHealth(result);
-    }
-    return result;
+    return condition.check(reserveBytes);
   }
 
   /**
    * Its directory could not be created at start: broken, for {@code reason}, until a check passes.
    */
-  synchronized void openFailed(String reason) {
-    setHealth(DiskHealth.broken(reason));
+  void openFailed(String reason) {
+    condition.openFailed(reason);
   }
 
-  /**
-   * Why {@code dir} is not a directory one can write in, in an operator's words: "X is a file, not
-   * a directory" (for X itself or the first ancestor that exists), "X does not exist", or "X is not
-   * writable"; empty when it is a writable directory.
-   */
+  /** See {@link DiskCondition#whyNotAWritableDirectory}. */
   static String whyNotAWritableDirectory(Path dir) {
-    if (Files.isDirectory(dir)) {
-      return Files.isWritable(dir) ? "" : dir + " is not writable by this process";
-    }
-    if (Files.exists(dir)) {
-      return dir + " is a file, not a directory";
-    }
-    Path existing = dir.toAbsolutePath().getParent();
-    while (existing != null && !Files.exists(existing)) {
-      existing = existing.getParent();
-    }
-    if (existing != null && !Files.isDirectory(existing)) {
-      return existing + " is a file, not a directory";
-    }
-    if (existing != null && !Files.isWritable(existing)) {
-      return dir + " does not exist and " + existing + " is not writable by this process";
-    }
-    return dir + " does not exist (is its disk mounted?)";
+    return DiskCondition.whyNotAWritableDirectory(dir);
   }
 
   /**
    * A write to a file of this disk failed (a flush, an index, a sync): broken until a check finds
-   * otherwise. The checker is asked to check now rather than at its next interval: a failure of one
-   * file (a name too long, a directory deleted under it) then costs the disk the few milliseconds
-   * of a check, and only a disk that fails the check stays broken.
+   * otherwise, and a check is asked for now (see {@link DiskCondition#writeFailed}).
    */
   public void writeFailed(String reason) {
-    synchronized (this) {
-      writeFailures.incrementAndGet();
-      setHealth(DiskHealth.broken("a write failed: " + reason));
-    }
-    afterWriteFailure.run();
+    condition.writeFailed(reason);
   }
 
   /** What to run after each failed write (the checker's request for a check of this disk). */
   void afterWriteFailure(Runnable action) {
-    afterWriteFailure = requireNonNull(action, "action is null");
-  }
-
-  // @GuardedBy("this")
-  private void setHealth(DiskHealth next) {
-    DiskHealth previous = health;
-    health = next;
-    if (previous.state() != next.state()) {
-      if (next.healthy()) {
-        LOG.info("{} is healthy again ({} bytes usable)", this, next.usableBytes());
-      } else {
-        LOG.warn("{} is {}: its partitions move to other disks", this, next.describe());
-      }
-    }
-  }
-
-  /** The key of the reserve of this disk's tier, for messages. */
-  private String reserveKey() {
-    return "faro.worker.tier." + tier().configName() + ".reserve";
+    condition.afterWriteFailure(action);
   }
 
   /** Size of the file system. A blocking call: not for event loops. */

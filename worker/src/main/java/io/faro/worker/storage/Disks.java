@@ -5,13 +5,9 @@ import io.faro.common.error.FaroException;
 import io.faro.common.id.DiskTier;
 import io.faro.common.id.ShuffleId;
 import java.io.IOException;
-import java.io.UncheckedIOException;
-import java.nio.file.DirectoryNotEmptyException;
 import java.nio.file.Files;
-import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.util.ArrayList;
-import java.util.Comparator;
 import java.util.EnumMap;
 import java.util.HashSet;
 import java.util.List;
@@ -19,18 +15,12 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
-import java.util.regex.Pattern;
-import java.util.stream.Stream;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /** The worker's disks, in {@code faro.worker.dirs} order. Owns their flushers and readers. */
 public final class Disks implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(Disks.class);
-
-  private static final Pattern PARTITION_FILE =
-      Pattern.compile("(\\d+-\\d+|run-\\d+|index-\\d+)\\.data");
-  private static final Pattern SHUFFLE_DIR = Pattern.compile("\\d+");
 
   private final List<Disk> disks;
 
@@ -154,8 +144,8 @@ public final class Disks implements AutoCloseable {
           continue;
         }
         // Files left by an earlier run count against the disk's capacity until they are deleted.
-        disk.used(existingBytes(dir.path()));
-        disk.leftovers(leftoverPartitionFiles(dir.path()));
+        disk.used(DiskFiles.existingBytes(dir.path()));
+        disk.leftovers(DiskFiles.leftoverPartitionFiles(dir.path()));
       }
     } catch (RuntimeException e) {
       new Disks(disks).close();
@@ -260,30 +250,10 @@ public final class Disks implements AutoCloseable {
             .map(
                 d ->
                     CompletableFuture.runAsync(
-                        () -> deleteShuffleDirectory(d, shuffle), d.flusher().anyThread()))
+                        () -> DiskFiles.deleteShuffleDirectory(d, shuffle),
+                        d.flusher().anyThread()))
             .toArray(CompletableFuture[]::new);
     return CompletableFuture.allOf(perDisk);
-  }
-
-  /**
-   * Partition files an earlier run left under {@code root} (root/app/shuffle/P-E.data). A restarted
-   * worker has no record of them and cannot serve them. Nothing else is touched, in case
-   * faro.worker.dirs points at a directory that holds more than Faro's files.
-   */
-  private static List<Path> leftoverPartitionFiles(Path root) {
-    try (Stream<Path> paths = Files.walk(root, 3)) {
-      return paths
-          .filter(
-              p ->
-                  root.relativize(p).getNameCount() == 3
-                      && Files.isRegularFile(p)
-                      && PARTITION_FILE.matcher(p.getFileName().toString()).matches()
-                      && SHUFFLE_DIR.matcher(p.getParent().getFileName().toString()).matches())
-          .toList();
-    } catch (IOException | UncheckedIOException e) {
-      LOG.warn("Cannot list the files already under {}: {}", root, e.toString());
-      return List.of();
-    }
   }
 
   /**
@@ -306,108 +276,8 @@ public final class Disks implements AutoCloseable {
             .map(
                 d ->
                     CompletableFuture.runAsync(
-                        () -> deleteLeftovers(d, kept), d.flusher().anyThread()))
+                        () -> DiskFiles.deleteLeftovers(d, kept), d.flusher().anyThread()))
             .toArray(CompletableFuture[]::new));
-  }
-
-  private static void deleteLeftovers(Disk disk, Set<Path> keep) {
-    List<Path> files = disk.takeLeftovers();
-    if (files.isEmpty()) {
-      return;
-    }
-    long bytes = 0;
-    int deleted = 0;
-    int kept = 0;
-    for (Path file : files) {
-      if (keep.contains(file.toAbsolutePath().normalize())) {
-        kept++;
-        continue;
-      }
-      try {
-        long size = Files.size(file);
-        if (Files.deleteIfExists(file)) {
-          disk.used(-size);
-          bytes += size;
-          deleted++;
-        }
-        Path shuffleDir = file.getParent();
-        deleteIfEmpty(shuffleDir);
-        deleteIfEmpty(shuffleDir.getParent());
-      } catch (NoSuchFileException e) {
-        // Gone already.
-      } catch (IOException e) {
-        LOG.warn("Cannot delete {} left by an earlier run: {}", file, e.toString());
-      }
-    }
-    LOG.info(
-        "Deleted {} partition files ({} bytes) an earlier run left on {} that this worker does not "
-            + "serve (not recorded as committed); kept {}",
-        deleted,
-        bytes,
-        disk,
-        kept);
-  }
-
-  private static void deleteIfEmpty(Path dir) throws IOException {
-    try {
-      Files.deleteIfExists(dir);
-    } catch (DirectoryNotEmptyException e) {
-      // Other files remain (more leftovers to come, or a new shuffle's).
-    }
-  }
-
-  private static long existingBytes(Path root) {
-    try (Stream<Path> paths = Files.walk(root)) {
-      return paths
-          .filter(Files::isRegularFile)
-          .mapToLong(
-              p -> {
-                try {
-                  return Files.size(p);
-                } catch (IOException e) {
-                  return 0; // deleted meanwhile
-                }
-              })
-          .sum();
-    } catch (IOException | UncheckedIOException e) {
-      LOG.warn("Cannot add up the files already under {}: {}", root, e.toString());
-      return 0;
-    }
-  }
-
-  private static void deleteShuffleDirectory(Disk disk, ShuffleId shuffle) {
-    Path shuffleDir = FileLayout.shuffleDir(disk.root(), shuffle);
-    try {
-      deleteRecursively(disk, shuffleDir);
-      Files.deleteIfExists(FileLayout.appDir(disk.root(), shuffle.app()));
-    } catch (DirectoryNotEmptyException e) {
-      // Another shuffle of the same app still has files here: the app directory stays.
-    } catch (IOException e) {
-      LOG.warn(
-          "Cannot delete the files of shuffle {} under {}: {}", shuffle, shuffleDir, e.toString());
-    }
-  }
-
-  /**
-   * Deletes {@code dir} and everything in it; the bytes of the files deleted leave {@code disk}'s
-   * count.
-   */
-  private static void deleteRecursively(Disk disk, Path dir) throws IOException {
-    if (!Files.exists(dir)) {
-      return;
-    }
-    try (Stream<Path> paths = Files.walk(dir)) {
-      for (Path p : paths.sorted(Comparator.reverseOrder()).toList()) {
-        try {
-          long size = Files.isRegularFile(p) ? Files.size(p) : 0;
-          if (Files.deleteIfExists(p)) {
-            disk.used(-size);
-          }
-        } catch (NoSuchFileException ignored) {
-          // Gone already.
-        }
-      }
-    }
   }
 
   /** Stops every flusher after it ran its queued tasks, and every reader. */
