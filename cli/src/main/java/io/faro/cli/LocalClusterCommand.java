@@ -294,6 +294,20 @@ final class LocalClusterCommand implements Callable<Integer> {
   }
 
   /**
+   * Whether {@code workDir} cannot hold a cluster, after telling why on the error stream of {@code
+   * spec}'s command line as {@code faro local-cluster SUBCOMMAND: ...}.
+   */
+  static boolean refusedWorkDir(CommandSpec spec, String subcommand, Path workDir) {
+    String bad = whyNotAWorkDir(workDir);
+    if (bad == null) {
+      return false;
+    }
+    spec.commandLine().getErr().println("faro local-cluster " + subcommand + ": " + bad);
+    spec.commandLine().getErr().flush();
+    return true;
+  }
+
+  /**
    * Why {@code workDir} cannot hold a cluster (it, or the first part of it that exists, is a file;
    * or it cannot be created there), as a message that says what to give instead; null when it is a
    * directory or can be created.

@@ -36,10 +36,7 @@ final class LocalClusterRestartCommand implements Callable<Integer> {
 
   @Override
   public Integer call() throws Exception {
-    String badWorkDir = LocalClusterCommand.whyNotAWorkDir(workDir);
-    if (badWorkDir != null) {
-      spec.commandLine().getErr().println("faro local-cluster restart: " + badWorkDir);
-      spec.commandLine().getErr().flush();
+    if (LocalClusterCommand.refusedWorkDir(spec, "restart", workDir)) {
       return 2;
     }
     MemberRestart.Restarted restarted;

@@ -24,10 +24,7 @@ final class LocalClusterStopCommand implements Callable<Integer> {
 
   @Override
   public Integer call() throws Exception {
-    String badWorkDir = LocalClusterCommand.whyNotAWorkDir(workDir);
-    if (badWorkDir != null) {
-      spec.commandLine().getErr().println("faro local-cluster stop: " + badWorkDir);
-      spec.commandLine().getErr().flush();
+    if (LocalClusterCommand.refusedWorkDir(spec, "stop", workDir)) {
       return 2;
     }
     int n = LocalCluster.stop(workDir);

@@ -79,28 +79,13 @@ class WorkerRunsLayoutTest {
 
   /**
    * Reserves every partition (even ones on disk 0, odd ones on disk 1), pushes (see {@link #push})
-   * and commits once each disk wrote the runs its pushes filled; returns what each partition
-   * received.
+   * and commits; returns what each partition received.
    */
-  private List<byte[]> reservePushAndCommit(WorkerClient client) {
+  private static List<byte[]> reservePushAndCommit(WorkerClient client) {
     for (int p = 0; p < PARTITIONS; p++) {
       client.reserve(SHUFFLE, 0, p % 2, p);
     }
     List<byte[]> expected = push(client);
-    // The runs are written on a flusher thread: a commit that came first would take what they
-    // were to hold into its last run (one run in all), which a slow machine's scheduling can do.
-    for (int disk = 0; disk < 2; disk++) {
-      int d = disk;
-      Eventually.await(
-          "disk " + d + " wrote the runs its pushes filled",
-          () -> {
-            try {
-              return runs(d).stream().filter(f -> FileLayout.runNumber(f) >= 0).count() >= 2;
-            } catch (IOException e) {
-              return false;
-            }
-          });
-    }
     assertThat(client.commit(SHUFFLE).getCommittedCount()).isEqualTo(PARTITIONS);
     return expected;
   }
