@@ -72,7 +72,7 @@ final class FaroShuffleReader<K, C> implements ShuffleReader<K, C> {
       reader =
           client.newReader(
               handle.lifecycle(),
-              handle.faroShuffleId(),
+              handle.engineShuffle(),
               handle.numMaps(),
               startPartition,
               endPartition,
@@ -140,7 +140,7 @@ final class FaroShuffleReader<K, C> implements ShuffleReader<K, C> {
               : client
                   .fileGroups(
                       handle.lifecycle(),
-                      handle.faroShuffleId(),
+                      handle.engineShuffle(),
                       handle.numMaps(),
                       ShuffleClient.stageKey(context.stageId(), context.stageAttemptNumber()),
                       partition,

@@ -89,7 +89,7 @@ final class FaroShuffleWriter<K, V> extends ShuffleWriter<K, V> {
     pusher =
         client.newMapPusher(
             handle.lifecycle(),
-            handle.faroShuffleId(),
+            handle.engineShuffle(),
             stage(),
             mapId,
             attemptId(),
@@ -118,7 +118,7 @@ final class FaroShuffleWriter<K, V> extends ShuffleWriter<K, V> {
     long mapperEndStart = System.nanoTime();
     client.mapperEnd(
         handle.lifecycle(),
-        handle.faroShuffleId(),
+        handle.engineShuffle(),
         stage(),
         mapId,
         attemptId(),
@@ -148,7 +148,7 @@ final class FaroShuffleWriter<K, V> extends ShuffleWriter<K, V> {
           "map "
               + context.partitionId()
               + " of Faro shuffle "
-              + handle.faroShuffleId()
+              + handle.engineShuffle()
               + " stopped as successful before its output was written");
     }
     return Option.apply(mapStatus);

@@ -29,7 +29,7 @@ import java.util.concurrent.atomic.AtomicReference;
  * read the lost generation ask again. Thread-safe.
  */
 final class ReaderSide {
-  private record ReaderKey(ShuffleId engineShuffle, long readerStage) {}
+  private record ReaderKey(EngineShuffleId engineShuffle, long readerStage) {}
 
   /**
    * The file groups one reading stage attempt asked for, by range of partitions, all of one
@@ -53,22 +53,27 @@ final class ReaderSide {
     this.settings = requireNonNull(settings, "settings is null");
   }
 
-  private ReaderPages reader(ShuffleId shuffle, long readerStage) {
+  private ReaderPages reader(EngineShuffleId shuffle, long readerStage) {
     return readers.computeIfAbsent(
         new ReaderKey(shuffle, readerStage),
         k -> new ReaderPages(settings.commitTimeout().plus(settings.network().requestTimeout())));
   }
 
-  /** See {@link ShuffleClient#fileGroups(HostPort, ShuffleId, int, long)}. */
+  /** See {@link ShuffleClient#fileGroups(HostPort, EngineShuffleId, int, long)}. */
   ReducerFileGroups fileGroups(
-      HostPort lifecycle, ShuffleId shuffle, int numMaps, long readerStage) {
+      HostPort lifecycle, EngineShuffleId shuffle, int numMaps, long readerStage) {
     ReaderPages reader = reader(shuffle, readerStage);
     return range(reader, lifecycle, shuffle, numMaps, 0, Integer.MAX_VALUE);
   }
 
-  /** See {@link ShuffleClient#fileGroups(HostPort, ShuffleId, int, long, int, int)}. */
+  /** See {@link ShuffleClient#fileGroups(HostPort, EngineShuffleId, int, long, int, int)}. */
   ReducerFileGroups fileGroups(
-      HostPort lifecycle, ShuffleId shuffle, int numMaps, long readerStage, int start, int end) {
+      HostPort lifecycle,
+      EngineShuffleId shuffle,
+      int numMaps,
+      long readerStage,
+      int start,
+      int end) {
     PartitionPages pages = settings.pages();
     // One entry for the whole call: its pages are all of the generation it pinned.
     ReaderPages reader = reader(shuffle, readerStage);
@@ -95,7 +100,12 @@ final class ReaderSide {
   }
 
   private ReducerFileGroups range(
-      ReaderPages reader, HostPort lifecycle, ShuffleId shuffle, int numMaps, int start, int end) {
+      ReaderPages reader,
+      HostPort lifecycle,
+      EngineShuffleId shuffle,
+      int numMaps,
+      int start,
+      int end) {
     long key = ((long) start << 32) | (end & 0xffffffffL);
     return reader.ranges.get(
         key,
@@ -124,10 +134,15 @@ final class ReaderSide {
   }
 
   private CompletableFuture<GetReducerFileGroupsResponse> askFiles(
-      HostPort lifecycle, ShuffleId shuffle, int numMaps, int start, int end, Integer generation) {
+      HostPort lifecycle,
+      EngineShuffleId shuffle,
+      int numMaps,
+      int start,
+      int end,
+      Integer generation) {
     GetReducerFileGroupsRequest.Builder request =
         GetReducerFileGroupsRequest.newBuilder()
-            .setShuffleId(shuffle.shuffle())
+            .setShuffleId(shuffle.id())
             .setNumMaps(numMaps)
             .setStartPartition(start)
             .setEndPartition(end);
@@ -138,10 +153,12 @@ final class ReaderSide {
         lifecycle, request.build(), GetReducerFileGroupsResponse.class, settings.commitTimeout());
   }
 
-  /** See {@link ShuffleClient#newReader(HostPort, ShuffleId, int, int, int, int, int, long)}. */
+  /**
+   * See {@link ShuffleClient#newReader(HostPort, EngineShuffleId, int, int, int, int, int, long)}.
+   */
   PartitionReader newReader(
       HostPort lifecycle,
-      ShuffleId shuffle,
+      EngineShuffleId shuffle,
       int numMaps,
       int startPartition,
       int endPartition,
@@ -178,7 +195,7 @@ final class ReaderSide {
    */
   private long[] mapRangeBatches(
       HostPort lifecycle,
-      ShuffleId shuffle,
+      EngineShuffleId shuffle,
       ReducerFileGroups groups,
       int start,
       int end,
@@ -186,7 +203,7 @@ final class ReaderSide {
       int endMap) {
     GetReducerFileGroupsRequest request =
         GetReducerFileGroupsRequest.newBuilder()
-            .setShuffleId(shuffle.shuffle())
+            .setShuffleId(shuffle.id())
             .setNumMaps(groups.numMaps())
             .setStartPartition(start)
             .setEndPartition(end)
@@ -250,6 +267,6 @@ final class ReaderSide {
 
   /** Drops the file groups of engine shuffle number {@code shuffle} of any app. */
   void forget(int shuffle) {
-    readers.keySet().removeIf(k -> k.engineShuffle().shuffle() == shuffle);
+    readers.keySet().removeIf(k -> k.engineShuffle().id() == shuffle);
   }
 }

@@ -21,9 +21,9 @@ import java.util.List;
  * the per-task {@link MapPusher}s and {@link PartitionReader}s. Uses the process's shared {@link
  * ClientPool}, which it borrows. Thread-safe.
  *
- * <p>Shuffle ids: callers name the engine's shuffle ({@code ShuffleId(app, engine id)}); the
- * lifecycle manager answers with the Faro id of the generation to write or read, which is what
- * workers see (see {@link io.faro.client.driver.LifecycleManager}).
+ * <p>Shuffle ids: callers name the engine's shuffle ({@link EngineShuffleId}); the lifecycle
+ * manager answers with the Faro id ({@link ShuffleId}) of the generation to write or read, which is
+ * what workers see (see {@link io.faro.client.driver.LifecycleManager}).
  *
  * <p>Its parts: {@link WriterSide} for map tasks (push locations per generation, revives, map ends)
  * and {@link ReaderSide} for reduce tasks (file groups per reading stage, pinned to one generation,
@@ -64,13 +64,13 @@ public final class ShuffleClient {
    * pushes to it (see {@link Targets}).
    */
   public PushTargets pushTargets(
-      HostPort lifecycle, ShuffleId shuffle, long stage, int numMaps, int numPartitions) {
+      HostPort lifecycle, EngineShuffleId shuffle, long stage, int numMaps, int numPartitions) {
     return writers.pushTargets(lifecycle, shuffle, stage, numMaps, numPartitions);
   }
 
   /** The current push location of every partition (stage attempt 0); asks for every page. */
   public List<PartitionLocation> pushLocations(
-      HostPort lifecycle, ShuffleId shuffle, int numMaps, int numPartitions) {
+      HostPort lifecycle, EngineShuffleId shuffle, int numMaps, int numPartitions) {
     Targets targets = pushTargets(lifecycle, shuffle, 0, numMaps, numPartitions).locations();
     List<PartitionLocation> result = new ArrayList<>(numPartitions);
     for (int p = 0; p < numPartitions; p++) {
@@ -81,7 +81,7 @@ public final class ShuffleClient {
 
   public MapPusher newMapPusher(
       HostPort lifecycle,
-      ShuffleId shuffle,
+      EngineShuffleId shuffle,
       int mapId,
       int attemptId,
       int numMaps,
@@ -95,7 +95,7 @@ public final class ShuffleClient {
    */
   public MapPusher newMapPusher(
       HostPort lifecycle,
-      ShuffleId shuffle,
+      EngineShuffleId shuffle,
       long stage,
       int mapId,
       int attemptId,
@@ -107,7 +107,7 @@ public final class ShuffleClient {
 
   public int mapperEnd(
       HostPort lifecycle,
-      ShuffleId shuffle,
+      EngineShuffleId shuffle,
       int mapId,
       int attemptId,
       int numMaps,
@@ -126,7 +126,7 @@ public final class ShuffleClient {
    */
   public int mapperEnd(
       HostPort lifecycle,
-      ShuffleId shuffle,
+      EngineShuffleId shuffle,
       long stage,
       int mapId,
       int attemptId,
@@ -136,12 +136,13 @@ public final class ShuffleClient {
   }
 
   /**
-   * As {@link #mapperEnd(HostPort, ShuffleId, long, int, int, int, int[])} for an attempt whose
-   * output may be {@code incomplete} ({@link MapPusher#incomplete}): such an attempt never wins.
+   * As {@link #mapperEnd(HostPort, EngineShuffleId, long, int, int, int, int[])} for an attempt
+   * whose output may be {@code incomplete} ({@link MapPusher#incomplete}): such an attempt never
+   * wins.
    */
   public int mapperEnd(
       HostPort lifecycle,
-      ShuffleId shuffle,
+      EngineShuffleId shuffle,
       long stage,
       int mapId,
       int attemptId,
@@ -160,23 +161,28 @@ public final class ShuffleClient {
    * re-run after lost data asks again and gets the new generation.
    */
   public ReducerFileGroups fileGroups(
-      HostPort lifecycle, ShuffleId shuffle, int numMaps, long readerStage) {
+      HostPort lifecycle, EngineShuffleId shuffle, int numMaps, long readerStage) {
     return readers.fileGroups(lifecycle, shuffle, numMaps, readerStage);
   }
 
   /**
    * The committed files of partitions [start, end) of {@code shuffle}, as {@link #fileGroups(
-   * HostPort, ShuffleId, int, long)}: asked page by page, each page once per executor and reading
-   * stage attempt, all of one generation.
+   * HostPort, EngineShuffleId, int, long)}: asked page by page, each page once per executor and
+   * reading stage attempt, all of one generation.
    */
   public ReducerFileGroups fileGroups(
-      HostPort lifecycle, ShuffleId shuffle, int numMaps, long readerStage, int start, int end) {
+      HostPort lifecycle,
+      EngineShuffleId shuffle,
+      int numMaps,
+      long readerStage,
+      int start,
+      int end) {
     return readers.fileGroups(lifecycle, shuffle, numMaps, readerStage, start, end);
   }
 
   public PartitionReader newReader(
       HostPort lifecycle,
-      ShuffleId shuffle,
+      EngineShuffleId shuffle,
       int numMaps,
       int startPartition,
       int endPartition,
@@ -193,7 +199,7 @@ public final class ShuffleClient {
    */
   public PartitionReader newReader(
       HostPort lifecycle,
-      ShuffleId shuffle,
+      EngineShuffleId shuffle,
       int numMaps,
       int startPartition,
       int endPartition,

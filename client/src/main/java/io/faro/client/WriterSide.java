@@ -32,7 +32,7 @@ import java.util.concurrent.CompletableFuture;
  * end of each map. Thread-safe.
  */
 final class WriterSide {
-  private record WriterKey(ShuffleId engineShuffle, long stage) {}
+  private record WriterKey(EngineShuffleId engineShuffle, long stage) {}
 
   /**
    * One map stage attempt that writes: of engine shuffle {@code shuffle}, stage attempt {@code
@@ -40,7 +40,7 @@ final class WriterSide {
    * it.
    */
   private record Writer(
-      HostPort lifecycle, ShuffleId shuffle, long stage, int numMaps, int numPartitions) {
+      HostPort lifecycle, EngineShuffleId shuffle, long stage, int numMaps, int numPartitions) {
     WriterKey key() {
       return new WriterKey(shuffle, stage);
     }
@@ -59,7 +59,7 @@ final class WriterSide {
 
   /** See {@link ShuffleClient#pushTargets}; {@code numPartitions} below 0: the generation only. */
   PushTargets pushTargets(
-      HostPort lifecycle, ShuffleId shuffle, long stage, int numMaps, int numPartitions) {
+      HostPort lifecycle, EngineShuffleId shuffle, long stage, int numMaps, int numPartitions) {
     Writer writer = new Writer(lifecycle, shuffle, stage, numMaps, numPartitions);
     if (numPartitions < 0) {
       PushTargets cached =
@@ -124,7 +124,7 @@ final class WriterSide {
     return pool.call(
         writer.lifecycle(),
         GetPushLocationsRequest.newBuilder()
-            .setShuffleId(writer.shuffle().shuffle())
+            .setShuffleId(writer.shuffle().id())
             .setNumMaps(writer.numMaps())
             .setNumPartitions(writer.numPartitions())
             .setStageId((int) (writer.stage() >>> 32))
@@ -158,10 +158,12 @@ final class WriterSide {
     return r.getLocationsList().stream().map(IdMapper::location).toList();
   }
 
-  /** See {@link ShuffleClient#newMapPusher(HostPort, ShuffleId, long, int, int, int, int)}. */
+  /**
+   * See {@link ShuffleClient#newMapPusher(HostPort, EngineShuffleId, long, int, int, int, int)}.
+   */
   MapPusher newMapPusher(
       HostPort lifecycle,
-      ShuffleId shuffle,
+      EngineShuffleId shuffle,
       long stage,
       int mapId,
       int attemptId,
@@ -200,11 +202,12 @@ final class WriterSide {
   }
 
   /**
-   * See {@link ShuffleClient#mapperEnd(HostPort, ShuffleId, long, int, int, int, int[], boolean)}.
+   * See {@link ShuffleClient#mapperEnd(HostPort, EngineShuffleId, long, int, int, int, int[],
+   * boolean)}.
    */
   int mapperEnd(
       HostPort lifecycle,
-      ShuffleId shuffle,
+      EngineShuffleId shuffle,
       long stage,
       int mapId,
       int attemptId,
@@ -245,6 +248,6 @@ final class WriterSide {
 
   /** Drops the push locations of engine shuffle number {@code shuffle} of any app. */
   void forget(int shuffle) {
-    pushTargets.removeIf(k -> k.engineShuffle().shuffle() == shuffle);
+    pushTargets.removeIf(k -> k.engineShuffle().id() == shuffle);
   }
 }

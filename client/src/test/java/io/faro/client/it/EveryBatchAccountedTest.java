@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.catchThrowable;
 
 import io.faro.client.ClientOptions;
+import io.faro.client.EngineShuffleId;
 import io.faro.client.ShuffleClient;
 import io.faro.client.driver.LifecycleManager;
 import io.faro.client.fetch.PartitionReader;
@@ -77,7 +78,7 @@ class EveryBatchAccountedTest {
   private static int[] push(
       ShuffleClient client,
       LifecycleManager lifecycle,
-      ShuffleId shuffle,
+      EngineShuffleId shuffle,
       ShuffleWorkload workload,
       int mapId,
       int attemptId) {
@@ -95,7 +96,7 @@ class EveryBatchAccountedTest {
     try (App app = App.start(dir, 1, "missing-batch")) {
       ShuffleClient client = app.client();
       LifecycleManager lifecycle = app.lifecycle();
-      ShuffleId shuffle = new ShuffleId(lifecycle.app(), 0);
+      EngineShuffleId shuffle = new EngineShuffleId(lifecycle.app(), 0);
       ShuffleWorkload workload = new ShuffleWorkload(2, 4, 400, 5L);
       int[] map0 = push(client, lifecycle, shuffle, workload, 0, 0);
       int[] map1 = push(client, lifecycle, shuffle, workload, 1, 0);
@@ -141,7 +142,7 @@ class EveryBatchAccountedTest {
     try (App app = App.start(dir, 1, "missing-skew-batch")) {
       ShuffleClient client = app.client();
       LifecycleManager lifecycle = app.lifecycle();
-      ShuffleId shuffle = new ShuffleId(lifecycle.app(), 0);
+      EngineShuffleId shuffle = new EngineShuffleId(lifecycle.app(), 0);
       ShuffleWorkload workload = new ShuffleWorkload(3, 4, 400, 5L);
       int[][] pushed = new int[3][];
       for (int m = 0; m < 3; m++) {
@@ -188,7 +189,7 @@ class EveryBatchAccountedTest {
     try (App app = App.start(dir, 1, "undeclared-batch")) {
       ShuffleClient client = app.client();
       LifecycleManager lifecycle = app.lifecycle();
-      ShuffleId shuffle = new ShuffleId(lifecycle.app(), 0);
+      EngineShuffleId shuffle = new EngineShuffleId(lifecycle.app(), 0);
       ShuffleWorkload workload = new ShuffleWorkload(1, 1, 400, 5L);
       int[] pushed = push(client, lifecycle, shuffle, workload, 0, 0);
       assertThat(pushed[0]).isGreaterThan(1);
@@ -210,12 +211,14 @@ class EveryBatchAccountedTest {
     try (App app = App.start(dir, 2, "stray-commit")) {
       ShuffleClient client = app.client();
       LifecycleManager lifecycle = app.lifecycle();
-      ShuffleId shuffle = new ShuffleId(lifecycle.app(), 0);
+      EngineShuffleId shuffle = new EngineShuffleId(lifecycle.app(), 0);
       ShuffleWorkload workload = new ShuffleWorkload(3, 8, 500, 6L);
       int[][] batches = new int[3][];
       batches[0] = push(client, lifecycle, shuffle, workload, 0, 0);
 
-      // Anyone who knows the app id can send this; it names the very shuffle being written.
+      // Anyone who knows the app id can send this; it names the very shuffle being written (the
+      // engine shuffle's first generation).
+      ShuffleId written = new ShuffleId(lifecycle.app(), 0);
       for (WorkerServer worker : app.cluster().workers()) {
         HostPort rpc = worker.endpoint().rpc();
         Throwable refused =
@@ -226,7 +229,7 @@ class EveryBatchAccountedTest {
                             .call(
                                 rpc,
                                 CommitFilesRequest.newBuilder()
-                                    .setShuffle(IdMapper.toProto(shuffle))
+                                    .setShuffle(IdMapper.toProto(written))
                                     .build(),
                                 CommitFilesResponse.class),
                         Duration.ofSeconds(10),
@@ -251,7 +254,7 @@ class EveryBatchAccountedTest {
     try (App app = App.start(dir, 1, "late-attempt")) {
       ShuffleClient client = app.client();
       LifecycleManager lifecycle = app.lifecycle();
-      ShuffleId shuffle = new ShuffleId(lifecycle.app(), 0);
+      EngineShuffleId shuffle = new EngineShuffleId(lifecycle.app(), 0);
       ShuffleWorkload workload = new ShuffleWorkload(1, 4, 300, 7L);
       int[] winner = push(client, lifecycle, shuffle, workload, 0, 0);
       client.mapperEnd(lifecycle.endpoint(), shuffle, 0, 0, 1, winner);
@@ -279,7 +282,7 @@ class EveryBatchAccountedTest {
     try (App app = App.start(dir, 1, "rollback")) {
       ShuffleClient client = app.client();
       LifecycleManager lifecycle = app.lifecycle();
-      ShuffleId shuffle = new ShuffleId(lifecycle.app(), 0);
+      EngineShuffleId shuffle = new EngineShuffleId(lifecycle.app(), 0);
       ShuffleWorkload workload = new ShuffleWorkload(2, 4, 300, 8L);
       ShuffleId first =
           writeStage(client, lifecycle, shuffle, workload, ShuffleClient.stageKey(3, 0));
@@ -320,7 +323,7 @@ class EveryBatchAccountedTest {
     try (App app = App.start(dir, 1, "pinned", "faro.client.partitions.per.page", "2")) {
       ShuffleClient client = app.client();
       LifecycleManager lifecycle = app.lifecycle();
-      ShuffleId shuffle = new ShuffleId(lifecycle.app(), 0);
+      EngineShuffleId shuffle = new EngineShuffleId(lifecycle.app(), 0);
       ShuffleWorkload workload = new ShuffleWorkload(2, 4, 300, 8L);
       ShuffleId first =
           writeStage(client, lifecycle, shuffle, workload, ShuffleClient.stageKey(3, 0));
@@ -359,7 +362,7 @@ class EveryBatchAccountedTest {
     try (App app = App.start(dir, 1, "ranges", "faro.client.partitions.per.page", "2")) {
       ShuffleClient client = app.client();
       LifecycleManager lifecycle = app.lifecycle();
-      ShuffleId shuffle = new ShuffleId(lifecycle.app(), 0);
+      EngineShuffleId shuffle = new EngineShuffleId(lifecycle.app(), 0);
       ShuffleWorkload workload = new ShuffleWorkload(2, 4, 50, 9L);
       ShuffleId written =
           writeStage(client, lifecycle, shuffle, workload, ShuffleClient.stageKey(3, 0));
@@ -452,7 +455,7 @@ class EveryBatchAccountedTest {
   private static ShuffleId writeStage(
       ShuffleClient client,
       LifecycleManager lifecycle,
-      ShuffleId shuffle,
+      EngineShuffleId shuffle,
       ShuffleWorkload workload,
       long stage) {
     ShuffleId written =

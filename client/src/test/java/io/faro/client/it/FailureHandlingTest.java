@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.faro.client.ClientOptions;
+import io.faro.client.EngineShuffleId;
 import io.faro.client.ShuffleClient;
 import io.faro.client.driver.LifecycleManager;
 import io.faro.client.fetch.PartitionReader;
@@ -50,7 +51,7 @@ class FailureHandlingTest {
           LifecycleManager lifecycle =
               new LifecycleManager(new AppId("restart"), settings, pool, "127.0.0.1")) {
         ShuffleClient client = new ShuffleClient(pool, settings);
-        ShuffleId shuffle = new ShuffleId(lifecycle.app(), 0);
+        EngineShuffleId shuffle = new EngineShuffleId(lifecycle.app(), 0);
         ShuffleWorkload workload = new ShuffleWorkload(3, 10, 500, 9L);
         int[][] batches = new int[3][];
         for (int m = 0; m < 3; m++) {
@@ -144,7 +145,7 @@ class FailureHandlingTest {
           LifecycleManager lifecycle =
               new LifecycleManager(new AppId("hung"), settings, pool, "127.0.0.1")) {
         ShuffleClient client = new ShuffleClient(pool, settings);
-        ShuffleId shuffle = new ShuffleId(lifecycle.app(), 0);
+        EngineShuffleId shuffle = new EngineShuffleId(lifecycle.app(), 0);
         ShuffleWorkload workload = new ShuffleWorkload(2, 10, 500, 11L);
         int[][] batches = new int[2][];
         for (int m = 0; m < 2; m++) {
@@ -311,7 +312,7 @@ class FailureHandlingTest {
           LifecycleManager lifecycle =
               new LifecycleManager(new AppId("retry"), settings, pool, "127.0.0.1")) {
         ShuffleClient client = new ShuffleClient(pool, settings);
-        ShuffleId shuffle = new ShuffleId(lifecycle.app(), 0);
+        EngineShuffleId shuffle = new EngineShuffleId(lifecycle.app(), 0);
         assertThatThrownBy(() -> client.pushLocations(lifecycle.endpoint(), shuffle, 1, 4))
             .isInstanceOf(FaroException.class);
 
@@ -354,7 +355,7 @@ class FailureHandlingTest {
         List<Integer> lostShuffles = Collections.synchronizedList(new ArrayList<>());
         lifecycle.onShuffleLost(lostShuffles::add);
         ShuffleClient client = new ShuffleClient(pool, settings);
-        ShuffleId shuffle = new ShuffleId(lifecycle.app(), 7);
+        EngineShuffleId shuffle = new EngineShuffleId(lifecycle.app(), 7);
         long stage3 = ShuffleClient.stageKey(3, 0);
         ShuffleId first =
             client.pushTargets(lifecycle.endpoint(), shuffle, stage3, 1, 2).faroShuffle();
@@ -417,7 +418,7 @@ class FailureHandlingTest {
             new java.util.concurrent.atomic.AtomicInteger();
         lifecycle.engineOutputs(shuffleId -> shuffleId == 11 ? engineHolds.get() : -1);
         ShuffleClient client = new ShuffleClient(pool, settings);
-        ShuffleId shuffle = new ShuffleId(lifecycle.app(), 11);
+        EngineShuffleId shuffle = new EngineShuffleId(lifecycle.app(), 11);
         long attempt0 = ShuffleClient.stageKey(4, 0);
         ShuffleId first =
             client.pushTargets(lifecycle.endpoint(), shuffle, attempt0, 3, 2).faroShuffle();
@@ -469,7 +470,7 @@ class FailureHandlingTest {
         List<Integer> lostShuffles = Collections.synchronizedList(new ArrayList<>());
         lifecycle.onShuffleLost(lostShuffles::add);
         ShuffleClient client = new ShuffleClient(pool, settings);
-        ShuffleId shuffle = new ShuffleId(lifecycle.app(), 9);
+        EngineShuffleId shuffle = new EngineShuffleId(lifecycle.app(), 9);
         long attempt0 = ShuffleClient.stageKey(3, 0);
         ShuffleId first =
             client.pushTargets(lifecycle.endpoint(), shuffle, attempt0, 3, 2).faroShuffle();

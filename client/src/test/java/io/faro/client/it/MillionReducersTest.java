@@ -3,6 +3,7 @@ package io.faro.client.it;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.faro.client.ClientOptions;
+import io.faro.client.EngineShuffleId;
 import io.faro.client.ShuffleClient;
 import io.faro.client.driver.LifecycleManager;
 import io.faro.client.fetch.PartitionReader;
@@ -12,7 +13,6 @@ import io.faro.client.testing.MiniFaroCluster;
 import io.faro.client.testing.Scrape;
 import io.faro.common.batch.Batch;
 import io.faro.common.id.AppId;
-import io.faro.common.id.ShuffleId;
 import io.faro.common.network.ClientPool;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
@@ -52,7 +52,7 @@ class MillionReducersTest {
           LifecycleManager lifecycle =
               new LifecycleManager(new AppId("wide"), settings, pool, "127.0.0.1")) {
         ShuffleClient client = new ShuffleClient(pool, settings);
-        ShuffleId shuffle = new ShuffleId(lifecycle.app(), 0);
+        EngineShuffleId shuffle = new EngineShuffleId(lifecycle.app(), 0);
         // Spark registers the shuffle first: 62 pages are too many to place then.
         lifecycle.registerShuffle(0, 2, PARTITIONS);
         Map<Integer, String> written = new HashMap<>();
