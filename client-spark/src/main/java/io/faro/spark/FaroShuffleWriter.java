@@ -1,5 +1,6 @@
 package io.faro.spark;
 
+import io.faro.client.MapAttempt;
 import io.faro.client.ShuffleClient;
 import io.faro.client.push.MapPusher;
 import java.io.OutputStream;
@@ -85,14 +86,13 @@ final class FaroShuffleWriter<K, V> extends ShuffleWriter<K, V> {
               checksums.enabled() ? new Checksummed<>(records, partitioner, checksums) : records,
               context);
     }
-    int mapId = context.partitionId();
+    MapAttempt attempt = new MapAttempt(context.partitionId(), attemptId());
     pusher =
         client.newMapPusher(
             handle.lifecycle(),
             handle.engineShuffle(),
             stage(),
-            mapId,
-            attemptId(),
+            attempt,
             handle.numMaps(),
             handle.numPartitions());
     SerializerInstance serializer = dep.serializer().newInstance();
@@ -120,8 +120,7 @@ final class FaroShuffleWriter<K, V> extends ShuffleWriter<K, V> {
         handle.lifecycle(),
         handle.engineShuffle(),
         stage(),
-        mapId,
-        attemptId(),
+        attempt,
         handle.numMaps(),
         pusher.batchCounts(),
         pusher.incomplete());

@@ -153,18 +153,13 @@ final class ReaderSide {
         lifecycle, request.build(), GetReducerFileGroupsResponse.class, settings.commitTimeout());
   }
 
-  /**
-   * See {@link ShuffleClient#newReader(HostPort, EngineShuffleId, int, int, int, int, int, long)}.
-   */
+  /** See {@link ShuffleClient#newReader(HostPort, EngineShuffleId, int, ReadRange, long)}. */
   PartitionReader newReader(
-      HostPort lifecycle,
-      EngineShuffleId shuffle,
-      int numMaps,
-      int startPartition,
-      int endPartition,
-      int startMap,
-      int endMap,
-      long readerStage) {
+      HostPort lifecycle, EngineShuffleId shuffle, int numMaps, ReadRange range, long readerStage) {
+    int startPartition = range.startPartition();
+    int endPartition = range.endPartition();
+    int startMap = range.startMap();
+    int endMap = range.endMap();
     ReducerFileGroups groups =
         fileGroups(lifecycle, shuffle, numMaps, readerStage, startPartition, endPartition);
     if (!groups.covers(startPartition, endPartition)) {
@@ -181,10 +176,8 @@ final class ReaderSide {
     long[] rangeExpected =
         startMap <= 0 && endMap >= groups.numMaps()
             ? null
-            : mapRangeBatches(
-                lifecycle, shuffle, groups, startPartition, endPartition, startMap, endMap);
-    return new PartitionReader(
-        groups, startPartition, endPartition, startMap, endMap, rangeExpected, pool, settings);
+            : mapRangeBatches(lifecycle, shuffle, groups, range);
+    return new PartitionReader(groups, range, rangeExpected, pool, settings);
   }
 
   /**
@@ -194,13 +187,11 @@ final class ReaderSide {
    * the full one. Null when the driver does not count (an older one): not checked.
    */
   private long[] mapRangeBatches(
-      HostPort lifecycle,
-      EngineShuffleId shuffle,
-      ReducerFileGroups groups,
-      int start,
-      int end,
-      int startMap,
-      int endMap) {
+      HostPort lifecycle, EngineShuffleId shuffle, ReducerFileGroups groups, ReadRange range) {
+    int start = range.startPartition();
+    int end = range.endPartition();
+    int startMap = range.startMap();
+    int endMap = range.endMap();
     GetReducerFileGroupsRequest request =
         GetReducerFileGroupsRequest.newBuilder()
             .setShuffleId(shuffle.id())

@@ -86,23 +86,22 @@ public final class ShuffleClient {
       int attemptId,
       int numMaps,
       int numPartitions) {
-    return newMapPusher(lifecycle, shuffle, 0, mapId, attemptId, numMaps, numPartitions);
+    return newMapPusher(
+        lifecycle, shuffle, 0, new MapAttempt(mapId, attemptId), numMaps, numPartitions);
   }
 
   /**
-   * A pusher for one attempt of map {@code mapId}, of map stage attempt {@code stage} ({@link
+   * A pusher for map attempt {@code attempt} of map stage attempt {@code stage} ({@link
    * #stageKey}).
    */
   public MapPusher newMapPusher(
       HostPort lifecycle,
       EngineShuffleId shuffle,
       long stage,
-      int mapId,
-      int attemptId,
+      MapAttempt attempt,
       int numMaps,
       int numPartitions) {
-    return writers.newMapPusher(
-        lifecycle, shuffle, stage, mapId, attemptId, numMaps, numPartitions);
+    return writers.newMapPusher(lifecycle, shuffle, stage, attempt, numMaps, numPartitions);
   }
 
   public int mapperEnd(
@@ -112,7 +111,8 @@ public final class ShuffleClient {
       int attemptId,
       int numMaps,
       int[] batchCounts) {
-    return mapperEnd(lifecycle, shuffle, 0, mapId, attemptId, numMaps, batchCounts);
+    return mapperEnd(
+        lifecycle, shuffle, 0, new MapAttempt(mapId, attemptId), numMaps, batchCounts, false);
   }
 
   /**
@@ -128,15 +128,14 @@ public final class ShuffleClient {
       HostPort lifecycle,
       EngineShuffleId shuffle,
       long stage,
-      int mapId,
-      int attemptId,
+      MapAttempt attempt,
       int numMaps,
       int[] batchCounts) {
-    return mapperEnd(lifecycle, shuffle, stage, mapId, attemptId, numMaps, batchCounts, false);
+    return mapperEnd(lifecycle, shuffle, stage, attempt, numMaps, batchCounts, false);
   }
 
   /**
-   * As {@link #mapperEnd(HostPort, EngineShuffleId, long, int, int, int, int[])} for an attempt
+   * As {@link #mapperEnd(HostPort, EngineShuffleId, long, MapAttempt, int, int[])} for an attempt
    * whose output may be {@code incomplete} ({@link MapPusher#incomplete}): such an attempt never
    * wins.
    */
@@ -144,13 +143,11 @@ public final class ShuffleClient {
       HostPort lifecycle,
       EngineShuffleId shuffle,
       long stage,
-      int mapId,
-      int attemptId,
+      MapAttempt attempt,
       int numMaps,
       int[] batchCounts,
       boolean incomplete) {
-    return writers.mapperEnd(
-        lifecycle, shuffle, stage, mapId, attemptId, numMaps, batchCounts, incomplete);
+    return writers.mapperEnd(lifecycle, shuffle, stage, attempt, numMaps, batchCounts, incomplete);
   }
 
   // ------------------------------------------------------------------ reduce tasks
@@ -189,25 +186,20 @@ public final class ShuffleClient {
       int startMap,
       int endMap) {
     return newReader(
-        lifecycle, shuffle, numMaps, startPartition, endPartition, startMap, endMap, 0);
+        lifecycle,
+        shuffle,
+        numMaps,
+        new ReadRange(startPartition, endPartition, startMap, endMap),
+        0);
   }
 
   /**
-   * A reader of partitions [startPartition, endPartition) and maps [startMap, endMap) of the
-   * generation reading stage attempt {@code readerStage} reads; a reader of some maps only checks
-   * the batches the driver counts for them.
+   * A reader of {@code range}'s partitions and maps of the generation reading stage attempt {@code
+   * readerStage} reads; a reader of some maps only checks the batches the driver counts for them.
    */
   public PartitionReader newReader(
-      HostPort lifecycle,
-      EngineShuffleId shuffle,
-      int numMaps,
-      int startPartition,
-      int endPartition,
-      int startMap,
-      int endMap,
-      long readerStage) {
-    return readers.newReader(
-        lifecycle, shuffle, numMaps, startPartition, endPartition, startMap, endMap, readerStage);
+      HostPort lifecycle, EngineShuffleId shuffle, int numMaps, ReadRange range, long readerStage) {
+    return readers.newReader(lifecycle, shuffle, numMaps, range, readerStage);
   }
 
   /**

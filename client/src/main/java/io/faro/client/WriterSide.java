@@ -159,21 +159,19 @@ final class WriterSide {
   }
 
   /**
-   * See {@link ShuffleClient#newMapPusher(HostPort, EngineShuffleId, long, int, int, int, int)}.
+   * See {@link ShuffleClient#newMapPusher(HostPort, EngineShuffleId, long, MapAttempt, int, int)}.
    */
   MapPusher newMapPusher(
       HostPort lifecycle,
       EngineShuffleId shuffle,
       long stage,
-      int mapId,
-      int attemptId,
+      MapAttempt attempt,
       int numMaps,
       int numPartitions) {
     PushTargets targets = pushTargets(lifecycle, shuffle, stage, numMaps, numPartitions);
     return new MapPusher(
         targets.faroShuffle(),
-        mapId,
-        attemptId,
+        attempt,
         targets.locations(),
         failed -> revive(lifecycle, targets.faroShuffle(), failed),
         pool,
@@ -202,18 +200,19 @@ final class WriterSide {
   }
 
   /**
-   * See {@link ShuffleClient#mapperEnd(HostPort, EngineShuffleId, long, int, int, int, int[],
+   * See {@link ShuffleClient#mapperEnd(HostPort, EngineShuffleId, long, MapAttempt, int, int[],
    * boolean)}.
    */
   int mapperEnd(
       HostPort lifecycle,
       EngineShuffleId shuffle,
       long stage,
-      int mapId,
-      int attemptId,
+      MapAttempt attempt,
       int numMaps,
       int[] batchCounts,
       boolean incomplete) {
+    int mapId = attempt.mapId();
+    int attemptId = attempt.attemptId();
     ShuffleId faro = pushTargets(lifecycle, shuffle, stage, numMaps, -1).faroShuffle();
     MapperEndRequest.Builder request =
         MapperEndRequest.newBuilder()

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.faro.client.ClientOptions;
+import io.faro.client.ReadRange;
 import io.faro.common.config.FaroConf;
 import io.faro.common.error.ErrorCode;
 import io.faro.common.error.FaroException;
@@ -75,7 +76,7 @@ class FailoverTest {
         new ChunkPrefetch(
             groups.faroShuffle(),
             List.of(group),
-            new BatchFilter(groups, 0, 1, 0, 1),
+            new BatchFilter(groups, new ReadRange(0, 1, 0, 1)),
             pool,
             settings);
     failover = new Failover(groups.faroShuffle(), chunks, settings);

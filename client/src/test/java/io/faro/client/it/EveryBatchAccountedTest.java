@@ -5,6 +5,8 @@ import static org.assertj.core.api.Assertions.catchThrowable;
 
 import io.faro.client.ClientOptions;
 import io.faro.client.EngineShuffleId;
+import io.faro.client.MapAttempt;
+import io.faro.client.ReadRange;
 import io.faro.client.ShuffleClient;
 import io.faro.client.driver.LifecycleManager;
 import io.faro.client.fetch.PartitionReader;
@@ -109,14 +111,14 @@ class EveryBatchAccountedTest {
       int[][] seen = new int[2][400];
       for (int p : new int[] {0, 1, 3}) {
         try (PartitionReader reader =
-            client.newReader(lifecycle.endpoint(), shuffle, 2, p, p + 1, 0, 2, 0)) {
+            client.newReader(lifecycle.endpoint(), shuffle, 2, new ReadRange(p, p + 1, 0, 2), 0)) {
           for (Batch b; (b = reader.next()) != null; ) {
             workload.countBatch(b, p, seen);
           }
         }
       }
       try (PartitionReader reader =
-          client.newReader(lifecycle.endpoint(), shuffle, 2, 2, 3, 0, 2, 0)) {
+          client.newReader(lifecycle.endpoint(), shuffle, 2, new ReadRange(2, 3, 0, 2), 0)) {
         FaroException missing = readToTheEnd(reader);
         assertThat(missing).isNotNull();
         assertThat(missing.code()).isEqualTo(ErrorCode.DATA_LOST);
@@ -158,7 +160,8 @@ class EveryBatchAccountedTest {
       // Maps 0 and 2 alone are whole; map 1's range is not.
       for (int[] range : new int[][] {{0, 1}, {2, 3}}) {
         try (PartitionReader reader =
-            client.newReader(lifecycle.endpoint(), shuffle, 3, 2, 3, range[0], range[1], 0)) {
+            client.newReader(
+                lifecycle.endpoint(), shuffle, 3, new ReadRange(2, 3, range[0], range[1]), 0)) {
           int batches = 0;
           while (reader.next() != null) {
             batches++;
@@ -168,7 +171,8 @@ class EveryBatchAccountedTest {
       }
       for (int[] range : new int[][] {{1, 2}, {0, 2}, {1, 3}}) {
         try (PartitionReader reader =
-            client.newReader(lifecycle.endpoint(), shuffle, 3, 2, 3, range[0], range[1], 0)) {
+            client.newReader(
+                lifecycle.endpoint(), shuffle, 3, new ReadRange(2, 3, range[0], range[1]), 0)) {
           FaroException missing = readToTheEnd(reader);
           assertThat(missing).as("maps %d..%d", range[0], range[1] - 1).isNotNull();
           assertThat(missing.code()).isEqualTo(ErrorCode.DATA_LOST);
@@ -197,7 +201,7 @@ class EveryBatchAccountedTest {
       pushed[0]--;
       client.mapperEnd(lifecycle.endpoint(), shuffle, 0, 0, 1, pushed);
       try (PartitionReader reader =
-          client.newReader(lifecycle.endpoint(), shuffle, 1, 0, 1, 0, 1, 0)) {
+          client.newReader(lifecycle.endpoint(), shuffle, 1, new ReadRange(0, 1, 0, 1), 0)) {
         FaroException refused = readToTheEnd(reader);
         assertThat(refused).isNotNull();
         assertThat(refused.code()).isEqualTo(ErrorCode.DATA_LOST);
@@ -271,7 +275,10 @@ class EveryBatchAccountedTest {
         incomplete = pusher.incomplete();
       }
       assertThat(incomplete).as("batches answered STAGE_ENDED").isTrue();
-      assertThat(client.mapperEnd(lifecycle.endpoint(), shuffle, 0, 0, 1, 1, late, true)).isZero();
+      assertThat(
+              client.mapperEnd(
+                  lifecycle.endpoint(), shuffle, 0, new MapAttempt(0, 1), 1, late, true))
+          .isZero();
       ShuffleWorkload.assertEveryRecordOnce(
           workload.readAll(client, lifecycle.endpoint(), shuffle, r -> {}));
     }
@@ -303,7 +310,8 @@ class EveryBatchAccountedTest {
       int[][] seen = new int[2][300];
       for (int p = 0; p < 4; p++) {
         try (PartitionReader r =
-            client.newReader(lifecycle.endpoint(), shuffle, 2, p, p + 1, 0, 2, reader)) {
+            client.newReader(
+                lifecycle.endpoint(), shuffle, 2, new ReadRange(p, p + 1, 0, 2), reader)) {
           for (Batch b; (b = r.next()) != null; ) {
             workload.countBatch(b, p, seen);
           }
@@ -340,7 +348,7 @@ class EveryBatchAccountedTest {
           .isEqualTo(first);
       int[][] seen = new int[2][300];
       try (PartitionReader r =
-          client.newReader(lifecycle.endpoint(), shuffle, 2, 0, 4, 0, 2, reader)) {
+          client.newReader(lifecycle.endpoint(), shuffle, 2, new ReadRange(0, 4, 0, 2), reader)) {
         assertThat(r.shuffle()).isEqualTo(first);
         for (Batch b; (b = r.next()) != null; ) {
           workload.countBatch(b, r.currentPartition(), seen);
@@ -466,12 +474,18 @@ class EveryBatchAccountedTest {
       int[] batches;
       try (MapPusher pusher =
           client.newMapPusher(
-              lifecycle.endpoint(), shuffle, stage, m, 0, workload.maps, workload.partitions)) {
+              lifecycle.endpoint(),
+              shuffle,
+              stage,
+              new MapAttempt(m, 0),
+              workload.maps,
+              workload.partitions)) {
         workload.writeMap(pusher, m, 0);
         pusher.finish();
         batches = pusher.batchCounts();
       }
-      client.mapperEnd(lifecycle.endpoint(), shuffle, stage, m, 0, workload.maps, batches);
+      client.mapperEnd(
+          lifecycle.endpoint(), shuffle, stage, new MapAttempt(m, 0), workload.maps, batches);
     }
     return written;
   }

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.faro.client.ClientOptions;
 import io.faro.client.EngineShuffleId;
+import io.faro.client.MapAttempt;
 import io.faro.client.ShuffleClient;
 import io.faro.client.driver.LifecycleManager;
 import io.faro.client.fetch.PartitionReader;
@@ -281,7 +282,13 @@ class FailureHandlingTest {
       try (ClientPool pool = new ClientPool("test", settings.network())) {
         MapPusher pusher =
             new MapPusher(
-                new ShuffleId(new AppId("a"), 0), 0, 0, locations, 2, pool, settings, allocator);
+                new ShuffleId(new AppId("a"), 0),
+                new MapAttempt(0, 0),
+                locations,
+                2,
+                pool,
+                settings,
+                allocator);
         assertThatThrownBy(
                 () -> {
                   try (pusher) {
@@ -385,14 +392,21 @@ class FailureHandlingTest {
         // A zombie task of the lost attempt keeps its generation, and may not report success.
         int[] zombieBatches;
         try (MapPusher pusher =
-            client.newMapPusher(lifecycle.endpoint(), shuffle, stage3, 0, 0, 1, 2)) {
+            client.newMapPusher(
+                lifecycle.endpoint(), shuffle, stage3, new MapAttempt(0, 0), 1, 2)) {
           pusher.write(0, new byte[100], 0, 100);
           pusher.finish();
           zombieBatches = pusher.batchCounts();
         }
         assertThatThrownBy(
                 () ->
-                    client.mapperEnd(lifecycle.endpoint(), shuffle, stage3, 0, 0, 1, zombieBatches))
+                    client.mapperEnd(
+                        lifecycle.endpoint(),
+                        shuffle,
+                        stage3,
+                        new MapAttempt(0, 0),
+                        1,
+                        zombieBatches))
             .isInstanceOf(FaroException.class)
             .satisfies(e -> assertThat(((FaroException) e).code()).isEqualTo(ErrorCode.DATA_LOST));
       }
@@ -422,7 +436,8 @@ class FailureHandlingTest {
         long attempt0 = ShuffleClient.stageKey(4, 0);
         ShuffleId first =
             client.pushTargets(lifecycle.endpoint(), shuffle, attempt0, 3, 2).faroShuffle();
-        client.mapperEnd(lifecycle.endpoint(), shuffle, attempt0, 0, 0, 3, new int[0]);
+        client.mapperEnd(
+            lifecycle.endpoint(), shuffle, attempt0, new MapAttempt(0, 0), 3, new int[0]);
         engineHolds.set(1);
 
         // Attempt 1 re-runs maps 1 and 2 only: the engine holds map 0's output.
@@ -439,7 +454,12 @@ class FailureHandlingTest {
         for (int map = 0; map < 3; map++) {
           assertThat(
                   client.mapperEnd(
-                      lifecycle.endpoint(), shuffle, attempt2, map, 2 << 16 | map, 3, new int[0]))
+                      lifecycle.endpoint(),
+                      shuffle,
+                      attempt2,
+                      new MapAttempt(map, 2 << 16 | map),
+                      3,
+                      new int[0]))
               .as("map %d's winner is the re-run's attempt", map)
               .isEqualTo(2 << 16 | map);
         }
@@ -450,7 +470,12 @@ class FailureHandlingTest {
         assertThatThrownBy(
                 () ->
                     client.mapperEnd(
-                        lifecycle.endpoint(), shuffle, attempt1, 1, 1 << 16, 3, new int[0]))
+                        lifecycle.endpoint(),
+                        shuffle,
+                        attempt1,
+                        new MapAttempt(1, 1 << 16),
+                        3,
+                        new int[0]))
             .isInstanceOf(FaroException.class);
       }
     }
@@ -475,7 +500,8 @@ class FailureHandlingTest {
         ShuffleId first =
             client.pushTargets(lifecycle.endpoint(), shuffle, attempt0, 3, 2).faroShuffle();
         for (int map = 0; map < 3; map++) {
-          client.mapperEnd(lifecycle.endpoint(), shuffle, attempt0, map, 0, 3, new int[0]);
+          client.mapperEnd(
+              lifecycle.endpoint(), shuffle, attempt0, new MapAttempt(map, 0), 3, new int[0]);
         }
         // A stage attempt that ended with every map is no news.
         lifecycle.stageAttemptEnded(3, 0);
@@ -489,8 +515,10 @@ class FailureHandlingTest {
         ShuffleId second =
             client.pushTargets(lifecycle.endpoint(), shuffle, attempt1, 3, 2).faroShuffle();
         assertThat(second).isNotEqualTo(first);
-        client.mapperEnd(lifecycle.endpoint(), shuffle, attempt1, 0, 1 << 16, 3, new int[0]);
-        client.mapperEnd(lifecycle.endpoint(), shuffle, attempt1, 1, 1 << 16, 3, new int[0]);
+        client.mapperEnd(
+            lifecycle.endpoint(), shuffle, attempt1, new MapAttempt(0, 1 << 16), 3, new int[0]);
+        client.mapperEnd(
+            lifecycle.endpoint(), shuffle, attempt1, new MapAttempt(1, 1 << 16), 3, new int[0]);
 
         lifecycle.stageAttemptEnded(3, 1);
 

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.faro.client.ClientOptions;
 import io.faro.client.EngineShuffleId;
+import io.faro.client.ReadRange;
 import io.faro.client.ShuffleClient;
 import io.faro.client.driver.LifecycleManager;
 import io.faro.client.fetch.PartitionReader;
@@ -98,7 +99,8 @@ class MillionReducersTest {
               continue; // empty partitions are read below, in one reader of the whole range
             }
             try (PartitionReader reader =
-                client.newReader(lifecycle.endpoint(), shuffle, 2, p, p + 1, 0, 2, 1)) {
+                client.newReader(
+                    lifecycle.endpoint(), shuffle, 2, new ReadRange(p, p + 1, 0, 2), 1)) {
               for (Batch b; (b = reader.next()) != null; ) {
                 batches++;
                 read.merge(
@@ -109,7 +111,8 @@ class MillionReducersTest {
             }
           }
           try (PartitionReader whole =
-              client.newReader(lifecycle.endpoint(), shuffle, 2, range[0], range[1], 0, 2, 2)) {
+              client.newReader(
+                  lifecycle.endpoint(), shuffle, 2, new ReadRange(range[0], range[1], 0, 2), 2)) {
             int inRange =
                 (int)
                     written.keySet().stream()

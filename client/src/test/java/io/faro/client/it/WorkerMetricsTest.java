@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.faro.client.ClientOptions;
 import io.faro.client.EngineShuffleId;
+import io.faro.client.ReadRange;
 import io.faro.client.ShuffleClient;
 import io.faro.client.driver.LifecycleManager;
 import io.faro.client.fetch.PartitionReader;
@@ -52,7 +53,8 @@ class WorkerMetricsTest {
         int[][] seen = new int[3][2000];
         for (int p = 0; p < 8; p++) {
           try (PartitionReader reader =
-              client.newReader(lifecycle.endpoint(), shuffle, 3, p, p + 1, 0, 3, 0)) {
+              client.newReader(
+                  lifecycle.endpoint(), shuffle, 3, new ReadRange(p, p + 1, 0, 3), 0)) {
             for (Batch b; (b = reader.next()) != null; ) {
               workload.countBatch(b, p, seen);
             }
