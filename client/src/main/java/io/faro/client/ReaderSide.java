@@ -4,16 +4,13 @@ import static java.util.Objects.requireNonNull;
 
 import io.faro.client.fetch.PartitionReader;
 import io.faro.client.fetch.ReducerFileGroups;
+import io.faro.client.protocol.ExecutorProto;
 import io.faro.common.error.ErrorCode;
 import io.faro.common.error.FaroException;
 import io.faro.common.id.ShuffleId;
 import io.faro.common.network.ClientPool;
 import io.faro.common.network.Futures;
 import io.faro.common.network.HostPort;
-import io.faro.proto.EmptyResponse;
-import io.faro.proto.GetReducerFileGroupsRequest;
-import io.faro.proto.GetReducerFileGroupsResponse;
-import io.faro.proto.ReportShuffleLostRequest;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -115,14 +112,14 @@ final class ReaderSide {
                     r -> {
                       // The first answer pins the generation; one of another generation
                       // (asked before the pin, answered after it) is asked again, pinned.
-                      reader.generation.compareAndSet(null, r.getFaroShuffleId());
+                      int answered = r.faroShuffle().shuffle();
+                      reader.generation.compareAndSet(null, answered);
                       Integer pinned = reader.generation.get();
-                      if (numMaps == 0 || pinned == r.getFaroShuffleId()) {
+                      if (numMaps == 0 || pinned == answered) {
                         return CompletableFuture.completedFuture(r);
                       }
                       return askFiles(lifecycle, shuffle, numMaps, start, end, pinned);
-                    })
-                .thenApply(r -> ReducerFileGroups.fromProto(shuffle.app(), r)),
+                    }),
         "committed files of partitions "
             + start
             + ".."
@@ -133,24 +130,15 @@ final class ReaderSide {
             + lifecycle);
   }
 
-  private CompletableFuture<GetReducerFileGroupsResponse> askFiles(
+  private CompletableFuture<ReducerFileGroups> askFiles(
       HostPort lifecycle,
       EngineShuffleId shuffle,
       int numMaps,
       int start,
       int end,
       Integer generation) {
-    GetReducerFileGroupsRequest.Builder request =
-        GetReducerFileGroupsRequest.newBuilder()
-            .setShuffleId(shuffle.id())
-            .setNumMaps(numMaps)
-            .setStartPartition(start)
-            .setEndPartition(end);
-    if (generation != null) {
-      request.setFaroShuffleId(generation);
-    }
-    return pool.call(
-        lifecycle, request.build(), GetReducerFileGroupsResponse.class, settings.commitTimeout());
+    return ExecutorProto.fileGroups(
+        pool, lifecycle, shuffle, numMaps, start, end, generation, settings.commitTimeout());
   }
 
   /** See {@link ShuffleClient#newReader(HostPort, EngineShuffleId, int, ReadRange, long)}. */
@@ -192,21 +180,10 @@ final class ReaderSide {
     int end = range.endPartition();
     int startMap = range.startMap();
     int endMap = range.endMap();
-    GetReducerFileGroupsRequest request =
-        GetReducerFileGroupsRequest.newBuilder()
-            .setShuffleId(shuffle.id())
-            .setNumMaps(groups.numMaps())
-            .setStartPartition(start)
-            .setEndPartition(end)
-            .setFaroShuffleId(groups.faroShuffle().shuffle())
-            .setBatchCountsOnly(true)
-            .setStartMap(Math.max(0, startMap))
-            .setEndMap(Math.min(groups.numMaps(), endMap))
-            .build();
-    GetReducerFileGroupsResponse counts =
+    long[] counts =
         Futures.await(
-            pool.call(
-                lifecycle, request, GetReducerFileGroupsResponse.class, settings.commitTimeout()),
+            ExecutorProto.mapRangeBatches(
+                pool, lifecycle, shuffle, groups, range, settings.commitTimeout()),
             settings.commitTimeout().plus(settings.network().requestTimeout()),
             "batch counts of maps "
                 + startMap
@@ -220,30 +197,24 @@ final class ReaderSide {
                 + groups.faroShuffle()
                 + " from "
                 + lifecycle);
-    if (counts.getExpectedBatchesCount() == 0 && end > start) {
+    if (counts.length == 0 && end > start) {
       return null;
     }
-    if (counts.getExpectedBatchesCount() != end - start) {
+    if (counts.length != end - start) {
       throw new FaroException(
           ErrorCode.INTERNAL,
           "the driver counted batches of "
-              + counts.getExpectedBatchesCount()
+              + counts.length
               + " partitions for a reader of "
               + (end - start));
     }
-    return counts.getExpectedBatchesList().stream().mapToLong(Long::longValue).toArray();
+    return counts;
   }
 
   /** See {@link ShuffleClient#reportLost}. */
   void reportLost(HostPort lifecycle, ShuffleId faroShuffle, int partition, String reason) {
-    ReportShuffleLostRequest request =
-        ReportShuffleLostRequest.newBuilder()
-            .setFaroShuffleId(faroShuffle.shuffle())
-            .setPartitionId(partition)
-            .setReason(reason)
-            .build();
     Futures.await(
-        pool.call(lifecycle, request, EmptyResponse.class),
+        ExecutorProto.reportLost(pool, lifecycle, faroShuffle, partition, reason),
         settings.network().requestTimeout(),
         "reporting lost data of shuffle " + faroShuffle);
     // The stage attempts pinned to the lost generation forget it: their next ask is not pinned.

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.faro.client.ClientOptions;
 import io.faro.client.ReadRange;
+import io.faro.client.protocol.ExecutorProto;
 import io.faro.common.batch.Batch;
 import io.faro.common.batch.BatchEncoder;
 import io.faro.common.config.FaroConf;
@@ -103,7 +104,7 @@ class PartitionReaderTest {
         new WorkerEndpoint("127.0.0.1", server.port(), server.port(), server.port());
     PartitionLocation location =
         new PartitionLocation(0, 0, Role.PRIMARY, new WorkerId("fake"), endpoint, 0);
-    return ReducerFileGroups.fromProto(
+    return ExecutorProto.fileGroups(
         APP,
         GetReducerFileGroupsResponse.newBuilder()
             .setFaroShuffleId(0)
@@ -194,7 +195,7 @@ class PartitionReaderTest {
     PartitionLocation location =
         new PartitionLocation(0, 0, Role.PRIMARY, new WorkerId("fake"), endpoint, 0);
     ReducerFileGroups groups =
-        ReducerFileGroups.fromProto(
+        ExecutorProto.fileGroups(
             APP,
             GetReducerFileGroupsResponse.newBuilder()
                 .setFaroShuffleId(0)
