@@ -1,10 +1,10 @@
 package io.faro.spark;
 
+import io.faro.client.EngineShuffleId;
 import io.faro.common.auth.AuthOptions;
 import io.faro.common.auth.Identity;
 import io.faro.common.auth.Secret;
 import io.faro.common.id.AppId;
-import io.faro.common.id.ShuffleId;
 import io.faro.common.network.HostPort;
 import org.apache.spark.ShuffleDependency;
 import org.apache.spark.shuffle.BaseShuffleHandle;
@@ -50,8 +50,9 @@ public final class FaroShuffleHandle<K, V, C> extends BaseShuffleHandle<K, V, C>
     this.numPartitions = dependency.partitioner().numPartitions();
   }
 
-  public ShuffleId faroShuffleId() {
-    return new ShuffleId(new AppId(appId), shuffleId());
+  /** The engine's shuffle; the lifecycle manager answers with the generation to write or read. */
+  public EngineShuffleId engineShuffle() {
+    return new EngineShuffleId(new AppId(appId), shuffleId());
   }
 
   public HostPort lifecycle() {

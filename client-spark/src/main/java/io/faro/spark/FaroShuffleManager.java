@@ -3,6 +3,7 @@ package io.faro.spark;
 import io.faro.client.ClientOptionGroup;
 import io.faro.client.ClientOptions;
 import io.faro.client.ClientWarmUp;
+import io.faro.client.ReadRange;
 import io.faro.client.ShuffleClient;
 import io.faro.client.driver.LifecycleManager;
 import io.faro.common.config.CommonOptionGroup;
@@ -327,7 +328,11 @@ public final class FaroShuffleManager implements ShuffleManager {
     FaroShuffleHandle<K, Object, C> faro = faroHandle(handle);
     ShuffleClient client = application.authenticatedClient(faro);
     return new FaroShuffleReader<>(
-        faro, startMapIndex, endMapIndex, startPartition, endPartition, context, metrics, client);
+        faro,
+        new ReadRange(startPartition, endPartition, startMapIndex, endMapIndex),
+        context,
+        metrics,
+        client);
   }
 
   /**

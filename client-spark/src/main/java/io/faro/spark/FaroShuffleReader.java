@@ -1,5 +1,6 @@
 package io.faro.spark;
 
+import io.faro.client.ReadRange;
 import io.faro.client.ShuffleClient;
 import io.faro.client.fetch.PartitionReader;
 import io.faro.common.batch.Batch;
@@ -28,34 +29,25 @@ import scala.runtime.AbstractFunction0;
 import scala.runtime.BoxedUnit;
 
 /**
- * Reads partitions {@code [startPartition, endPartition)} of maps {@code [startMapIndex,
- * endMapIndex)} from Faro workers, then aggregates and sorts as the dependency asks, exactly as
- * Spark's own reader does after fetching blocks.
+ * Reads partitions {@code [startPartition, endPartition)} of maps {@code [startMap, endMap)} (a
+ * {@link ReadRange}) from Faro workers, then aggregates and sorts as the dependency asks, exactly
+ * as Spark's own reader does after fetching blocks.
  */
 final class FaroShuffleReader<K, C> implements ShuffleReader<K, C> {
   private final FaroShuffleHandle<K, ?, C> handle;
-  private final int startMapIndex;
-  private final int endMapIndex;
-  private final int startPartition;
-  private final int endPartition;
+  private final ReadRange range;
   private final TaskContext context;
   private final ShuffleReadMetricsReporter metrics;
   private final ShuffleClient client;
 
   FaroShuffleReader(
       FaroShuffleHandle<K, ?, C> handle,
-      int startMapIndex,
-      int endMapIndex,
-      int startPartition,
-      int endPartition,
+      ReadRange range,
       TaskContext context,
       ShuffleReadMetricsReporter metrics,
       ShuffleClient client) {
     this.handle = handle;
-    this.startMapIndex = startMapIndex;
-    this.endMapIndex = endMapIndex;
-    this.startPartition = startPartition;
-    this.endPartition = endPartition;
+    this.range = range;
     this.context = context;
     this.metrics = metrics;
     this.client = client;
@@ -71,16 +63,9 @@ final class FaroShuffleReader<K, C> implements ShuffleReader<K, C> {
     try {
       reader =
           client.newReader(
-              handle.lifecycle(),
-              handle.faroShuffleId(),
-              handle.numMaps(),
-              startPartition,
-              endPartition,
-              startMapIndex,
-              endMapIndex,
-              readerStage);
+              handle.lifecycle(), handle.engineShuffle(), handle.numMaps(), range, readerStage);
     } catch (FaroException e) {
-      throw fetchFailed(e, null, startPartition);
+      throw fetchFailed(e, null, range.startPartition());
     }
     metrics.incFetchWaitTime((System.nanoTime() - waitStart) / 1_000_000);
     context.addTaskCompletionListener(
@@ -140,7 +125,7 @@ final class FaroShuffleReader<K, C> implements ShuffleReader<K, C> {
               : client
                   .fileGroups(
                       handle.lifecycle(),
-                      handle.faroShuffleId(),
+                      handle.engineShuffle(),
                       handle.numMaps(),
                       ShuffleClient.stageKey(context.stageId(), context.stageAttemptNumber()),
                       partition,
@@ -189,7 +174,7 @@ final class FaroShuffleReader<K, C> implements ShuffleReader<K, C> {
         try {
           batch = reader.next();
         } catch (FaroException e) {
-          throw owner.fetchFailed(e, reader, owner.startPartition);
+          throw owner.fetchFailed(e, reader, owner.range.startPartition());
         }
         reportProgress();
         if (batch == null) {

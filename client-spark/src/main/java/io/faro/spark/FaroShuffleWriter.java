@@ -1,5 +1,6 @@
 package io.faro.spark;
 
+import io.faro.client.MapAttempt;
 import io.faro.client.ShuffleClient;
 import io.faro.client.push.MapPusher;
 import java.io.OutputStream;
@@ -85,14 +86,13 @@ final class FaroShuffleWriter<K, V> extends ShuffleWriter<K, V> {
               checksums.enabled() ? new Checksummed<>(records, partitioner, checksums) : records,
               context);
     }
-    int mapId = context.partitionId();
+    MapAttempt attempt = new MapAttempt(context.partitionId(), attemptId());
     pusher =
         client.newMapPusher(
             handle.lifecycle(),
-            handle.faroShuffleId(),
+            handle.engineShuffle(),
             stage(),
-            mapId,
-            attemptId(),
+            attempt,
             handle.numMaps(),
             handle.numPartitions());
     SerializerInstance serializer = dep.serializer().newInstance();
@@ -118,10 +118,9 @@ final class FaroShuffleWriter<K, V> extends ShuffleWriter<K, V> {
     long mapperEndStart = System.nanoTime();
     client.mapperEnd(
         handle.lifecycle(),
-        handle.faroShuffleId(),
+        handle.engineShuffle(),
         stage(),
-        mapId,
-        attemptId(),
+        attempt,
         handle.numMaps(),
         pusher.batchCounts(),
         pusher.incomplete());
@@ -148,7 +147,7 @@ final class FaroShuffleWriter<K, V> extends ShuffleWriter<K, V> {
           "map "
               + context.partitionId()
               + " of Faro shuffle "
-              + handle.faroShuffleId()
+              + handle.engineShuffle()
               + " stopped as successful before its output was written");
     }
     return Option.apply(mapStatus);

@@ -4,16 +4,13 @@ import static java.util.Objects.requireNonNull;
 
 import io.faro.client.fetch.PartitionReader;
 import io.faro.client.fetch.ReducerFileGroups;
+import io.faro.client.protocol.ExecutorProto;
 import io.faro.common.error.ErrorCode;
 import io.faro.common.error.FaroException;
 import io.faro.common.id.ShuffleId;
 import io.faro.common.network.ClientPool;
 import io.faro.common.network.Futures;
 import io.faro.common.network.HostPort;
-import io.faro.proto.EmptyResponse;
-import io.faro.proto.GetReducerFileGroupsRequest;
-import io.faro.proto.GetReducerFileGroupsResponse;
-import io.faro.proto.ReportShuffleLostRequest;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -29,7 +26,7 @@ import java.util.concurrent.atomic.AtomicReference;
  * read the lost generation ask again. Thread-safe.
  */
 final class ReaderSide {
-  private record ReaderKey(ShuffleId engineShuffle, long readerStage) {}
+  private record ReaderKey(EngineShuffleId engineShuffle, long readerStage) {}
 
   /**
    * The file groups one reading stage attempt asked for, by range of partitions, all of one
@@ -53,22 +50,27 @@ final class ReaderSide {
     this.settings = requireNonNull(settings, "settings is null");
   }
 
-  private ReaderPages reader(ShuffleId shuffle, long readerStage) {
+  private ReaderPages reader(EngineShuffleId shuffle, long readerStage) {
     return readers.computeIfAbsent(
         new ReaderKey(shuffle, readerStage),
         k -> new ReaderPages(settings.commitTimeout().plus(settings.network().requestTimeout())));
   }
 
-  /** See {@link ShuffleClient#fileGroups(HostPort, ShuffleId, int, long)}. */
+  /** See {@link ShuffleClient#fileGroups(HostPort, EngineShuffleId, int, long)}. */
   ReducerFileGroups fileGroups(
-      HostPort lifecycle, ShuffleId shuffle, int numMaps, long readerStage) {
+      HostPort lifecycle, EngineShuffleId shuffle, int numMaps, long readerStage) {
     ReaderPages reader = reader(shuffle, readerStage);
     return range(reader, lifecycle, shuffle, numMaps, 0, Integer.MAX_VALUE);
   }
 
-  /** See {@link ShuffleClient#fileGroups(HostPort, ShuffleId, int, long, int, int)}. */
+  /** See {@link ShuffleClient#fileGroups(HostPort, EngineShuffleId, int, long, int, int)}. */
   ReducerFileGroups fileGroups(
-      HostPort lifecycle, ShuffleId shuffle, int numMaps, long readerStage, int start, int end) {
+      HostPort lifecycle,
+      EngineShuffleId shuffle,
+      int numMaps,
+      long readerStage,
+      int start,
+      int end) {
     PartitionPages pages = settings.pages();
     // One entry for the whole call: its pages are all of the generation it pinned.
     ReaderPages reader = reader(shuffle, readerStage);
@@ -95,7 +97,12 @@ final class ReaderSide {
   }
 
   private ReducerFileGroups range(
-      ReaderPages reader, HostPort lifecycle, ShuffleId shuffle, int numMaps, int start, int end) {
+      ReaderPages reader,
+      HostPort lifecycle,
+      EngineShuffleId shuffle,
+      int numMaps,
+      int start,
+      int end) {
     long key = ((long) start << 32) | (end & 0xffffffffL);
     return reader.ranges.get(
         key,
@@ -105,14 +112,14 @@ final class ReaderSide {
                     r -> {
                       // The first answer pins the generation; one of another generation
                       // (asked before the pin, answered after it) is asked again, pinned.
-                      reader.generation.compareAndSet(null, r.getFaroShuffleId());
+                      int answered = r.faroShuffle().shuffle();
+                      reader.generation.compareAndSet(null, answered);
                       Integer pinned = reader.generation.get();
-                      if (numMaps == 0 || pinned == r.getFaroShuffleId()) {
+                      if (numMaps == 0 || pinned == answered) {
                         return CompletableFuture.completedFuture(r);
                       }
                       return askFiles(lifecycle, shuffle, numMaps, start, end, pinned);
-                    })
-                .thenApply(r -> ReducerFileGroups.fromProto(shuffle.app(), r)),
+                    }),
         "committed files of partitions "
             + start
             + ".."
@@ -123,31 +130,24 @@ final class ReaderSide {
             + lifecycle);
   }
 
-  private CompletableFuture<GetReducerFileGroupsResponse> askFiles(
-      HostPort lifecycle, ShuffleId shuffle, int numMaps, int start, int end, Integer generation) {
-    GetReducerFileGroupsRequest.Builder request =
-        GetReducerFileGroupsRequest.newBuilder()
-            .setShuffleId(shuffle.shuffle())
-            .setNumMaps(numMaps)
-            .setStartPartition(start)
-            .setEndPartition(end);
-    if (generation != null) {
-      request.setFaroShuffleId(generation);
-    }
-    return pool.call(
-        lifecycle, request.build(), GetReducerFileGroupsResponse.class, settings.commitTimeout());
+  private CompletableFuture<ReducerFileGroups> askFiles(
+      HostPort lifecycle,
+      EngineShuffleId shuffle,
+      int numMaps,
+      int start,
+      int end,
+      Integer generation) {
+    return ExecutorProto.fileGroups(
+        pool, lifecycle, shuffle, numMaps, start, end, generation, settings.commitTimeout());
   }
 
-  /** See {@link ShuffleClient#newReader(HostPort, ShuffleId, int, int, int, int, int, long)}. */
+  /** See {@link ShuffleClient#newReader(HostPort, EngineShuffleId, int, ReadRange, long)}. */
   PartitionReader newReader(
-      HostPort lifecycle,
-      ShuffleId shuffle,
-      int numMaps,
-      int startPartition,
-      int endPartition,
-      int startMap,
-      int endMap,
-      long readerStage) {
+      HostPort lifecycle, EngineShuffleId shuffle, int numMaps, ReadRange range, long readerStage) {
+    int startPartition = range.startPartition();
+    int endPartition = range.endPartition();
+    int startMap = range.startMap();
+    int endMap = range.endMap();
     ReducerFileGroups groups =
         fileGroups(lifecycle, shuffle, numMaps, readerStage, startPartition, endPartition);
     if (!groups.covers(startPartition, endPartition)) {
@@ -164,10 +164,8 @@ final class ReaderSide {
     long[] rangeExpected =
         startMap <= 0 && endMap >= groups.numMaps()
             ? null
-            : mapRangeBatches(
-                lifecycle, shuffle, groups, startPartition, endPartition, startMap, endMap);
-    return new PartitionReader(
-        groups, startPartition, endPartition, startMap, endMap, rangeExpected, pool, settings);
+            : mapRangeBatches(lifecycle, shuffle, groups, range);
+    return new PartitionReader(groups, range, rangeExpected, pool, settings);
   }
 
   /**
@@ -177,28 +175,15 @@ final class ReaderSide {
    * the full one. Null when the driver does not count (an older one): not checked.
    */
   private long[] mapRangeBatches(
-      HostPort lifecycle,
-      ShuffleId shuffle,
-      ReducerFileGroups groups,
-      int start,
-      int end,
-      int startMap,
-      int endMap) {
-    GetReducerFileGroupsRequest request =
-        GetReducerFileGroupsRequest.newBuilder()
-            .setShuffleId(shuffle.shuffle())
-            .setNumMaps(groups.numMaps())
-            .setStartPartition(start)
-            .setEndPartition(end)
-            .setFaroShuffleId(groups.faroShuffle().shuffle())
-            .setBatchCountsOnly(true)
-            .setStartMap(Math.max(0, startMap))
-            .setEndMap(Math.min(groups.numMaps(), endMap))
-            .build();
-    GetReducerFileGroupsResponse counts =
+      HostPort lifecycle, EngineShuffleId shuffle, ReducerFileGroups groups, ReadRange range) {
+    int start = range.startPartition();
+    int end = range.endPartition();
+    int startMap = range.startMap();
+    int endMap = range.endMap();
+    long[] counts =
         Futures.await(
-            pool.call(
-                lifecycle, request, GetReducerFileGroupsResponse.class, settings.commitTimeout()),
+            ExecutorProto.mapRangeBatches(
+                pool, lifecycle, shuffle, groups, range, settings.commitTimeout()),
             settings.commitTimeout().plus(settings.network().requestTimeout()),
             "batch counts of maps "
                 + startMap
@@ -212,30 +197,24 @@ final class ReaderSide {
                 + groups.faroShuffle()
                 + " from "
                 + lifecycle);
-    if (counts.getExpectedBatchesCount() == 0 && end > start) {
+    if (counts.length == 0 && end > start) {
       return null;
     }
-    if (counts.getExpectedBatchesCount() != end - start) {
+    if (counts.length != end - start) {
       throw new FaroException(
           ErrorCode.INTERNAL,
           "the driver counted batches of "
-              + counts.getExpectedBatchesCount()
+              + counts.length
               + " partitions for a reader of "
               + (end - start));
     }
-    return counts.getExpectedBatchesList().stream().mapToLong(Long::longValue).toArray();
+    return counts;
   }
 
   /** See {@link ShuffleClient#reportLost}. */
   void reportLost(HostPort lifecycle, ShuffleId faroShuffle, int partition, String reason) {
-    ReportShuffleLostRequest request =
-        ReportShuffleLostRequest.newBuilder()
-            .setFaroShuffleId(faroShuffle.shuffle())
-            .setPartitionId(partition)
-            .setReason(reason)
-            .build();
     Futures.await(
-        pool.call(lifecycle, request, EmptyResponse.class),
+        ExecutorProto.reportLost(pool, lifecycle, faroShuffle, partition, reason),
         settings.network().requestTimeout(),
         "reporting lost data of shuffle " + faroShuffle);
     // The stage attempts pinned to the lost generation forget it: their next ask is not pinned.
@@ -250,6 +229,6 @@ final class ReaderSide {
 
   /** Drops the file groups of engine shuffle number {@code shuffle} of any app. */
   void forget(int shuffle) {
-    readers.keySet().removeIf(k -> k.engineShuffle().shuffle() == shuffle);
+    readers.keySet().removeIf(k -> k.engineShuffle().id() == shuffle);
   }
 }

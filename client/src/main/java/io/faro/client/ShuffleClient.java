@@ -21,9 +21,9 @@ import java.util.List;
  * the per-task {@link MapPusher}s and {@link PartitionReader}s. Uses the process's shared {@link
  * ClientPool}, which it borrows. Thread-safe.
  *
- * <p>Shuffle ids: callers name the engine's shuffle ({@code ShuffleId(app, engine id)}); the
- * lifecycle manager answers with the Faro id of the generation to write or read, which is what
- * workers see (see {@link io.faro.client.driver.LifecycleManager}).
+ * <p>Shuffle ids: callers name the engine's shuffle ({@link EngineShuffleId}); the lifecycle
+ * manager answers with the Faro id ({@link ShuffleId}) of the generation to write or read, which is
+ * what workers see (see {@link io.faro.client.driver.LifecycleManager}).
  *
  * <p>Its parts: {@link WriterSide} for map tasks (push locations per generation, revives, map ends)
  * and {@link ReaderSide} for reduce tasks (file groups per reading stage, pinned to one generation,
@@ -64,13 +64,13 @@ public final class ShuffleClient {
    * pushes to it (see {@link Targets}).
    */
   public PushTargets pushTargets(
-      HostPort lifecycle, ShuffleId shuffle, long stage, int numMaps, int numPartitions) {
+      HostPort lifecycle, EngineShuffleId shuffle, long stage, int numMaps, int numPartitions) {
     return writers.pushTargets(lifecycle, shuffle, stage, numMaps, numPartitions);
   }
 
   /** The current push location of every partition (stage attempt 0); asks for every page. */
   public List<PartitionLocation> pushLocations(
-      HostPort lifecycle, ShuffleId shuffle, int numMaps, int numPartitions) {
+      HostPort lifecycle, EngineShuffleId shuffle, int numMaps, int numPartitions) {
     Targets targets = pushTargets(lifecycle, shuffle, 0, numMaps, numPartitions).locations();
     List<PartitionLocation> result = new ArrayList<>(numPartitions);
     for (int p = 0; p < numPartitions; p++) {
@@ -81,38 +81,38 @@ public final class ShuffleClient {
 
   public MapPusher newMapPusher(
       HostPort lifecycle,
-      ShuffleId shuffle,
+      EngineShuffleId shuffle,
       int mapId,
       int attemptId,
       int numMaps,
       int numPartitions) {
-    return newMapPusher(lifecycle, shuffle, 0, mapId, attemptId, numMaps, numPartitions);
+    return newMapPusher(
+        lifecycle, shuffle, 0, new MapAttempt(mapId, attemptId), numMaps, numPartitions);
   }
 
   /**
-   * A pusher for one attempt of map {@code mapId}, of map stage attempt {@code stage} ({@link
+   * A pusher for map attempt {@code attempt} of map stage attempt {@code stage} ({@link
    * #stageKey}).
    */
   public MapPusher newMapPusher(
       HostPort lifecycle,
-      ShuffleId shuffle,
+      EngineShuffleId shuffle,
       long stage,
-      int mapId,
-      int attemptId,
+      MapAttempt attempt,
       int numMaps,
       int numPartitions) {
-    return writers.newMapPusher(
-        lifecycle, shuffle, stage, mapId, attemptId, numMaps, numPartitions);
+    return writers.newMapPusher(lifecycle, shuffle, stage, attempt, numMaps, numPartitions);
   }
 
   public int mapperEnd(
       HostPort lifecycle,
-      ShuffleId shuffle,
+      EngineShuffleId shuffle,
       int mapId,
       int attemptId,
       int numMaps,
       int[] batchCounts) {
-    return mapperEnd(lifecycle, shuffle, 0, mapId, attemptId, numMaps, batchCounts);
+    return mapperEnd(
+        lifecycle, shuffle, 0, new MapAttempt(mapId, attemptId), numMaps, batchCounts, false);
   }
 
   /**
@@ -126,30 +126,28 @@ public final class ShuffleClient {
    */
   public int mapperEnd(
       HostPort lifecycle,
-      ShuffleId shuffle,
+      EngineShuffleId shuffle,
       long stage,
-      int mapId,
-      int attemptId,
+      MapAttempt attempt,
       int numMaps,
       int[] batchCounts) {
-    return mapperEnd(lifecycle, shuffle, stage, mapId, attemptId, numMaps, batchCounts, false);
+    return mapperEnd(lifecycle, shuffle, stage, attempt, numMaps, batchCounts, false);
   }
 
   /**
-   * As {@link #mapperEnd(HostPort, ShuffleId, long, int, int, int, int[])} for an attempt whose
-   * output may be {@code incomplete} ({@link MapPusher#incomplete}): such an attempt never wins.
+   * As {@link #mapperEnd(HostPort, EngineShuffleId, long, MapAttempt, int, int[])} for an attempt
+   * whose output may be {@code incomplete} ({@link MapPusher#incomplete}): such an attempt never
+   * wins.
    */
   public int mapperEnd(
       HostPort lifecycle,
-      ShuffleId shuffle,
+      EngineShuffleId shuffle,
       long stage,
-      int mapId,
-      int attemptId,
+      MapAttempt attempt,
       int numMaps,
       int[] batchCounts,
       boolean incomplete) {
-    return writers.mapperEnd(
-        lifecycle, shuffle, stage, mapId, attemptId, numMaps, batchCounts, incomplete);
+    return writers.mapperEnd(lifecycle, shuffle, stage, attempt, numMaps, batchCounts, incomplete);
   }
 
   // ------------------------------------------------------------------ reduce tasks
@@ -160,48 +158,48 @@ public final class ShuffleClient {
    * re-run after lost data asks again and gets the new generation.
    */
   public ReducerFileGroups fileGroups(
-      HostPort lifecycle, ShuffleId shuffle, int numMaps, long readerStage) {
+      HostPort lifecycle, EngineShuffleId shuffle, int numMaps, long readerStage) {
     return readers.fileGroups(lifecycle, shuffle, numMaps, readerStage);
   }
 
   /**
    * The committed files of partitions [start, end) of {@code shuffle}, as {@link #fileGroups(
-   * HostPort, ShuffleId, int, long)}: asked page by page, each page once per executor and reading
-   * stage attempt, all of one generation.
+   * HostPort, EngineShuffleId, int, long)}: asked page by page, each page once per executor and
+   * reading stage attempt, all of one generation.
    */
   public ReducerFileGroups fileGroups(
-      HostPort lifecycle, ShuffleId shuffle, int numMaps, long readerStage, int start, int end) {
+      HostPort lifecycle,
+      EngineShuffleId shuffle,
+      int numMaps,
+      long readerStage,
+      int start,
+      int end) {
     return readers.fileGroups(lifecycle, shuffle, numMaps, readerStage, start, end);
   }
 
   public PartitionReader newReader(
       HostPort lifecycle,
-      ShuffleId shuffle,
+      EngineShuffleId shuffle,
       int numMaps,
       int startPartition,
       int endPartition,
       int startMap,
       int endMap) {
     return newReader(
-        lifecycle, shuffle, numMaps, startPartition, endPartition, startMap, endMap, 0);
+        lifecycle,
+        shuffle,
+        numMaps,
+        new ReadRange(startPartition, endPartition, startMap, endMap),
+        0);
   }
 
   /**
-   * A reader of partitions [startPartition, endPartition) and maps [startMap, endMap) of the
-   * generation reading stage attempt {@code readerStage} reads; a reader of some maps only checks
-   * the batches the driver counts for them.
+   * A reader of {@code range}'s partitions and maps of the generation reading stage attempt {@code
+   * readerStage} reads; a reader of some maps only checks the batches the driver counts for them.
    */
   public PartitionReader newReader(
-      HostPort lifecycle,
-      ShuffleId shuffle,
-      int numMaps,
-      int startPartition,
-      int endPartition,
-      int startMap,
-      int endMap,
-      long readerStage) {
-    return readers.newReader(
-        lifecycle, shuffle, numMaps, startPartition, endPartition, startMap, endMap, readerStage);
+      HostPort lifecycle, EngineShuffleId shuffle, int numMaps, ReadRange range, long readerStage) {
+    return readers.newReader(lifecycle, shuffle, numMaps, range, readerStage);
   }
 
   /**

@@ -3,23 +3,17 @@ package io.faro.client;
 import static java.util.Objects.requireNonNull;
 
 import io.faro.client.ShuffleClient.PushTargets;
+import io.faro.client.protocol.ExecutorProto;
+import io.faro.client.protocol.ExecutorProto.PushLocations;
 import io.faro.client.push.MapPusher;
 import io.faro.client.push.Targets;
 import io.faro.common.error.ErrorCode;
 import io.faro.common.error.FaroException;
-import io.faro.common.id.IdMapper;
 import io.faro.common.id.PartitionLocation;
 import io.faro.common.id.ShuffleId;
 import io.faro.common.network.ClientPool;
 import io.faro.common.network.Futures;
 import io.faro.common.network.HostPort;
-import io.faro.proto.GetPushLocationsRequest;
-import io.faro.proto.GetPushLocationsResponse;
-import io.faro.proto.MapperEndRequest;
-import io.faro.proto.MapperEndResponse;
-import io.faro.proto.RevivePartitionP;
-import io.faro.proto.ReviveRequest;
-import io.faro.proto.ReviveResponse;
 import io.netty.buffer.PooledByteBufAllocator;
 import java.time.Duration;
 import java.util.List;
@@ -32,7 +26,7 @@ import java.util.concurrent.CompletableFuture;
  * end of each map. Thread-safe.
  */
 final class WriterSide {
-  private record WriterKey(ShuffleId engineShuffle, long stage) {}
+  private record WriterKey(EngineShuffleId engineShuffle, long stage) {}
 
   /**
    * One map stage attempt that writes: of engine shuffle {@code shuffle}, stage attempt {@code
@@ -40,7 +34,7 @@ final class WriterSide {
    * it.
    */
   private record Writer(
-      HostPort lifecycle, ShuffleId shuffle, long stage, int numMaps, int numPartitions) {
+      HostPort lifecycle, EngineShuffleId shuffle, long stage, int numMaps, int numPartitions) {
     WriterKey key() {
       return new WriterKey(shuffle, stage);
     }
@@ -59,7 +53,7 @@ final class WriterSide {
 
   /** See {@link ShuffleClient#pushTargets}; {@code numPartitions} below 0: the generation only. */
   PushTargets pushTargets(
-      HostPort lifecycle, ShuffleId shuffle, long stage, int numMaps, int numPartitions) {
+      HostPort lifecycle, EngineShuffleId shuffle, long stage, int numMaps, int numPartitions) {
     Writer writer = new Writer(lifecycle, shuffle, stage, numMaps, numPartitions);
     if (numPartitions < 0) {
       PushTargets cached =
@@ -77,12 +71,12 @@ final class WriterSide {
    * generation only, with no location.
    */
   private PushTargets generationOnly(Writer writer) {
-    GetPushLocationsResponse r =
+    PushLocations r =
         Futures.await(
             askLocations(writer, 0, 0),
             settings.network().requestTimeout(),
             "the generation of shuffle " + writer.shuffle() + " from " + writer.lifecycle());
-    ShuffleId faro = new ShuffleId(writer.shuffle().app(), r.getFaroShuffleId());
+    ShuffleId faro = r.faroShuffle();
     return new PushTargets(
         faro,
         new Targets(
@@ -103,7 +97,7 @@ final class WriterSide {
     return askLocations(writer, 0, firstEnd)
         .thenApply(
             r -> {
-              ShuffleId faro = new ShuffleId(writer.shuffle().app(), r.getFaroShuffleId());
+              ShuffleId faro = r.faroShuffle();
               Targets targets =
                   new Targets(
                       faro,
@@ -112,27 +106,23 @@ final class WriterSide {
                       (start, end) -> pageOfLocations(writer, faro, start, end),
                       // Asking may place the page: as long as a revive may take.
                       settings.network().requestTimeout().multipliedBy(3).plusSeconds(5));
-              targets.known(0, firstEnd, locations(r));
+              targets.known(0, firstEnd, r.locations());
               return new PushTargets(faro, targets);
             });
   }
 
-  private CompletableFuture<GetPushLocationsResponse> askLocations(
-      Writer writer, int start, int end) {
+  private CompletableFuture<PushLocations> askLocations(Writer writer, int start, int end) {
     // Asking may place partitions (slots from the masters, reserved on workers): as long as a
     // revive may take.
-    return pool.call(
+    return ExecutorProto.pushLocations(
+        pool,
         writer.lifecycle(),
-        GetPushLocationsRequest.newBuilder()
-            .setShuffleId(writer.shuffle().shuffle())
-            .setNumMaps(writer.numMaps())
-            .setNumPartitions(writer.numPartitions())
-            .setStageId((int) (writer.stage() >>> 32))
-            .setStageAttempt((int) writer.stage())
-            .setStartPartition(start)
-            .setEndPartition(end)
-            .build(),
-        GetPushLocationsResponse.class,
+        writer.shuffle(),
+        writer.stage(),
+        writer.numMaps(),
+        writer.numPartitions(),
+        start,
+        end,
         settings.network().requestTimeout().multipliedBy(3));
   }
 
@@ -142,36 +132,32 @@ final class WriterSide {
     return askLocations(writer, start, end)
         .thenApply(
             r -> {
-              if (r.getFaroShuffleId() != faro.shuffle()) {
+              if (r.faroShuffle().shuffle() != faro.shuffle()) {
                 throw new FaroException(
                     ErrorCode.INTERNAL,
                     "the lifecycle manager answered locations of Faro shuffle "
-                        + r.getFaroShuffleId()
+                        + r.faroShuffle().shuffle()
                         + " for a stage attempt that writes "
                         + faro);
               }
-              return locations(r);
+              return r.locations();
             });
   }
 
-  private static List<PartitionLocation> locations(GetPushLocationsResponse r) {
-    return r.getLocationsList().stream().map(IdMapper::location).toList();
-  }
-
-  /** See {@link ShuffleClient#newMapPusher(HostPort, ShuffleId, long, int, int, int, int)}. */
+  /**
+   * See {@link ShuffleClient#newMapPusher(HostPort, EngineShuffleId, long, MapAttempt, int, int)}.
+   */
   MapPusher newMapPusher(
       HostPort lifecycle,
-      ShuffleId shuffle,
+      EngineShuffleId shuffle,
       long stage,
-      int mapId,
-      int attemptId,
+      MapAttempt attempt,
       int numMaps,
       int numPartitions) {
     PushTargets targets = pushTargets(lifecycle, shuffle, stage, numMaps, numPartitions);
     return new MapPusher(
         targets.faroShuffle(),
-        mapId,
-        attemptId,
+        attempt,
         targets.locations(),
         failed -> revive(lifecycle, targets.faroShuffle(), failed),
         pool,
@@ -182,54 +168,36 @@ final class WriterSide {
   /** Asks the lifecycle manager where the failed partitions go on; blocks. */
   private List<PartitionLocation> revive(
       HostPort lifecycle, ShuffleId faroShuffle, List<MapPusher.Failed> failed) {
-    ReviveRequest.Builder request = ReviveRequest.newBuilder().setShuffleId(faroShuffle.shuffle());
-    for (MapPusher.Failed f : failed) {
-      RevivePartitionP.Builder p =
-          RevivePartitionP.newBuilder().setPartitionId(f.partition()).setEpoch(f.epoch());
-      f.worker().ifPresent(w -> p.setFailedWorker(w.value()));
-      request.addPartitions(p);
-    }
     // A revive asks the master for slots and reserves them: give it longer than one call.
     Duration timeout = settings.network().requestTimeout().multipliedBy(3);
-    ReviveResponse response =
-        Futures.await(
-            pool.call(lifecycle, request.build(), ReviveResponse.class, timeout),
-            timeout.plusSeconds(1),
-            "revive of " + failed.size() + " partitions of " + faroShuffle);
-    return response.getLocationsList().stream().map(IdMapper::location).toList();
+    return Futures.await(
+        ExecutorProto.revive(pool, lifecycle, faroShuffle, failed, timeout),
+        timeout.plusSeconds(1),
+        "revive of " + failed.size() + " partitions of " + faroShuffle);
   }
 
   /**
-   * See {@link ShuffleClient#mapperEnd(HostPort, ShuffleId, long, int, int, int, int[], boolean)}.
+   * See {@link ShuffleClient#mapperEnd(HostPort, EngineShuffleId, long, MapAttempt, int, int[],
+   * boolean)}.
    */
   int mapperEnd(
       HostPort lifecycle,
-      ShuffleId shuffle,
+      EngineShuffleId shuffle,
       long stage,
-      int mapId,
-      int attemptId,
+      MapAttempt attempt,
       int numMaps,
       int[] batchCounts,
       boolean incomplete) {
+    int mapId = attempt.mapId();
+    int attemptId = attempt.attemptId();
     ShuffleId faro = pushTargets(lifecycle, shuffle, stage, numMaps, -1).faroShuffle();
-    MapperEndRequest.Builder request =
-        MapperEndRequest.newBuilder()
-            .setShuffleId(faro.shuffle())
-            .setMapId(mapId)
-            .setAttemptId(attemptId)
-            .setNumMaps(numMaps)
-            .setIncomplete(incomplete);
-    for (int p = 0; p < batchCounts.length; p++) {
-      if (batchCounts[p] > 0) {
-        request.addBatchPartitions(p).addBatchCounts(batchCounts[p]);
-      }
-    }
-    MapperEndResponse response =
+    ExecutorProto.MapperEnd response =
         Futures.await(
-            pool.call(lifecycle, request.build(), MapperEndResponse.class),
+            ExecutorProto.mapperEnd(
+                pool, lifecycle, faro, attempt, numMaps, batchCounts, incomplete),
             settings.network().requestTimeout(),
             "map end of map " + mapId + " of shuffle " + faro);
-    if (response.getGenerationLost()) {
+    if (response.generationLost()) {
       throw new FaroException(
           ErrorCode.DATA_LOST,
           "map "
@@ -240,11 +208,11 @@ final class WriterSide {
               + faro
               + ", whose data was lost meanwhile: its stage runs again into a new generation");
     }
-    return response.getWinningAttemptId();
+    return response.winningAttempt();
   }
 
   /** Drops the push locations of engine shuffle number {@code shuffle} of any app. */
   void forget(int shuffle) {
-    pushTargets.removeIf(k -> k.engineShuffle().shuffle() == shuffle);
+    pushTargets.removeIf(k -> k.engineShuffle().id() == shuffle);
   }
 }

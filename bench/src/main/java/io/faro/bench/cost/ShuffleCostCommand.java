@@ -4,6 +4,7 @@ import io.faro.bench.cluster.BenchCluster;
 import io.faro.bench.cluster.ClusterTarget;
 import io.faro.cli.FaroSubcommand;
 import io.faro.client.ClientOptions;
+import io.faro.client.EngineShuffleId;
 import io.faro.client.ShuffleClient;
 import io.faro.client.driver.LifecycleManager;
 import io.faro.client.driver.ShufflePhaseStats;
@@ -12,7 +13,6 @@ import io.faro.client.push.MapPusher;
 import io.faro.common.batch.Batch;
 import io.faro.common.config.FaroConf;
 import io.faro.common.id.AppId;
-import io.faro.common.id.ShuffleId;
 import io.faro.common.json.Json;
 import io.faro.common.network.ClientPool;
 import io.faro.common.network.HostPort;
@@ -188,7 +188,7 @@ public final class ShuffleCostCommand implements Callable<Integer>, FaroSubcomma
   private void shuffle(
       ShuffleClient client, LifecycleManager lifecycle, int s, Phases phases, int i) {
     HostPort driver = lifecycle.endpoint();
-    ShuffleId shuffle = new ShuffleId(lifecycle.app(), s);
+    EngineShuffleId shuffle = new EngineShuffleId(lifecycle.app(), s);
     byte[] record = new byte[recordBytes];
     long others = 0;
     lifecycle.registerShuffle(s, maps, partitions); // as Spark's driver does when it plans a stage

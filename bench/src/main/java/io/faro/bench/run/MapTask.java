@@ -6,9 +6,9 @@ import io.faro.bench.BenchSettings;
 import io.faro.bench.workload.PartitionTally;
 import io.faro.bench.workload.RecordGenerator;
 import io.faro.bench.workload.RecordHash;
+import io.faro.client.EngineShuffleId;
 import io.faro.client.ShuffleClient;
 import io.faro.client.push.MapPusher;
-import io.faro.common.id.ShuffleId;
 import io.faro.common.network.HostPort;
 import java.util.concurrent.Callable;
 
@@ -53,7 +53,7 @@ final class MapTask implements Callable<MapTask.Result> {
   private final BenchSettings settings;
   private final ShuffleClient client;
   private final HostPort lifecycle;
-  private final ShuffleId shuffle;
+  private final EngineShuffleId shuffle;
   private final int mapId;
   private final Progress progress;
 
@@ -61,7 +61,7 @@ final class MapTask implements Callable<MapTask.Result> {
       BenchSettings settings,
       ShuffleClient client,
       HostPort lifecycle,
-      ShuffleId shuffle,
+      EngineShuffleId shuffle,
       int mapId,
       Progress progress) {
     this.settings = requireNonNull(settings, "settings is null");

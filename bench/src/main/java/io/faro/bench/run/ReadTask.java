@@ -3,10 +3,10 @@ package io.faro.bench.run;
 import static java.util.Objects.requireNonNull;
 
 import io.faro.bench.workload.PartitionTally;
+import io.faro.client.EngineShuffleId;
 import io.faro.client.ShuffleClient;
 import io.faro.client.fetch.PartitionReader;
 import io.faro.common.batch.Batch;
-import io.faro.common.id.ShuffleId;
 import io.faro.common.network.HostPort;
 import java.util.concurrent.Callable;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -26,7 +26,7 @@ final class ReadTask implements Callable<ReadTask.Result> {
 
   private final ShuffleClient client;
   private final HostPort lifecycle;
-  private final ShuffleId shuffle;
+  private final EngineShuffleId shuffle;
   private final int maps;
   private final int partitions;
   private final int recordSize;
@@ -36,7 +36,7 @@ final class ReadTask implements Callable<ReadTask.Result> {
   ReadTask(
       ShuffleClient client,
       HostPort lifecycle,
-      ShuffleId shuffle,
+      EngineShuffleId shuffle,
       int maps,
       int partitions,
       int recordSize,

@@ -10,11 +10,11 @@ import io.faro.bench.workload.PartitionTally;
 import io.faro.bench.workload.Verification;
 import io.faro.bench.workload.WorkloadCost;
 import io.faro.client.ClientOptions;
+import io.faro.client.EngineShuffleId;
 import io.faro.client.ShuffleClient;
 import io.faro.client.driver.LifecycleManager;
 import io.faro.common.config.FaroConf;
 import io.faro.common.id.AppId;
-import io.faro.common.id.ShuffleId;
 import io.faro.common.master.MasterClient;
 import io.faro.common.network.ClientPool;
 import io.faro.common.network.HostPort;
@@ -59,7 +59,7 @@ public final class ShuffleRun {
       List<MapTask.Result> maps, long placementNanos, long pushNanos, long commitNanos) {}
 
   /** The shuffle being measured and what drives it. */
-  private record Target(ShuffleClient shuffles, HostPort lifecycle, ShuffleId shuffle) {}
+  private record Target(ShuffleClient shuffles, HostPort lifecycle, EngineShuffleId shuffle) {}
 
   /**
    * @throws RunFailedException when a task fails or the run passes --timeout
@@ -84,7 +84,7 @@ public final class ShuffleRun {
           new Target(
               new ShuffleClient(pool, client),
               lifecycle.endpoint(),
-              new ShuffleId(lifecycle.app(), 0));
+              new EngineShuffleId(lifecycle.app(), 0));
 
       double workloadCost =
           WorkloadCost.cpuSecondsPerGb(
@@ -102,7 +102,7 @@ public final class ShuffleRun {
       List<WorkerReading> atEnd = workers.read();
       long cpuAtEnd = processCpuNanos();
       progress.phase("done", 0);
-      lifecycle.unregisterShuffle(target.shuffle().shuffle());
+      lifecycle.unregisterShuffle(target.shuffle().id());
 
       PhaseTimes times =
           new PhaseTimes(

@@ -1,5 +1,6 @@
 package io.faro.client.fetch;
 
+import io.faro.client.ReadRange;
 import io.faro.common.batch.Batch;
 import io.faro.common.batch.BatchFormat;
 import java.util.BitSet;
@@ -31,22 +32,17 @@ final class BatchFilter {
   // pushed; null for a reader of every map (the groups have those counts).
   private final long[] rangeExpected;
 
-  BatchFilter(
-      ReducerFileGroups groups, int startPartition, int endPartition, int startMap, int endMap) {
-    this(groups, startPartition, endPartition, startMap, endMap, null);
+  BatchFilter(ReducerFileGroups groups, ReadRange range) {
+    this(groups, range, null);
   }
 
   /**
    * @param rangeExpected for a reader of only some maps: the batches their winning attempts pushed
    *     to each partition of [startPartition, endPartition); null when not known (not checked)
    */
-  BatchFilter(
-      ReducerFileGroups groups,
-      int startPartition,
-      int endPartition,
-      int startMap,
-      int endMap,
-      long[] rangeExpected) {
+  BatchFilter(ReducerFileGroups groups, ReadRange range, long[] rangeExpected) {
+    int startPartition = range.startPartition();
+    int endPartition = range.endPartition();
     if (rangeExpected != null
         && rangeExpected.length != Math.max(0, endPartition - startPartition)) {
       throw new IllegalArgumentException(
@@ -59,8 +55,8 @@ final class BatchFilter {
     this.groups = groups;
     this.startPartition = startPartition;
     this.endPartition = endPartition;
-    this.startMap = Math.max(0, startMap);
-    this.endMap = Math.min(groups.numMaps(), endMap);
+    this.startMap = Math.max(0, range.startMap());
+    this.endMap = Math.min(groups.numMaps(), range.endMap());
     this.seen = new BitSet[groups.numMaps()];
     this.kept = new long[Math.max(0, endPartition - startPartition)];
   }

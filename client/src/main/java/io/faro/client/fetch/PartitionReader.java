@@ -3,6 +3,7 @@ package io.faro.client.fetch;
 import static java.util.Objects.requireNonNull;
 
 import io.faro.client.ClientOptions;
+import io.faro.client.ReadRange;
 import io.faro.client.fetch.ReducerFileGroups.CommittedFile;
 import io.faro.common.batch.Batch;
 import io.faro.common.batch.BatchDecoder;
@@ -59,14 +60,8 @@ public final class PartitionReader implements AutoCloseable {
    * @throws FaroException DATA_LOST if one of the partitions was lost on every copy at commit
    */
   public PartitionReader(
-      ReducerFileGroups groups,
-      int startPartition,
-      int endPartition,
-      int startMap,
-      int endMap,
-      ClientPool pool,
-      ClientOptions.Settings settings) {
-    this(groups, startPartition, endPartition, startMap, endMap, null, pool, settings);
+      ReducerFileGroups groups, ReadRange range, ClientPool pool, ClientOptions.Settings settings) {
+    this(groups, range, null, pool, settings);
   }
 
   /**
@@ -77,10 +72,7 @@ public final class PartitionReader implements AutoCloseable {
    */
   public PartitionReader(
       ReducerFileGroups groups,
-      int startPartition,
-      int endPartition,
-      int startMap,
-      int endMap,
+      ReadRange range,
       long[] rangeExpected,
       ClientPool pool,
       ClientOptions.Settings settings) {
@@ -88,9 +80,9 @@ public final class PartitionReader implements AutoCloseable {
     this.shuffle = groups.faroShuffle();
     requireNonNull(pool, "pool is null");
     this.settings = requireNonNull(settings, "settings is null");
-    this.filter =
-        new BatchFilter(groups, startPartition, endPartition, startMap, endMap, rangeExpected);
-    List<EpochGroup> epochGroups = epochGroups(groups, startPartition, endPartition);
+    this.filter = new BatchFilter(groups, range, rangeExpected);
+    List<EpochGroup> epochGroups =
+        epochGroups(groups, range.startPartition(), range.endPartition());
     this.chunks = new ChunkPrefetch(shuffle, epochGroups, filter, pool, settings);
     this.failover = new Failover(shuffle, chunks, settings);
   }

@@ -1,11 +1,7 @@
 package io.faro.client.fetch;
 
-import io.faro.common.id.AppId;
-import io.faro.common.id.IdMapper;
 import io.faro.common.id.PartitionLocation;
 import io.faro.common.id.ShuffleId;
-import io.faro.proto.CommittedFileP;
-import io.faro.proto.GetReducerFileGroupsResponse;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.HashMap;
@@ -48,28 +44,36 @@ public final class ReducerFileGroups {
     this.ranges = ranges;
   }
 
-  public static ReducerFileGroups fromProto(AppId app, GetReducerFileGroupsResponse response) {
-    int[] winners =
-        response.getWinningAttemptsList().stream().mapToInt(Integer::intValue).toArray();
-    Map<Integer, List<CommittedFile>> files = new HashMap<>();
-    for (CommittedFileP f : response.getFilesList()) {
-      PartitionLocation location = IdMapper.location(f.getLocation());
-      files
-          .computeIfAbsent(location.partition(), p -> new ArrayList<>())
-          .add(new CommittedFile(location, f.getBytes(), f.getChunks()));
-    }
-    files
+  /**
+   * The groups of partitions [start, end) of generation {@code faroShuffle}, as the driver answered
+   * them ({@code ExecutorProto} reads the answer).
+   *
+   * @param files the committed files by partition, in any order
+   * @param expected per partition of the range, the batches the winners pushed; empty when not
+   *     counted
+   * @param mapBatches per map, the batches its winning attempt pushed; empty when not counted
+   * @throws IllegalArgumentException if {@code expected} or {@code mapBatches} is of another length
+   */
+  public static ReducerFileGroups of(
+      ShuffleId faroShuffle,
+      int[] winners,
+      int[] mapBatches,
+      int start,
+      int endPartition,
+      Map<Integer, List<CommittedFile>> files,
+      Set<Integer> lost,
+      long[] expected) {
+    Map<Integer, List<CommittedFile>> sorted = new HashMap<>();
+    files.forEach((p, l) -> sorted.put(p, new ArrayList<>(l)));
+    sorted
         .values()
         .forEach(
             l ->
                 l.sort(
                     Comparator.<CommittedFile>comparingInt(c -> c.location().epoch())
                         .thenComparing(c -> c.location().role())));
-    files.replaceAll((p, l) -> List.copyOf(l));
-    long[] expected =
-        response.getExpectedBatchesList().stream().mapToLong(Long::longValue).toArray();
-    int start = response.getStartPartition();
-    int end = Math.max(start, response.getEndPartition());
+    sorted.replaceAll((p, l) -> List.copyOf(l));
+    int end = Math.max(start, endPartition);
     if (expected.length != 0 && expected.length != end - start) {
       throw new IllegalArgumentException(
           "file groups of partitions "
@@ -80,14 +84,7 @@ public final class ReducerFileGroups {
               + expected.length
               + " partitions");
     }
-    Range range =
-        new Range(
-            start,
-            end,
-            Map.copyOf(files),
-            Set.copyOf(response.getLostPartitionIdsList()),
-            expected);
-    int[] mapBatches = response.getMapBatchesList().stream().mapToInt(Integer::intValue).toArray();
+    Range range = new Range(start, end, Map.copyOf(sorted), Set.copyOf(lost), expected);
     if (mapBatches.length != 0 && mapBatches.length != winners.length) {
       throw new IllegalArgumentException(
           "file groups count the batches of "
@@ -95,8 +92,7 @@ public final class ReducerFileGroups {
               + " maps and name the winners of "
               + winners.length);
     }
-    return new ReducerFileGroups(
-        new ShuffleId(app, response.getFaroShuffleId()), winners, mapBatches, List.of(range));
+    return new ReducerFileGroups(faroShuffle, winners, mapBatches, List.of(range));
   }
 
   /**

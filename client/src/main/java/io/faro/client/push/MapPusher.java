@@ -3,6 +3,7 @@ package io.faro.client.push;
 import static java.util.Objects.requireNonNull;
 
 import io.faro.client.ClientOptions;
+import io.faro.client.MapAttempt;
 import io.faro.common.batch.BatchEncoder;
 import io.faro.common.error.ErrorCode;
 import io.faro.common.error.FaroException;
@@ -69,8 +70,7 @@ public final class MapPusher implements AutoCloseable {
   /** A pusher that cannot revive: a failed push fails the task (tests, tools). */
   public MapPusher(
       ShuffleId shuffle,
-      int mapId,
-      int attemptId,
+      MapAttempt attempt,
       List<PartitionLocation> locations,
       int numPartitions,
       ClientPool pool,
@@ -78,8 +78,7 @@ public final class MapPusher implements AutoCloseable {
       ByteBufAllocator allocator) {
     this(
         shuffle,
-        mapId,
-        attemptId,
+        attempt,
         Targets.of(shuffle, locations, numPartitions),
         failed -> {
           throw new FaroException(
@@ -97,24 +96,22 @@ public final class MapPusher implements AutoCloseable {
    */
   public MapPusher(
       ShuffleId shuffle,
-      int mapId,
-      int attemptId,
+      MapAttempt attempt,
       Targets targets,
       Reviver reviver,
       ClientPool pool,
       ClientOptions.Settings settings,
       ByteBufAllocator allocator) {
     this.shuffle = requireNonNull(shuffle, "shuffle is null");
-    this.mapId = mapId;
-    this.attemptId = attemptId;
+    this.mapId = attempt.mapId();
+    this.attemptId = attempt.attemptId();
     this.targets = requireNonNull(targets, "targets is null");
     this.settings = requireNonNull(settings, "settings is null");
     int numPartitions = targets.numPartitions();
     requireNonNull(allocator, "allocator is null");
     this.buffers = new PartitionBuffers(numPartitions, settings.bufferSize(), settings.batchSize());
-    this.revivals =
-        new Revivals(shuffle, mapId, attemptId, settings.reviveMaxAttempts(), reviver, targets);
-    this.window = new PushWindow(shuffle, mapId, attemptId, pool, settings, allocator, revivals);
+    this.revivals = new Revivals(shuffle, attempt, settings.reviveMaxAttempts(), reviver, targets);
+    this.window = new PushWindow(shuffle, attempt, pool, settings, allocator, revivals);
     this.pushedBytes = new long[numPartitions];
     this.batchCounts = new int[numPartitions];
     // Last: a ZSTD encoder holds a native context, which only close() frees.

@@ -3,6 +3,7 @@ package io.faro.client.push;
 import static java.util.Objects.requireNonNull;
 
 import io.faro.client.ClientOptions;
+import io.faro.client.MapAttempt;
 import io.faro.common.error.ErrorCode;
 import io.faro.common.error.FaroException;
 import io.faro.common.id.ShuffleId;
@@ -51,13 +52,12 @@ final class PushBounds {
    */
   PushBounds(
       ShuffleId shuffle,
-      int mapId,
-      int attemptId,
+      MapAttempt attempt,
       ClientOptions.Settings settings,
       Runnable checkFailure) {
     this.shuffle = requireNonNull(shuffle, "shuffle is null");
-    this.mapId = mapId;
-    this.attemptId = attemptId;
+    this.mapId = attempt.mapId();
+    this.attemptId = attempt.attemptId();
     this.settings = requireNonNull(settings, "settings is null");
     this.checkFailure = requireNonNull(checkFailure, "checkFailure is null");
     this.inFlight = new Semaphore(settings.maxInFlight());

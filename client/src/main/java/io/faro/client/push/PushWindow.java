@@ -3,6 +3,7 @@ package io.faro.client.push;
 import static java.util.Objects.requireNonNull;
 
 import io.faro.client.ClientOptions;
+import io.faro.client.MapAttempt;
 import io.faro.common.error.ErrorCode;
 import io.faro.common.error.FaroException;
 import io.faro.common.id.IdMapper;
@@ -56,8 +57,7 @@ final class PushWindow {
 
   PushWindow(
       ShuffleId shuffle,
-      int mapId,
-      int attemptId,
+      MapAttempt attempt,
       ClientPool pool,
       ClientOptions.Settings settings,
       ByteBufAllocator allocator,
@@ -67,7 +67,7 @@ final class PushWindow {
     this.settings = requireNonNull(settings, "settings is null");
     this.allocator = requireNonNull(allocator, "allocator is null");
     this.revivals = requireNonNull(revivals, "revivals is null");
-    this.bounds = new PushBounds(shuffle, mapId, attemptId, settings, this::checkFailure);
+    this.bounds = new PushBounds(shuffle, attempt, settings, this::checkFailure);
     this.answers = new PushAnswers(revivals);
   }
 

@@ -2,6 +2,7 @@ package io.faro.client.push;
 
 import static java.util.Objects.requireNonNull;
 
+import io.faro.client.MapAttempt;
 import io.faro.common.error.ErrorCode;
 import io.faro.common.error.FaroException;
 import io.faro.common.id.PartitionLocation;
@@ -48,14 +49,13 @@ final class Revivals {
    */
   Revivals(
       ShuffleId shuffle,
-      int mapId,
-      int attemptId,
+      MapAttempt attempt,
       int maxAttempts,
       MapPusher.Reviver reviver,
       Targets targets) {
     this.shuffle = requireNonNull(shuffle, "shuffle is null");
-    this.mapId = mapId;
-    this.attemptId = attemptId;
+    this.mapId = attempt.mapId();
+    this.attemptId = attempt.attemptId();
     this.maxAttempts = maxAttempts;
     this.reviver = requireNonNull(reviver, "reviver is null");
     this.targets = requireNonNull(targets, "targets is null");

@@ -4,6 +4,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.faro.client.ClientOptions;
+import io.faro.client.ReadRange;
+import io.faro.client.protocol.ExecutorProto;
 import io.faro.common.config.FaroConf;
 import io.faro.common.error.ErrorCode;
 import io.faro.common.error.FaroException;
@@ -69,13 +71,13 @@ class FailoverTest {
               .setBytes(300)
               .setChunks(3));
     }
-    ReducerFileGroups groups = ReducerFileGroups.fromProto(new AppId("failover"), answer.build());
+    ReducerFileGroups groups = ExecutorProto.fileGroups(new AppId("failover"), answer.build());
     group = new EpochGroup(0, List.copyOf(groups.files(0)));
     ChunkPrefetch chunks =
         new ChunkPrefetch(
             groups.faroShuffle(),
             List.of(group),
-            new BatchFilter(groups, 0, 1, 0, 1),
+            new BatchFilter(groups, new ReadRange(0, 1, 0, 1)),
             pool,
             settings);
     failover = new Failover(groups.faroShuffle(), chunks, settings);

@@ -4,6 +4,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.faro.client.ClientOptions;
+import io.faro.client.ReadRange;
+import io.faro.client.protocol.ExecutorProto;
 import io.faro.common.batch.Batch;
 import io.faro.common.batch.BatchEncoder;
 import io.faro.common.config.FaroConf;
@@ -102,7 +104,7 @@ class PartitionReaderTest {
         new WorkerEndpoint("127.0.0.1", server.port(), server.port(), server.port());
     PartitionLocation location =
         new PartitionLocation(0, 0, Role.PRIMARY, new WorkerId("fake"), endpoint, 0);
-    return ReducerFileGroups.fromProto(
+    return ExecutorProto.fileGroups(
         APP,
         GetReducerFileGroupsResponse.newBuilder()
             .setFaroShuffleId(0)
@@ -132,7 +134,8 @@ class PartitionReaderTest {
   void aBusyWorkerIsAskedAgainWithoutItsCopyCountingAsFailed() {
     // One retry per copy and one copy: three failures would lose the partition; busy ones do not.
     busyAnswersLeft.set(5);
-    try (PartitionReader reader = new PartitionReader(groups(3), 0, 1, 0, 1, pool, settings)) {
+    try (PartitionReader reader =
+        new PartitionReader(groups(3), new ReadRange(0, 1, 0, 1), pool, settings)) {
       assertThat(readAll(reader)).isEqualTo(3);
       assertThat(reader.fetchRetries()).isEqualTo(5);
     }
@@ -141,7 +144,8 @@ class PartitionReaderTest {
   @Test
   void aWorkerBusyForeverIsGivenUpOn() {
     busyAnswersLeft.set(1_000);
-    try (PartitionReader reader = new PartitionReader(groups(3), 0, 1, 0, 1, pool, settings)) {
+    try (PartitionReader reader =
+        new PartitionReader(groups(3), new ReadRange(0, 1, 0, 1), pool, settings)) {
       assertThatThrownBy(() -> readAll(reader))
           .isInstanceOfSatisfying(
               FaroException.class, e -> assertThat(e.code()).isEqualTo(ErrorCode.DATA_LOST));
@@ -151,14 +155,16 @@ class PartitionReaderTest {
 
   @Test
   void readingFewerBatchesThanTheWinnersPushedIsDataLost() {
-    try (PartitionReader reader = new PartitionReader(groups(4), 0, 1, 0, 1, pool, settings)) {
+    try (PartitionReader reader =
+        new PartitionReader(groups(4), new ReadRange(0, 1, 0, 1), pool, settings)) {
       assertThatThrownBy(() -> readAll(reader))
           .isInstanceOfSatisfying(
               FaroException.class, e -> assertThat(e.code()).isEqualTo(ErrorCode.DATA_LOST))
           .hasMessageContaining("pushed 4 batches but 3");
     }
     // A reader of a map range cannot check per-partition totals; it reads what is there.
-    try (PartitionReader reader = new PartitionReader(groups(4), 0, 1, 0, 0, pool, settings)) {
+    try (PartitionReader reader =
+        new PartitionReader(groups(4), new ReadRange(0, 1, 0, 0), pool, settings)) {
       assertThat(readAll(reader)).isZero();
     }
   }
@@ -189,7 +195,7 @@ class PartitionReaderTest {
     PartitionLocation location =
         new PartitionLocation(0, 0, Role.PRIMARY, new WorkerId("fake"), endpoint, 0);
     ReducerFileGroups groups =
-        ReducerFileGroups.fromProto(
+        ExecutorProto.fileGroups(
             APP,
             GetReducerFileGroupsResponse.newBuilder()
                 .setFaroShuffleId(0)
@@ -205,11 +211,13 @@ class PartitionReaderTest {
                 .addExpectedBatches(4)
                 .build());
 
-    try (PartitionReader reader = new PartitionReader(groups, 0, 1, 0, 2, pool, settings)) {
+    try (PartitionReader reader =
+        new PartitionReader(groups, new ReadRange(0, 1, 0, 2), pool, settings)) {
       assertThat(contents(reader)).containsExactly("m0 a0 b0", "m0 a0 b1", "m1 a2 b0", "m1 a2 b1");
     }
     // A sub-read of a map range (a skewed partition split by the engine) keeps only its maps.
-    try (PartitionReader reader = new PartitionReader(groups, 0, 1, 1, 2, pool, settings)) {
+    try (PartitionReader reader =
+        new PartitionReader(groups, new ReadRange(0, 1, 1, 2), pool, settings)) {
       assertThat(contents(reader)).containsExactly("m1 a2 b0", "m1 a2 b1");
     }
   }

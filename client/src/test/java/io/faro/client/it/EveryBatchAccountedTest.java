@@ -4,6 +4,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.catchThrowable;
 
 import io.faro.client.ClientOptions;
+import io.faro.client.EngineShuffleId;
+import io.faro.client.MapAttempt;
+import io.faro.client.ReadRange;
 import io.faro.client.ShuffleClient;
 import io.faro.client.driver.LifecycleManager;
 import io.faro.client.fetch.PartitionReader;
@@ -77,7 +80,7 @@ class EveryBatchAccountedTest {
   private static int[] push(
       ShuffleClient client,
       LifecycleManager lifecycle,
-      ShuffleId shuffle,
+      EngineShuffleId shuffle,
       ShuffleWorkload workload,
       int mapId,
       int attemptId) {
@@ -95,7 +98,7 @@ class EveryBatchAccountedTest {
     try (App app = App.start(dir, 1, "missing-batch")) {
       ShuffleClient client = app.client();
       LifecycleManager lifecycle = app.lifecycle();
-      ShuffleId shuffle = new ShuffleId(lifecycle.app(), 0);
+      EngineShuffleId shuffle = new EngineShuffleId(lifecycle.app(), 0);
       ShuffleWorkload workload = new ShuffleWorkload(2, 4, 400, 5L);
       int[] map0 = push(client, lifecycle, shuffle, workload, 0, 0);
       int[] map1 = push(client, lifecycle, shuffle, workload, 1, 0);
@@ -108,14 +111,14 @@ class EveryBatchAccountedTest {
       int[][] seen = new int[2][400];
       for (int p : new int[] {0, 1, 3}) {
         try (PartitionReader reader =
-            client.newReader(lifecycle.endpoint(), shuffle, 2, p, p + 1, 0, 2, 0)) {
+            client.newReader(lifecycle.endpoint(), shuffle, 2, new ReadRange(p, p + 1, 0, 2), 0)) {
           for (Batch b; (b = reader.next()) != null; ) {
             workload.countBatch(b, p, seen);
           }
         }
       }
       try (PartitionReader reader =
-          client.newReader(lifecycle.endpoint(), shuffle, 2, 2, 3, 0, 2, 0)) {
+          client.newReader(lifecycle.endpoint(), shuffle, 2, new ReadRange(2, 3, 0, 2), 0)) {
         FaroException missing = readToTheEnd(reader);
         assertThat(missing).isNotNull();
         assertThat(missing.code()).isEqualTo(ErrorCode.DATA_LOST);
@@ -141,7 +144,7 @@ class EveryBatchAccountedTest {
     try (App app = App.start(dir, 1, "missing-skew-batch")) {
       ShuffleClient client = app.client();
       LifecycleManager lifecycle = app.lifecycle();
-      ShuffleId shuffle = new ShuffleId(lifecycle.app(), 0);
+      EngineShuffleId shuffle = new EngineShuffleId(lifecycle.app(), 0);
       ShuffleWorkload workload = new ShuffleWorkload(3, 4, 400, 5L);
       int[][] pushed = new int[3][];
       for (int m = 0; m < 3; m++) {
@@ -157,7 +160,8 @@ class EveryBatchAccountedTest {
       // Maps 0 and 2 alone are whole; map 1's range is not.
       for (int[] range : new int[][] {{0, 1}, {2, 3}}) {
         try (PartitionReader reader =
-            client.newReader(lifecycle.endpoint(), shuffle, 3, 2, 3, range[0], range[1], 0)) {
+            client.newReader(
+                lifecycle.endpoint(), shuffle, 3, new ReadRange(2, 3, range[0], range[1]), 0)) {
           int batches = 0;
           while (reader.next() != null) {
             batches++;
@@ -167,7 +171,8 @@ class EveryBatchAccountedTest {
       }
       for (int[] range : new int[][] {{1, 2}, {0, 2}, {1, 3}}) {
         try (PartitionReader reader =
-            client.newReader(lifecycle.endpoint(), shuffle, 3, 2, 3, range[0], range[1], 0)) {
+            client.newReader(
+                lifecycle.endpoint(), shuffle, 3, new ReadRange(2, 3, range[0], range[1]), 0)) {
           FaroException missing = readToTheEnd(reader);
           assertThat(missing).as("maps %d..%d", range[0], range[1] - 1).isNotNull();
           assertThat(missing.code()).isEqualTo(ErrorCode.DATA_LOST);
@@ -188,7 +193,7 @@ class EveryBatchAccountedTest {
     try (App app = App.start(dir, 1, "undeclared-batch")) {
       ShuffleClient client = app.client();
       LifecycleManager lifecycle = app.lifecycle();
-      ShuffleId shuffle = new ShuffleId(lifecycle.app(), 0);
+      EngineShuffleId shuffle = new EngineShuffleId(lifecycle.app(), 0);
       ShuffleWorkload workload = new ShuffleWorkload(1, 1, 400, 5L);
       int[] pushed = push(client, lifecycle, shuffle, workload, 0, 0);
       assertThat(pushed[0]).isGreaterThan(1);
@@ -196,7 +201,7 @@ class EveryBatchAccountedTest {
       pushed[0]--;
       client.mapperEnd(lifecycle.endpoint(), shuffle, 0, 0, 1, pushed);
       try (PartitionReader reader =
-          client.newReader(lifecycle.endpoint(), shuffle, 1, 0, 1, 0, 1, 0)) {
+          client.newReader(lifecycle.endpoint(), shuffle, 1, new ReadRange(0, 1, 0, 1), 0)) {
         FaroException refused = readToTheEnd(reader);
         assertThat(refused).isNotNull();
         assertThat(refused.code()).isEqualTo(ErrorCode.DATA_LOST);
@@ -210,12 +215,14 @@ class EveryBatchAccountedTest {
     try (App app = App.start(dir, 2, "stray-commit")) {
       ShuffleClient client = app.client();
       LifecycleManager lifecycle = app.lifecycle();
-      ShuffleId shuffle = new ShuffleId(lifecycle.app(), 0);
+      EngineShuffleId shuffle = new EngineShuffleId(lifecycle.app(), 0);
       ShuffleWorkload workload = new ShuffleWorkload(3, 8, 500, 6L);
       int[][] batches = new int[3][];
       batches[0] = push(client, lifecycle, shuffle, workload, 0, 0);
 
-      // Anyone who knows the app id can send this; it names the very shuffle being written.
+      // Anyone who knows the app id can send this; it names the very shuffle being written (the
+      // engine shuffle's first generation).
+      ShuffleId written = new ShuffleId(lifecycle.app(), 0);
       for (WorkerServer worker : app.cluster().workers()) {
         HostPort rpc = worker.endpoint().rpc();
         Throwable refused =
@@ -226,7 +233,7 @@ class EveryBatchAccountedTest {
                             .call(
                                 rpc,
                                 CommitFilesRequest.newBuilder()
-                                    .setShuffle(IdMapper.toProto(shuffle))
+                                    .setShuffle(IdMapper.toProto(written))
                                     .build(),
                                 CommitFilesResponse.class),
                         Duration.ofSeconds(10),
@@ -251,7 +258,7 @@ class EveryBatchAccountedTest {
     try (App app = App.start(dir, 1, "late-attempt")) {
       ShuffleClient client = app.client();
       LifecycleManager lifecycle = app.lifecycle();
-      ShuffleId shuffle = new ShuffleId(lifecycle.app(), 0);
+      EngineShuffleId shuffle = new EngineShuffleId(lifecycle.app(), 0);
       ShuffleWorkload workload = new ShuffleWorkload(1, 4, 300, 7L);
       int[] winner = push(client, lifecycle, shuffle, workload, 0, 0);
       client.mapperEnd(lifecycle.endpoint(), shuffle, 0, 0, 1, winner);
@@ -268,7 +275,10 @@ class EveryBatchAccountedTest {
         incomplete = pusher.incomplete();
       }
       assertThat(incomplete).as("batches answered STAGE_ENDED").isTrue();
-      assertThat(client.mapperEnd(lifecycle.endpoint(), shuffle, 0, 0, 1, 1, late, true)).isZero();
+      assertThat(
+              client.mapperEnd(
+                  lifecycle.endpoint(), shuffle, 0, new MapAttempt(0, 1), 1, late, true))
+          .isZero();
       ShuffleWorkload.assertEveryRecordOnce(
           workload.readAll(client, lifecycle.endpoint(), shuffle, r -> {}));
     }
@@ -279,7 +289,7 @@ class EveryBatchAccountedTest {
     try (App app = App.start(dir, 1, "rollback")) {
       ShuffleClient client = app.client();
       LifecycleManager lifecycle = app.lifecycle();
-      ShuffleId shuffle = new ShuffleId(lifecycle.app(), 0);
+      EngineShuffleId shuffle = new EngineShuffleId(lifecycle.app(), 0);
       ShuffleWorkload workload = new ShuffleWorkload(2, 4, 300, 8L);
       ShuffleId first =
           writeStage(client, lifecycle, shuffle, workload, ShuffleClient.stageKey(3, 0));
@@ -300,7 +310,8 @@ class EveryBatchAccountedTest {
       int[][] seen = new int[2][300];
       for (int p = 0; p < 4; p++) {
         try (PartitionReader r =
-            client.newReader(lifecycle.endpoint(), shuffle, 2, p, p + 1, 0, 2, reader)) {
+            client.newReader(
+                lifecycle.endpoint(), shuffle, 2, new ReadRange(p, p + 1, 0, 2), reader)) {
           for (Batch b; (b = r.next()) != null; ) {
             workload.countBatch(b, p, seen);
           }
@@ -320,7 +331,7 @@ class EveryBatchAccountedTest {
     try (App app = App.start(dir, 1, "pinned", "faro.client.partitions.per.page", "2")) {
       ShuffleClient client = app.client();
       LifecycleManager lifecycle = app.lifecycle();
-      ShuffleId shuffle = new ShuffleId(lifecycle.app(), 0);
+      EngineShuffleId shuffle = new EngineShuffleId(lifecycle.app(), 0);
       ShuffleWorkload workload = new ShuffleWorkload(2, 4, 300, 8L);
       ShuffleId first =
           writeStage(client, lifecycle, shuffle, workload, ShuffleClient.stageKey(3, 0));
@@ -337,7 +348,7 @@ class EveryBatchAccountedTest {
           .isEqualTo(first);
       int[][] seen = new int[2][300];
       try (PartitionReader r =
-          client.newReader(lifecycle.endpoint(), shuffle, 2, 0, 4, 0, 2, reader)) {
+          client.newReader(lifecycle.endpoint(), shuffle, 2, new ReadRange(0, 4, 0, 2), reader)) {
         assertThat(r.shuffle()).isEqualTo(first);
         for (Batch b; (b = r.next()) != null; ) {
           workload.countBatch(b, r.currentPartition(), seen);
@@ -359,7 +370,7 @@ class EveryBatchAccountedTest {
     try (App app = App.start(dir, 1, "ranges", "faro.client.partitions.per.page", "2")) {
       ShuffleClient client = app.client();
       LifecycleManager lifecycle = app.lifecycle();
-      ShuffleId shuffle = new ShuffleId(lifecycle.app(), 0);
+      EngineShuffleId shuffle = new EngineShuffleId(lifecycle.app(), 0);
       ShuffleWorkload workload = new ShuffleWorkload(2, 4, 50, 9L);
       ShuffleId written =
           writeStage(client, lifecycle, shuffle, workload, ShuffleClient.stageKey(3, 0));
@@ -452,7 +463,7 @@ class EveryBatchAccountedTest {
   private static ShuffleId writeStage(
       ShuffleClient client,
       LifecycleManager lifecycle,
-      ShuffleId shuffle,
+      EngineShuffleId shuffle,
       ShuffleWorkload workload,
       long stage) {
     ShuffleId written =
@@ -463,12 +474,18 @@ class EveryBatchAccountedTest {
       int[] batches;
       try (MapPusher pusher =
           client.newMapPusher(
-              lifecycle.endpoint(), shuffle, stage, m, 0, workload.maps, workload.partitions)) {
+              lifecycle.endpoint(),
+              shuffle,
+              stage,
+              new MapAttempt(m, 0),
+              workload.maps,
+              workload.partitions)) {
         workload.writeMap(pusher, m, 0);
         pusher.finish();
         batches = pusher.batchCounts();
       }
-      client.mapperEnd(lifecycle.endpoint(), shuffle, stage, m, 0, workload.maps, batches);
+      client.mapperEnd(
+          lifecycle.endpoint(), shuffle, stage, new MapAttempt(m, 0), workload.maps, batches);
     }
     return written;
   }

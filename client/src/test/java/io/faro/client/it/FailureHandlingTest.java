@@ -4,6 +4,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.faro.client.ClientOptions;
+import io.faro.client.EngineShuffleId;
+import io.faro.client.MapAttempt;
 import io.faro.client.ShuffleClient;
 import io.faro.client.driver.LifecycleManager;
 import io.faro.client.fetch.PartitionReader;
@@ -50,7 +52,7 @@ class FailureHandlingTest {
           LifecycleManager lifecycle =
               new LifecycleManager(new AppId("restart"), settings, pool, "127.0.0.1")) {
         ShuffleClient client = new ShuffleClient(pool, settings);
-        ShuffleId shuffle = new ShuffleId(lifecycle.app(), 0);
+        EngineShuffleId shuffle = new EngineShuffleId(lifecycle.app(), 0);
         ShuffleWorkload workload = new ShuffleWorkload(3, 10, 500, 9L);
         int[][] batches = new int[3][];
         for (int m = 0; m < 3; m++) {
@@ -144,7 +146,7 @@ class FailureHandlingTest {
           LifecycleManager lifecycle =
               new LifecycleManager(new AppId("hung"), settings, pool, "127.0.0.1")) {
         ShuffleClient client = new ShuffleClient(pool, settings);
-        ShuffleId shuffle = new ShuffleId(lifecycle.app(), 0);
+        EngineShuffleId shuffle = new EngineShuffleId(lifecycle.app(), 0);
         ShuffleWorkload workload = new ShuffleWorkload(2, 10, 500, 11L);
         int[][] batches = new int[2][];
         for (int m = 0; m < 2; m++) {
@@ -280,7 +282,13 @@ class FailureHandlingTest {
       try (ClientPool pool = new ClientPool("test", settings.network())) {
         MapPusher pusher =
             new MapPusher(
-                new ShuffleId(new AppId("a"), 0), 0, 0, locations, 2, pool, settings, allocator);
+                new ShuffleId(new AppId("a"), 0),
+                new MapAttempt(0, 0),
+                locations,
+                2,
+                pool,
+                settings,
+                allocator);
         assertThatThrownBy(
                 () -> {
                   try (pusher) {
@@ -311,7 +319,7 @@ class FailureHandlingTest {
           LifecycleManager lifecycle =
               new LifecycleManager(new AppId("retry"), settings, pool, "127.0.0.1")) {
         ShuffleClient client = new ShuffleClient(pool, settings);
-        ShuffleId shuffle = new ShuffleId(lifecycle.app(), 0);
+        EngineShuffleId shuffle = new EngineShuffleId(lifecycle.app(), 0);
         assertThatThrownBy(() -> client.pushLocations(lifecycle.endpoint(), shuffle, 1, 4))
             .isInstanceOf(FaroException.class);
 
@@ -354,7 +362,7 @@ class FailureHandlingTest {
         List<Integer> lostShuffles = Collections.synchronizedList(new ArrayList<>());
         lifecycle.onShuffleLost(lostShuffles::add);
         ShuffleClient client = new ShuffleClient(pool, settings);
-        ShuffleId shuffle = new ShuffleId(lifecycle.app(), 7);
+        EngineShuffleId shuffle = new EngineShuffleId(lifecycle.app(), 7);
         long stage3 = ShuffleClient.stageKey(3, 0);
         ShuffleId first =
             client.pushTargets(lifecycle.endpoint(), shuffle, stage3, 1, 2).faroShuffle();
@@ -384,14 +392,21 @@ class FailureHandlingTest {
         // A zombie task of the lost attempt keeps its generation, and may not report success.
         int[] zombieBatches;
         try (MapPusher pusher =
-            client.newMapPusher(lifecycle.endpoint(), shuffle, stage3, 0, 0, 1, 2)) {
+            client.newMapPusher(
+                lifecycle.endpoint(), shuffle, stage3, new MapAttempt(0, 0), 1, 2)) {
           pusher.write(0, new byte[100], 0, 100);
           pusher.finish();
           zombieBatches = pusher.batchCounts();
         }
         assertThatThrownBy(
                 () ->
-                    client.mapperEnd(lifecycle.endpoint(), shuffle, stage3, 0, 0, 1, zombieBatches))
+                    client.mapperEnd(
+                        lifecycle.endpoint(),
+                        shuffle,
+                        stage3,
+                        new MapAttempt(0, 0),
+                        1,
+                        zombieBatches))
             .isInstanceOf(FaroException.class)
             .satisfies(e -> assertThat(((FaroException) e).code()).isEqualTo(ErrorCode.DATA_LOST));
       }
@@ -417,11 +432,12 @@ class FailureHandlingTest {
             new java.util.concurrent.atomic.AtomicInteger();
         lifecycle.engineOutputs(shuffleId -> shuffleId == 11 ? engineHolds.get() : -1);
         ShuffleClient client = new ShuffleClient(pool, settings);
-        ShuffleId shuffle = new ShuffleId(lifecycle.app(), 11);
+        EngineShuffleId shuffle = new EngineShuffleId(lifecycle.app(), 11);
         long attempt0 = ShuffleClient.stageKey(4, 0);
         ShuffleId first =
             client.pushTargets(lifecycle.endpoint(), shuffle, attempt0, 3, 2).faroShuffle();
-        client.mapperEnd(lifecycle.endpoint(), shuffle, attempt0, 0, 0, 3, new int[0]);
+        client.mapperEnd(
+            lifecycle.endpoint(), shuffle, attempt0, new MapAttempt(0, 0), 3, new int[0]);
         engineHolds.set(1);
 
         // Attempt 1 re-runs maps 1 and 2 only: the engine holds map 0's output.
@@ -438,7 +454,12 @@ class FailureHandlingTest {
         for (int map = 0; map < 3; map++) {
           assertThat(
                   client.mapperEnd(
-                      lifecycle.endpoint(), shuffle, attempt2, map, 2 << 16 | map, 3, new int[0]))
+                      lifecycle.endpoint(),
+                      shuffle,
+                      attempt2,
+                      new MapAttempt(map, 2 << 16 | map),
+                      3,
+                      new int[0]))
               .as("map %d's winner is the re-run's attempt", map)
               .isEqualTo(2 << 16 | map);
         }
@@ -449,7 +470,12 @@ class FailureHandlingTest {
         assertThatThrownBy(
                 () ->
                     client.mapperEnd(
-                        lifecycle.endpoint(), shuffle, attempt1, 1, 1 << 16, 3, new int[0]))
+                        lifecycle.endpoint(),
+                        shuffle,
+                        attempt1,
+                        new MapAttempt(1, 1 << 16),
+                        3,
+                        new int[0]))
             .isInstanceOf(FaroException.class);
       }
     }
@@ -469,12 +495,13 @@ class FailureHandlingTest {
         List<Integer> lostShuffles = Collections.synchronizedList(new ArrayList<>());
         lifecycle.onShuffleLost(lostShuffles::add);
         ShuffleClient client = new ShuffleClient(pool, settings);
-        ShuffleId shuffle = new ShuffleId(lifecycle.app(), 9);
+        EngineShuffleId shuffle = new EngineShuffleId(lifecycle.app(), 9);
         long attempt0 = ShuffleClient.stageKey(3, 0);
         ShuffleId first =
             client.pushTargets(lifecycle.endpoint(), shuffle, attempt0, 3, 2).faroShuffle();
         for (int map = 0; map < 3; map++) {
-          client.mapperEnd(lifecycle.endpoint(), shuffle, attempt0, map, 0, 3, new int[0]);
+          client.mapperEnd(
+              lifecycle.endpoint(), shuffle, attempt0, new MapAttempt(map, 0), 3, new int[0]);
         }
         // A stage attempt that ended with every map is no news.
         lifecycle.stageAttemptEnded(3, 0);
@@ -488,8 +515,10 @@ class FailureHandlingTest {
         ShuffleId second =
             client.pushTargets(lifecycle.endpoint(), shuffle, attempt1, 3, 2).faroShuffle();
         assertThat(second).isNotEqualTo(first);
-        client.mapperEnd(lifecycle.endpoint(), shuffle, attempt1, 0, 1 << 16, 3, new int[0]);
-        client.mapperEnd(lifecycle.endpoint(), shuffle, attempt1, 1, 1 << 16, 3, new int[0]);
+        client.mapperEnd(
+            lifecycle.endpoint(), shuffle, attempt1, new MapAttempt(0, 1 << 16), 3, new int[0]);
+        client.mapperEnd(
+            lifecycle.endpoint(), shuffle, attempt1, new MapAttempt(1, 1 << 16), 3, new int[0]);
 
         lifecycle.stageAttemptEnded(3, 1);
 

@@ -3,6 +3,8 @@ package io.faro.client.it;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.faro.client.ClientOptions;
+import io.faro.client.EngineShuffleId;
+import io.faro.client.ReadRange;
 import io.faro.client.ShuffleClient;
 import io.faro.client.driver.LifecycleManager;
 import io.faro.client.fetch.PartitionReader;
@@ -12,7 +14,6 @@ import io.faro.client.testing.MiniFaroCluster;
 import io.faro.client.testing.Scrape;
 import io.faro.common.batch.Batch;
 import io.faro.common.id.AppId;
-import io.faro.common.id.ShuffleId;
 import io.faro.common.network.ClientPool;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
@@ -52,7 +53,7 @@ class MillionReducersTest {
           LifecycleManager lifecycle =
               new LifecycleManager(new AppId("wide"), settings, pool, "127.0.0.1")) {
         ShuffleClient client = new ShuffleClient(pool, settings);
-        ShuffleId shuffle = new ShuffleId(lifecycle.app(), 0);
+        EngineShuffleId shuffle = new EngineShuffleId(lifecycle.app(), 0);
         // Spark registers the shuffle first: 62 pages are too many to place then.
         lifecycle.registerShuffle(0, 2, PARTITIONS);
         Map<Integer, String> written = new HashMap<>();
@@ -98,7 +99,8 @@ class MillionReducersTest {
               continue; // empty partitions are read below, in one reader of the whole range
             }
             try (PartitionReader reader =
-                client.newReader(lifecycle.endpoint(), shuffle, 2, p, p + 1, 0, 2, 1)) {
+                client.newReader(
+                    lifecycle.endpoint(), shuffle, 2, new ReadRange(p, p + 1, 0, 2), 1)) {
               for (Batch b; (b = reader.next()) != null; ) {
                 batches++;
                 read.merge(
@@ -109,7 +111,8 @@ class MillionReducersTest {
             }
           }
           try (PartitionReader whole =
-              client.newReader(lifecycle.endpoint(), shuffle, 2, range[0], range[1], 0, 2, 2)) {
+              client.newReader(
+                  lifecycle.endpoint(), shuffle, 2, new ReadRange(range[0], range[1], 0, 2), 2)) {
             int inRange =
                 (int)
                     written.keySet().stream()

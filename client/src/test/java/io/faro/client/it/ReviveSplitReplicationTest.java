@@ -3,6 +3,7 @@ package io.faro.client.it;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.faro.client.ClientOptions;
+import io.faro.client.EngineShuffleId;
 import io.faro.client.ShuffleClient;
 import io.faro.client.driver.LifecycleManager;
 import io.faro.client.fetch.ReducerFileGroups;
@@ -12,7 +13,6 @@ import io.faro.common.config.FaroConf;
 import io.faro.common.id.AppId;
 import io.faro.common.id.PartitionLocation;
 import io.faro.common.id.Role;
-import io.faro.common.id.ShuffleId;
 import io.faro.common.id.WorkerId;
 import io.faro.common.network.ClientPool;
 import io.faro.common.network.Futures;
@@ -81,7 +81,7 @@ class ReviveSplitReplicationTest {
   private void runMaps(
       ShuffleClient client,
       LifecycleManager lifecycle,
-      ShuffleId shuffle,
+      EngineShuffleId shuffle,
       ShuffleWorkload workload,
       int from,
       int to,
@@ -119,7 +119,7 @@ class ReviveSplitReplicationTest {
           LifecycleManager lifecycle =
               new LifecycleManager(new AppId("replicated"), settings, pool, "127.0.0.1")) {
         ShuffleClient client = new ShuffleClient(pool, settings);
-        ShuffleId shuffle = new ShuffleId(lifecycle.app(), 0);
+        EngineShuffleId shuffle = new EngineShuffleId(lifecycle.app(), 0);
         List<PartitionLocation> placed =
             client.pushLocations(lifecycle.endpoint(), shuffle, MAPS, PARTITIONS);
         assertThat(placed)
@@ -169,7 +169,7 @@ class ReviveSplitReplicationTest {
           LifecycleManager lifecycle =
               new LifecycleManager(new AppId("failover"), settings, pool, "127.0.0.1")) {
         ShuffleClient client = new ShuffleClient(pool, settings);
-        ShuffleId shuffle = new ShuffleId(lifecycle.app(), 0);
+        EngineShuffleId shuffle = new EngineShuffleId(lifecycle.app(), 0);
         runMaps(client, lifecycle, shuffle, workload, 0, MAPS, new ArrayList<>());
         ReducerFileGroups groups = client.fileGroups(lifecycle.endpoint(), shuffle, MAPS, 0);
         // Primary and replica of the same epoch cut the same chunks, by the primary's size.
@@ -225,7 +225,7 @@ class ReviveSplitReplicationTest {
             LifecycleManager lifecycle =
                 new LifecycleManager(new AppId("split-" + mode), settings, pool, "127.0.0.1")) {
           ShuffleClient client = new ShuffleClient(pool, settings);
-          ShuffleId shuffle = new ShuffleId(lifecycle.app(), 0);
+          EngineShuffleId shuffle = new EngineShuffleId(lifecycle.app(), 0);
           runMaps(client, lifecycle, shuffle, workload, 0, MAPS, new ArrayList<>());
           ShuffleWorkload.assertEveryRecordOnce(
               workload.readAll(client, lifecycle.endpoint(), shuffle, r -> {}));
@@ -279,7 +279,7 @@ class ReviveSplitReplicationTest {
           LifecycleManager lifecycle =
               new LifecycleManager(new AppId("disk-full"), settings, pool, "127.0.0.1")) {
         ShuffleClient client = new ShuffleClient(pool, settings);
-        ShuffleId shuffle = new ShuffleId(lifecycle.app(), 0);
+        EngineShuffleId shuffle = new EngineShuffleId(lifecycle.app(), 0);
         List<PartitionLocation> placed =
             client.pushLocations(lifecycle.endpoint(), shuffle, MAPS, PARTITIONS);
         assertThat(placed)
@@ -318,7 +318,7 @@ class ReviveSplitReplicationTest {
             () ->
                 client.pushLocations(
                     lifecycle.endpoint(),
-                    new ShuffleId(lifecycle.app(), next.getAndIncrement()),
+                    new EngineShuffleId(lifecycle.app(), next.getAndIncrement()),
                     MAPS,
                     PARTITIONS),
             later -> later.stream().noneMatch(l -> l.worker().equals(full.workerId())));

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.faro.client.ClientOptions;
+import io.faro.client.EngineShuffleId;
 import io.faro.client.ShuffleClient;
 import io.faro.client.driver.LifecycleManager;
 import io.faro.client.fetch.PartitionReader;
@@ -13,7 +14,6 @@ import io.faro.common.config.FaroConf;
 import io.faro.common.error.ErrorCode;
 import io.faro.common.error.FaroException;
 import io.faro.common.id.AppId;
-import io.faro.common.id.ShuffleId;
 import io.faro.common.network.ClientPool;
 import java.io.IOException;
 import java.io.RandomAccessFile;
@@ -77,7 +77,7 @@ class ShuffleExactlyOnceTest {
   private static Pushed push(
       ShuffleClient client,
       LifecycleManager lifecycle,
-      ShuffleId shuffle,
+      EngineShuffleId shuffle,
       ShuffleWorkload workload,
       int mapId,
       int attemptId,
@@ -137,7 +137,10 @@ class ShuffleExactlyOnceTest {
    * wins; the bytes pushed.
    */
   private static long pushEveryMapAtOnce(
-      ShuffleClient client, LifecycleManager lifecycle, ShuffleId shuffle, ShuffleWorkload workload)
+      ShuffleClient client,
+      LifecycleManager lifecycle,
+      EngineShuffleId shuffle,
+      ShuffleWorkload workload)
       throws Exception {
     List<Future<Long>> maps = new ArrayList<>();
     for (int m = 0; m < MAPS; m++) {
@@ -175,7 +178,7 @@ class ShuffleExactlyOnceTest {
     try (LifecycleManager lifecycle =
         new LifecycleManager(new AppId(app), with, pool, "127.0.0.1")) {
       ShuffleClient client = new ShuffleClient(pool, with);
-      ShuffleId shuffle = new ShuffleId(lifecycle.app(), 0);
+      EngineShuffleId shuffle = new EngineShuffleId(lifecycle.app(), 0);
       long pushed = pushEveryMapAtOnce(client, lifecycle, shuffle, workload);
       AtomicLong read = new AtomicLong();
       ShuffleWorkload.assertEveryRecordOnce(
@@ -195,7 +198,7 @@ class ShuffleExactlyOnceTest {
     try (LifecycleManager lifecycle =
         new LifecycleManager(new AppId("map-ranges"), settings, pool, "127.0.0.1")) {
       ShuffleClient client = new ShuffleClient(pool, settings);
-      ShuffleId shuffle = new ShuffleId(lifecycle.app(), 0);
+      EngineShuffleId shuffle = new EngineShuffleId(lifecycle.app(), 0);
       // One map after the other, as waves of map tasks do: each partition's chunks then hold the
       // batches of a few neighbouring maps.
       for (int m = 0; m < MAPS; m++) {
@@ -246,7 +249,7 @@ class ShuffleExactlyOnceTest {
     try (LifecycleManager lifecycle =
         new LifecycleManager(new AppId("map-ranges-at-once"), settings, pool, "127.0.0.1")) {
       ShuffleClient client = new ShuffleClient(pool, settings);
-      ShuffleId shuffle = new ShuffleId(lifecycle.app(), 0);
+      EngineShuffleId shuffle = new EngineShuffleId(lifecycle.app(), 0);
       long pushed = pushEveryMapAtOnce(client, lifecycle, shuffle, workload);
       double[] before = fetchTraffic();
       AtomicLong read = new AtomicLong();
@@ -287,7 +290,7 @@ class ShuffleExactlyOnceTest {
     try (LifecycleManager lifecycle =
         new LifecycleManager(new AppId("duplicates"), settings, pool, "127.0.0.1")) {
       ShuffleClient client = new ShuffleClient(pool, settings);
-      ShuffleId shuffle = new ShuffleId(lifecycle.app(), 0);
+      EngineShuffleId shuffle = new EngineShuffleId(lifecycle.app(), 0);
       List<Future<long[]>> maps = new ArrayList<>();
       for (int m = 0; m < MAPS; m++) {
         int mapId = m;
@@ -342,7 +345,7 @@ class ShuffleExactlyOnceTest {
     try (LifecycleManager lifecycle =
         new LifecycleManager(new AppId("corruption"), settings, pool, "127.0.0.1")) {
       ShuffleClient client = new ShuffleClient(pool, settings);
-      ShuffleId shuffle = new ShuffleId(lifecycle.app(), 0);
+      EngineShuffleId shuffle = new EngineShuffleId(lifecycle.app(), 0);
       for (int m = 0; m < 4; m++) {
         int[] batches;
         try (MapPusher pusher =

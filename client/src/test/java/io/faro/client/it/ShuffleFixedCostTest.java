@@ -3,6 +3,7 @@ package io.faro.client.it;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.faro.client.ClientOptions;
+import io.faro.client.EngineShuffleId;
 import io.faro.client.ShuffleClient;
 import io.faro.client.driver.LifecycleManager;
 import io.faro.client.fetch.PartitionReader;
@@ -12,7 +13,6 @@ import io.faro.client.testing.Scrape;
 import io.faro.common.batch.Batch;
 import io.faro.common.id.AppId;
 import io.faro.common.id.PartitionLocation;
-import io.faro.common.id.ShuffleId;
 import io.faro.common.id.WorkerId;
 import io.faro.common.json.Json;
 import io.faro.common.network.ClientPool;
@@ -65,7 +65,7 @@ class ShuffleFixedCostTest {
         waitUntilBothWorkersHoldAShuffle(cluster);
         assertThat(slotRequests(cluster)).isEqualTo(1);
 
-        ShuffleId shuffle = new ShuffleId(lifecycle.app(), 0);
+        EngineShuffleId shuffle = new EngineShuffleId(lifecycle.app(), 0);
         List<MapPusher> pushers = new ArrayList<>();
         for (int map = 0; map < MAPS; map++) {
           pushers.add(client.newMapPusher(lifecycle.endpoint(), shuffle, map, 0, MAPS, PARTITIONS));
@@ -107,7 +107,7 @@ class ShuffleFixedCostTest {
         Thread.sleep(500);
         assertThat(slotRequests(cluster)).isZero();
 
-        ShuffleId shuffle = new ShuffleId(lifecycle.app(), 0);
+        EngineShuffleId shuffle = new EngineShuffleId(lifecycle.app(), 0);
         List<PartitionLocation> locations =
             client.pushLocations(lifecycle.endpoint(), shuffle, MAPS, PARTITIONS);
         assertThat(slotRequests(cluster)).isEqualTo(1);
@@ -140,7 +140,7 @@ class ShuffleFixedCostTest {
   }
 
   private static List<String> read(
-      ShuffleClient client, LifecycleManager lifecycle, ShuffleId shuffle, int partition) {
+      ShuffleClient client, LifecycleManager lifecycle, EngineShuffleId shuffle, int partition) {
     List<String> records = new ArrayList<>();
     try (PartitionReader reader =
         client.newReader(lifecycle.endpoint(), shuffle, MAPS, partition, partition + 1, 0, MAPS)) {

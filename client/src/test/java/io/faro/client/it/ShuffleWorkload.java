@@ -1,10 +1,10 @@
 package io.faro.client.it;
 
+import io.faro.client.EngineShuffleId;
 import io.faro.client.ShuffleClient;
 import io.faro.client.fetch.PartitionReader;
 import io.faro.client.push.MapPusher;
 import io.faro.common.batch.Batch;
-import io.faro.common.id.ShuffleId;
 import io.faro.common.network.HostPort;
 import java.nio.ByteBuffer;
 import java.util.Random;
@@ -98,7 +98,7 @@ final class ShuffleWorkload {
   int[][] readAll(
       ShuffleClient client,
       HostPort lifecycle,
-      ShuffleId shuffle,
+      EngineShuffleId shuffle,
       Consumer<PartitionReader> afterEach) {
     int[][] seen = new int[maps][recordsPerMap];
     for (int p = 0; p < partitions; p++) {
@@ -120,7 +120,7 @@ final class ShuffleWorkload {
   int[][] readByMapRanges(
       ShuffleClient client,
       HostPort lifecycle,
-      ShuffleId shuffle,
+      EngineShuffleId shuffle,
       int ranges,
       Consumer<PartitionReader> afterEach) {
     int[][] seen = new int[maps][recordsPerMap];

@@ -3,13 +3,13 @@ package io.faro.client.it;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.faro.client.ClientOptions;
+import io.faro.client.EngineShuffleId;
 import io.faro.client.ShuffleClient;
 import io.faro.client.driver.LifecycleManager;
 import io.faro.client.push.MapPusher;
 import io.faro.client.testing.MiniFaroCluster;
 import io.faro.common.id.AppId;
 import io.faro.common.id.PartitionLocation;
-import io.faro.common.id.ShuffleId;
 import io.faro.common.network.ClientPool;
 import io.faro.common.network.Futures;
 import io.faro.proto.WorkerStatusRequest;
@@ -165,7 +165,7 @@ class SlowDiskPlacementTest {
 
   /** Pushes about 8 MiB over every partition and reads it back, every record once. */
   private void runShuffle(ShuffleClient client, LifecycleManager lifecycle) throws Exception {
-    ShuffleId shuffle = new ShuffleId(lifecycle.app(), nextShuffle++);
+    EngineShuffleId shuffle = new EngineShuffleId(lifecycle.app(), nextShuffle++);
     ShuffleWorkload workload = new ShuffleWorkload(MAPS, PARTITIONS, 16_000, nextShuffle);
     for (int m = 0; m < MAPS; m++) {
       try (MapPusher pusher =
@@ -181,7 +181,7 @@ class SlowDiskPlacementTest {
 
   /** Places a shuffle of {@link #PROBE_PARTITIONS} and counts its partitions per worker/disk. */
   private Map<String, Long> probe(ShuffleClient client, LifecycleManager lifecycle) {
-    ShuffleId shuffle = new ShuffleId(lifecycle.app(), nextShuffle++);
+    EngineShuffleId shuffle = new EngineShuffleId(lifecycle.app(), nextShuffle++);
     List<PartitionLocation> placed =
         client.pushLocations(lifecycle.endpoint(), shuffle, 1, PROBE_PARTITIONS);
     Map<String, Long> counts =

@@ -3,6 +3,8 @@ package io.faro.client.it;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.faro.client.ClientOptions;
+import io.faro.client.EngineShuffleId;
+import io.faro.client.ReadRange;
 import io.faro.client.ShuffleClient;
 import io.faro.client.driver.LifecycleManager;
 import io.faro.client.fetch.PartitionReader;
@@ -11,7 +13,6 @@ import io.faro.client.testing.MiniFaroCluster;
 import io.faro.client.testing.Scrape;
 import io.faro.common.batch.Batch;
 import io.faro.common.id.AppId;
-import io.faro.common.id.ShuffleId;
 import io.faro.common.json.Json;
 import io.faro.common.network.ClientPool;
 import io.faro.worker.server.WorkerServer;
@@ -39,7 +40,7 @@ class WorkerMetricsTest {
           LifecycleManager lifecycle =
               new LifecycleManager(new AppId("metrics"), settings, pool, "127.0.0.1")) {
         ShuffleClient client = new ShuffleClient(pool, settings);
-        ShuffleId shuffle = new ShuffleId(lifecycle.app(), 0);
+        EngineShuffleId shuffle = new EngineShuffleId(lifecycle.app(), 0);
         ShuffleWorkload workload = new ShuffleWorkload(3, 8, 2000, 11L);
         for (int map = 0; map < workload.maps; map++) {
           try (MapPusher pusher =
@@ -52,7 +53,8 @@ class WorkerMetricsTest {
         int[][] seen = new int[3][2000];
         for (int p = 0; p < 8; p++) {
           try (PartitionReader reader =
-              client.newReader(lifecycle.endpoint(), shuffle, 3, p, p + 1, 0, 3, 0)) {
+              client.newReader(
+                  lifecycle.endpoint(), shuffle, 3, new ReadRange(p, p + 1, 0, 3), 0)) {
             for (Batch b; (b = reader.next()) != null; ) {
               workload.countBatch(b, p, seen);
             }

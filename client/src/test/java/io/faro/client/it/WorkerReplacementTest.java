@@ -3,6 +3,7 @@ package io.faro.client.it;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.faro.client.ClientOptions;
+import io.faro.client.EngineShuffleId;
 import io.faro.client.ShuffleClient;
 import io.faro.client.driver.LifecycleManager;
 import io.faro.client.fetch.PartitionReader;
@@ -11,7 +12,6 @@ import io.faro.client.testing.MiniFaroCluster;
 import io.faro.common.batch.Batch;
 import io.faro.common.id.AppId;
 import io.faro.common.id.PartitionLocation;
-import io.faro.common.id.ShuffleId;
 import io.faro.common.network.ClientPool;
 import java.nio.file.Path;
 import java.util.List;
@@ -34,7 +34,7 @@ class WorkerReplacementTest {
           LifecycleManager lifecycle =
               new LifecycleManager(new AppId("replace"), settings, pool, "127.0.0.1")) {
         ShuffleClient client = new ShuffleClient(pool, settings);
-        ShuffleId shuffle = new ShuffleId(lifecycle.app(), 0);
+        EngineShuffleId shuffle = new EngineShuffleId(lifecycle.app(), 0);
         ShuffleWorkload workload = new ShuffleWorkload(3, 30, 500, 9L);
         List<PartitionLocation> locations =
             client.pushLocations(lifecycle.endpoint(), shuffle, 3, 30);

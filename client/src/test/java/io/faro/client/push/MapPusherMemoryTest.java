@@ -3,6 +3,7 @@ package io.faro.client.push;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.faro.client.ClientOptions;
+import io.faro.client.MapAttempt;
 import io.faro.common.config.FaroConf;
 import io.faro.common.id.AppId;
 import io.faro.common.id.PartitionLocation;
@@ -42,8 +43,7 @@ class MapPusherMemoryTest {
         MapPusher pusher =
             new MapPusher(
                 new ShuffleId(new AppId("memory"), 0),
-                0,
-                0,
+                new MapAttempt(0, 0),
                 locations,
                 partitions,
                 pool,

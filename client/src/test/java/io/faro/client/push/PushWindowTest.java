@@ -3,6 +3,7 @@ package io.faro.client.push;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.faro.client.ClientOptions;
+import io.faro.client.MapAttempt;
 import io.faro.common.config.FaroConf;
 import io.faro.common.id.AppId;
 import io.faro.common.id.PartitionLocation;
@@ -112,8 +113,7 @@ class PushWindowTest {
   private Revivals revivals() {
     return new Revivals(
         SHUFFLE,
-        0,
-        0,
+        new MapAttempt(0, 0),
         3,
         failed -> {
           revived.add(failed);
@@ -135,7 +135,7 @@ class PushWindowTest {
 
   private PushWindow window(Revivals revivals, ClientOptions.Settings settings) {
     return new PushWindow(
-        SHUFFLE, 0, 0, pool, settings, UnpooledByteBufAllocator.DEFAULT, revivals);
+        SHUFFLE, new MapAttempt(0, 0), pool, settings, UnpooledByteBufAllocator.DEFAULT, revivals);
   }
 
   private PushedBatch batch(int partition) {
