@@ -3,10 +3,10 @@ package io.faro.cli;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.faro.client.ClientOptions;
+import io.faro.client.EngineShuffleId;
 import io.faro.client.ShuffleClient;
 import io.faro.client.driver.LifecycleManager;
 import io.faro.common.id.AppId;
-import io.faro.common.id.ShuffleId;
 import io.faro.common.json.Json;
 import io.faro.common.network.ClientPool;
 import java.io.PrintWriter;
@@ -54,12 +54,12 @@ class AdminApiCommandsTest {
               new LifecycleManager(new AppId("app-two"), settings, secondPool, "127.0.0.1")) {
         ShuffleClient client = new ShuffleClient(pool, settings);
         for (int s = 0; s < 2; s++) {
-          text.push(client, first.endpoint(), new ShuffleId(first.app(), s), 0);
+          text.push(client, first.endpoint(), new EngineShuffleId(first.app(), s), 0);
         }
         text.push(
             new ShuffleClient(secondPool, settings),
             second.endpoint(),
-            new ShuffleId(second.app(), 0),
+            new EngineShuffleId(second.app(), 0),
             0);
 
         // The listings name applications: with authentication on (local-cluster's default) they

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import com.google.protobuf.ByteString;
 import io.faro.client.ClientOptions;
+import io.faro.client.EngineShuffleId;
 import io.faro.client.ShuffleClient;
 import io.faro.client.driver.LifecycleManager;
 import io.faro.client.fetch.ReducerFileGroups;
@@ -17,7 +18,6 @@ import io.faro.common.config.FaroConf;
 import io.faro.common.error.ErrorCode;
 import io.faro.common.error.FaroException;
 import io.faro.common.id.AppId;
-import io.faro.common.id.ShuffleId;
 import io.faro.common.json.Json;
 import io.faro.common.network.ClientPool;
 import io.faro.common.network.Futures;
@@ -187,7 +187,7 @@ class ClusterAuthTest {
         assertThat(lifecycle.clusterAuthenticates()).isTrue();
         assertThat(pool.credentials().identity().wire()).startsWith("app:auth-app:");
         ShuffleClient client = new ShuffleClient(pool, settings);
-        ShuffleId shuffle = new ShuffleId(lifecycle.app(), 0);
+        EngineShuffleId shuffle = new EngineShuffleId(lifecycle.app(), 0);
         for (int m = 0; m < 2; m++) {
           int[] counts = text.push(client, lifecycle.endpoint(), shuffle, m);
           client.mapperEnd(lifecycle.endpoint(), shuffle, m, 0, 2, counts);

@@ -1,12 +1,12 @@
 package io.faro.cli;
 
 import io.faro.client.ClientOptions;
+import io.faro.client.EngineShuffleId;
 import io.faro.client.ShuffleClient;
 import io.faro.client.fetch.PartitionReader;
 import io.faro.client.push.MapPusher;
 import io.faro.common.batch.Batch;
 import io.faro.common.config.FaroConf;
-import io.faro.common.id.ShuffleId;
 import io.faro.common.network.HostPort;
 import java.nio.charset.StandardCharsets;
 import java.util.HashMap;
@@ -41,7 +41,7 @@ final class TextShuffle {
   /**
    * Pushes every record of map {@code m}; returns its batch counts (its mapper end is not sent).
    */
-  int[] push(ShuffleClient client, HostPort lifecycle, ShuffleId shuffle, int m) {
+  int[] push(ShuffleClient client, HostPort lifecycle, EngineShuffleId shuffle, int m) {
     try (MapPusher pusher = client.newMapPusher(lifecycle, shuffle, m, 0, maps, partitions)) {
       for (int r = 0; r < records; r++) {
         byte[] record = ("m" + m + "r" + r + ";").getBytes(StandardCharsets.UTF_8);
@@ -57,7 +57,7 @@ final class TextShuffle {
   }
 
   /** Every record read back from every partition, with how many times it was read. */
-  Map<String, Integer> readAll(ShuffleClient client, HostPort lifecycle, ShuffleId shuffle) {
+  Map<String, Integer> readAll(ShuffleClient client, HostPort lifecycle, EngineShuffleId shuffle) {
     Map<String, Integer> seen = new HashMap<>();
     for (int p = 0; p < partitions; p++) {
       try (PartitionReader reader = client.newReader(lifecycle, shuffle, maps, p, p + 1, 0, maps)) {

@@ -3,11 +3,11 @@ package io.faro.cli;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.faro.client.ClientOptions;
+import io.faro.client.EngineShuffleId;
 import io.faro.client.ShuffleClient;
 import io.faro.client.driver.LifecycleManager;
 import io.faro.client.fetch.ReducerFileGroups;
 import io.faro.common.id.AppId;
-import io.faro.common.id.ShuffleId;
 import io.faro.common.json.Json;
 import io.faro.common.network.ClientPool;
 import java.nio.file.Files;
@@ -41,7 +41,7 @@ class WorkerKilledAfterCommitTest {
           LifecycleManager lifecycle =
               new LifecycleManager(new AppId("killed"), settings, pool, "127.0.0.1")) {
         ShuffleClient client = new ShuffleClient(pool, settings);
-        ShuffleId shuffle = new ShuffleId(lifecycle.app(), 0);
+        EngineShuffleId shuffle = new EngineShuffleId(lifecycle.app(), 0);
         for (int m = 0; m < MAPS; m++) {
           int[] counts = text.push(client, lifecycle.endpoint(), shuffle, m);
           client.mapperEnd(lifecycle.endpoint(), shuffle, m, 0, MAPS, counts);

@@ -3,11 +3,11 @@ package io.faro.cli;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.faro.client.ClientOptions;
+import io.faro.client.EngineShuffleId;
 import io.faro.client.ShuffleClient;
 import io.faro.client.driver.LifecycleManager;
 import io.faro.client.fetch.ReducerFileGroups;
 import io.faro.common.id.AppId;
-import io.faro.common.id.ShuffleId;
 import io.faro.common.json.Json;
 import io.faro.common.network.ClientPool;
 import io.faro.common.network.HostPort;
@@ -43,7 +43,7 @@ class WorkerStoppedBeforeCommitTest {
           LifecycleManager lifecycle =
               new LifecycleManager(new AppId("stopped"), settings, pool, "127.0.0.1")) {
         ShuffleClient client = new ShuffleClient(pool, settings);
-        ShuffleId shuffle = new ShuffleId(lifecycle.app(), 0);
+        EngineShuffleId shuffle = new EngineShuffleId(lifecycle.app(), 0);
         int[] lastCounts = null;
         for (int m = 0; m < MAPS; m++) {
           int[] counts = text.push(client, lifecycle.endpoint(), shuffle, m);
