@@ -152,6 +152,8 @@ class FailoverTest {
       failover.recover(chunk(0), refused());
       assertThat(group.copy).isEqualTo(1);
     }
+    // A deadline, not a condition: the restart wait (1 s from the first refusal) must pass, and
+    // nothing but time ends it.
     Thread.sleep(1_000);
     failover.recover(chunk(0), refused());
     assertThat(group.copy).as("asked again once, as after any failure").isEqualTo(1);

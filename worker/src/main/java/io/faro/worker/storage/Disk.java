@@ -302,11 +302,6 @@ public final class Disk {
     condition.openFailed(reason);
   }
 
-  /** See {@link DiskCondition#whyNotAWritableDirectory}. */
-  static String whyNotAWritableDirectory(Path dir) {
-    return DiskCondition.whyNotAWritableDirectory(dir);
-  }
-
   /**
    * A write to a file of this disk failed (a flush, an index, a sync): broken until a check finds
    * otherwise, and a check is asked for now (see {@link DiskCondition#writeFailed}).

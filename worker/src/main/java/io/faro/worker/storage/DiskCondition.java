@@ -87,11 +87,6 @@ final class DiskCondition {
     return usableSinceCheck(last) < reserveBytes ? DiskHealth.State.FULL : last.state();
   }
 
-  /** Whether the disk takes new partitions and data: healthy as far as is known. */
-  boolean accepting() {
-    return state() == DiskHealth.State.HEALTHY;
-  }
-
   private boolean checkHung(long started) {
     return started != 0 && System.nanoTime() - started > checkTimeoutNanos;
   }

@@ -185,7 +185,7 @@ public final class Disks implements AutoCloseable {
       Files.createDirectories(path);
       return null;
     } catch (IOException e) {
-      String why = Disk.whyNotAWritableDirectory(path);
+      String why = DiskCondition.whyNotAWritableDirectory(path);
       return "cannot create " + path + ": " + (why.isEmpty() ? e.toString() : why);
     }
   }
