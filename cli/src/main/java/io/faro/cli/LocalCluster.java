@@ -363,7 +363,26 @@ public final class LocalCluster implements AutoCloseable {
    * foreground exits 0 once they are gone ({@link ClusterFile#markStopped}).
    */
   public static int stop(Path workDir) throws IOException {
-    return LocalClusterStopCommand.stopAll(workDir);
+    Path file = workDir.toAbsolutePath().resolve(CLUSTER_FILE);
+    if (!Files.exists(file)) {
+      throw new IllegalStateException(
+          "no " + CLUSTER_FILE + " in " + workDir.toAbsolutePath() + ": nothing to stop");
+    }
+    try {
+      ClusterFile.markStopped(workDir.toAbsolutePath());
+    } catch (IOException e) {
+      // Stopped all the same; a launcher in the foreground then exits 1 instead of 0.
+    }
+    List<Long> pids = ClusterFile.pids(workDir.toAbsolutePath());
+    int stopped = 0;
+    for (int i = pids.size() - 1; i >= 0; i--) {
+      Optional<ProcessHandle> handle = ProcessLauncher.faroProcess(pids.get(i));
+      if (handle.isPresent()) {
+        ProcessLauncher.stop(handle.get());
+        stopped++;
+      }
+    }
+    return stopped;
   }
 
   private static boolean anyAlive(Path dir) throws IOException {
