@@ -1,5 +1,9 @@
 package io.faro.examples;
 
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -31,191 +35,46 @@ import org.apache.spark.sql.SparkSession;
 public final class SmallQueries {
   private SmallQueries() {}
 
-  /** The queries, by name; each reads the views {@link #tables} registers. */
+  /**
+   * The queries, by name, in the order of {@code small-queries.sql} beside this class; each reads
+   * the views {@link #tables} registers.
+   */
   static Map<String, String> queries() {
-    Map<String, String> q = new LinkedHashMap<>();
-    // Aggregations.
-    q.put("agg-customer", "SELECT customer, count(*), sum(qty) FROM orders GROUP BY customer");
-    q.put("agg-item-avg", "SELECT item, avg(price) FROM orders GROUP BY item");
-    q.put("agg-day-minmax", "SELECT day, max(price), min(price) FROM orders GROUP BY day");
-    q.put(
-        "agg-status-distinct",
-        "SELECT status, count(DISTINCT customer) FROM orders GROUP BY status");
-    q.put("agg-distinct-items", "SELECT count(DISTINCT item) FROM orders");
-    q.put(
-        "agg-bucket-revenue",
-        "SELECT customer % 100 AS b, sum(price * qty) FROM orders GROUP BY customer % 100");
-    q.put("agg-region", "SELECT region, count(*) FROM customers GROUP BY region");
-    q.put("agg-category-cost", "SELECT category, sum(cost) FROM items GROUP BY category");
-    q.put(
-        "agg-weekday-status",
-        "SELECT day % 7 AS dow, status, count(*) FROM orders GROUP BY day % 7, status");
-    q.put(
-        "agg-median-by-qty", "SELECT qty, percentile_approx(price, 0.5) FROM orders GROUP BY qty");
-    q.put(
-        "agg-having",
-        "SELECT customer, count(*) AS n FROM orders GROUP BY customer"
-            + " HAVING sum(qty) > 5 * count(*)");
-    q.put(
-        "agg-collect",
-        "SELECT customer, size(collect_set(item)) FROM orders WHERE day < 30 GROUP BY customer");
-    // Joins (every one a shuffle join).
-    q.put(
-        "join-region",
-        "SELECT c.region, count(*) FROM orders o JOIN customers c ON o.customer = c.id"
-            + " GROUP BY c.region");
-    q.put(
-        "join-category",
-        "SELECT i.category, sum(o.qty) FROM orders o JOIN items i ON o.item = i.id"
-            + " GROUP BY i.category");
-    q.put(
-        "join-three-way",
-        "SELECT c.region, i.category, sum(o.price * o.qty) FROM orders o"
-            + " JOIN customers c ON o.customer = c.id JOIN items i ON o.item = i.id"
-            + " GROUP BY c.region, i.category");
-    q.put(
-        "join-left-segment",
-        "SELECT c.segment, count(o.id) FROM customers c LEFT JOIN orders o"
-            + " ON o.customer = c.id AND o.day = 17 GROUP BY c.segment");
-    q.put(
-        "join-semi",
-        "SELECT c.id FROM customers c LEFT SEMI JOIN orders o ON o.customer = c.id AND o.qty = 10");
-    q.put(
-        "join-anti",
-        "SELECT i.id FROM items i LEFT ANTI JOIN orders o ON o.item = i.id AND o.day = 0");
-    q.put(
-        "join-tiny",
-        "SELECT t.id, count(*) FROM orders o JOIN tiny t ON o.qty = t.id GROUP BY t.id");
-    q.put(
-        "join-self",
-        "SELECT a.customer, count(*) FROM orders a JOIN orders b ON a.id = b.id + 1"
-            + " WHERE a.day = 3 GROUP BY a.customer");
-    q.put(
-        "join-filtered",
-        "SELECT c.name, o.price FROM orders o JOIN customers c ON o.customer = c.id"
-            + " WHERE c.region = 7 AND o.status = 'open'");
-    q.put(
-        "join-full-outer",
-        "SELECT coalesce(c.id, a.customer), a.n FROM customers c FULL OUTER JOIN"
-            + " (SELECT customer, count(*) AS n FROM orders WHERE day = 5 GROUP BY customer) a"
-            + " ON a.customer = c.id");
-    q.put(
-        "empty-join-fact",
-        "SELECT o.customer, count(*) FROM orders o JOIN empty_orders e ON o.id = e.id"
-            + " GROUP BY o.customer");
-    q.put(
-        "join-agg-agg",
-        "SELECT a.customer, a.n, b.m FROM (SELECT customer, count(*) AS n FROM orders"
-            + " GROUP BY customer) a JOIN (SELECT customer, max(price) AS m FROM orders"
-            + " GROUP BY customer) b ON a.customer = b.customer");
-    // Windows.
-    q.put(
-        "win-top-per-customer",
-        "SELECT * FROM (SELECT customer, price, row_number() OVER (PARTITION BY customer"
-            + " ORDER BY price DESC, id) AS r FROM orders) WHERE r = 1");
-    q.put(
-        "win-rank-item",
-        "SELECT item, day, rank() OVER (PARTITION BY item ORDER BY day) FROM orders"
-            + " WHERE item < 50");
-    q.put(
-        "win-running-sum",
-        "SELECT customer, id, sum(qty) OVER (PARTITION BY customer ORDER BY id"
-            + " ROWS UNBOUNDED PRECEDING) FROM orders WHERE customer < 100");
-    q.put(
-        "win-lag-lead",
-        "SELECT id, lag(price) OVER (PARTITION BY customer ORDER BY id),"
-            + " lead(price) OVER (PARTITION BY customer ORDER BY id) FROM orders"
-            + " WHERE customer < 200");
-    q.put(
-        "win-dense-rank",
-        "SELECT id, dense_rank() OVER (PARTITION BY category ORDER BY cost) FROM items");
-    q.put("win-ntile", "SELECT id, ntile(4) OVER (ORDER BY price, id) FROM orders WHERE day = 100");
-    q.put(
-        "win-avg-day",
-        "SELECT id, price - avg(price) OVER (PARTITION BY day) FROM orders WHERE qty = 3");
-    q.put(
-        "win-count-status",
-        "SELECT DISTINCT status, count(*) OVER (PARTITION BY status) FROM orders");
-    // Set operations.
-    q.put(
-        "set-union-all",
-        "SELECT k, count(*) FROM (SELECT customer AS k FROM orders WHERE day = 1 UNION ALL"
-            + " SELECT id AS k FROM customers WHERE region = 1) GROUP BY k");
-    q.put(
-        "set-union",
-        "SELECT customer FROM orders WHERE day = 2 UNION SELECT customer FROM orders"
-            + " WHERE day = 3");
-    q.put(
-        "set-intersect",
-        "SELECT customer FROM orders WHERE day < 100 INTERSECT SELECT customer FROM orders"
-            + " WHERE day >= 100");
-    q.put(
-        "set-except", "SELECT id FROM customers EXCEPT SELECT customer FROM orders WHERE day < 20");
-    q.put("set-distinct", "SELECT DISTINCT customer, status FROM orders");
-    q.put(
-        "set-union-empty",
-        "SELECT customer, count(*) FROM (SELECT customer FROM orders WHERE day = 9 UNION ALL"
-            + " SELECT customer FROM empty_orders) GROUP BY customer");
-    // Empty inputs.
-    q.put("empty-agg", "SELECT customer, sum(qty) FROM empty_orders GROUP BY customer");
-    q.put(
-        "empty-join",
-        "SELECT c.region, count(*) FROM empty_orders e JOIN customers c ON e.customer = c.id"
-            + " GROUP BY c.region");
-    q.put(
-        "empty-window",
-        "SELECT id, row_number() OVER (PARTITION BY customer ORDER BY id) FROM empty_orders");
-    q.put(
-        "empty-filtered-agg",
-        "SELECT status, count(*) FROM orders WHERE price < 0 GROUP BY status");
-    q.put("empty-distinct", "SELECT DISTINCT item FROM empty_orders");
-    q.put(
-        "empty-union",
-        "SELECT customer, count(*) FROM (SELECT customer FROM empty_orders UNION ALL"
-            + " SELECT customer FROM orders WHERE qty > 100) GROUP BY customer");
-    // Sorts.
-    q.put("sort-top10", "SELECT id, price FROM orders ORDER BY price DESC, id LIMIT 10");
-    q.put(
-        "sort-top100", "SELECT customer, day, id FROM orders ORDER BY customer, day, id LIMIT 100");
-    q.put("sort-items", "SELECT * FROM items ORDER BY cost, id");
-    q.put("sort-customers", "SELECT * FROM customers ORDER BY region DESC, id");
-    // Subqueries and common table expressions.
-    q.put(
-        "sub-in",
-        "SELECT count(*) FROM orders WHERE customer IN (SELECT id FROM customers"
-            + " WHERE region = 3)");
-    q.put(
-        "sub-cte",
-        "WITH a AS (SELECT customer, sum(qty) AS q FROM orders GROUP BY customer),"
-            + " b AS (SELECT customer, count(DISTINCT item) AS d FROM orders GROUP BY customer)"
-            + " SELECT a.customer, q, d FROM a JOIN b ON a.customer = b.customer");
-    q.put(
-        "sub-scalar", "SELECT count(*) FROM orders WHERE price > (SELECT avg(price) FROM orders)");
-    q.put(
-        "sub-nested-agg",
-        "SELECT n, count(*) FROM (SELECT customer, count(*) AS n FROM orders GROUP BY customer)"
-            + " GROUP BY n");
-    q.put(
-        "sub-exists",
-        "SELECT count(*) FROM items i WHERE EXISTS (SELECT 1 FROM orders o WHERE o.item = i.id"
-            + " AND o.qty = 7)");
-    // Grouping sets.
-    q.put(
-        "group-rollup",
-        "SELECT region, segment, count(*) FROM customers GROUP BY ROLLUP(region, segment)");
-    q.put("group-cube", "SELECT status, qty, count(*) FROM orders GROUP BY CUBE(status, qty)");
-    q.put(
-        "group-sets",
-        "SELECT category, brand, sum(cost) FROM items GROUP BY category, brand"
-            + " GROUPING SETS ((category), (brand), ())");
-    // Explicit repartitions.
-    q.put(
-        "repartition-group",
-        "SELECT /*+ REPARTITION(10) */ customer, qty FROM orders WHERE day = 50");
-    q.put(
-        "repartition-by-key",
-        "SELECT /*+ REPARTITION(20, item) */ item, price FROM orders WHERE day = 60");
-    return q;
+    String text;
+    try (InputStream in = SmallQueries.class.getResourceAsStream("small-queries.sql")) {
+      if (in == null) {
+        throw new IllegalStateException("small-queries.sql is not on the class path");
+      }
+      text = new String(in.readAllBytes(), StandardCharsets.UTF_8);
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+    return parseQueries(text);
+  }
+
+  /**
+   * Blocks of a {@code -- name: N} line and the query's lines after it, up to the next name; other
+   * lines that start with {@code --}, and blank ones, are comments.
+   */
+  static Map<String, String> parseQueries(String text) {
+    Map<String, String> queries = new LinkedHashMap<>();
+    String name = null;
+    StringBuilder query = new StringBuilder();
+    for (String line : (text + "\n-- name: ").split("\n")) {
+      if (line.startsWith("-- name: ")) {
+        if (name != null && queries.put(name, query.toString().trim()) != null) {
+          throw new IllegalArgumentException("query " + name + " is named twice");
+        }
+        name = line.substring("-- name: ".length()).trim();
+        query.setLength(0);
+      } else if (!line.startsWith("--") && !line.isBlank()) {
+        if (name == null) {
+          throw new IllegalArgumentException("a query before the first name: " + line);
+        }
+        query.append(line).append('\n');
+      }
+    }
+    return queries;
   }
 
   /** The generated tables, as views: deterministic, so that every run reads the same rows. */

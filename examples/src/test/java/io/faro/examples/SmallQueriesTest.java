@@ -1,6 +1,7 @@
 package io.faro.examples;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.util.Map;
 import org.apache.spark.sql.Row;
@@ -14,6 +15,18 @@ import org.junit.jupiter.api.Test;
  * has become empty by mistake would otherwise show only when someone runs the benchmark.
  */
 class SmallQueriesTest {
+  @Test
+  void queriesAreReadByNameWithCommentsLeftOut() {
+    Map<String, String> q =
+        SmallQueries.parseQueries(
+            "-- Header.\n\n-- name: a\nSELECT 1\n  FROM t\n-- a note\n\n-- name: b\nSELECT 2\n");
+    assertThat(q).containsExactly(Map.entry("a", "SELECT 1\n  FROM t"), Map.entry("b", "SELECT 2"));
+    assertThatThrownBy(() -> SmallQueries.parseQueries("-- name: a\nSELECT 1\n-- name: a\nX\n"))
+        .hasMessageContaining("query a is named twice");
+    assertThatThrownBy(() -> SmallQueries.parseQueries("SELECT 1\n"))
+        .hasMessageContaining("before the first name");
+  }
+
   @Test
   void everyQueryRunsAndTheEmptyOnesReturnNothing() {
     SparkSession spark =

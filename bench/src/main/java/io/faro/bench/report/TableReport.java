@@ -11,6 +11,17 @@ public final class TableReport {
   private TableReport() {}
 
   public static String write(BenchReport report) {
+    StringBuilder out = header(report);
+    List<String[]> rows = new ArrayList<>();
+    addTimes(rows, report);
+    addResources(rows, report);
+    appendRows(out, rows);
+    report.result().verification().examples().forEach(e -> out.append("  ").append(e).append('\n'));
+    return out.toString();
+  }
+
+  /** What ran, on which cluster and machine. */
+  private static StringBuilder header(BenchReport report) {
     BenchSettings s = report.settings();
     RunResult r = report.result();
     StringBuilder out = new StringBuilder();
@@ -38,7 +49,12 @@ public final class TableReport {
             m.os(),
             m.javaVersion(),
             m.loadAverage()));
-    List<String[]> rows = new ArrayList<>();
+    return out;
+  }
+
+  /** Throughput and latency of push, commit and fetch. */
+  private static void addTimes(List<String[]> rows, BenchReport report) {
+    RunResult r = report.result();
     rows.add(row("push", report.pushMbPerSecond(), "MB/s", ms(r.times().pushNanos())));
     rows.add(row("commit", r.times().commitNanos() / 1e6, "ms", "until the files are closed"));
     rows.add(
@@ -73,6 +89,11 @@ public final class TableReport {
             r.mapFinishes().p50Ms(),
             "ms",
             format(r.mapFinishes().p99Ms()) + " ms"));
+  }
+
+  /** CPU, memory and disk of workers and clients, compression and verification. */
+  private static void addResources(List<String[]> rows, BenchReport report) {
+    RunResult r = report.result();
     rows.add(
         row(
             "worker CPU",
@@ -123,9 +144,6 @@ public final class TableReport {
               ? "records, bytes and checksum of every partition match"
               : r.verification().mismatchedPartitions() + " partitions differ"
         });
-    appendRows(out, rows);
-    r.verification().examples().forEach(e -> out.append("  ").append(e).append('\n'));
-    return out.toString();
   }
 
   /**

@@ -86,72 +86,20 @@ final class Generations {
     // may be a new attempt over an uncommitted generation with ended maps; checked again below.
     int engineHeld =
         mayBeReRun(engineShuffle, stageKey) ? engineOutputs.applyAsInt(engineShuffle) : -1;
-    Generation g = null;
+    Generation g;
     Generation dropped = null;
     synchronized (byEngineShuffle) {
       List<Generation> list =
           byEngineShuffle.computeIfAbsent(engineShuffle, id -> new ArrayList<>());
-      for (int i = list.size() - 1; i >= 0 && g == null; i--) {
-        if (list.get(i).writtenBy(stageKey)) {
-          g = list.get(i);
-        }
-      }
-      Generation latest = list.isEmpty() ? null : list.get(list.size() - 1);
-      if (g == null && latest != null && !latest.lost() && !latest.commitStarted()) {
-        if (latest.anyMapEnded() && engineHeld == 0) {
-          // Some map of the latest generation ended, yet this new stage attempt starts while the
-          // engine holds no output of the shuffle: it dropped them all and runs every map again
-          // (Spark rolls back a stage whose parent re-ran with another checksum, or after an
-          // indeterminate one). The first attempt of a map wins in a generation, so the re-run
-          // would lose to the dropped outputs: it writes a new generation instead. The old one
-          // is lost, atomically with its last map's end (if that won the race, it committed,
-          // and is left alone like any committed generation), and its readers are answered.
-          if (latest.loseIfIncomplete()) {
-            dropped = latest;
-          }
-          LOG.info(
-              "Stage {} attempt {} re-runs every map of shuffle {}, whose output the engine dropped"
-                  + " before generation {} committed: it writes a new generation",
-              stageId,
-              stageAttempt,
-              engineShuffle,
-              latest.id());
-        } else {
-          g = latest;
-        }
-      }
-      if (g == null && latest != null && !latest.lost()) {
-        // Every map of the latest generation ended, yet a new stage attempt runs maps of it: the
-        // engine dropped outputs Faro still holds (Spark rolls back the stages after an
-        // indeterminate one, e.g. after a repartition, and runs them again whole). Its new
-        // output must not meet the old: a new generation, never the committed one.
-        LOG.info(
-            "Stage {} attempt {} runs maps of shuffle {} whose generation {} is already committed: the "
-                + "engine re-runs it, so it writes a new generation",
-            stageId,
-            stageAttempt,
-            engineShuffle,
-            latest.id());
-      }
-      if (g == null && numPartitions <= 0) {
-        throw new FaroException(
-            ErrorCode.INVALID_REQUEST,
-            "shuffle "
-                + engineShuffle
-                + " of "
-                + app
-                + " is not written yet and the request gives no partition count");
+      g = writtenBy(list, stageKey);
+      if (g == null && !list.isEmpty()) {
+        Latest latest =
+            latestFor(list.get(list.size() - 1), engineShuffle, stageId, stageAttempt, engineHeld);
+        g = latest.writes();
+        dropped = latest.dropped();
       }
       if (g == null) {
-        g = add(list, engineShuffle, numMaps, numPartitions);
-        LOG.info(
-            "Shuffle {} of {} is written as Faro shuffle {} (generation {}, stage {} attempt {})",
-            engineShuffle,
-            app,
-            g.id(),
-            list.size() - 1,
-            stageId,
-            stageAttempt);
+        g = newGeneration(list, engineShuffle, numMaps, numPartitions, stageId, stageAttempt);
       }
       g.addWriter(stageKey);
     }
@@ -159,6 +107,91 @@ final class Generations {
       onDropped.accept(dropped);
     }
     g.checkShape(numMaps, numPartitions);
+    return g;
+  }
+
+  /** The latest generation of {@code list} that stage attempt {@code stageKey} wrote, or null. */
+  private static Generation writtenBy(List<Generation> list, long stageKey) {
+    for (int i = list.size() - 1; i >= 0; i--) {
+      if (list.get(i).writtenBy(stageKey)) {
+        return list.get(i);
+      }
+    }
+    return null;
+  }
+
+  /**
+   * What a stage attempt new to an engine shuffle makes of its latest generation: the generation it
+   * writes (null: a new one), and the latest one if this call lost it.
+   */
+  private record Latest(Generation writes, Generation dropped) {}
+
+  private Latest latestFor(
+      Generation latest, int engineShuffle, int stageId, int stageAttempt, int engineHeld) {
+    Generation dropped = null;
+    if (!latest.lost() && !latest.commitStarted()) {
+      if (!latest.anyMapEnded() || engineHeld != 0) {
+        return new Latest(latest, null);
+      }
+      // Some map of the latest generation ended, yet this new stage attempt starts while the
+      // engine holds no output of the shuffle: it dropped them all and runs every map again
+      // (Spark rolls back a stage whose parent re-ran with another checksum, or after an
+      // indeterminate one). The first attempt of a map wins in a generation, so the re-run
+      // would lose to the dropped outputs: it writes a new generation instead. The old one
+      // is lost, atomically with its last map's end (if that won the race, it committed,
+      // and is left alone like any committed generation), and its readers are answered.
+      if (latest.loseIfIncomplete()) {
+        dropped = latest;
+      }
+      LOG.info(
+          "Stage {} attempt {} re-runs every map of shuffle {}, whose output the engine dropped"
+              + " before generation {} committed: it writes a new generation",
+          stageId,
+          stageAttempt,
+          engineShuffle,
+          latest.id());
+    }
+    if (!latest.lost()) {
+      // Every map of the latest generation ended, yet a new stage attempt runs maps of it: the
+      // engine dropped outputs Faro still holds (Spark rolls back the stages after an
+      // indeterminate one, e.g. after a repartition, and runs them again whole). Its new
+      // output must not meet the old: a new generation, never the committed one.
+      LOG.info(
+          "Stage {} attempt {} runs maps of shuffle {} whose generation {} is already committed: the "
+              + "engine re-runs it, so it writes a new generation",
+          stageId,
+          stageAttempt,
+          engineShuffle,
+          latest.id());
+    }
+    return new Latest(null, dropped);
+  }
+
+  private Generation newGeneration(
+      List<Generation> list,
+      int engineShuffle,
+      int numMaps,
+      int numPartitions,
+      int stageId,
+      int stageAttempt) {
+    if (numPartitions <= 0) {
+      throw new FaroException(
+          ErrorCode.INVALID_REQUEST,
+          "shuffle "
+              + engineShuffle
+              + " of "
+              + app
+              + " is not written yet and the request gives no partition count");
+    }
+    Generation g = add(list, engineShuffle, numMaps, numPartitions);
+    LOG.info(
+        "Shuffle {} of {} is written as Faro shuffle {} (generation {}, stage {} attempt {})",
+        engineShuffle,
+        app,
+        g.id(),
+        list.size() - 1,
+        stageId,
+        stageAttempt);
     return g;
   }
 

@@ -169,6 +169,34 @@ final class Placement {
       List<PartitionLocation> placed,
       int round,
       int epoch) {
+    return master
+        .call(slotsRequest(g, partitions, excluded, avoided, epoch), RequestSlotsResponse.class)
+        .thenCompose(
+            response -> {
+              if (epoch == 0) {
+                g.timeline().mark(ShuffleTimeline.Mark.SLOTS_GRANTED);
+              }
+              List<PartitionLocation> locations =
+                  response.getLocationsList().stream().map(IdMapper::location).toList();
+              Map<WorkerId, CompletableFuture<ReserveSlotsResponse>> reservations =
+                  reserveEverywhere(g, locations, response);
+              return CompletableFuture.allOf(
+                      reservations.values().stream()
+                          .map(f -> f.exceptionally(e -> null))
+                          .toArray(CompletableFuture[]::new))
+                  .thenCompose(
+                      v ->
+                          afterReservations(
+                              g, locations, reservations, excluded, avoided, placed, round, epoch));
+            });
+  }
+
+  private RequestSlotsRequest slotsRequest(
+      Generation g,
+      List<Integer> partitions,
+      Set<WorkerId> excluded,
+      Set<WorkerId> avoided,
+      int epoch) {
     RequestSlotsRequest.Builder request =
         RequestSlotsRequest.newBuilder()
             .setShuffle(IdMapper.toProto(g.id()))
@@ -181,89 +209,90 @@ final class Placement {
             .setRequestId(UUID.randomUUID().toString());
     excluded.forEach(w -> request.addExcludedWorkers(w.value()));
     avoided.forEach(w -> request.addAvoidedWorkers(w.value()));
-    return master
-        .call(request.build(), RequestSlotsResponse.class)
-        .thenCompose(
-            response -> {
-              if (epoch == 0) {
-                g.timeline().mark(ShuffleTimeline.Mark.SLOTS_GRANTED);
-              }
-              List<PartitionLocation> locations =
-                  response.getLocationsList().stream().map(IdMapper::location).toList();
-              // Primaries and replicas alike: a location is placed only once every copy is
-              // reserved.
-              Map<WorkerId, List<PartitionLocation>> byWorker = Locations.copiesByWorker(locations);
-              Map<WorkerId, CompletableFuture<ReserveSlotsResponse>> reservations =
-                  new LinkedHashMap<>();
-              Map<String, ByteString> grants = response.getReplicaGrantsMap();
-              Map<String, ByteString> placements = response.getPlacementGrantsMap();
-              byWorker.forEach(
-                  (worker, locs) ->
-                      reservations.put(
-                          worker,
-                          reserve(g, worker, locs, grants, placements.get(worker.value()))));
-              return CompletableFuture.allOf(
-                      reservations.values().stream()
-                          .map(f -> f.exceptionally(e -> null))
-                          .toArray(CompletableFuture[]::new))
-                  .thenCompose(
-                      v -> {
-                        Set<WorkerId> failed = new HashSet<>();
-                        List<String> failures = new ArrayList<>();
-                        reservations.forEach(
-                            (worker, f) -> {
-                              if (f.isCompletedExceptionally()) {
-                                failed.add(worker);
-                                failures.add(
-                                    Futures.unwrap(f.handle((r, e) -> e).join()).getMessage());
-                              }
-                            });
-                        List<Integer> retry = new ArrayList<>();
-                        for (PartitionLocation l : locations) {
-                          if (l.copies().stream().anyMatch(c -> failed.contains(c.worker()))) {
-                            retry.add(l.partition());
-                          } else {
-                            placed.add(l);
-                          }
-                        }
-                        if (retry.isEmpty()) {
-                          LOG.info(
-                              "Shuffle {} placed: {} partitions (epoch {}) on {} workers{}",
-                              g.id(),
-                              placed.size(),
-                              epoch,
-                              Locations.copiesByWorker(placed).size(),
-                              settings.replicate() ? ", replicated" : "");
-                          return CompletableFuture.completedFuture(List.copyOf(placed));
-                        }
-                        excluded.addAll(failed);
-                        long now = clock.millis();
-                        failed.forEach(w -> recentlyFailed.put(w, now));
-                        if (round >= ROUNDS) {
-                          return CompletableFuture.failedFuture(
-                              new FaroException(
-                                  ErrorCode.RESERVE_FAILED,
-                                  "could not reserve "
-                                      + retry.size()
-                                      + " partitions of shuffle "
-                                      + g.id()
-                                      + " after "
-                                      + round
-                                      + " rounds; last failures: "
-                                      + failures));
-                        }
-                        LOG.warn(
-                            "Shuffle {}: placing {} partitions again without workers {}: {}",
-                            g.id(),
-                            retry.size(),
-                            excluded,
-                            failures);
-                        // A new epoch: a worker that did reserve keeps its (now unused, empty)
-                        // location.
-                        return placeRound(
-                            g, retry, excluded, avoided, placed, round + 1, g.newEpoch());
-                      });
-            });
+    return request.build();
+  }
+
+  /**
+   * Reserves every copy of {@code locations} (primaries and replicas alike: a location is placed
+   * only once every copy is reserved), one request per worker.
+   */
+  private Map<WorkerId, CompletableFuture<ReserveSlotsResponse>> reserveEverywhere(
+      Generation g, List<PartitionLocation> locations, RequestSlotsResponse response) {
+    Map<WorkerId, CompletableFuture<ReserveSlotsResponse>> reservations = new LinkedHashMap<>();
+    Map<String, ByteString> grants = response.getReplicaGrantsMap();
+    Map<String, ByteString> placements = response.getPlacementGrantsMap();
+    Locations.copiesByWorker(locations)
+        .forEach(
+            (worker, locs) ->
+                reservations.put(
+                    worker, reserve(g, worker, locs, grants, placements.get(worker.value()))));
+    return reservations;
+  }
+
+  /**
+   * Adds the locations whose every copy was reserved to {@code placed}; places the rest again
+   * without the workers that failed, or fails after {@link #ROUNDS} rounds.
+   */
+  private CompletableFuture<List<PartitionLocation>> afterReservations(
+      Generation g,
+      List<PartitionLocation> locations,
+      Map<WorkerId, CompletableFuture<ReserveSlotsResponse>> reservations,
+      Set<WorkerId> excluded,
+      Set<WorkerId> avoided,
+      List<PartitionLocation> placed,
+      int round,
+      int epoch) {
+    Set<WorkerId> failed = new HashSet<>();
+    List<String> failures = new ArrayList<>();
+    reservations.forEach(
+        (worker, f) -> {
+          if (f.isCompletedExceptionally()) {
+            failed.add(worker);
+            failures.add(Futures.unwrap(f.handle((r, e) -> e).join()).getMessage());
+          }
+        });
+    List<Integer> retry = new ArrayList<>();
+    for (PartitionLocation l : locations) {
+      if (l.copies().stream().anyMatch(c -> failed.contains(c.worker()))) {
+        retry.add(l.partition());
+      } else {
+        placed.add(l);
+      }
+    }
+    if (retry.isEmpty()) {
+      LOG.info(
+          "Shuffle {} placed: {} partitions (epoch {}) on {} workers{}",
+          g.id(),
+          placed.size(),
+          epoch,
+          Locations.copiesByWorker(placed).size(),
+          settings.replicate() ? ", replicated" : "");
+      return CompletableFuture.completedFuture(List.copyOf(placed));
+    }
+    excluded.addAll(failed);
+    long now = clock.millis();
+    failed.forEach(w -> recentlyFailed.put(w, now));
+    if (round >= ROUNDS) {
+      return CompletableFuture.failedFuture(
+          new FaroException(
+              ErrorCode.RESERVE_FAILED,
+              "could not reserve "
+                  + retry.size()
+                  + " partitions of shuffle "
+                  + g.id()
+                  + " after "
+                  + round
+                  + " rounds; last failures: "
+                  + failures));
+    }
+    LOG.warn(
+        "Shuffle {}: placing {} partitions again without workers {}: {}",
+        g.id(),
+        retry.size(),
+        excluded,
+        failures);
+    // A new epoch: a worker that did reserve keeps its (now unused, empty) location.
+    return placeRound(g, retry, excluded, avoided, placed, round + 1, g.newEpoch());
   }
 
   /**
