@@ -6,6 +6,7 @@ import io.faro.bench.cluster.ClusterTarget;
 import io.faro.bench.workload.DataKind;
 import io.faro.bench.workload.RecordGenerator;
 import io.faro.client.ClientOptions;
+import io.faro.client.ClientSettings;
 import io.faro.common.config.FaroConf;
 import io.faro.common.master.MasterOptions;
 import io.faro.common.network.HostPort;
@@ -133,7 +134,7 @@ public record BenchSettings(
             .with(ClientOptions.LIFECYCLE_HOST.key(), "127.0.0.1")
             .with(ClientOptions.COMPRESS.key(), "true")
             .with(ClientOptions.CODEC.key(), codec.setting());
-    ClientOptions.Settings.from(conf); // validates every client key now, before a cluster starts
+    ClientSettings.from(conf); // validates every client key now, before a cluster starts
     return conf;
   }
 }

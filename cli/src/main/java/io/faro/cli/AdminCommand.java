@@ -8,6 +8,7 @@ import io.faro.common.network.ClientPool;
 import io.faro.common.network.Futures;
 import io.faro.common.network.HostPort;
 import io.faro.common.network.NetworkOptions;
+import io.faro.common.network.NetworkSettings;
 import io.faro.common.process.ServerProcess;
 import io.faro.master.service.StatusFields;
 import io.faro.proto.EmptyResponse;
@@ -246,7 +247,7 @@ final class AdminCommand implements Runnable {
       WorkerStatusResponse status;
       FaroConf conf =
           ServerProcess.configuration(confFile, Map.of()).with(NetworkOptions.IO_THREADS, "1");
-      try (ClientPool pool = new ClientPool("faro-admin", NetworkOptions.Settings.from(conf))) {
+      try (ClientPool pool = new ClientPool("faro-admin", NetworkSettings.from(conf))) {
         status =
             Futures.await(
                 pool.call(

@@ -1,6 +1,7 @@
 package io.faro.cli;
 
 import io.faro.common.auth.AuthOptions;
+import io.faro.common.auth.AuthSettings;
 import io.faro.common.auth.Handshake;
 import io.faro.common.auth.Identity;
 import io.faro.common.config.ConfigOption;
@@ -9,6 +10,7 @@ import io.faro.common.master.MasterOptions;
 import io.faro.common.network.ClientPool;
 import io.faro.common.network.HostPort;
 import io.faro.common.network.NetworkOptions;
+import io.faro.common.network.NetworkSettings;
 import io.faro.common.process.ServerProcess;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -85,9 +87,8 @@ final class AdminEndpoints {
    */
   ClientPool pool() {
     FaroConf conf = conf();
-    NetworkOptions.Settings network =
-        NetworkOptions.Settings.from(conf.with(NetworkOptions.IO_THREADS, "1"));
-    AuthOptions.Settings auth = network.auth();
+    NetworkSettings network = NetworkSettings.from(conf.with(NetworkOptions.IO_THREADS, "1"));
+    AuthSettings auth = network.auth();
     Set<HostPort> masters =
         endpoints.isEmpty() && conf.raw(MasterOptions.ENDPOINTS.key()).isEmpty()
             ? Set.of()

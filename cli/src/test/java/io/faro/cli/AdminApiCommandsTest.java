@@ -2,7 +2,7 @@ package io.faro.cli;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.faro.client.ClientOptions;
+import io.faro.client.ClientSettings;
 import io.faro.client.EngineShuffleId;
 import io.faro.client.ShuffleClient;
 import io.faro.client.driver.LifecycleManager;
@@ -39,7 +39,7 @@ class AdminApiCommandsTest {
         LocalCluster.start(dir.resolve("cluster"), LocalCluster.Options.workers(1))) {
       String master = "127.0.0.1:" + Json.number(cluster.member("master").ports(), "httpPort");
       String worker = "127.0.0.1:" + Json.number(cluster.member("worker-0").ports(), "httpPort");
-      ClientOptions.Settings settings = TextShuffle.settings(cluster);
+      ClientSettings settings = TextShuffle.settings(cluster);
       // Two applications, each its own driver's pool (each proves its own app to the cluster).
       try (ClientPool pool = new ClientPool("test", settings.network());
           ClientPool secondPool = new ClientPool("test-two", settings.network());

@@ -4,7 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import com.google.protobuf.ByteString;
-import io.faro.client.ClientOptions;
+import io.faro.client.ClientSettings;
 import io.faro.client.EngineShuffleId;
 import io.faro.client.ShuffleClient;
 import io.faro.client.driver.LifecycleManager;
@@ -23,6 +23,7 @@ import io.faro.common.network.ClientPool;
 import io.faro.common.network.Futures;
 import io.faro.common.network.HostPort;
 import io.faro.common.network.NetworkOptions;
+import io.faro.common.network.NetworkSettings;
 import io.faro.proto.CommitFilesRequest;
 import io.faro.proto.GetReducerFileGroupsRequest;
 import io.faro.proto.OpenStreamRequest;
@@ -171,8 +172,8 @@ class ClusterAuthTest {
 
       // An application learns at registration that the cluster authenticates it: its shuffle is
       // pushed, replicated (worker to worker, with the cluster secret), committed and read back.
-      ClientOptions.Settings settings =
-          ClientOptions.Settings.from(
+      ClientSettings settings =
+          ClientSettings.from(
               FaroConf.of(
                   Map.of(
                       "faro.master.endpoints", endpoints,
@@ -327,8 +328,8 @@ class ClusterAuthTest {
         assertThat(other.clusterAuthenticates()).isTrue();
       }
 
-      NetworkOptions.Settings network =
-          NetworkOptions.Settings.from(FaroConf.empty().with(NetworkOptions.IO_THREADS, "1"));
+      NetworkSettings network =
+          NetworkSettings.from(FaroConf.empty().with(NetworkOptions.IO_THREADS, "1"));
       try (ClientPool anonymous = new ClientPool("stranger", network);
           ClientPool wrongSecret =
               new ClientPool(

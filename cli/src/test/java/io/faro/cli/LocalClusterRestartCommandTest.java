@@ -7,7 +7,7 @@ import io.faro.common.json.Json;
 import io.faro.common.master.MasterClient;
 import io.faro.common.network.ClientPool;
 import io.faro.common.network.HostPort;
-import io.faro.common.network.NetworkOptions;
+import io.faro.common.network.NetworkSettings;
 import io.faro.proto.ClusterStatusRequest;
 import io.faro.proto.ClusterStatusResponse;
 import java.nio.file.Files;
@@ -46,8 +46,7 @@ class LocalClusterRestartCommandTest {
       for (String port : List.of("rpcPort", "pushPort", "fetchPort")) {
         assertThat(Json.number(ports, port)).as(port).isEqualTo(Json.number(worker.ports(), port));
       }
-      try (ClientPool pool =
-          new ClientPool("test", NetworkOptions.Settings.from(FaroConf.empty()))) {
+      try (ClientPool pool = new ClientPool("test", NetworkSettings.from(FaroConf.empty()))) {
         MasterClient master =
             new MasterClient(
                 pool, List.of(HostPort.parse(cluster.masterEndpoint())), Duration.ofSeconds(30));

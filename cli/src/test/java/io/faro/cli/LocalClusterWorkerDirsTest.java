@@ -6,7 +6,7 @@ import io.faro.common.config.FaroConf;
 import io.faro.common.master.MasterClient;
 import io.faro.common.network.ClientPool;
 import io.faro.common.network.HostPort;
-import io.faro.common.network.NetworkOptions;
+import io.faro.common.network.NetworkSettings;
 import io.faro.proto.ClusterStatusRequest;
 import io.faro.proto.ClusterStatusResponse;
 import io.faro.proto.DiskSpecP;
@@ -33,7 +33,7 @@ class LocalClusterWorkerDirsTest {
     LocalCluster.Options options =
         LocalCluster.Options.workers(2).withWorkerDirs(WorkerDirs.parse("nvme:64m,hdd"));
     try (LocalCluster cluster = LocalCluster.start(dir, options);
-        ClientPool pool = new ClientPool("test", NetworkOptions.Settings.from(FaroConf.empty()))) {
+        ClientPool pool = new ClientPool("test", NetworkSettings.from(FaroConf.empty()))) {
       MasterClient master =
           new MasterClient(
               pool, List.of(HostPort.parse(cluster.masterEndpoint())), Duration.ofSeconds(30));

@@ -7,7 +7,7 @@ import io.faro.common.json.Json;
 import io.faro.common.master.MasterClient;
 import io.faro.common.network.ClientPool;
 import io.faro.common.network.HostPort;
-import io.faro.common.network.NetworkOptions;
+import io.faro.common.network.NetworkSettings;
 import io.faro.common.testing.Eventually;
 import io.faro.proto.ClusterStatusRequest;
 import io.faro.proto.ClusterStatusResponse;
@@ -31,7 +31,7 @@ class LocalHaClusterTest {
   void threeMasterProcessesElectMoveAndSurviveALeaderKill(@TempDir Path dir) throws Exception {
     try (LocalCluster cluster =
             LocalCluster.start(dir, LocalCluster.Options.workers(1).withMasters(3));
-        ClientPool pool = new ClientPool("test", NetworkOptions.Settings.from(FaroConf.empty()))) {
+        ClientPool pool = new ClientPool("test", NetworkSettings.from(FaroConf.empty()))) {
       String clusterJson = Files.readString(dir.resolve(LocalCluster.CLUSTER_FILE));
       assertThat(Json.strings(clusterJson, "masterId")).containsExactly("m1", "m2", "m3");
       assertThat(cluster.masterEndpoints()).hasSize(3);

@@ -1,6 +1,6 @@
 package io.faro.cli;
 
-import io.faro.client.ClientOptions;
+import io.faro.client.ClientSettings;
 import io.faro.client.EngineShuffleId;
 import io.faro.client.ShuffleClient;
 import io.faro.client.fetch.PartitionReader;
@@ -28,8 +28,8 @@ final class TextShuffle {
   }
 
   /** Client settings for a lifecycle manager and executors on this machine. */
-  static ClientOptions.Settings settings(LocalCluster cluster) {
-    return ClientOptions.Settings.from(
+  static ClientSettings settings(LocalCluster cluster) {
+    return ClientSettings.from(
         FaroConf.of(
             Map.of(
                 "faro.master.endpoints",

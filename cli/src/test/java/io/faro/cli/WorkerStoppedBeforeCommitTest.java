@@ -2,7 +2,7 @@ package io.faro.cli;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.faro.client.ClientOptions;
+import io.faro.client.ClientSettings;
 import io.faro.client.EngineShuffleId;
 import io.faro.client.ShuffleClient;
 import io.faro.client.driver.LifecycleManager;
@@ -38,7 +38,7 @@ class WorkerStoppedBeforeCommitTest {
     TextShuffle text = new TextShuffle(MAPS, PARTITIONS, RECORDS);
     try (LocalCluster cluster =
         LocalCluster.start(dir.resolve("cluster"), LocalCluster.Options.workers(2))) {
-      ClientOptions.Settings settings = TextShuffle.settings(cluster);
+      ClientSettings settings = TextShuffle.settings(cluster);
       try (ClientPool pool = new ClientPool("test", settings.network());
           LifecycleManager lifecycle =
               new LifecycleManager(new AppId("stopped"), settings, pool, "127.0.0.1")) {

@@ -1,6 +1,7 @@
 package io.faro.spark;
 
 import io.faro.client.ClientOptions;
+import io.faro.client.ClientSettings;
 import io.faro.client.ShuffleClient;
 import io.faro.client.driver.LifecycleManager;
 import io.faro.common.admission.AppProfile;
@@ -40,7 +41,7 @@ final class FaroApplication {
   private static final long REGISTRATION_RETRY_NANOS = TimeUnit.MINUTES.toNanos(1);
 
   private final SparkConf sparkConf;
-  private final ClientOptions.Settings settings;
+  private final ClientSettings settings;
 
   private final Object lock = new Object();
   // @GuardedBy("lock"): created on first use, closed by close().
@@ -55,7 +56,7 @@ final class FaroApplication {
   private long registrationFailedAtNanos;
   private boolean registering;
 
-  FaroApplication(SparkConf sparkConf, ClientOptions.Settings settings) {
+  FaroApplication(SparkConf sparkConf, ClientSettings settings) {
     this.sparkConf = sparkConf;
     this.settings = settings;
   }

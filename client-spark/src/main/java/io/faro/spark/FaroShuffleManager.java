@@ -2,6 +2,7 @@ package io.faro.spark;
 
 import io.faro.client.ClientOptionGroup;
 import io.faro.client.ClientOptions;
+import io.faro.client.ClientSettings;
 import io.faro.client.ClientWarmUp;
 import io.faro.client.ReadRange;
 import io.faro.client.ShuffleClient;
@@ -61,7 +62,7 @@ public final class FaroShuffleManager implements ShuffleManager {
   private static final Logger LOG = LoggerFactory.getLogger(FaroShuffleManager.class);
   private static final String SPARK_PREFIX = "spark.";
 
-  private final ClientOptions.Settings settings;
+  private final ClientSettings settings;
 
   /** Spark's own shuffle manager, for the shuffles Faro does not carry. */
   private final SortShuffleManager builtin;
@@ -149,7 +150,7 @@ public final class FaroShuffleManager implements ShuffleManager {
    * key that is not a client setting is warned about with the closest one (refused with {@code
    * spark.faro.config.strict=true}): in Spark only the client's keys mean anything.
    */
-  static ClientOptions.Settings settings(SparkConf conf) {
+  static ClientSettings settings(SparkConf conf) {
     KnownKeys clientKeys = new KnownKeys(List.of(new CommonOptionGroup(), new ClientOptionGroup()));
     Map<String, String> values = new HashMap<>();
     List<String> notClientKeys = new ArrayList<>();
@@ -170,7 +171,7 @@ public final class FaroShuffleManager implements ShuffleManager {
     try {
       FaroConf faro = FaroConf.of(values);
       checkClientKeys(notClientKeys, clientKeys, faro.get(KnownKeys.STRICT));
-      return ClientOptions.Settings.from(faro);
+      return ClientSettings.from(faro);
     } catch (ConfigException e) {
       throw new IllegalArgumentException(
           e.getMessage().replace(" for faro.", " for spark.faro."), e);

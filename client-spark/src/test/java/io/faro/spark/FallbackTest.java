@@ -290,7 +290,7 @@ class FallbackTest {
     try (io.faro.common.network.ClientPool pool =
         new io.faro.common.network.ClientPool(
             "admin",
-            io.faro.client.ClientOptions.Settings.from(cluster.clientConf()).network(),
+            io.faro.client.ClientSettings.from(cluster.clientConf()).network(),
             cluster.adminCredentials(),
             address -> io.faro.common.auth.Handshake.MASTER)) {
       new io.faro.common.master.MasterClient(

@@ -118,7 +118,7 @@ class FaroSettingsTest {
   }
 
   private record ClientSettingsView(boolean replicate, int maxInFlight) {
-    ClientSettingsView(io.faro.client.ClientOptions.Settings s) {
+    ClientSettingsView(io.faro.client.ClientSettings s) {
       this(s.replicate(), s.maxInFlight());
     }
   }

@@ -10,10 +10,6 @@ import static io.faro.common.config.ConfigOption.stringOption;
 import io.faro.common.batch.BatchEncoder;
 import io.faro.common.batch.BatchFormat;
 import io.faro.common.config.ConfigOption;
-import io.faro.common.config.FaroConf;
-import io.faro.common.master.MasterOptions;
-import io.faro.common.network.HostPort;
-import io.faro.common.network.NetworkOptions;
 import java.time.Duration;
 import java.util.List;
 
@@ -278,68 +274,4 @@ public final class ClientOptions {
           WORKER_RESTART_WAIT);
 
   private ClientOptions() {}
-
-  /** The typed client settings. */
-  public record Settings(
-      NetworkOptions.Settings network,
-      List<HostPort> masters,
-      Duration masterRetryTimeout,
-      Duration masterAttemptTimeout,
-      int batchSize,
-      long bufferSize,
-      int mergeSize,
-      int maxInFlight,
-      BatchFormat.Codec codec,
-      int zstdLevel,
-      int prefetchChunks,
-      Duration fetchTimeout,
-      String lifecycleHost,
-      String lifecycleBindHost,
-      int lifecyclePort,
-      Duration appHeartbeatInterval,
-      Duration commitTimeout,
-      boolean replicate,
-      boolean placeAtRegister,
-      PartitionPages pages,
-      FallbackPolicy fallbackPolicy,
-      Duration fallbackConnectTimeout,
-      int fallbackMaxPartitions,
-      int reviveMaxAttempts,
-      int fetchRetries,
-      Duration fetchRetryWait,
-      Duration workerRestartWait) {
-
-    public static Settings from(FaroConf conf) {
-      return new Settings(
-          NetworkOptions.Settings.from(conf),
-          conf.get(MasterOptions.ENDPOINTS),
-          conf.get(MasterOptions.RETRY_TIMEOUT),
-          conf.get(MasterOptions.ATTEMPT_TIMEOUT),
-          (int) (long) conf.get(BATCH_SIZE),
-          conf.get(BUFFER_SIZE),
-          (int) (long) conf.get(MERGE_SIZE),
-          conf.get(MAX_IN_FLIGHT),
-          conf.get(COMPRESS) ? conf.get(CODEC) : BatchFormat.Codec.NONE,
-          conf.get(ZSTD_LEVEL),
-          conf.get(PREFETCH_CHUNKS),
-          conf.get(FETCH_TIMEOUT),
-          conf.get(LIFECYCLE_HOST),
-          conf.get(LIFECYCLE_BIND_HOST).isBlank()
-              ? "0.0.0.0"
-              : conf.get(LIFECYCLE_BIND_HOST).trim(),
-          conf.get(LIFECYCLE_PORT),
-          conf.get(APP_HEARTBEAT_INTERVAL),
-          conf.get(COMMIT_TIMEOUT),
-          conf.get(REPLICATE),
-          conf.get(PLACE_AT_REGISTER),
-          new PartitionPages(conf.get(PARTITIONS_PER_PAGE)),
-          conf.get(FALLBACK_POLICY),
-          conf.get(FALLBACK_CONNECT_TIMEOUT),
-          conf.get(FALLBACK_MAX_PARTITIONS),
-          conf.get(REVIVE_MAX_ATTEMPTS),
-          conf.get(FETCH_RETRIES),
-          conf.get(FETCH_RETRY_WAIT),
-          conf.get(WORKER_RESTART_WAIT));
-    }
-  }
 }

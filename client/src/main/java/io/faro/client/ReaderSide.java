@@ -42,10 +42,10 @@ final class ReaderSide {
   }
 
   private final ClientPool pool;
-  private final ClientOptions.Settings settings;
+  private final ClientSettings settings;
   private final Map<ReaderKey, ReaderPages> readers = new ConcurrentHashMap<>();
 
-  ReaderSide(ClientPool pool, ClientOptions.Settings settings) {
+  ReaderSide(ClientPool pool, ClientSettings settings) {
     this.pool = requireNonNull(pool, "pool is null");
     this.settings = requireNonNull(settings, "settings is null");
   }

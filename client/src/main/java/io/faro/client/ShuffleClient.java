@@ -35,18 +35,18 @@ public final class ShuffleClient {
   /** Where the partitions of one generation take pushes; shared by this executor's tasks. */
   public record PushTargets(ShuffleId faroShuffle, Targets locations) {}
 
-  private final ClientOptions.Settings settings;
+  private final ClientSettings settings;
   private final WriterSide writers;
   private final ReaderSide readers;
 
-  public ShuffleClient(ClientPool pool, ClientOptions.Settings settings) {
+  public ShuffleClient(ClientPool pool, ClientSettings settings) {
     requireNonNull(pool, "pool is null");
     this.settings = requireNonNull(settings, "settings is null");
     this.writers = new WriterSide(pool, settings);
     this.readers = new ReaderSide(pool, settings);
   }
 
-  public ClientOptions.Settings settings() {
+  public ClientSettings settings() {
     return settings;
   }
 

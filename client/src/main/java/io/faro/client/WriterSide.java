@@ -41,10 +41,10 @@ final class WriterSide {
   }
 
   private final ClientPool pool;
-  private final ClientOptions.Settings settings;
+  private final ClientSettings settings;
   private final AnswerCache<WriterKey, PushTargets> pushTargets;
 
-  WriterSide(ClientPool pool, ClientOptions.Settings settings) {
+  WriterSide(ClientPool pool, ClientSettings settings) {
     this.pool = requireNonNull(pool, "pool is null");
     this.settings = requireNonNull(settings, "settings is null");
     this.pushTargets =

@@ -10,7 +10,7 @@ import io.faro.common.json.Json;
 import io.faro.common.network.ClientPool;
 import io.faro.common.network.Futures;
 import io.faro.common.network.HostPort;
-import io.faro.common.network.NetworkOptions;
+import io.faro.common.network.NetworkSettings;
 import io.faro.common.testing.TestCertificates;
 import io.faro.proto.MasterStatusRequest;
 import io.faro.proto.MasterStatusResponse;
@@ -90,8 +90,7 @@ class AuthIT {
             .doesNotContain("TLS handshake");
       }
       // The cluster did encrypt: a client without TLS is refused, and told why.
-      try (ClientPool plain =
-          new ClientPool("plain", NetworkOptions.Settings.from(FaroConf.empty()))) {
+      try (ClientPool plain = new ClientPool("plain", NetworkSettings.from(FaroConf.empty()))) {
         assertThatThrownBy(
                 () ->
                     Futures.await(

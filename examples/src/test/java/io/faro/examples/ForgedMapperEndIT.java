@@ -14,6 +14,7 @@ import io.faro.common.network.ClientPool;
 import io.faro.common.network.Futures;
 import io.faro.common.network.HostPort;
 import io.faro.common.network.NetworkOptions;
+import io.faro.common.network.NetworkSettings;
 import io.faro.proto.MapperEndRequest;
 import io.faro.proto.MapperEndResponse;
 import java.nio.file.Files;
@@ -78,8 +79,8 @@ class ForgedMapperEndIT {
             List.of("spark.examples.mapPauseMillis=20"));
     HostPort lifecycle = awaitLifecycle(job);
     int refused = 0;
-    NetworkOptions.Settings network =
-        NetworkOptions.Settings.from(FaroConf.empty().with(NetworkOptions.IO_THREADS, "1"));
+    NetworkSettings network =
+        NetworkSettings.from(FaroConf.empty().with(NetworkOptions.IO_THREADS, "1"));
     try (ClientPool stranger = new ClientPool("stranger", network);
         ClientPool guesser =
             new ClientPool(

@@ -8,7 +8,7 @@ import io.faro.common.json.Json;
 import io.faro.common.master.MasterClient;
 import io.faro.common.network.ClientPool;
 import io.faro.common.network.HostPort;
-import io.faro.common.network.NetworkOptions;
+import io.faro.common.network.NetworkSettings;
 import io.faro.proto.ClusterStatusRequest;
 import io.faro.proto.ClusterStatusResponse;
 import io.faro.proto.MasterStatusRequest;
@@ -95,14 +95,13 @@ class WireFuzzIT {
       }
     }
     try (LocalCluster cluster = started;
-        ClientPool pool =
-            new ClientPool("fuzz-observer", NetworkOptions.Settings.from(FaroConf.empty()));
+        ClientPool pool = new ClientPool("fuzz-observer", NetworkSettings.from(FaroConf.empty()));
         // The masters list a cluster's apps and shuffles to members and operators only, when
         // they authenticate: the observer proves the admin secret local-cluster made, if any.
         ClientPool operator =
             new ClientPool(
                 "fuzz-operator",
-                NetworkOptions.Settings.from(FaroConf.empty()),
+                NetworkSettings.from(FaroConf.empty()),
                 cluster
                     .adminConf()
                     .map(WireFuzzIT::adminCredentials)

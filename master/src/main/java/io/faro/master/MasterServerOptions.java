@@ -17,7 +17,7 @@ import java.util.List;
 /**
  * Every key of the master process, with its default, unit, doc and validator. How other processes
  * reach the masters ({@code faro.master.endpoints}) lives in common's {@code MasterOptions}; this
- * class holds what only a master reads. {@link MasterServerConfig} is the typed, validated form.
+ * class holds what only a master reads. {@link MasterServerSettings} is the typed, validated form.
  */
 public final class MasterServerOptions {
   public static final ConfigOption<String> HOST =

@@ -6,7 +6,7 @@ import io.faro.common.config.FaroConf;
 import io.faro.common.json.Json;
 import io.faro.common.network.ClientPool;
 import io.faro.common.network.HostPort;
-import io.faro.common.network.NetworkOptions;
+import io.faro.common.network.NetworkSettings;
 import io.faro.common.testing.Eventually;
 import io.faro.proto.ClusterStatusRequest;
 import io.faro.proto.ClusterStatusResponse;
@@ -102,7 +102,7 @@ class MasterCommandTest {
       assertThat(field(json, "raftPort")).isPositive();
 
       try (ClientPool pool =
-          new ClientPool("test-client", NetworkOptions.Settings.from(FaroConf.empty()))) {
+          new ClientPool("test-client", NetworkSettings.from(FaroConf.empty()))) {
         ClusterStatusResponse status =
             pool.call(
                     new HostPort("127.0.0.1", rpcPort),

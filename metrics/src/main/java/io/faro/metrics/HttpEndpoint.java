@@ -5,7 +5,7 @@ import static java.util.Objects.requireNonNull;
 import com.sun.net.httpserver.HttpExchange;
 import com.sun.net.httpserver.HttpServer;
 import io.faro.common.auth.AdminTokens;
-import io.faro.common.auth.AuthOptions;
+import io.faro.common.auth.AuthSettings;
 import io.faro.common.json.Json;
 import io.faro.common.network.BindFailures;
 import java.io.ByteArrayOutputStream;
@@ -112,7 +112,7 @@ public final class HttpEndpoint implements AutoCloseable {
     }
 
     /** The operators' pages {@code paths}, under {@code auth} (a member's settings). */
-    public static Admin of(Set<String> paths, AuthOptions.Settings auth) {
+    public static Admin of(Set<String> paths, AuthSettings auth) {
       return new Admin(paths, auth.enabled(), auth.admin().map(AdminTokens::http));
     }
   }

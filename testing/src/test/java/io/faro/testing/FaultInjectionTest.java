@@ -14,7 +14,7 @@ import io.faro.common.network.ClientPool;
 import io.faro.common.network.Frame;
 import io.faro.common.network.Futures;
 import io.faro.common.network.HostPort;
-import io.faro.common.network.NetworkOptions;
+import io.faro.common.network.NetworkSettings;
 import io.faro.common.network.TransportClient;
 import io.faro.common.testing.Eventually;
 import io.faro.proto.OpenStreamRequest;
@@ -63,11 +63,10 @@ class FaultInjectionTest {
   @BeforeEach
   void setUp() {
     master = new FakeMaster();
-    NetworkOptions.Settings network = NetworkOptions.Settings.from(FaroConf.empty());
+    NetworkSettings network = NetworkSettings.from(FaroConf.empty());
     pool =
         new ClientPool(
-            "faults-test",
-            new NetworkOptions.Settings(1, network.connectTimeout(), TIMEOUT, 8 << 20));
+            "faults-test", new NetworkSettings(1, network.connectTimeout(), TIMEOUT, 8 << 20));
   }
 
   @AfterEach

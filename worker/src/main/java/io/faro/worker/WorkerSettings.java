@@ -45,6 +45,7 @@ import io.faro.common.master.MasterOptions;
 import io.faro.common.network.FrameCodec;
 import io.faro.common.network.HostPort;
 import io.faro.common.network.NetworkOptions;
+import io.faro.common.network.NetworkSettings;
 import io.faro.worker.storage.DirectIo;
 import io.faro.worker.storage.DiskChecker;
 import io.faro.worker.storage.DiskDir;
@@ -81,7 +82,7 @@ public record WorkerSettings(
     Memory memory,
     MasterLink masterLink,
     Leaving leaving,
-    NetworkOptions.Settings network) {
+    NetworkSettings network) {
 
   /** Where the worker listens and what it advertises. */
   public record Ports(
@@ -354,8 +355,8 @@ public record WorkerSettings(
   }
 
   /** The network settings, with the secrets they read checked as a member needs them. */
-  private static NetworkOptions.Settings memberNetwork(FaroConf conf) {
-    NetworkOptions.Settings network = NetworkOptions.Settings.from(conf);
+  private static NetworkSettings memberNetwork(FaroConf conf) {
+    NetworkSettings network = NetworkSettings.from(conf);
     network.auth().checkedAsMember();
     return network;
   }

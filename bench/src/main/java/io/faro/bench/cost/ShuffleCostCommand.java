@@ -3,7 +3,7 @@ package io.faro.bench.cost;
 import io.faro.bench.cluster.BenchCluster;
 import io.faro.bench.cluster.ClusterTarget;
 import io.faro.cli.FaroSubcommand;
-import io.faro.client.ClientOptions;
+import io.faro.client.ClientSettings;
 import io.faro.client.EngineShuffleId;
 import io.faro.client.ShuffleClient;
 import io.faro.client.driver.LifecycleManager;
@@ -144,8 +144,8 @@ public final class ShuffleCostCommand implements Callable<Integer>, FaroSubcomma
     try (BenchCluster cluster = BenchCluster.open(target, Optional.empty())) {
       out.println("Faro shuffle cost against a " + cluster.describe());
       out.flush();
-      ClientOptions.Settings settings =
-          ClientOptions.Settings.from(
+      ClientSettings settings =
+          ClientSettings.from(
               FaroConf.of(
                   Map.of(
                       "faro.master.endpoints",

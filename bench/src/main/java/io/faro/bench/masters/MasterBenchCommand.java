@@ -9,6 +9,7 @@ import io.faro.common.network.ClientPool;
 import io.faro.common.network.Futures;
 import io.faro.common.network.HostPort;
 import io.faro.common.network.NetworkOptions;
+import io.faro.common.network.NetworkSettings;
 import io.faro.proto.EmptyResponse;
 import io.faro.proto.MasterStatusRequest;
 import io.faro.proto.MasterStatusResponse;
@@ -124,8 +125,7 @@ public final class MasterBenchCommand implements Callable<Integer>, FaroSubcomma
         ClientPool pool =
             new ClientPool(
                 "faro-bench-masters",
-                NetworkOptions.Settings.from(
-                    FaroConf.empty().with(NetworkOptions.IO_THREADS, "2")))) {
+                NetworkSettings.from(FaroConf.empty().with(NetworkOptions.IO_THREADS, "2")))) {
       List<HostPort> endpoints = cluster.masterEndpoints().stream().map(HostPort::parse).toList();
       MasterClient client =
           new MasterClient(pool, endpoints, Duration.ofSeconds(60), Duration.ofSeconds(5));

@@ -9,7 +9,7 @@ import io.faro.bench.cluster.WorkerReading;
 import io.faro.bench.workload.PartitionTally;
 import io.faro.bench.workload.Verification;
 import io.faro.bench.workload.WorkloadCost;
-import io.faro.client.ClientOptions;
+import io.faro.client.ClientSettings;
 import io.faro.client.EngineShuffleId;
 import io.faro.client.ShuffleClient;
 import io.faro.client.driver.LifecycleManager;
@@ -37,7 +37,7 @@ public final class ShuffleRun {
   private static final Duration STATUS_TIMEOUT = Duration.ofSeconds(30);
 
   private final BenchSettings settings;
-  private final ClientOptions.Settings client;
+  private final ClientSettings client;
   private final int expectedWorkers;
   private final PrintWriter progressOut;
 
@@ -49,7 +49,7 @@ public final class ShuffleRun {
   public ShuffleRun(
       BenchSettings settings, FaroConf clientConf, int expectedWorkers, PrintWriter progressOut) {
     this.settings = requireNonNull(settings, "settings is null");
-    this.client = ClientOptions.Settings.from(requireNonNull(clientConf, "clientConf is null"));
+    this.client = ClientSettings.from(requireNonNull(clientConf, "clientConf is null"));
     this.expectedWorkers = expectedWorkers;
     this.progressOut = requireNonNull(progressOut, "progressOut is null");
   }

@@ -4,7 +4,7 @@ import static java.util.Objects.requireNonNull;
 
 import com.google.protobuf.ByteString;
 import com.google.protobuf.Message;
-import io.faro.client.ClientOptions;
+import io.faro.client.ClientSettings;
 import io.faro.common.admission.AppProfile;
 import io.faro.common.auth.AppSecrets;
 import io.faro.common.auth.AuthOptions;
@@ -68,7 +68,7 @@ final class AppSession implements AutoCloseable {
   AppSession(
       AppId app,
       AppProfile profile,
-      ClientOptions.Settings settings,
+      ClientSettings settings,
       MasterClient master,
       Runnable onBeat) {
     this.app = requireNonNull(app, "app is null");

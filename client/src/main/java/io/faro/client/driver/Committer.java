@@ -3,6 +3,7 @@ package io.faro.client.driver;
 import static java.util.Objects.requireNonNull;
 
 import io.faro.client.ClientOptions;
+import io.faro.client.ClientSettings;
 import io.faro.common.error.ErrorCode;
 import io.faro.common.error.FaroException;
 import io.faro.common.id.IdMapper;
@@ -52,7 +53,7 @@ final class Committer {
    */
   private static final long RESTART_POLL_MILLIS = 250;
 
-  private final ClientOptions.Settings settings;
+  private final ClientSettings settings;
   private final ClientPool pool;
   private final CommitWatch watch;
 
@@ -60,7 +61,7 @@ final class Committer {
   private final Map<Integer, CompletableFuture<CommittedFiles>> fileGroups =
       new ConcurrentHashMap<>();
 
-  Committer(ClientOptions.Settings settings, ClientPool pool, CommitWatch watch) {
+  Committer(ClientSettings settings, ClientPool pool, CommitWatch watch) {
     this.settings = requireNonNull(settings, "settings is null");
     this.pool = requireNonNull(pool, "pool is null");
     this.watch = requireNonNull(watch, "watch is null");

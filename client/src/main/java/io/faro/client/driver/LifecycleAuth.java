@@ -2,12 +2,13 @@ package io.faro.client.driver;
 
 import io.faro.common.auth.AppSecrets;
 import io.faro.common.auth.AuthOptions;
+import io.faro.common.auth.AuthSettings;
 import io.faro.common.auth.Identity;
 import io.faro.common.auth.Secret;
 import io.faro.common.id.AppId;
 import io.faro.common.network.ClientPool;
 import io.faro.common.network.HostPort;
-import io.faro.common.network.NetworkOptions;
+import io.faro.common.network.NetworkSettings;
 import io.faro.proto.MessageType;
 import java.util.Optional;
 
@@ -57,9 +58,9 @@ final class LifecycleAuth {
   }
 
   /** The port's network settings: {@code network}, with the app's identity to be proven. */
-  NetworkOptions.Settings portNetwork(NetworkOptions.Settings network) {
+  NetworkSettings portNetwork(NetworkSettings network) {
     return network.withAuth(
-        AuthOptions.Settings.forApp(credentials.identity(), credentials.secret().orElseThrow()));
+        AuthSettings.forApp(credentials.identity(), credentials.secret().orElseThrow()));
   }
 
   /**

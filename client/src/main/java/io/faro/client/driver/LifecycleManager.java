@@ -4,6 +4,7 @@ import static java.util.Objects.requireNonNull;
 
 import com.google.protobuf.Message;
 import io.faro.client.ClientOptions;
+import io.faro.client.ClientSettings;
 import io.faro.common.admission.AppProfile;
 import io.faro.common.auth.AuthOptions;
 import io.faro.common.auth.Identity;
@@ -11,7 +12,7 @@ import io.faro.common.id.AppId;
 import io.faro.common.master.MasterClient;
 import io.faro.common.network.ClientPool;
 import io.faro.common.network.HostPort;
-import io.faro.common.network.NetworkOptions;
+import io.faro.common.network.NetworkSettings;
 import io.faro.common.network.Request;
 import io.faro.common.network.RequestHandler;
 import io.faro.common.network.Responder;
@@ -74,7 +75,7 @@ public final class LifecycleManager implements RequestHandler, AutoCloseable {
    *     job must never silently run without the shuffle service it was configured for
    */
   public LifecycleManager(
-      AppId app, ClientOptions.Settings settings, ClientPool pool, String advertisedHost) {
+      AppId app, ClientSettings settings, ClientPool pool, String advertisedHost) {
     this(app, AppProfile.UNKNOWN, settings, pool, advertisedHost, Clock.systemUTC());
   }
 
@@ -88,25 +89,21 @@ public final class LifecycleManager implements RequestHandler, AutoCloseable {
   public LifecycleManager(
       AppId app,
       AppProfile profile,
-      ClientOptions.Settings settings,
+      ClientSettings settings,
       ClientPool pool,
       String advertisedHost) {
     this(app, profile, settings, pool, advertisedHost, Clock.systemUTC());
   }
 
   LifecycleManager(
-      AppId app,
-      ClientOptions.Settings settings,
-      ClientPool pool,
-      String advertisedHost,
-      Clock clock) {
+      AppId app, ClientSettings settings, ClientPool pool, String advertisedHost, Clock clock) {
     this(app, AppProfile.UNKNOWN, settings, pool, advertisedHost, clock);
   }
 
   LifecycleManager(
       AppId app,
       AppProfile profile,
-      ClientOptions.Settings settings,
+      ClientSettings settings,
       ClientPool pool,
       String advertisedHost,
       Clock clock) {
@@ -131,7 +128,7 @@ public final class LifecycleManager implements RequestHandler, AutoCloseable {
     auth.beforeServing(pool);
     this.requests = new ExecutorRequests(app, generations, placement, committer, lossCheck, phases);
     this.registrations = new Registrations(settings, master, generations, placement, committer);
-    NetworkOptions.Settings network = auth.portNetwork(settings.network());
+    NetworkSettings network = auth.portNetwork(settings.network());
     try {
       this.server = serve(settings, network, advertisedHost);
     } catch (RuntimeException e) {
@@ -150,7 +147,7 @@ public final class LifecycleManager implements RequestHandler, AutoCloseable {
 
   /** Starts the port executors call, which serves only the app's identity ({@link #refusal}). */
   private TransportServer serve(
-      ClientOptions.Settings settings, NetworkOptions.Settings network, String advertisedHost) {
+      ClientSettings settings, NetworkSettings network, String advertisedHost) {
     return new TransportServer(
         "faro-lifecycle",
         settings.lifecycleBindHost().isEmpty() ? advertisedHost : settings.lifecycleBindHost(),

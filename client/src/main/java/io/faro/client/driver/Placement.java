@@ -3,7 +3,7 @@ package io.faro.client.driver;
 import static java.util.Objects.requireNonNull;
 
 import com.google.protobuf.ByteString;
-import io.faro.client.ClientOptions;
+import io.faro.client.ClientSettings;
 import io.faro.client.PartitionPages;
 import io.faro.common.error.ErrorCode;
 import io.faro.common.error.FaroException;
@@ -60,7 +60,7 @@ final class Placement {
    */
   private static final long FAILED_WORKER_MILLIS = 60_000;
 
-  private final ClientOptions.Settings settings;
+  private final ClientSettings settings;
   private final ClientPool pool;
   private final MasterClient master;
   private final Clock clock;
@@ -71,7 +71,7 @@ final class Placement {
    */
   private final Map<WorkerId, Long> recentlyFailed = new ConcurrentHashMap<>();
 
-  Placement(ClientOptions.Settings settings, ClientPool pool, MasterClient master, Clock clock) {
+  Placement(ClientSettings settings, ClientPool pool, MasterClient master, Clock clock) {
     this.settings = requireNonNull(settings, "settings is null");
     this.pool = requireNonNull(pool, "pool is null");
     this.master = requireNonNull(master, "master is null");

@@ -2,7 +2,7 @@ package io.faro.client.driver;
 
 import static java.util.Objects.requireNonNull;
 
-import io.faro.client.ClientOptions;
+import io.faro.client.ClientSettings;
 import io.faro.common.id.IdMapper;
 import io.faro.common.master.MasterClient;
 import io.faro.common.network.Futures;
@@ -30,14 +30,14 @@ final class Registrations {
    */
   static final int PAGES_PLACED_AT_REGISTER = 4;
 
-  private final ClientOptions.Settings settings;
+  private final ClientSettings settings;
   private final MasterClient master;
   private final Generations generations;
   private final Placement placement;
   private final Committer committer;
 
   Registrations(
-      ClientOptions.Settings settings,
+      ClientSettings settings,
       MasterClient master,
       Generations generations,
       Placement placement,

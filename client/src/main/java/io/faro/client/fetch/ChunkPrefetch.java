@@ -2,7 +2,7 @@ package io.faro.client.fetch;
 
 import static java.util.Objects.requireNonNull;
 
-import io.faro.client.ClientOptions;
+import io.faro.client.ClientSettings;
 import io.faro.client.fetch.ReducerFileGroups.CommittedFile;
 import io.faro.common.error.FaroException;
 import io.faro.common.id.IdMapper;
@@ -41,7 +41,7 @@ final class ChunkPrefetch {
   private final List<EpochGroup> epochGroups;
   private final BatchFilter filter;
   private final ClientPool pool;
-  private final ClientOptions.Settings settings;
+  private final ClientSettings settings;
   // The next chunk to request: group index and chunk index within it.
   private int nextGroup;
   private int nextChunk;
@@ -53,7 +53,7 @@ final class ChunkPrefetch {
       List<EpochGroup> epochGroups,
       BatchFilter filter,
       ClientPool pool,
-      ClientOptions.Settings settings) {
+      ClientSettings settings) {
     this.shuffle = requireNonNull(shuffle, "shuffle is null");
     this.epochGroups = requireNonNull(epochGroups, "epochGroups is null");
     this.filter = requireNonNull(filter, "filter is null");

@@ -3,6 +3,7 @@ package io.faro.client.fetch;
 import static java.util.Objects.requireNonNull;
 
 import io.faro.client.ClientOptions;
+import io.faro.client.ClientSettings;
 import io.faro.common.error.ErrorCode;
 import io.faro.common.error.FaroException;
 import io.faro.common.id.ShuffleId;
@@ -35,7 +36,7 @@ final class Failover {
 
   private final ShuffleId shuffle;
   private final ChunkPrefetch chunks;
-  private final ClientOptions.Settings settings;
+  private final ClientSettings settings;
   // Failures of the chunk at the head of the stream: on the copy being read, and copies given up.
   private int failuresOnCopy;
   private int copiesGivenUp;
@@ -47,7 +48,7 @@ final class Failover {
   private long refusedSinceNanos;
   private long fetchRetries;
 
-  Failover(ShuffleId shuffle, ChunkPrefetch chunks, ClientOptions.Settings settings) {
+  Failover(ShuffleId shuffle, ChunkPrefetch chunks, ClientSettings settings) {
     this.shuffle = requireNonNull(shuffle, "shuffle is null");
     this.chunks = requireNonNull(chunks, "chunks is null");
     this.settings = requireNonNull(settings, "settings is null");

@@ -2,7 +2,7 @@ package io.faro.client.fetch;
 
 import static java.util.Objects.requireNonNull;
 
-import io.faro.client.ClientOptions;
+import io.faro.client.ClientSettings;
 import io.faro.client.ReadRange;
 import io.faro.client.fetch.ReducerFileGroups.CommittedFile;
 import io.faro.common.batch.Batch;
@@ -40,7 +40,7 @@ import java.util.TreeMap;
  */
 public final class PartitionReader implements AutoCloseable {
   private final ShuffleId shuffle;
-  private final ClientOptions.Settings settings;
+  private final ClientSettings settings;
   private final BatchDecoder decoder = new BatchDecoder();
   private final BatchFilter filter;
   private final ChunkPrefetch chunks;
@@ -60,7 +60,7 @@ public final class PartitionReader implements AutoCloseable {
    * @throws FaroException DATA_LOST if one of the partitions was lost on every copy at commit
    */
   public PartitionReader(
-      ReducerFileGroups groups, ReadRange range, ClientPool pool, ClientOptions.Settings settings) {
+      ReducerFileGroups groups, ReadRange range, ClientPool pool, ClientSettings settings) {
     this(groups, range, null, pool, settings);
   }
 
@@ -75,7 +75,7 @@ public final class PartitionReader implements AutoCloseable {
       ReadRange range,
       long[] rangeExpected,
       ClientPool pool,
-      ClientOptions.Settings settings) {
+      ClientSettings settings) {
     requireNonNull(groups, "groups is null");
     this.shuffle = groups.faroShuffle();
     requireNonNull(pool, "pool is null");

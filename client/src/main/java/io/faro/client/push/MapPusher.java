@@ -2,7 +2,7 @@ package io.faro.client.push;
 
 import static java.util.Objects.requireNonNull;
 
-import io.faro.client.ClientOptions;
+import io.faro.client.ClientSettings;
 import io.faro.client.MapAttempt;
 import io.faro.common.batch.BatchEncoder;
 import io.faro.common.error.ErrorCode;
@@ -54,7 +54,7 @@ public final class MapPusher implements AutoCloseable {
   private final int mapId;
   private final int attemptId;
   private final Targets targets;
-  private final ClientOptions.Settings settings;
+  private final ClientSettings settings;
   private final BatchEncoder encoder;
   private final PartitionBuffers buffers;
   private final Revivals revivals;
@@ -74,7 +74,7 @@ public final class MapPusher implements AutoCloseable {
       List<PartitionLocation> locations,
       int numPartitions,
       ClientPool pool,
-      ClientOptions.Settings settings,
+      ClientSettings settings,
       ByteBufAllocator allocator) {
     this(
         shuffle,
@@ -100,7 +100,7 @@ public final class MapPusher implements AutoCloseable {
       Targets targets,
       Reviver reviver,
       ClientPool pool,
-      ClientOptions.Settings settings,
+      ClientSettings settings,
       ByteBufAllocator allocator) {
     this.shuffle = requireNonNull(shuffle, "shuffle is null");
     this.mapId = attempt.mapId();

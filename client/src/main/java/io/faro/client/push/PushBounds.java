@@ -2,7 +2,7 @@ package io.faro.client.push;
 
 import static java.util.Objects.requireNonNull;
 
-import io.faro.client.ClientOptions;
+import io.faro.client.ClientSettings;
 import io.faro.client.MapAttempt;
 import io.faro.common.error.ErrorCode;
 import io.faro.common.error.FaroException;
@@ -37,7 +37,7 @@ final class PushBounds {
   private final ShuffleId shuffle;
   private final int mapId;
   private final int attemptId;
-  private final ClientOptions.Settings settings;
+  private final ClientSettings settings;
   private final Runnable checkFailure;
   private final Semaphore inFlight;
   // Read by tests and diagnostics on other threads; changed on the task's thread only.
@@ -51,10 +51,7 @@ final class PushBounds {
    *     throws it, holding nothing
    */
   PushBounds(
-      ShuffleId shuffle,
-      MapAttempt attempt,
-      ClientOptions.Settings settings,
-      Runnable checkFailure) {
+      ShuffleId shuffle, MapAttempt attempt, ClientSettings settings, Runnable checkFailure) {
     this.shuffle = requireNonNull(shuffle, "shuffle is null");
     this.mapId = attempt.mapId();
     this.attemptId = attempt.attemptId();

@@ -2,7 +2,7 @@ package io.faro.client.push;
 
 import static java.util.Objects.requireNonNull;
 
-import io.faro.client.ClientOptions;
+import io.faro.client.ClientSettings;
 import io.faro.client.MapAttempt;
 import io.faro.common.error.ErrorCode;
 import io.faro.common.error.FaroException;
@@ -45,7 +45,7 @@ import java.util.function.LongConsumer;
 final class PushWindow {
   private final ShuffleId shuffle;
   private final ClientPool pool;
-  private final ClientOptions.Settings settings;
+  private final ClientSettings settings;
   private final ByteBufAllocator allocator;
   private final Revivals revivals;
   private final Map<WorkerId, PendingFrame> pending = new HashMap<>();
@@ -59,7 +59,7 @@ final class PushWindow {
       ShuffleId shuffle,
       MapAttempt attempt,
       ClientPool pool,
-      ClientOptions.Settings settings,
+      ClientSettings settings,
       ByteBufAllocator allocator,
       Revivals revivals) {
     this.shuffle = requireNonNull(shuffle, "shuffle is null");

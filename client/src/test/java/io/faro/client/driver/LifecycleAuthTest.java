@@ -2,14 +2,15 @@ package io.faro.client.driver;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.faro.client.ClientOptions;
+import io.faro.client.ClientSettings;
 import io.faro.common.auth.AppSecrets;
 import io.faro.common.auth.AuthOptions;
+import io.faro.common.auth.AuthSettings;
 import io.faro.common.auth.Identity;
 import io.faro.common.auth.Secret;
 import io.faro.common.config.FaroConf;
 import io.faro.common.id.AppId;
-import io.faro.common.network.NetworkOptions;
+import io.faro.common.network.NetworkSettings;
 import io.faro.proto.MessageType;
 import java.util.Map;
 import java.util.Optional;
@@ -23,8 +24,8 @@ import org.junit.jupiter.api.Test;
 class LifecycleAuthTest {
   private static final AppId APP = new AppId("app-auth");
 
-  private static NetworkOptions.Settings network() {
-    return ClientOptions.Settings.from(FaroConf.of(Map.of("faro.auth.enabled", "false"))).network();
+  private static NetworkSettings network() {
+    return ClientSettings.from(FaroConf.of(Map.of("faro.auth.enabled", "false"))).network();
   }
 
   @Test
@@ -45,7 +46,7 @@ class LifecycleAuthTest {
         .as("another registration of the same app")
         .isPresent();
 
-    AuthOptions.Settings port = auth.portNetwork(network()).auth();
+    AuthSettings port = auth.portNetwork(network()).auth();
     assertThat(port.enabled()).isTrue();
     assertThat(port.apps()).containsOnlyKeys(identity);
   }

@@ -2,7 +2,7 @@ package io.faro.client.driver;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.faro.client.ClientOptions;
+import io.faro.client.ClientSettings;
 import io.faro.client.testing.MiniFaroCluster;
 import io.faro.common.auth.Identity;
 import io.faro.common.error.ErrorCode;
@@ -50,11 +50,11 @@ class LifecycleManagerTest {
     try (MiniFaroCluster cluster =
             MiniFaroCluster.start(dir, 1, Map.of("faro.auth.enabled", "false"));
         ClientPool pool =
-            new ClientPool("test", ClientOptions.Settings.from(cluster.clientConf()).network());
+            new ClientPool("test", ClientSettings.from(cluster.clientConf()).network());
         LifecycleManager lifecycle =
             new LifecycleManager(
                 new AppId("app-lifecycle"),
-                ClientOptions.Settings.from(cluster.clientConf()),
+                ClientSettings.from(cluster.clientConf()),
                 pool,
                 "127.0.0.1")) {
       lifecycle.registerShuffle(SHUFFLE, MAPS, PARTITIONS).get(30, TimeUnit.SECONDS);
@@ -157,11 +157,11 @@ class LifecycleManagerTest {
     try (MiniFaroCluster cluster =
             MiniFaroCluster.start(dir, 1, Map.of("faro.auth.enabled", "false"));
         ClientPool pool =
-            new ClientPool("test", ClientOptions.Settings.from(cluster.clientConf()).network());
+            new ClientPool("test", ClientSettings.from(cluster.clientConf()).network());
         LifecycleManager lifecycle =
             new LifecycleManager(
                 new AppId("app-files"),
-                ClientOptions.Settings.from(cluster.clientConf()),
+                ClientSettings.from(cluster.clientConf()),
                 pool,
                 "127.0.0.1");
         HandlerCalls executor = new HandlerCalls(lifecycle.credentials().identity())) {

@@ -2,7 +2,7 @@ package io.faro.client.driver;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.faro.client.ClientOptions;
+import io.faro.client.ClientSettings;
 import io.faro.client.PartitionPages;
 import io.faro.common.config.FaroConf;
 import io.faro.common.id.AppId;
@@ -27,8 +27,8 @@ class LossCheckTest {
 
   @Test
   void aLateReportForAReplacedGenerationForgetsNothing() {
-    ClientOptions.Settings settings =
-        ClientOptions.Settings.from(FaroConf.of(Map.of("faro.master.endpoints", "127.0.0.1:1")));
+    ClientSettings settings =
+        ClientSettings.from(FaroConf.of(Map.of("faro.master.endpoints", "127.0.0.1:1")));
     try (ClientPool pool = new ClientPool("loss-check-test", settings.network())) {
       Generations generations =
           new Generations(new AppId("app-loss-check"), new PartitionPages(64));

@@ -3,7 +3,7 @@ package io.faro.client.driver;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import io.faro.client.ClientOptions;
+import io.faro.client.ClientSettings;
 import io.faro.client.PartitionPages;
 import io.faro.client.testing.MiniFaroCluster;
 import io.faro.common.error.ErrorCode;
@@ -56,7 +56,7 @@ class PlacementTest {
   private static final Map<String, String> OPEN = Map.of("faro.auth.enabled", "false");
 
   private static Parts parts(MiniFaroCluster cluster, AppId app) {
-    ClientOptions.Settings settings = ClientOptions.Settings.from(cluster.clientConf());
+    ClientSettings settings = ClientSettings.from(cluster.clientConf());
     ClientPool pool = new ClientPool("test", settings.network());
     MasterClient master =
         new MasterClient(

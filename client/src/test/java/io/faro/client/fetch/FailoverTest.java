@@ -3,7 +3,7 @@ package io.faro.client.fetch;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import io.faro.client.ClientOptions;
+import io.faro.client.ClientSettings;
 import io.faro.client.ReadRange;
 import io.faro.client.protocol.ExecutorProto;
 import io.faro.common.config.FaroConf;
@@ -37,8 +37,8 @@ class FailoverTest {
   private EpochGroup group;
   private Failover failover;
 
-  private static ClientOptions.Settings settings(String restartWait) {
-    return ClientOptions.Settings.from(
+  private static ClientSettings settings(String restartWait) {
+    return ClientSettings.from(
         FaroConf.of(
             Map.of(
                 "faro.client.fetch.retries", "1",
@@ -51,7 +51,7 @@ class FailoverTest {
     if (pool != null) {
       pool.close();
     }
-    ClientOptions.Settings settings = settings(restartWait);
+    ClientSettings settings = settings(restartWait);
     pool = new ClientPool("failover-test", settings.network());
     GetReducerFileGroupsResponse.Builder answer =
         GetReducerFileGroupsResponse.newBuilder()

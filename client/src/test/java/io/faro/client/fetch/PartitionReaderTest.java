@@ -3,7 +3,7 @@ package io.faro.client.fetch;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import io.faro.client.ClientOptions;
+import io.faro.client.ClientSettings;
 import io.faro.client.ReadRange;
 import io.faro.client.protocol.ExecutorProto;
 import io.faro.common.batch.Batch;
@@ -46,7 +46,7 @@ class PartitionReaderTest {
   private ByteBuf chunk;
   private TransportServer server;
   private ClientPool pool;
-  private ClientOptions.Settings settings;
+  private ClientSettings settings;
 
   @BeforeEach
   void start() {
@@ -59,7 +59,7 @@ class PartitionReaderTest {
       batch.release();
     }
     settings =
-        ClientOptions.Settings.from(
+        ClientSettings.from(
             FaroConf.of(
                 Map.of(
                     "faro.client.fetch.retries",

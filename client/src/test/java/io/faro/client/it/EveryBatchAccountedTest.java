@@ -3,7 +3,7 @@ package io.faro.client.it;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.catchThrowable;
 
-import io.faro.client.ClientOptions;
+import io.faro.client.ClientSettings;
 import io.faro.client.EngineShuffleId;
 import io.faro.client.MapAttempt;
 import io.faro.client.ReadRange;
@@ -51,7 +51,7 @@ class EveryBatchAccountedTest {
       for (int i = 0; i + 1 < conf.length; i += 2) {
         clientConf = clientConf.with(conf[i], conf[i + 1]);
       }
-      ClientOptions.Settings settings = ClientOptions.Settings.from(clientConf);
+      ClientSettings settings = ClientSettings.from(clientConf);
       ClientPool pool = new ClientPool("test", settings.network());
       LifecycleManager lifecycle =
           new LifecycleManager(new AppId(app), settings, pool, "127.0.0.1");

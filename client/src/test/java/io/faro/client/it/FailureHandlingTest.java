@@ -3,7 +3,7 @@ package io.faro.client.it;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import io.faro.client.ClientOptions;
+import io.faro.client.ClientSettings;
 import io.faro.client.EngineShuffleId;
 import io.faro.client.MapAttempt;
 import io.faro.client.ShuffleClient;
@@ -46,7 +46,7 @@ class FailureHandlingTest {
   void aWorkerThatRestartedBeforeCommitLosesOnlyItsPartitionsAndTheirReadersFailLoudly()
       throws Exception {
     try (MiniFaroCluster cluster = MiniFaroCluster.start(dir, 2)) {
-      ClientOptions.Settings settings = ClientOptions.Settings.from(cluster.clientConf());
+      ClientSettings settings = ClientSettings.from(cluster.clientConf());
       WorkerServer restarted = null;
       try (ClientPool pool = new ClientPool("test", settings.network());
           LifecycleManager lifecycle =
@@ -133,8 +133,8 @@ class FailureHandlingTest {
       throws Exception {
     try (MiniFaroCluster cluster =
         MiniFaroCluster.start(dir, 2, Map.of("faro.master.worker.timeout", "3s"))) {
-      ClientOptions.Settings settings =
-          ClientOptions.Settings.from(
+      ClientSettings settings =
+          ClientSettings.from(
               cluster
                   .clientConf()
                   .withAll(
@@ -264,8 +264,8 @@ class FailureHandlingTest {
   void aPusherWhosePushesTimeOutReleasesEveryBatch() throws Exception {
     // A worker that accepts connections and never answers.
     try (SilentPort silent = new SilentPort(0)) {
-      ClientOptions.Settings settings =
-          ClientOptions.Settings.from(
+      ClientSettings settings =
+          ClientSettings.from(
               FaroConf.of(
                   Map.of(
                       "faro.client.push.batch.size", "1k",
@@ -312,7 +312,7 @@ class FailureHandlingTest {
     try (MiniFaroCluster cluster =
         MiniFaroCluster.start(dir, 1, Map.of("faro.master.client.retry.timeout", "1s"))) {
       FaroConf conf = cluster.clientConf().with("faro.master.client.retry.timeout", "1s");
-      ClientOptions.Settings settings = ClientOptions.Settings.from(conf);
+      ClientSettings settings = ClientSettings.from(conf);
       // The only worker is gone, but the master still counts it alive: placement fails.
       cluster.workers().get(0).close();
       try (ClientPool pool = new ClientPool("test", settings.network());
@@ -355,7 +355,7 @@ class FailureHandlingTest {
   @Test
   void aLostGenerationIsNeverWrittenAgainByANewStageAttempt() throws Exception {
     try (MiniFaroCluster cluster = MiniFaroCluster.start(dir, 1)) {
-      ClientOptions.Settings settings = ClientOptions.Settings.from(cluster.clientConf());
+      ClientSettings settings = ClientSettings.from(cluster.clientConf());
       try (ClientPool pool = new ClientPool("test", settings.network());
           LifecycleManager lifecycle =
               new LifecycleManager(new AppId("generations"), settings, pool, "127.0.0.1")) {
@@ -424,7 +424,7 @@ class FailureHandlingTest {
   void aStageAttemptThatReRunsEveryMapAfterTheEngineDroppedThemWritesANewGeneration()
       throws Exception {
     try (MiniFaroCluster cluster = MiniFaroCluster.start(dir, 1)) {
-      ClientOptions.Settings settings = ClientOptions.Settings.from(cluster.clientConf());
+      ClientSettings settings = ClientSettings.from(cluster.clientConf());
       try (ClientPool pool = new ClientPool("test", settings.network());
           LifecycleManager lifecycle =
               new LifecycleManager(new AppId("rollback"), settings, pool, "127.0.0.1")) {
@@ -486,9 +486,8 @@ class FailureHandlingTest {
       throws Exception {
     try (MiniFaroCluster cluster = MiniFaroCluster.start(dir, 1)) {
       // Were the readers left waiting for a commit that cannot come, they would fail after this.
-      ClientOptions.Settings settings =
-          ClientOptions.Settings.from(
-              cluster.clientConf().with("faro.client.commit.timeout", "60s"));
+      ClientSettings settings =
+          ClientSettings.from(cluster.clientConf().with("faro.client.commit.timeout", "60s"));
       try (ClientPool pool = new ClientPool("test", settings.network());
           LifecycleManager lifecycle =
               new LifecycleManager(new AppId("zombie-output"), settings, pool, "127.0.0.1")) {

@@ -2,7 +2,7 @@ package io.faro.client.it;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.faro.client.ClientOptions;
+import io.faro.client.ClientSettings;
 import io.faro.client.EngineShuffleId;
 import io.faro.client.ReadRange;
 import io.faro.client.ShuffleClient;
@@ -47,7 +47,7 @@ class MillionReducersTest {
   @Test
   void aShuffleOfAMillionPartitionsIsPlacedWhereItIsWrittenAndReadBackWhole() throws Exception {
     try (MiniFaroCluster cluster = MiniFaroCluster.start(dir, 1)) {
-      ClientOptions.Settings settings = ClientOptions.Settings.from(cluster.clientConf());
+      ClientSettings settings = ClientSettings.from(cluster.clientConf());
       assertThat(settings.pages().size()).isEqualTo(PAGE);
       try (ClientPool pool = new ClientPool("test", settings.network());
           LifecycleManager lifecycle =

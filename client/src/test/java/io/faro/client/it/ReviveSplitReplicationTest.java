@@ -2,7 +2,7 @@ package io.faro.client.it;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.faro.client.ClientOptions;
+import io.faro.client.ClientSettings;
 import io.faro.client.EngineShuffleId;
 import io.faro.client.ShuffleClient;
 import io.faro.client.driver.LifecycleManager;
@@ -59,11 +59,11 @@ class ReviveSplitReplicationTest {
     tasks.shutdownNow();
   }
 
-  private static ClientOptions.Settings settings(MiniFaroCluster cluster, boolean replicate) {
+  private static ClientSettings settings(MiniFaroCluster cluster, boolean replicate) {
     return settings(cluster, replicate, true);
   }
 
-  private static ClientOptions.Settings settings(
+  private static ClientSettings settings(
       MiniFaroCluster cluster, boolean replicate, boolean compress) {
     FaroConf conf =
         cluster
@@ -74,7 +74,7 @@ class ReviveSplitReplicationTest {
             .with("faro.client.push.max.in.flight", "2")
             .with("faro.client.fetch.retry.wait", "10ms")
             .with("faro.client.push.replicate.enabled", Boolean.toString(replicate));
-    return ClientOptions.Settings.from(conf);
+    return ClientSettings.from(conf);
   }
 
   /** Runs maps [from, to) concurrently, each ending with mapper end. */
@@ -113,7 +113,7 @@ class ReviveSplitReplicationTest {
   void withReplicationAWorkerLostWhileMapsPushLosesNothing() throws Exception {
     try (MiniFaroCluster cluster =
         MiniFaroCluster.start(dir, 3, Map.of("faro.worker.chunk.size", "16k"))) {
-      ClientOptions.Settings settings = settings(cluster, true);
+      ClientSettings settings = settings(cluster, true);
       ShuffleWorkload workload = new ShuffleWorkload(MAPS, PARTITIONS, 3000, 11L);
       try (ClientPool pool = new ClientPool("test", settings.network());
           LifecycleManager lifecycle =
@@ -163,7 +163,7 @@ class ReviveSplitReplicationTest {
     try (MiniFaroCluster cluster =
         MiniFaroCluster.start(
             dir, 3, Map.of(), i -> Map.of("faro.worker.chunk.size", chunkSizes.get(i)))) {
-      ClientOptions.Settings settings = settings(cluster, true);
+      ClientSettings settings = settings(cluster, true);
       ShuffleWorkload workload = new ShuffleWorkload(MAPS, PARTITIONS, 3000, 12L);
       try (ClientPool pool = new ClientPool("test", settings.network());
           LifecycleManager lifecycle =
@@ -217,7 +217,7 @@ class ReviveSplitReplicationTest {
                   "faro.worker.partition.split.threshold", "64k",
                   "faro.worker.partition.split.mode", mode))) {
         // Uncompressed, so that file sizes follow record sizes.
-        ClientOptions.Settings settings = settings(cluster, false, false);
+        ClientSettings settings = settings(cluster, false, false);
         // 6 maps x 3000 records x ~130 bytes over 8 partitions: about 290k per partition, 4x the
         // threshold.
         ShuffleWorkload workload = new ShuffleWorkload(MAPS, PARTITIONS, 3000, 13L);
@@ -272,7 +272,7 @@ class ReviveSplitReplicationTest {
                         "faro.worker.tier.ssd.reserve", "256k",
                         "faro.worker.disk.check.interval", "50ms",
                         "faro.worker.flush.buffer.size", "4k"))) {
-      ClientOptions.Settings settings = settings(cluster, false, false);
+      ClientSettings settings = settings(cluster, false, false);
       ShuffleWorkload workload = new ShuffleWorkload(MAPS, PARTITIONS, 12_000, 14L);
       WorkerServer full = cluster.workers().get(0);
       try (ClientPool pool = new ClientPool("test", settings.network());

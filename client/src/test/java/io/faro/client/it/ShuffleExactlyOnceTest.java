@@ -3,7 +3,7 @@ package io.faro.client.it;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import io.faro.client.ClientOptions;
+import io.faro.client.ClientSettings;
 import io.faro.client.EngineShuffleId;
 import io.faro.client.ShuffleClient;
 import io.faro.client.driver.LifecycleManager;
@@ -45,7 +45,7 @@ class ShuffleExactlyOnceTest {
   @TempDir static Path dir;
   private static MiniFaroCluster cluster;
   private static ClientPool pool;
-  private static ClientOptions.Settings settings;
+  private static ClientSettings settings;
   private static ExecutorService tasks;
 
   @BeforeAll
@@ -59,7 +59,7 @@ class ShuffleExactlyOnceTest {
             .with("faro.client.push.merge.size", "32k")
             .with("faro.client.fetch.prefetch.chunks", "2")
             .with("faro.client.fetch.retry.wait", "10ms");
-    settings = ClientOptions.Settings.from(conf);
+    settings = ClientSettings.from(conf);
     pool = new ClientPool("test-client", settings.network());
     tasks = Executors.newFixedThreadPool(4);
   }
@@ -114,8 +114,8 @@ class ShuffleExactlyOnceTest {
     for (io.faro.common.batch.BatchFormat.Codec codec :
         io.faro.common.batch.BatchFormat.Codec.values()) {
       String name = codec.name().toLowerCase(java.util.Locale.ROOT);
-      ClientOptions.Settings with =
-          ClientOptions.Settings.from(
+      ClientSettings with =
+          ClientSettings.from(
               cluster
                   .clientConf()
                   .with("faro.client.push.batch.size", "2k")
@@ -166,14 +166,14 @@ class ShuffleExactlyOnceTest {
   /**
    * Pushes every map of {@code workload} with {@code with}, reads it all back; the bytes pushed.
    */
-  private static long pushAndReadAll(
-      String app, ShuffleWorkload workload, ClientOptions.Settings with) throws Exception {
+  private static long pushAndReadAll(String app, ShuffleWorkload workload, ClientSettings with)
+      throws Exception {
     return pushAndReadAll(app, workload, with, () -> {});
   }
 
   /** As above; {@code whileOpen} runs after the read, before the app ends. */
   private static long pushAndReadAll(
-      String app, ShuffleWorkload workload, ClientOptions.Settings with, Runnable whileOpen)
+      String app, ShuffleWorkload workload, ClientSettings with, Runnable whileOpen)
       throws Exception {
     try (LifecycleManager lifecycle =
         new LifecycleManager(new AppId(app), with, pool, "127.0.0.1")) {

@@ -2,7 +2,7 @@ package io.faro.client.it;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.faro.client.ClientOptions;
+import io.faro.client.ClientSettings;
 import io.faro.client.EngineShuffleId;
 import io.faro.client.ShuffleClient;
 import io.faro.client.driver.LifecycleManager;
@@ -42,8 +42,8 @@ class ShuffleFixedCostTest {
 
   @TempDir Path dir;
 
-  private static ClientOptions.Settings settings(MiniFaroCluster cluster, String atRegister) {
-    return ClientOptions.Settings.from(
+  private static ClientSettings settings(MiniFaroCluster cluster, String atRegister) {
+    return ClientSettings.from(
         cluster
             .clientConf()
             .with("faro.client.placement.at.register", atRegister)
@@ -54,7 +54,7 @@ class ShuffleFixedCostTest {
   void aShuffleWhoseMapsWroteNothingIsPlacedAtRegistrationAndReadWithNoWorkerLeft()
       throws Exception {
     try (MiniFaroCluster cluster = MiniFaroCluster.start(dir, 2)) {
-      ClientOptions.Settings settings = settings(cluster, "true");
+      ClientSettings settings = settings(cluster, "true");
       try (ClientPool pool = new ClientPool("test", settings.network());
           LifecycleManager lifecycle =
               new LifecycleManager(new AppId("fixed-cost"), settings, pool, "127.0.0.1")) {
@@ -96,7 +96,7 @@ class ShuffleFixedCostTest {
   @Test
   void readersWaitOnlyForTheWorkersThatHoldData() throws Exception {
     try (MiniFaroCluster cluster = MiniFaroCluster.start(dir, 2)) {
-      ClientOptions.Settings settings = settings(cluster, "false");
+      ClientSettings settings = settings(cluster, "false");
       try (ClientPool pool = new ClientPool("test", settings.network());
           LifecycleManager lifecycle =
               new LifecycleManager(new AppId("sparse"), settings, pool, "127.0.0.1")) {

@@ -2,7 +2,7 @@ package io.faro.client.it;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.faro.client.ClientOptions;
+import io.faro.client.ClientSettings;
 import io.faro.client.EngineShuffleId;
 import io.faro.client.ShuffleClient;
 import io.faro.client.driver.LifecycleManager;
@@ -66,9 +66,8 @@ class SlowDiskPlacementTest {
                         + ":ssd,"
                         + dir.resolve("w" + i + "d1")
                         + ":ssd"))) {
-      ClientOptions.Settings settings =
-          ClientOptions.Settings.from(
-              cluster.clientConf().with("faro.client.push.compress", "false"));
+      ClientSettings settings =
+          ClientSettings.from(cluster.clientConf().with("faro.client.push.compress", "false"));
       String slowDisk = cluster.workers().get(0).workerId().value() + "/1";
       Path marker = dir.resolve("w0d1").resolve(FaultInjection.SLOW_DISK_FILE);
       try (ClientPool pool = new ClientPool("test", settings.network());

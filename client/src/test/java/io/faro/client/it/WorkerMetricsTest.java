@@ -2,7 +2,7 @@ package io.faro.client.it;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.faro.client.ClientOptions;
+import io.faro.client.ClientSettings;
 import io.faro.client.EngineShuffleId;
 import io.faro.client.ReadRange;
 import io.faro.client.ShuffleClient;
@@ -33,9 +33,8 @@ class WorkerMetricsTest {
   @Test
   void whatAShuffleDidIsWhatTheWorkersCount() throws Exception {
     try (MiniFaroCluster cluster = MiniFaroCluster.start(dir, 2)) {
-      ClientOptions.Settings settings =
-          ClientOptions.Settings.from(
-              cluster.clientConf().with("faro.client.push.batch.size", "4k"));
+      ClientSettings settings =
+          ClientSettings.from(cluster.clientConf().with("faro.client.push.batch.size", "4k"));
       try (ClientPool pool = new ClientPool("test", settings.network());
           LifecycleManager lifecycle =
               new LifecycleManager(new AppId("metrics"), settings, pool, "127.0.0.1")) {

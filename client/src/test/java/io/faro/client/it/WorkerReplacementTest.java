@@ -2,7 +2,7 @@ package io.faro.client.it;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.faro.client.ClientOptions;
+import io.faro.client.ClientSettings;
 import io.faro.client.EngineShuffleId;
 import io.faro.client.ShuffleClient;
 import io.faro.client.driver.LifecycleManager;
@@ -29,7 +29,7 @@ class WorkerReplacementTest {
     try (MiniFaroCluster cluster = MiniFaroCluster.start(dir, 3)) {
       String gone = cluster.workers().get(1).workerId().value();
       cluster.workers().get(1).close();
-      ClientOptions.Settings settings = ClientOptions.Settings.from(cluster.clientConf());
+      ClientSettings settings = ClientSettings.from(cluster.clientConf());
       try (ClientPool pool = new ClientPool("test", settings.network());
           LifecycleManager lifecycle =
               new LifecycleManager(new AppId("replace"), settings, pool, "127.0.0.1")) {

@@ -2,7 +2,7 @@ package io.faro.client.push;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.faro.client.ClientOptions;
+import io.faro.client.ClientSettings;
 import io.faro.client.MapAttempt;
 import io.faro.common.config.FaroConf;
 import io.faro.common.id.AppId;
@@ -24,8 +24,8 @@ class MapPusherMemoryTest {
   void manyPartitionsReachTheLimitThroughTheirArraysNotOnlyTheirBytes() {
     int partitions = 100_000;
     long limit = 1L << 20;
-    ClientOptions.Settings settings =
-        ClientOptions.Settings.from(
+    ClientSettings settings =
+        ClientSettings.from(
             FaroConf.of(
                 Map.of(
                     "faro.client.push.buffer.size",

@@ -2,7 +2,7 @@ package io.faro.client.push;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.faro.client.ClientOptions;
+import io.faro.client.ClientSettings;
 import io.faro.client.MapAttempt;
 import io.faro.common.config.FaroConf;
 import io.faro.common.id.AppId;
@@ -34,8 +34,8 @@ class MapPusherSlowDownTest {
 
   @Test
   void aWorkerThatAlwaysAsksToSlowDownSlowsTheTaskButNeverFailsOrMovesIt() {
-    ClientOptions.Settings settings =
-        ClientOptions.Settings.from(
+    ClientSettings settings =
+        ClientSettings.from(
             FaroConf.of(
                 Map.of(
                     "faro.client.push.batch.size", "1k",

@@ -2,7 +2,7 @@ package io.faro.client.push;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.faro.client.ClientOptions;
+import io.faro.client.ClientSettings;
 import io.faro.client.MapAttempt;
 import io.faro.common.config.FaroConf;
 import io.faro.common.id.AppId;
@@ -57,7 +57,7 @@ class PushWindowTest {
   /** Frames that reached worker v's port (partitions 2 and 3). */
   private final BlockingQueue<Received> receivedByV = new LinkedBlockingQueue<>();
 
-  private ClientOptions.Settings settings;
+  private ClientSettings settings;
   private TransportServer port;
   private TransportServer portV;
   private ClientPool pool;
@@ -86,8 +86,8 @@ class PushWindowTest {
     portV.close();
   }
 
-  private static ClientOptions.Settings settings(int maxInFlight) {
-    return ClientOptions.Settings.from(
+  private static ClientSettings settings(int maxInFlight) {
+    return ClientSettings.from(
         FaroConf.of(
             Map.of(
                 // Every batch of 2 KiB fills its frame: one frame per add.
@@ -133,7 +133,7 @@ class PushWindowTest {
     return window(revivals, settings);
   }
 
-  private PushWindow window(Revivals revivals, ClientOptions.Settings settings) {
+  private PushWindow window(Revivals revivals, ClientSettings settings) {
     return new PushWindow(
         SHUFFLE, new MapAttempt(0, 0), pool, settings, UnpooledByteBufAllocator.DEFAULT, revivals);
   }

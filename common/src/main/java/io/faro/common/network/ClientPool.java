@@ -40,7 +40,7 @@ import org.slf4j.LoggerFactory;
 public final class ClientPool implements AutoCloseable {
   private final EventLoopGroup group;
   private final Bootstrap bootstrap;
-  private final NetworkOptions.Settings settings;
+  private final NetworkSettings settings;
   private final Map<HostPort, CompletableFuture<TransportClient>> clients =
       new ConcurrentHashMap<>();
   private final RateLimitedLog<PeerWarning> warnings =
@@ -53,7 +53,7 @@ public final class ClientPool implements AutoCloseable {
   private final Map<HostPort, AuthOptions.Credentials> pinned = new ConcurrentHashMap<>();
 
   /** A pool whose connections prove nothing (stay anonymous). */
-  public ClientPool(String name, NetworkOptions.Settings settings) {
+  public ClientPool(String name, NetworkSettings settings) {
     this(name, settings, AuthOptions.Credentials.NONE);
   }
 
@@ -61,8 +61,7 @@ public final class ClientPool implements AutoCloseable {
    * A pool whose every connection proves {@code credentials} before it carries a request: a
    * connection whose handshake fails fails its requests with UNAUTHENTICATED, naming why.
    */
-  public ClientPool(
-      String name, NetworkOptions.Settings settings, AuthOptions.Credentials credentials) {
+  public ClientPool(String name, NetworkSettings settings, AuthOptions.Credentials credentials) {
     this(name, settings, credentials, address -> "");
   }
 
@@ -73,7 +72,7 @@ public final class ClientPool implements AutoCloseable {
    */
   public ClientPool(
       String name,
-      NetworkOptions.Settings settings,
+      NetworkSettings settings,
       AuthOptions.Credentials credentials,
       Function<HostPort, String> targets) {
     this.targets = requireNonNull(targets, "targets is null");
@@ -91,7 +90,7 @@ public final class ClientPool implements AutoCloseable {
                 ChannelOption.CONNECT_TIMEOUT_MILLIS, (int) settings.connectTimeout().toMillis());
   }
 
-  public NetworkOptions.Settings settings() {
+  public NetworkSettings settings() {
     return settings;
   }
 

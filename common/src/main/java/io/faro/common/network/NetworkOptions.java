@@ -4,11 +4,8 @@ import static io.faro.common.config.ConfigOption.durationOption;
 import static io.faro.common.config.ConfigOption.intOption;
 import static io.faro.common.config.ConfigOption.sizeOption;
 
-import io.faro.common.auth.AuthOptions;
-import io.faro.common.config.ConfigException;
 import io.faro.common.config.ConfigOption;
 import io.faro.common.config.FaroConf;
-import io.faro.common.tls.Tls;
 import java.time.Duration;
 import java.util.List;
 import java.util.Objects;
@@ -187,118 +184,6 @@ public final class NetworkOptions {
           conf.get(MAX_META_OBJECTS),
           conf.get(MAX_PARTS_PER_PUSH),
           conf.get(MAX_PARTIAL_BYTES_PER_PEER));
-    }
-  }
-
-  /**
-   * The typed network settings of one process.
-   *
-   * @param maxRequestSize frames a server takes on a port without data (see {@link
-   *     #MAX_REQUEST_SIZE})
-   * @param auth what a server checks and a client pool proves (see {@link AuthOptions})
-   * @param tls how connections are encrypted (see {@link io.faro.common.tls.TlsOptions})
-   */
-  public record Settings(
-      int ioThreads,
-      Duration connectTimeout,
-      Duration requestTimeout,
-      int maxFrameSize,
-      int maxRequestSize,
-      Duration idleTimeout,
-      int maxConnectionsPerPeer,
-      long maxPendingAnswerBytes,
-      Limits limits,
-      AuthOptions.Settings auth,
-      Tls tls) {
-    public Settings {
-      Objects.requireNonNull(limits, "limits is null");
-      Objects.requireNonNull(auth, "auth is null");
-      Objects.requireNonNull(tls, "tls is null");
-      if (maxRequestSize > maxFrameSize) {
-        throw new ConfigException(
-            MAX_REQUEST_SIZE.key()
-                + " ("
-                + maxRequestSize
-                + ") must not exceed "
-                + MAX_FRAME_SIZE.key()
-                + " ("
-                + maxFrameSize
-                + ")");
-      }
-    }
-
-    /** Settings with these four and every other value at its default. */
-    public Settings(
-        int ioThreads, Duration connectTimeout, Duration requestTimeout, int maxFrameSize) {
-      this(
-          ioThreads,
-          connectTimeout,
-          requestTimeout,
-          maxFrameSize,
-          (int) Math.min(maxFrameSize, ConfigOption.parseSize(MAX_REQUEST_SIZE.defaultText())),
-          Duration.ofMinutes(10),
-          512,
-          256L << 20,
-          Limits.DEFAULTS,
-          AuthOptions.Settings.OFF,
-          Tls.OFF);
-    }
-
-    public static Settings from(FaroConf conf) {
-      int threads = conf.get(IO_THREADS);
-      int maxFrame = (int) (long) conf.get(MAX_FRAME_SIZE);
-      // Unset, the request limit follows a frame limit lowered below its default.
-      int maxRequest =
-          conf.raw(MAX_REQUEST_SIZE.key()).isPresent()
-              ? (int) (long) conf.get(MAX_REQUEST_SIZE)
-              : (int) Math.min(maxFrame, conf.get(MAX_REQUEST_SIZE));
-      return new Settings(
-          threads == 0 ? Runtime.getRuntime().availableProcessors() : threads,
-          conf.get(CONNECT_TIMEOUT),
-          conf.get(REQUEST_TIMEOUT),
-          maxFrame,
-          maxRequest,
-          conf.get(IDLE_TIMEOUT),
-          conf.get(MAX_CONNECTIONS_PER_PEER),
-          conf.get(MAX_PENDING_ANSWER_BYTES),
-          Limits.from(conf),
-          AuthOptions.Settings.tool(conf),
-          Tls.from(conf));
-    }
-
-    /** These settings with {@code threads} event-loop threads. */
-    public Settings withIoThreads(int threads) {
-      return new Settings(
-          threads,
-          connectTimeout,
-          requestTimeout,
-          maxFrameSize,
-          maxRequestSize,
-          idleTimeout,
-          maxConnectionsPerPeer,
-          maxPendingAnswerBytes,
-          limits,
-          auth,
-          tls);
-    }
-
-    /**
-     * These settings with {@code auth} (a member's, checked by {@link
-     * AuthOptions.Settings#member}).
-     */
-    public Settings withAuth(AuthOptions.Settings auth) {
-      return new Settings(
-          ioThreads,
-          connectTimeout,
-          requestTimeout,
-          maxFrameSize,
-          maxRequestSize,
-          idleTimeout,
-          maxConnectionsPerPeer,
-          maxPendingAnswerBytes,
-          limits,
-          auth,
-          tls);
     }
   }
 }

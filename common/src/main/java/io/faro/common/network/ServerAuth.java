@@ -4,7 +4,7 @@ import static java.util.Objects.requireNonNull;
 
 import com.google.protobuf.ByteString;
 import com.google.protobuf.Message;
-import io.faro.common.auth.AuthOptions;
+import io.faro.common.auth.AuthSettings;
 import io.faro.common.auth.Handshake;
 import io.faro.common.auth.Identity;
 import io.faro.common.auth.Secret;
@@ -31,7 +31,7 @@ import java.util.Optional;
  */
 final class ServerAuth {
   private final String serverName;
-  private final AuthOptions.Settings settings;
+  private final AuthSettings settings;
   private final RateLimitedLog<PeerWarning> warnings;
   // The handshake under way: the identity claimed and both nonces, until AuthFinish.
   private Identity claimed;
@@ -39,8 +39,7 @@ final class ServerAuth {
   private byte[] clientNonce;
   private byte[] serverNonce;
 
-  ServerAuth(
-      String serverName, AuthOptions.Settings settings, RateLimitedLog<PeerWarning> warnings) {
+  ServerAuth(String serverName, AuthSettings settings, RateLimitedLog<PeerWarning> warnings) {
     this.serverName = requireNonNull(serverName, "serverName is null");
     this.settings = requireNonNull(settings, "settings is null");
     this.warnings = requireNonNull(warnings, "warnings is null");

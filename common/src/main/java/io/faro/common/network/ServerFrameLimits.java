@@ -34,7 +34,7 @@ final class ServerFrameLimits implements FrameLimits {
    * @param open what anyone may send to this server (with the handshake)
    */
   ServerFrameLimits(
-      String serverName, Channel channel, NetworkOptions.Settings settings, Set<MessageType> open) {
+      String serverName, Channel channel, NetworkSettings settings, Set<MessageType> open) {
     this.serverName = requireNonNull(serverName, "serverName is null");
     this.channel = requireNonNull(channel, "channel is null");
     this.authenticates = settings.auth().enabled();

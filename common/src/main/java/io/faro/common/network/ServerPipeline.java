@@ -17,7 +17,7 @@ import java.util.function.Consumer;
  */
 final class ServerPipeline extends ChannelInitializer<SocketChannel> {
   private final String serverName;
-  private final NetworkOptions.Settings settings;
+  private final NetworkSettings settings;
   private final RequestHandler handler;
   private final Consumer<SocketChannel> customizer;
   private final int maxFrame;
@@ -37,7 +37,7 @@ final class ServerPipeline extends ChannelInitializer<SocketChannel> {
    */
   ServerPipeline(
       String serverName,
-      NetworkOptions.Settings settings,
+      NetworkSettings settings,
       RequestHandler handler,
       Consumer<SocketChannel> customizer,
       int maxFrame,

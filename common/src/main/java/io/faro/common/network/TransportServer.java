@@ -56,7 +56,7 @@ public final class TransportServer implements AutoCloseable {
       String host,
       int port,
       String portKey,
-      NetworkOptions.Settings settings,
+      NetworkSettings settings,
       RequestHandler handler,
       Consumer<SocketChannel> customizer) {
     this(name, host, port, portKey, settings, handler, customizer, FrameDecoder.Bodies.CONTIGUOUS);
@@ -71,7 +71,7 @@ public final class TransportServer implements AutoCloseable {
       String host,
       int port,
       String portKey,
-      NetworkOptions.Settings settings,
+      NetworkSettings settings,
       RequestHandler handler,
       Consumer<SocketChannel> customizer,
       FrameDecoder.Bodies bodies) {
@@ -101,7 +101,7 @@ public final class TransportServer implements AutoCloseable {
       String host,
       int port,
       String portKey,
-      NetworkOptions.Settings settings,
+      NetworkSettings settings,
       RequestHandler handler,
       Consumer<SocketChannel> customizer,
       FrameDecoder.Bodies bodies,

@@ -42,13 +42,12 @@ class AppSecretsTest {
   void aMemberDerivesAnAppsSecretADriverKnowsOnlyItsOwn() {
     Identity app = Identity.app(new AppId("app-1"), AppSecrets.nonce(AppSecrets.token()));
     Identity other = Identity.app(new AppId("app-2"), AppSecrets.nonce(AppSecrets.token()));
-    AuthOptions.Settings member =
-        new AuthOptions.Settings(true, Optional.of(CLUSTER), Optional.empty());
+    AuthSettings member = new AuthSettings(true, Optional.of(CLUSTER), Optional.empty());
     Secret secret = member.secretOf(app).orElseThrow();
     assertThat(secret.toBytes())
         .isEqualTo(AppSecrets.derive(CLUSTER, new AppId(app.app()), app.nonce()).toBytes());
 
-    AuthOptions.Settings driver = AuthOptions.Settings.forApp(app, secret);
+    AuthSettings driver = AuthSettings.forApp(app, secret);
     assertThat(driver.secretOf(app)).contains(secret);
     assertThat(driver.secretOf(other)).isEmpty();
     assertThat(driver.secretOf(Identity.CLUSTER)).isEmpty();

@@ -7,6 +7,7 @@ import io.faro.common.network.ClientPool;
 import io.faro.common.network.FreePorts;
 import io.faro.common.network.HostPort;
 import io.faro.common.network.NetworkOptions;
+import io.faro.common.network.NetworkSettings;
 import io.faro.common.network.TransportServer;
 import io.faro.proto.EmptyResponse;
 import io.faro.proto.RegisterAppRequest;
@@ -21,8 +22,8 @@ import org.junit.jupiter.api.Test;
  * servers on loopback come and go on three fixed ports.
  */
 class MasterClientTest {
-  private static final NetworkOptions.Settings NETWORK =
-      NetworkOptions.Settings.from(
+  private static final NetworkSettings NETWORK =
+      NetworkSettings.from(
           FaroConf.empty().with(NetworkOptions.IO_THREADS, "1").with("faro.auth.enabled", "false"));
   private static final RegisterAppRequest REQUEST =
       RegisterAppRequest.newBuilder().setAppId("app").build();

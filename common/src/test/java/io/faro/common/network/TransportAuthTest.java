@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import com.google.protobuf.ByteString;
 import io.faro.common.auth.AuthOptions;
+import io.faro.common.auth.AuthSettings;
 import io.faro.common.auth.Handshake;
 import io.faro.common.auth.Identity;
 import io.faro.common.auth.Secret;
@@ -47,13 +48,13 @@ class TransportAuthTest {
   private TransportServer server;
   private final java.util.List<ClientPool> pools = new java.util.ArrayList<>();
 
-  private static NetworkOptions.Settings network(AuthOptions.Settings auth) {
-    return NetworkOptions.Settings.from(FaroConf.empty().with(NetworkOptions.IO_THREADS, "1"))
+  private static NetworkSettings network(AuthSettings auth) {
+    return NetworkSettings.from(FaroConf.empty().with(NetworkOptions.IO_THREADS, "1"))
         .withAuth(auth);
   }
 
-  private static AuthOptions.Settings holding(Secret cluster, Secret admin) {
-    return new AuthOptions.Settings(true, Optional.ofNullable(cluster), Optional.ofNullable(admin));
+  private static AuthSettings holding(Secret cluster, Secret admin) {
+    return new AuthSettings(true, Optional.ofNullable(cluster), Optional.ofNullable(admin));
   }
 
   // Master status is answered once this completes (a request held in flight).
@@ -63,7 +64,7 @@ class TransportAuthTest {
    * Cluster status needs the cluster secret, a leader transfer the admin one; master status is open
    * to anyone, and answered when {@link #gate} opens.
    */
-  private TransportServer server(AuthOptions.Settings auth) {
+  private TransportServer server(AuthSettings auth) {
     return new TransportServer(
         "auth-test",
         "127.0.0.1",
@@ -99,8 +100,7 @@ class TransportAuthTest {
   }
 
   private ClientPool pool(AuthOptions.Credentials credentials) {
-    ClientPool pool =
-        new ClientPool("auth-test-client", network(AuthOptions.Settings.OFF), credentials);
+    ClientPool pool = new ClientPool("auth-test-client", network(AuthSettings.OFF), credentials);
     pools.add(pool);
     return pool;
   }
@@ -178,17 +178,13 @@ class TransportAuthTest {
         new AuthOptions.Credentials(Identity.CLUSTER, Optional.of(CLUSTER));
     ClientPool right =
         new ClientPool(
-            "right",
-            network(AuthOptions.Settings.OFF),
-            member,
-            a -> Handshake.worker(a.host(), a.port()));
+            "right", network(AuthSettings.OFF), member, a -> Handshake.worker(a.host(), a.port()));
     pools.add(right);
     await(right.call(address(), ClusterStatusRequest.getDefaultInstance(), EmptyResponse.class));
 
     // A proof meant for a master, or for another worker on this host, relayed here.
     for (String other : java.util.List.of(Handshake.MASTER, Handshake.worker("127.0.0.1", 1), "")) {
-      ClientPool relayed =
-          new ClientPool("relayed", network(AuthOptions.Settings.OFF), member, a -> other);
+      ClientPool relayed = new ClientPool("relayed", network(AuthSettings.OFF), member, a -> other);
       pools.add(relayed);
       assertThatThrownBy(
               () ->
@@ -349,7 +345,7 @@ class TransportAuthTest {
   @Test
   void aServerWithAuthenticationOffSaysSoToAClientThatWantsIt() {
     server.close();
-    server = server(AuthOptions.Settings.OFF);
+    server = server(AuthSettings.OFF);
     ClientPool member = pool(new AuthOptions.Credentials(Identity.CLUSTER, Optional.of(CLUSTER)));
     assertThatThrownBy(
             () ->
@@ -398,19 +394,19 @@ class TransportAuthTest {
         .hasMessageContaining("is not text");
 
     FaroConf on = FaroConf.empty().with(AuthOptions.ENABLED, "true");
-    assertThatThrownBy(() -> AuthOptions.Settings.tool(on).checkedAsMember())
+    assertThatThrownBy(() -> AuthSettings.tool(on).checkedAsMember())
         .isInstanceOf(ConfigException.class)
         .hasMessageContaining("faro.auth.cluster.secret.file must name");
-    AuthOptions.Settings member =
-        AuthOptions.Settings.tool(on.with(AuthOptions.CLUSTER_SECRET_FILE, written.toString()))
+    AuthSettings member =
+        AuthSettings.tool(on.with(AuthOptions.CLUSTER_SECRET_FILE, written.toString()))
             .checkedAsMember();
     assertThat(member.cluster()).isPresent();
     assertThat(member.admin()).isEmpty();
     // On as shipped: with nothing set, a member needs the secret too; off only when set so.
-    assertThatThrownBy(() -> AuthOptions.Settings.tool(FaroConf.empty()).checkedAsMember())
+    assertThatThrownBy(() -> AuthSettings.tool(FaroConf.empty()).checkedAsMember())
         .hasMessageContaining("faro.auth.cluster.secret.file must name");
-    assertThat(AuthOptions.Settings.tool(FaroConf.empty().with(AuthOptions.ENABLED, "false")))
-        .isEqualTo(AuthOptions.Settings.OFF);
+    assertThat(AuthSettings.tool(FaroConf.empty().with(AuthOptions.ENABLED, "false")))
+        .isEqualTo(AuthSettings.OFF);
   }
 
   /** Sends AuthStart for {@code identity} with {@code clientNonce}; the server's answer. */

@@ -4,7 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.google.protobuf.ByteString;
 import com.google.protobuf.Message;
-import io.faro.common.auth.AuthOptions;
+import io.faro.common.auth.AuthSettings;
 import io.faro.common.auth.Handshake;
 import io.faro.common.auth.Secret;
 import io.faro.common.config.FaroConf;
@@ -44,22 +44,22 @@ class TransportPreAuthTest {
   private final AtomicLong charged = new AtomicLong();
   private final AtomicLong mostCharged = new AtomicLong();
 
-  private static NetworkOptions.Settings network(boolean auth, String... keyValues) {
+  private static NetworkSettings network(boolean auth, String... keyValues) {
     FaroConf conf = FaroConf.empty().with(NetworkOptions.IO_THREADS, "1");
     for (int i = 0; i < keyValues.length; i += 2) {
       conf = conf.with(keyValues[i], keyValues[i + 1]);
     }
-    return NetworkOptions.Settings.from(conf)
+    return NetworkSettings.from(conf)
         .withAuth(
             auth
-                ? new AuthOptions.Settings(true, Optional.of(CLUSTER), Optional.empty())
-                : AuthOptions.Settings.OFF);
+                ? new AuthSettings(true, Optional.of(CLUSTER), Optional.empty())
+                : AuthSettings.OFF);
   }
 
   /**
    * A push-like port (composite bodies, bytes of frames still arriving charged) that opens status.
    */
-  private TransportServer server(NetworkOptions.Settings settings) {
+  private TransportServer server(NetworkSettings settings) {
     return new TransportServer(
         "preauth-test",
         "127.0.0.1",

@@ -27,14 +27,14 @@ import org.junit.jupiter.api.Test;
  * told to whoever counts memory.
  */
 class TransportServerLimitsTest {
-  private static NetworkOptions.Settings settings(String... keyValues) {
+  private static NetworkSettings settings(String... keyValues) {
     // Limits of a server that asks no proof (TransportPreAuthTest has those before a proof).
     FaroConf conf =
         FaroConf.empty().with(NetworkOptions.IO_THREADS, "1").with("faro.auth.enabled", "false");
     for (int i = 0; i < keyValues.length; i += 2) {
       conf = conf.with(keyValues[i], keyValues[i + 1]);
     }
-    return NetworkOptions.Settings.from(conf);
+    return NetworkSettings.from(conf);
   }
 
   private static Socket connect(TransportServer server) throws IOException {

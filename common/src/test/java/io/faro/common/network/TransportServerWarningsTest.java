@@ -16,8 +16,8 @@ import org.junit.jupiter.api.Test;
 class TransportServerWarningsTest {
   @Test
   void aScannerSendingBadFramesIsLoggedAFewTimesAndCounted() throws IOException {
-    NetworkOptions.Settings network =
-        NetworkOptions.Settings.from(
+    NetworkSettings network =
+        NetworkSettings.from(
             FaroConf.empty()
                 .with(NetworkOptions.IO_THREADS, "1")
                 .with("faro.auth.enabled", "false"));

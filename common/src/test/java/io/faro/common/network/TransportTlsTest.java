@@ -69,17 +69,17 @@ class TransportTlsTest {
     }
   }
 
-  private static NetworkOptions.Settings network(Map<String, String> tls) {
+  private static NetworkSettings network(Map<String, String> tls) {
     Map<String, String> values = new HashMap<>(tls);
     values.put("faro.network.io.threads", "1");
     values.put("faro.tls.reload.interval", "1s");
     // Encryption alone: authentication (on by default) is TransportAuthTest's.
     values.putIfAbsent("faro.auth.enabled", "false");
-    return NetworkOptions.Settings.from(FaroConf.of(values));
+    return NetworkSettings.from(FaroConf.of(values));
   }
 
   /** Answers a status request with nothing, a fetch with {@code file}'s bytes as its body. */
-  private TransportServer server(NetworkOptions.Settings settings, Path file) {
+  private TransportServer server(NetworkSettings settings, Path file) {
     TransportServer s =
         new TransportServer(
             "tls-test",
@@ -105,7 +105,7 @@ class TransportTlsTest {
     return s;
   }
 
-  private ClientPool pool(NetworkOptions.Settings settings) {
+  private ClientPool pool(NetworkSettings settings) {
     ClientPool p = new ClientPool("tls-test-client", settings);
     open.add(p);
     return p;

@@ -5,7 +5,7 @@ import static java.util.Objects.requireNonNull;
 import io.faro.common.error.ErrorCode;
 import io.faro.common.error.FaroException;
 import io.faro.common.network.HostPort;
-import io.faro.master.MasterServerConfig;
+import io.faro.master.MasterServerSettings;
 import io.faro.master.mapping.LogCodec;
 import io.faro.master.state.ApplyResult;
 import io.faro.master.state.StampedCommand;
@@ -53,7 +53,7 @@ public final class RaftNode implements AutoCloseable {
   static final RaftGroupId GROUP_ID =
       RaftGroupId.valueOf(UUID.nameUUIDFromBytes("faro-master".getBytes(StandardCharsets.UTF_8)));
 
-  private final MasterServerConfig config;
+  private final MasterServerSettings config;
   private final MasterStateMachine stateMachine = new MasterStateMachine();
   private final RaftRequests requests;
   private volatile RaftServer server;
@@ -63,7 +63,7 @@ public final class RaftNode implements AutoCloseable {
   /**
    * @param config the master's settings, with its own Raft port already resolved (not 0)
    */
-  public RaftNode(MasterServerConfig config) {
+  public RaftNode(MasterServerSettings config) {
     this.config = requireNonNull(config, "config is null");
     this.requests = new RaftRequests(config, this::notLeader);
   }

@@ -5,7 +5,7 @@ import static java.util.Objects.requireNonNull;
 import io.faro.common.error.ErrorCode;
 import io.faro.common.error.FaroException;
 import io.faro.common.network.Futures;
-import io.faro.master.MasterServerConfig;
+import io.faro.master.MasterServerSettings;
 import io.faro.proto.MasterCommandResult;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -39,7 +39,7 @@ import org.apache.ratis.thirdparty.com.google.protobuf.UnsafeByteOperations;
  * server with SHUTTING_DOWN, a request not applied in time with TIMEOUT. Thread-safe.
  */
 final class RaftRequests {
-  private final MasterServerConfig config;
+  private final MasterServerSettings config;
   private final Function<String, NotLeaderException> notLeader;
   private final ClientId clientId = ClientId.randomId();
   private final AtomicLong callIds = new AtomicLong();
@@ -47,7 +47,7 @@ final class RaftRequests {
   /**
    * @param notLeader the refusal to answer when this master cannot serve the named request
    */
-  RaftRequests(MasterServerConfig config, Function<String, NotLeaderException> notLeader) {
+  RaftRequests(MasterServerSettings config, Function<String, NotLeaderException> notLeader) {
     this.config = requireNonNull(config, "config is null");
     this.notLeader = requireNonNull(notLeader, "notLeader is null");
   }

@@ -1,7 +1,7 @@
 package io.faro.master.raft;
 
 import io.faro.common.tls.Tls;
-import io.faro.master.MasterServerConfig;
+import io.faro.master.MasterServerSettings;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import org.apache.ratis.RaftConfigKeys;
@@ -43,7 +43,7 @@ final class RaftSettings {
    * master's host ({@link RaftPeerTrust}): no other process, worker or Spark driver included, can
    * take part in the group, neither as a peer nor as a client of it.
    */
-  static Parameters parameters(MasterServerConfig config) {
+  static Parameters parameters(MasterServerSettings config) {
     Parameters parameters = new Parameters();
     Tls tls = config.network().tls();
     if (tls.enabled()) {
@@ -59,7 +59,7 @@ final class RaftSettings {
     return parameters;
   }
 
-  static RaftProperties properties(MasterServerConfig config) {
+  static RaftProperties properties(MasterServerSettings config) {
     RaftProperties properties = new RaftProperties();
     RaftServerConfigKeys.setStorageDir(properties, List.of(config.ratisDir().toFile()));
     RaftServerConfigKeys.setRemovedGroupsDir(

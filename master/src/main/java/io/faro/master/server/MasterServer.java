@@ -10,8 +10,8 @@ import io.faro.common.network.BindFailures;
 import io.faro.common.network.FrameDecoder;
 import io.faro.common.network.FreePorts;
 import io.faro.common.network.TransportServer;
-import io.faro.master.MasterServerConfig;
 import io.faro.master.MasterServerOptions;
+import io.faro.master.MasterServerSettings;
 import io.faro.master.placement.LoadAwarePlacement;
 import io.faro.master.placement.PartitionSizeEstimate;
 import io.faro.master.placement.PlacementPolicy;
@@ -50,7 +50,7 @@ import org.slf4j.LoggerFactory;
 public final class MasterServer implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(MasterServer.class);
 
-  private final MasterServerConfig config;
+  private final MasterServerSettings config;
   private final Clock clock;
   private final LoadView loads = new LoadView();
   // Written by start and close, which are synchronized; read by the accessors.
@@ -69,10 +69,10 @@ public final class MasterServer implements AutoCloseable {
 
   /** Parses and validates the master's config; throws ConfigException naming a bad key. */
   public MasterServer(FaroConf conf) {
-    this(MasterServerConfig.from(conf), Clock.systemUTC());
+    this(MasterServerSettings.from(conf), Clock.systemUTC());
   }
 
-  MasterServer(MasterServerConfig config, Clock clock) {
+  MasterServer(MasterServerSettings config, Clock clock) {
     this.config = requireNonNull(config, "config is null");
     this.clock = requireNonNull(clock, "clock is null");
   }
@@ -91,7 +91,7 @@ public final class MasterServer implements AutoCloseable {
   }
 
   /** The settings this master was made with. */
-  public MasterServerConfig config() {
+  public MasterServerSettings config() {
     return config;
   }
 
@@ -106,7 +106,7 @@ public final class MasterServer implements AutoCloseable {
     }
     started = true;
     try {
-      MasterServerConfig resolved =
+      MasterServerSettings resolved =
           config.withRaftPort(config.raftPort() != 0 ? config.raftPort() : freeRaftPort());
       raft = new RaftNode(resolved);
       MasterRequestHandler handler = requestHandler();

@@ -3,7 +3,7 @@ package io.faro.master.service;
 import static java.util.Objects.requireNonNull;
 
 import com.google.protobuf.Message;
-import io.faro.common.auth.AuthOptions;
+import io.faro.common.auth.AuthSettings;
 import io.faro.common.auth.Identity;
 import io.faro.common.error.ErrorCode;
 import io.faro.common.error.FaroException;
@@ -40,9 +40,9 @@ final class AdminRpcs {
   private final RaftCalls calls;
   private final RaftNode raft;
   private final LoadView loads;
-  private final AuthOptions.Settings auth;
+  private final AuthSettings auth;
 
-  AdminRpcs(RaftCalls calls, LoadView loads, AuthOptions.Settings auth) {
+  AdminRpcs(RaftCalls calls, LoadView loads, AuthSettings auth) {
     this.calls = requireNonNull(calls, "calls is null");
     this.raft = calls.raft();
     this.loads = requireNonNull(loads, "loads is null");

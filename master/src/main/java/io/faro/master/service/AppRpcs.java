@@ -6,7 +6,7 @@ import com.google.protobuf.ByteString;
 import com.google.protobuf.Message;
 import io.faro.common.admission.AppProfile;
 import io.faro.common.auth.AppSecrets;
-import io.faro.common.auth.AuthOptions;
+import io.faro.common.auth.AuthSettings;
 import io.faro.common.auth.Identity;
 import io.faro.common.auth.Secret;
 import io.faro.common.error.ErrorCode;
@@ -37,14 +37,14 @@ final class AppRpcs {
   private final RaftNode raft;
   private final LoadView loads;
   private final MasterRequestHandler.Limits limits;
-  private final AuthOptions.Settings auth;
+  private final AuthSettings auth;
   private final AdmissionService admission;
 
   AppRpcs(
       RaftCalls calls,
       LoadView loads,
       MasterRequestHandler.Limits limits,
-      AuthOptions.Settings auth,
+      AuthSettings auth,
       AdmissionService admission) {
     this.calls = requireNonNull(calls, "calls is null");
     this.raft = calls.raft();

@@ -3,7 +3,7 @@ package io.faro.master.service;
 import static java.util.Objects.requireNonNull;
 
 import com.google.protobuf.Message;
-import io.faro.common.auth.AuthOptions;
+import io.faro.common.auth.AuthSettings;
 import io.faro.common.auth.Identity;
 import io.faro.common.error.ErrorCode;
 import io.faro.common.error.FaroException;
@@ -121,7 +121,7 @@ public final class MasterRequestHandler implements RequestHandler {
       PlacementPolicy placement,
       Clock clock,
       Limits limits,
-      AuthOptions.Settings auth,
+      AuthSettings auth,
       AdmissionService admission,
       FaroMetrics metrics) {
     this.raft = requireNonNull(raft, "raft is null");

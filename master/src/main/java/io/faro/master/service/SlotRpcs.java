@@ -5,7 +5,7 @@ import static java.util.Objects.requireNonNull;
 import com.codahale.metrics.Counter;
 import com.google.protobuf.ByteString;
 import com.google.protobuf.Message;
-import io.faro.common.auth.AuthOptions;
+import io.faro.common.auth.AuthSettings;
 import io.faro.common.auth.PlacementGrants;
 import io.faro.common.auth.ReplicaGrants;
 import io.faro.common.auth.Secret;
@@ -44,7 +44,7 @@ final class SlotRpcs {
   private final LoadView loads;
   private final PlacementPolicy placement;
   private final MasterRequestHandler.Limits limits;
-  private final AuthOptions.Settings auth;
+  private final AuthSettings auth;
   private final AdmissionService admission;
   private final Counter slotsPlaced;
 
@@ -53,7 +53,7 @@ final class SlotRpcs {
       LoadView loads,
       PlacementPolicy placement,
       MasterRequestHandler.Limits limits,
-      AuthOptions.Settings auth,
+      AuthSettings auth,
       AdmissionService admission,
       Counter slotsPlaced) {
     this.calls = requireNonNull(calls, "calls is null");

@@ -11,7 +11,7 @@ import io.faro.common.network.ClientPool;
 import io.faro.common.network.FreePorts;
 import io.faro.common.network.Futures;
 import io.faro.common.network.HostPort;
-import io.faro.common.network.NetworkOptions;
+import io.faro.common.network.NetworkSettings;
 import io.faro.common.testing.Eventually;
 import io.faro.common.testing.TestCertificates;
 import io.faro.master.MasterServerOptions;
@@ -136,7 +136,7 @@ class MasterTlsTest {
     return masters.stream().filter(m -> m.masterId().equals(id)).findFirst().orElseThrow();
   }
 
-  private static NetworkOptions.Settings network(Map<String, String> conf) {
-    return NetworkOptions.Settings.from(FaroConf.of(conf));
+  private static NetworkSettings network(Map<String, String> conf) {
+    return NetworkSettings.from(FaroConf.of(conf));
   }
 }

@@ -8,7 +8,7 @@ import io.faro.common.network.ClientPool;
 import io.faro.common.network.FreePorts;
 import io.faro.common.network.Futures;
 import io.faro.common.network.HostPort;
-import io.faro.common.network.NetworkOptions;
+import io.faro.common.network.NetworkSettings;
 import io.faro.common.network.RemoteException;
 import io.faro.master.MasterServerOptions;
 import io.faro.master.testing.MasterFixture;
@@ -39,8 +39,7 @@ class NotLeaderTest {
             .with(MasterServerOptions.RAFT_PORT, Integer.toString(raftPort))
             .with(MasterServerOptions.LEADER_WAIT_TIMEOUT, "200ms");
     try (MasterServer server = new MasterServer(conf);
-        ClientPool pool =
-            new ClientPool("test-client", NetworkOptions.Settings.from(FaroConf.empty()))) {
+        ClientPool pool = new ClientPool("test-client", NetworkSettings.from(FaroConf.empty()))) {
       server.start();
       assertThat(server.isLeader()).isFalse();
 

@@ -12,7 +12,7 @@ import io.faro.common.network.ClientPool;
 import io.faro.common.network.FreePorts;
 import io.faro.common.network.Futures;
 import io.faro.common.network.HostPort;
-import io.faro.common.network.NetworkOptions;
+import io.faro.common.network.NetworkSettings;
 import io.faro.common.network.RemoteException;
 import io.faro.common.testing.Eventually;
 import io.faro.master.MasterServerOptions;
@@ -76,7 +76,7 @@ class ThreeMasterTest {
       peers.add("m" + (i + 1) + "@127.0.0.1:" + raftPorts[i] + "/" + rpcPorts[i]);
       endpoints.add(new HostPort("127.0.0.1", rpcPorts[i]));
     }
-    pool = new ClientPool("test-client", NetworkOptions.Settings.from(FaroConf.empty()));
+    pool = new ClientPool("test-client", NetworkSettings.from(FaroConf.empty()));
     client = new MasterClient(pool, endpoints, Duration.ofSeconds(30));
     CompletableFuture.allOf(
             Stream.of(0, 1, 2)

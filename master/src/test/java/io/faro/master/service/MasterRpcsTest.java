@@ -10,6 +10,7 @@ import com.google.protobuf.ByteString;
 import com.google.protobuf.Message;
 import io.faro.common.auth.AppSecrets;
 import io.faro.common.auth.AuthOptions;
+import io.faro.common.auth.AuthSettings;
 import io.faro.common.auth.Identity;
 import io.faro.common.auth.PlacementGrants;
 import io.faro.common.auth.Secret;
@@ -18,7 +19,7 @@ import io.faro.common.error.FaroException;
 import io.faro.common.id.AppId;
 import io.faro.common.id.ShuffleId;
 import io.faro.common.network.Futures;
-import io.faro.master.MasterServerConfig;
+import io.faro.master.MasterServerSettings;
 import io.faro.master.placement.PlacementPolicy;
 import io.faro.master.placement.RoundRobinPlacement;
 import io.faro.master.raft.RaftNode;
@@ -65,8 +66,8 @@ class MasterRpcsTest {
     Path clusterFile = dir.resolve("cluster.secret");
     cluster = Secret.writeNew(clusterFile);
     Secret.writeNew(dir.resolve("admin.secret"));
-    MasterServerConfig config =
-        MasterServerConfig.from(
+    MasterServerSettings config =
+        MasterServerSettings.from(
                 MasterFixture.conf(dir.resolve("ratis"))
                     .with(AuthOptions.ENABLED, "true")
                     .with(AuthOptions.CLUSTER_SECRET_FILE, clusterFile.toString())
@@ -81,7 +82,7 @@ class MasterRpcsTest {
     FaroMetrics metrics = FaroMetrics.standalone();
     AdmissionService admission = new AdmissionService(raft, loads, clock, "", metrics);
     MasterRequestHandler.Limits limits = new MasterRequestHandler.Limits(1000, 100, 2, 100);
-    AuthOptions.Settings auth = config.network().auth();
+    AuthSettings auth = config.network().auth();
     apps = new AppRpcs(calls, loads, limits, auth, admission);
     workers = new WorkerRpcs(calls, loads);
     PlacementPolicy placement =

@@ -10,6 +10,7 @@ import io.faro.common.network.ClientPool;
 import io.faro.common.network.Futures;
 import io.faro.common.network.HostPort;
 import io.faro.common.network.NetworkOptions;
+import io.faro.common.network.NetworkSettings;
 import io.faro.common.network.RemoteException;
 import io.faro.master.MasterServerOptions;
 import io.faro.master.server.MasterServer;
@@ -36,7 +37,7 @@ public final class MasterFixture implements AutoCloseable {
     this.pool =
         new ClientPool(
             "test-client",
-            NetworkOptions.Settings.from(FaroConf.empty().with(NetworkOptions.IO_THREADS, "2")));
+            NetworkSettings.from(FaroConf.empty().with(NetworkOptions.IO_THREADS, "2")));
     this.client = new MasterClient(pool, List.of(endpoint()), CALL_TIMEOUT);
   }
 

@@ -4,7 +4,7 @@ import static java.util.Objects.requireNonNull;
 
 import com.google.protobuf.ByteString;
 import com.google.protobuf.Message;
-import io.faro.common.auth.AuthOptions;
+import io.faro.common.auth.AuthSettings;
 import io.faro.common.auth.Identity;
 import io.faro.common.auth.PlacementGrants;
 import io.faro.common.auth.ReplicaGrants;
@@ -70,7 +70,7 @@ public final class ControlHandler implements RequestHandler {
   private final WorkerStatusSampler status;
   private final Supplier<WorkerStateP> state;
   private final Stopper stopper;
-  private final AuthOptions.Settings auth;
+  private final AuthSettings auth;
   private final Supplier<String> workerId;
 
   /**
@@ -82,7 +82,7 @@ public final class ControlHandler implements RequestHandler {
       WorkerStatusSampler status,
       Supplier<WorkerStateP> state,
       Stopper stopper,
-      AuthOptions.Settings auth) {
+      AuthSettings auth) {
     this(store, status, state, stopper, auth, () -> null);
   }
 
@@ -95,7 +95,7 @@ public final class ControlHandler implements RequestHandler {
       WorkerStatusSampler status,
       Supplier<WorkerStateP> state,
       Stopper stopper,
-      AuthOptions.Settings auth,
+      AuthSettings auth,
       Supplier<String> workerId) {
     this.workerId = requireNonNull(workerId, "workerId is null");
     this.auth = requireNonNull(auth, "auth is null");

@@ -1,7 +1,7 @@
 package io.faro.worker.server;
 
 import io.faro.common.network.FrameDecoder;
-import io.faro.common.network.NetworkOptions;
+import io.faro.common.network.NetworkSettings;
 import io.faro.common.network.RequestObserver;
 import io.faro.common.network.TransportServer;
 import io.faro.metrics.FaroMetrics;
@@ -46,7 +46,7 @@ final class WorkerPorts implements AutoCloseable {
   static WorkerPorts start(
       WorkerSettings settings,
       WorkerExtensions extensions,
-      NetworkOptions.Settings network,
+      NetworkSettings network,
       ControlHandler control,
       PartitionStore store,
       MemoryBudget budget,

@@ -13,7 +13,7 @@ import io.faro.common.id.WorkerEndpoint;
 import io.faro.common.id.WorkerId;
 import io.faro.common.master.MasterClient;
 import io.faro.common.network.ClientPool;
-import io.faro.common.network.NetworkOptions;
+import io.faro.common.network.NetworkSettings;
 import io.faro.metrics.FaroMetrics;
 import io.faro.metrics.HttpEndpoint;
 import io.faro.proto.WorkerStateP;
@@ -247,7 +247,7 @@ public final class WorkerServer implements AutoCloseable {
 
   private void startServers() {
     // Clients name a worker's server by its advertised host and the server's port.
-    NetworkOptions.Settings network =
+    NetworkSettings network =
         settings
             .network()
             .withAuth(settings.network().auth().withSelf("worker@" + settings.ports().host()));
@@ -302,7 +302,7 @@ public final class WorkerServer implements AutoCloseable {
             Clock.systemUTC(),
             () -> masterLink != null && masterLink.heartbeatNow(),
             () -> exitRequest.run());
-    NetworkOptions.Settings network = settings.network();
+    NetworkSettings network = settings.network();
     // One event loop is plenty for a registration and a heartbeat every few seconds.
     masterConnections =
         new ClientPool(

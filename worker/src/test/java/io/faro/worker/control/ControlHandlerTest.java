@@ -3,7 +3,7 @@ package io.faro.worker.control;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.google.protobuf.ByteString;
-import io.faro.common.auth.AuthOptions;
+import io.faro.common.auth.AuthSettings;
 import io.faro.common.auth.Identity;
 import io.faro.common.auth.PlacementGrants;
 import io.faro.common.auth.Secret;
@@ -86,7 +86,7 @@ class ControlHandlerTest {
               stopped.complete(new SealReport(0, 0, 0));
               return stopped;
             },
-            new AuthOptions.Settings(true, Optional.of(cluster), Optional.empty()),
+            new AuthSettings(true, Optional.of(cluster), Optional.empty()),
             () -> SELF);
   }
 

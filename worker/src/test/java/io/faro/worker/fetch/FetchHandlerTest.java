@@ -8,7 +8,7 @@ import io.faro.common.id.DiskTier;
 import io.faro.common.id.PartitionKey;
 import io.faro.common.id.ShuffleId;
 import io.faro.common.id.WorkerEndpoint;
-import io.faro.common.network.NetworkOptions;
+import io.faro.common.network.NetworkSettings;
 import io.faro.common.network.TransportServer;
 import io.faro.common.testing.EventLoopFileIo;
 import io.faro.common.testing.Eventually;
@@ -84,7 +84,7 @@ class FetchHandlerTest {
             "127.0.0.1",
             0,
             WorkerOptions.FETCH_PORT.key(),
-            NetworkOptions.Settings.from(FaroConf.empty().with("faro.auth.enabled", "false")),
+            NetworkSettings.from(FaroConf.empty().with("faro.auth.enabled", "false")),
             // Two files ahead of the highest partition fetched.
             new FetchHandler(store, new ReadAhead.Limits(2, 1L << 30)),
             null);

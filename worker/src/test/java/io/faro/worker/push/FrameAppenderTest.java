@@ -13,7 +13,7 @@ import io.faro.common.id.ShuffleId;
 import io.faro.common.network.ClientPool;
 import io.faro.common.network.FrameDecoder;
 import io.faro.common.network.HostPort;
-import io.faro.common.network.NetworkOptions;
+import io.faro.common.network.NetworkSettings;
 import io.faro.common.network.TransportServer;
 import io.faro.common.testing.Eventually;
 import io.faro.proto.PushPart;
@@ -71,8 +71,8 @@ class FrameAppenderTest {
   @BeforeEach
   void setUp() {
     memoryThread = Executors.newSingleThreadScheduledExecutor();
-    NetworkOptions.Settings network =
-        NetworkOptions.Settings.from(FaroConf.empty().with("faro.auth.enabled", "false"));
+    NetworkSettings network =
+        NetworkSettings.from(FaroConf.empty().with("faro.auth.enabled", "false"));
 
     replica = store("r", new WriterSettings(FLUSH, REPLICA_CHUNK), null);
     MemoryBudget replicaBudget = budget(1L << 30, replica);

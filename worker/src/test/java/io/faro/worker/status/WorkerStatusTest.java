@@ -7,7 +7,7 @@ import io.faro.common.id.AppId;
 import io.faro.common.id.ShuffleId;
 import io.faro.common.network.ClientPool;
 import io.faro.common.network.HostPort;
-import io.faro.common.network.NetworkOptions;
+import io.faro.common.network.NetworkSettings;
 import io.faro.proto.PushStatusP;
 import io.faro.proto.WorkerStatusRequest;
 import io.faro.proto.WorkerStatusResponse;
@@ -37,8 +37,7 @@ class WorkerStatusTest {
             new WorkerServer(
                 TestWorkers.conf(master.endpoint(), tmp.resolve("disk0"))
                     .with("faro.worker.io.mode", "direct"));
-        ClientPool pool =
-            new ClientPool("status-test", NetworkOptions.Settings.from(FaroConf.empty()))) {
+        ClientPool pool = new ClientPool("status-test", NetworkSettings.from(FaroConf.empty()))) {
       worker.start();
       HostPort rpc = worker.endpoint().rpc();
       WorkerStatusResponse before = status(pool, rpc);

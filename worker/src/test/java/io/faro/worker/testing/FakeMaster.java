@@ -3,7 +3,7 @@ package io.faro.worker.testing;
 import io.faro.common.config.FaroConf;
 import io.faro.common.error.ErrorCode;
 import io.faro.common.id.ShuffleId;
-import io.faro.common.network.NetworkOptions;
+import io.faro.common.network.NetworkSettings;
 import io.faro.common.network.Request;
 import io.faro.common.network.Responder;
 import io.faro.common.network.TransportServer;
@@ -32,14 +32,14 @@ public final class FakeMaster implements AutoCloseable {
   private final AtomicBoolean decommission = new AtomicBoolean();
 
   public FakeMaster() {
-    NetworkOptions.Settings network = NetworkOptions.Settings.from(FaroConf.empty());
+    NetworkSettings network = NetworkSettings.from(FaroConf.empty());
     server =
         new TransportServer(
             "fake-master",
             "127.0.0.1",
             0,
             "faro.master.port",
-            new NetworkOptions.Settings(
+            new NetworkSettings(
                 1, network.connectTimeout(), network.requestTimeout(), network.maxFrameSize()),
             this::handle,
             null);

@@ -7,7 +7,7 @@ import io.faro.common.id.WorkerEndpoint;
 import io.faro.common.network.ClientPool;
 import io.faro.common.network.Frame;
 import io.faro.common.network.Futures;
-import io.faro.common.network.NetworkOptions;
+import io.faro.common.network.NetworkSettings;
 import io.faro.proto.CommitFilesRequest;
 import io.faro.proto.CommitFilesResponse;
 import io.faro.proto.FetchChunkRequest;
@@ -45,12 +45,11 @@ public final class WorkerClient implements AutoCloseable {
   private final WorkerEndpoint endpoint;
 
   public WorkerClient(String name, WorkerEndpoint endpoint) {
-    NetworkOptions.Settings network = NetworkOptions.Settings.from(FaroConf.empty());
+    NetworkSettings network = NetworkSettings.from(FaroConf.empty());
     this.pool =
         new ClientPool(
             name,
-            new NetworkOptions.Settings(
-                1, network.connectTimeout(), TIMEOUT, network.maxFrameSize()));
+            new NetworkSettings(1, network.connectTimeout(), TIMEOUT, network.maxFrameSize()));
     this.endpoint = endpoint;
   }
 

@@ -5,7 +5,7 @@ import static java.util.Objects.requireNonNull;
 import io.faro.common.config.ConfigException;
 import io.faro.common.config.FaroConf;
 import io.faro.common.network.HostPort;
-import io.faro.common.network.NetworkOptions;
+import io.faro.common.network.NetworkSettings;
 import io.faro.master.placement.LoadAwarePlacement;
 import io.faro.master.raft.RaftPeerSpec;
 import java.net.InetAddress;
@@ -25,7 +25,7 @@ import java.util.Set;
  * @param peers every master of the Raft group, this one included
  * @param raftPort the port this master's Raft server binds (from its entry in {@code peers})
  */
-public record MasterServerConfig(
+public record MasterServerSettings(
     String bindHost,
     String advertisedHost,
     int rpcPort,
@@ -50,9 +50,9 @@ public record MasterServerConfig(
     int maxAppsPerHost,
     int maxAppsPerUser,
     String admissionFile,
-    NetworkOptions.Settings network) {
+    NetworkSettings network) {
 
-  public MasterServerConfig {
+  public MasterServerSettings {
     requireNonNull(bindHost, "bindHost is null");
     requireNonNull(advertisedHost, "advertisedHost is null");
     requireNonNull(masterId, "masterId is null");
@@ -68,7 +68,7 @@ public record MasterServerConfig(
   }
 
   /** Parses and validates every master key; a bad value throws a ConfigException naming it. */
-  public static MasterServerConfig from(FaroConf conf) {
+  public static MasterServerSettings from(FaroConf conf) {
     String id = masterId(conf);
     String advertised = conf.get(MasterServerOptions.ADVERTISED_HOST);
     if (advertised.isBlank()) {
@@ -76,7 +76,7 @@ public record MasterServerConfig(
     }
     List<RaftPeerSpec> peers = resolvePeers(conf, id, advertised);
     RaftPeerSpec self = peers.stream().filter(p -> p.id().equals(id)).findFirst().orElseThrow();
-    return new MasterServerConfig(
+    return new MasterServerSettings(
         conf.get(MasterServerOptions.HOST),
         advertised,
         conf.get(MasterServerOptions.PORT),
@@ -110,8 +110,8 @@ public record MasterServerConfig(
   }
 
   /** The network settings, with the secrets they read checked as a member needs them. */
-  private static NetworkOptions.Settings memberNetwork(FaroConf conf) {
-    NetworkOptions.Settings network = NetworkOptions.Settings.from(conf);
+  private static NetworkSettings memberNetwork(FaroConf conf) {
+    NetworkSettings network = NetworkSettings.from(conf);
     network.auth().checkedAsMember();
     return network;
   }
@@ -140,7 +140,7 @@ public record MasterServerConfig(
   }
 
   /** A copy whose own Raft port is {@code port}: startup replaces "0" by the port it picked. */
-  public MasterServerConfig withRaftPort(int port) {
+  public MasterServerSettings withRaftPort(int port) {
     List<RaftPeerSpec> updated =
         peers.stream()
             .map(
@@ -150,7 +150,7 @@ public record MasterServerConfig(
                             p.id(), new HostPort(p.raftAddress().host(), port), p.rpcPort())
                         : p)
             .toList();
-    return new MasterServerConfig(
+    return new MasterServerSettings(
         bindHost,
         advertisedHost,
         rpcPort,

@@ -20,14 +20,14 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 
-class MasterServerConfigTest {
+class MasterServerSettingsTest {
   /** Settings without secrets: these tests read other keys. */
   private static final FaroConf OPEN = FaroConf.empty().with("faro.auth.enabled", "false");
 
   @Test
   void asShippedAMasterNeedsTheClusterSecretAndSaysHowToMakeOne(
       @org.junit.jupiter.api.io.TempDir Path dir) throws Exception {
-    assertThatThrownBy(() -> MasterServerConfig.from(FaroConf.empty()))
+    assertThatThrownBy(() -> MasterServerSettings.from(FaroConf.empty()))
         .isInstanceOf(ConfigException.class)
         .hasMessageContaining("faro.auth.cluster.secret.file must name a file")
         .hasMessageContaining("bin/faro secret --out")
@@ -35,19 +35,19 @@ class MasterServerConfigTest {
 
     Path secret = dir.resolve("cluster.secret");
     io.faro.common.auth.Secret.writeNew(secret);
-    MasterServerConfig config =
-        MasterServerConfig.from(
+    MasterServerSettings config =
+        MasterServerSettings.from(
             FaroConf.empty().with("faro.auth.cluster.secret.file", secret.toString()));
     assertThat(config.network().auth().enabled()).isTrue();
     assertThat(config.network().auth().offWarning("master")).isEmpty();
-    assertThat(MasterServerConfig.from(OPEN).network().auth().offWarning("master"))
+    assertThat(MasterServerSettings.from(OPEN).network().auth().offWarning("master"))
         .hasValueSatisfying(w -> assertThat(w).contains("faro.auth.enabled is false"));
   }
 
   @Test
   void defaultsDescribeASingleMaster() {
-    MasterServerConfig config =
-        MasterServerConfig.from(OPEN.with(MasterServerOptions.ADVERTISED_HOST, "master-1"));
+    MasterServerSettings config =
+        MasterServerSettings.from(OPEN.with(MasterServerOptions.ADVERTISED_HOST, "master-1"));
 
     assertThat(config.bindHost()).isEqualTo("0.0.0.0");
     assertThat(config.rpcPort()).isEqualTo(9097);
@@ -63,13 +63,13 @@ class MasterServerConfigTest {
 
   @Test
   void emptyAdvertisedHostMeansThisMachinesName() {
-    assertThat(MasterServerConfig.from(OPEN).advertisedHost()).isNotBlank();
+    assertThat(MasterServerSettings.from(OPEN).advertisedHost()).isNotBlank();
   }
 
   @Test
   void peersListGivesTheGroupAndThisMastersRaftPort() {
-    MasterServerConfig config =
-        MasterServerConfig.from(
+    MasterServerSettings config =
+        MasterServerSettings.from(
             OPEN.with(MasterServerOptions.ID, "m2")
                 .with(MasterServerOptions.RAFT_PEERS, "m1@h1:9872, m2@h2:9873/9098 ,m3@h3:9872"));
 
@@ -95,7 +95,7 @@ class MasterServerConfigTest {
   void badValueNamesTheKeyAndWhatIsAllowed(String key, String value, String allowed) {
     FaroConf conf = FaroConf.of(Map.of(key, value));
 
-    assertThatThrownBy(() -> MasterServerConfig.from(conf))
+    assertThatThrownBy(() -> MasterServerSettings.from(conf))
         .isInstanceOf(ConfigException.class)
         .hasMessageContaining(key)
         .hasMessageContaining(allowed);
@@ -105,25 +105,26 @@ class MasterServerConfigTest {
   void withoutAnIdEachMasterFindsItselfAmongThePeersBySharedConfig() {
     // One faro-defaults.conf for every master: the entry on this machine is this master.
     String peers = "m1@10.255.255.1:9872,m2@127.0.0.1:9872/9098,m3@10.255.255.3:9872";
-    assertThat(MasterServerConfig.from(OPEN.with(MasterServerOptions.RAFT_PEERS, peers)).masterId())
+    assertThat(
+            MasterServerSettings.from(OPEN.with(MasterServerOptions.RAFT_PEERS, peers)).masterId())
         .isEqualTo("m2");
     // Several on this machine (a local test group): the Raft port tells them apart.
     String local = "m1@127.0.0.1:9872,m2@127.0.0.1:9873,m3@127.0.0.1:9874";
     assertThat(
-            MasterServerConfig.from(
+            MasterServerSettings.from(
                     OPEN.with(MasterServerOptions.RAFT_PEERS, local)
                         .with(MasterServerOptions.RAFT_PORT, "9874"))
                 .masterId())
         .isEqualTo("m3");
     assertThatThrownBy(
-            () -> MasterServerConfig.from(OPEN.with(MasterServerOptions.RAFT_PEERS, local)))
+            () -> MasterServerSettings.from(OPEN.with(MasterServerOptions.RAFT_PEERS, local)))
         .isInstanceOf(ConfigException.class)
         .hasMessageContaining("several entries")
         .hasMessageContaining("faro.master.id")
         .hasMessageContaining("faro.master.raft.port");
     assertThatThrownBy(
             () ->
-                MasterServerConfig.from(
+                MasterServerSettings.from(
                     OPEN.with(
                         MasterServerOptions.RAFT_PEERS,
                         "m1@10.255.255.1:9872,m2@10.255.255.2:9872")))
@@ -138,7 +139,7 @@ class MasterServerConfigTest {
         OPEN.with(MasterServerOptions.ID, "m1")
             .with(MasterServerOptions.RAFT_PEERS, "m2@h2:9872,m3@h3:9872");
 
-    assertThatThrownBy(() -> MasterServerConfig.from(conf))
+    assertThatThrownBy(() -> MasterServerSettings.from(conf))
         .isInstanceOf(ConfigException.class)
         .hasMessageContaining("faro.master.raft.peers")
         .hasMessageContaining("faro.master.id=m1");
@@ -148,14 +149,14 @@ class MasterServerConfigTest {
   void duplicatePeersAndConflictingPortsAreRefused() {
     assertThatThrownBy(
             () ->
-                MasterServerConfig.from(
+                MasterServerSettings.from(
                     OPEN.with(MasterServerOptions.ID, "m1")
                         .with(MasterServerOptions.RAFT_PEERS, "m1@h1:9872,m1@h2:9872")))
         .isInstanceOf(ConfigException.class)
         .hasMessageContaining("listed twice");
     assertThatThrownBy(
             () ->
-                MasterServerConfig.from(
+                MasterServerSettings.from(
                     OPEN.with(MasterServerOptions.ID, "m1")
                         .with(MasterServerOptions.RAFT_PEERS, "m1@h1:9872")
                         .with(MasterServerOptions.RAFT_PORT, "9999")))
