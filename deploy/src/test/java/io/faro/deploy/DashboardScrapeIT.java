@@ -4,7 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.faro.cli.LocalCluster;
 import io.faro.common.json.Json;
-import io.faro.examples.SparkJobRunner;
+import io.faro.systemtests.SparkJobRunner;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;

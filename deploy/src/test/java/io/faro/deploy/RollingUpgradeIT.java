@@ -6,7 +6,7 @@ import io.faro.common.json.Json;
 import io.faro.common.network.FreePorts;
 import io.faro.common.testing.Eventually;
 import io.faro.examples.CompareJobs;
-import io.faro.examples.SparkJobRunner;
+import io.faro.systemtests.SparkJobRunner;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;

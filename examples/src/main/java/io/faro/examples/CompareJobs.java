@@ -49,7 +49,7 @@ import org.apache.spark.sql.SparkSession;
  * comparison against a silent fallback would be meaningless).
  */
 public final class CompareJobs {
-  static final String FARO_SHUFFLE_MANAGER = "io.faro.spark.FaroShuffleManager";
+  public static final String FARO_SHUFFLE_MANAGER = "io.faro.spark.FaroShuffleManager";
 
   /** Spark setting: milliseconds the large job's maps pause after every 1000 rows (default 0). */
   public static final String MAP_PAUSE_KEY = ComparisonJob.MAP_PAUSE_KEY;

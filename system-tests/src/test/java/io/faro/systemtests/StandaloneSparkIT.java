@@ -1,4 +1,4 @@
-package io.faro.examples;
+package io.faro.systemtests;
 
 import static org.assertj.core.api.Assertions.assertThat;
 

@@ -1,9 +1,10 @@
-package io.faro.examples;
+package io.faro.systemtests;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.faro.cli.LocalCluster;
 import io.faro.common.json.Json;
+import io.faro.examples.CompareJobs;
 import java.nio.file.Path;
 import java.util.List;
 import org.junit.jupiter.api.AfterAll;

@@ -1,10 +1,11 @@
-package io.faro.examples;
+package io.faro.systemtests;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.faro.cli.LocalCluster;
 import io.faro.common.json.Json;
 import io.faro.common.testing.Eventually;
+import io.faro.examples.CompareJobs;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;

@@ -1,4 +1,4 @@
-package io.faro.examples;
+package io.faro.systemtests;
 
 import io.faro.cli.FaroCli;
 import java.io.IOException;

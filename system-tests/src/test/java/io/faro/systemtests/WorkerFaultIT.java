@@ -1,10 +1,11 @@
-package io.faro.examples;
+package io.faro.systemtests;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.faro.cli.LocalCluster;
 import io.faro.common.json.Json;
 import io.faro.common.testing.Eventually;
+import io.faro.examples.CompareJobs;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
@@ -71,7 +72,7 @@ class WorkerFaultIT {
             List.of(
                 REPLICATE,
                 "spark.faro.client.fetch.prefetch.chunks=1",
-                ComparisonJob.READ_PAUSE_KEY + "=30"),
+                CompareJobs.READ_PAUSE_KEY + "=30"),
             "faro.worker.tier.ssd.layout=runs");
     assertThat(Json.number(result, "stage_retries")).as("stage retries").isZero();
     // Readers were mid-read on the victim: some resumed on the replica at the chunk they lost.
@@ -94,7 +95,7 @@ class WorkerFaultIT {
             // Maps that push for seconds: the kill, which follows the first bytes the victim
             // takes by one poll of its status, lands while they push, not after the small job
             // has pushed, committed and read everything (which costs no retry at all).
-            List.of("spark.faro.client.push.batch.size=16k", ComparisonJob.MAP_PAUSE_KEY + "=20"));
+            List.of("spark.faro.client.push.batch.size=16k", CompareJobs.MAP_PAUSE_KEY + "=20"));
     // The victim held acknowledged data of the first generation: lost, and written again.
     assertThat(Json.number(result, "stage_retries")).as("stage retries").isPositive();
     assertThat(Files.readString(dir.resolve("plain-push.out"))).contains("runs again");

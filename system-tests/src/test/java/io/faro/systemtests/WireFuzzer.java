@@ -1,4 +1,4 @@
-package io.faro.examples;
+package io.faro.systemtests;
 
 import com.google.protobuf.Message;
 import io.faro.common.batch.BatchEncoder;

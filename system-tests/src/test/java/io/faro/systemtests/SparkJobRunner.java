@@ -1,8 +1,9 @@
-package io.faro.examples;
+package io.faro.systemtests;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.faro.cli.DemoJob;
+import io.faro.examples.CompareJobs;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
