@@ -2,9 +2,8 @@ package io.faro.client.driver;
 
 import static java.util.Objects.requireNonNull;
 
-import com.google.protobuf.ByteString;
-import com.google.protobuf.Message;
 import io.faro.client.ClientSettings;
+import io.faro.client.protocol.DriverProto;
 import io.faro.common.admission.AppProfile;
 import io.faro.common.auth.AppSecrets;
 import io.faro.common.auth.AuthOptions;
@@ -15,12 +14,6 @@ import io.faro.common.error.FaroException;
 import io.faro.common.id.AppId;
 import io.faro.common.master.MasterClient;
 import io.faro.common.network.Futures;
-import io.faro.proto.AppHeartbeatRequest;
-import io.faro.proto.AppProfileP;
-import io.faro.proto.EmptyResponse;
-import io.faro.proto.RegisterAppRequest;
-import io.faro.proto.RegisterAppResponse;
-import io.faro.proto.UnregisterAppRequest;
 import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
@@ -47,7 +40,7 @@ final class AppSession implements AutoCloseable {
   private final Optional<AuthOptions.Credentials> credentials;
 
   /** Who runs the app, sent with its registration and every heartbeat. */
-  private final AppProfileP profile;
+  private final AppProfile profile;
 
   /** Longest user, queue or name the masters take (their ProtoMapper.MAX_PROFILE_FIELD). */
   static final int MAX_PROFILE_FIELD = 1024;
@@ -77,22 +70,12 @@ final class AppSession implements AutoCloseable {
     byte[] token = AppSecrets.token();
     // Each field as long as the masters take (a longer one would fail the registration).
     this.profile =
-        AppProfileP.newBuilder()
-            .setUser(bounded(profile.user()))
-            .setQueue(bounded(profile.queue()))
-            .setName(bounded(profile.name()))
-            .build();
+        new AppProfile(bounded(profile.user()), bounded(profile.queue()), bounded(profile.name()));
     try {
-      // EmptyResponse from a cluster without authentication (or one older than it).
-      Message answer =
-          master.callBlocking(
-              RegisterAppRequest.newBuilder()
-                  .setAppId(app.value())
-                  .setRegistrationToken(ByteString.copyFrom(token))
-                  .setProfile(this.profile)
-                  .build(),
-              Message.class,
-              settings.fallbackConnectTimeout());
+      // Empty from a cluster without authentication (or one older than it).
+      Optional<DriverProto.Registration> answer =
+          DriverProto.registerApp(
+              master, app, token, this.profile, settings.fallbackConnectTimeout());
       this.credentials = credentialsOf(app, token, answer);
     } catch (FaroException e) {
       if (e.code() == ErrorCode.ADMISSION_REFUSED) {
@@ -130,11 +113,11 @@ final class AppSession implements AutoCloseable {
   }
 
   private static Optional<AuthOptions.Credentials> credentialsOf(
-      AppId app, byte[] token, Message answer) {
-    if (!(answer instanceof RegisterAppResponse registered)) {
+      AppId app, byte[] token, Optional<DriverProto.Registration> answer) {
+    if (answer.isEmpty()) {
       return Optional.empty();
     }
-    String nonce = registered.getAppNonce();
+    String nonce = answer.get().nonce();
     if (!nonce.equals(AppSecrets.nonce(token))) {
       throw new FaroException(
           ErrorCode.UNAUTHENTICATED,
@@ -142,7 +125,7 @@ final class AppSession implements AutoCloseable {
     }
     return Optional.of(
         AuthOptions.Credentials.app(
-            Identity.app(app, nonce), Secret.ofBytes(registered.getAppSecret().toByteArray())));
+            Identity.app(app, nonce), Secret.ofBytes(answer.get().secret())));
   }
 
   /** Whether the app's last heartbeat reached some master. */
@@ -158,10 +141,7 @@ final class AppSession implements AutoCloseable {
       // A thrown exception would end the heartbeat's schedule.
       LOG.warn("A periodic check of app {} failed", app, e);
     }
-    List<CompletableFuture<EmptyResponse>> answers =
-        master.callEach(
-            AppHeartbeatRequest.newBuilder().setAppId(app.value()).setProfile(profile).build(),
-            EmptyResponse.class);
+    List<CompletableFuture<?>> answers = DriverProto.heartbeat(master, app, profile);
     CompletableFuture.allOf(
             answers.stream()
                 .map(a -> a.handle((r, e) -> e == null))
@@ -185,8 +165,7 @@ final class AppSession implements AutoCloseable {
     heartbeat.shutdownNow();
     try {
       Futures.await(
-          master.call(
-              UnregisterAppRequest.newBuilder().setAppId(app.value()).build(), EmptyResponse.class),
+          DriverProto.unregisterApp(master, app),
           Duration.ofSeconds(10),
           "unregistering app " + app);
     } catch (FaroException e) {

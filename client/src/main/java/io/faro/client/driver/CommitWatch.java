@@ -2,20 +2,16 @@ package io.faro.client.driver;
 
 import static java.util.Objects.requireNonNull;
 
+import io.faro.client.protocol.DriverProto;
 import io.faro.common.error.ErrorCode;
 import io.faro.common.error.FaroException;
 import io.faro.common.id.ShuffleId;
 import io.faro.common.id.WorkerId;
 import io.faro.common.master.MasterClient;
 import io.faro.common.network.Futures;
-import io.faro.proto.ClusterStatusRequest;
-import io.faro.proto.ClusterStatusResponse;
-import io.faro.proto.WorkerStatusP;
 import java.time.Clock;
 import java.time.Duration;
-import java.util.HashSet;
 import java.util.Map;
-import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -81,11 +77,9 @@ final class CommitWatch {
     if (!due || !asking.compareAndSet(false, true)) {
       return;
     }
-    // One page of one app and one shuffle: the answer is the list of workers.
-    master
-        .call(ClusterStatusRequest.newBuilder().setPageSize(1).build(), ClusterStatusResponse.class)
+    DriverProto.lostWorkers(master)
         .whenComplete(
-            (status, error) -> {
+            (lost, error) -> {
               asking.set(false);
               if (error != null) {
                 LOG.debug(
@@ -95,15 +89,9 @@ final class CommitWatch {
               }
               // Only a worker the masters list as lost: one they do not list (masters that lost
               // their state and have not heard it register again yet) may well be alive.
-              Set<String> lost = new HashSet<>();
-              for (WorkerStatusP w : status.getWorkersList()) {
-                if (!w.getAlive()) {
-                  lost.add(w.getWorkerId());
-                }
-              }
               waiting.forEach(
                   (commit, w) -> {
-                    if (lost.contains(w.worker().value())) {
+                    if (lost.contains(w.worker())) {
                       String reason =
                           "worker "
                               + w.worker()

@@ -1,5 +1,7 @@
 package io.faro.client.driver;
 
+import io.faro.client.fetch.ReducerFileGroups.CommittedFile;
+import io.faro.common.id.IdMapper;
 import io.faro.proto.CommittedFileP;
 import io.faro.proto.GetReducerFileGroupsResponse;
 import java.util.Arrays;
@@ -11,6 +13,8 @@ import java.util.List;
  * winning attempt of every map, the committed files ordered by partition, the partitions lost, and
  * (from the generation) the batches expected per partition. Answers any range of partitions with
  * work and a message proportional to that range's files, not to the shuffle. Immutable.
+ *
+ * <p>Keeps protobuf types: its files are made into answer messages once, not once per reader.
  */
 final class CommittedFiles {
   private final Generation generation;
@@ -22,13 +26,14 @@ final class CommittedFiles {
   private final boolean allLost;
 
   private CommittedFiles(
-      Generation generation, List<CommittedFileP> files, int[] lost, boolean allLost) {
+      Generation generation, List<CommittedFile> files, int[] lost, boolean allLost) {
     this.generation = generation;
     this.winners = generation.winners();
     this.mapBatches = generation.mapBatches();
     this.files =
         files.stream()
-            .sorted(Comparator.comparingInt(f -> f.getLocation().getPartitionId()))
+            .sorted(Comparator.comparingInt(f -> f.location().partition()))
+            .map(CommittedFiles::toProto)
             .toArray(CommittedFileP[]::new);
     this.filePartitions =
         Arrays.stream(this.files).mapToInt(f -> f.getLocation().getPartitionId()).toArray();
@@ -38,7 +43,7 @@ final class CommittedFiles {
   }
 
   /** The files of {@code g}'s commit; {@code lost}: the partitions no committed copy holds. */
-  static CommittedFiles committed(Generation g, List<CommittedFileP> files, int[] lost) {
+  static CommittedFiles committed(Generation g, List<CommittedFile> files, int[] lost) {
     return new CommittedFiles(g, files, lost, false);
   }
 
@@ -98,6 +103,14 @@ final class CommittedFiles {
       b.addMapBatches(n);
     }
     return b;
+  }
+
+  private static CommittedFileP toProto(CommittedFile f) {
+    return CommittedFileP.newBuilder()
+        .setLocation(IdMapper.toProto(f.location()))
+        .setBytes(f.bytes())
+        .setChunks(f.chunks())
+        .build();
   }
 
   /** Index of the first element of sorted {@code values} at or after {@code value}. */

@@ -4,19 +4,18 @@ import static java.util.Objects.requireNonNull;
 
 import io.faro.client.ClientOptions;
 import io.faro.client.ClientSettings;
+import io.faro.client.fetch.ReducerFileGroups.CommittedFile;
+import io.faro.client.protocol.DriverProto;
+import io.faro.client.protocol.DriverProto.Commit;
+import io.faro.client.protocol.DriverProto.CommittedCopy;
 import io.faro.common.error.ErrorCode;
 import io.faro.common.error.FaroException;
-import io.faro.common.id.IdMapper;
 import io.faro.common.id.PartitionLocation;
 import io.faro.common.id.Role;
 import io.faro.common.id.WorkerId;
 import io.faro.common.network.ClientPool;
 import io.faro.common.network.Futures;
 import io.faro.common.network.HostPort;
-import io.faro.proto.CommitFilesRequest;
-import io.faro.proto.CommitFilesResponse;
-import io.faro.proto.CommittedFileP;
-import io.faro.proto.CommittedPartitionP;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -112,7 +111,7 @@ final class Committer {
                   all.stream().filter(l -> g.expectedBatches(l.partition()) > 0).toList();
               Map<WorkerId, List<PartitionLocation>> byWorker = Locations.copiesByWorker(locations);
               answer.whenComplete((files, error) -> closeIdle(g, all, byWorker.keySet()));
-              Map<WorkerId, CompletableFuture<CommitFilesResponse>> commits = new LinkedHashMap<>();
+              Map<WorkerId, CompletableFuture<Commit>> commits = new LinkedHashMap<>();
               byWorker.forEach(
                   (worker, locs) -> {
                     HostPort rpc = locs.get(0).endpoint().rpc();
@@ -121,7 +120,7 @@ final class Committer {
                     boolean soleCopy =
                         locs.stream()
                             .anyMatch(l -> l.role() == Role.PRIMARY && l.replica().isEmpty());
-                    CompletableFuture<CommitFilesResponse> commit =
+                    CompletableFuture<Commit> commit =
                         commitOn(
                             g,
                             worker,
@@ -168,7 +167,7 @@ final class Committer {
             });
     idle.forEach(
         (worker, locs) ->
-            pool.call(locs.get(0).endpoint().rpc(), commitRequest(g), CommitFilesResponse.class)
+            commit(g, locs.get(0).endpoint().rpc(), null)
                 .whenComplete(
                     (r, e) -> {
                       if (e != null) {
@@ -190,7 +189,7 @@ final class Committer {
    * {@code restartWaitNanos} (faro.client.worker.restart.wait), without spending attempts; with
    * other copies of everything it holds, it is given up on at once.
    */
-  private CompletableFuture<CommitFilesResponse> commitOn(
+  private CompletableFuture<Commit> commitOn(
       Generation g,
       WorkerId worker,
       HostPort rpc,
@@ -199,7 +198,7 @@ final class Committer {
       long restartWaitNanos,
       long refusedSinceNanos) {
     Duration left = Duration.ofNanos(Math.max(1_000_000, deadlineNanos - System.nanoTime()));
-    return pool.call(rpc, commitRequest(g), CommitFilesResponse.class, left)
+    return commit(g, rpc, left)
         .handle(
             (response, error) -> {
               if (error == null) {
@@ -241,7 +240,7 @@ final class Committer {
                     worker,
                     attempt,
                     cause.getMessage());
-                return CompletableFuture.<CommitFilesResponse>failedFuture(cause);
+                return CompletableFuture.<Commit>failedFuture(cause);
               }
               LOG.warn(
                   "Commit of shuffle {} on worker {} failed (attempt {} of {}), retrying: {}",
@@ -269,25 +268,22 @@ final class Committer {
   private CommittedFiles committedFiles(
       Generation g,
       List<PartitionLocation> locations,
-      Map<WorkerId, CompletableFuture<CommitFilesResponse>> commits) {
-    List<CommittedFileP> files = new ArrayList<>();
+      Map<WorkerId, CompletableFuture<Commit>> commits) {
+    List<CommittedFile> files = new ArrayList<>();
     // What each worker committed, by (partition, epoch); a worker whose commit failed has nothing.
-    Map<WorkerId, Map<Long, CommittedPartitionP>> committed = new HashMap<>();
+    Map<WorkerId, Map<Long, CommittedCopy>> committed = new HashMap<>();
     commits.forEach(
         (worker, f) -> {
-          Map<Long, CommittedPartitionP> byKey = new HashMap<>();
+          Map<Long, CommittedCopy> byKey = new HashMap<>();
           if (!f.isCompletedExceptionally()) {
-            CommitFilesResponse response = f.join();
-            response
-                .getCommittedList()
-                .forEach(c -> byKey.put(key(c.getPartitionId(), c.getEpoch()), c));
-            for (int i = 0; i < response.getFailedPartitionIdsCount(); i++) {
-              int epoch = i < response.getFailedEpochsCount() ? response.getFailedEpochs(i) : -1;
+            Commit response = f.join();
+            response.committed().forEach(c -> byKey.put(key(c.partition(), c.epoch()), c));
+            for (DriverProto.FailedCopy failed : response.failed()) {
               LOG.warn(
                   "Worker {} lost partition {} epoch {} of shuffle {} (its file failed)",
                   worker,
-                  response.getFailedPartitionIds(i),
-                  epoch,
+                  failed.partition(),
+                  failed.epoch(),
                   g.id());
             }
           }
@@ -300,7 +296,7 @@ final class Committer {
       for (PartitionLocation copy : location.copies()) {
         // A location the worker does not report (it restarted, or expired the shuffle) held data
         // that is gone, like one on a worker that did not answer.
-        CommittedPartitionP c =
+        CommittedCopy c =
             committed
                 .getOrDefault(copy.worker(), Map.of())
                 .get(key(copy.partition(), copy.epoch()));
@@ -308,17 +304,10 @@ final class Committer {
           continue;
         }
         anyCopy = true;
-        if (c.getBytes() > 0) {
-          files.add(
-              CommittedFileP.newBuilder()
-                  .setLocation(IdMapper.toProto(copy))
-                  .setBytes(c.getBytes())
-                  .setChunks(c.getChunks())
-                  .build());
+        if (c.bytes() > 0) {
+          files.add(new CommittedFile(copy, c.bytes(), c.chunks()));
           bytes +=
-              copy.role() == Role.PRIMARY
-                  ? c.getBytes()
-                  : 0; // the shuffle's bytes, not its copies'
+              copy.role() == Role.PRIMARY ? c.bytes() : 0; // the shuffle's bytes, not its copies'
         }
       }
       if (!anyCopy) {
@@ -337,12 +326,12 @@ final class Committer {
     return CommittedFiles.committed(g, files, lost.stream().mapToInt(Integer::intValue).toArray());
   }
 
-  /** The commit of {@code g}, proven by its owner token; the same on every worker and retry. */
-  private static CommitFilesRequest commitRequest(Generation g) {
-    return CommitFilesRequest.newBuilder()
-        .setShuffle(IdMapper.toProto(g.id()))
-        .setOwnerToken(g.ownerToken())
-        .build();
+  /**
+   * Commits {@code g} on the worker at {@code rpc}, proven by its owner token, waiting up to {@code
+   * timeout} (the pool's own when null).
+   */
+  private CompletableFuture<Commit> commit(Generation g, HostPort rpc, Duration timeout) {
+    return DriverProto.commit(pool, rpc, g.id(), g.ownerToken(), timeout);
   }
 
   private static long key(int partition, int epoch) {

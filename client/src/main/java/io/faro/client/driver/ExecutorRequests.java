@@ -5,6 +5,7 @@ import static java.util.Objects.requireNonNull;
 import io.faro.common.error.ErrorCode;
 import io.faro.common.id.AppId;
 import io.faro.common.id.IdMapper;
+import io.faro.common.id.WorkerId;
 import io.faro.common.network.Futures;
 import io.faro.common.network.Request;
 import io.faro.common.network.Responder;
@@ -18,6 +19,8 @@ import io.faro.proto.MapperEndResponse;
 import io.faro.proto.ReportShuffleLostRequest;
 import io.faro.proto.ReviveRequest;
 import io.faro.proto.ReviveResponse;
+import java.util.List;
+import java.util.Optional;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -29,6 +32,8 @@ import org.slf4j.LoggerFactory;
  * that these requests end: up to its commit, and to its first reader's answer.
  *
  * <p>Called on the port's event loops; all waiting is asynchronous.
+ *
+ * <p>Keeps protobuf types: it reads executors' requests by their message class and builds answers.
  */
 final class ExecutorRequests {
   // The lifecycle manager's log lines keep its name.
@@ -119,8 +124,19 @@ final class ExecutorRequests {
 
   private void revive(ReviveRequest r, Responder responder) {
     Generation g = generations.get(r.getShuffleId());
+    List<Placement.Revive> partitions =
+        r.getPartitionsList().stream()
+            .map(
+                p ->
+                    new Placement.Revive(
+                        p.getPartitionId(),
+                        p.getEpoch(),
+                        p.getFailedWorker().isEmpty()
+                            ? Optional.empty()
+                            : Optional.of(new WorkerId(p.getFailedWorker()))))
+            .toList();
     placement
-        .revive(g, r.getPartitionsList())
+        .revive(g, partitions)
         .whenComplete(
             (locations, error) -> {
               if (error != null) {

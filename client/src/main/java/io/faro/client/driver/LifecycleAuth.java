@@ -19,6 +19,8 @@ import java.util.Optional;
  * Without, the executors still prove an identity of the app's own to this port, so that nobody else
  * can end its maps or read its file groups: one this driver makes (its nonce a hash of a token
  * nobody sees, its secret random) and hands its executors with the shuffle handles.
+ *
+ * <p>Keeps {@link MessageType}: the port's refusal names the type it was given, passed on as is.
  */
 final class LifecycleAuth {
   private final AuthOptions.Credentials credentials;

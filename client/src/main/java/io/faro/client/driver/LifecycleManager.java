@@ -53,6 +53,8 @@ import org.slf4j.LoggerFactory;
  * <p>Threads: one RPC server for executors (bounded event loops) and one heartbeat thread, whatever
  * the number of shuffles or workers; all work is asynchronous on the shared {@link ClientPool}. The
  * pool is borrowed, not owned.
+ *
+ * <p>Keeps protobuf types: {@link RequestHandler#refusal} is given the message type and meta.
  */
 public final class LifecycleManager implements RequestHandler, AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(LifecycleManager.class);

@@ -2,31 +2,25 @@ package io.faro.client.driver;
 
 import static java.util.Objects.requireNonNull;
 
-import com.google.protobuf.ByteString;
 import io.faro.client.ClientSettings;
 import io.faro.client.PartitionPages;
+import io.faro.client.protocol.DriverProto;
 import io.faro.common.error.ErrorCode;
 import io.faro.common.error.FaroException;
-import io.faro.common.id.IdMapper;
 import io.faro.common.id.PartitionLocation;
 import io.faro.common.id.WorkerId;
 import io.faro.common.master.MasterClient;
 import io.faro.common.network.ClientPool;
 import io.faro.common.network.Futures;
 import io.faro.common.network.HostPort;
-import io.faro.proto.RequestSlotsRequest;
-import io.faro.proto.RequestSlotsResponse;
-import io.faro.proto.ReserveSlotsRequest;
-import io.faro.proto.ReserveSlotsResponse;
-import io.faro.proto.RevivePartitionP;
 import java.time.Clock;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
-import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.stream.IntStream;
@@ -59,6 +53,12 @@ final class Placement {
    * shuffles.
    */
   private static final long FAILED_WORKER_MILLIS = 60_000;
+
+  /**
+   * A partition whose push failed at {@code epoch}, and the worker it failed on when the pusher
+   * names one.
+   */
+  record Revive(int partition, int epoch, Optional<WorkerId> failedWorker) {}
 
   private final ClientSettings settings;
   private final ClientPool pool;
@@ -169,17 +169,24 @@ final class Placement {
       List<PartitionLocation> placed,
       int round,
       int epoch) {
-    return master
-        .call(slotsRequest(g, partitions, excluded, avoided, epoch), RequestSlotsResponse.class)
+    return DriverProto.requestSlots(
+            master,
+            g.id(),
+            g.rerun(),
+            g.numPartitions(),
+            partitions,
+            epoch,
+            settings.replicate(),
+            excluded,
+            avoided)
         .thenCompose(
-            response -> {
+            slots -> {
               if (epoch == 0) {
                 g.timeline().mark(ShuffleTimeline.Mark.SLOTS_GRANTED);
               }
-              List<PartitionLocation> locations =
-                  response.getLocationsList().stream().map(IdMapper::location).toList();
-              Map<WorkerId, CompletableFuture<ReserveSlotsResponse>> reservations =
-                  reserveEverywhere(g, locations, response);
+              List<PartitionLocation> locations = slots.locations();
+              Map<WorkerId, CompletableFuture<Void>> reservations =
+                  reserveEverywhere(g, locations, slots);
               return CompletableFuture.allOf(
                       reservations.values().stream()
                           .map(f -> f.exceptionally(e -> null))
@@ -191,41 +198,15 @@ final class Placement {
             });
   }
 
-  private RequestSlotsRequest slotsRequest(
-      Generation g,
-      List<Integer> partitions,
-      Set<WorkerId> excluded,
-      Set<WorkerId> avoided,
-      int epoch) {
-    RequestSlotsRequest.Builder request =
-        RequestSlotsRequest.newBuilder()
-            .setShuffle(IdMapper.toProto(g.id()))
-            .setContinuesShuffle(g.rerun())
-            .setNumPartitions(g.numPartitions())
-            .addAllPartitionIds(partitions)
-            .setEpoch(epoch)
-            .setReplicate(settings.replicate())
-            // The same on every retry of this call (the master client resends this message).
-            .setRequestId(UUID.randomUUID().toString());
-    excluded.forEach(w -> request.addExcludedWorkers(w.value()));
-    avoided.forEach(w -> request.addAvoidedWorkers(w.value()));
-    return request.build();
-  }
-
   /**
    * Reserves every copy of {@code locations} (primaries and replicas alike: a location is placed
    * only once every copy is reserved), one request per worker.
    */
-  private Map<WorkerId, CompletableFuture<ReserveSlotsResponse>> reserveEverywhere(
-      Generation g, List<PartitionLocation> locations, RequestSlotsResponse response) {
-    Map<WorkerId, CompletableFuture<ReserveSlotsResponse>> reservations = new LinkedHashMap<>();
-    Map<String, ByteString> grants = response.getReplicaGrantsMap();
-    Map<String, ByteString> placements = response.getPlacementGrantsMap();
+  private Map<WorkerId, CompletableFuture<Void>> reserveEverywhere(
+      Generation g, List<PartitionLocation> locations, DriverProto.Slots slots) {
+    Map<WorkerId, CompletableFuture<Void>> reservations = new LinkedHashMap<>();
     Locations.copiesByWorker(locations)
-        .forEach(
-            (worker, locs) ->
-                reservations.put(
-                    worker, reserve(g, worker, locs, grants, placements.get(worker.value()))));
+        .forEach((worker, locs) -> reservations.put(worker, reserve(g, worker, locs, slots)));
     return reservations;
   }
 
@@ -236,7 +217,7 @@ final class Placement {
   private CompletableFuture<List<PartitionLocation>> afterReservations(
       Generation g,
       List<PartitionLocation> locations,
-      Map<WorkerId, CompletableFuture<ReserveSlotsResponse>> reservations,
+      Map<WorkerId, CompletableFuture<Void>> reservations,
       Set<WorkerId> excluded,
       Set<WorkerId> avoided,
       List<PartitionLocation> placed,
@@ -296,43 +277,28 @@ final class Placement {
   }
 
   /**
-   * @param grants the masters' replica grants of the slots answer: passed on for the replicas these
-   *     locations name
-   * @param placed the masters' grant to reserve this shuffle on {@code worker}, or null (a cluster
-   *     without authentication)
+   * Reserves {@code locs} on {@code worker}, passing on the grants of {@code slots} (none from a
+   * cluster without authentication); completes once every request of it did.
    */
-  private CompletableFuture<ReserveSlotsResponse> reserve(
-      Generation g,
-      WorkerId worker,
-      List<PartitionLocation> locs,
-      Map<String, ByteString> grants,
-      ByteString placed) {
+  private CompletableFuture<Void> reserve(
+      Generation g, WorkerId worker, List<PartitionLocation> locs, DriverProto.Slots slots) {
     HostPort rpc = locs.get(0).endpoint().rpc();
     // In requests of at most RESERVE_BATCH locations: a worker refuses larger ones
     // (faro.worker.reserve.max.locations), whatever the number of partitions of the shuffle.
-    List<CompletableFuture<ReserveSlotsResponse>> parts = new ArrayList<>();
+    List<CompletableFuture<?>> parts = new ArrayList<>();
     for (int from = 0; from < locs.size(); from += RESERVE_BATCH) {
-      ReserveSlotsRequest.Builder b =
-          ReserveSlotsRequest.newBuilder()
-              .setShuffle(IdMapper.toProto(g.id()))
-              .setOwnerToken(g.ownerToken())
-              .setNumPartitions(g.numPartitions());
-      if (placed != null) {
-        b.setPlacementGrant(placed);
-      }
-      locs.subList(from, Math.min(locs.size(), from + RESERVE_BATCH))
-          .forEach(
-              l -> {
-                b.addLocations(IdMapper.toProto(l));
-                l.replica()
-                    .map(r -> r.worker().value())
-                    .filter(grants::containsKey)
-                    .ifPresent(id -> b.putReplicaGrants(id, grants.get(id)));
-              });
-      parts.add(pool.call(rpc, b.build(), ReserveSlotsResponse.class));
+      parts.add(
+          DriverProto.reserve(
+              pool,
+              rpc,
+              worker,
+              g.id(),
+              g.ownerToken(),
+              g.numPartitions(),
+              locs.subList(from, Math.min(locs.size(), from + RESERVE_BATCH)),
+              slots));
     }
     return CompletableFuture.allOf(parts.toArray(CompletableFuture[]::new))
-        .thenApply(done -> ReserveSlotsResponse.getDefaultInstance())
         .exceptionally(
             e -> {
               throw new FaroException(
@@ -357,8 +323,7 @@ final class Placement {
    * revive; the rest are placed together, one placement (under one new epoch) per worker they are
    * on, which that placement avoids, as it avoids the workers that failed recently.
    */
-  CompletableFuture<List<PartitionLocation>> revive(
-      Generation g, List<RevivePartitionP> partitions) {
+  CompletableFuture<List<PartitionLocation>> revive(Generation g, List<Revive> partitions) {
     if (g.commitStarted()) {
       return CompletableFuture.failedFuture(
           new FaroException(
@@ -369,20 +334,18 @@ final class Placement {
                   + "not needed"));
     }
     long now = clock.millis();
-    for (RevivePartitionP p : partitions) {
-      if (!p.getFailedWorker().isEmpty()) {
-        recentlyFailed.put(new WorkerId(p.getFailedWorker()), now);
-      }
+    for (Revive p : partitions) {
+      p.failedWorker().ifPresent(w -> recentlyFailed.put(w, now));
     }
     recentlyFailed.values().removeIf(t -> now - t > FAILED_WORKER_MILLIS);
     Locations locations = g.locations();
     List<Integer> toPlace = new ArrayList<>();
     List<CompletableFuture<PartitionLocation>> answers = new ArrayList<>();
-    for (RevivePartitionP p : partitions) {
-      Locations.Revive revive = locations.revive(p.getPartitionId(), p.getEpoch());
+    for (Revive p : partitions) {
+      Locations.Revive revive = locations.revive(p.partition(), p.epoch());
       answers.add(revive.answer());
       if (revive.mustPlace()) {
-        toPlace.add(p.getPartitionId());
+        toPlace.add(p.partition());
       }
     }
     // Partitions leave the worker they are on (it failed, or their file there is full enough):

@@ -3,11 +3,9 @@ package io.faro.client.driver;
 import static java.util.Objects.requireNonNull;
 
 import io.faro.client.ClientSettings;
-import io.faro.common.id.IdMapper;
+import io.faro.client.protocol.DriverProto;
 import io.faro.common.master.MasterClient;
 import io.faro.common.network.Futures;
-import io.faro.proto.EmptyResponse;
-import io.faro.proto.UnregisterShuffleRequest;
 import java.util.concurrent.CompletableFuture;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -96,13 +94,7 @@ final class Registrations {
       // After any placement under way (one started at registration may still be): a slot request
       // the master applied after the unregister would make it hold the shuffle again.
       g.placementsEnded()
-          .thenCompose(
-              v ->
-                  master.call(
-                      UnregisterShuffleRequest.newBuilder()
-                          .setShuffle(IdMapper.toProto(g.id()))
-                          .build(),
-                      EmptyResponse.class))
+          .thenCompose(v -> DriverProto.unregisterShuffle(master, g.id()))
           .whenComplete(
               (r, e) -> {
                 if (e != null) {

@@ -17,13 +17,13 @@ import io.faro.common.network.ClientPool;
 import io.faro.common.network.Futures;
 import io.faro.proto.EmptyResponse;
 import io.faro.proto.RegisterAppRequest;
-import io.faro.proto.RevivePartitionP;
 import java.nio.file.Path;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.stream.Collectors;
@@ -133,8 +133,7 @@ class PlacementTest {
         List<PartitionLocation> placed =
             Futures.await(p.placement().placeAll(g), WAIT, "placement");
         PartitionLocation before = g.locations().current(1);
-        RevivePartitionP revive =
-            RevivePartitionP.newBuilder().setPartitionId(1).setEpoch(before.epoch()).build();
+        Placement.Revive revive = new Placement.Revive(1, before.epoch(), Optional.empty());
 
         // Two tasks ask at once: one placement, one new location for both.
         CompletableFuture<List<PartitionLocation>> a = p.placement().revive(g, List.of(revive));
