@@ -545,7 +545,7 @@ jq -s \
   --argjson concurrency "$CONCURRENCY" \
   --argjson spark_conf "$(for c in "${SPARK_CONF_VALUES[@]}"; do jq -n --arg c "$c" '$c'; done | jq -s .)" \
   --argjson elapsed "$ELAPSED" '
-  def median: sort | if length == 0 then null
+  def median: map(select(. != null)) | sort | if length == 0 then null
     elif length % 2 == 1 then .[length / 2 | floor] else (.[length / 2 - 1] + .[length / 2]) / 2 end;
   . as $runs
   | {
