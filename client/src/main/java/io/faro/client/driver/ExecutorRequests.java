@@ -2,10 +2,10 @@ package io.faro.client.driver;
 
 import static java.util.Objects.requireNonNull;
 
+import io.faro.client.protocol.ExecutorProto;
 import io.faro.common.error.ErrorCode;
 import io.faro.common.id.AppId;
 import io.faro.common.id.IdMapper;
-import io.faro.common.id.WorkerId;
 import io.faro.common.network.Futures;
 import io.faro.common.network.Request;
 import io.faro.common.network.Responder;
@@ -19,8 +19,6 @@ import io.faro.proto.MapperEndResponse;
 import io.faro.proto.ReportShuffleLostRequest;
 import io.faro.proto.ReviveRequest;
 import io.faro.proto.ReviveResponse;
-import java.util.List;
-import java.util.Optional;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -124,19 +122,8 @@ final class ExecutorRequests {
 
   private void revive(ReviveRequest r, Responder responder) {
     Generation g = generations.get(r.getShuffleId());
-    List<Placement.Revive> partitions =
-        r.getPartitionsList().stream()
-            .map(
-                p ->
-                    new Placement.Revive(
-                        p.getPartitionId(),
-                        p.getEpoch(),
-                        p.getFailedWorker().isEmpty()
-                            ? Optional.empty()
-                            : Optional.of(new WorkerId(p.getFailedWorker()))))
-            .toList();
     placement
-        .revive(g, partitions)
+        .revive(g, ExecutorProto.failed(r))
         .whenComplete(
             (locations, error) -> {
               if (error != null) {

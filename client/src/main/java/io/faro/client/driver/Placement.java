@@ -5,6 +5,7 @@ import static java.util.Objects.requireNonNull;
 import io.faro.client.ClientSettings;
 import io.faro.client.PartitionPages;
 import io.faro.client.protocol.DriverProto;
+import io.faro.client.push.MapPusher;
 import io.faro.common.error.ErrorCode;
 import io.faro.common.error.FaroException;
 import io.faro.common.id.PartitionLocation;
@@ -19,7 +20,6 @@ import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
@@ -53,12 +53,6 @@ final class Placement {
    * shuffles.
    */
   private static final long FAILED_WORKER_MILLIS = 60_000;
-
-  /**
-   * A partition whose push failed at {@code epoch}, and the worker it failed on when the pusher
-   * names one.
-   */
-  record Revive(int partition, int epoch, Optional<WorkerId> failedWorker) {}
 
   private final ClientSettings settings;
   private final ClientPool pool;
@@ -323,7 +317,8 @@ final class Placement {
    * revive; the rest are placed together, one placement (under one new epoch) per worker they are
    * on, which that placement avoids, as it avoids the workers that failed recently.
    */
-  CompletableFuture<List<PartitionLocation>> revive(Generation g, List<Revive> partitions) {
+  CompletableFuture<List<PartitionLocation>> revive(
+      Generation g, List<MapPusher.Failed> partitions) {
     if (g.commitStarted()) {
       return CompletableFuture.failedFuture(
           new FaroException(
@@ -334,14 +329,14 @@ final class Placement {
                   + "not needed"));
     }
     long now = clock.millis();
-    for (Revive p : partitions) {
-      p.failedWorker().ifPresent(w -> recentlyFailed.put(w, now));
+    for (MapPusher.Failed p : partitions) {
+      p.worker().ifPresent(w -> recentlyFailed.put(w, now));
     }
     recentlyFailed.values().removeIf(t -> now - t > FAILED_WORKER_MILLIS);
     Locations locations = g.locations();
     List<Integer> toPlace = new ArrayList<>();
     List<CompletableFuture<PartitionLocation>> answers = new ArrayList<>();
-    for (Revive p : partitions) {
+    for (MapPusher.Failed p : partitions) {
       Locations.Revive revive = locations.revive(p.partition(), p.epoch());
       answers.add(revive.answer());
       if (revive.mustPlace()) {

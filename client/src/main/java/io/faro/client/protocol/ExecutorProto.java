@@ -10,6 +10,7 @@ import io.faro.common.id.AppId;
 import io.faro.common.id.IdMapper;
 import io.faro.common.id.PartitionLocation;
 import io.faro.common.id.ShuffleId;
+import io.faro.common.id.WorkerId;
 import io.faro.common.network.ClientPool;
 import io.faro.common.network.HostPort;
 import io.faro.proto.CommittedFileP;
@@ -29,6 +30,7 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 
@@ -36,7 +38,8 @@ import java.util.concurrent.CompletableFuture;
  * The executor side's protobuf edge: what an executor asks the driver's lifecycle manager (push
  * locations, revives, map ends, file groups, lost data), built from and read into Faro's own types.
  * The rest of the executor side ({@code WriterSide}, {@code ReaderSide}, the pushers and readers)
- * sees no protobuf message. Each method sends one request on the executor's {@link ClientPool}.
+ * sees no protobuf message. Each method sends one request on the executor's {@link ClientPool},
+ * except {@link #failed}, the driver's reading of a revive request, kept beside its building.
  */
 public final class ExecutorProto {
   private ExecutorProto() {}
@@ -97,6 +100,19 @@ public final class ExecutorProto {
     }
     return pool.call(lifecycle, request.build(), ReviveResponse.class, timeout)
         .thenApply(r -> r.getLocationsList().stream().map(IdMapper::location).toList());
+  }
+
+  /** The driver's reading of a {@link #revive} request: the partitions whose push failed. */
+  public static List<MapPusher.Failed> failed(ReviveRequest request) {
+    List<MapPusher.Failed> failed = new ArrayList<>(request.getPartitionsCount());
+    for (RevivePartitionP p : request.getPartitionsList()) {
+      Optional<WorkerId> worker =
+          p.getFailedWorker().isEmpty()
+              ? Optional.empty()
+              : Optional.of(new WorkerId(p.getFailedWorker()));
+      failed.add(new MapPusher.Failed(p.getPartitionId(), p.getEpoch(), worker));
+    }
+    return failed;
   }
 
   /**

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.faro.client.ClientSettings;
 import io.faro.client.PartitionPages;
+import io.faro.client.push.MapPusher;
 import io.faro.client.testing.MiniFaroCluster;
 import io.faro.common.error.ErrorCode;
 import io.faro.common.error.FaroException;
@@ -133,7 +134,7 @@ class PlacementTest {
         List<PartitionLocation> placed =
             Futures.await(p.placement().placeAll(g), WAIT, "placement");
         PartitionLocation before = g.locations().current(1);
-        Placement.Revive revive = new Placement.Revive(1, before.epoch(), Optional.empty());
+        MapPusher.Failed revive = new MapPusher.Failed(1, before.epoch(), Optional.empty());
 
         // Two tasks ask at once: one placement, one new location for both.
         CompletableFuture<List<PartitionLocation>> a = p.placement().revive(g, List.of(revive));
