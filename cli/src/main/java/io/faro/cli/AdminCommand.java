@@ -54,7 +54,8 @@ import picocli.CommandLine.Option;
       AdminApiCommands.Quotas.class,
       AdminApiCommands.Disks.class,
       AdminApiCommands.HttpToken.class,
-      AdminAdmissionCommands.class
+      AdminAdmissionCommands.class,
+      AdminFeatureLevelCommands.class
     })
 final class AdminCommand implements Runnable {
   @CommandLine.Spec CommandLine.Model.CommandSpec spec;

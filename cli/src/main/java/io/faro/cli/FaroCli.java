@@ -2,6 +2,7 @@ package io.faro.cli;
 
 import io.faro.cli.advise.AdviseCommand;
 import io.faro.common.error.FaroException;
+import io.faro.common.version.Compatibility;
 import io.faro.master.MasterCommand;
 import io.faro.worker.WorkerCommand;
 import java.io.IOException;
@@ -25,6 +26,7 @@ import picocli.CommandLine.Command;
       SecretCommand.class,
       AdminCommand.class,
       AdviseCommand.class,
+      VersionCommand.class,
       CommandLine.HelpCommand.class
     })
 public final class FaroCli implements Runnable {
@@ -78,12 +80,11 @@ public final class FaroCli implements Runnable {
     spec.commandLine().usage(System.out);
   }
 
-  /** The version from the jar's manifest, or "dev" when run from classes. */
+  /** The release, from the jars' manifests, or "dev" when run from classes. */
   static final class Version implements CommandLine.IVersionProvider {
     @Override
     public String[] getVersion() {
-      String v = FaroCli.class.getPackage().getImplementationVersion();
-      return new String[] {"faro " + (v == null ? "dev" : v)};
+      return new String[] {"faro " + Compatibility.release()};
     }
   }
 }

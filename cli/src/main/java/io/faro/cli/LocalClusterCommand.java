@@ -29,7 +29,11 @@ import picocli.CommandLine.Spec;
       "Each worker has one ssd directory, <work-dir>/worker-N/data; --worker-dirs gives",
       "it several of other tiers, e.g. --worker-dirs nvme:150m,hdd."
     },
-    subcommands = {LocalClusterStopCommand.class, LocalClusterRestartCommand.class})
+    subcommands = {
+      LocalClusterStopCommand.class,
+      LocalClusterRestartCommand.class,
+      LocalClusterUpgradeCommand.class
+    })
 final class LocalClusterCommand implements Callable<Integer> {
   @Option(
       names = "--workers",

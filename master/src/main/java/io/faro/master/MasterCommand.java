@@ -68,7 +68,10 @@ public final class MasterCommand implements Callable<Integer> {
           server.config().network().auth().offWarning("master").ifPresent(process::remind);
           return server;
         },
-        MasterServer::start,
+        server -> {
+          server.start();
+          server.halted().thenAccept(process::fail);
+        },
         server -> {
           Map<String, Object> fields = new LinkedHashMap<>();
           fields.put("rpcPort", server.rpcPort());

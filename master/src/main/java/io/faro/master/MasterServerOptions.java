@@ -10,6 +10,7 @@ import static io.faro.common.config.ConfigOption.sizeOption;
 import static io.faro.common.config.ConfigOption.stringOption;
 
 import io.faro.common.config.ConfigOption;
+import io.faro.common.version.FeatureLevel;
 import io.faro.master.raft.RaftPeerSpec;
 import java.time.Duration;
 import java.util.List;
@@ -271,6 +272,29 @@ public final class MasterServerOptions {
               + " bin/faro admin admission set. Rules are checked when an application first"
               + " registers, never against a running one.");
 
+  public static final ConfigOption<Boolean> FEATURE_LEVEL_AUTO =
+      ConfigOption.booleanOption(
+          "faro.master.feature.level.auto",
+          false,
+          "Whether the leader raises the cluster's feature level by itself, to the highest every"
+              + " master of the group supports, once they all do (after a roll to a new release)."
+              + " Off, an operator raises it with bin/faro admin feature-level set, and until then"
+              + " every member can be rolled back to the release before: a level is never lowered."
+              + " A new group starts at faro.master.feature.level.initial either way.");
+
+  public static final ConfigOption<Integer> FEATURE_LEVEL_INITIAL =
+      intOption(
+          "faro.master.feature.level.initial",
+          FeatureLevel.MAX,
+          FeatureLevel.MIN,
+          FeatureLevel.MAX,
+          "level",
+          "The cluster feature level a new group of masters starts at (read by the first leader of"
+              + " a group that holds no state yet; a group that does keeps its level). The default,"
+              + " the highest of this release, is what a new cluster wants; level 1 makes a cluster"
+              + " that still takes the Spark client jars of the releases before feature levels"
+              + " (wire protocol 1), to be raised later with bin/faro admin feature-level set.");
+
   public static final List<ConfigOption<?>> ALL =
       List.of(
           HOST,
@@ -299,7 +323,9 @@ public final class MasterServerOptions {
           MAX_APPS,
           MAX_APPS_PER_HOST,
           MAX_APPS_PER_USER,
-          ADMISSION_FILE);
+          ADMISSION_FILE,
+          FEATURE_LEVEL_AUTO,
+          FEATURE_LEVEL_INITIAL);
 
   private MasterServerOptions() {}
 }

@@ -50,6 +50,8 @@ public record MasterServerSettings(
     int maxAppsPerHost,
     int maxAppsPerUser,
     String admissionFile,
+    boolean featureLevelAuto,
+    int initialFeatureLevel,
     NetworkSettings network) {
 
   public MasterServerSettings {
@@ -106,6 +108,8 @@ public record MasterServerSettings(
         conf.get(MasterServerOptions.MAX_APPS_PER_HOST),
         conf.get(MasterServerOptions.MAX_APPS_PER_USER),
         conf.get(MasterServerOptions.ADMISSION_FILE).trim(),
+        conf.get(MasterServerOptions.FEATURE_LEVEL_AUTO),
+        conf.get(MasterServerOptions.FEATURE_LEVEL_INITIAL),
         memberNetwork(conf));
   }
 
@@ -175,6 +179,8 @@ public record MasterServerSettings(
         maxAppsPerHost,
         maxAppsPerUser,
         admissionFile,
+        featureLevelAuto,
+        initialFeatureLevel,
         network);
   }
 

@@ -36,7 +36,12 @@ public enum ErrorCode {
   /** The masters' admission rules refuse the application; the message names the rule. */
   ADMISSION_REFUSED(ErrorCodeP.ADMISSION_REFUSED, false),
   /** A new shuffle would take its application's user or queue over a quota. */
-  QUOTA_EXCEEDED(ErrorCodeP.QUOTA_EXCEEDED, false);
+  QUOTA_EXCEEDED(ErrorCodeP.QUOTA_EXCEEDED, false),
+  /**
+   * The peer's release is too old or too new for this one or for the cluster's feature level; the
+   * message names both versions.
+   */
+  UNSUPPORTED_VERSION(ErrorCodeP.UNSUPPORTED_VERSION, false);
 
   private final ErrorCodeP wire;
   private final boolean retryable;

@@ -7,6 +7,7 @@ import io.faro.common.auth.Identity;
 import io.faro.common.auth.Secret;
 import io.faro.common.error.ErrorCode;
 import io.faro.common.error.FaroException;
+import io.faro.common.version.Compatibility;
 import io.faro.proto.AuthFinishRequest;
 import io.faro.proto.AuthFinishResponse;
 import io.faro.proto.AuthStartRequest;
@@ -54,6 +55,7 @@ final class ClientAuthentication {
                 .setIdentity(identity.wire())
                 .setTarget(target)
                 .setClientNonce(ByteString.copyFrom(clientNonce))
+                .setProtocolVersion(Compatibility.PROTOCOL)
                 .build(),
             AuthStartResponse.class)
         .thenCompose(
@@ -67,6 +69,8 @@ final class ClientAuthentication {
                     ErrorCode.UNAUTHENTICATED,
                     "the server's proof is wrong: it does not hold the same secret");
               }
+              // A server from before versioned handshakes states none: it speaks protocol 1.
+              client.speaks(Compatibility.negotiated(start.getProtocolVersion()));
               return client.call(
                   AuthFinishRequest.newBuilder()
                       .setClientProof(

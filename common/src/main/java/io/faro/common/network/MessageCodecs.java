@@ -44,6 +44,7 @@ import io.faro.proto.ReserveSlotsResponse;
 import io.faro.proto.ReviveRequest;
 import io.faro.proto.ReviveResponse;
 import io.faro.proto.SetAdmissionRulesRequest;
+import io.faro.proto.SetFeatureLevelRequest;
 import io.faro.proto.SetWorkerAdmissionRequest;
 import io.faro.proto.StopWorkerRequest;
 import io.faro.proto.StopWorkerResponse;
@@ -181,6 +182,10 @@ public final class MessageCodecs {
         MessageType.ADMISSION_RULES_RESPONSE,
         AdmissionRulesResponse.class,
         AdmissionRulesResponse.parser());
+    add(
+        MessageType.SET_FEATURE_LEVEL_REQUEST,
+        SetFeatureLevelRequest.class,
+        SetFeatureLevelRequest.parser());
     add(MessageType.AUTH_START_REQUEST, AuthStartRequest.class, AuthStartRequest.parser());
     add(MessageType.AUTH_START_RESPONSE, AuthStartResponse.class, AuthStartResponse.parser());
     add(MessageType.AUTH_FINISH_REQUEST, AuthFinishRequest.class, AuthFinishRequest.parser());

@@ -6,6 +6,7 @@ import io.faro.proto.MessageType;
 import io.netty.channel.Channel;
 import java.util.Optional;
 import java.util.Set;
+import java.util.function.IntSupplier;
 
 /**
  * Serves the requests of one server. Runs on a Netty event loop: decode, validate, enqueue and
@@ -36,4 +37,46 @@ public interface RequestHandler {
 
   /** Called on the event loop when a connection closes. */
   default void connectionClosed(Channel channel) {}
+
+  /**
+   * The oldest wire protocol this server takes in a handshake now (see {@link
+   * io.faro.common.version.FeatureLevel#oldestProtocol}); an older client is refused with an error
+   * naming both versions. Every protocol this release answers, by default.
+   */
+  default int oldestProtocol() {
+    return io.faro.common.version.Compatibility.OLDEST_PROTOCOL;
+  }
+
+  /**
+   * {@code handler}, taking in its handshakes only protocols from {@code oldestProtocol} (read at
+   * each handshake) up: for a server whose floor follows the cluster's feature level.
+   */
+  static RequestHandler requiring(RequestHandler handler, IntSupplier oldestProtocol) {
+    return new RequestHandler() {
+      @Override
+      public void handle(Request request, Responder responder) {
+        handler.handle(request, responder);
+      }
+
+      @Override
+      public Optional<String> refusal(MessageType type, Message meta, Identity who) {
+        return handler.refusal(type, meta, who);
+      }
+
+      @Override
+      public Set<MessageType> openToAnyone() {
+        return handler.openToAnyone();
+      }
+
+      @Override
+      public void connectionClosed(Channel channel) {
+        handler.connectionClosed(channel);
+      }
+
+      @Override
+      public int oldestProtocol() {
+        return oldestProtocol.getAsInt();
+      }
+    };
+  }
 }

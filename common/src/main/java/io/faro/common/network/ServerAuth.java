@@ -12,6 +12,7 @@ import io.faro.common.error.ErrorCode;
 import io.faro.common.error.FaroException;
 import io.faro.common.log.LogSafe;
 import io.faro.common.log.RateLimitedLog;
+import io.faro.common.version.Compatibility;
 import io.faro.proto.AuthFinishRequest;
 import io.faro.proto.AuthFinishResponse;
 import io.faro.proto.AuthStartRequest;
@@ -38,6 +39,7 @@ final class ServerAuth {
   private String target;
   private byte[] clientNonce;
   private byte[] serverNonce;
+  private int protocol;
 
   ServerAuth(String serverName, AuthSettings settings, RateLimitedLog<PeerWarning> warnings) {
     this.serverName = requireNonNull(serverName, "serverName is null");
@@ -49,8 +51,11 @@ final class ServerAuth {
     return type == MessageType.AUTH_START_REQUEST || type == MessageType.AUTH_FINISH_REQUEST;
   }
 
-  /** Answers one handshake frame. */
-  void handshake(Channel channel, Frame frame) {
+  /**
+   * Answers one handshake frame; {@code oldestProtocol} is the oldest wire protocol the server
+   * takes now ({@link RequestHandler#oldestProtocol}).
+   */
+  void handshake(Channel channel, Frame frame, int oldestProtocol) {
     try {
       if (!settings.enabled()) {
         throw new FaroException(
@@ -58,7 +63,7 @@ final class ServerAuth {
             serverName + " does not authenticate connections (faro.auth.enabled is false here)");
       }
       if (frame.type() == MessageType.AUTH_START_REQUEST) {
-        start(channel, frame.requestId(), (AuthStartRequest) frame.meta());
+        start(channel, frame.requestId(), (AuthStartRequest) frame.meta(), oldestProtocol);
       } else {
         finish(channel, frame.requestId(), (AuthFinishRequest) frame.meta());
       }
@@ -96,7 +101,7 @@ final class ServerAuth {
         + "connected without TLS: set faro.tls.enabled and faro.tls.trust.file on it";
   }
 
-  private void start(Channel channel, long requestId, AuthStartRequest start) {
+  private void start(Channel channel, long requestId, AuthStartRequest start, int oldestProtocol) {
     if (claimed != null || !Identity.of(channel).equals(Identity.ANONYMOUS)) {
       throw new FaroException(
           ErrorCode.INVALID_REQUEST, "this connection already started its handshake");
@@ -113,8 +118,31 @@ final class ServerAuth {
     if (identity.kind() == Identity.Kind.CLUSTER || identity.kind() == Identity.Kind.ADMIN) {
       checkTarget(channel, start.getTarget());
     }
+    int spoken = Compatibility.negotiated(start.getProtocolVersion());
+    if (spoken < oldestProtocol) {
+      throw new FaroException(
+          ErrorCode.UNSUPPORTED_VERSION,
+          "the client speaks Faro wire protocol "
+              + spoken
+              + (start.getProtocolVersion() == 0
+                  ? " (a release from before versioned handshakes)"
+                  : "")
+              + " and "
+              + serverName
+              + " (Faro "
+              + Compatibility.release()
+              + ", protocol "
+              + Compatibility.PROTOCOL
+              + ") takes "
+              + oldestProtocol
+              + " or newer at this cluster's feature level: upgrade the client (its jar or"
+              + " release) to one of protocol "
+              + oldestProtocol
+              + " or newer");
+    }
     Secret secret = secretOf(identity);
     claimed = identity;
+    protocol = spoken;
     target = start.getTarget();
     clientNonce = start.getClientNonce().toByteArray();
     serverNonce = Handshake.nonce();
@@ -123,6 +151,7 @@ final class ServerAuth {
         requestId,
         AuthStartResponse.newBuilder()
             .setServerNonce(ByteString.copyFrom(serverNonce))
+            .setProtocolVersion(spoken)
             .setServerProof(
                 ByteString.copyFrom(
                     Handshake.serverProof(secret, identity, target, clientNonce, serverNonce)))
@@ -144,6 +173,7 @@ final class ServerAuth {
           "wrong proof for identity " + identity.wire() + ": the secrets differ");
     }
     Identity.bind(channel, identity);
+    PeerProtocol.bind(channel, protocol);
     answer(channel, requestId, AuthFinishResponse.getDefaultInstance());
   }
 

@@ -173,7 +173,7 @@ final class ServerHandler extends ChannelInboundHandlerAdapter {
       return true;
     }
     if (ServerAuth.isHandshake(frame.type())) {
-      auth.handshake(ctx.channel(), frame);
+      auth.handshake(ctx.channel(), frame, handler.oldestProtocol());
       return true;
     }
     return !auth.admits(ctx.channel(), handler, frame.type(), frame.meta(), frame.requestId());

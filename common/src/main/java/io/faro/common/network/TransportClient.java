@@ -8,6 +8,7 @@ import io.faro.common.error.ErrorCode;
 import io.faro.common.error.FaroException;
 import io.faro.common.log.LogSafe;
 import io.faro.common.log.RateLimitedLog;
+import io.faro.common.version.Compatibility;
 import io.faro.proto.ErrorResponse;
 import io.netty.buffer.ByteBuf;
 import io.netty.channel.Channel;
@@ -45,6 +46,8 @@ public final class TransportClient {
 
   // What this connection proved to its server (see ClientPool); anonymous until then.
   private volatile Identity proven = Identity.ANONYMOUS;
+  // The wire protocol the handshake settled; the oldest until one did (or none will: auth off).
+  private volatile int protocol = Compatibility.OLDEST_PROTOCOL;
 
   TransportClient(
       Channel channel,
@@ -64,6 +67,15 @@ public final class TransportClient {
   /** The identity this connection proved to its server. */
   public Identity proven() {
     return proven;
+  }
+
+  /** The wire protocol this connection speaks, as its handshake settled it. */
+  public int protocol() {
+    return protocol;
+  }
+
+  void speaks(int version) {
+    this.protocol = version;
   }
 
   void provenAs(Identity identity) {

@@ -45,6 +45,10 @@ public final class ServerProcess {
   private static final Logger LOG = LoggerFactory.getLogger(ServerProcess.class);
   public static final int EXIT_START_FAILED = 1;
   public static final int EXIT_CONFIG_ERROR = 2;
+
+  /** The server stopped serving because it cannot go on ({@link #fail}). */
+  public static final int EXIT_FAILED = 3;
+
   private static final Duration DEFAULT_CLOSE_WAIT = Duration.ofSeconds(60);
   private static final List<String> STOP_SIGNALS = List.of("TERM", "INT");
 
@@ -54,10 +58,23 @@ public final class ServerProcess {
   private volatile String reminder;
   private final CountDownLatch stopRequested = new CountDownLatch(1);
   private final CountDownLatch stopped = new CountDownLatch(1);
+  // Why the server cannot go on, once it said so (fail), else null.
+  private volatile String failure;
 
   public ServerProcess(String role) {
     this.role = requireNonNull(role, "role is null");
     this.closeWait = DEFAULT_CLOSE_WAIT;
+  }
+
+  /**
+   * Stops a serving process because its server cannot go on (a master that met a log entry of a
+   * newer release): {@link #run} closes the server, prints {@code reason} and returns {@value
+   * #EXIT_FAILED}. Thread-safe.
+   */
+  public void fail(String reason) {
+    failure = requireNonNull(reason, "reason is null");
+    LOG.error("faro {}: stopping: {}", role, reason);
+    stopRequested.countDown();
   }
 
   /** How often a process logs its {@link #remind reminder}. */
@@ -180,6 +197,12 @@ public final class ServerProcess {
       stopped.countDown();
       removeHook(hook);
       restoreSignals(previousHandlers);
+    }
+    String failed = failure;
+    if (failed != null) {
+      err.println("faro " + role + ": stopped: " + failed);
+      err.flush();
+      return EXIT_FAILED;
     }
     return 0;
   }

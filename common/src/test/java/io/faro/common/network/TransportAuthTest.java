@@ -13,6 +13,7 @@ import io.faro.common.config.ConfigException;
 import io.faro.common.config.FaroConf;
 import io.faro.common.error.ErrorCode;
 import io.faro.common.error.FaroException;
+import io.faro.common.version.Compatibility;
 import io.faro.proto.AuthFinishRequest;
 import io.faro.proto.AuthFinishResponse;
 import io.faro.proto.AuthStartRequest;
@@ -65,38 +66,47 @@ class TransportAuthTest {
    * to anyone, and answered when {@link #gate} opens.
    */
   private TransportServer server(AuthSettings auth) {
+    return server(auth, Compatibility.OLDEST_PROTOCOL);
+  }
+
+  /** As {@link #server(AuthSettings)}, taking wire protocols from {@code oldestProtocol} up. */
+  private TransportServer server(AuthSettings auth, int oldestProtocol) {
     return new TransportServer(
         "auth-test",
         "127.0.0.1",
         0,
         "faro.test.port",
         network(auth),
-        new RequestHandler() {
-          @Override
-          public void handle(Request request, Responder responder) {
-            if (request.type() == MessageType.MASTER_STATUS_REQUEST) {
-              gate.thenRun(() -> responder.respond(EmptyResponse.getDefaultInstance()));
-            } else {
-              responder.respond(EmptyResponse.getDefaultInstance());
-            }
-          }
-
-          @Override
-          public java.util.Set<MessageType> openToAnyone() {
-            return java.util.Set.of(MessageType.MASTER_STATUS_REQUEST);
-          }
-
-          @Override
-          public Optional<String> refusal(
-              MessageType type, com.google.protobuf.Message meta, Identity who) {
-            return switch (type) {
-              case CLUSTER_STATUS_REQUEST -> Identity.require(Identity.CLUSTER, who, type);
-              case TRANSFER_LEADER_REQUEST -> Identity.require(Identity.ADMIN, who, type);
-              default -> Optional.empty();
-            };
-          }
-        },
+        RequestHandler.requiring(handler(), () -> oldestProtocol),
         null);
+  }
+
+  private RequestHandler handler() {
+    return new RequestHandler() {
+      @Override
+      public void handle(Request request, Responder responder) {
+        if (request.type() == MessageType.MASTER_STATUS_REQUEST) {
+          gate.thenRun(() -> responder.respond(EmptyResponse.getDefaultInstance()));
+        } else {
+          responder.respond(EmptyResponse.getDefaultInstance());
+        }
+      }
+
+      @Override
+      public java.util.Set<MessageType> openToAnyone() {
+        return java.util.Set.of(MessageType.MASTER_STATUS_REQUEST);
+      }
+
+      @Override
+      public Optional<String> refusal(
+          MessageType type, com.google.protobuf.Message meta, Identity who) {
+        return switch (type) {
+          case CLUSTER_STATUS_REQUEST -> Identity.require(Identity.CLUSTER, who, type);
+          case TRANSFER_LEADER_REQUEST -> Identity.require(Identity.ADMIN, who, type);
+          default -> Optional.empty();
+        };
+      }
+    };
   }
 
   private ClientPool pool(AuthOptions.Credentials credentials) {
@@ -314,6 +324,44 @@ class TransportAuthTest {
                             .build(),
                         AuthFinishResponse.class)))
         .hasMessageContaining("wrong proof");
+  }
+
+  /**
+   * Each connection states its wire protocol in the handshake and speaks the lower of both ends'; a
+   * client of a release before versioned handshakes states none (protocol 1), and a server whose
+   * cluster needs protocol 2 refuses it with an error that names both versions.
+   */
+  @Test
+  void theHandshakeSettlesTheProtocolAndAServerRefusesOneTooOld() throws Exception {
+    TransportClient current =
+        await(
+            pool(AuthOptions.Credentials.as(Identity.CLUSTER, holding(CLUSTER, null)))
+                .client(address()));
+    assertThat(current.protocol()).isEqualTo(Compatibility.PROTOCOL);
+    AuthStartResponse old =
+        authStart(
+            await(pool(AuthOptions.Credentials.NONE).client(address())),
+            "cluster",
+            Handshake.nonce());
+    assertThat(old.getProtocolVersion()).isEqualTo(1);
+
+    try (TransportServer strict = server(holding(CLUSTER, ADMIN), 2)) {
+      HostPort at = new HostPort("127.0.0.1", strict.port());
+      TransportClient oldClient = await(pool(AuthOptions.Credentials.NONE).client(at));
+      assertThatThrownBy(() -> authStart(oldClient, "cluster", Handshake.nonce()))
+          .isInstanceOf(FaroException.class)
+          .hasMessageContaining("speaks Faro wire protocol 1")
+          .hasMessageContaining("takes 2 or newer")
+          .extracting(e -> ((FaroException) e).code())
+          .isEqualTo(ErrorCode.UNSUPPORTED_VERSION);
+      awaitClosed(oldClient);
+      TransportClient newClient =
+          await(
+              pool(AuthOptions.Credentials.as(Identity.CLUSTER, holding(CLUSTER, null)))
+                  .client(at));
+      assertThat(newClient.protocol()).isEqualTo(2);
+      await(newClient.call(ClusterStatusRequest.getDefaultInstance(), EmptyResponse.class));
+    }
   }
 
   @Test

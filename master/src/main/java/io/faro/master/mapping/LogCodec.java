@@ -15,10 +15,13 @@ import io.faro.common.admission.AdmissionRule;
 import io.faro.common.admission.AdmissionRules;
 import io.faro.common.admission.Quota;
 import io.faro.common.error.ErrorCode;
+import io.faro.common.error.FaroException;
 import io.faro.common.id.IdMapper;
 import io.faro.common.id.PartitionLocation;
 import io.faro.common.id.ShuffleId;
 import io.faro.common.id.WorkerId;
+import io.faro.common.version.Compatibility;
+import io.faro.common.version.FeatureLevel;
 import io.faro.master.state.ApplyResult;
 import io.faro.master.state.ApplyResult.Applied;
 import io.faro.master.state.ApplyResult.Rejected;
@@ -41,6 +44,7 @@ import io.faro.proto.RegisterAppCommand;
 import io.faro.proto.RegisterWorkerCommand;
 import io.faro.proto.RemoveAppCommand;
 import io.faro.proto.SetAdmissionRulesCommand;
+import io.faro.proto.SetFeatureLevelCommand;
 import io.faro.proto.SetWorkerAdmissionCommand;
 import io.faro.proto.UnregisterShuffleCommand;
 import io.faro.proto.WorkerLostCommand;
@@ -95,13 +99,20 @@ public final class LogCodec {
               .setOnlyIfDecommissioning(c.onlyIfDecommissioning()));
     } else if (command instanceof StateCommand.SetAdmissionRules c) {
       b.setSetAdmissionRules(rules(c.rules()));
+    } else if (command instanceof StateCommand.SetFeatureLevel c) {
+      b.setSetFeatureLevel(
+          SetFeatureLevelCommand.newBuilder().setLevel(c.level()).setBootstrap(c.bootstrap()));
     } else {
       throw new IllegalArgumentException("unknown command " + command);
     }
     return b.build();
   }
 
-  /** Parses a log entry; INVALID_REQUEST when it is not a well-formed command. */
+  /**
+   * Parses a log entry: INVALID_REQUEST when it is not a well-formed command; UNSUPPORTED_VERSION
+   * when it is a command of a newer release (a kind this one does not know, or a feature level
+   * beyond what it supports), which this master must not apply.
+   */
   public static StampedCommand decode(MasterCommand p) {
     StateCommand command =
         switch (p.getCommandCase()) {
@@ -127,9 +138,30 @@ public final class LogCodec {
                   p.getSetWorkerAdmission().getOnlyIfDecommissioning());
           case SET_ADMISSION_RULES ->
               new StateCommand.SetAdmissionRules(admissionRules(p.getSetAdmissionRules()));
-          case COMMAND_NOT_SET -> throw invalid("master command has no command set");
+          case SET_FEATURE_LEVEL -> featureLevel(p.getSetFeatureLevel());
+          case COMMAND_NOT_SET -> {
+            if (!p.getUnknownFields().asMap().isEmpty()) {
+              throw new FaroException(
+                  ErrorCode.UNSUPPORTED_VERSION,
+                  "a master command of a kind this Faro ("
+                      + Compatibility.release()
+                      + ") does not know (field "
+                      + p.getUnknownFields().asMap().keySet()
+                      + "): a newer release wrote it");
+            }
+            throw invalid("master command has no command set");
+          }
         };
     return parse(() -> new StampedCommand(p.getTimestampMs(), command), "timestamp_ms");
+  }
+
+  private static StateCommand.SetFeatureLevel featureLevel(SetFeatureLevelCommand p) {
+    if (p.getLevel() > FeatureLevel.MAX) {
+      throw FeatureLevel.unsupported(p.getLevel(), "a log entry");
+    }
+    return parse(
+        () -> new StateCommand.SetFeatureLevel(p.getLevel(), p.getBootstrap()),
+        "set_feature_level");
   }
 
   static RegisterWorkerCommand registration(RegisterWorker c) {

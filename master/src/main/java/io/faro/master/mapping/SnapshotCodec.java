@@ -13,10 +13,14 @@ import static io.faro.master.mapping.ProtoMapper.toProto;
 import static io.faro.master.mapping.ProtoMapper.workerId;
 
 import io.faro.common.admission.AdmissionRules;
+import io.faro.common.error.ErrorCode;
+import io.faro.common.error.FaroException;
 import io.faro.common.id.AppId;
 import io.faro.common.id.IdMapper;
 import io.faro.common.id.ShuffleId;
 import io.faro.common.id.WorkerId;
+import io.faro.common.version.Compatibility;
+import io.faro.common.version.FeatureLevel;
 import io.faro.master.state.MasterStateView;
 import io.faro.master.state.RegisteredApp;
 import io.faro.master.state.RegisteredShuffle;
@@ -84,11 +88,38 @@ public final class SnapshotCodec {
       }
       b.addShuffles(shuffle);
     }
+    // At level 1 neither field is set: the snapshot is then one the releases before feature levels
+    // install as their own.
+    if (view.featureLevel() > 1) {
+      b.setFormatVersion(FeatureLevel.snapshotFormat(view.featureLevel()));
+      b.setFeatureLevel(view.featureLevel());
+    }
     return b.build();
   }
 
-  /** The state a snapshot holds; INVALID_REQUEST when it is malformed. */
+  /**
+   * The state a snapshot holds: INVALID_REQUEST when it is malformed; UNSUPPORTED_VERSION when a
+   * newer release wrote it (a format or a feature level beyond this one's), which this master must
+   * not load.
+   */
   public static MasterStateView decode(MasterSnapshot p) {
+    if (p.getFormatVersion() > FeatureLevel.snapshotFormat(FeatureLevel.MAX)) {
+      throw new FaroException(
+          ErrorCode.UNSUPPORTED_VERSION,
+          "the snapshot of log index "
+              + p.getIndex()
+              + " has format "
+              + p.getFormatVersion()
+              + ", newer than this Faro ("
+              + Compatibility.release()
+              + ") reads ("
+              + FeatureLevel.snapshotFormat(FeatureLevel.MAX)
+              + "): start this master from the release that wrote it or a later one");
+    }
+    if (p.getFeatureLevel() > FeatureLevel.MAX) {
+      throw FeatureLevel.unsupported(
+          p.getFeatureLevel(), "the snapshot of log index " + p.getIndex());
+    }
     Set<String> lost = Set.copyOf(p.getLostWorkersList());
     Map<String, SetWorkerAdmissionCommand> admissions = new HashMap<>();
     p.getWorkerAdmissionsList().forEach(a -> admissions.put(a.getWorkerId(), a));
@@ -127,6 +158,13 @@ public final class SnapshotCodec {
           id,
           parse(() -> RegisteredShuffle.of(id, s.getNumPartitions(), slots, recent), "shuffles"));
     }
-    return MasterStateView.of(workers, apps, shuffles, admissionRules(p.getAdmissionRules()));
+    MasterStateView view =
+        MasterStateView.of(workers, apps, shuffles, admissionRules(p.getAdmissionRules()));
+    return new MasterStateView(
+        view.workers(),
+        view.apps(),
+        view.shuffles(),
+        view.admission(),
+        Math.max(1, p.getFeatureLevel()));
   }
 }

@@ -62,6 +62,7 @@ public final class MasterStateMachine extends BaseStateMachine {
   private static final Logger LOG = LoggerFactory.getLogger(MasterStateMachine.class);
 
   private final LongAdder leaderChanges = new LongAdder();
+  private volatile Runnable onLeaderReady;
   private final SnapshotFiles snapshots = new SnapshotFiles();
   private final ReentrantReadWriteLock lock = new ReentrantReadWriteLock();
 
@@ -70,6 +71,12 @@ public final class MasterStateMachine extends BaseStateMachine {
    * status request on an event loop never lists the snapshot directory.
    */
   private volatile long latestSnapshotIndex = -1;
+
+  /**
+   * Why this master stopped applying the log (an entry of a newer release), once it did; completed
+   * at most once, on the apply thread. Nothing is applied after it: the process stops.
+   */
+  private final CompletableFuture<String> halted = new CompletableFuture<>();
 
   /** Guarded by {@code lock}; written only on the Ratis apply thread. */
   private final MasterState state = new MasterState();
@@ -125,6 +132,18 @@ public final class MasterStateMachine extends BaseStateMachine {
   public void notifyLeaderReady() {
     leaderKnown.complete(null);
     leaderReady.complete(null);
+    Runnable listener = onLeaderReady;
+    if (listener != null) {
+      listener.run();
+    }
+  }
+
+  /**
+   * Runs {@code listener} each time this master becomes the ready leader, on a Ratis thread: it
+   * must return at once (hand work to another thread).
+   */
+  void onLeaderReady(Runnable listener) {
+    this.onLeaderReady = listener;
   }
 
   /** Index of the newest snapshot taken or loaded by this master, -1 when none. Cheap. */
@@ -168,6 +187,14 @@ public final class MasterStateMachine extends BaseStateMachine {
     return context;
   }
 
+  /**
+   * Completes with the reason once this master stopped applying the log because an entry needs a
+   * newer release (see {@link #applyTransaction}); its process then stops.
+   */
+  public CompletableFuture<String> halted() {
+    return halted;
+  }
+
   @Override
   public CompletableFuture<Message> applyTransaction(TransactionContext transaction) {
     LogEntryProto entry = transaction.getLogEntry();
@@ -175,7 +202,17 @@ public final class MasterStateMachine extends BaseStateMachine {
     ApplyResult result;
     lock.writeLock().lock();
     try {
+      if (halted.isDone()) {
+        // Past an entry this master could not apply: it applies nothing more (its applied index
+        // stays before that entry), so that a newer release takes over from there.
+        return CompletableFuture.failedFuture(
+            new FaroException(ErrorCode.UNSUPPORTED_VERSION, halted.join()));
+      }
       result = apply(data, entry);
+      if (halted.isDone()) {
+        return CompletableFuture.failedFuture(
+            new FaroException(ErrorCode.UNSUPPORTED_VERSION, halted.join()));
+      }
       updateLastAppliedTermIndex(entry.getTerm(), entry.getIndex());
     } finally {
       lock.writeLock().unlock();
@@ -185,19 +222,46 @@ public final class MasterStateMachine extends BaseStateMachine {
         Message.valueOf(UnsafeByteOperations.unsafeWrap(answer)));
   }
 
+  /**
+   * Applies one entry. An entry of a newer release (a command kind this one does not know, a
+   * feature level beyond it) is never skipped: skipping it would leave this master's state unlike
+   * its peers'. This master stops applying instead ({@link #halted}), and says which level or
+   * release it needs.
+   */
   private ApplyResult apply(ByteString data, LogEntryProto entry) {
     StampedCommand command;
     try {
       command = LogCodec.decode(MasterCommand.parseFrom(data.asReadOnlyByteBuffer()));
+    } catch (FaroException e) {
+      if (e.code() != ErrorCode.UNSUPPORTED_VERSION) {
+        return malformed(entry, e);
+      }
+      String reason =
+          "master "
+              + getId()
+              + " stopped applying the log at index "
+              + entry.getIndex()
+              + ": "
+              + e.getMessage();
+      LOG.error("{}", reason);
+      halted.complete(reason);
+      return new ApplyResult.Rejected(ErrorCode.UNSUPPORTED_VERSION, reason);
     } catch (IOException | RuntimeException e) {
-      // startTransaction keeps such entries out of the log; if one is there anyway, every
-      // master refuses it the same way rather than stopping the group.
-      LOG.error("Skipping malformed master command at log index {}", entry.getIndex(), e);
-      return new ApplyResult.Rejected(
-          ErrorCode.INTERNAL,
-          "malformed master command at log index " + entry.getIndex() + ": " + e.getMessage());
+      return malformed(entry, e);
     }
     return state.apply(command);
+  }
+
+  /**
+   * A malformed entry: startTransaction keeps such entries out of the log; if one is there anyway
+   * (it is no command of any release), every master refuses it the same way rather than stopping
+   * the group.
+   */
+  private static ApplyResult malformed(LogEntryProto entry, Exception e) {
+    LOG.error("Refusing malformed master command at log index {}", entry.getIndex(), e);
+    return new ApplyResult.Rejected(
+        ErrorCode.INTERNAL,
+        "malformed master command at log index " + entry.getIndex() + ": " + e.getMessage());
   }
 
   @Override
@@ -260,7 +324,18 @@ public final class MasterStateMachine extends BaseStateMachine {
       LOG.info("{}: no snapshot, the state is rebuilt from the log", getId());
       return;
     }
-    MasterStateView view = SnapshotCodec.decode(snapshots.read(latest));
+    MasterStateView view;
+    try {
+      view = SnapshotCodec.decode(snapshots.read(latest));
+    } catch (FaroException e) {
+      if (e.code() != ErrorCode.UNSUPPORTED_VERSION) {
+        throw e;
+      }
+      // A master too old for its group: it neither starts nor installs what it would misread.
+      String reason = "master " + getId() + " cannot load its snapshot: " + e.getMessage();
+      halted.complete(reason);
+      throw new IOException(reason, e);
+    }
     lock.writeLock().lock();
     try {
       state.replaceWith(view);

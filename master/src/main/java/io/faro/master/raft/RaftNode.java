@@ -15,8 +15,10 @@ import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.time.Duration;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
@@ -239,6 +241,33 @@ public final class RaftNode implements AutoCloseable {
   /** This master's RPC endpoint as it advertises it, or empty before start. */
   public String rpcEndpoint() {
     return rpcPort == 0 ? "" : new HostPort(config.advertisedHost(), rpcPort).toString();
+  }
+
+  /**
+   * Completes with the reason once this master stopped applying the log (an entry or snapshot of a
+   * newer release): the process must stop.
+   */
+  public CompletableFuture<String> halted() {
+    return stateMachine.halted();
+  }
+
+  /**
+   * Runs {@code listener} each time this master becomes the ready leader, on a Ratis thread: it
+   * must return at once. Set before {@link #start}.
+   */
+  public void onLeaderReady(Runnable listener) {
+    stateMachine.onLeaderReady(listener);
+  }
+
+  /** The RPC endpoint of every other master of the group, by id (from faro.master.raft.peers). */
+  public Map<String, HostPort> otherMasters() {
+    Map<String, HostPort> out = new LinkedHashMap<>();
+    for (RaftPeerSpec p : config.peers()) {
+      if (!p.id().equals(config.masterId())) {
+        p.rpcAddress(config.rpcPort()).ifPresent(a -> out.put(p.id(), a));
+      }
+    }
+    return out;
   }
 
   /** The group as configured: {@code id@host:raftPort[/rpcPort]} of every master. */

@@ -19,6 +19,7 @@ import io.faro.master.placement.RoundRobinPlacement;
 import io.faro.master.placement.SlotPlacement;
 import io.faro.master.raft.RaftNode;
 import io.faro.master.service.AdmissionService;
+import io.faro.master.service.FeatureLevels;
 import io.faro.master.service.LivenessMonitor;
 import io.faro.master.service.LoadView;
 import io.faro.master.service.MasterApi;
@@ -32,9 +33,7 @@ import java.io.IOException;
 import java.net.BindException;
 import java.time.Clock;
 import java.util.Optional;
-import java.util.concurrent.Executors;
-import java.util.concurrent.ScheduledExecutorService;
-import java.util.concurrent.TimeUnit;
+import java.util.concurrent.CompletableFuture;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -60,10 +59,7 @@ public final class MasterServer implements AutoCloseable {
   private final FaroMetrics metrics = FaroMetrics.forProcess();
   private volatile LivenessMonitor liveness;
   private volatile AdmissionService admission;
-  private volatile ScheduledExecutorService admissionReload;
-
-  /** How often the leader reads faro.master.admission.file. */
-  static final long ADMISSION_RELOAD_MILLIS = 2_000;
+  private volatile FeatureLevels levels;
 
   private boolean started;
 
@@ -123,7 +119,7 @@ public final class MasterServer implements AutoCloseable {
               raft, loads, clock, config.workerTimeout(), config.appTimeout(), name + "-liveness");
       liveness.start();
       if (!config.admissionFile().isEmpty()) {
-        startAdmissionReload(name);
+        admission.startReloading(name + "-admission-file");
       }
       logStarted();
     } catch (RuntimeException e) {
@@ -141,6 +137,13 @@ public final class MasterServer implements AutoCloseable {
         new PlacementPolicy(
             slotPlacement(), loads::diskLoads, w -> loads.reported(w).state(), loads::placed);
     admission = new AdmissionService(raft, loads, clock, config.admissionFile(), metrics);
+    levels =
+        new FeatureLevels(
+            raft,
+            clock,
+            config.network(),
+            new FeatureLevels.Settings(config.initialFeatureLevel(), config.featureLevelAuto()),
+            "faro-master-" + masterId());
     return new MasterRequestHandler(
         raft,
         loads,
@@ -153,7 +156,20 @@ public final class MasterServer implements AutoCloseable {
             config.maxAppsPerUser()),
         config.network().auth(),
         admission,
+        levels,
         metrics);
+  }
+
+  /**
+   * Completes with the reason once this master stopped applying its log (an entry or snapshot of a
+   * newer release): its process must stop.
+   */
+  public CompletableFuture<String> halted() {
+    RaftNode node = raft;
+    if (node == null) {
+      throw new IllegalStateException("master " + config.masterId() + " is not started");
+    }
+    return node.halted();
   }
 
   /**
@@ -172,29 +188,6 @@ public final class MasterServer implements AutoCloseable {
         FrameDecoder.Bodies.CONTIGUOUS,
         null,
         new RequestMetrics(metrics, "faro_master", "rpc", MasterRequestHandler.SERVED));
-  }
-
-  /** Rereads faro.master.admission.file every {@link #ADMISSION_RELOAD_MILLIS}, from now on. */
-  private void startAdmissionReload(String name) {
-    admissionReload =
-        Executors.newSingleThreadScheduledExecutor(
-            r -> {
-              Thread t = new Thread(r, name + "-admission-file");
-              t.setDaemon(true);
-              return t;
-            });
-    AdmissionService reloading = admission;
-    admissionReload.scheduleWithFixedDelay(
-        () -> {
-          try {
-            reloading.reloadFile();
-          } catch (RuntimeException e) {
-            LOG.warn("Reloading the admission rules failed: {}", e.toString());
-          }
-        },
-        0,
-        ADMISSION_RELOAD_MILLIS,
-        TimeUnit.MILLISECONDS);
   }
 
   /** Logs the ports this master serves on, and what in its security settings deserves a warning. */
@@ -367,8 +360,11 @@ public final class MasterServer implements AutoCloseable {
   @Override
   public synchronized void close() {
     try {
-      if (admissionReload != null) {
-        admissionReload.shutdownNow();
+      if (admission != null) {
+        admission.close();
+      }
+      if (levels != null) {
+        levels.close();
       }
       if (liveness != null) {
         liveness.close();

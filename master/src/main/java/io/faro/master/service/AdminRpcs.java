@@ -10,6 +10,8 @@ import io.faro.common.error.FaroException;
 import io.faro.common.id.IdMapper;
 import io.faro.common.id.WorkerId;
 import io.faro.common.log.LogSafe;
+import io.faro.common.version.Compatibility;
+import io.faro.common.version.FeatureLevel;
 import io.faro.master.mapping.ProtoMapper;
 import io.faro.master.raft.RaftNode;
 import io.faro.master.state.MasterStateView;
@@ -107,14 +109,19 @@ final class AdminRpcs {
             .setSnapshotIndex(node.snapshotIndex())
             .setLogStartIndex(node.logStartIndex())
             .addAllPeers(raft.peers())
-            .setRpcEndpoint(raft.rpcEndpoint());
+            .setRpcEndpoint(raft.rpcEndpoint())
+            .setRelease(Compatibility.release())
+            .setMinFeatureLevel(FeatureLevel.MIN)
+            .setMaxFeatureLevel(FeatureLevel.MAX)
+            .setProtocolVersion(Compatibility.PROTOCOL);
     raft.read(
         state -> {
           MasterStateView view = state.view();
           b.setWorkers(view.workers().size())
               .setAliveWorkers(state.aliveWorkers().size())
               .setApps(view.apps().size())
-              .setShuffles(view.shuffles().size());
+              .setShuffles(view.shuffles().size())
+              .setFeatureLevel(state.featureLevel());
           return null;
         });
     return b.build();

@@ -26,6 +26,9 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -38,7 +41,7 @@ import org.slf4j.LoggerFactory;
  * an application first registers: a running application is never cut off. The rules' quotas on what
  * a user's or queue's applications hold are counted and enforced by {@link ShuffleQuotas}.
  */
-public final class AdmissionService {
+public final class AdmissionService implements AutoCloseable {
   // Also the logger of ShuffleQuotas, which was part of this class.
   static final Logger LOG = LoggerFactory.getLogger(AdmissionService.class);
 
@@ -56,6 +59,11 @@ public final class AdmissionService {
   private final Counter badFiles;
   // The last file content that failed to parse, so that it is logged once, not every reload.
   private volatile String lastBadFile;
+  // Rereads the file, once started; null before.
+  private volatile ScheduledExecutorService reloads;
+
+  /** How often the leader reads faro.master.admission.file. */
+  static final long RELOAD_MILLIS = 2_000;
 
   public AdmissionService(
       RaftNode raft, LoadView loads, Clock clock, String file, FaroMetrics metrics) {
@@ -160,6 +168,38 @@ public final class AdmissionService {
                   rules.rules().size());
               return rules();
             });
+  }
+
+  /** Rereads faro.master.admission.file every {@link #RELOAD_MILLIS} from now on, on a thread. */
+  public void startReloading(String threadName) {
+    ScheduledExecutorService thread =
+        Executors.newSingleThreadScheduledExecutor(
+            r -> {
+              Thread t = new Thread(r, threadName);
+              t.setDaemon(true);
+              return t;
+            });
+    reloads = thread;
+    thread.scheduleWithFixedDelay(
+        () -> {
+          try {
+            reloadFile();
+          } catch (RuntimeException e) {
+            LOG.warn("Reloading the admission rules failed: {}", e.toString());
+          }
+        },
+        0,
+        RELOAD_MILLIS,
+        TimeUnit.MILLISECONDS);
+  }
+
+  /** Stops rereading the file. */
+  @Override
+  public void close() {
+    ScheduledExecutorService thread = reloads;
+    if (thread != null) {
+      thread.shutdownNow();
+    }
   }
 
   /**

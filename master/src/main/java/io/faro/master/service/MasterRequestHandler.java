@@ -11,6 +11,7 @@ import io.faro.common.network.Futures;
 import io.faro.common.network.Request;
 import io.faro.common.network.RequestHandler;
 import io.faro.common.network.Responder;
+import io.faro.common.version.FeatureLevel;
 import io.faro.master.placement.PlacementPolicy;
 import io.faro.master.raft.NotLeaderException;
 import io.faro.master.raft.RaftNode;
@@ -25,6 +26,7 @@ import io.faro.proto.RegisterAppRequest;
 import io.faro.proto.RegisterWorkerRequest;
 import io.faro.proto.RequestSlotsRequest;
 import io.faro.proto.SetAdmissionRulesRequest;
+import io.faro.proto.SetFeatureLevelRequest;
 import io.faro.proto.SetWorkerAdmissionRequest;
 import io.faro.proto.TransferLeaderRequest;
 import io.faro.proto.UnregisterAppRequest;
@@ -87,7 +89,8 @@ public final class MasterRequestHandler implements RequestHandler {
           MessageType.TRANSFER_LEADER_REQUEST,
           MessageType.SET_WORKER_ADMISSION_REQUEST,
           MessageType.SET_ADMISSION_RULES_REQUEST,
-          MessageType.ADMISSION_RULES_REQUEST);
+          MessageType.ADMISSION_RULES_REQUEST,
+          MessageType.SET_FEATURE_LEVEL_REQUEST);
 
   /**
    * What anyone may ask: an application's registration (it has no identity before it), and the
@@ -110,6 +113,7 @@ public final class MasterRequestHandler implements RequestHandler {
   private final AppRpcs apps;
   private final AdminRpcs admin;
   private final AdmissionService admission;
+  private final FeatureLevels levels;
   private final Map<MessageType, Rpc> rpcs = new EnumMap<>(MessageType.class);
 
   /**
@@ -123,6 +127,7 @@ public final class MasterRequestHandler implements RequestHandler {
       Limits limits,
       AuthSettings auth,
       AdmissionService admission,
+      FeatureLevels levels,
       FaroMetrics metrics) {
     this.raft = requireNonNull(raft, "raft is null");
     this.admission = requireNonNull(admission, "admission is null");
@@ -140,6 +145,7 @@ public final class MasterRequestHandler implements RequestHandler {
             metrics.counter(
                 "faro_master_slots_placed",
                 "Partition locations placed (a replicated partition counts once)."));
+    this.levels = requireNonNull(levels, "levels is null");
     this.admin = new AdminRpcs(calls, loads, auth);
 
     serve(
@@ -183,6 +189,9 @@ public final class MasterRequestHandler implements RequestHandler {
     serve(
         MessageType.ADMISSION_RULES_REQUEST,
         r -> CompletableFuture.completedFuture(admission.rules()));
+    serve(
+        MessageType.SET_FEATURE_LEVEL_REQUEST,
+        r -> levels.set(r.meta(SetFeatureLevelRequest.class), admin::masterStatus));
     if (!rpcs.keySet().equals(EnumSet.copyOf(SERVED))) {
       throw new IllegalStateException("served " + rpcs.keySet() + ", declared " + SERVED);
     }
@@ -205,7 +214,10 @@ public final class MasterRequestHandler implements RequestHandler {
     return switch (type) {
       case REGISTER_WORKER_REQUEST, WORKER_HEARTBEAT_REQUEST ->
           Identity.require(Identity.CLUSTER, who, type);
-      case TRANSFER_LEADER_REQUEST, SET_WORKER_ADMISSION_REQUEST, SET_ADMISSION_RULES_REQUEST ->
+      case TRANSFER_LEADER_REQUEST,
+          SET_WORKER_ADMISSION_REQUEST,
+          SET_ADMISSION_RULES_REQUEST,
+          SET_FEATURE_LEVEL_REQUEST ->
           Identity.require(Identity.ADMIN, who, type);
       case REQUEST_SLOTS_REQUEST ->
           apps.refusal(((RequestSlotsRequest) meta).getShuffle().getAppId(), who, type);
@@ -222,6 +234,12 @@ public final class MasterRequestHandler implements RequestHandler {
   @Override
   public Set<MessageType> openToAnyone() {
     return OPEN;
+  }
+
+  /** At feature level 2 and above, clients of protocol 1 are refused in their handshake. */
+  @Override
+  public int oldestProtocol() {
+    return FeatureLevel.oldestProtocol(levels.level());
   }
 
   @Override

@@ -36,6 +36,12 @@ public final class StatusFields {
     out.put("apps", s.getApps());
     out.put("shuffles", s.getShuffles());
     out.put("peers", s.getPeersList());
+    // A master from before feature levels states none of these: level 1, protocol 1.
+    out.put("release", s.getRelease().isEmpty() ? "before feature levels" : s.getRelease());
+    out.put("feature_level", Math.max(1, s.getFeatureLevel()));
+    out.put("min_feature_level", Math.max(1, s.getMinFeatureLevel()));
+    out.put("max_feature_level", Math.max(1, s.getMaxFeatureLevel()));
+    out.put("protocol_version", Math.max(1, s.getProtocolVersion()));
     return out;
   }
 

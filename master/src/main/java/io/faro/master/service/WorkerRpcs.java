@@ -17,6 +17,7 @@ import io.faro.master.placement.WorkerState;
 import io.faro.master.raft.RaftNode;
 import io.faro.master.state.RegisteredWorker;
 import io.faro.master.state.StateCommand;
+import io.faro.master.state.StateReader;
 import io.faro.master.state.WorkerAdmission;
 import io.faro.proto.RegisterWorkerRequest;
 import io.faro.proto.RegisterWorkerResponse;
@@ -67,8 +68,13 @@ final class WorkerRpcs {
         .thenApply(
             applied -> {
               loads.workerRegistered(worker, calls.now());
-              return RegisterWorkerResponse.getDefaultInstance();
+              return RegisterWorkerResponse.newBuilder().setFeatureLevel(featureLevel()).build();
             });
+  }
+
+  /** The cluster's feature level, which tells a worker the oldest protocol it takes. */
+  private int featureLevel() {
+    return raft.read(StateReader::featureLevel);
   }
 
   private static void requireFewDisks(int disks, String what) {
@@ -124,6 +130,7 @@ final class WorkerRpcs {
               .setLeader(true)
               .setRegisterAgain(!check.alive())
               .setDecommission(decommission)
+              .setFeatureLevel(featureLevel())
               .build());
     }
     // Telling a worker to delete files is the one answer a deposed leader that does not know it
@@ -142,6 +149,7 @@ final class WorkerRpcs {
                           .setRegisterAgain(!alive)
                           .setDecommission(decommission)
                           .addAllExpiredShuffles(expired.stream().map(IdMapper::toProto).toList())
+                          .setFeatureLevel(fresh.featureLevel())
                           .build();
                     }));
   }
@@ -178,6 +186,7 @@ final class WorkerRpcs {
               return WorkerHeartbeatResponse.newBuilder()
                   .setLeader(true)
                   .setDecommission(!includedMeanwhile)
+                  .setFeatureLevel(featureLevel())
                   .build();
             });
   }

@@ -45,6 +45,11 @@ public final class MasterState implements StateReader {
   private final NavigableMap<AppId, RegisteredApp> apps = new TreeMap<>(APP_ORDER);
   private final NavigableMap<ShuffleId, RegisteredShuffle> shuffles = new TreeMap<>(SHUFFLE_ORDER);
   private AdmissionRules admission = AdmissionRules.NONE;
+  // The cluster's feature level (io.faro.common.version.FeatureLevel): 1 until raised.
+  private int featureLevel = 1;
+  // Whether a command was ever applied to this state (or it was loaded from a snapshot): a
+  // bootstrap feature level is applied only to a state that never was.
+  private boolean applied;
 
   public MasterState() {}
 
@@ -62,12 +67,18 @@ public final class MasterState implements StateReader {
     apps.putAll(view.apps());
     shuffles.putAll(view.shuffles());
     admission = view.admission();
+    featureLevel = view.featureLevel();
+    applied = true;
   }
 
   /** Applies one command; the one way the state changes. */
   public ApplyResult apply(StampedCommand stamped) {
-    long time = stamped.timestampMs();
-    StateCommand command = stamped.command();
+    ApplyResult result = applyOne(stamped.timestampMs(), stamped.command());
+    applied = true;
+    return result;
+  }
+
+  private ApplyResult applyOne(long time, StateCommand command) {
     // Java 17 has no pattern switch; the sealed interface keeps this list complete.
     if (command instanceof RegisterWorker c) {
       return registerWorker(c, time);
@@ -86,8 +97,35 @@ public final class MasterState implements StateReader {
     } else if (command instanceof StateCommand.SetAdmissionRules c) {
       admission = c.rules();
       return Applied.NOTHING;
+    } else if (command instanceof StateCommand.SetFeatureLevel c) {
+      return setFeatureLevel(c);
     }
     throw new IllegalArgumentException("unknown command " + command);
+  }
+
+  /**
+   * Raises the level; refuses a lower one (levels are never lowered: what was written at a level
+   * stays in the log) and a bootstrap to a state that already applied commands (a group of a
+   * release before feature levels, which stays at 1 until an operator raises it). The state machine
+   * checks before that this release supports the level.
+   */
+  private ApplyResult setFeatureLevel(StateCommand.SetFeatureLevel c) {
+    if (c.bootstrap() && applied) {
+      return new Rejected(
+          ErrorCode.INVALID_REQUEST,
+          "the group already holds state: it stays at feature level "
+              + featureLevel
+              + " until an operator raises it (bin/faro admin feature-level set)");
+    }
+    if (c.level() < featureLevel) {
+      return new Rejected(
+          ErrorCode.INVALID_REQUEST,
+          "the cluster is at feature level "
+              + featureLevel
+              + "; a level is never lowered (a roll back is possible only before it is raised)");
+    }
+    featureLevel = c.level();
+    return Applied.NOTHING;
   }
 
   private ApplyResult registerWorker(RegisterWorker command, long time) {
@@ -240,6 +278,16 @@ public final class MasterState implements StateReader {
 
   @Override
   public MasterStateView view() {
-    return new MasterStateView(workers, apps, shuffles, admission);
+    return new MasterStateView(workers, apps, shuffles, admission, featureLevel);
+  }
+
+  @Override
+  public int featureLevel() {
+    return featureLevel;
+  }
+
+  @Override
+  public boolean neverApplied() {
+    return !applied;
   }
 }

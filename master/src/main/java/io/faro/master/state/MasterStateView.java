@@ -13,13 +13,15 @@ import java.util.TreeMap;
 
 /**
  * An immutable copy of the whole master state: what a snapshot holds and what cluster status shows.
- * Two views are equal when they hold the same workers, apps, shuffles and admission rules.
+ * Two views are equal when they hold the same workers, apps, shuffles, admission rules and feature
+ * level.
  */
 public record MasterStateView(
     SortedMap<WorkerId, RegisteredWorker> workers,
     SortedMap<AppId, RegisteredApp> apps,
     SortedMap<ShuffleId, RegisteredShuffle> shuffles,
-    AdmissionRules admission) {
+    AdmissionRules admission,
+    int featureLevel) {
 
   public static final MasterStateView EMPTY = of(Map.of(), Map.of(), Map.of());
 
@@ -28,6 +30,18 @@ public record MasterStateView(
     apps = copy(apps, MasterState.APP_ORDER);
     shuffles = copy(shuffles, MasterState.SHUFFLE_ORDER);
     Objects.requireNonNull(admission, "admission is null");
+    if (featureLevel < 1) {
+      throw new IllegalArgumentException("a feature level is at least 1, not " + featureLevel);
+    }
+  }
+
+  /** A view at feature level 1 (a group that never raised it). */
+  public MasterStateView(
+      SortedMap<WorkerId, RegisteredWorker> workers,
+      SortedMap<AppId, RegisteredApp> apps,
+      SortedMap<ShuffleId, RegisteredShuffle> shuffles,
+      AdmissionRules admission) {
+    this(workers, apps, shuffles, admission, 1);
   }
 
   /** A view of unordered maps, no admission rules; the copy orders them as the state does. */

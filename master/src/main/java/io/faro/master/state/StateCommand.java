@@ -94,6 +94,19 @@ public sealed interface StateCommand {
     }
   }
 
+  /**
+   * Raises the cluster's feature level to {@code level} (see {@link
+   * io.faro.common.version.FeatureLevel}); with {@code bootstrap}, the first entry of a new group,
+   * applied only to a state that never applied a command.
+   */
+  record SetFeatureLevel(int level, boolean bootstrap) implements StateCommand {
+    public SetFeatureLevel {
+      if (level < 1) {
+        throw new IllegalArgumentException("a feature level is at least 1, not " + level);
+      }
+    }
+  }
+
   /** Removes an application and every shuffle of it. */
   record RemoveApp(AppId app, String reason) implements StateCommand {
     public RemoveApp {

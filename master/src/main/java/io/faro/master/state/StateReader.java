@@ -39,4 +39,10 @@ public interface StateReader {
 
   /** The admission rules, checked when an application first registers. */
   AdmissionRules admission();
+
+  /** The cluster's feature level (io.faro.common.version.FeatureLevel). */
+  int featureLevel();
+
+  /** Whether no command was ever applied (a new group, before its first entry). */
+  boolean neverApplied();
 }

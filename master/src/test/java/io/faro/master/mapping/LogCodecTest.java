@@ -59,7 +59,8 @@ class LogCodecTest {
                 "deny user=guest\nadmit name=nightly-* percent=20\ndeny\n"
                     + "limit user=* shuffles=200 bytes=2t\nlimit queue=adhoc partitions=1000\n",
                 "admin: rollout")),
-        new StateCommand.SetAdmissionRules(io.faro.common.admission.AdmissionRules.NONE));
+        new StateCommand.SetAdmissionRules(io.faro.common.admission.AdmissionRules.NONE),
+        new StateCommand.SetFeatureLevel(2, true));
   }
 
   @Test

@@ -16,9 +16,11 @@ import io.faro.common.id.ShuffleId;
 import io.faro.common.id.WorkerId;
 import io.faro.common.log.LogSafe;
 import io.faro.common.network.Futures;
+import io.faro.common.network.PeerProtocol;
 import io.faro.common.network.Request;
 import io.faro.common.network.RequestHandler;
 import io.faro.common.network.Responder;
+import io.faro.common.version.ClusterLevel;
 import io.faro.proto.CommitFilesRequest;
 import io.faro.proto.MessageType;
 import io.faro.proto.PartitionLocationP;
@@ -33,6 +35,7 @@ import io.faro.worker.partition.SealReport;
 import io.faro.worker.protocol.ProtoMapper;
 import io.faro.worker.status.WorkerStatusSampler;
 import io.faro.worker.storage.Disk;
+import io.netty.channel.Channel;
 import java.util.List;
 import java.util.Optional;
 import java.util.Set;
@@ -72,6 +75,7 @@ public final class ControlHandler implements RequestHandler {
   private final Stopper stopper;
   private final AuthSettings auth;
   private final Supplier<String> workerId;
+  private final ClusterLevel level;
 
   /**
    * @param state what the worker is doing now, for the status answer
@@ -83,12 +87,15 @@ public final class ControlHandler implements RequestHandler {
       Supplier<WorkerStateP> state,
       Stopper stopper,
       AuthSettings auth) {
-    this(store, status, state, stopper, auth, () -> null);
+    this(store, status, state, stopper, auth, () -> null, new ClusterLevel());
   }
 
   /**
    * @param workerId this worker's id as the masters know it (null until it is known), which
    *     placement grants name
+   * @param level the cluster's feature level as the masters last said: only at level 1 does a
+   *     connection of protocol 1 (an application of a release before placement grants) reserve
+   *     without one
    */
   public ControlHandler(
       PartitionStore store,
@@ -96,8 +103,10 @@ public final class ControlHandler implements RequestHandler {
       Supplier<WorkerStateP> state,
       Stopper stopper,
       AuthSettings auth,
-      Supplier<String> workerId) {
+      Supplier<String> workerId,
+      ClusterLevel level) {
     this.workerId = requireNonNull(workerId, "workerId is null");
+    this.level = requireNonNull(level, "level is null");
     this.auth = requireNonNull(auth, "auth is null");
     this.store = requireNonNull(store, "store is null");
     this.status = requireNonNull(status, "status is null");
@@ -132,8 +141,7 @@ public final class ControlHandler implements RequestHandler {
     try {
       switch (request.type()) {
         case RESERVE_SLOTS_REQUEST ->
-            reserve(
-                request.meta(ReserveSlotsRequest.class), Identity.of(request.channel()), responder);
+            reserve(request.meta(ReserveSlotsRequest.class), request.channel(), responder);
         case COMMIT_FILES_REQUEST -> commit(request.meta(CommitFilesRequest.class), responder);
         case STOP_WORKER_REQUEST -> stop(request.meta(StopWorkerRequest.class), responder);
         case WORKER_STATUS_REQUEST ->
@@ -166,13 +174,24 @@ public final class ControlHandler implements RequestHandler {
     }
   }
 
-  private void reserve(ReserveSlotsRequest reserve, Identity who, Responder responder) {
+  private void reserve(ReserveSlotsRequest reserve, Channel channel, Responder responder) {
+    Identity who = Identity.of(channel);
     ShuffleId shuffle = IdMapper.shuffleId(reserve.getShuffle());
     // Before anything proportional to the request is built.
     store.checkReserveSize(shuffle, reserve.getLocationsCount());
     if (auth.enabled()) {
       checkReplicaGrants(shuffle, reserve);
-      checkPlacementGrant(shuffle, reserve);
+      // A client of protocol 1 knows no placement grants: taken without one only while the
+      // cluster runs at level 1, as the releases before grants took it.
+      boolean ungranted =
+          PeerProtocol.of(channel) < 2
+              && level.knownAtFirstLevel()
+              && reserve.getPlacementGrant().isEmpty();
+      if (ungranted) {
+        checkPartitionRange(shuffle, reserve);
+      } else {
+        checkPlacementGrant(shuffle, reserve);
+      }
     }
     store.reserve(
         shuffle,
@@ -243,6 +262,18 @@ public final class ControlHandler implements RequestHandler {
               + LogSafe.id(String.valueOf(self))
               + " was not placed by the masters (no valid placement grant): a driver reserves only"
               + " what the masters placed");
+    }
+    checkPartitionRange(shuffle, reserve);
+  }
+
+  /**
+   * Refuses a partition at or beyond the count the reservation states (granted, or from a client of
+   * protocol 1, which states none: 0).
+   */
+  private static void checkPartitionRange(ShuffleId shuffle, ReserveSlotsRequest reserve) {
+    int numPartitions = reserve.getNumPartitions();
+    if (numPartitions <= 0) {
+      return;
     }
     for (PartitionLocationP location : reserve.getLocationsList()) {
       if (location.getPartitionId() < 0 || location.getPartitionId() >= numPartitions) {

@@ -7,6 +7,7 @@ import io.faro.common.id.IdMapper;
 import io.faro.common.id.ShuffleId;
 import io.faro.common.master.MasterClient;
 import io.faro.common.network.Futures;
+import io.faro.common.version.ClusterLevel;
 import io.faro.proto.RegisterWorkerResponse;
 import io.faro.proto.ShuffleKeyP;
 import io.faro.proto.WorkerHeartbeatResponse;
@@ -48,6 +49,7 @@ public final class MasterLink implements AutoCloseable {
   private final WorkerReports reports;
   private final Listener listener;
   private final Duration interval;
+  private final ClusterLevel level;
   private final ScheduledExecutorService heartbeatThread;
   private volatile boolean closed;
 
@@ -56,7 +58,9 @@ public final class MasterLink implements AutoCloseable {
       WorkerReports reports,
       Listener listener,
       Duration interval,
+      ClusterLevel level,
       String threadName) {
+    this.level = requireNonNull(level, "level is null");
     this.masters = requireNonNull(masters, "masters is null");
     this.reports = requireNonNull(reports, "reports is null");
     this.listener = requireNonNull(listener, "listener is null");
@@ -71,7 +75,10 @@ public final class MasterLink implements AutoCloseable {
    * @throws FaroException when no master accepted the registration in time
    */
   public void register() {
-    masters.callBlocking(reports.registration(), RegisterWorkerResponse.class);
+    heard(
+        masters
+            .callBlocking(reports.registration(), RegisterWorkerResponse.class)
+            .getFeatureLevel());
     LOG.info("Worker {} registered with masters {}", reports.workerId(), masters.endpoints());
   }
 
@@ -181,8 +188,19 @@ public final class MasterLink implements AutoCloseable {
       }
       listener.expired(shuffle);
     }
+    heard(response.getFeatureLevel());
     listener.decommissioning(response.getDecommission());
     return true;
+  }
+
+  private void heard(int featureLevel) {
+    if (level.heard(featureLevel)) {
+      LOG.info(
+          "Worker {}: the cluster's feature level is {}; it takes wire protocol {} and newer",
+          reports.workerId(),
+          level.level(),
+          level.oldestProtocol());
+    }
   }
 
   /** Stops heartbeating; a heartbeat in flight is interrupted. */

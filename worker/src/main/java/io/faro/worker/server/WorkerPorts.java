@@ -2,8 +2,10 @@ package io.faro.worker.server;
 
 import io.faro.common.network.FrameDecoder;
 import io.faro.common.network.NetworkSettings;
+import io.faro.common.network.RequestHandler;
 import io.faro.common.network.RequestObserver;
 import io.faro.common.network.TransportServer;
+import io.faro.common.version.ClusterLevel;
 import io.faro.metrics.FaroMetrics;
 import io.faro.metrics.RequestMetrics;
 import io.faro.proto.MessageType;
@@ -50,7 +52,8 @@ final class WorkerPorts implements AutoCloseable {
       ControlHandler control,
       PartitionStore store,
       MemoryBudget budget,
-      FaroMetrics metrics) {
+      FaroMetrics metrics,
+      ClusterLevel level) {
     List<TransportServer> bound = new ArrayList<>(3);
     try {
       TransportServer rpc =
@@ -60,7 +63,7 @@ final class WorkerPorts implements AutoCloseable {
               settings.ports().rpcPort(),
               WorkerOptions.RPC_PORT.key(),
               network,
-              control,
+              RequestHandler.requiring(control, level::oldestProtocol),
               null,
               FrameDecoder.Bodies.CONTIGUOUS,
               null,
@@ -73,7 +76,9 @@ final class WorkerPorts implements AutoCloseable {
               settings.ports().pushPort(),
               WorkerOptions.PUSH_PORT.key(),
               network,
-              extensions.wrapPush(new PushHandler(new FrameAppender(store, budget))),
+              RequestHandler.requiring(
+                  extensions.wrapPush(new PushHandler(new FrameAppender(store, budget))),
+                  level::oldestProtocol),
               budget::register,
               FrameDecoder.Bodies.COMPOSITE,
               budget::partialFrames,
@@ -89,7 +94,8 @@ final class WorkerPorts implements AutoCloseable {
               settings.ports().fetchPort(),
               WorkerOptions.FETCH_PORT.key(),
               network,
-              extensions.wrapFetch(new FetchHandler(store, readAhead)),
+              RequestHandler.requiring(
+                  extensions.wrapFetch(new FetchHandler(store, readAhead)), level::oldestProtocol),
               null,
               FrameDecoder.Bodies.CONTIGUOUS,
               null,

@@ -14,6 +14,7 @@ import io.faro.common.id.WorkerId;
 import io.faro.common.master.MasterClient;
 import io.faro.common.network.ClientPool;
 import io.faro.common.network.NetworkSettings;
+import io.faro.common.version.ClusterLevel;
 import io.faro.metrics.FaroMetrics;
 import io.faro.metrics.HttpEndpoint;
 import io.faro.proto.WorkerStateP;
@@ -82,6 +83,8 @@ public final class WorkerServer implements AutoCloseable {
   private WorkerPorts ports;
   private HttpEndpoint httpServer;
   private final FaroMetrics metrics = FaroMetrics.forProcess();
+  // The cluster's feature level, as the leader last told: what the servers take (protocols).
+  private final ClusterLevel clusterLevel = new ClusterLevel();
   private ClientPool masterConnections;
   private ClientPool replicaConnections;
   private MasterLink masterLink;
@@ -259,8 +262,11 @@ public final class WorkerServer implements AutoCloseable {
             this::reportedState,
             (asked, graceful) -> lifecycle.stopAsked(asked, graceful),
             network.auth(),
-            () -> workerId == null ? null : workerId.value());
-    ports = WorkerPorts.start(settings, extensions, network, control, store, budget, metrics);
+            () -> workerId == null ? null : workerId.value(),
+            clusterLevel);
+    ports =
+        WorkerPorts.start(
+            settings, extensions, network, control, store, budget, metrics, clusterLevel);
     workerId =
         settings
             .ports()
@@ -346,6 +352,7 @@ public final class WorkerServer implements AutoCloseable {
               }
             },
             settings.masterLink().heartbeatInterval(),
+            clusterLevel,
             "faro-worker-heartbeat");
     masterLink.register();
     masterLink.startHeartbeats();

@@ -12,6 +12,7 @@ import io.faro.common.id.AppId;
 import io.faro.common.id.PartitionKey;
 import io.faro.common.id.ShuffleId;
 import io.faro.common.network.HandlerCalls;
+import io.faro.common.version.ClusterLevel;
 import io.faro.proto.CommitFilesRequest;
 import io.faro.proto.CommitFilesResponse;
 import io.faro.proto.ErrorResponse;
@@ -68,6 +69,7 @@ class ControlHandlerTest {
   private ScheduledExecutorService memoryThread;
   private ControlHandler handler;
   private CompletableFuture<SealReport> stopped;
+  private final ClusterLevel level = new ClusterLevel();
 
   @BeforeEach
   void open() {
@@ -87,7 +89,8 @@ class ControlHandlerTest {
               return stopped;
             },
             new AuthSettings(true, Optional.of(cluster), Optional.empty()),
-            () -> SELF);
+            () -> SELF,
+            level);
   }
 
   @AfterEach
@@ -158,6 +161,43 @@ class ControlHandlerTest {
       assertThat(store.heldLocations()).isEqualTo(3);
       assertThat(store.appNonce(SHUFFLE)).isEqualTo(NONCE);
       assertThat(store.writer(new PartitionKey(SHUFFLE, 3, 0))).isPresent();
+    }
+  }
+
+  /**
+   * A client of a release before placement grants (protocol 1: its connection states no version)
+   * reserves without one only while the masters say the cluster runs at level 1, as during a roll
+   * from that release; not before the worker heard the level, and not once it was raised.
+   */
+  @Test
+  void aClientOfProtocolOneReservesWithoutAGrantOnlyAtLevelOne() throws Exception {
+    ReserveSlotsRequest ungranted = reservation(4, 0, 1).clearPlacementGrant().build();
+    try (HandlerCalls app = new HandlerCalls(APP)) {
+      app.send(handler, MessageType.RESERVE_SLOTS_REQUEST, ungranted, null);
+      assertThat(app.error().getMessage()).contains("was not placed by the masters");
+    }
+    level.heard(0); // a master from before feature levels: level 1
+    try (HandlerCalls app = new HandlerCalls(APP)) {
+      app.send(handler, MessageType.RESERVE_SLOTS_REQUEST, ungranted, null);
+      app.response(ReserveSlotsResponse.class);
+      assertThat(store.heldLocations()).isEqualTo(2);
+      // Still only partitions below the count it states.
+      app.send(
+          handler,
+          MessageType.RESERVE_SLOTS_REQUEST,
+          reservation(4, 4).clearPlacementGrant().build(),
+          null);
+      assertThat(app.error().getMessage()).contains("is not one of the 4");
+    }
+    level.heard(2);
+    try (HandlerCalls app = new HandlerCalls(APP)) {
+      app.send(
+          handler,
+          MessageType.RESERVE_SLOTS_REQUEST,
+          reservation(4, 2).clearPlacementGrant().build(),
+          null);
+      assertThat(app.error().getMessage()).contains("was not placed by the masters");
+      assertThat(store.heldLocations()).isEqualTo(2);
     }
   }
 
