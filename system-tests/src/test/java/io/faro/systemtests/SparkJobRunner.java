@@ -18,14 +18,35 @@ import java.util.concurrent.TimeUnit;
 public final class SparkJobRunner {
   private final Path dir;
   private final String heap;
+  private final Jars jars;
 
-  public SparkJobRunner(Path dir) {
-    this(dir, null);
+  /**
+   * What a job's JVM runs: Spark's class path (a file of entries), the shaded client jar and the
+   * examples jar, of this build or of another release's.
+   */
+  public record Jars(Path sparkClasspath, Path clientJar, Path examplesJar) {
+    /** This build's, as the build names them in system properties. */
+    public static Jars ofThisBuild() {
+      return new Jars(
+          property("faro.demo.sparkClasspath"),
+          property("faro.demo.clientJar"),
+          property("faro.demo.examplesJar"));
+    }
   }
 
-  private SparkJobRunner(Path dir, String heap) {
+  public SparkJobRunner(Path dir) {
+    this(dir, null, null);
+  }
+
+  /** A runner whose jobs run {@code jars} (e.g. an earlier release's client and examples). */
+  public SparkJobRunner(Path dir, Jars jars) {
+    this(dir, null, jars);
+  }
+
+  private SparkJobRunner(Path dir, String heap, Jars jars) {
     this.dir = dir;
     this.heap = heap;
+    this.jars = jars;
   }
 
   /**
@@ -33,7 +54,7 @@ public final class SparkJobRunner {
    * local mode that is the driver's heap.
    */
   public SparkJobRunner withHeap(String heap) {
-    return new SparkJobRunner(dir, heap);
+    return new SparkJobRunner(dir, heap, jars);
   }
 
   /**
@@ -67,12 +88,13 @@ public final class SparkJobRunner {
     if (mode.equals("faro")) {
       args.addAll(List.of("--master-endpoints", masterEndpoints));
     }
+    Jars used = jars != null ? jars : Jars.ofThisBuild();
     List<String> command =
         new ArrayList<>(
             DemoJob.command(
-                property("faro.demo.sparkClasspath"),
-                property("faro.demo.clientJar"),
-                property("faro.demo.examplesJar"),
+                used.sparkClasspath(),
+                used.clientJar(),
+                used.examplesJar(),
                 CompareJobs.class.getName(),
                 args));
     // C1 only: these runs are too short for C2 to pay back its compile time (about 20% faster).
