@@ -139,6 +139,11 @@ public final class WorkerMetaStore implements AutoCloseable {
   public static WorkerMetaStore open(Path dir, String workerId) throws IOException {
     requireNonNull(dir, "dir is null");
     Files.createDirectories(dir);
+    // Read-only first: a store of a newer Faro is refused before RocksDB writes anything into it
+    // (an open for writing rewrites its manifest and options files).
+    if (Files.exists(dir.resolve("CURRENT"))) {
+      checkNotNewer(dir);
+    }
     Options options = new Options().setCreateIfMissing(true);
     RocksDB db;
     try {
@@ -157,6 +162,34 @@ public final class WorkerMetaStore implements AutoCloseable {
     return store;
   }
 
+  /** Refuses the store in {@code dir} if a newer Faro wrote it, opening it read-only. */
+  private static void checkNotNewer(Path dir) throws IOException {
+    try (Options options = new Options();
+        RocksDB db = RocksDB.openReadOnly(options, dir.toString())) {
+      byte[] stored = db.get(VERSION_KEY);
+      if (stored != null) {
+        refuseNewer(dir, WorkerMetaVersionP.parseFrom(stored).getVersion());
+      }
+    } catch (RocksDBException e) {
+      // Unreadable read-only (e.g. a store left open by a crash with a log to replay): the
+      // open for writing below reads it, and checks its version the same way.
+    }
+  }
+
+  private static void refuseNewer(Path dir, int version) throws NewerVersionException {
+    if (version > VERSION) {
+      throw new NewerVersionException(
+          "the worker's metadata store in "
+              + dir
+              + " has version "
+              + version
+              + ", newer than this Faro reads ("
+              + VERSION
+              + "): it was written by a newer Faro. Start that version again, or move the"
+              + " directory away to start this worker empty (its shuffle files are then deleted)");
+    }
+  }
+
   /**
    * A store without a version is new (or its rebuild never finished): it is rebuilt, and gets its
    * version only then ({@link #markCurrent}), so that a rebuild that stopped half-way is done again
@@ -169,18 +202,7 @@ public final class WorkerMetaStore implements AutoCloseable {
         createdNow = true;
         return;
       }
-      int version = WorkerMetaVersionP.parseFrom(stored).getVersion();
-      if (version > VERSION) {
-        throw new NewerVersionException(
-            "the worker's metadata store in "
-                + dir
-                + " has version "
-                + version
-                + ", newer than this Faro reads ("
-                + VERSION
-                + "): it was written by a newer Faro. Start that version again, or move the"
-                + " directory away to start this worker empty (its shuffle files are then deleted)");
-      }
+      refuseNewer(dir, WorkerMetaVersionP.parseFrom(stored).getVersion());
     } catch (RocksDBException | InvalidProtocolBufferException e) {
       throw new IOException(
           "cannot read the version of the metadata store in " + dir + ": " + e, e);
