@@ -17,12 +17,12 @@ import org.junit.jupiter.api.io.TempDir;
 
 /**
  * The upgrade users meet: a cluster of the last release (3 masters, 3 workers, authentication on)
- * runs a Spark job with that release's client jar while {@code bin/faro local-cluster upgrade}
- * rolls every member to this build; the job's answer equals the built-in shuffle's, with no stage
- * run again and no task failed. Then a roll back to the last release works (the cluster is still at
- * feature level 1), the level is raised, a job with this build's client runs, an application with
- * the last release's client jar is refused naming both protocol versions, and a roll back is
- * refused, naming the level.
+ * serves a job of this build's client jar, then runs a Spark job with that release's client jar
+ * while {@code bin/faro local-cluster upgrade} rolls every member to this build; the job's answer
+ * equals the built-in shuffle's, with no stage run again and no task failed. Then a roll back to
+ * the last release works (the cluster is still at feature level 1), the level is raised, a job with
+ * this build's client runs, an application with the last release's client jar is refused naming
+ * both protocol versions, and a roll back is refused, naming the level.
  */
 class UpgradeFromLastReleaseIT {
   /** The last release: this round's starting point (docs/upgrading.md). */
@@ -65,6 +65,14 @@ class UpgradeFromLastReleaseIT {
       String masters =
           Json.string(
               Files.readString(work.resolve("cluster.json")), "spark.faro.master.endpoints");
+
+      // A client of this build against servers of the last release (N against N-1).
+      SparkJobRunner newJobs = new SparkJobRunner(dir);
+      String expectedNew =
+          Json.string(newJobs.run("large", "builtin", SCALE, "", "builtin-current"), "checksum");
+      String early = newJobs.run("large", "faro", SCALE, masters, "new-client-on-last-release");
+      assertThat(Json.string(early, "checksum")).isEqualTo(expectedNew);
+      assertThat(Json.number(early, "failed_tasks")).as("failed tasks").isZero();
 
       SparkJobRunner oldJobs = new SparkJobRunner(dir, last.jars());
       String expected =
@@ -117,9 +125,6 @@ class UpgradeFromLastReleaseIT {
       assertThat(raised.exitCode()).as(raised.output()).isZero();
       assertThat(level(current, work)).isEqualTo(2);
 
-      SparkJobRunner newJobs = new SparkJobRunner(dir);
-      String expectedNew =
-          Json.string(newJobs.run("large", "builtin", SCALE, "", "builtin-current"), "checksum");
       String second = newJobs.run("large", "faro", SCALE, masters, "after-raise");
       assertThat(Json.string(second, "checksum")).isEqualTo(expectedNew);
 
