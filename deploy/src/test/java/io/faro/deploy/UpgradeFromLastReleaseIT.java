@@ -68,15 +68,13 @@ class UpgradeFromLastReleaseIT {
 
       // A client of this build against servers of the last release (N against N-1).
       SparkJobRunner newJobs = new SparkJobRunner(dir);
-      String expectedNew =
-          Json.string(newJobs.run("large", "builtin", SCALE, "", "builtin-current"), "checksum");
+      String expectedNew = Json.string(newJobs.builtin("large", SCALE, List.of()), "checksum");
       String early = newJobs.run("large", "faro", SCALE, masters, "new-client-on-last-release");
       assertThat(Json.string(early, "checksum")).isEqualTo(expectedNew);
       assertThat(Json.number(early, "failed_tasks")).as("failed tasks").isZero();
 
       SparkJobRunner oldJobs = new SparkJobRunner(dir, last.jars());
-      String expected =
-          Json.string(oldJobs.run("large", "builtin", SCALE, "", "builtin-last"), "checksum");
+      String expected = Json.string(oldJobs.builtin("large", SCALE, List.of()), "checksum");
       SparkJobRunner.Started job =
           oldJobs.start(
               "large",

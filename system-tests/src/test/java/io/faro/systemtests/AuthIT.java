@@ -38,8 +38,7 @@ class AuthIT {
   @Test
   void aSparkJobOnSeparateExecutorsRunsThroughAnAuthenticatingEncryptingCluster() throws Exception {
     SparkJobRunner runner = new SparkJobRunner(dir);
-    String expected =
-        Json.string(runner.run("large", "builtin", SCALE, "", "builtin-large"), "checksum");
+    String expected = Json.string(runner.builtin("large", SCALE, List.of()), "checksum");
 
     TestCertificates.Authority authority =
         TestCertificates.authority(dir.resolve("certs"), "faro-ca");

@@ -47,8 +47,7 @@ class ForgedMapperEndIT {
   @Test
   void forgedMapperEndsAreRefusedWithTheDefaultsAndWithAuthenticationOff() throws Exception {
     SparkJobRunner runner = new SparkJobRunner(dir);
-    String expected =
-        Json.string(runner.run("large", "builtin", SCALE, "", "builtin-large"), "checksum");
+    String expected = Json.string(runner.builtin("large", SCALE, List.of()), "checksum");
 
     try (LocalCluster cluster =
         LocalCluster.start(dir.resolve("defaults"), LocalCluster.Options.workers(1))) {

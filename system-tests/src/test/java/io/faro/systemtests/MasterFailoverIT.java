@@ -43,7 +43,7 @@ class MasterFailoverIT {
     cluster =
         LocalCluster.start(dir.resolve("cluster"), LocalCluster.Options.workers(2).withMasters(3));
     runner = new SparkJobRunner(dir);
-    expectedChecksum = Json.string(runner.run(JOB, "builtin", SCALE, "", "builtin"), "checksum");
+    expectedChecksum = Json.string(runner.builtin(JOB, SCALE, List.of()), "checksum");
     assertThat(expectedChecksum).isNotBlank();
   }
 

@@ -4,9 +4,13 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.faro.cli.DemoJob;
 import io.faro.examples.CompareJobs;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.security.MessageDigest;
 import java.util.ArrayList;
+import java.util.HexFormat;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 
@@ -109,6 +113,41 @@ public final class SparkJobRunner {
             .redirectOutput(output.toFile())
             .start();
     return new Started(process, output);
+  }
+
+  /**
+   * The JSON line of {@code job} at {@code scale} with Spark's built-in shuffle and {@code conf}:
+   * the answer the tests hold Faro's against. A build runs each such job once: the line is kept in
+   * the directory of system property {@code faro.builtin.cache} (the build's target/, shared by the
+   * modules' tests), under a key of the job, its settings, the heap and the jars it ran, so that a
+   * rebuilt examples jar or another release's runs it again. Without that property every call runs
+   * the job.
+   */
+  public String builtin(String job, String scale, List<String> conf) throws Exception {
+    Jars used = jars != null ? jars : Jars.ofThisBuild();
+    MessageDigest digest = MessageDigest.getInstance("SHA-256");
+    List<String> key = new ArrayList<>(List.of(job, scale, String.valueOf(heap)));
+    key.addAll(conf);
+    for (Path jar : List.of(used.sparkClasspath(), used.clientJar(), used.examplesJar())) {
+      key.add(jar.toAbsolutePath() + "@" + Files.size(jar) + "@" + Files.getLastModifiedTime(jar));
+    }
+    digest.update(String.join("\n", key).getBytes(StandardCharsets.UTF_8));
+    String name =
+        "builtin-" + job + "-" + scale + "-" + HexFormat.of().formatHex(digest.digest(), 0, 8);
+    String cacheDir = System.getProperty("faro.builtin.cache");
+    Path cached = cacheDir == null ? null : Path.of(cacheDir).resolve(name);
+    if (cached != null && Files.isRegularFile(cached)) {
+      return Files.readString(cached).trim();
+    }
+    String line = start(job, "builtin", scale, "", name, conf).awaitResult();
+    if (cached != null) {
+      Files.createDirectories(cached.getParent());
+      Path partial = Files.createTempFile(cached.getParent(), name, ".tmp");
+      Files.writeString(partial, line + "\n");
+      Files.move(
+          partial, cached, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
+    }
+    return line;
   }
 
   /** Runs {@code job} to the end; returns its JSON line. */

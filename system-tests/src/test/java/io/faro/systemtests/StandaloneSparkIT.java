@@ -110,8 +110,7 @@ class StandaloneSparkIT {
 
   private static synchronized String releasedBuiltInChecksum() throws Exception {
     if (releasedBuiltIn == null) {
-      releasedBuiltIn =
-          Json.string(runner.run("released", "builtin", SCALE, "", "released-builtin"), "checksum");
+      releasedBuiltIn = Json.string(runner.builtin("released", SCALE, List.of()), "checksum");
     }
     return releasedBuiltIn;
   }
@@ -143,8 +142,7 @@ class StandaloneSparkIT {
    */
   @Test
   void userClassPathFirstCarriesTheShuffleOrFailsAtOnceNamingTheSetting() throws Exception {
-    String expected =
-        Json.string(runner.run("sql", "builtin", "0.02", "", "sql-builtin"), "checksum");
+    String expected = Json.string(runner.builtin("sql", "0.02", List.of()), "checksum");
     List<String> conf = new ArrayList<>(spark.executorConf());
     conf.add("spark.executor.userClassPathFirst=true");
     String result =

@@ -8,6 +8,7 @@ import io.faro.common.json.Json;
 import io.faro.examples.CompareJobs;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.List;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -47,8 +48,7 @@ class TierFallbackIT {
             LocalCluster.Options.workers(2)
                 .withConf(conf)
                 .withWorkerDirs(WorkerDirs.parse("nvme:48m,hdd")))) {
-      String builtin =
-          new SparkJobRunner(dir).run("large", "builtin", SCALE, cluster.masterEndpoint(), "b");
+      String builtin = new SparkJobRunner(dir).builtin("large", SCALE, List.of());
       String faro =
           new SparkJobRunner(dir).run("large", "faro", SCALE, cluster.masterEndpoint(), "f");
 

@@ -79,7 +79,7 @@ class WireFuzzIT {
       throws Exception {
     Files.createDirectories(dir);
     SparkJobRunner runner = new SparkJobRunner(dir);
-    String expected = Json.string(runner.run("large", "builtin", SCALE, "", "builtin"), "checksum");
+    String expected = Json.string(runner.builtin("large", SCALE, List.of()), "checksum");
     // The cluster's processes track every buffer (LocalCluster passes the level on): a leak on
     // any path the fuzz takes is reported in their logs, which are checked below.
     String leakLevel = System.getProperty(LEAK_LEVEL);

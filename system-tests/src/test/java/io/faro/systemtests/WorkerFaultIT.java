@@ -38,8 +38,7 @@ class WorkerFaultIT {
   @BeforeAll
   static void builtinResults() throws Exception {
     runner = new SparkJobRunner(dir);
-    expectedLarge =
-        Json.string(runner.run("large", "builtin", SCALE, "", "builtin-large"), "checksum");
+    expectedLarge = Json.string(runner.builtin("large", SCALE, List.of()), "checksum");
     assertThat(expectedLarge).isNotBlank();
   }
 
@@ -155,10 +154,7 @@ class WorkerFaultIT {
   @Test
   void retriedMapAttemptsAreReadOnce() throws Exception {
     List<String> retries = List.of("spark.master=local[2,4]");
-    String expected =
-        Json.string(
-            runner.start("flaky", "builtin", SCALE, "", "flaky-builtin", retries).awaitResult(),
-            "checksum");
+    String expected = Json.string(runner.builtin("flaky", SCALE, retries), "checksum");
     try (LocalCluster cluster = cluster("flaky")) {
       String result =
           runner
@@ -173,8 +169,7 @@ class WorkerFaultIT {
 
   @Test
   void speculativeCopiesOfStragglersThatPushedHalfTheirRowsAreReadOnce() throws Exception {
-    String expected =
-        Json.string(runner.run("slow", "builtin", "0.25", "", "slow-builtin"), "checksum");
+    String expected = Json.string(runner.builtin("slow", "0.25", List.of()), "checksum");
     try (LocalCluster cluster = cluster("slow");
         SparkStandalone spark = SparkStandalone.start(dir.resolve("spark"), 2, 2)) {
       List<String> conf = new ArrayList<>(spark.executorConf());
@@ -210,8 +205,7 @@ class WorkerFaultIT {
 
   @Test
   void aReducerFarLargerThanTheSplitThresholdSpreadsOverEveryWorker() throws Exception {
-    String expected =
-        Json.string(runner.run("skew", "builtin", "0.25", "", "skew-builtin"), "checksum");
+    String expected = Json.string(runner.builtin("skew", "0.25", List.of()), "checksum");
     long budget = 32L << 20;
     try (LocalCluster cluster =
         cluster(

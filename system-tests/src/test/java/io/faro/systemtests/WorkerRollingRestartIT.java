@@ -61,7 +61,7 @@ class WorkerRollingRestartIT {
   @BeforeAll
   static void builtinResult() throws Exception {
     runner = new SparkJobRunner(shared);
-    expected = Json.string(runner.run("large", "builtin", SCALE, "", "builtin-large"), "checksum");
+    expected = Json.string(runner.builtin("large", SCALE, List.of()), "checksum");
   }
 
   @Test
