@@ -42,8 +42,23 @@ instructions = parser.structure
 by = lambda name: [i["value"] for i in instructions if i["instruction"] == name]
 froms = by("FROM")
 check(len(froms) == 1, f"one stage expected (built from the distribution), found {froms}")
-check(all(":" in f and not f.endswith(":latest") for f in froms),
-      f"base image without a pinned tag: {froms}")
+# The base is a build argument: what a plain `docker build` uses is the ARG's default, declared
+# before FROM.
+before_from = []
+for i in instructions:
+    if i["instruction"] == "FROM":
+        break
+    if i["instruction"] != "COMMENT":
+        before_from.append(i)
+arg_defaults = dict(
+    a["value"].split("=", 1) for a in before_from if a["instruction"] == "ARG" and "=" in a["value"])
+check(all(a["instruction"] == "ARG" for a in before_from),
+      f"only ARGs before FROM: {[a['instruction'] for a in before_from]}")
+bases = [re.sub(r"\$\{(\w+)\}|\$(\w+)",
+                lambda m: arg_defaults.get(m.group(1) or m.group(2), m.group(0)), f) for f in froms]
+check(all("$" not in b for b in bases), f"a base image argument without a default: {froms}")
+check(all(":" in b and not b.endswith(":latest") for b in bases),
+      f"base image without a pinned tag: {bases}")
 args = dict(a.split("=", 1) for a in by("ARG") if "=" in a)
 check(args.get("FARO_VERSION") == version,
       f"ARG FARO_VERSION={args.get('FARO_VERSION')}, the project is {version}")
