@@ -5,6 +5,7 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 
 /**
  * ansible-core from PyPI in a virtual environment of its own (made once under target/, with the
@@ -14,12 +15,20 @@ final class Ansible {
   /** The release of ansible-core the role is tested with (its controller runs on Python 3.10+). */
   static final String ANSIBLE_CORE = "ansible-core==2.17.7";
 
+  /**
+   * PyPI's ansible package of that ansible-core (its collections, containers.podman's connection
+   * plugin among them), for playbooks run against containers without SSH.
+   */
+  static final String ANSIBLE_COLLECTIONS = "ansible==10.7.0";
+
   private final Path venv;
   private final Path playbooks;
+  private final Map<String, String> environment;
 
-  private Ansible(Path venv, Path playbooks) {
+  private Ansible(Path venv, Path playbooks, Map<String, String> environment) {
     this.venv = venv;
     this.playbooks = playbooks;
+    this.environment = environment;
   }
 
   /**
@@ -27,7 +36,19 @@ final class Ansible {
    * the playbooks in {@code playbooks}.
    */
   static Ansible in(Path venv, Path playbooks) throws IOException, InterruptedException {
-    return new Ansible(PythonVenv.ensure(venv, ANSIBLE_CORE), playbooks);
+    return new Ansible(PythonVenv.ensure(venv, ANSIBLE_CORE), playbooks, Map.of());
+  }
+
+  /** As {@link #in}, with PyPI's ansible package (its collections) installed too. */
+  static Ansible withCollections(Path venv, Path playbooks)
+      throws IOException, InterruptedException {
+    PythonVenv.ensure(venv, ANSIBLE_CORE);
+    return new Ansible(PythonVenv.ensure(venv, ANSIBLE_COLLECTIONS), playbooks, Map.of());
+  }
+
+  /** This Ansible, its playbooks run with {@code environment} added (e.g. podman's settings). */
+  Ansible withEnvironment(Map<String, String> environment) {
+    return new Ansible(venv, playbooks, environment);
   }
 
   /** The venv's python, for the inventory's ansible_python_interpreter. */
@@ -65,9 +86,10 @@ final class Ansible {
         Duration.ofMinutes(2));
   }
 
-  private static int run(List<String> command, Path log, Duration timeout)
+  private int run(List<String> command, Path log, Duration timeout)
       throws IOException, InterruptedException {
     ProcessBuilder builder = new ProcessBuilder(command);
+    builder.environment().putAll(environment);
     // No colours, no cows, the controller's own temp dir; output as each task ends.
     builder.environment().put("ANSIBLE_NOCOLOR", "1");
     builder.environment().put("ANSIBLE_NOCOWS", "1");
