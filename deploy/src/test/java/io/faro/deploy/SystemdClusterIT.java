@@ -20,25 +20,30 @@ import org.junit.jupiter.api.io.CleanupMode;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * deploy/ansible's systemd mode for real: one container per master and worker with systemd as PID 1
- * (Debian, from deploy/src/test/containers/systemd-host.Containerfile), each an emulated host on
- * its own 127.0.0.x of the host's network, reached by Ansible through the podman connection plugin
- * of PyPI's ansible package. site.yml installs the distribution and starts the masters and workers
- * (three of each unless set) as units; systemd-analyze verifies the units and systemd shows the
- * limits, restart policy and stop timeout they set. A Spark job (its own JVM, on the host) runs
- * while rolling-upgrade.yml moves every member to a new release with systemctl: the answer is the
- * built-in shuffle's, with no stage re-run and no failed task, every worker's stop was graceful
- * (exit 0, nothing killed), and every unit's process runs the new release. Then systemd restarts a
- * worker killed with SIGKILL (Restart=on-failure), and the test measures how long a worker is out
- * of service for that and for a {@code systemctl restart}.
+ * deploy/ansible's systemd mode for real, from the last release to this build: one container per
+ * master and worker with systemd as PID 1 (Debian, from
+ * deploy/src/test/containers/systemd-host.Containerfile), each an emulated host on its own
+ * 127.0.0.x of the host's network, reached by Ansible through the podman connection plugin of
+ * PyPI's ansible package. site.yml installs the last release (UpgradeFromLastReleaseIT's, built
+ * from this repository's history) on three masters and three workers unless set, as units;
+ * systemd-analyze verifies the units and systemd shows the limits, restart policy and stop timeout
+ * they set. A Spark job with that release's client jar (its own JVM, on the host) runs while
+ * rolling-upgrade.yml moves every member to this build with systemctl: the answer is the built-in
+ * shuffle's, with no stage re-run and no failed task, every worker's stop was graceful (nothing
+ * killed), and every unit's process runs the new release. Then systemd restarts a worker killed
+ * with SIGKILL (Restart=on-failure), and the test measures how long a worker is out of service for
+ * that and for a {@code systemctl restart}. A roll back to the last release works while the cluster
+ * is at its first feature level; after a roll forward, the level is raised to this build's highest,
+ * a job with this build's client runs, and a roll back is refused before anything stops.
  *
- * <p>As in RollingUpgradeIT, the new release is this build's tarball under another version.
+ * <p>Not in .ci/run (17 minutes here): deploy/README.md gives the command run before each release.
  */
 class SystemdClusterIT {
   private static final String HOST_IMAGE = "localhost/faro-systemd-host:test";
   private static final String SCALE = "0.02";
-  private static final Duration PLAYBOOK_TIMEOUT = Duration.ofMinutes(10);
+  private static final Duration PLAYBOOK_TIMEOUT = Duration.ofMinutes(15);
   private static final Duration COMMAND_TIMEOUT = Duration.ofMinutes(3);
+  private static final String LAST_VERSION = "release-" + UpgradeFromLastReleaseIT.LAST_RELEASE;
 
   /**
    * How many emulated hosts of each kind: {@code -Dfaro.systemd.masters} and {@code
@@ -59,9 +64,11 @@ class SystemdClusterIT {
 
   private Podman podman;
   private Path log;
+  private Ansible ansible;
+  private Path inventory;
 
   @Test
-  void ansibleInstallsAndRollsTheUnitsAndSystemdRestartsAKilledWorker() throws Exception {
+  void ansibleRollsTheUnitsFromTheLastReleaseAndBackOnlyBeforeTheLevelIsRaised() throws Exception {
     podman = Podman.forTests();
     log = dir.resolve("podman.log");
     podman.ensureBaseImage(log);
@@ -71,16 +78,24 @@ class SystemdClusterIT {
         log,
         "BASE_IMAGE=" + Podman.BASE_IMAGE);
     Path deploy = Path.of(System.getProperty("faro.deploy.dir"));
+    EarlierRelease last =
+        EarlierRelease.build(
+            deploy.getParent(),
+            UpgradeFromLastReleaseIT.LAST_RELEASE,
+            deploy.resolve("target").resolve("earlier-releases"));
+    // dist/target/faro-V/faro-V is the unpacked release; dist/target/faro-V.tar.gz its tarball.
+    Path lastTarball =
+        last.home().getParent().resolveSibling(last.home().getFileName() + ".tar.gz");
+    assertThat(lastTarball).as("the last release's tarball").isRegularFile();
     Path tarball = Path.of(System.getProperty("faro.dist.tarball"));
     String version = tarball.getFileName().toString().replaceAll("^faro-|\\.tar\\.gz$", "");
-    String next = version + "-next";
-    Ansible ansible =
+    ansible =
         // A venv of its own: the other tests time their rolls with ansible-core alone.
         Ansible.withCollections(
                 Path.of(System.getProperty("faro.deploy.venv") + "-collections"),
                 deploy.resolve("ansible"))
             .withEnvironment(podman.environment());
-    Path inventory = writeInventory(tarball, version);
+    inventory = writeInventory(lastTarball, LAST_VERSION);
     Path ansibleLog = dir.resolve("ansible.log");
     List<String> hosts = hosts();
     try {
@@ -113,19 +128,21 @@ class SystemdClusterIT {
           .as("site.yml; see %s", ansibleLog)
           .isZero();
       checkUnits();
+      assertRelease(LAST_VERSION);
 
-      SparkJobRunner runner = new SparkJobRunner(dir);
-      String expected = Json.string(runner.builtin("large", SCALE, List.of()), "checksum");
+      // A job of the last release's client jar, which outlasts the roll of every member.
+      SparkJobRunner oldJobs = new SparkJobRunner(dir, last.jars());
+      String expected = Json.string(oldJobs.builtin("large", SCALE, List.of()), "checksum");
       SparkJobRunner.Started job =
-          runner.start(
+          oldJobs.start(
               "large",
               "faro",
               SCALE,
               ENDPOINTS,
               "rolled",
               List.of(
-                  // Long enough to outlast the roll of six members.
-                  CompareJobs.MAP_PAUSE_KEY + "=300",
+                  // Maps of about 0.3 s per unit of pause: 6 hosts, about 6 minutes.
+                  CompareJobs.MAP_PAUSE_KEY + "=" + 200 * hosts.size(),
                   CompareJobs.READ_PAUSE_KEY + "=100",
                   "spark.faro.client.push.batch.size=16k"));
       Eventually.awaitEvery(
@@ -138,29 +155,26 @@ class SystemdClusterIT {
                   || Json.numbers(out, "allocated_slots").stream().anyMatch(n -> n > 0));
       assertThat(job.process().isAlive()).as("the job runs when the roll starts").isTrue();
       long rollStart = System.currentTimeMillis();
-      int rolled =
-          ansible.playbook(
-              "rolling-upgrade.yml",
-              inventory,
-              ansibleLog,
-              PLAYBOOK_TIMEOUT,
-              "faro_version=" + next);
+      int rolled = roll(tarball, version, ansibleLog);
       System.out.printf(
-          "rolling-upgrade.yml moved %d masters and %d workers (systemd units) to %s in %d s%n",
-          MASTERS.size(), WORKERS.size(), next, (System.currentTimeMillis() - rollStart) / 1000);
+          "rolling-upgrade.yml moved %d masters and %d workers (systemd units) from %s to %s"
+              + " in %d s under a job%n",
+          MASTERS.size(),
+          WORKERS.size(),
+          LAST_VERSION,
+          version,
+          (System.currentTimeMillis() - rollStart) / 1000);
       assertThat(rolled).as("rolling-upgrade.yml; see %s", ansibleLog).isZero();
-      String result = job.awaitResult();
+      assertThat(job.process().isAlive()).as("the job still runs when the roll ends").isTrue();
+      // Paced for the slowest roll seen here (about 300 s): after a faster one it runs on a while.
+      String result = job.awaitResult(Duration.ofMinutes(10));
       assertThat(Json.string(result, "checksum")).isEqualTo(expected);
       assertThat(Json.number(result, "stage_retries")).as("stage retries").isZero();
       assertThat(Json.number(result, "failed_tasks")).as("failed tasks").isZero();
+      assertRelease(version);
       for (String host : hosts) {
-        String unit = unit(host);
-        String pid = exec(host, "systemctl", "show", unit, "-p", "MainPID", "--value").output();
-        String cmdline = exec(host, "cat", "/proc/" + pid.trim() + "/cmdline").output();
-        assertThat(cmdline.replace('\0', ' '))
-            .as("%s's process", host)
-            .contains("/releases/" + next + "/lib");
-        String journal = exec(host, "journalctl", "-u", unit, "--no-pager", "-o", "cat").output();
+        String journal =
+            exec(host, "journalctl", "-u", unit(host), "--no-pager", "-o", "cat").output();
         // systemd never had to kill anything: every stop ended by itself within TimeoutStopSec.
         assertThat(journal).as("%s's journal", host).doesNotContain("timed out", "Killing");
         if (host.startsWith("w")) {
@@ -169,11 +183,97 @@ class SystemdClusterIT {
       }
 
       restarts();
+      rollBackOnlyBeforeTheLevelIsRaised(lastTarball, tarball, version);
     } finally {
       for (String host : hosts) {
         podman.run(log, COMMAND_TIMEOUT, "rm", "-f", "-t", "5", container(host));
       }
     }
+  }
+
+  /**
+   * At the cluster's first level the last release can come back, and this build again; then the
+   * level is raised to this build's highest, a job of this build's client runs, and a roll back is
+   * refused with the level named, before any member stops.
+   */
+  private void rollBackOnlyBeforeTheLevelIsRaised(Path lastTarball, Path tarball, String version)
+      throws Exception {
+    Path backLog = dir.resolve("ansible-back.log");
+    assertThat(roll(lastTarball, LAST_VERSION, backLog))
+        .as("a roll back at level 1; see %s", backLog)
+        .isZero();
+    assertRelease(LAST_VERSION);
+    Path forthLog = dir.resolve("ansible-forth.log");
+    assertThat(roll(tarball, version, forthLog))
+        .as("a roll forth again; see %s", forthLog)
+        .isZero();
+    assertRelease(version);
+
+    String supported = exec("m1", "/opt/faro/current/bin/faro", "version", "--json").output();
+    int highest =
+        (int) Json.number(supported.substring(supported.indexOf('{')), "max_feature_level");
+    assertThat(highest).as("this build's highest feature level").isGreaterThan(1);
+    admin("feature-level", "set", "" + highest);
+    String shown = admin("feature-level", "show", "--json");
+    assertThat(Json.number(shown.substring(shown.indexOf('{')), "feature_level"))
+        .isEqualTo(highest);
+
+    SparkJobRunner newJobs = new SparkJobRunner(dir);
+    String expected = Json.string(newJobs.builtin("large", SCALE, List.of()), "checksum");
+    String second = newJobs.run("large", "faro", SCALE, ENDPOINTS, "after-raise");
+    assertThat(Json.string(second, "checksum")).isEqualTo(expected);
+    assertThat(Json.number(second, "failed_tasks")).as("failed tasks").isZero();
+
+    Map<String, String> pids = new LinkedHashMap<>();
+    for (String host : hosts()) {
+      pids.put(host, mainPid(host));
+    }
+    Path refusedLog = dir.resolve("ansible-refused.log");
+    assertThat(roll(lastTarball, LAST_VERSION, refusedLog))
+        .as("a roll back after the level was raised; see %s", refusedLog)
+        .isNotZero();
+    assertThat(Files.readString(refusedLog).replaceAll("\\s+", " "))
+        .contains(
+            "The cluster runs at feature level "
+                + highest
+                + ", and release "
+                + LAST_VERSION
+                + " supports levels up to 1")
+        .contains("a roll back is possible only before the level is raised");
+    for (String host : hosts()) {
+      assertThat(mainPid(host))
+          .as("%s's process after the refused roll", host)
+          .isEqualTo(pids.get(host));
+    }
+    assertRelease(version);
+    System.out.printf(
+        "rolled back to %s and forth at level 1; at level %d the roll back was refused%n",
+        LAST_VERSION, highest);
+  }
+
+  /** rolling-upgrade.yml to {@code tarball} as release {@code release}; returns its exit code. */
+  private int roll(Path tarball, String release, Path ansibleLog) throws Exception {
+    return ansible.playbook(
+        "rolling-upgrade.yml",
+        inventory,
+        ansibleLog,
+        PLAYBOOK_TIMEOUT,
+        "faro_tarball=" + tarball,
+        "faro_version=" + release);
+  }
+
+  /** Every unit's process runs {@code release} (its class path is that release's lib/). */
+  private void assertRelease(String release) {
+    for (String host : hosts()) {
+      String cmdline = exec(host, "cat", "/proc/" + mainPid(host) + "/cmdline").output();
+      assertThat(cmdline.replace('\0', ' '))
+          .as("%s's process", host)
+          .contains("/releases/" + release + "/lib");
+    }
+  }
+
+  private String mainPid(String host) {
+    return exec(host, "systemctl", "show", unit(host), "-p", "MainPID", "--value").output().trim();
   }
 
   /**
@@ -322,11 +422,14 @@ class SystemdClusterIT {
 
   /** {@code bin/faro admin ARGS} on m1, with its settings (and admin secret); must succeed. */
   private String admin(String... args) {
-    List<String> command =
-        new ArrayList<>(List.of("/opt/faro/current/bin/faro", "admin", args[0], "--conf", CONF));
-    command.addAll(List.of(args).subList(1, args.length));
+    List<String> command = new ArrayList<>(List.of("/opt/faro/current/bin/faro", "admin"));
+    // Last: --conf is an option of the innermost command (feature-level set's, not its group's).
+    command.addAll(List.of(args));
+    command.addAll(List.of("--conf", CONF));
     Exec run = exec("m1", command.toArray(String[]::new));
-    assertThat(run.exitCode()).as("faro admin %s:%n%s", args[0], run.output()).isZero();
+    assertThat(run.exitCode())
+        .as("faro admin %s:%n%s", String.join(" ", args), run.output())
+        .isZero();
     return run.output();
   }
 

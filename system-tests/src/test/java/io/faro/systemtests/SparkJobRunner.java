@@ -160,7 +160,16 @@ public final class SparkJobRunner {
   public record Started(Process process, Path output) {
     /** Waits for the job (at most 3 minutes), checks it succeeded, returns its JSON line. */
     public String awaitResult() throws Exception {
-      assertThat(process.waitFor(3, TimeUnit.MINUTES)).as("finished; output in " + output).isTrue();
+      return awaitResult(java.time.Duration.ofMinutes(3));
+    }
+
+    /**
+     * As {@link #awaitResult()}, waiting at most {@code timeout} (a job paced to outlast a roll).
+     */
+    public String awaitResult(java.time.Duration timeout) throws Exception {
+      assertThat(process.waitFor(timeout.toMillis(), TimeUnit.MILLISECONDS))
+          .as("finished within %s; output in %s", timeout, output)
+          .isTrue();
       String out = Files.readString(output);
       assertThat(process.exitValue()).as(out).isZero();
       // The lifecycle manager's check of finished map stage attempts never fires in these jobs.
