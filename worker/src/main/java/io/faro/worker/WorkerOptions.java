@@ -408,7 +408,9 @@ public final class WorkerOptions {
           "Most partition locations (of every shuffle, primaries and replicas) this worker holds "
               + "at once; 0 allows one per KiB of a quarter of the heap (262,144 with -Xmx1g). "
               + "A reservation beyond it is refused with LIMIT_EXCEEDED and the lifecycle "
-              + "manager places those partitions elsewhere.");
+              + "manager places those partitions elsewhere; when no other worker can take them, "
+              + "the shuffle fails at once with this worker's answer (naming this key), and "
+              + "falls back to Spark's shuffle under faro.client.fallback.policy=auto.");
 
   public static final List<ConfigOption<?>> ALL = all();
 

@@ -15,6 +15,7 @@ import io.faro.common.network.ClientPool;
 import io.faro.common.network.Futures;
 import io.faro.common.network.HostPort;
 import java.time.Clock;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
@@ -53,6 +54,14 @@ final class Placement {
    * shuffles.
    */
   private static final long FAILED_WORKER_MILLIS = 60_000;
+
+  /**
+   * How long the slot request after a round whose every worker refused for good (a limit) keeps
+   * trying: enough for a redirect to the leader, short enough that a shuffle no worker has room for
+   * fails (or falls back) at once instead of after faro.master.client.retry.timeout. Any other
+   * failure of it (a master that does not answer, an election) sends the usual request.
+   */
+  private static final Duration AFTER_LASTING_REFUSALS = Duration.ofSeconds(2);
 
   private final ClientSettings settings;
   private final ClientPool pool;
@@ -127,7 +136,7 @@ final class Placement {
                 : IntStream.range(g.pages().start(page), g.pages().end(page, g.numPartitions()))
                     .boxed()
                     .toList();
-        placeRound(g, partitions, new HashSet<>(), Set.of(), new ArrayList<>(), 1, 0)
+        placeRound(g, partitions, new HashSet<>(), Set.of(), new ArrayList<>(), 1, 0, List.of())
             .whenComplete(
                 (locations, error) -> {
                   if (error != null) {
@@ -154,6 +163,9 @@ final class Placement {
    * is replaced: its partitions are placed again, under a new epoch and excluding every worker that
    * failed so far, for at most {@link #ROUNDS} rounds. {@code excluded} workers get nothing (they
    * failed to reserve); {@code avoided} ones get partitions only when the others cannot take them.
+   * {@code refusals}: when every worker excluded so far refused for good (over a limit, which a
+   * retry does not change), their answers; then a master with no other worker to offer ends the
+   * placement at once, with them (see {@link #doesNotFit}).
    */
   private CompletableFuture<List<PartitionLocation>> placeRound(
       Generation g,
@@ -162,34 +174,102 @@ final class Placement {
       Set<WorkerId> avoided,
       List<PartitionLocation> placed,
       int round,
-      int epoch) {
+      int epoch,
+      List<FaroException> refusals) {
+    CompletableFuture<DriverProto.Slots> granted;
+    if (refusals.isEmpty()) {
+      granted = requestSlots(g, partitions, excluded, avoided, epoch, null);
+    } else {
+      granted =
+          requestSlots(g, partitions, excluded, avoided, epoch, AFTER_LASTING_REFUSALS)
+              .handle(
+                  (slots, error) -> {
+                    if (error == null) {
+                      return CompletableFuture.completedFuture(slots);
+                    }
+                    Throwable cause = Futures.unwrap(error);
+                    if (cause instanceof FaroException fe
+                        && fe.code() == ErrorCode.NO_AVAILABLE_WORKERS) {
+                      return CompletableFuture.<DriverProto.Slots>failedFuture(
+                          doesNotFit(g, partitions, refusals, fe));
+                    }
+                    // Not the answer that there is no other worker (an election, a timeout): ask
+                    // as every other round does.
+                    return requestSlots(g, partitions, excluded, avoided, epoch, null);
+                  })
+              .thenCompose(f -> f);
+    }
+    return granted.thenCompose(
+        slots -> {
+          if (epoch == 0) {
+            g.timeline().mark(ShuffleTimeline.Mark.SLOTS_GRANTED);
+          }
+          List<PartitionLocation> locations = slots.locations();
+          Map<WorkerId, CompletableFuture<Void>> reservations =
+              reserveEverywhere(g, locations, slots);
+          return CompletableFuture.allOf(
+                  reservations.values().stream()
+                      .map(f -> f.exceptionally(e -> null))
+                      .toArray(CompletableFuture[]::new))
+              .thenCompose(
+                  v ->
+                      afterReservations(
+                          g,
+                          locations,
+                          reservations,
+                          excluded,
+                          avoided,
+                          placed,
+                          round,
+                          epoch,
+                          refusals));
+        });
+  }
+
+  private CompletableFuture<DriverProto.Slots> requestSlots(
+      Generation g,
+      List<Integer> partitions,
+      Set<WorkerId> excluded,
+      Set<WorkerId> avoided,
+      int epoch,
+      Duration retryFor) {
     return DriverProto.requestSlots(
-            master,
-            g.id(),
-            g.rerun(),
-            g.numPartitions(),
-            partitions,
-            epoch,
-            settings.replicate(),
-            excluded,
-            avoided)
-        .thenCompose(
-            slots -> {
-              if (epoch == 0) {
-                g.timeline().mark(ShuffleTimeline.Mark.SLOTS_GRANTED);
-              }
-              List<PartitionLocation> locations = slots.locations();
-              Map<WorkerId, CompletableFuture<Void>> reservations =
-                  reserveEverywhere(g, locations, slots);
-              return CompletableFuture.allOf(
-                      reservations.values().stream()
-                          .map(f -> f.exceptionally(e -> null))
-                          .toArray(CompletableFuture[]::new))
-                  .thenCompose(
-                      v ->
-                          afterReservations(
-                              g, locations, reservations, excluded, avoided, placed, round, epoch));
-            });
+        master,
+        g.id(),
+        g.rerun(),
+        g.numPartitions(),
+        partitions,
+        epoch,
+        settings.replicate(),
+        excluded,
+        avoided,
+        retryFor);
+  }
+
+  /**
+   * The failure of a placement that no worker has room for: every worker that was offered refused
+   * for good, and the masters have no other. LIMIT_EXCEEDED (so that the application does not retry
+   * it, and falls back under policy auto) when the refusals were limits; it names them, and so the
+   * limit and its key.
+   */
+  private static FaroException doesNotFit(
+      Generation g, List<Integer> partitions, List<FaroException> refusals, FaroException none) {
+    ErrorCode code =
+        refusals.stream().allMatch(r -> r.code() == ErrorCode.LIMIT_EXCEEDED)
+            ? ErrorCode.LIMIT_EXCEEDED
+            : refusals.get(0).code();
+    return new FaroException(
+        code,
+        "shuffle "
+            + g.id()
+            + " does not fit: "
+            + (partitions.isEmpty() ? "its" : partitions.size())
+            + " partitions were refused by every worker offered, and the masters have no"
+            + " other ("
+            + none.getMessage()
+            + "); refused: "
+            + refusals.stream().map(Throwable::getMessage).toList(),
+        refusals.get(0));
   }
 
   /**
@@ -216,16 +296,24 @@ final class Placement {
       Set<WorkerId> avoided,
       List<PartitionLocation> placed,
       int round,
-      int epoch) {
+      int epoch,
+      List<FaroException> refusals) {
     Set<WorkerId> failed = new HashSet<>();
     List<String> failures = new ArrayList<>();
-    reservations.forEach(
-        (worker, f) -> {
-          if (f.isCompletedExceptionally()) {
-            failed.add(worker);
-            failures.add(Futures.unwrap(f.handle((r, e) -> e).join()).getMessage());
-          }
-        });
+    List<FaroException> lasting = new ArrayList<>(refusals);
+    boolean allLasting = true;
+    for (Map.Entry<WorkerId, CompletableFuture<Void>> r : reservations.entrySet()) {
+      if (r.getValue().isCompletedExceptionally()) {
+        failed.add(r.getKey());
+        Throwable error = Futures.unwrap(r.getValue().handle((v, e) -> e).join());
+        failures.add(error.getMessage());
+        if (error instanceof FaroException fe && !fe.retryable()) {
+          lasting.add(fe);
+        } else {
+          allLasting = false;
+        }
+      }
+    }
     List<Integer> retry = new ArrayList<>();
     for (PartitionLocation l : locations) {
       if (l.copies().stream().anyMatch(c -> failed.contains(c.worker()))) {
@@ -244,21 +332,27 @@ final class Placement {
           settings.replicate() ? ", replicated" : "");
       return CompletableFuture.completedFuture(List.copyOf(placed));
     }
+    // Refusals for good count only while every worker left out refused so: one left out for a
+    // failure that may pass (unreachable, busy) keeps the usual patience of the slot request.
+    List<FaroException> stillLasting =
+        allLasting && refusals.size() == excluded.size() ? lasting : List.of();
     excluded.addAll(failed);
     long now = clock.millis();
     failed.forEach(w -> recentlyFailed.put(w, now));
     if (round >= ROUNDS) {
+      String message =
+          "could not reserve "
+              + retry.size()
+              + " partitions of shuffle "
+              + g.id()
+              + " after "
+              + round
+              + " rounds; last failures: "
+              + failures;
       return CompletableFuture.failedFuture(
-          new FaroException(
-              ErrorCode.RESERVE_FAILED,
-              "could not reserve "
-                  + retry.size()
-                  + " partitions of shuffle "
-                  + g.id()
-                  + " after "
-                  + round
-                  + " rounds; last failures: "
-                  + failures));
+          stillLasting.isEmpty()
+              ? new FaroException(ErrorCode.RESERVE_FAILED, message)
+              : new FaroException(stillLasting.get(0).code(), message, stillLasting.get(0)));
     }
     LOG.warn(
         "Shuffle {}: placing {} partitions again without workers {}: {}",
@@ -267,7 +361,7 @@ final class Placement {
         excluded,
         failures);
     // A new epoch: a worker that did reserve keeps its (now unused, empty) location.
-    return placeRound(g, retry, excluded, avoided, placed, round + 1, g.newEpoch());
+    return placeRound(g, retry, excluded, avoided, placed, round + 1, g.newEpoch(), stillLasting);
   }
 
   /**
@@ -295,8 +389,14 @@ final class Placement {
     return CompletableFuture.allOf(parts.toArray(CompletableFuture[]::new))
         .exceptionally(
             e -> {
+              Throwable cause = Futures.unwrap(e);
+              // A refusal for good (a limit of the worker) stays one: retrying cannot change it.
+              ErrorCode code =
+                  cause instanceof FaroException fe && !fe.retryable()
+                      ? fe.code()
+                      : ErrorCode.RESERVE_FAILED;
               throw new FaroException(
-                  ErrorCode.RESERVE_FAILED,
+                  code,
                   "worker "
                       + worker
                       + " at "
@@ -363,7 +463,7 @@ final class Placement {
               worker,
               epoch,
               avoid);
-          placeRound(g, moved, new HashSet<>(), avoid, new ArrayList<>(), 1, epoch)
+          placeRound(g, moved, new HashSet<>(), avoid, new ArrayList<>(), 1, epoch, List.of())
               .whenComplete(
                   (placed, error) ->
                       locations.revived(

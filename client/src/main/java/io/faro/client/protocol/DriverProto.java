@@ -137,6 +137,34 @@ public final class DriverProto {
       boolean replicate,
       Set<WorkerId> excluded,
       Set<WorkerId> avoided) {
+    return requestSlots(
+        master,
+        shuffle,
+        continues,
+        numPartitions,
+        partitions,
+        epoch,
+        replicate,
+        excluded,
+        avoided,
+        null);
+  }
+
+  /**
+   * As {@link #requestSlots(MasterClient, ShuffleId, boolean, int, List, int, boolean, Set, Set)},
+   * retrying for {@code retryFor} (null: the master client's retry timeout).
+   */
+  public static CompletableFuture<Slots> requestSlots(
+      MasterClient master,
+      ShuffleId shuffle,
+      boolean continues,
+      int numPartitions,
+      List<Integer> partitions,
+      int epoch,
+      boolean replicate,
+      Set<WorkerId> excluded,
+      Set<WorkerId> avoided,
+      Duration retryFor) {
     RequestSlotsRequest.Builder request =
         RequestSlotsRequest.newBuilder()
             .setShuffle(IdMapper.toProto(shuffle))
@@ -149,7 +177,11 @@ public final class DriverProto {
             .setRequestId(UUID.randomUUID().toString());
     excluded.forEach(w -> request.addExcludedWorkers(w.value()));
     avoided.forEach(w -> request.addAvoidedWorkers(w.value()));
-    return master.call(request.build(), RequestSlotsResponse.class).thenApply(DriverProto::slots);
+    CompletableFuture<RequestSlotsResponse> answer =
+        retryFor == null
+            ? master.call(request.build(), RequestSlotsResponse.class)
+            : master.call(request.build(), RequestSlotsResponse.class, retryFor);
+    return answer.thenApply(DriverProto::slots);
   }
 
   /**

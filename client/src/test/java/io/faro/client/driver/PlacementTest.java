@@ -57,13 +57,18 @@ class PlacementTest {
   private static final Map<String, String> OPEN = Map.of("faro.auth.enabled", "false");
 
   private static Parts parts(MiniFaroCluster cluster, AppId app) {
+    return parts(cluster, app, null);
+  }
+
+  /** With calls to the master retried for {@code retryTimeout} (null: the setting's). */
+  private static Parts parts(MiniFaroCluster cluster, AppId app, Duration retryTimeout) {
     ClientSettings settings = ClientSettings.from(cluster.clientConf());
     ClientPool pool = new ClientPool("test", settings.network());
     MasterClient master =
         new MasterClient(
             pool,
             settings.masters(),
-            settings.masterRetryTimeout(),
+            retryTimeout != null ? retryTimeout : settings.masterRetryTimeout(),
             settings.masterAttemptTimeout());
     master.callBlocking(
         RegisterAppRequest.newBuilder().setAppId(app.value()).build(), EmptyResponse.class);
@@ -121,6 +126,35 @@ class PlacementTest {
         CompletableFuture<List<PartitionLocation>> failed = g.placement(0);
         p.placement().placeAll(g);
         assertThat(g.placement(0)).isNotSameAs(failed);
+      }
+    }
+  }
+
+  @Test
+  void aShuffleNoWorkerHasRoomForFailsAtOnceNamingTheLimitAndItsKey() throws Exception {
+    Map<String, String> small =
+        Map.of("faro.auth.enabled", "false", "faro.worker.max.partitions", "100");
+    try (MiniFaroCluster cluster = MiniFaroCluster.start(dir, 1, small)) {
+      AppId app = new AppId("full");
+      // Calls to the master retried far longer than the wait below: a placement that kept asking
+      // for slots after the only worker refused would not end within it.
+      try (Parts p = parts(cluster, app, Duration.ofMinutes(10))) {
+        Generation first = new Generation(0, new ShuffleId(app, 0), 1, 80, ONE_PAGE);
+        Futures.await(p.placement().placeAll(first), WAIT, "placement of the first shuffle");
+        Generation second = new Generation(0, new ShuffleId(app, 1), 1, 80, ONE_PAGE);
+
+        CompletableFuture<List<PartitionLocation>> refused = p.placement().placeAll(second);
+        assertThatThrownBy(() -> Futures.await(refused, WAIT, "placement of the second shuffle"))
+            .isInstanceOf(FaroException.class)
+            .satisfies(
+                e -> assertThat(((FaroException) e).code()).isEqualTo(ErrorCode.LIMIT_EXCEEDED))
+            .hasMessageContaining("shuffle " + second.id() + " does not fit")
+            .hasMessageContaining(
+                "this worker holds 80 of at most 100 (faro.worker.max.partitions)")
+            .hasMessageContaining("besides the 1 the request leaves out");
+        // The first shuffle keeps its locations; the refused one holds none.
+        assertThat(first.locations().current()).hasSize(80);
+        assertThat(second.locations().all()).isEmpty();
       }
     }
   }
