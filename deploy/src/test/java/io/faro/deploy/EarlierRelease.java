@@ -17,9 +17,10 @@ import java.util.stream.Stream;
  * into {@code root} (a later test of the same build reuses it).
  *
  * @param home the unpacked distribution (bin/faro, lib/, conf/)
+ * @param tarball the same distribution as its tarball, as the Ansible role installs it
  * @param jars what a Spark job of that release runs
  */
-record EarlierRelease(String commit, Path home, SparkJobRunner.Jars jars) {
+record EarlierRelease(String commit, Path home, Path tarball, SparkJobRunner.Jars jars) {
   private static final Duration BUILD_TIMEOUT = Duration.ofMinutes(20);
 
   /**
@@ -91,9 +92,12 @@ record EarlierRelease(String commit, Path home, SparkJobRunner.Jars jars) {
               .findFirst()
               .orElseThrow();
     }
+    Path tarball = src.resolve("dist").resolve("target").resolve(dist.getFileName() + ".tar.gz");
+    assertThat(tarball).as("the tarball of %s", commit).isRegularFile();
     return new EarlierRelease(
         commit,
         dist,
+        tarball,
         new SparkJobRunner.Jars(
             src.resolve("examples").resolve("target").resolve("spark-classpath.txt"),
             clientJar,

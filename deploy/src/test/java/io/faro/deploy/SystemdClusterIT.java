@@ -83,10 +83,7 @@ class SystemdClusterIT {
             deploy.getParent(),
             UpgradeFromLastReleaseIT.LAST_RELEASE,
             deploy.resolve("target").resolve("earlier-releases"));
-    // dist/target/faro-V/faro-V is the unpacked release; dist/target/faro-V.tar.gz its tarball.
-    Path lastTarball =
-        last.home().getParent().resolveSibling(last.home().getFileName() + ".tar.gz");
-    assertThat(lastTarball).as("the last release's tarball").isRegularFile();
+    Path lastTarball = last.tarball();
     Path tarball = Path.of(System.getProperty("faro.dist.tarball"));
     String version = tarball.getFileName().toString().replaceAll("^faro-|\\.tar\\.gz$", "");
     ansible =
@@ -312,8 +309,7 @@ class SystemdClusterIT {
       assertThat(shown.lines().toList()).as("%s as systemd runs it", unit).containsAll(expected);
       // The limit reaches the process, up to the host's hard limit (this machine's: podman's
       // --ulimit); without LimitNOFILE systemd would give it 1024, as the second line shows.
-      String pid = exec(host, "systemctl", "show", unit, "-p", "MainPID", "--value").output();
-      String limits = exec(host, "cat", "/proc/" + pid.trim() + "/limits").output();
+      String limits = exec(host, "cat", "/proc/" + mainPid(host) + "/limits").output();
       String hard = exec(host, "sh", "-c", "ulimit -Hn").output().trim();
       assertThat(limits.lines().filter(l -> l.startsWith("Max open files")).findFirst().orElse(""))
           .as("%s's open-file limit", unit)

@@ -178,7 +178,7 @@ final class Placement {
       List<FaroException> refusals) {
     CompletableFuture<DriverProto.Slots> granted;
     if (refusals.isEmpty()) {
-      granted = requestSlots(g, partitions, excluded, avoided, epoch, null);
+      granted = requestSlots(g, partitions, excluded, avoided, epoch, master.retryTimeout());
     } else {
       granted =
           requestSlots(g, partitions, excluded, avoided, epoch, AFTER_LASTING_REFUSALS)
@@ -195,7 +195,8 @@ final class Placement {
                     }
                     // Not the answer that there is no other worker (an election, a timeout): ask
                     // as every other round does.
-                    return requestSlots(g, partitions, excluded, avoided, epoch, null);
+                    return requestSlots(
+                        g, partitions, excluded, avoided, epoch, master.retryTimeout());
                   })
               .thenCompose(f -> f);
     }

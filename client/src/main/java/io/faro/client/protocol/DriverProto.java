@@ -125,34 +125,8 @@ public final class DriverProto {
   /**
    * Slots for {@code partitions} of {@code shuffle} (all {@code numPartitions} when empty) under
    * {@code epoch}, on none of {@code excluded} and on {@code avoided} only when the others cannot
-   * take them. {@code continues}: the shuffle is a new generation of one the masters hold.
-   */
-  public static CompletableFuture<Slots> requestSlots(
-      MasterClient master,
-      ShuffleId shuffle,
-      boolean continues,
-      int numPartitions,
-      List<Integer> partitions,
-      int epoch,
-      boolean replicate,
-      Set<WorkerId> excluded,
-      Set<WorkerId> avoided) {
-    return requestSlots(
-        master,
-        shuffle,
-        continues,
-        numPartitions,
-        partitions,
-        epoch,
-        replicate,
-        excluded,
-        avoided,
-        null);
-  }
-
-  /**
-   * As {@link #requestSlots(MasterClient, ShuffleId, boolean, int, List, int, boolean, Set, Set)},
-   * retrying for {@code retryFor} (null: the master client's retry timeout).
+   * take them. {@code continues}: the shuffle is a new generation of one the masters hold. Retried
+   * for {@code retryFor} (usually {@link MasterClient#retryTimeout()}).
    */
   public static CompletableFuture<Slots> requestSlots(
       MasterClient master,
@@ -177,11 +151,9 @@ public final class DriverProto {
             .setRequestId(UUID.randomUUID().toString());
     excluded.forEach(w -> request.addExcludedWorkers(w.value()));
     avoided.forEach(w -> request.addAvoidedWorkers(w.value()));
-    CompletableFuture<RequestSlotsResponse> answer =
-        retryFor == null
-            ? master.call(request.build(), RequestSlotsResponse.class)
-            : master.call(request.build(), RequestSlotsResponse.class, retryFor);
-    return answer.thenApply(DriverProto::slots);
+    return master
+        .call(request.build(), RequestSlotsResponse.class, retryFor)
+        .thenApply(DriverProto::slots);
   }
 
   /**

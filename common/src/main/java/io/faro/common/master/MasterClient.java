@@ -64,6 +64,11 @@ public final class MasterClient {
     return endpoints;
   }
 
+  /** How long {@link #call(Message, Class)} keeps trying (faro.master.client.retry.timeout). */
+  public Duration retryTimeout() {
+    return retryTimeout;
+  }
+
   public <R extends Message> CompletableFuture<R> call(Message request, Class<R> responseType) {
     return call(request, responseType, retryTimeout);
   }

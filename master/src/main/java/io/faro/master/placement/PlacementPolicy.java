@@ -69,30 +69,25 @@ public final class PlacementPolicy {
       Collection<String> excluded,
       Collection<String> avoided) {
     Set<String> excludedIds = new HashSet<>(excluded);
-    List<WorkerCandidate> candidates =
+    List<RegisteredWorker> takers =
         alive.stream()
             .filter(RegisteredWorker::takesSlots)
             .filter(w -> states.apply(w.id()).takesSlots())
+            .toList();
+    List<WorkerCandidate> candidates =
+        takers.stream()
             .filter(w -> !excludedIds.contains(w.id().value()))
             .map(w -> new WorkerCandidate(w.id(), w.endpoint(), w.disks(), diskLoads.apply(w.id())))
             .toList();
-    if (candidates.isEmpty() && !excludedIds.isEmpty()) {
-      long left =
-          alive.stream()
-              .filter(RegisteredWorker::takesSlots)
-              .filter(w -> states.apply(w.id()).takesSlots())
-              .filter(w -> excludedIds.contains(w.id().value()))
-              .count();
-      if (left > 0) {
-        // Not "no alive worker": the caller left out every one that could take the shuffle.
-        throw new FaroException(
-            ErrorCode.NO_AVAILABLE_WORKERS,
-            "no worker for shuffle "
-                + request.shuffle()
-                + " besides the "
-                + left
-                + " the request leaves out (they did not reserve its partitions)");
-      }
+    if (candidates.isEmpty() && !takers.isEmpty()) {
+      // Not "no alive worker": the caller left out every one that could take the shuffle.
+      throw new FaroException(
+          ErrorCode.NO_AVAILABLE_WORKERS,
+          "no worker for shuffle "
+              + request.shuffle()
+              + " besides the "
+              + takers.size()
+              + " the request leaves out (they did not reserve its partitions)");
     }
     List<PartitionLocation> locations = placeAvoiding(request, candidates, avoided);
     placed.accept(locations);
