@@ -2,7 +2,9 @@ package io.faro.worker.partition;
 
 import io.faro.worker.storage.ChunkIndex;
 import java.util.List;
+import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Executor;
 
 /**
  * Where a partition location's bytes go on its disk, and when they are written: a file of its own
@@ -37,9 +39,13 @@ interface LocationLayout {
   void dropped(PartitionWriter writer, long bytes);
 
   /**
-   * Deletes what a discarded writer wrote, after every write queued before; completes then. A
-   * layout that shares its files with other locations deletes nothing here (the shuffle's expiry
-   * does).
+   * How what a discarded writer wrote is deleted: {@link Deletion#delete} run on {@link
+   * Deletion#thread}, after every write queued there before. Empty for a layout that shares its
+   * files with other locations (the shuffle's expiry deletes them with its directory). The caller
+   * runs the deletions of many writers that share a thread in one task.
    */
-  CompletableFuture<Void> delete(PartitionWriter writer);
+  Optional<Deletion> deletion(PartitionWriter writer);
+
+  /** A deletion to run on {@code thread}, the one thread that writes the location's file. */
+  record Deletion(Executor thread, Runnable delete) {}
 }

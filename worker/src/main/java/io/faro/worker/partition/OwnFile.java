@@ -90,12 +90,8 @@ final class OwnFile implements LocationLayout {
   public void dropped(PartitionWriter writer, long bytes) {}
 
   @Override
-  public CompletableFuture<Void> delete(PartitionWriter writer) {
-    try {
-      return CompletableFuture.runAsync(this::deleteFile, flushThread);
-    } catch (RejectedExecutionException e) {
-      return CompletableFuture.completedFuture(null);
-    }
+  public Optional<Deletion> deletion(PartitionWriter writer) {
+    return Optional.of(new Deletion(flushThread, this::deleteFile));
   }
 
   private void handOver(PartitionWriter writer, List<PartitionWriter.Part> parts) {

@@ -375,6 +375,6 @@ public final class PartitionStore implements AutoCloseable {
   /** Releases every buffer (files stay: a restart may serve committed ones again). */
   @Override
   public void close() {
-    shuffles.values().forEach(s -> s.writers.values().forEach(w -> w.discard(false)));
+    shuffles.values().forEach(s -> s.writers.values().forEach(w -> w.discard()));
   }
 }

@@ -297,10 +297,10 @@ public final class PartitionWriter {
   }
 
   /**
-   * Stops taking data and releases what is buffered. With {@code deleteFile}, the file is then
-   * deleted on the flush thread (after any flush queued before); the future completes then.
+   * Stops taking data and releases what is buffered. What it wrote stays: {@link #deletion} says
+   * how to delete it.
    */
-  public CompletableFuture<Void> discard(boolean deleteFile) {
+  public void discard() {
     List<Part> dropped;
     synchronized (this) {
       state = State.DISCARDED;
@@ -310,7 +310,11 @@ public final class PartitionWriter {
       pendingBytes = 0;
     }
     release(dropped);
-    return deleteFile ? layout.delete(this) : CompletableFuture.completedFuture(null);
+  }
+
+  /** How to delete what this (discarded) writer wrote, if its layout deletes per location. */
+  Optional<LocationLayout.Deletion> deletion() {
+    return layout.deletion(this);
   }
 
   // @GuardedBy("this")

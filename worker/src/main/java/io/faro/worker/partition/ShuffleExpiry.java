@@ -7,9 +7,12 @@ import io.faro.worker.storage.Disk;
 import io.faro.worker.storage.Disks;
 import java.io.IOException;
 import java.util.ArrayList;
+import java.util.IdentityHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executor;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -51,18 +54,38 @@ final class ShuffleExpiry {
       }
     }
     released.released(writers.size());
-    LOG.info(
-        "Expiring shuffle {}: deleting {} partition locations",
-        shuffle,
-        writers.size() + restored.size());
-    List<CompletableFuture<?>> deletions = new ArrayList<>();
-    writers.forEach(w -> deletions.add(w.discard(true)));
-    if (state != null) {
-      // After the writers' discards: a run written meanwhile is written before the directory goes.
-      deletions.add(state.closeRuns());
+    // The deletions of the locations that share a flusher thread run as one task on it: an
+    // expiry costs a task per thread of each disk the shuffle used, not one per location (a
+    // shuffle of 100,000 locations queued as many tasks, and a graceful stop dropped them).
+    Map<Executor, List<Runnable>> byThread = new IdentityHashMap<>();
+    for (PartitionWriter w : writers) {
+      w.discard();
+      w.deletion()
+          .ifPresent(
+              d -> byThread.computeIfAbsent(d.thread(), t -> new ArrayList<>()).add(d.delete()));
     }
-    restored.forEach(r -> deletions.add(deleteRestored(r)));
+    for (RestoredPartition r : restored) {
+      r.commit()
+          .file()
+          .ifPresent(
+              file -> {
+                Disk disk = disks.get(r.diskIndex());
+                byThread
+                    .computeIfAbsent(disk.flusher().anyThread(), t -> new ArrayList<>())
+                    .add(() -> disk.deleteFile(file));
+              });
+    }
+    LOG.info(
+        "Expiring shuffle {}: deleting {} partition locations in {} tasks",
+        shuffle,
+        writers.size() + restored.size(),
+        byThread.size());
+    List<CompletableFuture<?>> deletions = new ArrayList<>();
+    byThread.forEach((thread, tasks) -> deletions.add(runAll(shuffle, tasks, thread)));
     if (state != null) {
+      // After the writers' deletions: a run written meanwhile is written before the directory
+      // goes.
+      deletions.add(state.closeRuns());
       // A store write: on a disk thread, like the deletions. Either order with the deletions is
       // safe: a record whose file is gone is dropped at the next start, a file without a record is
       // deleted there.
@@ -73,21 +96,34 @@ final class ShuffleExpiry {
         .thenCompose(done -> disks.deleteShuffleDirectories(shuffle));
   }
 
+  /**
+   * Runs {@code tasks} on {@code thread}, each whatever the others threw. A thread that stopped
+   * (the worker is on its way out) deletes nothing: the files go at the next start, with no record.
+   */
+  private static CompletableFuture<Void> runAll(
+      ShuffleId shuffle, List<Runnable> tasks, Executor thread) {
+    try {
+      return CompletableFuture.runAsync(
+          () -> {
+            for (Runnable task : tasks) {
+              try {
+                task.run();
+              } catch (RuntimeException e) {
+                LOG.warn("Expiring shuffle {}: a deletion failed: {}", shuffle, e.toString());
+              }
+            }
+          },
+          thread);
+    } catch (RejectedExecutionException e) {
+      return CompletableFuture.completedFuture(null);
+    }
+  }
+
   private void forget(ShuffleId shuffle) {
     try {
       commitLog.get().forgotten(shuffle);
     } catch (IOException | RuntimeException e) {
       LOG.warn("Cannot forget shuffle {} in the metadata store: {}", shuffle, e.toString());
     }
-  }
-
-  /** Deletes a restored location's file on its disk's flusher. */
-  private CompletableFuture<Void> deleteRestored(RestoredPartition r) {
-    if (r.commit().file().isEmpty()) {
-      return CompletableFuture.completedFuture(null);
-    }
-    Disk disk = disks.get(r.diskIndex());
-    return CompletableFuture.runAsync(
-        () -> disk.deleteFile(r.commit().file().get()), disk.flusher().anyThread());
   }
 }

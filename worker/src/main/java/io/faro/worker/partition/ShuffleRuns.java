@@ -21,6 +21,7 @@ import java.util.HashSet;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
@@ -193,8 +194,8 @@ final class ShuffleRuns implements LocationLayout {
 
   /** Nothing: a run holds other locations' data too, and goes with the shuffle's directory. */
   @Override
-  public CompletableFuture<Void> delete(PartitionWriter writer) {
-    return CompletableFuture.completedFuture(null);
+  public Optional<Deletion> deletion(PartitionWriter writer) {
+    return Optional.empty();
   }
 
   /**

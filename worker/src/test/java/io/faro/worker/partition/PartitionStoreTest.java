@@ -23,6 +23,7 @@ import java.util.Collections;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
@@ -213,6 +214,59 @@ class PartitionStoreTest {
       assertThat(left.filter(Files::isRegularFile).map(Path::getFileName).map(Path::toString))
           .noneMatch(name -> name.endsWith(".data"));
     }
+  }
+
+  @Test
+  void aWideShufflesExpiryQueuesOneTaskPerDiskThreadNotOnePerLocation() throws Exception {
+    int locations = 2_000;
+    List<Reservation> wide = new ArrayList<>();
+    for (int p = 0; p < locations; p++) {
+      wide.add(new Reservation(p, 0, p % 2));
+    }
+    store.reserve(SHUFFLE, TOKEN, wide);
+    for (int p = 0; p < locations; p++) {
+      assertThat(push(p, 0, 200)).isEqualTo(PushStatus.OK);
+    }
+    store.commit(SHUFFLE, TOKEN).orTimeout(30, TimeUnit.SECONDS).join();
+    try (var files = Files.walk(root)) {
+      assertThat(files.filter(f -> f.toString().endsWith(".data")).count()).isEqualTo(locations);
+    }
+    assertThat(disks.get(0).usedBytes() + disks.get(1).usedBytes()).isPositive();
+
+    // Each disk's one flusher thread is held, so what the expiry queues stays in the queues.
+    CountDownLatch held = new CountDownLatch(1);
+    CountDownLatch running = new CountDownLatch(2);
+    for (int d = 0; d < 2; d++) {
+      disks
+          .get(d)
+          .flusher()
+          .anyThread()
+          .execute(
+              () -> {
+                running.countDown();
+                try {
+                  held.await(30, TimeUnit.SECONDS);
+                } catch (InterruptedException e) {
+                  Thread.currentThread().interrupt();
+                }
+              });
+    }
+    assertThat(running.await(10, TimeUnit.SECONDS)).isTrue();
+    CompletableFuture<Void> expired = store.expire(SHUFFLE);
+    // Disk 0's thread also records the expiry in the commit log.
+    assertThat(disks.get(0).flusher().queuedTasks()).isEqualTo(2);
+    assertThat(disks.get(1).flusher().queuedTasks()).isEqualTo(1);
+    held.countDown();
+
+    expired.orTimeout(30, TimeUnit.SECONDS).join();
+    try (var left = Files.walk(root)) {
+      assertThat(left.filter(Files::isRegularFile).map(Path::toString))
+          .noneMatch(name -> name.endsWith(".data"));
+    }
+    assertThat(disks.get(0).usedBytes()).isZero();
+    assertThat(disks.get(1).usedBytes()).isZero();
+    assertThat(store.heldLocations()).isZero();
+    Eventually.await("the expiry's record", () -> log.calls.contains("forgotten " + SHUFFLE));
   }
 
   @Test
