@@ -386,7 +386,8 @@ public final class LocalCluster implements AutoCloseable {
   }
 
   private static boolean anyAlive(Path dir) throws IOException {
-    return ClusterFile.pids(dir).stream()
-        .anyMatch(pid -> ProcessLauncher.faroProcess(pid).isPresent());
+    // Not a zombie: a member that exited and that init has not reaped yet (its launcher detached)
+    // holds no port and no file, and a start right after a stop must not take it for running.
+    return ClusterFile.pids(dir).stream().anyMatch(ProcessLauncher::running);
   }
 }

@@ -19,6 +19,54 @@ import org.junit.jupiter.api.io.TempDir;
 
 /** `faro local-cluster` with real processes: they start, register, are described, and stop. */
 class LocalClusterTest {
+  /**
+   * A stop's members may stay zombies for a while when the launcher detached (init reaps them, late
+   * on some machines): a start right after that stop must not take them for a running cluster. The
+   * zombie here is a real one: a child whose parent execs into a process that never reaps.
+   */
+  @Test
+  void startsWhereTheLastClustersMembersAreZombiesNotReapedYet(@TempDir Path dir) throws Exception {
+    Process parent =
+        new ProcessBuilder("sh", "-c", "sleep 0.1 & echo $!; exec sleep 60")
+            .redirectErrorStream(true)
+            .start();
+    try {
+      long zombie =
+          Long.parseLong(
+              new java.io.BufferedReader(
+                      new java.io.InputStreamReader(
+                          parent.getInputStream(), java.nio.charset.StandardCharsets.US_ASCII))
+                  .readLine()
+                  .trim());
+      Path stat = Path.of("/proc", Long.toString(zombie), "stat");
+      long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
+      while (!Files.readString(stat)
+          .substring(Files.readString(stat).lastIndexOf(')') + 2)
+          .startsWith("Z")) {
+        assertThat(System.nanoTime()).as("the child became a zombie").isLessThan(deadline);
+        Thread.sleep(20);
+      }
+      assertThat(ProcessHandle.of(zombie))
+          .hasValueSatisfying(h -> assertThat(h.isAlive()).isTrue());
+      Files.writeString(
+          dir.resolve(LocalCluster.CLUSTER_FILE),
+          "{\"workDir\": \""
+              + dir
+              + "\", \"masters\": [{\"name\": \"master-0\", \"role\": \"master\", \"pid\": "
+              + zombie
+              + "}], \"workers\": []}");
+
+      try (LocalCluster cluster = LocalCluster.start(dir, LocalCluster.Options.workers(1))) {
+        assertThat(cluster.members()).hasSize(2);
+        assertThat(Json.numbers(Files.readString(dir.resolve(LocalCluster.CLUSTER_FILE)), "pid"))
+            .doesNotContain(zombie);
+      }
+    } finally {
+      parent.destroyForcibly();
+      parent.waitFor();
+    }
+  }
+
   @Test
   void startsDescribesAndStopsRealProcesses(@TempDir Path dir) throws Exception {
     List<ProcessHandle> processes;
