@@ -182,6 +182,20 @@ public final class WorkerOptions {
           "Most bytes of one shuffle read ahead (faro.worker.read.ahead.files). They take page "
               + "cache, not worker memory: the host needs this much free page cache per shuffle "
               + "read at once.");
+  public static final ConfigOption<Boolean> FETCH_ZERO_COPY =
+      booleanOption(
+          "faro.worker.fetch.zero.copy",
+          false,
+          "Whether a chunk whose every page is in the page cache is sent from its file "
+              + "(sendfile) instead of being read into the worker's buffers and copied from "
+              + "them: on a disk read through the page cache (not faro.worker.io.mode direct), "
+              + "for a location with a file of its own (not the runs layout) and a connection "
+              + "without TLS. A reader thread checks residency (mincore) in the read's turn; a "
+              + "chunk not resident is read there as with false. Off by default: over loopback "
+              + "it measured slower, with more CPU on the reducers (docs/benchmarks.md, "
+              + "\"Zero-copy fetch\"); measure it on hosts with real network cards before "
+              + "turning it on. A page evicted between the check and the send is read by the "
+              + "send, on the fetch event loop.");
   public static final ConfigOption<Duration> HEARTBEAT_INTERVAL =
       durationOption(
           "faro.worker.heartbeat.interval",
@@ -435,6 +449,7 @@ public final class WorkerOptions {
                 IO_READ_BUFFER_PER_DISK,
                 READ_AHEAD_FILES,
                 READ_AHEAD_BYTES,
+                FETCH_ZERO_COPY,
                 HEARTBEAT_INTERVAL,
                 GRACEFUL_TIMEOUT,
                 DECOMMISSION_TIMEOUT,

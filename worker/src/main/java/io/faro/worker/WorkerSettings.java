@@ -8,6 +8,7 @@ import static io.faro.worker.WorkerOptions.DIRS;
 import static io.faro.worker.WorkerOptions.DISK_CHECK_INTERVAL;
 import static io.faro.worker.WorkerOptions.DISK_CHECK_TIMEOUT;
 import static io.faro.worker.WorkerOptions.FETCH_PORT;
+import static io.faro.worker.WorkerOptions.FETCH_ZERO_COPY;
 import static io.faro.worker.WorkerOptions.FLUSH_BUFFER_SIZE;
 import static io.faro.worker.WorkerOptions.GRACEFUL_TIMEOUT;
 import static io.faro.worker.WorkerOptions.HEARTBEAT_INTERVAL;
@@ -110,6 +111,7 @@ public record WorkerSettings(
       long ioReadBufferPerDisk,
       int readAheadFiles,
       long readAheadBytes,
+      boolean fetchZeroCopy,
       long splitThreshold,
       SplitMode splitMode,
       DiskChecker.Settings diskCheck,
@@ -224,6 +226,7 @@ public record WorkerSettings(
         conf.get(IO_READ_BUFFER_PER_DISK),
         conf.get(READ_AHEAD_FILES),
         conf.get(READ_AHEAD_BYTES),
+        conf.get(FETCH_ZERO_COPY),
         conf.get(SPLIT_THRESHOLD),
         conf.get(SPLIT_MODE),
         new DiskChecker.Settings(

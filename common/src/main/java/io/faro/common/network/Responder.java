@@ -8,6 +8,8 @@ import io.faro.proto.ErrorResponse;
 import io.netty.buffer.ByteBuf;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelOutboundBuffer;
+import io.netty.channel.FileRegion;
+import io.netty.handler.ssl.SslHandler;
 import io.netty.util.ReferenceCountUtil;
 import java.util.concurrent.atomic.AtomicBoolean;
 
@@ -88,6 +90,30 @@ public final class Responder {
       return;
     }
     write(new OutboundFrame(FrameKind.RESPONSE, requestId, meta, body));
+  }
+
+  /**
+   * Answers with {@code body} sent from its file (sendfile, no copy through this process); only
+   * where {@link #takesFileRegions()}. Takes ownership of {@code body}.
+   */
+  public void respondFromFile(Message meta, FileRegion body) {
+    if (!answered.compareAndSet(false, true)) {
+      ReferenceCountUtil.safeRelease(body);
+      return;
+    }
+    if (!takesFileRegions()) {
+      ReferenceCountUtil.safeRelease(body);
+      throw new IllegalStateException("a file region answer on a connection with TLS");
+    }
+    write(OutboundFrame.fromFile(FrameKind.RESPONSE, requestId, meta, body));
+  }
+
+  /**
+   * Whether an answer's body may be a file region: on a connection without TLS (TLS encrypts in
+   * this process, so the bytes must pass through it).
+   */
+  public boolean takesFileRegions() {
+    return channel.pipeline().get(SslHandler.class) == null;
   }
 
   public void fail(ErrorCode code, String message) {

@@ -125,6 +125,7 @@ public final class TransportServer implements AutoCloseable {
             .option(ChannelOption.SO_BACKLOG, 1024)
             .option(ChannelOption.SO_REUSEADDR, true)
             .childOption(ChannelOption.TCP_NODELAY, true)
+            .childOption(ChannelOption.MESSAGE_SIZE_ESTIMATOR, AnswerSizeEstimator.INSTANCE)
             .childOption(ChannelOption.SO_KEEPALIVE, true)
             .childHandler(
                 new ServerPipeline(

@@ -3,9 +3,11 @@ package io.faro.common.network;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.faro.common.config.FaroConf;
+import io.faro.common.testing.Eventually;
 import io.faro.proto.EmptyResponse;
 import io.faro.proto.MasterStatusRequest;
 import io.netty.buffer.Unpooled;
+import io.netty.channel.DefaultFileRegion;
 import io.netty.channel.embedded.EmbeddedChannel;
 import java.io.DataOutputStream;
 import java.io.IOException;
@@ -14,11 +16,14 @@ import java.net.InetSocketAddress;
 import java.net.Socket;
 import java.net.SocketTimeoutException;
 import java.nio.ByteBuffer;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
 /**
  * A server bounds what one peer may cost it: idle and half-open connections close, one address
@@ -180,19 +185,61 @@ class TransportServerLimitsTest {
                         EmptyResponse.getDefaultInstance(), Unpooled.wrappedBuffer(answer)),
                 null);
         Socket socket = connect(server)) {
-      socket.setReceiveBufferSize(64 * 1024);
-      DataOutputStream out = new DataOutputStream(socket.getOutputStream());
-      boolean closed = false;
-      // 1 MiB answers to requests it never reads: kernel buffers fill, then the server's 8m.
-      for (int i = 0; i < 400 && !closed; i++) {
-        try {
-          out.write(request(i, 0));
-          out.flush();
-        } catch (IOException e) {
-          closed = true;
-        }
+      assertThat(closedAfterUnreadAnswers(socket)).isTrue();
+    }
+  }
+
+  /**
+   * Sends up to 400 requests for 1 MiB answers and reads none: kernel buffers fill, then the
+   * server's 8m. Whether the server closed the connection.
+   */
+  private static boolean closedAfterUnreadAnswers(Socket socket) throws IOException {
+    socket.setReceiveBufferSize(64 * 1024);
+    DataOutputStream out = new DataOutputStream(socket.getOutputStream());
+    for (int i = 0; i < 400; i++) {
+      try {
+        out.write(request(i, 0));
+        out.flush();
+      } catch (IOException e) {
+        return true;
       }
-      assertThat(closed || closedByServer(socket)).isTrue();
+    }
+    return closedByServer(socket);
+  }
+
+  /**
+   * Answers sent from a file count against faro.network.max.pending.answer.bytes too (Netty's
+   * default estimate of a file region is 0 bytes): a peer that never reads them is closed, and the
+   * regions it left are released (their files closed).
+   */
+  @Test
+  void aPeerThatNeverReadsAnswersSentFromFilesIsClosed(@TempDir Path dir) throws Exception {
+    Path file = Files.write(dir.resolve("chunk"), new byte[1 << 20]);
+    List<DefaultFileRegion> regions = java.util.Collections.synchronizedList(new ArrayList<>());
+    try (TransportServer server =
+            new TransportServer(
+                "unread-region-test",
+                "127.0.0.1",
+                0,
+                "faro.test.port",
+                settings("faro.network.max.pending.answer.bytes", "8m"),
+                (request, responder) -> {
+                  assertThat(responder.takesFileRegions()).isTrue();
+                  DefaultFileRegion region = new DefaultFileRegion(file.toFile(), 0, 1 << 20);
+                  regions.add(region);
+                  responder.respondFromFile(EmptyResponse.getDefaultInstance(), region);
+                },
+                null);
+        Socket socket = connect(server)) {
+      assertThat(closedAfterUnreadAnswers(socket)).isTrue();
+      assertThat(regions).hasSizeLessThan(400);
+      Eventually.await(
+          "every region answered or dropped is released",
+          () -> {
+            synchronized (regions) {
+              return regions.stream().allMatch(r -> r.refCnt() == 0);
+            }
+          });
     }
   }
 

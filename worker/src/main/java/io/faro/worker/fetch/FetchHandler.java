@@ -25,6 +25,7 @@ import io.faro.worker.storage.DiskReader;
 import io.faro.worker.storage.Extent;
 import io.faro.worker.storage.ReadAhead;
 import io.netty.buffer.ByteBuf;
+import io.netty.channel.FileRegion;
 import java.util.List;
 import java.util.Optional;
 import org.slf4j.Logger;
@@ -43,6 +44,12 @@ import org.slf4j.LoggerFactory;
  * chunk ({@link MapRangeCut}), so that the sub-reads of one partition fetch its bytes once between
  * them.
  *
+ * <p>With faro.worker.fetch.zero.copy (off by default), a whole chunk of a file of its own, on a
+ * disk read through the page cache and a connection without TLS, is sent from the file (sendfile)
+ * when a reader thread finds every page of it resident: no read buffer, no copy through this
+ * process ({@link DiskReader#readOrRegion}); one that is not resident is read into buffers as any
+ * other.
+ *
  * <p>Each fetch may also queue, behind the chunk reads, the read-ahead of the files reducers will
  * fetch next ({@link ReadAhead}, {@link DiskReader#warm}); it does nothing on a disk with direct
  * I/O.
@@ -56,15 +63,21 @@ public final class FetchHandler implements RequestHandler {
 
   private final PartitionStore store;
   private final ReadAhead.Limits readAhead;
+  private final boolean zeroCopy;
 
-  /** A handler that reads nothing ahead. */
+  /** A handler that reads nothing ahead and reads every chunk into buffers. */
   public FetchHandler(PartitionStore store) {
-    this(store, ReadAhead.Limits.NONE);
+    this(store, ReadAhead.Limits.NONE, false);
   }
 
-  public FetchHandler(PartitionStore store, ReadAhead.Limits readAhead) {
+  /**
+   * @param zeroCopy whether a chunk found in the page cache is sent from its file
+   *     (faro.worker.fetch.zero.copy)
+   */
+  public FetchHandler(PartitionStore store, ReadAhead.Limits readAhead, boolean zeroCopy) {
     this.store = requireNonNull(store, "store is null");
     this.readAhead = requireNonNull(readAhead, "readAhead is null");
+    this.zeroCopy = zeroCopy;
   }
 
   /** Reading a shuffle needs the secret of the application it belongs to. */
@@ -138,6 +151,28 @@ public final class FetchHandler implements RequestHandler {
     List<Extent> pieces = committed.data().slice(offset, length);
     FetchChunkResponse answer = FetchChunkResponse.newBuilder().setChunkIndex(chunk).build();
     DiskReader reader = store.disk(key).reader();
+    if (zeroCopy
+        && fetch.getEndMap() <= fetch.getStartMap()
+        && length <= reader.maxReadBytes()
+        && responder.takesFileRegions()) {
+      reader
+          .readOrRegion(pieces, responder::connected)
+          .whenComplete(
+              (body, error) -> {
+                if (error != null) {
+                  responder.fail(error);
+                  return;
+                }
+                store.counters().chunkFetched(length, 0);
+                if (body instanceof FileRegion region) {
+                  responder.respondFromFile(answer, region);
+                } else {
+                  responder.respond(answer, (ByteBuf) body);
+                }
+              });
+      readAhead(key);
+      return;
+    }
     if (length <= reader.maxReadBytes()) {
       reader
           .read(pieces, responder::connected)

@@ -192,6 +192,12 @@ final class WorkerMetrics {
         () -> disk.reader().warmResidentBytes(),
         labels);
     metrics.counter(
+        "faro_worker_disk_fetch_zero_copy_bytes",
+        "Bytes of chunks sent from their files because every page was in the page cache"
+            + " (faro.worker.fetch.zero.copy): not read into the worker's buffers.",
+        () -> disk.reader().regionBytes(),
+        labels);
+    metrics.counter(
         "faro_worker_disk_read_ahead_seconds",
         "Time the disk's reader threads spent on read-ahead.",
         () -> disk.reader().warmNanos() / NANOS_PER_SECOND,

@@ -95,7 +95,9 @@ final class WorkerPorts implements AutoCloseable {
               WorkerOptions.FETCH_PORT.key(),
               network,
               RequestHandler.requiring(
-                  extensions.wrapFetch(new FetchHandler(store, readAhead)), level::oldestProtocol),
+                  extensions.wrapFetch(
+                      new FetchHandler(store, readAhead, settings.storage().fetchZeroCopy())),
+                  level::oldestProtocol),
               null,
               FrameDecoder.Bodies.CONTIGUOUS,
               null,

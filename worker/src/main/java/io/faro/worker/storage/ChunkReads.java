@@ -5,8 +5,12 @@ import io.faro.common.error.FaroException;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufAllocator;
 import io.netty.buffer.CompositeByteBuf;
+import io.netty.channel.DefaultFileRegion;
+import io.netty.channel.FileRegion;
+import io.netty.util.internal.PlatformDependent;
 import java.io.IOException;
 import java.nio.ByteBuffer;
+import java.nio.MappedByteBuffer;
 import java.nio.channels.FileChannel;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
@@ -43,6 +47,7 @@ final class ChunkReads {
   private final int alignment;
   private final AtomicLong readBytes = new AtomicLong();
   private final AtomicLong readNanos = new AtomicLong();
+  private final AtomicLong residentBytes = new AtomicLong();
 
   // Reads of runs: how far to read from a piece's start, and, per run, the range last read so.
   private final int readAroundBytes;
@@ -82,6 +87,57 @@ final class ChunkReads {
   /** Whether a read of pieces reads around them ({@code readAroundBytes} above 0). */
   boolean readsAround() {
     return readAroundBytes > 0;
+  }
+
+  /**
+   * The {@code length} bytes of {@code file} at {@code offset} as a region of the file, to be sent
+   * with sendfile, when every page of them is in the page cache (mincore); null when one is not, on
+   * a disk with direct I/O (its files are not in the page cache), or when the file cannot be opened
+   * (the buffered read then says why). The region owns the file channel it opened.
+   */
+  FileRegion residentRegion(Path file, long offset, int length) {
+    if (direct != null) {
+      return null;
+    }
+    FileChannel channel;
+    try {
+      channel = FileChannel.open(file, StandardOpenOption.READ);
+    } catch (IOException e) {
+      return null;
+    }
+    boolean handedOver = false;
+    try {
+      PartitionFile.requireBytesUpTo(channel, file, offset + length, "the chunk asked for");
+      MappedByteBuffer mapped = channel.map(FileChannel.MapMode.READ_ONLY, offset, length);
+      boolean resident;
+      try {
+        resident = mapped.isLoaded();
+      } finally {
+        // Unmapped now, not whenever the collector finds the buffer.
+        PlatformDependent.freeDirectBuffer(mapped);
+      }
+      if (!resident) {
+        return null;
+      }
+      handedOver = true;
+      residentBytes.addAndGet(length);
+      return new DefaultFileRegion(channel, offset, length);
+    } catch (IOException | RuntimeException e) {
+      return null;
+    } finally {
+      if (!handedOver) {
+        try {
+          channel.close();
+        } catch (IOException ignored) {
+          // Only read from.
+        }
+      }
+    }
+  }
+
+  /** Bytes handed out as regions of files found in the page cache, since start. */
+  long regionBytes() {
+    return residentBytes.get();
   }
 
   /** Reads {@code length} bytes of {@code file} at {@code offset} into reserved segments. */

@@ -6,6 +6,8 @@ import io.faro.common.error.ErrorCode;
 import io.faro.common.error.FaroException;
 import io.faro.common.network.NetworkThreads;
 import io.netty.buffer.ByteBuf;
+import io.netty.channel.FileRegion;
+import io.netty.util.ReferenceCounted;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
@@ -193,7 +195,47 @@ public final class DiskReader implements AutoCloseable {
               + " bytes per read)");
     }
     return enqueue(
-        new QueuedRead(file, offset, length, stillWanted, () -> reads.range(file, offset, length)));
+        new QueuedRead<>(
+            file, offset, length, stillWanted, () -> reads.range(file, offset, length)));
+  }
+
+  /**
+   * As {@link #read(List, BooleanSupplier)}, for an answer that may be sent from the file itself: a
+   * chunk that is one piece of a file (a location with a file of its own) and whose every page a
+   * reader thread finds in the page cache, in its turn, completes as a {@link FileRegion} (no
+   * buffers taken, nothing copied here; the send copies from the page cache); any other is read
+   * into buffers as by {@code read}. The caller owns what it gets.
+   */
+  public CompletableFuture<ReferenceCounted> readOrRegion(
+      List<Extent> pieces, BooleanSupplier stillWanted) {
+    if (pieces.size() != 1 || reads.readsAround() || !warmUps.enabled()) {
+      return read(pieces, stillWanted).<ReferenceCounted>thenApply(bytes -> bytes);
+    }
+    Extent only = pieces.get(0);
+    long length = only.length();
+    if (length <= 0 || only.offset() < 0 || length > maxReadBytes()) {
+      return read(pieces, stillWanted).<ReferenceCounted>thenApply(bytes -> bytes);
+    }
+    Path file = only.file();
+    long offset = only.offset();
+    int size = (int) length;
+    return enqueue(
+        new QueuedRead<ReferenceCounted>(
+            file,
+            offset,
+            size,
+            stillWanted,
+            () -> {
+              FileRegion region = reads.residentRegion(file, offset, size);
+              return region != null ? region : reads.range(file, offset, size);
+            }));
+  }
+
+  /**
+   * Bytes sent as regions of files found in the page cache ({@link #readOrRegion}), since start.
+   */
+  public long regionBytes() {
+    return reads.regionBytes();
   }
 
   /**
@@ -261,7 +303,7 @@ public final class DiskReader implements AutoCloseable {
     List<Extent> copy = List.copyOf(pieces);
     Extent first = copy.get(0);
     return enqueue(
-        new QueuedRead(
+        new QueuedRead<>(
             first.file(), first.offset(), total, stillWanted, () -> how.apply(copy, total)));
   }
 
@@ -276,7 +318,7 @@ public final class DiskReader implements AutoCloseable {
     return total;
   }
 
-  private CompletableFuture<ByteBuf> enqueue(QueuedRead read) {
+  private <T extends ReferenceCounted> CompletableFuture<T> enqueue(QueuedRead<T> read) {
     if (!rounds.add(read)) {
       read.result.completeExceptionally(
           new FaroException(ErrorCode.SHUTTING_DOWN, "worker is shutting down"));
@@ -294,20 +336,21 @@ public final class DiskReader implements AutoCloseable {
   }
 
   /** How a queued read reads, on a reader thread. */
-  private interface Reading {
-    ByteBuf readNow();
+  private interface Reading<T extends ReferenceCounted> {
+    T readNow();
   }
 
   /** A read waiting for its turn, and the answer its asker waits for. */
-  private static final class QueuedRead implements ReadRounds.Read {
+  private static final class QueuedRead<T extends ReferenceCounted> implements ReadRounds.Read {
     private final Path file;
     private final long offset;
     private final int length;
     private final BooleanSupplier stillWanted;
-    private final Reading reading;
-    final CompletableFuture<ByteBuf> result = new CompletableFuture<>();
+    private final Reading<T> reading;
+    final CompletableFuture<T> result = new CompletableFuture<>();
 
-    QueuedRead(Path file, long offset, int length, BooleanSupplier stillWanted, Reading reading) {
+    QueuedRead(
+        Path file, long offset, int length, BooleanSupplier stillWanted, Reading<T> reading) {
       this.file = requireNonNull(file, "file is null");
       this.offset = offset;
       this.length = length;
@@ -336,7 +379,7 @@ public final class DiskReader implements AutoCloseable {
           return;
         }
         assert !NetworkThreads.isCurrent() : "a disk read on an event loop";
-        ByteBuf bytes = reading.readNow();
+        T bytes = reading.readNow();
         if (!result.complete(bytes)) {
           bytes.release(); // completed otherwise meanwhile: nobody else will release them
         }

@@ -45,8 +45,9 @@ import org.junit.jupiter.api.io.TempDir;
 
 /**
  * A fetch port over a disk written through the page cache: chunks are read by the disk's reader
- * into its pooled buffers, like on a disk with direct I/O, and only a chunk larger than those
- * buffers is sent with sendfile.
+ * into its pooled buffers, like on a disk with direct I/O (faro.worker.fetch.zero.copy false, as
+ * most tests here run), or, with zero copy, sent from their files when the reader finds them in the
+ * page cache (a file just written always is).
  */
 class FetchHandlerTest {
   private static final ShuffleId SHUFFLE = new ShuffleId(new AppId("app-fetch"), 2);
@@ -64,11 +65,14 @@ class FetchHandlerTest {
   @BeforeEach
   void setUp() {
     // One segment of read buffers: a read of up to 1 MiB - 2 bytes at a time.
-    open(DiskReader.SEGMENT_BYTES);
+    open(DiskReader.SEGMENT_BYTES, false);
   }
 
-  /** Opens the disk with {@code readBuffers} bytes of read buffers, a store and a fetch port. */
-  private void open(long readBuffers) {
+  /**
+   * Opens the disk with {@code readBuffers} bytes of read buffers, a store and a fetch port that
+   * sends chunks from the page cache with {@code zeroCopy}.
+   */
+  private void open(long readBuffers, boolean zeroCopy) {
     disks =
         Disks.open(
             List.of(new DiskDir(root.resolve("d0"), DiskTier.HDD)),
@@ -86,7 +90,7 @@ class FetchHandlerTest {
             WorkerOptions.FETCH_PORT.key(),
             NetworkSettings.from(FaroConf.empty().with("faro.auth.enabled", "false")),
             // Two files ahead of the highest partition fetched.
-            new FetchHandler(store, new ReadAhead.Limits(2, 1L << 30)),
+            new FetchHandler(store, new ReadAhead.Limits(2, 1L << 30), zeroCopy),
             null);
   }
 
@@ -121,6 +125,26 @@ class FetchHandlerTest {
     assertThat(reader.readBytes()).isEqualTo(expected.length);
     assertThat(reader.readNanos()).isPositive();
     Eventually.await("every read buffer back in the pool", () -> reader.segmentsInUse() == 0);
+  }
+
+  @Test
+  void aChunkInThePageCacheIsSentFromItsFileWithoutTheReadersBuffers() throws Exception {
+    close();
+    open(DiskReader.SEGMENT_BYTES, true);
+    DiskReader reader = disks.get(0).reader();
+    PartitionKey key = new PartitionKey(SHUFFLE, 0, 0);
+    store.reserve(SHUFFLE, List.of(new Reservation(0, 0, 0)));
+    byte[] expected = appendRandomParts(key, 60, new Random(23));
+    store.commit(SHUFFLE).join();
+    WorkerClient client = client("reducer");
+
+    assertThat(client.openStream(key)).hasSizeGreaterThan(3);
+    assertThat(client.fetchAll(key)).isEqualTo(expected);
+    // Every chunk went out as a region of the file just written (resident): none was read here.
+    assertThat(reader.regionBytes()).isEqualTo(expected.length);
+    assertThat(reader.readBytes()).isZero();
+    assertThat(reader.segmentsInUse()).isZero();
+    assertThat(store.counters().fetchedBytes()).isEqualTo(expected.length);
   }
 
   @Test
@@ -207,7 +231,7 @@ class FetchHandlerTest {
       throws InterruptedException {
     // Read buffers to spare: a file the page cache lost is read ahead into a free one.
     close();
-    open(8L * DiskReader.SEGMENT_BYTES);
+    open(8L * DiskReader.SEGMENT_BYTES, false);
     DiskReader reader = disks.get(0).reader();
     // Partitions 0 to 5 are here; 2 is a replica copy, read only if its primary were lost.
     List<Reservation> reservations = new ArrayList<>();
