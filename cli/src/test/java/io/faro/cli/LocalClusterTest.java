@@ -8,6 +8,7 @@ import io.faro.common.master.MasterClient;
 import io.faro.common.network.ClientPool;
 import io.faro.common.network.HostPort;
 import io.faro.common.network.NetworkSettings;
+import io.faro.common.testing.Eventually;
 import io.faro.proto.ClusterStatusRequest;
 import io.faro.proto.ClusterStatusResponse;
 import java.nio.file.Files;
@@ -39,13 +40,16 @@ class LocalClusterTest {
                   .readLine()
                   .trim());
       Path stat = Path.of("/proc", Long.toString(zombie), "stat");
-      long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
-      while (!Files.readString(stat)
-          .substring(Files.readString(stat).lastIndexOf(')') + 2)
-          .startsWith("Z")) {
-        assertThat(System.nanoTime()).as("the child became a zombie").isLessThan(deadline);
-        Thread.sleep(20);
-      }
+      Eventually.await(
+          "the child became a zombie",
+          () -> {
+            try {
+              String line = Files.readString(stat);
+              return line.charAt(line.lastIndexOf(')') + 2) == 'Z';
+            } catch (java.io.IOException e) {
+              throw new java.io.UncheckedIOException(e);
+            }
+          });
       assertThat(ProcessHandle.of(zombie))
           .hasValueSatisfying(h -> assertThat(h.isAlive()).isTrue());
       Files.writeString(

@@ -7,10 +7,8 @@ import io.netty.buffer.ByteBufAllocator;
 import io.netty.buffer.CompositeByteBuf;
 import io.netty.channel.DefaultFileRegion;
 import io.netty.channel.FileRegion;
-import io.netty.util.internal.PlatformDependent;
 import java.io.IOException;
 import java.nio.ByteBuffer;
-import java.nio.MappedByteBuffer;
 import java.nio.channels.FileChannel;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
@@ -47,7 +45,7 @@ final class ChunkReads {
   private final int alignment;
   private final AtomicLong readBytes = new AtomicLong();
   private final AtomicLong readNanos = new AtomicLong();
-  private final AtomicLong residentBytes = new AtomicLong();
+  private final AtomicLong regionBytes = new AtomicLong();
 
   // Reads of runs: how far to read from a piece's start, and, per run, the range last read so.
   private final int readAroundBytes;
@@ -108,19 +106,11 @@ final class ChunkReads {
     boolean handedOver = false;
     try {
       PartitionFile.requireBytesUpTo(channel, file, offset + length, "the chunk asked for");
-      MappedByteBuffer mapped = channel.map(FileChannel.MapMode.READ_ONLY, offset, length);
-      boolean resident;
-      try {
-        resident = mapped.isLoaded();
-      } finally {
-        // Unmapped now, not whenever the collector finds the buffer.
-        PlatformDependent.freeDirectBuffer(mapped);
-      }
-      if (!resident) {
+      if (!WarmUps.resident(channel, offset, length)) {
         return null;
       }
       handedOver = true;
-      residentBytes.addAndGet(length);
+      regionBytes.addAndGet(length);
       return new DefaultFileRegion(channel, offset, length);
     } catch (IOException | RuntimeException e) {
       return null;
@@ -137,7 +127,7 @@ final class ChunkReads {
 
   /** Bytes handed out as regions of files found in the page cache, since start. */
   long regionBytes() {
-    return residentBytes.get();
+    return regionBytes.get();
   }
 
   /** Reads {@code length} bytes of {@code file} at {@code offset} into reserved segments. */

@@ -180,20 +180,7 @@ public final class DiskReader implements AutoCloseable {
    */
   public CompletableFuture<ByteBuf> read(
       Path file, long offset, int length, BooleanSupplier stillWanted) {
-    if (length <= 0 || offset < 0 || length > maxReadBytes()) {
-      throw new IllegalArgumentException(
-          "cannot read "
-              + length
-              + " bytes at "
-              + offset
-              + " of "
-              + file
-              + " with "
-              + name
-              + " (at most "
-              + maxReadBytes()
-              + " bytes per read)");
-    }
+    checkRange(file, offset, length);
     return enqueue(
         new QueuedRead<>(
             file, offset, length, stillWanted, () -> reads.range(file, offset, length)));
@@ -211,14 +198,10 @@ public final class DiskReader implements AutoCloseable {
     if (pieces.size() != 1 || reads.readsAround() || !warmUps.enabled()) {
       return read(pieces, stillWanted).<ReferenceCounted>thenApply(bytes -> bytes);
     }
-    Extent only = pieces.get(0);
-    long length = only.length();
-    if (length <= 0 || only.offset() < 0 || length > maxReadBytes()) {
-      return read(pieces, stillWanted).<ReferenceCounted>thenApply(bytes -> bytes);
-    }
-    Path file = only.file();
-    long offset = only.offset();
-    int size = (int) length;
+    Path file = pieces.get(0).file();
+    long offset = pieces.get(0).offset();
+    int size = (int) Math.min(Integer.MAX_VALUE, pieces.get(0).length());
+    checkRange(file, offset, size);
     return enqueue(
         new QueuedRead<ReferenceCounted>(
             file,
@@ -305,6 +288,24 @@ public final class DiskReader implements AutoCloseable {
     return enqueue(
         new QueuedRead<>(
             first.file(), first.offset(), total, stillWanted, () -> how.apply(copy, total)));
+  }
+
+  /** A range one read may take: not empty, not before the file, at most {@link #maxReadBytes}. */
+  private void checkRange(Path file, long offset, int length) {
+    if (length <= 0 || offset < 0 || length > maxReadBytes()) {
+      throw new IllegalArgumentException(
+          "cannot read "
+              + length
+              + " bytes at "
+              + offset
+              + " of "
+              + file
+              + " with "
+              + name
+              + " (at most "
+              + maxReadBytes()
+              + " bytes per read)");
+    }
   }
 
   private static long totalOf(List<Extent> pieces) {

@@ -66,6 +66,19 @@ final class WarmUps {
     return residentBytes.get();
   }
 
+  /**
+   * Whether every page of the {@code bytes} of {@code channel}'s file from {@code offset} is in the
+   * page cache (mmap and mincore; unmapped at once, not whenever the collector finds the mapping).
+   */
+  static boolean resident(FileChannel channel, long offset, long bytes) throws IOException {
+    MappedByteBuffer mapped = channel.map(FileChannel.MapMode.READ_ONLY, offset, bytes);
+    try {
+      return mapped.isLoaded();
+    } finally {
+      PlatformDependent.freeDirectBuffer(mapped);
+    }
+  }
+
   /** Nanoseconds spent on read-ahead since start (checking and loading). */
   long nanos() {
     return nanos.get();
@@ -128,7 +141,7 @@ final class WarmUps {
       boolean warmed = false;
       try (FileChannel channel = FileChannel.open(file, StandardOpenOption.READ)) {
         long bytes = Math.max(0, Math.min(length, channel.size() - offset));
-        if (bytes > 0 && checkResident && resident(channel, bytes)) {
+        if (bytes > 0 && checkResident && resident(channel, offset, bytes)) {
           whenCovered.accept(bytes);
           residentBytes.addAndGet(bytes);
           warmed = true;
@@ -144,17 +157,6 @@ final class WarmUps {
       } finally {
         nanos.addAndGet(System.nanoTime() - start);
         done.complete(warmed);
-      }
-    }
-
-    /** Whether every page of the {@code bytes} from the offset is in the page cache (mincore). */
-    private boolean resident(FileChannel channel, long bytes) throws IOException {
-      MappedByteBuffer mapped = channel.map(FileChannel.MapMode.READ_ONLY, offset, bytes);
-      try {
-        return mapped.isLoaded();
-      } finally {
-        // Unmapped now, not whenever the collector finds the buffer.
-        PlatformDependent.freeDirectBuffer(mapped);
       }
     }
 
