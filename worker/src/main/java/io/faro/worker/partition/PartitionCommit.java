@@ -49,6 +49,11 @@ public sealed interface PartitionCommit {
       }
     }
 
+    /** A location that received no data. */
+    public static Committed empty(PartitionKey key) {
+      return new Committed(key, Extents.NONE, ChunkIndex.empty());
+    }
+
     /** The partition's own file (files layout); empty in runs, or with no data. */
     public Optional<Path> file() {
       return data.ownFile();

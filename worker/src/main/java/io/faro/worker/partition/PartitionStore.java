@@ -26,11 +26,11 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Every partition location this worker holds, by shuffle: reservations create writers, pushes
- * append to them, a commit closes a shuffle's writers and keeps their files for fetches, and an
- * expiry deletes them; a worker on its way out seals them ({@link ShuffleSealer}), and a restarted
- * one restores what it committed or sealed. Thread-safe; see {@link ShuffleState} and {@link
- * PartitionWriter}.
+ * Every partition location this worker holds, by shuffle: reservations hold locations, a location's
+ * first part makes its writer, pushes append to it, a commit closes a shuffle's writers and keeps
+ * their files for fetches, and an expiry deletes them; a worker on its way out seals them ({@link
+ * ShuffleSealer}), and a restarted one restores what it committed or sealed. Thread-safe; see
+ * {@link ShuffleState} and {@link PartitionWriter}.
  *
  * <p>The jobs are in their own classes, over the one map of shuffles this class owns and under each
  * shuffle's lock: reservation (its limits, the choice of disk, the refusal while the worker leaves)
@@ -160,9 +160,10 @@ public final class PartitionStore implements AutoCloseable {
   }
 
   /**
-   * Creates a writer for every location that has none; existing ones stay (idempotent). No file is
-   * created until data is flushed. All or nothing. The first reservation of a shuffle records
-   * {@code ownerToken}: later reservations and the commit must carry the same.
+   * Holds every location not held yet, idle until its first part makes its writer; existing ones
+   * stay (idempotent). No file is created until data is flushed. All or nothing. The first
+   * reservation of a shuffle records {@code ownerToken}: later reservations and the commit must
+   * carry the same.
    *
    * @throws FaroException INVALID_REQUEST for a disk index this worker does not have or a shuffle
    *     that is already committed; LIMIT_EXCEEDED beyond faro.worker.reserve.max.locations or
@@ -200,10 +201,40 @@ public final class PartitionStore implements AutoCloseable {
     return reservations.held();
   }
 
-  /** The writer of {@code key}, if this worker holds that location. */
+  /**
+   * The writer of {@code key}, if this worker holds that location and it takes data or received
+   * some: an idle location gets its writer here, at its first part.
+   */
   public Optional<PartitionWriter> writer(PartitionKey key) {
+    return Optional.ofNullable(writerOrNull(key));
+  }
+
+  /**
+   * Whether this worker holds location {@code key} and it still takes data: open, or idle and not
+   * sealed, committed or expired. Makes no writer.
+   */
+  public boolean takesData(PartitionKey key) {
     ShuffleState state = shuffles.get(key.shuffle());
-    return Optional.ofNullable(state == null ? null : state.writers.get(key));
+    if (state == null) {
+      return false;
+    }
+    synchronized (state) {
+      PartitionWriter writer = state.writers.get(key);
+      if (writer != null) {
+        return writer.isOpen();
+      }
+      IdleLocations.Idle idle = state.idle.get(key.partition(), key.epoch());
+      return idle != null && !idle.sealed() && !state.commitStarted && !state.expired;
+    }
+  }
+
+  private PartitionWriter writerOrNull(PartitionKey key) {
+    ShuffleState state = shuffles.get(key.shuffle());
+    if (state == null) {
+      return null;
+    }
+    PartitionWriter writer = state.writers.get(key);
+    return writer != null ? writer : reservations.firstPart(state, key);
   }
 
   /**
@@ -216,7 +247,7 @@ public final class PartitionStore implements AutoCloseable {
    */
   public Optional<PartitionWriter> writer(PartitionKey key, String appNonce) {
     ShuffleState state = shuffles.get(key.shuffle());
-    PartitionWriter writer = state == null ? null : state.writers.get(key);
+    PartitionWriter writer = writerOrNull(key);
     if (writer != null
         && !appNonce.isEmpty()
         && !state.appNonce().isEmpty()
@@ -255,8 +286,11 @@ public final class PartitionStore implements AutoCloseable {
       if (state.commitStarted) {
         return PushStatus.STAGE_ENDED;
       }
-      // Sealed by an earlier run on its way out: the client moves to a new location.
-      return state.restored.containsKey(key) ? PushStatus.SPLIT : PushStatus.NOT_HERE;
+      // Sealed by an earlier run on its way out, or idle when this run sealed: the client moves
+      // to a new location.
+      return state.restored.containsKey(key) || state.idleSealed(key)
+          ? PushStatus.SPLIT
+          : PushStatus.NOT_HERE;
     }
     int length = part.readableBytes();
     PushStatus status = writer.append(part, charge, chunkSize);

@@ -19,12 +19,13 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Function;
 
 /**
- * Reservation: which locations a shuffle gets on this worker and on which disk. A reservation is
- * checked whole before anything is added (disk indexes, the request's size, the worker's bound on
- * locations held, the shuffle's owner and app registration, a commit already started), so that a
- * refusal adds nothing; a disk that takes no data hands its locations to another of the same tier,
- * then slower, then faster ones. While the worker leaves (a graceful stop, a drain) every
- * reservation is refused, retryably, with the reason.
+ * Reservation: which locations a shuffle gets on this worker and on which disk, held idle until
+ * their first part makes their writer ({@link IdleLocations}). A reservation is checked whole
+ * before anything is added (disk indexes, the request's size, the worker's bound on locations held,
+ * the shuffle's owner and app registration, a commit already started), so that a refusal adds
+ * nothing; a disk that takes no data hands its locations to another of the same tier, then slower,
+ * then faster ones. While the worker leaves (a graceful stop, a drain) every reservation is
+ * refused, retryably, with the reason.
  *
  * <p>Thread-safety: a reservation runs under its shuffle's lock ({@link ShuffleState}); the count
  * of locations held and the refusal are read anywhere.
@@ -106,7 +107,7 @@ final class Reservations {
         // nothing goes again (a drain waits for the shuffles held to go).
         String why = refusing;
         if (why != null) {
-          if (state.writers.isEmpty() && state.restored.isEmpty() && state.commit == null) {
+          if (state.locations() == 0 && state.restored.isEmpty() && state.commit == null) {
             state.expired = true;
             shuffles.remove(shuffle, state);
           }
@@ -121,10 +122,11 @@ final class Reservations {
         if (!appNonce.isEmpty()) {
           state.claimAppNonce(appNonce);
         }
+        state.idle.ensureRoom(added.size());
         for (Reservation r : reservations) {
           Disk disk = added.remove(new PartitionKey(shuffle, r.partition(), r.epoch()));
           if (disk != null) {
-            addWriter(state, new PartitionKey(shuffle, r.partition(), r.epoch()), disk, r);
+            addIdle(state, new PartitionKey(shuffle, r.partition(), r.epoch()), disk, r);
           }
         }
         return;
@@ -179,6 +181,7 @@ final class Reservations {
     for (Reservation r : reservations) {
       PartitionKey key = new PartitionKey(shuffle, r.partition(), r.epoch());
       if (state.writers.containsKey(key)
+          || state.idle.contains(r.partition(), r.epoch())
           || state.restored.containsKey(key)
           || fresh.containsKey(key)) {
         continue;
@@ -208,16 +211,55 @@ final class Reservations {
     return chosen;
   }
 
+  /**
+   * Holds a new location as idle: its writer is made when its first part arrives ({@link
+   * #firstPart}). A shuffle whose replica links do not fit an idle entry gets its writer now.
+   */
   // @GuardedBy("state")
-  private void addWriter(ShuffleState state, PartitionKey key, Disk disk, Reservation r) {
+  private void addIdle(ShuffleState state, PartitionKey key, Disk disk, Reservation r) {
     ReplicaLink link = r.replica().map(replicaLinks).orElse(null);
-    if (r.replicaCopy()) {
+    int linkIndex = link == null ? IdleLocations.Idle.NO_LINK : state.linkIndex(link);
+    if (link != null && linkIndex < 0) {
+      addWriter(state, key, disk, link, r.replicaCopy());
+    } else {
+      state.idle.add(key.partition(), key.epoch(), disk.index(), linkIndex, r.replicaCopy());
+    }
+    held.incrementAndGet();
+  }
+
+  /**
+   * The writer of {@code key} for a part that arrived: the one it has, or one made now from its
+   * idle entry; null when the shuffle holds no such location, or no longer takes data there (its
+   * commit started, it expired, or it was sealed).
+   */
+  PartitionWriter firstPart(ShuffleState state, PartitionKey key) {
+    synchronized (state) {
+      PartitionWriter writer = state.writers.get(key);
+      if (writer != null || state.expired || state.commitStarted) {
+        return writer;
+      }
+      IdleLocations.Idle idle = state.idle.get(key.partition(), key.epoch());
+      if (idle == null || idle.sealed()) {
+        return null;
+      }
+      state.idle.take(key.partition(), key.epoch());
+      ReplicaLink link =
+          idle.linkIndex() == IdleLocations.Idle.NO_LINK ? null : state.link(idle.linkIndex());
+      return addWriter(state, key, disks.get(idle.diskIndex()), link, idle.replicaCopy());
+    }
+  }
+
+  // @GuardedBy("state")
+  private PartitionWriter addWriter(
+      ShuffleState state, PartitionKey key, Disk disk, ReplicaLink link, boolean replicaCopy) {
+    if (replicaCopy) {
       state.replicaCopies.add(key);
     }
     ShuffleRuns runs =
-        disk.layout() == Layout.RUNS ? state.runs(disk, r.replicaCopy(), settings) : null;
-    state.writers.put(key, new PartitionWriter(key, disk, settings, link, runs));
-    held.incrementAndGet();
+        disk.layout() == Layout.RUNS ? state.runs(disk, replicaCopy, settings) : null;
+    PartitionWriter writer = new PartitionWriter(key, disk, settings, link, runs);
+    state.writers.put(key, writer);
+    return writer;
   }
 
   /** Refuses a reservation while the worker leaves (a graceful stop, a drain). */

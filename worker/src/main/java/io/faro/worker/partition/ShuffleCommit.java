@@ -23,7 +23,17 @@ public record ShuffleCommit(
 
   /** The outcomes of {@code parts}, each list in (partition, epoch) order; all must be done. */
   static ShuffleCommit collect(List<CompletableFuture<PartitionCommit>> parts) {
-    List<PartitionCommit.Committed> committed = new ArrayList<>();
+    return collect(parts, List.of());
+  }
+
+  /**
+   * As {@link #collect(List)}, with {@code known}: locations committed already (restored, or idle
+   * ones answered empty).
+   */
+  static ShuffleCommit collect(
+      List<CompletableFuture<PartitionCommit>> parts, List<PartitionCommit.Committed> known) {
+    List<PartitionCommit.Committed> committed = new ArrayList<>(parts.size() + known.size());
+    committed.addAll(known);
     List<PartitionCommit.Failed> failed = new ArrayList<>();
     for (CompletableFuture<PartitionCommit> part : parts) {
       PartitionCommit outcome = part.join();

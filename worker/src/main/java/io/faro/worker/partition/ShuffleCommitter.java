@@ -49,15 +49,15 @@ final class ShuffleCommitter {
       if (state.commit == null) {
         state.commitStarted = true;
         List<CompletableFuture<PartitionCommit>> parts = state.finishAll(PartitionWriter::commit);
-        // Locations an earlier run sealed on its way out are committed as they are.
-        state
-            .restored
-            .values()
-            .forEach(r -> parts.add(CompletableFuture.completedFuture(r.commit())));
+        // Idle locations are committed empty, without a task; locations an earlier run sealed on
+        // its way out are committed as they are.
+        List<PartitionCommit.Committed> known = state.idleAsEmpty();
+        state.restored.values().forEach(r -> known.add(r.commit()));
         LOG.info(
-            "Committing shuffle {}: {} partition locations{}",
+            "Committing shuffle {}: {} partition locations, {} of them idle (empty){}",
             shuffle,
-            parts.size(),
+            parts.size() + known.size(),
+            state.idle.size(),
             state.restored.isEmpty()
                 ? ""
                 : " (" + state.restored.size() + " sealed before a restart)");
@@ -68,7 +68,8 @@ final class ShuffleCommitter {
         state.commit =
             CompletableFuture.allOf(parts.toArray(CompletableFuture[]::new))
                 .thenApplyAsync(
-                    done -> record(shuffle, token, nonce, ShuffleCommit.collect(parts)), recorder);
+                    done -> record(shuffle, token, nonce, ShuffleCommit.collect(parts, known)),
+                    recorder);
       }
       return state.commit;
     }
@@ -97,10 +98,14 @@ final class ShuffleCommitter {
       return disks.get(restored.diskIndex());
     }
     PartitionWriter writer = state == null ? null : state.writers.get(key);
-    if (writer == null) {
+    if (writer != null) {
+      return disks.get(writer.diskIndex());
+    }
+    IdleLocations.Idle idle = state == null ? null : idle(state, key);
+    if (idle == null) {
       throw new FaroException(ErrorCode.UNKNOWN_PARTITION, "this worker holds no partition " + key);
     }
-    return disks.get(writer.diskIndex());
+    return disks.get(idle.diskIndex());
   }
 
   /** See {@link PartitionStore#committed}; {@code state} is {@code key}'s shuffle's, or null. */
@@ -114,7 +119,15 @@ final class ShuffleCommitter {
     }
     PartitionWriter writer = state == null ? null : state.writers.get(key);
     if (writer == null) {
-      throw new FaroException(ErrorCode.UNKNOWN_PARTITION, "this worker holds no partition " + key);
+      if (state == null || idle(state, key) == null) {
+        throw new FaroException(
+            ErrorCode.UNKNOWN_PARTITION, "this worker holds no partition " + key);
+      }
+      // Idle: it received nothing, and is committed empty once the shuffle's commit started.
+      if (!state.commitStarted) {
+        throw notCommitted(key, " is not committed yet: shuffle ");
+      }
+      return PartitionCommit.Committed.empty(key);
     }
     CompletableFuture<PartitionCommit> outcome = writer.commitOutcome().orElse(null);
     if (outcome == null || !outcome.isDone()) {
@@ -126,6 +139,12 @@ final class ShuffleCommitter {
           ErrorCode.STORAGE_FAILED, "partition " + key + " failed: " + f.reason());
     }
     return (PartitionCommit.Committed) commit;
+  }
+
+  private static IdleLocations.Idle idle(ShuffleState state, PartitionKey key) {
+    synchronized (state) {
+      return state.idle.get(key.partition(), key.epoch());
+    }
   }
 
   private static FaroException notCommitted(PartitionKey key, String what) {

@@ -43,17 +43,21 @@ final class ShuffleExpiry {
   CompletableFuture<Void> expire(ShuffleId shuffle, ShuffleState state, Reservations released) {
     List<PartitionWriter> writers;
     List<RestoredPartition> restored;
+    int idle;
     if (state == null) {
       writers = List.of();
       restored = List.of();
+      idle = 0;
     } else {
       synchronized (state) {
         state.expired = true;
         writers = List.copyOf(state.writers.values());
         restored = List.copyOf(state.restored.values());
+        idle = state.idle.size();
       }
     }
-    released.released(writers.size());
+    // Idle locations have nothing to delete.
+    released.released(writers.size() + idle);
     // The deletions of the locations that share a flusher thread run as one task on it: an
     // expiry costs a task per thread of each disk the shuffle used, not one per location (a
     // shuffle of 100,000 locations queued as many tasks, and a graceful stop dropped them).
@@ -78,7 +82,7 @@ final class ShuffleExpiry {
     LOG.info(
         "Expiring shuffle {}: deleting {} partition locations in {} tasks",
         shuffle,
-        writers.size() + restored.size(),
+        writers.size() + idle + restored.size(),
         byThread.size());
     List<CompletableFuture<?>> deletions = new ArrayList<>();
     byThread.forEach((thread, tasks) -> deletions.add(runAll(shuffle, tasks, thread)));

@@ -52,6 +52,7 @@ final class ShuffleSealer {
 
   private CompletableFuture<SealReport> seal(ShuffleState state) {
     List<CompletableFuture<PartitionCommit>> parts;
+    List<PartitionCommit.Committed> idle;
     synchronized (state) {
       if (state.expired) {
         return CompletableFuture.completedFuture(SealReport.NOTHING);
@@ -63,9 +64,12 @@ final class ShuffleSealer {
             : commit.handle((c, e) -> SealReport.NOTHING);
       }
       parts = state.finishAll(PartitionWriter::seal);
+      // Idle locations are sealed empty: a later part goes to a new location.
+      state.idle.sealAll();
+      idle = state.idleAsEmpty();
     }
     return CompletableFuture.allOf(parts.toArray(CompletableFuture[]::new))
-        .thenApplyAsync(done -> record(state, ShuffleCommit.collect(parts)), recorder);
+        .thenApplyAsync(done -> record(state, ShuffleCommit.collect(parts, idle)), recorder);
   }
 
   /**

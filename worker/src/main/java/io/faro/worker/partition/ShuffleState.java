@@ -6,6 +6,7 @@ import io.faro.common.error.ErrorCode;
 import io.faro.common.error.FaroException;
 import io.faro.common.id.PartitionKey;
 import io.faro.common.id.ShuffleId;
+import io.faro.worker.replicate.ReplicaLink;
 import io.faro.worker.storage.Disk;
 import io.faro.worker.storage.DiskReader;
 import io.faro.worker.storage.ReadAhead;
@@ -20,15 +21,27 @@ import java.util.function.Function;
 import java.util.function.IntFunction;
 
 /**
- * The partition writers one shuffle has on this worker, and its commit.
+ * The partition locations one shuffle has on this worker (a writer for each that received a part,
+ * the idle ones in {@link IdleLocations}), and its commit.
  *
- * <p>Threads: {@code writers} is read lock-free by pushes and fetches. Adding writers, starting the
- * commit and expiring are the rare transitions; they happen under {@code this}, so that a
- * reservation never slips in after the commit or the expiry has taken its snapshot of writers.
+ * <p>Threads: {@code writers} is read lock-free by pushes and fetches. Adding locations, a
+ * location's first part (its writer made from its idle entry), starting the commit and expiring are
+ * the rare transitions; they happen under {@code this}, so that a reservation or a first part never
+ * slips in after the commit or the expiry has taken its snapshot of locations.
  */
 final class ShuffleState {
   final ShuffleId id;
+
+  /** The locations that received a part. */
   final Map<PartitionKey, PartitionWriter> writers = new ConcurrentHashMap<>();
+
+  /** The locations reserved that received nothing yet; its writer comes with the first part. */
+  // @GuardedBy("this")
+  final IdleLocations idle = new IdleLocations();
+
+  /** The replica links of idle locations, by the index each holds. */
+  // @GuardedBy("this")
+  private final List<ReplicaLink> links = new ArrayList<>();
 
   /** Locations an earlier run of this worker committed, served again after a restart. */
   final Map<PartitionKey, RestoredPartition> restored = new ConcurrentHashMap<>();
@@ -41,6 +54,52 @@ final class ShuffleState {
 
   /** The number of the next run of this shuffle (on any disk); above every restored run's. */
   private final AtomicInteger nextRun = new AtomicInteger();
+
+  /**
+   * The index of {@code link} among this shuffle's links, added if new; -1 when the shuffle has
+   * {@link IdleLocations#MAX_LINKS} already (its location then gets a writer at once).
+   */
+  // @GuardedBy("this")
+  int linkIndex(ReplicaLink link) {
+    for (int i = 0; i < links.size(); i++) {
+      if (links.get(i) == link) {
+        return i;
+      }
+    }
+    if (links.size() >= IdleLocations.MAX_LINKS) {
+      return -1;
+    }
+    links.add(link);
+    return links.size() - 1;
+  }
+
+  /** The link at {@code index} (see {@link #linkIndex}). */
+  // @GuardedBy("this")
+  ReplicaLink link(int index) {
+    return links.get(index);
+  }
+
+  /** Whether {@code key} is an idle location that a seal closed. */
+  synchronized boolean idleSealed(PartitionKey key) {
+    IdleLocations.Idle idle = this.idle.get(key.partition(), key.epoch());
+    return idle != null && idle.sealed();
+  }
+
+  /** Locations held: with a writer or idle. */
+  // @GuardedBy("this")
+  int locations() {
+    return writers.size() + idle.size();
+  }
+
+  /** The idle locations as committed empty: what their commit (or seal) answers. */
+  // @GuardedBy("this")
+  List<PartitionCommit.Committed> idleAsEmpty() {
+    List<PartitionCommit.Committed> empty = new ArrayList<>(idle.size());
+    for (PartitionKey key : idle.sortedKeys(id)) {
+      empty.add(PartitionCommit.Committed.empty(key));
+    }
+    return empty;
+  }
 
   /** The runs that a location of {@code replicaCopy} role on {@code disk} writes into. */
   // @GuardedBy("this")

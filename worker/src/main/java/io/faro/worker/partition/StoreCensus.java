@@ -34,6 +34,7 @@ final class StoreCensus {
   /** See {@link PartitionStore#summaries}. */
   static List<ShuffleSummary> summaries(Collection<ShuffleState> shuffles) {
     List<ShuffleSummary> out = new ArrayList<>(shuffles.size());
+    int[] idleOpen = new int[1];
     for (ShuffleState state : shuffles) {
       int open = 0;
       for (PartitionWriter writer : state.writers.values()) {
@@ -41,9 +42,17 @@ final class StoreCensus {
           open++;
         }
       }
+      int locations;
+      synchronized (state) {
+        idleOpen[0] = 0;
+        if (!state.commitStarted) {
+          state.idle.countOpenByDisk(idleOpen, true);
+        }
+        locations = state.locations();
+      }
       out.add(
           new ShuffleSummary(
-              state.id, state.writers.size(), open, state.restored.size(), state.commitStarted));
+              state.id, locations, open + idleOpen[0], state.restored.size(), state.commitStarted));
     }
     return out;
   }
@@ -55,6 +64,12 @@ final class StoreCensus {
       for (PartitionWriter writer : state.writers.values()) {
         if (writer.isOpen() && writer.diskIndex() >= 0 && writer.diskIndex() < open.length) {
           open[writer.diskIndex()]++;
+        }
+      }
+      // Idle locations take data until the commit (or a seal) starts.
+      synchronized (state) {
+        if (!state.commitStarted && !state.expired) {
+          state.idle.countOpenByDisk(open, false);
         }
       }
     }

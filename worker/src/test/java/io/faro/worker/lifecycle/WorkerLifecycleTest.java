@@ -182,16 +182,17 @@ class WorkerLifecycleTest {
   void aStopAfterACancelledDrainSealsWhatWasTakenSince() {
     store.reserve(SHUFFLE, List.of(new Reservation(0, 0, 0)));
     heartbeat(true); // draining: location (0, 0) is sealed
-    Eventually.await(
-        "the drain's seal",
-        () -> store.writer(new PartitionKey(SHUFFLE, 0, 0)).orElseThrow().isSealed());
+    Eventually.await("the drain's seal", () -> !store.takesData(new PartitionKey(SHUFFLE, 0, 0)));
     heartbeat(false); // included again
     store.reserve(SHUFFLE, List.of(new Reservation(0, 1, 0)));
-    assertThat(store.writer(new PartitionKey(SHUFFLE, 0, 1)).orElseThrow().isOpen()).isTrue();
+    assertThat(store.takesData(new PartitionKey(SHUFFLE, 0, 1))).isTrue();
+    assertThat(store.takesData(new PartitionKey(SHUFFLE, 0, 0)))
+        .as("sealed by the drain, not opened again by its cancel")
+        .isFalse();
 
     SealReport sealed = lifecycle.stopGracefully();
 
-    assertThat(store.writer(new PartitionKey(SHUFFLE, 0, 1)).orElseThrow().isOpen())
+    assertThat(store.takesData(new PartitionKey(SHUFFLE, 0, 1)))
         .as("the location taken after the drain")
         .isFalse();
     assertThat(sealed.sealedLocations()).isEqualTo(2);

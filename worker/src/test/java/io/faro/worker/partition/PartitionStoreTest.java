@@ -172,7 +172,8 @@ class PartitionStoreTest {
     long pushed = bytes.get(SHUFFLE);
     assertThat(pushed).isGreaterThan(2 * 13_000);
     assertThat(store.openPartitionsByDisk()).containsExactly(2, 1);
-    assertThat(store.unfinishedLocations()).isEqualTo(3);
+    // Location 2 received nothing: it is idle, with no file to finish.
+    assertThat(store.unfinishedLocations()).isEqualTo(2);
     assertThat(store.summaries())
         .singleElement()
         .satisfies(
@@ -234,6 +235,26 @@ class PartitionStoreTest {
     assertThat(disks.get(0).usedBytes() + disks.get(1).usedBytes()).isPositive();
 
     // Each disk's one flusher thread is held, so what the expiry queues stays in the queues.
+    CountDownLatch held = holdFlushers();
+    CompletableFuture<Void> expired = store.expire(SHUFFLE);
+    // Disk 0's thread also records the expiry in the commit log.
+    assertThat(disks.get(0).flusher().queuedTasks()).isEqualTo(2);
+    assertThat(disks.get(1).flusher().queuedTasks()).isEqualTo(1);
+    held.countDown();
+
+    expired.orTimeout(30, TimeUnit.SECONDS).join();
+    try (var left = Files.walk(root)) {
+      assertThat(left.filter(Files::isRegularFile).map(Path::toString))
+          .noneMatch(name -> name.endsWith(".data"));
+    }
+    assertThat(disks.get(0).usedBytes()).isZero();
+    assertThat(disks.get(1).usedBytes()).isZero();
+    assertThat(store.heldLocations()).isZero();
+    Eventually.await("the expiry's record", () -> log.calls.contains("forgotten " + SHUFFLE));
+  }
+
+  /** Holds every flusher thread of both disks until the latch opens; returns that latch. */
+  private CountDownLatch holdFlushers() throws InterruptedException {
     CountDownLatch held = new CountDownLatch(1);
     CountDownLatch running = new CountDownLatch(2);
     for (int d = 0; d < 2; d++) {
@@ -252,21 +273,82 @@ class PartitionStoreTest {
               });
     }
     assertThat(running.await(10, TimeUnit.SECONDS)).isTrue();
-    CompletableFuture<Void> expired = store.expire(SHUFFLE);
-    // Disk 0's thread also records the expiry in the commit log.
+    return held;
+  }
+
+  @Test
+  void locationsThatReceiveNothingAreCommittedEmptyWithoutATaskEach() throws Exception {
+    int locations = 10_000;
+    List<Reservation> wide = new ArrayList<>();
+    for (int p = 0; p < locations; p++) {
+      wide.add(new Reservation(p, 0, p % 2));
+    }
+    store.reserve(SHUFFLE, TOKEN, wide);
+    assertThat(store.heldLocations()).isEqualTo(locations);
+    assertThat(store.openPartitionsByDisk()).containsExactly(locations / 2, locations / 2);
+    // Three receive a part: 0 and 2 on disk 0, 1 on disk 1.
+    for (int p = 0; p < 3; p++) {
+      assertThat(push(p, 0, 500)).isEqualTo(PushStatus.OK);
+    }
+    assertThat(store.openPartitionsByDisk()).containsExactly(locations / 2, locations / 2);
+    assertThat(store.summaries())
+        .singleElement()
+        .satisfies(
+            s -> {
+              assertThat(s.locations()).isEqualTo(locations);
+              assertThat(s.openLocations()).isEqualTo(locations);
+            });
+
+    CountDownLatch held = holdFlushers();
+    CompletableFuture<ShuffleCommit> commit = store.commit(SHUFFLE, TOKEN);
+    // One task per location that received a part; none for the 9,997 idle ones.
     assertThat(disks.get(0).flusher().queuedTasks()).isEqualTo(2);
     assertThat(disks.get(1).flusher().queuedTasks()).isEqualTo(1);
     held.countDown();
+    ShuffleCommit done = commit.orTimeout(30, TimeUnit.SECONDS).join();
 
-    expired.orTimeout(30, TimeUnit.SECONDS).join();
-    try (var left = Files.walk(root)) {
-      assertThat(left.filter(Files::isRegularFile).map(Path::toString))
-          .noneMatch(name -> name.endsWith(".data"));
-    }
-    assertThat(disks.get(0).usedBytes()).isZero();
-    assertThat(disks.get(1).usedBytes()).isZero();
+    assertThat(done.failed()).isEmpty();
+    assertThat(done.committed()).hasSize(locations);
+    assertThat(done.committed().stream().filter(c -> c.bytes() > 0).map(c -> c.key().partition()))
+        .containsExactly(0, 1, 2);
+    assertThat(done.committed().get(locations - 1).key()).isEqualTo(key(locations - 1));
+    Eventually.await(
+        "the commit's record",
+        () -> log.calls.stream().anyMatch(c -> c.contains("locations " + locations)));
+    assertThat(store.openPartitionsByDisk()).containsExactly(0, 0);
+
+    // An idle location reads as committed empty, on the disk it was reserved on, and is closed.
+    PartitionCommit.Committed idle = store.committed(key(7));
+    assertThat(idle.bytes()).isZero();
+    assertThat(idle.file()).isEmpty();
+    assertThat(store.disk(key(7)).index()).isEqualTo(1);
+    assertThat(push(7, 0, 500)).isEqualTo(PushStatus.STAGE_ENDED);
+    assertThat(store.takesData(key(7))).isFalse();
+    assertThat(store.writer(key(7))).isEmpty();
+
+    store.expire(SHUFFLE).orTimeout(30, TimeUnit.SECONDS).join();
     assertThat(store.heldLocations()).isZero();
-    Eventually.await("the expiry's record", () -> log.calls.contains("forgotten " + SHUFFLE));
+  }
+
+  @Test
+  void aSealClosesIdleLocationsAndTheCommitAfterItAnswersThemEmpty() {
+    store.reserve(SHUFFLE, TOKEN, List.of(new Reservation(0, 0, 0), new Reservation(1, 0, 1)));
+    assertThat(push(0, 0, 500)).isEqualTo(PushStatus.OK);
+    assertThat(store.takesData(key(1))).isTrue();
+
+    store.refuseReservations("is stopping (test)");
+    SealReport sealed = store.sealAll().orTimeout(30, TimeUnit.SECONDS).join();
+    assertThat(sealed.sealedLocations()).isEqualTo(2);
+    // The idle one moves its first part elsewhere, as the sealed written one does.
+    assertThat(push(1, 0, 500)).isEqualTo(PushStatus.SPLIT);
+    assertThat(push(0, 1, 500)).isEqualTo(PushStatus.SPLIT);
+    assertThat(store.takesData(key(1))).isFalse();
+    assertThat(store.openPartitionsByDisk()).containsExactly(0, 0);
+
+    ShuffleCommit done = store.commit(SHUFFLE, TOKEN).orTimeout(30, TimeUnit.SECONDS).join();
+    assertThat(done.committed()).extracting(c -> c.key().partition()).containsExactly(0, 1);
+    assertThat(done.committed().get(0).bytes()).isPositive();
+    assertThat(done.committed().get(1).bytes()).isZero();
   }
 
   @Test
