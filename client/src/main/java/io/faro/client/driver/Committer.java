@@ -125,6 +125,7 @@ final class Committer {
                             g,
                             worker,
                             rpc,
+                            locs,
                             1,
                             System.nanoTime() + settings.commitTimeout().toNanos(),
                             soleCopy ? settings.workerRestartWait().toNanos() : 0,
@@ -167,7 +168,7 @@ final class Committer {
             });
     idle.forEach(
         (worker, locs) ->
-            commit(g, locs.get(0).endpoint().rpc(), null)
+            commit(g, locs.get(0).endpoint().rpc(), List.of(), null)
                 .whenComplete(
                     (r, e) -> {
                       if (e != null) {
@@ -193,12 +194,13 @@ final class Committer {
       Generation g,
       WorkerId worker,
       HostPort rpc,
+      List<PartitionLocation> asked,
       int attempt,
       long deadlineNanos,
       long restartWaitNanos,
       long refusedSinceNanos) {
     Duration left = Duration.ofNanos(Math.max(1_000_000, deadlineNanos - System.nanoTime()));
-    return commit(g, rpc, left)
+    return commit(g, rpc, asked, left)
         .handle(
             (response, error) -> {
               if (error == null) {
@@ -226,7 +228,14 @@ final class Committer {
                       .thenCompose(
                           x ->
                               commitOn(
-                                  g, worker, rpc, attempt, deadlineNanos, restartWaitNanos, since));
+                                  g,
+                                  worker,
+                                  rpc,
+                                  asked,
+                                  attempt,
+                                  deadlineNanos,
+                                  restartWaitNanos,
+                                  since));
                 }
               }
               boolean timeLeft = deadlineNanos - now > TimeUnit.SECONDS.toNanos(attempt);
@@ -257,6 +266,7 @@ final class Committer {
                               g,
                               worker,
                               rpc,
+                              asked,
                               attempt + 1,
                               deadlineNanos,
                               restartWaitNanos,
@@ -328,10 +338,11 @@ final class Committer {
 
   /**
    * Commits {@code g} on the worker at {@code rpc}, proven by its owner token, waiting up to {@code
-   * timeout} (the pool's own when null).
+   * timeout} (the pool's own when null); the answer reports the {@code asked} copies, there.
    */
-  private CompletableFuture<Commit> commit(Generation g, HostPort rpc, Duration timeout) {
-    return DriverProto.commit(pool, rpc, g.id(), g.ownerToken(), timeout);
+  private CompletableFuture<Commit> commit(
+      Generation g, HostPort rpc, List<PartitionLocation> asked, Duration timeout) {
+    return DriverProto.commit(pool, rpc, g.id(), g.ownerToken(), asked, timeout);
   }
 
   private static long key(int partition, int epoch) {

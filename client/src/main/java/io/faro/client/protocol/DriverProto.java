@@ -244,15 +244,27 @@ public final class DriverProto {
 
   /**
    * Commits {@code shuffle} on the worker at {@code rpc}, proven by {@code ownerToken}, waiting up
-   * to {@code timeout} (the pool's own when null); the same request on every worker and retry.
+   * to {@code timeout} (the pool's own when null); the same request on every retry. The answer
+   * reports the {@code asked} copies (those on this worker), and no other: a worker that holds a
+   * million mostly empty locations answers about those some map wrote to. A worker of a release
+   * before the asked locations answers every location.
    */
   public static CompletableFuture<Commit> commit(
-      ClientPool pool, HostPort rpc, ShuffleId shuffle, long ownerToken, Duration timeout) {
-    CommitFilesRequest request =
+      ClientPool pool,
+      HostPort rpc,
+      ShuffleId shuffle,
+      long ownerToken,
+      List<PartitionLocation> asked,
+      Duration timeout) {
+    CommitFilesRequest.Builder b =
         CommitFilesRequest.newBuilder()
             .setShuffle(IdMapper.toProto(shuffle))
             .setOwnerToken(ownerToken)
-            .build();
+            .setReportOnlyAsked(true);
+    for (PartitionLocation l : asked) {
+      b.addAskedLocations(((long) l.partition() << 32) | (l.epoch() & 0xFFFFFFFFL));
+    }
+    CommitFilesRequest request = b.build();
     CompletableFuture<CommitFilesResponse> answer =
         timeout == null
             ? pool.call(rpc, request, CommitFilesResponse.class)

@@ -30,6 +30,7 @@ import io.faro.proto.StopWorkerRequest;
 import io.faro.proto.StopWorkerResponse;
 import io.faro.proto.WorkerStateP;
 import io.faro.worker.auth.AppAccess;
+import io.faro.worker.partition.LocationKeys;
 import io.faro.worker.partition.PartitionStore;
 import io.faro.worker.partition.SealReport;
 import io.faro.worker.protocol.ProtoMapper;
@@ -311,6 +312,16 @@ public final class ControlHandler implements RequestHandler {
 
   private void commit(CommitFilesRequest commit, Responder responder) {
     ShuffleId shuffle = IdMapper.shuffleId(commit.getShuffle());
+    // Bounded by the request's size (faro.network.max.request.size), already received.
+    LocationKeys asked = null;
+    if (commit.getReportOnlyAsked()) {
+      long[] keys = new long[commit.getAskedLocationsCount()];
+      for (int i = 0; i < keys.length; i++) {
+        keys[i] = commit.getAskedLocations(i);
+      }
+      asked = LocationKeys.of(keys);
+    }
+    LocationKeys report = asked;
     store
         .commit(shuffle, commit.getOwnerToken())
         .whenComplete(
@@ -322,7 +333,10 @@ public final class ControlHandler implements RequestHandler {
                         "commit of shuffle " + shuffle + " failed: " + error,
                         error));
               } else {
-                responder.respond(ProtoMapper.toProto(result));
+                responder.respond(
+                    report == null
+                        ? ProtoMapper.toProto(result)
+                        : ProtoMapper.toProto(result, report));
               }
             });
   }

@@ -8,6 +8,7 @@ import io.faro.common.id.ShuffleId;
 import io.faro.common.network.NetworkThreads;
 import io.faro.proto.CommittedFileRecordP;
 import io.faro.worker.partition.CommitLog;
+import io.faro.worker.partition.LocationKeys;
 import io.faro.worker.partition.PartitionCommit;
 import io.faro.worker.partition.RestoredPartition;
 import io.faro.worker.partition.RunRecords;
@@ -49,15 +50,17 @@ public final class CommittedFiles implements CommitLog {
   private static final Logger LOG = LoggerFactory.getLogger(CommittedFiles.class);
 
   /**
-   * A shuffle found at start, with its owner token and the partition locations that passed; {@code
-   * sealed} when an earlier run sealed them on its way out, before the shuffle committed.
+   * A shuffle found at start, with its owner token, the partition locations that passed and those
+   * recorded with no data ({@code empty}); {@code sealed} when an earlier run sealed them on its
+   * way out, before the shuffle committed.
    */
   public record RecoveredShuffle(
       ShuffleId shuffle,
       long ownerToken,
       String appNonce,
       boolean sealed,
-      List<RestoredPartition> partitions) {}
+      List<RestoredPartition> partitions,
+      LocationKeys empty) {}
 
   /**
    * What {@link #recover} found: the shuffles to serve, the files they keep (every other partition
@@ -100,7 +103,14 @@ public final class CommittedFiles implements CommitLog {
   public void committed(ShuffleId shuffle, long ownerToken, String appNonce, ShuffleCommit commit)
       throws IOException {
     assert !NetworkThreads.isCurrent() : "a commit recorded on an event loop";
-    store.committed(shuffle, ownerToken, appNonce, clock.millis(), records(commit), sync);
+    store.committed(
+        shuffle,
+        ownerToken,
+        appNonce,
+        clock.millis(),
+        records(commit),
+        commit.empty().toArray(),
+        sync);
   }
 
   /** Records the partitions a graceful stop (or a drain) sealed while the shuffle was pushed. */
@@ -108,7 +118,14 @@ public final class CommittedFiles implements CommitLog {
   public void sealed(ShuffleId shuffle, long ownerToken, String appNonce, ShuffleCommit sealed)
       throws IOException {
     assert !NetworkThreads.isCurrent() : "a seal recorded on an event loop";
-    store.sealed(shuffle, ownerToken, appNonce, clock.millis(), records(sealed), sync);
+    store.sealed(
+        shuffle,
+        ownerToken,
+        appNonce,
+        clock.millis(),
+        records(sealed),
+        sealed.empty().toArray(),
+        sync);
   }
 
   private Map<PartitionKey, CommittedFileRecordP> records(ShuffleCommit commit) throws IOException {
@@ -211,7 +228,12 @@ public final class CommittedFiles implements CommitLog {
       }
       shuffles.add(
           new RecoveredShuffle(
-              stored.shuffle(), stored.ownerToken(), stored.appNonce(), stored.sealed(), good));
+              stored.shuffle(),
+              stored.ownerToken(),
+              stored.appNonce(),
+              stored.sealed(),
+              good,
+              LocationKeys.of(stored.emptyLocations())));
     }
     return new Recovery(shuffles, keep, dropped);
   }

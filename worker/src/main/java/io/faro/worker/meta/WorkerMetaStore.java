@@ -77,7 +77,8 @@ public final class WorkerMetaStore implements AutoCloseable {
       long ownerToken,
       String appNonce,
       boolean sealed,
-      Map<PartitionKey, CommittedFileRecordP> partitions) {}
+      Map<PartitionKey, CommittedFileRecordP> partitions,
+      long[] emptyLocations) {}
 
   private final Path dir;
   private final Options options;
@@ -211,8 +212,9 @@ public final class WorkerMetaStore implements AutoCloseable {
 
   /**
    * Records that {@code shuffle} (reserved with {@code ownerToken}) committed {@code partitions},
-   * in one write; {@code sync} forces it to the disk before returning (see faro.worker.commit.sync:
-   * the record is worth an fsync only when the files it lists got theirs).
+   * and {@code emptyLocations} (partition << 32 | epoch, ascending) with no data, in the shuffle's
+   * own record: in one write; {@code sync} forces it to the disk before returning (see
+   * faro.worker.commit.sync: the record is worth an fsync only when the files it lists got theirs).
    */
   public void committed(
       ShuffleId shuffle,
@@ -220,15 +222,16 @@ public final class WorkerMetaStore implements AutoCloseable {
       String appNonce,
       long committedAtMs,
       Map<PartitionKey, CommittedFileRecordP> partitions,
+      long[] emptyLocations,
       boolean sync)
       throws IOException {
-    write(shuffle, ownerToken, appNonce, committedAtMs, false, partitions, sync);
+    write(shuffle, ownerToken, appNonce, committedAtMs, false, partitions, emptyLocations, sync);
   }
 
   /**
    * Records that {@code shuffle} (reserved with {@code ownerToken}), still pushed, had {@code
-   * partitions} sealed on this worker's way out, in one write ({@code sync} as for {@link
-   * #committed}); a later {@link #committed} replaces the shuffle's record.
+   * partitions} (and {@code emptyLocations}) sealed on this worker's way out, in one write ({@code
+   * sync} as for {@link #committed}); a later {@link #committed} replaces the shuffle's record.
    */
   public void sealed(
       ShuffleId shuffle,
@@ -236,9 +239,10 @@ public final class WorkerMetaStore implements AutoCloseable {
       String appNonce,
       long sealedAtMs,
       Map<PartitionKey, CommittedFileRecordP> partitions,
+      long[] emptyLocations,
       boolean sync)
       throws IOException {
-    write(shuffle, ownerToken, appNonce, sealedAtMs, true, partitions, sync);
+    write(shuffle, ownerToken, appNonce, sealedAtMs, true, partitions, emptyLocations, sync);
   }
 
   private void write(
@@ -248,20 +252,22 @@ public final class WorkerMetaStore implements AutoCloseable {
       long atMs,
       boolean sealed,
       Map<PartitionKey, CommittedFileRecordP> partitions,
+      long[] emptyLocations,
       boolean sync)
       throws IOException {
+    ShuffleRecordP.Builder record =
+        ShuffleRecordP.newBuilder()
+            .setOwnerToken(ownerToken)
+            .setAppNonce(appNonce)
+            .setCommittedAtMs(atMs)
+            .setSealed(sealed);
+    for (long location : emptyLocations) {
+      record.addEmptyLocations(location);
+    }
     lock.readLock().lock();
     try (WriteBatch batch = new WriteBatch()) {
       checkOpen();
-      batch.put(
-          shuffleKey(shuffle),
-          ShuffleRecordP.newBuilder()
-              .setOwnerToken(ownerToken)
-              .setAppNonce(appNonce)
-              .setCommittedAtMs(atMs)
-              .setSealed(sealed)
-              .build()
-              .toByteArray());
+      batch.put(shuffleKey(shuffle), record.build().toByteArray());
       for (Map.Entry<PartitionKey, CommittedFileRecordP> e : partitions.entrySet()) {
         batch.put(partitionKey(e.getKey()), e.getValue().toByteArray());
       }
@@ -356,7 +362,8 @@ public final class WorkerMetaStore implements AutoCloseable {
                   record.getOwnerToken(),
                   record.getAppNonce(),
                   record.getSealed(),
-                  parts));
+                  parts,
+                  record.getEmptyLocationsList().stream().mapToLong(Long::longValue).toArray()));
         });
     return result;
   }

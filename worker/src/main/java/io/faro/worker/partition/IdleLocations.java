@@ -1,7 +1,5 @@
 package io.faro.worker.partition;
 
-import io.faro.common.id.PartitionKey;
-import io.faro.common.id.ShuffleId;
 import java.util.Arrays;
 
 /**
@@ -137,8 +135,8 @@ final class IdleLocations {
     }
   }
 
-  /** The idle locations of {@code shuffle}, sorted by (partition, epoch). */
-  PartitionKey[] sortedKeys(ShuffleId shuffle) {
+  /** The idle locations, as keys. */
+  LocationKeys keys() {
     long[] sorted = new long[size];
     int n = 0;
     for (long k : keys) {
@@ -147,11 +145,7 @@ final class IdleLocations {
       }
     }
     Arrays.sort(sorted);
-    PartitionKey[] out = new PartitionKey[n];
-    for (int i = 0; i < n; i++) {
-      out[i] = new PartitionKey(shuffle, (int) (sorted[i] >>> 32), (int) sorted[i]);
-    }
-    return out;
+    return LocationKeys.ofSorted(sorted);
   }
 
   /**
@@ -187,7 +181,7 @@ final class IdleLocations {
   }
 
   private static long key(int partition, int epoch) {
-    return ((long) partition << 32) | (epoch & 0xFFFFFFFFL);
+    return LocationKeys.key(partition, epoch);
   }
 
   private int slotOf(long key) {

@@ -111,12 +111,24 @@ public final class PartitionStore implements AutoCloseable {
       String appNonce,
       List<RestoredPartition> partitions,
       boolean sealed) {
+    restore(shuffle, ownerToken, appNonce, partitions, LocationKeys.NONE, sealed);
+  }
+
+  /** As above, with {@code empty}: the locations the earlier run committed with nothing. */
+  public void restore(
+      ShuffleId shuffle,
+      long ownerToken,
+      String appNonce,
+      List<RestoredPartition> partitions,
+      LocationKeys empty,
+      boolean sealed) {
     ShuffleState state = shuffles.computeIfAbsent(shuffle, ShuffleState::new);
-    counters.restored(partitions.size(), sealed);
+    counters.restored(partitions.size() + empty.size(), sealed);
     synchronized (state) {
       state.claimOwner(ownerToken);
       state.claimAppNonce(appNonce);
       partitions.forEach(p -> state.restored.put(p.commit().key(), p));
+      state.restoredEmpty = empty;
       // New runs of a sealed shuffle must not take the name of one the restored locations read.
       partitions.forEach(
           p -> p.commit().data().files().forEach(f -> state.runRestored(FileLayout.runNumber(f))));
@@ -125,7 +137,7 @@ public final class PartitionStore implements AutoCloseable {
         state.commit =
             CompletableFuture.completedFuture(
                 new ShuffleCommit(
-                    partitions.stream().map(RestoredPartition::commit).toList(), List.of()));
+                    partitions.stream().map(RestoredPartition::commit).toList(), List.of(), empty));
       }
     }
   }
@@ -288,7 +300,9 @@ public final class PartitionStore implements AutoCloseable {
       }
       // Sealed by an earlier run on its way out, or idle when this run sealed: the client moves
       // to a new location.
-      return state.restored.containsKey(key) || state.idleSealed(key)
+      return state.restored.containsKey(key)
+              || state.restoredEmpty.contains(key.partition(), key.epoch())
+              || state.idleSealed(key)
           ? PushStatus.SPLIT
           : PushStatus.NOT_HERE;
     }

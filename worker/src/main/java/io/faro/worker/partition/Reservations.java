@@ -107,7 +107,10 @@ final class Reservations {
         // nothing goes again (a drain waits for the shuffles held to go).
         String why = refusing;
         if (why != null) {
-          if (state.locations() == 0 && state.restored.isEmpty() && state.commit == null) {
+          if (state.locations() == 0
+              && state.restored.isEmpty()
+              && state.restoredEmpty.isEmpty()
+              && state.commit == null) {
             state.expired = true;
             shuffles.remove(shuffle, state);
           }
@@ -183,6 +186,7 @@ final class Reservations {
       if (state.writers.containsKey(key)
           || state.idle.contains(r.partition(), r.epoch())
           || state.restored.containsKey(key)
+          || state.restoredEmpty.contains(r.partition(), r.epoch())
           || fresh.containsKey(key)) {
         continue;
       }

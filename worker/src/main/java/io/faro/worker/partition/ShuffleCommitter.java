@@ -9,6 +9,7 @@ import io.faro.common.id.ShuffleId;
 import io.faro.worker.storage.Disk;
 import io.faro.worker.storage.Disks;
 import java.io.IOException;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executor;
@@ -42,7 +43,7 @@ final class ShuffleCommitter {
   /** See {@link PartitionStore#commit(ShuffleId, long)}; {@code state} null: nothing here. */
   CompletableFuture<ShuffleCommit> commit(ShuffleId shuffle, ShuffleState state, long ownerToken) {
     if (state == null) {
-      return CompletableFuture.completedFuture(ShuffleCommit.empty());
+      return CompletableFuture.completedFuture(ShuffleCommit.nothing());
     }
     synchronized (state) {
       state.checkOwner(ownerToken, "commit");
@@ -51,13 +52,14 @@ final class ShuffleCommitter {
         List<CompletableFuture<PartitionCommit>> parts = state.finishAll(PartitionWriter::commit);
         // Idle locations are committed empty, without a task; locations an earlier run sealed on
         // its way out are committed as they are.
-        List<PartitionCommit.Committed> known = state.idleAsEmpty();
+        LocationKeys empty = state.emptyLocations();
+        List<PartitionCommit.Committed> known = new ArrayList<>();
         state.restored.values().forEach(r -> known.add(r.commit()));
         LOG.info(
-            "Committing shuffle {}: {} partition locations, {} of them idle (empty){}",
+            "Committing shuffle {}: {} partition locations, {} of them empty{}",
             shuffle,
-            parts.size() + known.size(),
-            state.idle.size(),
+            parts.size() + known.size() + empty.size(),
+            empty.size(),
             state.restored.isEmpty()
                 ? ""
                 : " (" + state.restored.size() + " sealed before a restart)");
@@ -68,7 +70,8 @@ final class ShuffleCommitter {
         state.commit =
             CompletableFuture.allOf(parts.toArray(CompletableFuture[]::new))
                 .thenApplyAsync(
-                    done -> record(shuffle, token, nonce, ShuffleCommit.collect(parts, known)),
+                    done ->
+                        record(shuffle, token, nonce, ShuffleCommit.collect(parts, known, empty)),
                     recorder);
       }
       return state.commit;
@@ -102,10 +105,13 @@ final class ShuffleCommitter {
       return disks.get(writer.diskIndex());
     }
     IdleLocations.Idle idle = state == null ? null : idle(state, key);
-    if (idle == null) {
-      throw new FaroException(ErrorCode.UNKNOWN_PARTITION, "this worker holds no partition " + key);
+    if (idle != null) {
+      return disks.get(idle.diskIndex());
     }
-    return disks.get(idle.diskIndex());
+    if (state != null && state.restoredEmpty.contains(key.partition(), key.epoch())) {
+      return disks.get(0); // it has no data on any disk
+    }
+    throw new FaroException(ErrorCode.UNKNOWN_PARTITION, "this worker holds no partition " + key);
   }
 
   /** See {@link PartitionStore#committed}; {@code state} is {@code key}'s shuffle's, or null. */
@@ -119,7 +125,9 @@ final class ShuffleCommitter {
     }
     PartitionWriter writer = state == null ? null : state.writers.get(key);
     if (writer == null) {
-      if (state == null || idle(state, key) == null) {
+      if (state == null
+          || (idle(state, key) == null
+              && !state.restoredEmpty.contains(key.partition(), key.epoch()))) {
         throw new FaroException(
             ErrorCode.UNKNOWN_PARTITION, "this worker holds no partition " + key);
       }

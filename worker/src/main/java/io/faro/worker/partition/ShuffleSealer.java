@@ -52,7 +52,7 @@ final class ShuffleSealer {
 
   private CompletableFuture<SealReport> seal(ShuffleState state) {
     List<CompletableFuture<PartitionCommit>> parts;
-    List<PartitionCommit.Committed> idle;
+    LocationKeys empty;
     synchronized (state) {
       if (state.expired) {
         return CompletableFuture.completedFuture(SealReport.NOTHING);
@@ -66,10 +66,11 @@ final class ShuffleSealer {
       parts = state.finishAll(PartitionWriter::seal);
       // Idle locations are sealed empty: a later part goes to a new location.
       state.idle.sealAll();
-      idle = state.idleAsEmpty();
+      empty = state.emptyLocations();
     }
     return CompletableFuture.allOf(parts.toArray(CompletableFuture[]::new))
-        .thenApplyAsync(done -> record(state, ShuffleCommit.collect(parts, idle)), recorder);
+        .thenApplyAsync(
+            done -> record(state, ShuffleCommit.collect(parts, List.of(), empty)), recorder);
   }
 
   /**
@@ -94,14 +95,14 @@ final class ShuffleSealer {
       token = state.ownerToken();
       nonce = state.appNonce();
     }
-    int unrecorded = all.size() + sealed.failed().size();
+    int unrecorded = all.size() + sealed.empty().size() + sealed.failed().size();
     CommitLog log = commitLog.get();
     if (log == CommitLog.NONE) {
       // No metadata store: the files are whole, but no restart will know of them.
       return new SealReport(0, 0, unrecorded);
     }
     try {
-      log.sealed(state.id, token, nonce, new ShuffleCommit(all, sealed.failed()));
+      log.sealed(state.id, token, nonce, new ShuffleCommit(all, sealed.failed(), sealed.empty()));
     } catch (IOException | RuntimeException e) {
       LOG.error(
           "Cannot record the sealed locations of shuffle {}: they are not served after a"
@@ -110,7 +111,8 @@ final class ShuffleSealer {
           e);
       return new SealReport(0, 0, unrecorded);
     }
-    counters.sealed(sealed.committed().size());
-    return new SealReport(sealed.committed().size(), 1, sealed.failed().size());
+    int sealedLocations = sealed.committed().size() + sealed.empty().size();
+    counters.sealed(sealedLocations);
+    return new SealReport(sealedLocations, 1, sealed.failed().size());
   }
 }

@@ -46,6 +46,9 @@ final class ShuffleState {
   /** Locations an earlier run of this worker committed, served again after a restart. */
   final Map<PartitionKey, RestoredPartition> restored = new ConcurrentHashMap<>();
 
+  /** Locations an earlier run committed (or sealed) with nothing; set once, at restore. */
+  volatile LocationKeys restoredEmpty = LocationKeys.NONE;
+
   /** The writers that hold a replica copy (read only when the primary copy is lost). */
   final Set<PartitionKey> replicaCopies = ConcurrentHashMap.newKeySet();
 
@@ -91,14 +94,22 @@ final class ShuffleState {
     return writers.size() + idle.size();
   }
 
-  /** The idle locations as committed empty: what their commit (or seal) answers. */
+  /**
+   * The locations committed with nothing (the idle ones, and those an earlier run recorded empty):
+   * what a commit or seal answers as empty.
+   */
   // @GuardedBy("this")
-  List<PartitionCommit.Committed> idleAsEmpty() {
-    List<PartitionCommit.Committed> empty = new ArrayList<>(idle.size());
-    for (PartitionKey key : idle.sortedKeys(id)) {
-      empty.add(PartitionCommit.Committed.empty(key));
+  LocationKeys emptyLocations() {
+    LocationKeys idleKeys = idle.keys();
+    if (restoredEmpty.isEmpty()) {
+      return idleKeys;
     }
-    return empty;
+    long[] both = new long[idleKeys.size() + restoredEmpty.size()];
+    long[] idleArray = idleKeys.toArray();
+    System.arraycopy(idleArray, 0, both, 0, idleArray.length);
+    long[] restoredArray = restoredEmpty.toArray();
+    System.arraycopy(restoredArray, 0, both, idleArray.length, restoredArray.length);
+    return LocationKeys.of(both);
   }
 
   /** The runs that a location of {@code replicaCopy} role on {@code disk} writes into. */

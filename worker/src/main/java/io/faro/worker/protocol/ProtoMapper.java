@@ -15,11 +15,13 @@ import io.faro.proto.RoleP;
 import io.faro.proto.WorkerStateP;
 import io.faro.proto.WorkerStatusResponse;
 import io.faro.worker.lifecycle.WorkerLifecycle;
+import io.faro.worker.partition.LocationKeys;
 import io.faro.worker.partition.PartitionCommit;
 import io.faro.worker.partition.PushStatus;
 import io.faro.worker.partition.Reservation;
 import io.faro.worker.partition.ShuffleCommit;
 import io.faro.worker.status.WorkerStatus;
+import java.util.List;
 import java.util.Locale;
 import java.util.Optional;
 
@@ -88,21 +90,66 @@ public final class ProtoMapper {
     };
   }
 
+  /** The answer to a commit that reports every location. */
   public static CommitFilesResponse toProto(ShuffleCommit commit) {
     CommitFilesResponse.Builder response = CommitFilesResponse.newBuilder();
     for (PartitionCommit.Committed c : commit.committed()) {
-      response.addCommitted(
-          CommittedPartitionP.newBuilder()
-              .setPartitionId(c.key().partition())
-              .setEpoch(c.key().epoch())
-              .setBytes(c.bytes())
-              .setChunks(c.chunks().chunkCount()));
+      response.addCommitted(committed(c.key().partition(), c.key().epoch(), c));
     }
+    commit
+        .empty()
+        .forEach(
+            k ->
+                response.addCommitted(
+                    committed(LocationKeys.partition(k), LocationKeys.epoch(k), null)));
     for (PartitionCommit.Failed f : commit.failed()) {
       response.addFailedPartitionIds(f.key().partition());
       response.addFailedEpochs(f.key().epoch());
     }
     return response.build();
+  }
+
+  /**
+   * The answer to a commit that reports only the locations {@code asked}: each as committed (with
+   * its bytes, or empty) or failed, and left out when this worker does not hold it.
+   */
+  public static CommitFilesResponse toProto(ShuffleCommit commit, LocationKeys asked) {
+    CommitFilesResponse.Builder response = CommitFilesResponse.newBuilder();
+    // Both lists are in (partition, epoch) order, as the keys are.
+    List<PartitionCommit.Committed> committed = commit.committed();
+    List<PartitionCommit.Failed> failed = commit.failed();
+    int[] at = new int[2];
+    asked.forEach(
+        k -> {
+          int partition = LocationKeys.partition(k);
+          int epoch = LocationKeys.epoch(k);
+          while (at[0] < committed.size() && LocationKeys.key(committed.get(at[0]).key()) < k) {
+            at[0]++;
+          }
+          while (at[1] < failed.size() && LocationKeys.key(failed.get(at[1]).key()) < k) {
+            at[1]++;
+          }
+          if (at[0] < committed.size() && LocationKeys.key(committed.get(at[0]).key()) == k) {
+            response.addCommitted(committed(partition, epoch, committed.get(at[0])));
+          } else if (commit.empty().contains(partition, epoch)) {
+            response.addCommitted(committed(partition, epoch, null));
+          } else if (at[1] < failed.size() && LocationKeys.key(failed.get(at[1]).key()) == k) {
+            response.addFailedPartitionIds(partition);
+            response.addFailedEpochs(epoch);
+          }
+        });
+    return response.build();
+  }
+
+  /** One committed location; {@code c} null for one that received nothing. */
+  private static CommittedPartitionP committed(
+      int partition, int epoch, PartitionCommit.Committed c) {
+    return CommittedPartitionP.newBuilder()
+        .setPartitionId(partition)
+        .setEpoch(epoch)
+        .setBytes(c == null ? 0 : c.bytes())
+        .setChunks(c == null ? 0 : c.chunks().chunkCount())
+        .build();
   }
 
   public static WorkerStatusResponse toProto(WorkerStatus status) {

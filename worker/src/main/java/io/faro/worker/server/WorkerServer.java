@@ -202,7 +202,8 @@ public final class WorkerServer implements AutoCloseable {
             new ReservationLimits(
                 settings.storage().reserveMaxLocations(), settings.storage().maxPartitions()));
     for (CommittedFiles.RecoveredShuffle r : recovery.shuffles()) {
-      store.restore(r.shuffle(), r.ownerToken(), r.appNonce(), r.partitions(), r.sealed());
+      store.restore(
+          r.shuffle(), r.ownerToken(), r.appNonce(), r.partitions(), r.empty(), r.sealed());
     }
     if (meta != null) {
       store.recordCommitsIn(

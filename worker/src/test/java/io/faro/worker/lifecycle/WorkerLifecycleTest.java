@@ -67,7 +67,7 @@ class WorkerLifecycleTest {
           @Override
           public void sealed(
               ShuffleId shuffle, long ownerToken, String appNonce, ShuffleCommit sealed) {
-            sealedRecorded.set(sealed.committed().size());
+            sealedRecorded.set(sealed.locations());
           }
 
           @Override

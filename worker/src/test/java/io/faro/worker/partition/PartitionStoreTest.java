@@ -63,7 +63,7 @@ class PartitionStoreTest {
               + " token "
               + ownerToken
               + " locations "
-              + c.committed().size()
+              + c.locations()
               + (answered ? " after the answer" : " before the answer"));
     }
 
@@ -134,7 +134,9 @@ class PartitionStoreTest {
     ShuffleCommit done = commit.orTimeout(10, TimeUnit.SECONDS).join();
     assertThat(store.commit(SHUFFLE, TOKEN)).isSameAs(commit);
     assertThat(done.failed()).isEmpty();
-    assertThat(done.committed()).hasSize(3);
+    assertThat(done.locations()).isEqualTo(3);
+    assertThat(done.committed()).extracting(c -> c.key().partition()).containsExactly(0, 1);
+    assertThat(done.empty().contains(2, 0)).as("reserved, never pushed").isTrue();
     assertThat(log.calls)
         .containsExactly(
             "committed " + SHUFFLE + " token " + TOKEN + " locations 3 before the answer");
@@ -308,10 +310,11 @@ class PartitionStoreTest {
     ShuffleCommit done = commit.orTimeout(30, TimeUnit.SECONDS).join();
 
     assertThat(done.failed()).isEmpty();
-    assertThat(done.committed()).hasSize(locations);
-    assertThat(done.committed().stream().filter(c -> c.bytes() > 0).map(c -> c.key().partition()))
-        .containsExactly(0, 1, 2);
-    assertThat(done.committed().get(locations - 1).key()).isEqualTo(key(locations - 1));
+    assertThat(done.locations()).isEqualTo(locations);
+    assertThat(done.committed()).extracting(c -> c.key().partition()).containsExactly(0, 1, 2);
+    assertThat(done.committed()).allSatisfy(c -> assertThat(c.bytes()).isPositive());
+    assertThat(done.empty().size()).isEqualTo(locations - 3);
+    assertThat(done.empty().contains(locations - 1, 0)).isTrue();
     Eventually.await(
         "the commit's record",
         () -> log.calls.stream().anyMatch(c -> c.contains("locations " + locations)));
@@ -346,9 +349,10 @@ class PartitionStoreTest {
     assertThat(store.openPartitionsByDisk()).containsExactly(0, 0);
 
     ShuffleCommit done = store.commit(SHUFFLE, TOKEN).orTimeout(30, TimeUnit.SECONDS).join();
-    assertThat(done.committed()).extracting(c -> c.key().partition()).containsExactly(0, 1);
+    assertThat(done.committed()).extracting(c -> c.key().partition()).containsExactly(0);
     assertThat(done.committed().get(0).bytes()).isPositive();
-    assertThat(done.committed().get(1).bytes()).isZero();
+    assertThat(done.empty().contains(1, 0)).isTrue();
+    assertThat(done.locations()).isEqualTo(2);
   }
 
   @Test

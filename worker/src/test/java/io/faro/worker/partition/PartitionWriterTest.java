@@ -265,8 +265,11 @@ class PartitionWriterTest {
     assertThat(unknown.refCnt()).isZero();
 
     assertThat(store.commit(SHUFFLE).join()).isEqualTo(first);
-    assertThat(first.committed()).extracting(c -> c.key().partition()).containsExactly(1, 2);
-    PartitionCommit.Committed empty = first.committed().get(1);
+    assertThat(first.committed()).extracting(c -> c.key().partition()).containsExactly(1);
+    // Partition 2 received nothing: committed empty, read as such.
+    assertThat(first.empty().size()).isEqualTo(1);
+    assertThat(first.empty().contains(2, 0)).isTrue();
+    PartitionCommit.Committed empty = store.committed(new PartitionKey(SHUFFLE, 2, 0));
     assertThat(empty.bytes()).isZero();
     assertThat(empty.file()).isEmpty();
     assertThat(empty.chunks()).isEqualTo(ChunkIndex.empty());

@@ -100,6 +100,8 @@ class WorkerGracefulStopTest {
               .isEqualTo(WorkerStateP.STOPPING);
           // Until it closes: later pushes move to a new location, nothing new is reserved.
           assertThat(push(client, batches, 0, 0, 10, null)).isEqualTo(PushStatusP.SPLIT);
+          // Partition 2 received nothing: sealed empty, its first part moves on too.
+          assertThat(push(client, batches, 2, 0, 11, null)).isEqualTo(PushStatusP.SPLIT);
           assertThatThrownBy(() -> reserve(client, 1, 0, 0))
               .isInstanceOfSatisfying(
                   FaroException.class,
@@ -122,6 +124,9 @@ class WorkerGracefulStopTest {
                   FaroException.class,
                   e -> assertThat(e.code()).isEqualTo(ErrorCode.SHUFFLE_NOT_COMMITTED));
           assertThat(push(client, batches, 0, 0, 12, null)).isEqualTo(PushStatusP.SPLIT);
+          assertThat(push(client, batches, 2, 0, 13, null))
+              .as("sealed empty by the earlier run")
+              .isEqualTo(PushStatusP.SPLIT);
           reserve(client, 1, 0, 0);
           for (int b = 14; b < 17; b++) {
             assertThat(push(client, batches, 0, 1, b, sent)).isEqualTo(PushStatusP.OK);

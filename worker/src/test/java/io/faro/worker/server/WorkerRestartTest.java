@@ -10,7 +10,9 @@ import io.faro.common.id.AppId;
 import io.faro.common.id.PartitionKey;
 import io.faro.common.id.ShuffleId;
 import io.faro.common.testing.Eventually;
+import io.faro.proto.CommitFilesResponse;
 import io.faro.proto.WorkerMetaVersionP;
+import io.faro.worker.meta.WorkerMetaStore;
 import io.faro.worker.storage.FileLayout;
 import io.faro.worker.storage.PartitionFileFormat;
 import io.faro.worker.testing.Batches;
@@ -24,6 +26,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.stream.IntStream;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -126,6 +129,54 @@ class WorkerRestartTest {
         try (WorkerClient client = new WorkerClient("third", third.endpoint())) {
           assertThatThrownBy(() -> client.fetchAll(key(COMMITTED, 0)))
               .isInstanceOf(FaroException.class);
+        }
+      }
+    }
+  }
+
+  @Test
+  void emptyLocationsAreOneRecordOfTheShuffleAndAnsweredAgainAfterARestart() throws IOException {
+    ShuffleId wide = new ShuffleId(new AppId("app-restart"), 2);
+    int locations = 1_000;
+    int[] all = IntStream.range(0, locations).toArray();
+    try (FakeMaster master = new FakeMaster()) {
+      try (WorkerServer worker = new WorkerServer(conf(master))) {
+        worker.start();
+        try (WorkerClient client = new WorkerClient("first", worker.endpoint())) {
+          client.reserve(wide, 0, 0, all);
+          push(client, wide, 3); // partitions 0 and 1 only
+          CommitFilesResponse asked = client.commitAsking(wide, 0, 0, 5, 0, 2_000, 0);
+          assertThat(asked.getCommittedList())
+              .extracting(c -> c.getPartitionId() + ":" + (c.getBytes() > 0 ? "data" : "empty"))
+              .as("the locations asked that it holds, no other")
+              .containsExactly("0:data", "5:empty");
+          assertThat(client.commit(wide).getCommittedCount()).isEqualTo(locations);
+        }
+      }
+      // The store holds a record for each of the two locations with data, and the empty ones in
+      // the shuffle's own record.
+      try (WorkerMetaStore meta =
+          WorkerMetaStore.open(tmp.resolve("d0").resolve(".faro-meta"), "worker-restart")) {
+        WorkerMetaStore.StoredShuffle stored =
+            meta.shuffles().stream()
+                .filter(x -> x.shuffle().equals(wide))
+                .findFirst()
+                .orElseThrow();
+        assertThat(stored.partitions()).hasSize(2);
+        assertThat(stored.emptyLocations()).hasSize(locations - 2);
+      }
+
+      try (WorkerServer again = new WorkerServer(conf(master))) {
+        again.start();
+        try (WorkerClient client = new WorkerClient("again", again.endpoint())) {
+          CommitFilesResponse answer = client.commit(wide);
+          assertThat(answer.getCommittedCount()).isEqualTo(locations);
+          assertThat(answer.getCommittedList().stream().filter(c -> c.getBytes() > 0))
+              .extracting(c -> c.getPartitionId())
+              .containsExactlyInAnyOrder(0, 1);
+          assertThat(client.commitAsking(wide, 1, 0, 999, 0, 1_000, 0).getCommittedList())
+              .extracting(c -> c.getPartitionId() + ":" + (c.getBytes() > 0 ? "data" : "empty"))
+              .containsExactly("1:data", "999:empty");
         }
       }
     }

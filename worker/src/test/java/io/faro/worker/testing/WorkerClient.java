@@ -119,6 +119,20 @@ public final class WorkerClient implements AutoCloseable {
   }
 
   /**
+   * Commits as a lifecycle manager does, asking the answer to report only the locations {@code
+   * asked} (partition, epoch pairs).
+   */
+  public CommitFilesResponse commitAsking(ShuffleId shuffle, int... partitionEpochPairs) {
+    CommitFilesRequest.Builder request =
+        CommitFilesRequest.newBuilder().setShuffle(key(shuffle)).setReportOnlyAsked(true);
+    for (int i = 0; i + 1 < partitionEpochPairs.length; i += 2) {
+      request.addAskedLocations(
+          ((long) partitionEpochPairs[i] << 32) | (partitionEpochPairs[i + 1] & 0xFFFFFFFFL));
+    }
+    return await(pool.call(endpoint.rpc(), request.build(), CommitFilesResponse.class), "commit");
+  }
+
+  /**
    * Commits as the owner holding {@code ownerToken} (0: none); the answer, or the worker's error.
    */
   public CompletableFuture<CommitFilesResponse> commitAsync(ShuffleId shuffle, long ownerToken) {
