@@ -14,9 +14,10 @@ import org.junit.jupiter.api.io.TempDir;
  * A Spark SQL job whose shuffle has a million partitions (the {@code wide} job: a few thousand rows
  * spread by hash over all of them, coalesced by adaptive execution into a few reduce tasks), run in
  * a JVM of 512 MB, the driver's heap in local mode, with the built-in shuffle and with Faro on two
- * worker processes: both finish with the same rows. The workers hold a location per partition, so
- * they are allowed 600,000 each (faro.worker.max.partitions; by default a 1 GB worker holds
- * 262,144).
+ * worker processes: both finish with the same rows. The workers hold a location per partition,
+ * nearly all idle, and are allowed 600,000 each (faro.worker.max.partitions), as a 1 GB worker
+ * allowed only 262,144 before idle locations made an unwritten one a few dozen bytes (by default it
+ * now holds 2,097,152, of which 262,144 written).
  */
 class WideShuffleIT {
   private static final String HEAP = "512m";

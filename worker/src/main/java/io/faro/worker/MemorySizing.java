@@ -7,8 +7,8 @@ import io.faro.common.config.ConfigException;
 
 /**
  * The worker's memory arithmetic: the push budget's share of the JVM's direct memory, the check
- * that the budget and the disks' buffers leave room for network buffers, and the heap a held
- * partition location is counted at. Settings are checked against it once, at start.
+ * that the budget and the disks' buffers leave room for network buffers, and the heap a held and a
+ * written partition location are counted at. Settings are checked against it once, at start.
  */
 final class MemorySizing {
   /** The budget's share of the JVM's direct memory limit when none is configured. */
@@ -17,15 +17,30 @@ final class MemorySizing {
   /** The largest budget accepted, as a share of the JVM's direct memory limit. */
   static final int MAX_BUDGET_PERCENT = 90;
 
-  /** Heap one held partition location is budgeted (its writer, key, file and chunk list). */
+  /**
+   * Heap one written partition location is budgeted (its writer, key, file and chunk list), within
+   * a quarter of the heap.
+   */
   static final long HEAP_PER_PARTITION = 1024;
+
+  /**
+   * Heap one held partition location is budgeted, idle or written: an idle one takes 12 to 36 bytes
+   * of its shuffle's table; within a quarter of the heap, with the written ones' share.
+   */
+  static final long HEAP_PER_HELD_PARTITION = 128;
 
   /** faro.worker.max.partitions as configured, or derived from {@code maxHeap} when 0. */
   static int maxPartitions(int configured, long maxHeap) {
-    if (configured > 0) {
-      return configured;
-    }
-    return (int) Math.max(1_000, Math.min(Integer.MAX_VALUE, maxHeap / 4 / HEAP_PER_PARTITION));
+    return configured > 0 ? configured : perQuarterHeap(maxHeap, HEAP_PER_HELD_PARTITION);
+  }
+
+  /** faro.worker.max.written.partitions as configured, or derived from {@code maxHeap} when 0. */
+  static int maxWrittenPartitions(int configured, long maxHeap) {
+    return configured > 0 ? configured : perQuarterHeap(maxHeap, HEAP_PER_PARTITION);
+  }
+
+  private static int perQuarterHeap(long maxHeap, long each) {
+    return (int) Math.max(1_000, Math.min(Integer.MAX_VALUE, maxHeap / 4 / each));
   }
 
   /**

@@ -420,11 +420,26 @@ public final class WorkerOptions {
           100_000_000,
           "locations",
           "Most partition locations (of every shuffle, primaries and replicas) this worker holds "
-              + "at once; 0 allows one per KiB of a quarter of the heap (262,144 with -Xmx1g). "
-              + "A reservation beyond it is refused with LIMIT_EXCEEDED and the lifecycle "
-              + "manager places those partitions elsewhere; when no other worker can take them, "
-              + "the shuffle fails at once with this worker's answer (naming this key), and "
-              + "falls back to Spark's shuffle under faro.client.fallback.policy=auto.");
+              + "at once, whether they received data or not (one that received nothing is a few "
+              + "dozen bytes); 0 allows eight per KiB of a quarter of the heap (2,097,152 with "
+              + "-Xmx1g). A reservation beyond it is refused with LIMIT_EXCEEDED and the "
+              + "lifecycle manager places those partitions elsewhere; when no other worker can "
+              + "take them, the shuffle fails at once with this worker's answer (naming this "
+              + "key), and falls back to Spark's shuffle under faro.client.fallback.policy=auto. "
+              + "See faro.worker.max.written.partitions for those that received data.");
+
+  public static final ConfigOption<Integer> MAX_WRITTEN_PARTITIONS =
+      intOption(
+          "faro.worker.max.written.partitions",
+          0,
+          0,
+          100_000_000,
+          "locations",
+          "Most partition locations this worker holds at once that received data (a writer "
+              + "each, about a KiB of heap); 0 allows one per KiB of a quarter of the heap "
+              + "(262,144 with -Xmx1g). The first part for a location beyond it is answered "
+              + "SPLIT, which moves that partition to another worker, and logged (at most every "
+              + "10 s). The locations held in all are bounded by faro.worker.max.partitions.");
 
   public static final List<ConfigOption<?>> ALL = all();
 
@@ -466,7 +481,7 @@ public final class WorkerOptions {
     all.addAll(TIER_LAYOUT.values());
     all.add(RUNS_BYTES);
     all.add(RUNS_READ_AROUND);
-    all.addAll(List.of(RESERVE_MAX_LOCATIONS, MAX_PARTITIONS));
+    all.addAll(List.of(RESERVE_MAX_LOCATIONS, MAX_PARTITIONS, MAX_WRITTEN_PARTITIONS));
     return List.copyOf(all);
   }
 

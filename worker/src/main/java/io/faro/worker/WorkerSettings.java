@@ -18,6 +18,7 @@ import static io.faro.worker.WorkerOptions.ID;
 import static io.faro.worker.WorkerOptions.IO_MODE;
 import static io.faro.worker.WorkerOptions.IO_READ_BUFFER_PER_DISK;
 import static io.faro.worker.WorkerOptions.MAX_PARTITIONS;
+import static io.faro.worker.WorkerOptions.MAX_WRITTEN_PARTITIONS;
 import static io.faro.worker.WorkerOptions.MEMORY_BUDGET;
 import static io.faro.worker.WorkerOptions.MEMORY_PAUSE_PERCENT;
 import static io.faro.worker.WorkerOptions.MEMORY_RESUME_PERCENT;
@@ -116,7 +117,8 @@ public record WorkerSettings(
       SplitMode splitMode,
       DiskChecker.Settings diskCheck,
       int reserveMaxLocations,
-      int maxPartitions) {
+      int maxPartitions,
+      int maxWrittenPartitions) {
     public Storage {
       dirs = List.copyOf(dirs);
       diskThreads = Map.copyOf(diskThreads);
@@ -234,7 +236,9 @@ public record WorkerSettings(
             conf.get(DISK_CHECK_INTERVAL),
             conf.get(DISK_CHECK_TIMEOUT)),
         conf.get(RESERVE_MAX_LOCATIONS),
-        MemorySizing.maxPartitions(conf.get(MAX_PARTITIONS), Runtime.getRuntime().maxMemory()));
+        MemorySizing.maxPartitions(conf.get(MAX_PARTITIONS), Runtime.getRuntime().maxMemory()),
+        MemorySizing.maxWrittenPartitions(
+            conf.get(MAX_WRITTEN_PARTITIONS), Runtime.getRuntime().maxMemory()));
   }
 
   private static <T> Map<DiskTier, T> byTier(Function<DiskTier, T> value) {

@@ -208,9 +208,14 @@ public final class PartitionStore implements AutoCloseable {
     reservations.checkSize(shuffle, locations);
   }
 
-  /** Partition locations held now, of every shuffle. */
+  /** Partition locations held now, of every shuffle: idle or written. */
   public int heldLocations() {
     return reservations.held();
+  }
+
+  /** Of those, the ones that received a part. */
+  public int writtenLocations() {
+    return reservations.written();
   }
 
   /**
@@ -298,11 +303,11 @@ public final class PartitionStore implements AutoCloseable {
       if (state.commitStarted) {
         return PushStatus.STAGE_ENDED;
       }
-      // Sealed by an earlier run on its way out, or idle when this run sealed: the client moves
-      // to a new location.
+      // Sealed by an earlier run on its way out, idle when this run sealed, or idle while this
+      // worker holds as many written locations as it may: the client moves to a new location.
       return state.restored.containsKey(key)
               || state.restoredEmpty.contains(key.partition(), key.epoch())
-              || state.idleSealed(key)
+              || state.isIdle(key)
           ? PushStatus.SPLIT
           : PushStatus.NOT_HERE;
     }

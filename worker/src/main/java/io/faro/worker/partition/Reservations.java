@@ -17,6 +17,8 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Function;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * Reservation: which locations a shuffle gets on this worker and on which disk, held idle until
@@ -31,6 +33,8 @@ import java.util.function.Function;
  * of locations held and the refusal are read anywhere.
  */
 final class Reservations {
+  private static final Logger LOG = LoggerFactory.getLogger(Reservations.class);
+
   private final Disks disks;
   private final WriterSettings settings;
   private final Function<HostPort, ReplicaLink> replicaLinks;
@@ -38,6 +42,12 @@ final class Reservations {
 
   /** Partition locations held, all shuffles; changed under the shuffle's lock, read anywhere. */
   private final AtomicInteger held = new AtomicInteger();
+
+  /** Of those, the ones that received a part (a writer each). */
+  private final AtomicInteger written = new AtomicInteger();
+
+  /** When a first part was last refused for faro.worker.max.written.partitions (a warning). */
+  private volatile long lastWrittenRefusalMillis;
 
   /** Why reservations are refused (a graceful stop, a drain); null while they are taken. */
   private volatile String refusing;
@@ -66,9 +76,18 @@ final class Reservations {
     return held.get();
   }
 
-  /** {@code locations} writers of an expired shuffle are gone. */
-  void released(int locations) {
-    held.addAndGet(-locations);
+  /** Locations that received a part, of every shuffle. */
+  int written() {
+    return written.get();
+  }
+
+  /**
+   * The locations of an expired shuffle are gone: {@code writers} that received a part and {@code
+   * idle} ones.
+   */
+  void released(int writers, int idle) {
+    held.addAndGet(-(writers + idle));
+    written.addAndGet(-writers);
   }
 
   /** Refuses a reservation request larger than faro.worker.reserve.max.locations. */
@@ -225,6 +244,7 @@ final class Reservations {
     int linkIndex = link == null ? IdleLocations.Idle.NO_LINK : state.linkIndex(link);
     if (link != null && linkIndex < 0) {
       addWriter(state, key, disk, link, r.replicaCopy());
+      written.incrementAndGet();
     } else {
       state.idle.add(key.partition(), key.epoch(), disk.index(), linkIndex, r.replicaCopy());
     }
@@ -234,7 +254,9 @@ final class Reservations {
   /**
    * The writer of {@code key} for a part that arrived: the one it has, or one made now from its
    * idle entry; null when the shuffle holds no such location, or no longer takes data there (its
-   * commit started, it expired, or it was sealed).
+   * commit started, it expired, or it was sealed), or this worker holds
+   * faro.worker.max.written.partitions written locations already: the idle location then stays
+   * idle, and its part is answered SPLIT (the client moves the partition to another worker).
    */
   PartitionWriter firstPart(ShuffleState state, PartitionKey key) {
     synchronized (state) {
@@ -246,10 +268,29 @@ final class Reservations {
       if (idle == null || idle.sealed()) {
         return null;
       }
+      if (written.get() >= limits.maxWrittenPartitions()) {
+        warnWrittenFull(key);
+        return null;
+      }
+      written.incrementAndGet();
       state.idle.take(key.partition(), key.epoch());
       ReplicaLink link =
           idle.linkIndex() == IdleLocations.Idle.NO_LINK ? null : state.link(idle.linkIndex());
       return addWriter(state, key, disks.get(idle.diskIndex()), link, idle.replicaCopy());
+    }
+  }
+
+  private void warnWrittenFull(PartitionKey key) {
+    long now = System.currentTimeMillis();
+    if (now - lastWrittenRefusalMillis >= 10_000) {
+      lastWrittenRefusalMillis = now;
+      LOG.warn(
+          "The first part of {} is moved to another worker: this worker holds {} written"
+              + " locations, at most {} (faro.worker.max.written.partitions); logged at most every"
+              + " 10 s",
+          key,
+          written.get(),
+          limits.maxWrittenPartitions());
     }
   }
 

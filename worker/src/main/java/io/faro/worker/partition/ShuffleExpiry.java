@@ -57,7 +57,7 @@ final class ShuffleExpiry {
       }
     }
     // Idle locations have nothing to delete.
-    released.released(writers.size() + idle);
+    released.released(writers.size(), idle);
     // The deletions of the locations that share a flusher thread run as one task on it: an
     // expiry costs a task per thread of each disk the shuffle used, not one per location (a
     // shuffle of 100,000 locations queued as many tasks, and a graceful stop dropped them).

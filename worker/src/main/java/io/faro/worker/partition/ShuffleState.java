@@ -82,10 +82,9 @@ final class ShuffleState {
     return links.get(index);
   }
 
-  /** Whether {@code key} is an idle location that a seal closed. */
-  synchronized boolean idleSealed(PartitionKey key) {
-    IdleLocations.Idle idle = this.idle.get(key.partition(), key.epoch());
-    return idle != null && idle.sealed();
+  /** Whether {@code key} is an idle location (open or sealed). */
+  synchronized boolean isIdle(PartitionKey key) {
+    return idle.contains(key.partition(), key.epoch());
   }
 
   /** Locations held: with a writer or idle. */

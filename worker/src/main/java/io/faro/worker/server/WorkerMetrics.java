@@ -85,8 +85,13 @@ final class WorkerMetrics {
   private static void holdings(FaroMetrics metrics, PartitionStore store) {
     metrics.gauge(
         "faro_worker_partitions",
-        "Partition locations held now, of every shuffle, open or committed.",
+        "Partition locations held now, of every shuffle, open or committed, written or idle"
+            + " (faro.worker.max.partitions).",
         store::heldLocations);
+    metrics.gauge(
+        "faro_worker_written_partitions",
+        "Of those, the ones that received data (faro.worker.max.written.partitions).",
+        store::writtenLocations);
     metrics.gauge(
         "faro_worker_shuffles", "Shuffles with locations here.", () -> store.shuffles().size());
     metrics.gauge(

@@ -200,7 +200,9 @@ public final class WorkerServer implements AutoCloseable {
                 settings.storage().runBytes()),
             links::link,
             new ReservationLimits(
-                settings.storage().reserveMaxLocations(), settings.storage().maxPartitions()));
+                settings.storage().reserveMaxLocations(),
+                settings.storage().maxPartitions(),
+                settings.storage().maxWrittenPartitions()));
     for (CommittedFiles.RecoveredShuffle r : recovery.shuffles()) {
       store.restore(
           r.shuffle(), r.ownerToken(), r.appNonce(), r.partitions(), r.empty(), r.sealed());

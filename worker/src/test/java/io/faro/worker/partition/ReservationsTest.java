@@ -8,10 +8,16 @@ import io.faro.common.error.FaroException;
 import io.faro.common.id.AppId;
 import io.faro.common.id.PartitionKey;
 import io.faro.common.id.ShuffleId;
+import io.faro.worker.memory.FrameCharge;
+import io.faro.worker.memory.MemoryBudget;
 import io.faro.worker.storage.Disks;
+import io.faro.worker.testing.Batches;
 import io.faro.worker.testing.TestDisks;
+import io.netty.buffer.ByteBuf;
 import java.nio.file.Path;
 import java.util.List;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.IntStream;
 import org.junit.jupiter.api.AfterEach;
@@ -129,5 +135,66 @@ class ReservationsTest {
     assertThat(store.heldLocations()).isEqualTo(4);
     store.expire(SHUFFLE).get(10, TimeUnit.SECONDS);
     assertThat(store.heldLocations()).isZero();
+  }
+
+  @Test
+  void locationsThatReceiveDataAreBoundedApartFromTheIdleOnes() throws Exception {
+    Path other = root.resolve("written");
+    Disks two = TestDisks.ssds(other, 2);
+    ScheduledExecutorService memoryThread = Executors.newSingleThreadScheduledExecutor();
+    MemoryBudget budget = new MemoryBudget(1L << 30, 1L << 29, () -> {}, memoryThread);
+    // Twelve held at most, two of them written.
+    try (PartitionStore bounded =
+        new PartitionStore(
+            two,
+            new WriterSettings(4096, 16 * 1024),
+            peer -> {
+              throw new AssertionError("no replication here");
+            },
+            new ReservationLimits(10, 12, 2))) {
+      bounded.reserve(SHUFFLE, TOKEN, partitions(0, 10));
+      assertThat(bounded.heldLocations()).isEqualTo(10);
+      Batches batches = new Batches(false, 1);
+      for (int p = 0; p < 2; p++) {
+        ByteBuf part = batches.batch(p, 0, 0, 100);
+        assertThat(
+                bounded.append(
+                    new PartitionKey(SHUFFLE, p, 0),
+                    part,
+                    new FrameCharge(budget, part.readableBytes(), 1)))
+            .isEqualTo(PushStatus.OK);
+      }
+      // A third location's first part moves on; the two written take more.
+      ByteBuf third = batches.batch(2, 0, 0, 100);
+      assertThat(
+              bounded.append(
+                  new PartitionKey(SHUFFLE, 2, 0),
+                  third,
+                  new FrameCharge(budget, third.readableBytes(), 1)))
+          .isEqualTo(PushStatus.SPLIT);
+      assertThat(third.refCnt()).isZero();
+      ByteBuf more = batches.batch(0, 0, 1, 100);
+      assertThat(
+              bounded.append(
+                  new PartitionKey(SHUFFLE, 0, 0),
+                  more,
+                  new FrameCharge(budget, more.readableBytes(), 1)))
+          .isEqualTo(PushStatus.OK);
+      assertThat(bounded.writtenLocations()).isEqualTo(2);
+      assertThat(bounded.takesData(new PartitionKey(SHUFFLE, 2, 0)))
+          .as("still idle, and reserved")
+          .isTrue();
+
+      // Its commit answers the refused one empty; the expiry gives both counts back.
+      ShuffleCommit done = bounded.commit(SHUFFLE, TOKEN).get(10, TimeUnit.SECONDS);
+      assertThat(done.committed()).extracting(c -> c.key().partition()).containsExactly(0, 1);
+      assertThat(done.empty().size()).isEqualTo(8);
+      bounded.expire(SHUFFLE).get(10, TimeUnit.SECONDS);
+      assertThat(bounded.heldLocations()).isZero();
+      assertThat(bounded.writtenLocations()).isZero();
+    } finally {
+      two.close();
+      memoryThread.shutdownNow();
+    }
   }
 }
