@@ -156,30 +156,13 @@ class ReservationsTest {
       assertThat(bounded.heldLocations()).isEqualTo(10);
       Batches batches = new Batches(false, 1);
       for (int p = 0; p < 2; p++) {
-        ByteBuf part = batches.batch(p, 0, 0, 100);
-        assertThat(
-                bounded.append(
-                    new PartitionKey(SHUFFLE, p, 0),
-                    part,
-                    new FrameCharge(budget, part.readableBytes(), 1)))
-            .isEqualTo(PushStatus.OK);
+        assertThat(push(bounded, budget, batches.batch(p, 0, 0, 100), p)).isEqualTo(PushStatus.OK);
       }
       // A third location's first part moves on; the two written take more.
       ByteBuf third = batches.batch(2, 0, 0, 100);
-      assertThat(
-              bounded.append(
-                  new PartitionKey(SHUFFLE, 2, 0),
-                  third,
-                  new FrameCharge(budget, third.readableBytes(), 1)))
-          .isEqualTo(PushStatus.SPLIT);
+      assertThat(push(bounded, budget, third, 2)).isEqualTo(PushStatus.SPLIT);
       assertThat(third.refCnt()).isZero();
-      ByteBuf more = batches.batch(0, 0, 1, 100);
-      assertThat(
-              bounded.append(
-                  new PartitionKey(SHUFFLE, 0, 0),
-                  more,
-                  new FrameCharge(budget, more.readableBytes(), 1)))
-          .isEqualTo(PushStatus.OK);
+      assertThat(push(bounded, budget, batches.batch(0, 0, 1, 100), 0)).isEqualTo(PushStatus.OK);
       assertThat(bounded.writtenLocations()).isEqualTo(2);
       assertThat(bounded.takesData(new PartitionKey(SHUFFLE, 2, 0)))
           .as("still idle, and reserved")
@@ -196,5 +179,13 @@ class ReservationsTest {
       two.close();
       memoryThread.shutdownNow();
     }
+  }
+
+  private static PushStatus push(
+      PartitionStore store, MemoryBudget budget, ByteBuf part, int partition) {
+    return store.append(
+        new PartitionKey(SHUFFLE, partition, 0),
+        part,
+        new FrameCharge(budget, part.readableBytes(), 1));
   }
 }
