@@ -14,6 +14,7 @@ import io.faro.worker.storage.Disks;
 import io.faro.worker.storage.FileLayout;
 import io.faro.worker.storage.ReadAhead;
 import io.netty.buffer.ByteBuf;
+import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -40,6 +41,10 @@ import org.slf4j.LoggerFactory;
  */
 public final class PartitionStore implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(PartitionStore.class);
+
+  private static final Comparator<RestoredPartition> RESTORED_ORDER =
+      Comparator.comparingInt((RestoredPartition r) -> r.commit().key().partition())
+          .thenComparingInt(r -> r.commit().key().epoch());
 
   private final Disks disks;
   private final WriterSettings settings;
@@ -129,6 +134,8 @@ public final class PartitionStore implements AutoCloseable {
       state.claimAppNonce(appNonce);
       partitions.forEach(p -> state.restored.put(p.commit().key(), p));
       state.restoredEmpty = empty;
+      // A commit's answer walks its locations in (partition, epoch) order.
+      List<RestoredPartition> sorted = partitions.stream().sorted(RESTORED_ORDER).toList();
       // New runs of a sealed shuffle must not take the name of one the restored locations read.
       partitions.forEach(
           p -> p.commit().data().files().forEach(f -> state.runRestored(FileLayout.runNumber(f))));
@@ -137,7 +144,7 @@ public final class PartitionStore implements AutoCloseable {
         state.commit =
             CompletableFuture.completedFuture(
                 new ShuffleCommit(
-                    partitions.stream().map(RestoredPartition::commit).toList(), List.of(), empty));
+                    sorted.stream().map(RestoredPartition::commit).toList(), List.of(), empty));
       }
     }
   }
@@ -264,16 +271,20 @@ public final class PartitionStore implements AutoCloseable {
    */
   public Optional<PartitionWriter> writer(PartitionKey key, String appNonce) {
     ShuffleState state = shuffles.get(key.shuffle());
-    PartitionWriter writer = writerOrNull(key);
-    if (writer != null
-        && !appNonce.isEmpty()
+    if (state == null) {
+      return Optional.empty();
+    }
+    // Checked before an idle location gets its writer: a stranger's part must not make one.
+    if (!appNonce.isEmpty()
         && !state.appNonce().isEmpty()
-        && !state.appNonce().equals(appNonce)) {
+        && !state.appNonce().equals(appNonce)
+        && (state.writers.containsKey(key) || state.isIdle(key))) {
       throw new FaroException(
           ErrorCode.UNAUTHENTICATED,
           "shuffle " + key.shuffle() + " was reserved by another registration of its app");
     }
-    return Optional.ofNullable(writer);
+    PartitionWriter writer = state.writers.get(key);
+    return Optional.ofNullable(writer != null ? writer : reservations.firstPart(state, key));
   }
 
   /**

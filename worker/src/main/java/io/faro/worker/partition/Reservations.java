@@ -268,11 +268,15 @@ final class Reservations {
       if (idle == null || idle.sealed()) {
         return null;
       }
-      if (written.get() >= limits.maxWrittenPartitions()) {
-        warnWrittenFull(key);
-        return null;
-      }
-      written.incrementAndGet();
+      // Counted over every shuffle, whose first parts run under their own locks.
+      int now;
+      do {
+        now = written.get();
+        if (now >= limits.maxWrittenPartitions()) {
+          warnWrittenFull(key);
+          return null;
+        }
+      } while (!written.compareAndSet(now, now + 1));
       state.idle.take(key.partition(), key.epoch());
       ReplicaLink link =
           idle.linkIndex() == IdleLocations.Idle.NO_LINK ? null : state.link(idle.linkIndex());

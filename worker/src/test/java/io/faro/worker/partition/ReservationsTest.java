@@ -138,6 +138,17 @@ class ReservationsTest {
   }
 
   @Test
+  void aPartFromAnotherRegistrationMakesNoWriterOfAnIdleLocation() {
+    store.reserve(SHUFFLE, TOKEN, "nonce-a", partitions(0, 2));
+    PartitionKey idle = new PartitionKey(SHUFFLE, 1, 0);
+    FaroException stranger = refused(() -> store.writer(idle, "nonce-b"));
+    assertThat(stranger.code()).isEqualTo(ErrorCode.UNAUTHENTICATED);
+    assertThat(store.writtenLocations()).isZero();
+    assertThat(store.writer(idle, "nonce-a")).isPresent();
+    assertThat(store.writtenLocations()).isEqualTo(1);
+  }
+
+  @Test
   void locationsThatReceiveDataAreBoundedApartFromTheIdleOnes() throws Exception {
     Path other = root.resolve("written");
     Disks two = TestDisks.ssds(other, 2);
