@@ -312,16 +312,7 @@ public final class ControlHandler implements RequestHandler {
 
   private void commit(CommitFilesRequest commit, Responder responder) {
     ShuffleId shuffle = IdMapper.shuffleId(commit.getShuffle());
-    // Bounded by the request's size (faro.network.max.request.size), already received.
-    LocationKeys asked = null;
-    if (commit.getReportOnlyAsked()) {
-      long[] keys = new long[commit.getAskedLocationsCount()];
-      for (int i = 0; i < keys.length; i++) {
-        keys[i] = commit.getAskedLocations(i);
-      }
-      asked = LocationKeys.of(keys);
-    }
-    LocationKeys report = asked;
+    LocationKeys report = asked(commit);
     store
         .commit(shuffle, commit.getOwnerToken())
         .whenComplete(
@@ -339,5 +330,21 @@ public final class ControlHandler implements RequestHandler {
                         : ProtoMapper.toProto(result, report));
               }
             });
+  }
+
+  /**
+   * The locations a commit asks its answer to report, or null for every one (a lifecycle manager
+   * before asked_locations). Bounded by the request's size (faro.network.max.request.size), already
+   * received.
+   */
+  private static LocationKeys asked(CommitFilesRequest commit) {
+    if (!commit.getReportOnlyAsked()) {
+      return null;
+    }
+    long[] keys = new long[commit.getAskedLocationsCount()];
+    for (int i = 0; i < keys.length; i++) {
+      keys[i] = commit.getAskedLocations(i);
+    }
+    return LocationKeys.of(keys);
   }
 }

@@ -120,21 +120,6 @@ final class IdleLocations {
     Arrays.fill(openByDisk, 0);
   }
 
-  /** Receives one idle location. */
-  @FunctionalInterface
-  interface Visitor {
-    void visit(int partition, int epoch, Idle idle);
-  }
-
-  /** Every idle location, in no particular order. */
-  void forEach(Visitor visitor) {
-    for (int i = 0; i < keys.length; i++) {
-      if (keys[i] != FREE) {
-        visitor.visit((int) (keys[i] >>> 32), (int) keys[i], idle(values[i]));
-      }
-    }
-  }
-
   /** The idle locations, as keys. */
   LocationKeys keys() {
     long[] sorted = new long[size];
@@ -148,17 +133,20 @@ final class IdleLocations {
     return LocationKeys.ofSorted(sorted);
   }
 
-  /**
-   * Adds the idle locations that still take data (not sealed) to {@code counts}: by disk index, or
-   * all of them in {@code counts[0]} with {@code total}.
-   */
-  void countOpenByDisk(int[] counts, boolean total) {
-    for (int d = 0; d < openByDisk.length; d++) {
-      int at = total ? 0 : d;
-      if (at < counts.length) {
-        counts[at] += openByDisk[d];
-      }
+  /** Adds the idle locations that still take data (not sealed) to {@code counts}, by disk index. */
+  void countOpenByDisk(int[] counts) {
+    for (int d = 0; d < openByDisk.length && d < counts.length; d++) {
+      counts[d] += openByDisk[d];
     }
+  }
+
+  /** The idle locations that still take data (not sealed). */
+  int open() {
+    int open = 0;
+    for (int n : openByDisk) {
+      open += n;
+    }
+    return open;
   }
 
   private void countOpen(int value, int delta) {

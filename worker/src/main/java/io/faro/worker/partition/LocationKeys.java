@@ -1,7 +1,6 @@
 package io.faro.worker.partition;
 
 import io.faro.common.id.PartitionKey;
-import io.faro.common.id.ShuffleId;
 import java.util.Arrays;
 import java.util.function.LongConsumer;
 
@@ -70,11 +69,6 @@ public final class LocationKeys {
     for (long k : keys) {
       each.accept(k);
     }
-  }
-
-  /** The location at {@code index} (ascending order) as a key of {@code shuffle}. */
-  public PartitionKey get(ShuffleId shuffle, int index) {
-    return new PartitionKey(shuffle, partition(keys[index]), epoch(keys[index]));
   }
 
   /** A copy of the keys, ascending. */

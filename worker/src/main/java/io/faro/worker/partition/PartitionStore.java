@@ -38,6 +38,9 @@ import org.slf4j.LoggerFactory;
  * in {@link Reservations}, sealing in {@link ShuffleSealer}, commit and its record and the lookup
  * of committed locations in {@link ShuffleCommitter}, expiry in {@link ShuffleExpiry}, the counts
  * over every location in {@link StoreCensus}. Append and restore stay here.
+ *
+ * <p>A little over 400 lines, as the store's one public face: most methods are a few lines that
+ * hand their call to the class of its job, and stay here with the contract callers read.
  */
 public final class PartitionStore implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(PartitionStore.class);
@@ -230,7 +233,7 @@ public final class PartitionStore implements AutoCloseable {
    * some: an idle location gets its writer here, at its first part.
    */
   public Optional<PartitionWriter> writer(PartitionKey key) {
-    return Optional.ofNullable(writerOrNull(key));
+    return writer(key, "");
   }
 
   /**
@@ -250,15 +253,6 @@ public final class PartitionStore implements AutoCloseable {
       IdleLocations.Idle idle = state.idle.get(key.partition(), key.epoch());
       return idle != null && !idle.sealed() && !state.commitStarted && !state.expired;
     }
-  }
-
-  private PartitionWriter writerOrNull(PartitionKey key) {
-    ShuffleState state = shuffles.get(key.shuffle());
-    if (state == null) {
-      return null;
-    }
-    PartitionWriter writer = state.writers.get(key);
-    return writer != null ? writer : reservations.firstPart(state, key);
   }
 
   /**

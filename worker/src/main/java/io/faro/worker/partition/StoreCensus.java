@@ -34,7 +34,6 @@ final class StoreCensus {
   /** See {@link PartitionStore#summaries}. */
   static List<ShuffleSummary> summaries(Collection<ShuffleState> shuffles) {
     List<ShuffleSummary> out = new ArrayList<>(shuffles.size());
-    int[] idleOpen = new int[1];
     for (ShuffleState state : shuffles) {
       int open = 0;
       for (PartitionWriter writer : state.writers.values()) {
@@ -44,15 +43,12 @@ final class StoreCensus {
       }
       int locations;
       synchronized (state) {
-        idleOpen[0] = 0;
-        if (!state.commitStarted) {
-          state.idle.countOpenByDisk(idleOpen, true);
-        }
+        open += state.commitStarted ? 0 : state.idle.open();
         locations = state.locations();
       }
       out.add(
           new ShuffleSummary(
-              state.id, locations, open + idleOpen[0], state.restored.size(), state.commitStarted));
+              state.id, locations, open, state.restored.size(), state.commitStarted));
     }
     return out;
   }
@@ -69,7 +65,7 @@ final class StoreCensus {
       // Idle locations take data until the commit (or a seal) starts.
       synchronized (state) {
         if (!state.commitStarted && !state.expired) {
-          state.idle.countOpenByDisk(open, false);
+          state.idle.countOpenByDisk(open);
         }
       }
     }

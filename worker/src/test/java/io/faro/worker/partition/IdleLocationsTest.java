@@ -37,8 +37,10 @@ class IdleLocationsTest {
     assertThat(idle.size()).isEqualTo(2);
     LocationKeys keys = idle.keys();
     assertThat(keys.size()).isEqualTo(2);
-    assertThat(keys.get(SHUFFLE, 0)).isEqualTo(new PartitionKey(SHUFFLE, 7, 0));
-    assertThat(keys.get(SHUFFLE, 1)).isEqualTo(new PartitionKey(SHUFFLE, 9, 0));
+    assertThat(keys.toArray())
+        .containsExactly(
+            LocationKeys.key(new PartitionKey(SHUFFLE, 7, 0)),
+            LocationKeys.key(new PartitionKey(SHUFFLE, 9, 0)));
   }
 
   @Test
@@ -49,22 +51,20 @@ class IdleLocationsTest {
     }
     idle.take(0, 0);
     int[] byDisk = new int[3];
-    idle.countOpenByDisk(byDisk, false);
+    idle.countOpenByDisk(byDisk);
     assertThat(byDisk).containsExactly(3, 3, 3);
-    int[] total = new int[1];
-    idle.countOpenByDisk(total, true);
-    assertThat(total[0]).isEqualTo(9);
+    assertThat(idle.open()).isEqualTo(9);
 
     idle.sealAll();
     assertThat(idle.get(4, 0).sealed()).isTrue();
     int[] after = new int[3];
-    idle.countOpenByDisk(after, false);
+    idle.countOpenByDisk(after);
     assertThat(after).containsExactly(0, 0, 0);
     assertThat(idle.size()).isEqualTo(9);
     // Taking a sealed one does not count it out twice.
     idle.take(4, 0);
     idle.add(20, 0, 1, IdleLocations.Idle.NO_LINK, false);
-    idle.countOpenByDisk(after, false);
+    idle.countOpenByDisk(after);
     assertThat(after).containsExactly(0, 1, 0);
   }
 
@@ -97,7 +97,9 @@ class IdleLocationsTest {
       assertThat(idle.get((int) k[0], (int) k[1])).isEqualTo(model.get(key));
     }
     Map<Long, IdleLocations.Idle> visited = new HashMap<>();
-    idle.forEach((p, e, i) -> visited.put(((long) p << 32) | e, i));
+    for (long k : idle.keys().toArray()) {
+      visited.put(k, idle.get(LocationKeys.partition(k), LocationKeys.epoch(k)));
+    }
     assertThat(visited).isEqualTo(model);
   }
 
