@@ -39,9 +39,12 @@ ROWS = [
          ["rate(faro_worker_memory_paused_seconds_total[1m])"]),
         ("Pauses", "short", ["increase(faro_worker_memory_pauses_total[5m])"]),
         ("SPLIT answers", "short", ["rate(faro_worker_split_answers_total[1m])"]),
+        ("WORKER_FULL answers (faro.worker.max.written.partitions)", "short",
+         ["rate(faro_worker_full_answers_total[1m])"]),
         ("Connections", "short", ["faro_worker_connections"]),
         ("Partitions, shuffles, apps held", "short",
-         ["faro_worker_partitions", "faro_worker_shuffles", "faro_worker_apps"]),
+         ["faro_worker_partitions", "faro_worker_written_partitions", "faro_worker_shuffles",
+          "faro_worker_apps"]),
         ("Committed", "Bps", ["rate(faro_worker_committed_bytes_total[1m])"]),
     ]),
     ("Disks", [

@@ -438,8 +438,9 @@ public final class WorkerOptions {
           "Most partition locations this worker holds at once that received data (a writer "
               + "each, about a KiB of heap); 0 allows one per KiB of a quarter of the heap "
               + "(262,144 with -Xmx1g). The first part for a location beyond it is answered "
-              + "SPLIT, which moves that partition to another worker, and logged (at most every "
-              + "10 s). The locations held in all are bounded by faro.worker.max.partitions.");
+              + "WORKER_FULL, which moves that partition to another worker, and logged (at most "
+              + "every 10 s); a task whose every push met it fails with LIMIT_EXCEEDED naming this "
+              + "key. The locations held in all are bounded by faro.worker.max.partitions.");
 
   public static final List<ConfigOption<?>> ALL = all();
 

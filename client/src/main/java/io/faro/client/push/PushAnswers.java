@@ -2,6 +2,8 @@ package io.faro.client.push;
 
 import static java.util.Objects.requireNonNull;
 
+import io.faro.common.error.ErrorCode;
+import io.faro.common.id.PartitionLocation;
 import io.faro.common.id.WorkerId;
 import io.faro.common.network.Frame;
 import io.faro.common.network.Futures;
@@ -97,6 +99,35 @@ final class PushAnswers {
           p.batch().release();
           revivals.softSplit(p.target());
         }
+        case WORKER_FULL ->
+            // The worker is alive but takes no new partitions: left out of this app's revives.
+            revivals.failed(
+                p,
+                "worker "
+                    + frame.address
+                    + " answered WORKER_FULL for partition "
+                    + p.partition()
+                    + " epoch "
+                    + p.target().epoch()
+                    + ": it holds as many partitions with data as its"
+                    + " faro.worker.max.written.partitions allows",
+                Optional.of(p.target().worker()),
+                ErrorCode.LIMIT_EXCEEDED);
+        case REPLICA_FAILED ->
+            // The replica did not confirm (gone, or full): its worker is left out of revives.
+            revivals.failed(
+                p,
+                "worker "
+                    + frame.address
+                    + " answered REPLICA_FAILED for partition "
+                    + p.partition()
+                    + " epoch "
+                    + p.target().epoch()
+                    + ": its replica on worker "
+                    + p.target().replica().map(r -> r.worker().toString()).orElse("?")
+                    + " did not confirm the part (the primary's log says why)",
+                p.target().replica().map(PartitionLocation::worker),
+                ErrorCode.CONNECTION_FAILED);
         default ->
             revivals.failed(
                 p,

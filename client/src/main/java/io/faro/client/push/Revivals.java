@@ -30,7 +30,8 @@ final class Revivals {
    * A batch to push again: {@code cause} says why, {@code worker} the worker that failed, if it
    * did.
    */
-  private record Retry(PushedBatch pushed, String cause, Optional<WorkerId> worker) {}
+  private record Retry(
+      PushedBatch pushed, String cause, Optional<WorkerId> worker, ErrorCode whenExhausted) {}
 
   private final ShuffleId shuffle;
   private final int mapId;
@@ -63,7 +64,15 @@ final class Revivals {
 
   /** {@code pushed} was not kept and must be pushed again (takes it); any thread. */
   void failed(PushedBatch pushed, String cause, Optional<WorkerId> worker) {
-    retries.add(new Retry(pushed, cause, worker));
+    failed(pushed, cause, worker, ErrorCode.CONNECTION_FAILED);
+  }
+
+  /**
+   * As above; {@code whenExhausted} is the task's error code if this was the batch's last attempt.
+   */
+  void failed(
+      PushedBatch pushed, String cause, Optional<WorkerId> worker, ErrorCode whenExhausted) {
+    retries.add(new Retry(pushed, cause, worker, whenExhausted));
   }
 
   /** The partition at {@code location} split softly: its later batches go elsewhere; any thread. */
@@ -107,7 +116,7 @@ final class Revivals {
       if (r.pushed().attempts() + 1 > maxAttempts) {
         failed.forEach(x -> x.pushed().batch().release());
         throw new FaroException(
-            ErrorCode.CONNECTION_FAILED,
+            r.whenExhausted(),
             "batch of partition "
                 + r.pushed().partition()
                 + " of map "

@@ -1,10 +1,13 @@
 package io.faro.client.push;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.faro.client.ClientSettings;
 import io.faro.client.MapAttempt;
 import io.faro.common.config.FaroConf;
+import io.faro.common.error.ErrorCode;
+import io.faro.common.error.FaroException;
 import io.faro.common.id.AppId;
 import io.faro.common.id.PartitionLocation;
 import io.faro.common.id.Role;
@@ -23,6 +26,7 @@ import io.netty.buffer.UnpooledByteBufAllocator;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.LinkedBlockingQueue;
@@ -283,6 +287,67 @@ class PushWindowTest {
     assertThat(window.incomplete()).isTrue();
     assertThat(split.batch().refCnt()).isZero();
     assertThat(revivals.isEmpty()).isTrue();
+  }
+
+  @Test
+  void aFullWorkerIsNamedToTheReviveAndItsLimitEndsTheTaskWhenEveryAttemptMetIt() throws Exception {
+    Revivals revivals = revivals();
+    PushWindow window = window(revivals);
+    PushedBatch first = batch(0);
+    window.add(first);
+    // The first push and three more (faro.client.push.revive.max.attempts is 3 here), each
+    // answered WORKER_FULL.
+    PushedBatch pushed = first;
+    for (int attempt = 0; attempt < 4; attempt++) {
+      next().answer(PushStatusP.WORKER_FULL);
+      window.awaitAnswers();
+      if (attempt == 3) {
+        break;
+      }
+      List<PushedBatch> again = revivals.revive();
+      assertThat(revived.get(attempt))
+          .singleElement()
+          .satisfies(
+              f -> {
+                assertThat(f.partition()).isZero();
+                assertThat(f.worker()).as("the full worker is left out").contains(W);
+              });
+      pushed = again.get(0);
+      window.add(pushed);
+    }
+    assertThatThrownBy(revivals::revive)
+        .isInstanceOfSatisfying(
+            FaroException.class, e -> assertThat(e.code()).isEqualTo(ErrorCode.LIMIT_EXCEEDED))
+        .hasMessageContaining("answered WORKER_FULL")
+        .hasMessageContaining("faro.worker.max.written.partitions")
+        .hasMessageContaining("pushed 4 times");
+    assertThat(first.batch().refCnt()).as("released when the task fails").isZero();
+  }
+
+  @Test
+  void aPartThatItsReplicaDidNotConfirmNamesTheReplicasWorkerToTheRevive() throws Exception {
+    PartitionLocation primary = targets.get(0);
+    targets.accumulateAndGet(
+        0,
+        primary.withReplica(
+            new PartitionLocation(0, primary.epoch(), Role.REPLICA, V, primary.endpoint(), 0)),
+        (old, next) -> next);
+    Revivals revivals = revivals();
+    PushWindow window = window(revivals);
+    PushedBatch b = batch(0);
+    window.add(b);
+    next().answer(PushStatusP.REPLICA_FAILED);
+    window.awaitAnswers();
+    assertThat(b.batch().refCnt()).as("kept to be pushed again").isEqualTo(1);
+    revivals.revive().forEach(p -> p.batch().release());
+    assertThat(revived)
+        .singleElement()
+        .satisfies(
+            f ->
+                assertThat(f)
+                    .singleElement()
+                    .extracting(MapPusher.Failed::worker)
+                    .isEqualTo(Optional.of(V)));
   }
 
   @Test

@@ -308,8 +308,15 @@ public final class PartitionStore implements AutoCloseable {
       if (state.commitStarted) {
         return PushStatus.STAGE_ENDED;
       }
-      // Sealed by an earlier run on its way out, idle when this run sealed, or idle while this
-      // worker holds as many written locations as it may: the client moves to a new location.
+      // Idle while this worker holds as many written locations as it may: the client moves the
+      // partition to another worker. (Read after the refusal: a race with an expiry that frees
+      // room only makes the client move a partition it could have kept here.)
+      if (reservations.writtenFull() && state.isOpenIdle(key)) {
+        counters.fullAnswered();
+        return PushStatus.WORKER_FULL;
+      }
+      // Sealed by an earlier run on its way out, or idle when this run sealed: the client moves
+      // to a new location.
       return state.restored.containsKey(key)
               || state.restoredEmpty.contains(key.partition(), key.epoch())
               || state.isIdle(key)

@@ -23,5 +23,10 @@ public enum PushStatus {
    * Appended here, but the replica did not confirm it; the location takes no more data. Only a
    * primary with a replica answers it (see io.faro.worker.push.FrameAppender), never a writer.
    */
-  REPLICA_FAILED
+  REPLICA_FAILED,
+  /**
+   * Not appended: the location is idle, and this worker holds faro.worker.max.written.partitions
+   * locations that received data; push elsewhere, to another worker.
+   */
+  WORKER_FULL
 }

@@ -82,6 +82,14 @@ final class Reservations {
   }
 
   /**
+   * Whether this worker holds faro.worker.max.written.partitions locations that received a part: a
+   * first part is then refused.
+   */
+  boolean writtenFull() {
+    return written.get() >= limits.maxWrittenPartitions();
+  }
+
+  /**
    * The locations of an expired shuffle are gone: {@code writers} that received a part and {@code
    * idle} ones.
    */
@@ -256,7 +264,7 @@ final class Reservations {
    * idle entry; null when the shuffle holds no such location, or no longer takes data there (its
    * commit started, it expired, or it was sealed), or this worker holds
    * faro.worker.max.written.partitions written locations already: the idle location then stays
-   * idle, and its part is answered SPLIT (the client moves the partition to another worker).
+   * idle, and its part is answered WORKER_FULL (the client moves the partition to another worker).
    */
   PartitionWriter firstPart(ShuffleState state, PartitionKey key) {
     synchronized (state) {

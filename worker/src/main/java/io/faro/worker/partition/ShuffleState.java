@@ -87,6 +87,12 @@ final class ShuffleState {
     return idle.contains(key.partition(), key.epoch());
   }
 
+  /** Whether {@code key} is an idle location that was not sealed: its first part may come. */
+  synchronized boolean isOpenIdle(PartitionKey key) {
+    IdleLocations.Idle entry = idle.get(key.partition(), key.epoch());
+    return entry != null && !entry.sealed();
+  }
+
   /** Locations held: with a writer or idle. */
   // @GuardedBy("this")
   int locations() {

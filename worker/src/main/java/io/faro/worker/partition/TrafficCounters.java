@@ -14,6 +14,7 @@ import java.util.concurrent.atomic.LongAdder;
 public final class TrafficCounters {
   private final LongAdder appendedBytes = new LongAdder();
   private final LongAdder splitAnswers = new LongAdder();
+  private final LongAdder fullAnswers = new LongAdder();
   private final LongAdder forwardedBytes = new LongAdder();
   private final LongAdder fetchedChunks = new LongAdder();
   private final LongAdder fetchedBytes = new LongAdder();
@@ -53,6 +54,11 @@ public final class TrafficCounters {
   /** Counts one part a partition answered SOFT_SPLIT or SPLIT. */
   void splitAnswered() {
     splitAnswers.increment();
+  }
+
+  /** Counts one first part refused WORKER_FULL (faro.worker.max.written.partitions). */
+  void fullAnswered() {
+    fullAnswers.increment();
   }
 
   /** Counts bytes forwarded to replicas. */
@@ -103,6 +109,11 @@ public final class TrafficCounters {
   /** Parts answered SOFT_SPLIT or SPLIT since start. */
   public long splitAnswers() {
     return splitAnswers.sum();
+  }
+
+  /** First parts answered WORKER_FULL since start. */
+  public long fullAnswers() {
+    return fullAnswers.sum();
   }
 
   /** Bytes forwarded to replicas since start. */

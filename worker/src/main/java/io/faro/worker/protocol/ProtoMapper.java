@@ -78,6 +78,7 @@ public final class ProtoMapper {
       case STAGE_ENDED -> PushStatusP.STAGE_ENDED;
       case NOT_HERE -> PushStatusP.NOT_HERE;
       case REPLICA_FAILED -> PushStatusP.REPLICA_FAILED;
+      case WORKER_FULL -> PushStatusP.WORKER_FULL;
     };
   }
 

@@ -76,6 +76,12 @@ final class WorkerMetrics {
         "Pushed parts answered SOFT_SPLIT or SPLIT (the partition moves on).",
         c::splitAnswers);
     metrics.counter(
+        "faro_worker_full_answers",
+        "First parts of idle locations answered WORKER_FULL: this worker held"
+            + " faro.worker.max.written.partitions locations that received data, so the partition"
+            + " moved to another worker.",
+        c::fullAnswers);
+    metrics.counter(
         "faro_worker_committed_files",
         "Partition files with data committed since start.",
         c::committedFiles);

@@ -171,8 +171,9 @@ class ReservationsTest {
       }
       // A third location's first part moves on; the two written take more.
       ByteBuf third = batches.batch(2, 0, 0, 100);
-      assertThat(push(bounded, budget, third, 2)).isEqualTo(PushStatus.SPLIT);
+      assertThat(push(bounded, budget, third, 2)).isEqualTo(PushStatus.WORKER_FULL);
       assertThat(third.refCnt()).isZero();
+      assertThat(bounded.counters().fullAnswers()).isEqualTo(1);
       assertThat(push(bounded, budget, batches.batch(0, 0, 1, 100), 0)).isEqualTo(PushStatus.OK);
       assertThat(bounded.writtenLocations()).isEqualTo(2);
       assertThat(bounded.takesData(new PartitionKey(SHUFFLE, 2, 0)))
@@ -183,6 +184,9 @@ class ReservationsTest {
       ShuffleCommit done = bounded.commit(SHUFFLE, TOKEN).get(10, TimeUnit.SECONDS);
       assertThat(done.committed()).extracting(c -> c.key().partition()).containsExactly(0, 1);
       assertThat(done.empty().size()).isEqualTo(8);
+      // Once its commit started, a part is from a losing attempt, even where the worker is full.
+      ByteBuf late = batches.batch(3, 0, 0, 100);
+      assertThat(push(bounded, budget, late, 3)).isEqualTo(PushStatus.STAGE_ENDED);
       bounded.expire(SHUFFLE).get(10, TimeUnit.SECONDS);
       assertThat(bounded.heldLocations()).isZero();
       assertThat(bounded.writtenLocations()).isZero();
