@@ -3,6 +3,7 @@ package io.faro.bench.masters;
 import io.faro.cli.FaroSubcommand;
 import io.faro.cli.LocalCluster;
 import io.faro.common.config.FaroConf;
+import io.faro.common.id.AppId;
 import io.faro.common.json.Json;
 import io.faro.common.master.MasterClient;
 import io.faro.common.network.ClientPool;
@@ -10,10 +11,8 @@ import io.faro.common.network.Futures;
 import io.faro.common.network.HostPort;
 import io.faro.common.network.NetworkOptions;
 import io.faro.common.network.NetworkSettings;
-import io.faro.proto.EmptyResponse;
 import io.faro.proto.MasterStatusRequest;
 import io.faro.proto.MasterStatusResponse;
-import io.faro.proto.RegisterAppRequest;
 import io.faro.proto.RequestSlotsRequest;
 import io.faro.proto.RequestSlotsResponse;
 import io.faro.proto.ShuffleKeyP;
@@ -50,6 +49,11 @@ import picocli.CommandLine.Option;
  *       allocation that succeeds; the killed master is restarted and catches up before the next
  *       round.
  * </ul>
+ *
+ * <p>With {@code --simulated-workers}, the fleet instead ({@link FleetBench}): no real worker, but
+ * that many simulated ones heartbeating on a worker's schedule and applications placing and
+ * unregistering shuffles, all from this process over real RPCs, with heartbeat and slot latency,
+ * the leader's CPU and heap and the Raft log's growth at each number of workers and live shuffles.
  */
 @Command(
     name = "bench-masters",
@@ -57,7 +61,9 @@ import picocli.CommandLine.Option;
     sortOptions = false,
     description =
         "Measures shuffle registrations per second through a group of masters, and the time "
-            + "from SIGKILL of the leader to the next successful slot allocation.")
+            + "from SIGKILL of the leader to the next successful slot allocation; with "
+            + "--simulated-workers, how the masters carry a fleet of simulated workers and "
+            + "applications instead.")
 public final class MasterBenchCommand implements Callable<Integer>, FaroSubcommand {
   @Option(
       names = "--masters",
@@ -98,20 +104,68 @@ public final class MasterBenchCommand implements Callable<Integer>, FaroSubcomma
   @Option(names = "--json", description = "Also write the report as JSON to FILE.")
   Path json;
 
+  @Option(
+      names = "--simulated-workers",
+      split = ",",
+      description =
+          "Fleet mode: the numbers of simulated workers (e.g. 100,1000) that register and "
+              + "heartbeat every master from this process, measured at each of --live-shuffles; "
+              + "no real worker runs, and neither registrations nor failovers are measured.")
+  List<Integer> simulatedWorkers;
+
+  @Option(
+      names = "--live-shuffles",
+      split = ",",
+      defaultValue = "10,100,1000",
+      description = "Fleet mode: the numbers of live shuffles (default: ${DEFAULT-VALUE}).")
+  List<Integer> liveShuffles;
+
+  @Option(
+      names = "--phase-seconds",
+      defaultValue = "60",
+      description = "Fleet mode: seconds each phase is measured (default: ${DEFAULT-VALUE}).")
+  int phaseSeconds;
+
+  @Option(
+      names = "--warmup-seconds",
+      defaultValue = "10",
+      description =
+          "Fleet mode: seconds between reaching a phase's live shuffles and measuring it"
+              + " (default: ${DEFAULT-VALUE}).")
+  int warmupSeconds;
+
+  @Option(
+      names = "--shuffle-seconds",
+      defaultValue = "30",
+      description =
+          "Fleet mode: a shuffle's mean lifetime, from its slot request to its unregistration"
+              + " (default: ${DEFAULT-VALUE}).")
+  int shuffleSeconds;
+
+  @Option(
+      names = "--shuffles-per-app",
+      defaultValue = "10",
+      description =
+          "Fleet mode: shuffles an app places before it unregisters (default: ${DEFAULT-VALUE}).")
+  int shufflesPerApp;
+
+  @Option(
+      names = "--connections",
+      defaultValue = "8",
+      description =
+          "Fleet mode: connections to each master the simulated workers share (default:"
+              + " ${DEFAULT-VALUE}).")
+  int connections;
+
   private final AtomicInteger shuffleIds = new AtomicInteger();
   private static final String APP = "bench-masters";
 
   @Override
   public Integer call() throws Exception {
-    if (masters < 1 || concurrency < 1 || partitions < 1 || durationSeconds < 1 || failovers < 0) {
-      throw new IllegalArgumentException(
-          "--masters, --concurrency, --partitions and --duration must be positive");
-    }
-    if (failovers > 0 && masters < 3) {
-      throw new IllegalArgumentException(
-          "failover needs at least 3 masters (a majority must survive): --masters "
-              + masters
-              + ", or --failovers 0");
+    if (simulatedWorkers != null) {
+      checkFleetOptions();
+    } else {
+      checkRegistrationOptions();
     }
     boolean temporary = workDir == null;
     Path dir = temporary ? Files.createTempDirectory("faro-bench-masters-") : workDir;
@@ -119,51 +173,11 @@ public final class MasterBenchCommand implements Callable<Integer>, FaroSubcomma
     report.put("date", Instant.now().toString());
     report.put("masters", masters);
     report.put("cores", Runtime.getRuntime().availableProcessors());
-    try (LocalCluster cluster =
-            LocalCluster.start(
-                dir.resolve("cluster"), LocalCluster.Options.workers(2).withMasters(masters));
-        ClientPool pool =
-            new ClientPool(
-                "faro-bench-masters",
-                NetworkSettings.from(FaroConf.empty().with(NetworkOptions.IO_THREADS, "2")))) {
-      List<HostPort> endpoints = cluster.masterEndpoints().stream().map(HostPort::parse).toList();
-      MasterClient client =
-          new MasterClient(pool, endpoints, Duration.ofSeconds(60), Duration.ofSeconds(5));
-      client.callBlocking(
-          RegisterAppRequest.newBuilder().setAppId(APP).build(), EmptyResponse.class);
-      awaitWorkers(client);
-
-      report.putAll(registrations(client));
-      System.out.printf(
-          Locale.ROOT,
-          "registrations: %.0f shuffles/s (%d in %.1f s, %d partitions each, %d in flight)%n",
-          report.get("registrations_per_s"),
-          report.get("registrations"),
-          report.get("registration_seconds"),
-          partitions,
-          concurrency);
-      if (failovers > 0) {
-        List<Long> samples = new ArrayList<>();
-        for (int i = 0; i < failovers; i++) {
-          long ms = failover(cluster, pool, endpoints, client);
-          samples.add(ms);
-          System.out.printf(
-              Locale.ROOT,
-              "failover %d/%d: %d ms from SIGKILL of the leader to the next slot allocation%n",
-              i + 1,
-              failovers,
-              ms);
-        }
-        List<Long> sorted = samples.stream().sorted().toList();
-        report.put("failover_ms", samples);
-        report.put("failover_median_ms", median(sorted));
-        report.put("failover_max_ms", sorted.get(sorted.size() - 1));
-        System.out.printf(
-            Locale.ROOT,
-            "failover: median %d ms, max %d ms over %d kills%n",
-            median(sorted),
-            sorted.get(sorted.size() - 1),
-            samples.size());
+    try {
+      if (simulatedWorkers != null) {
+        fleet(dir, report);
+      } else {
+        registrationsAndFailovers(dir, report);
       }
     } finally {
       if (temporary) {
@@ -174,6 +188,118 @@ public final class MasterBenchCommand implements Callable<Integer>, FaroSubcomma
       Files.writeString(json, Json.write(report));
     }
     return 0;
+  }
+
+  private void checkRegistrationOptions() {
+    if (masters < 1 || concurrency < 1 || partitions < 1 || durationSeconds < 1 || failovers < 0) {
+      throw new IllegalArgumentException(
+          "--masters, --concurrency, --partitions and --duration must be positive");
+    }
+    if (failovers > 0 && masters < 3) {
+      throw new IllegalArgumentException(
+          "failover needs at least 3 masters (a majority must survive): --masters "
+              + masters
+              + ", or --failovers 0");
+    }
+  }
+
+  private void checkFleetOptions() {
+    if (simulatedWorkers.isEmpty()
+        || liveShuffles.isEmpty()
+        || simulatedWorkers.stream().anyMatch(n -> n < 1)
+        || liveShuffles.stream().anyMatch(n -> n < 1)
+        || phaseSeconds < 1
+        || warmupSeconds < 0
+        || shuffleSeconds < 1
+        || shufflesPerApp < 1
+        || connections < 1
+        || partitions < 1) {
+      throw new IllegalArgumentException(
+          "--simulated-workers, --live-shuffles, --phase-seconds, --shuffle-seconds,"
+              + " --shuffles-per-app, --connections and --partitions must be positive");
+    }
+  }
+
+  /** Registrations per second, then failovers, on masters with two real workers. */
+  private void registrationsAndFailovers(Path dir, Map<String, Object> report) throws Exception {
+    try (LocalCluster cluster =
+            LocalCluster.start(
+                dir.resolve("cluster"), LocalCluster.Options.workers(2).withMasters(masters));
+        ClientPool pool =
+            new ClientPool(
+                "faro-bench-masters",
+                NetworkSettings.from(FaroConf.empty().with(NetworkOptions.IO_THREADS, "2")))) {
+      List<HostPort> endpoints = cluster.masterEndpoints().stream().map(HostPort::parse).toList();
+      try (BenchApp app =
+          BenchApp.register(
+              new MasterClient(pool, endpoints, Duration.ofSeconds(60), Duration.ofSeconds(5)),
+              new AppId(APP))) {
+        MasterClient client = app.client();
+        awaitWorkers(client);
+
+        report.putAll(registrations(client));
+        System.out.printf(
+            Locale.ROOT,
+            "registrations: %.0f shuffles/s (%d in %.1f s, %d partitions each, %d in flight)%n",
+            report.get("registrations_per_s"),
+            report.get("registrations"),
+            report.get("registration_seconds"),
+            partitions,
+            concurrency);
+        if (failovers > 0) {
+          List<Long> samples = new ArrayList<>();
+          for (int i = 0; i < failovers; i++) {
+            long ms = failover(cluster, pool, endpoints, client);
+            samples.add(ms);
+            System.out.printf(
+                Locale.ROOT,
+                "failover %d/%d: %d ms from SIGKILL of the leader to the next slot allocation%n",
+                i + 1,
+                failovers,
+                ms);
+          }
+          List<Long> sorted = samples.stream().sorted().toList();
+          report.put("failover_ms", samples);
+          report.put("failover_median_ms", median(sorted));
+          report.put("failover_max_ms", sorted.get(sorted.size() - 1));
+          System.out.printf(
+              Locale.ROOT,
+              "failover: median %d ms, max %d ms over %d kills%n",
+              median(sorted),
+              sorted.get(sorted.size() - 1),
+              samples.size());
+        }
+      }
+    }
+  }
+
+  /** The fleet: simulated workers and apps, phase by phase, on masters without real workers. */
+  private void fleet(Path dir, Map<String, Object> report) throws Exception {
+    report.put("partitions_per_shuffle", partitions);
+    report.put("shuffle_seconds", shuffleSeconds);
+    report.put("shuffles_per_app", shufflesPerApp);
+    report.put("connections", connections);
+    FleetLoad.Settings load =
+        new FleetLoad.Settings(
+            partitions,
+            Duration.ofSeconds(5),
+            Duration.ofSeconds(10),
+            Duration.ofSeconds(shuffleSeconds),
+            shufflesPerApp,
+            connections,
+            concurrency);
+    FleetBench.Plan plan =
+        new FleetBench.Plan(
+            simulatedWorkers.stream().sorted().toList(),
+            liveShuffles,
+            Duration.ofSeconds(phaseSeconds),
+            Duration.ofSeconds(warmupSeconds),
+            load);
+    Path clusterDir = dir.resolve("cluster");
+    try (LocalCluster cluster =
+        LocalCluster.start(clusterDir, LocalCluster.Options.workers(0).withMasters(masters))) {
+      report.put("phases", new FleetBench(plan, cluster, clusterDir).run());
+    }
   }
 
   private void awaitWorkers(MasterClient client) throws InterruptedException {
@@ -254,8 +380,7 @@ public final class MasterBenchCommand implements Callable<Integer>, FaroSubcomma
         .build();
   }
 
-  private static int awaitLeader(ClientPool pool, List<HostPort> endpoints)
-      throws InterruptedException {
+  static int awaitLeader(ClientPool pool, List<HostPort> endpoints) throws InterruptedException {
     long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
     while (System.nanoTime() < deadline) {
       List<MasterStatusResponse> all = statuses(pool, endpoints);
@@ -286,7 +411,7 @@ public final class MasterBenchCommand implements Callable<Integer>, FaroSubcomma
     throw new IllegalStateException("the restarted master did not catch up within 60 s");
   }
 
-  private static List<MasterStatusResponse> statuses(ClientPool pool, List<HostPort> endpoints) {
+  static List<MasterStatusResponse> statuses(ClientPool pool, List<HostPort> endpoints) {
     List<CompletableFuture<MasterStatusResponse>> calls =
         endpoints.stream()
             .map(
