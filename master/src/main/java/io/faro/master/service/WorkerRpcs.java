@@ -100,13 +100,18 @@ final class WorkerRpcs {
         return registered.map(RegisteredWorker::alive).orElse(false);
       }
     }
+    // Only the leader answers with expired shuffles: a follower does not look for them (a
+    // thousand lookups a heartbeat on a large cluster, on every master).
+    boolean leading = raft.isLeaderReady();
     Check check =
         raft.read(
             state ->
                 new Check(
                     state.worker(worker),
                     state.workers().size(),
-                    reported.stream().filter(shuffle -> !state.hasShuffle(shuffle)).toList()));
+                    leading
+                        ? reported.stream().filter(shuffle -> !state.hasShuffle(shuffle)).toList()
+                        : List.of()));
     // Every master keeps the loads it hears of the workers it knows; of others (a follower may
     // lag behind a fresh registration) only the time, and a bounded number of them.
     if (check.registered().isPresent()) {

@@ -16,10 +16,12 @@ import io.faro.master.state.StateCommand.UnregisterShuffle;
 import io.faro.master.state.StateCommand.WorkerLost;
 import java.util.Collections;
 import java.util.Comparator;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.NavigableMap;
 import java.util.Optional;
+import java.util.Set;
 import java.util.SortedMap;
 import java.util.TreeMap;
 
@@ -44,6 +46,9 @@ public final class MasterState implements StateReader {
   private final NavigableMap<WorkerId, RegisteredWorker> workers = new TreeMap<>(WORKER_ORDER);
   private final NavigableMap<AppId, RegisteredApp> apps = new TreeMap<>(APP_ORDER);
   private final NavigableMap<ShuffleId, RegisteredShuffle> shuffles = new TreeMap<>(SHUFFLE_ORDER);
+  // The keys of shuffles, hashed: every worker's heartbeat asks after each shuffle it holds, a
+  // thousand lookups a heartbeat on a large cluster, where the ordered map compares app ids.
+  private final Set<ShuffleId> shuffleIds = new HashSet<>();
   private AdmissionRules admission = AdmissionRules.NONE;
   // The cluster's feature level (io.faro.common.version.FeatureLevel): 1 until raised.
   private int featureLevel = 1;
@@ -66,6 +71,8 @@ public final class MasterState implements StateReader {
     workers.putAll(view.workers());
     apps.putAll(view.apps());
     shuffles.putAll(view.shuffles());
+    shuffleIds.clear();
+    shuffleIds.addAll(shuffles.keySet());
     admission = view.admission();
     featureLevel = view.featureLevel();
     applied = true;
@@ -183,7 +190,9 @@ public final class MasterState implements StateReader {
 
   private ApplyResult removeApp(RemoveApp command) {
     apps.remove(command.app());
-    appShuffles(command.app()).clear();
+    NavigableMap<ShuffleId, RegisteredShuffle> ofApp = appShuffles(command.app());
+    shuffleIds.removeAll(ofApp.keySet());
+    ofApp.clear();
     return Applied.NOTHING;
   }
 
@@ -216,11 +225,13 @@ public final class MasterState implements StateReader {
     shuffles.put(
         shuffle,
         base.withSlots(command.numPartitions(), command.slotsPerWorker(), command.requestId()));
+    shuffleIds.add(shuffle);
     return Applied.NOTHING;
   }
 
   private ApplyResult unregisterShuffle(UnregisterShuffle command) {
     shuffles.remove(command.shuffle());
+    shuffleIds.remove(command.shuffle());
     return Applied.NOTHING;
   }
 
@@ -253,7 +264,7 @@ public final class MasterState implements StateReader {
 
   @Override
   public boolean hasShuffle(ShuffleId id) {
-    return shuffles.containsKey(id);
+    return shuffleIds.contains(id);
   }
 
   @Override

@@ -224,6 +224,8 @@ class MasterStateTest {
     RegisteredShuffle shuffle = state.view().shuffles().get(SHUFFLE);
     assertThat(shuffle.numPartitions()).isEqualTo(5);
     assertThat(shuffle.slotsPerWorker()).containsEntry(W1, 3).containsEntry(W2, 2);
+    assertThat(state.hasShuffle(SHUFFLE)).isTrue();
+    assertThat(state.hasShuffle(new ShuffleId(APP, 1))).isFalse();
   }
 
   @Test
@@ -326,6 +328,10 @@ class MasterStateTest {
 
     assertThat(state.appIds()).containsExactly(other);
     assertThat(state.view().shuffles().keySet()).containsExactly(new ShuffleId(other, 0));
+    // What heartbeats ask (a hashed index beside the ordered map) says the same.
+    assertThat(state.hasShuffle(SHUFFLE)).isFalse();
+    assertThat(state.hasShuffle(new ShuffleId(APP, 7))).isFalse();
+    assertThat(state.hasShuffle(new ShuffleId(other, 0))).isTrue();
     // Removing again is a no-op.
     assertThat(apply(new RemoveApp(APP, "again"))).isEqualTo(Applied.NOTHING);
   }
@@ -381,6 +387,12 @@ class MasterStateTest {
     assertThat(restored.view()).isEqualTo(state.view());
     assertThat(restored.worker(W2).orElseThrow().alive()).isFalse();
     assertThat(restored.worker(W1).orElseThrow().registeredAtMs()).isEqualTo(1_000);
+    assertThat(restored.hasShuffle(SHUFFLE)).isTrue();
+    assertThat(restored.hasShuffle(new ShuffleId(APP, 1))).isTrue();
+    assertThat(restored.hasShuffle(new ShuffleId(APP, 2))).isFalse();
+    // Loading a snapshot over a state replaces what it held, the index included.
+    state.replaceWith(new MasterState().view());
+    assertThat(state.hasShuffle(SHUFFLE)).isFalse();
   }
 
   @Test
