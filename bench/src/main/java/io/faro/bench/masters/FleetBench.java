@@ -101,6 +101,9 @@ final class FleetBench {
     load.leader(leader);
     MasterStatusResponse before = status(leader);
     long cpuBefore = cpuNanos(before.getPid());
+    List<Long> masterPids = pids();
+    long groupBefore = cpuNanos(masterPids);
+    long selfBefore = cpuNanos(ProcessHandle.current().pid());
     long diskBefore = bytesUnder(ratisDir(leader));
     load.resetLatencies();
     long start = System.nanoTime();
@@ -108,6 +111,8 @@ final class FleetBench {
     double seconds = (System.nanoTime() - start) / 1e9;
     MasterStatusResponse after = status(leader);
     long cpuAfter = cpuNanos(after.getPid());
+    long groupAfter = cpuNanos(masterPids);
+    long selfAfter = cpuNanos(ProcessHandle.current().pid());
     long diskAfter = bytesUnder(ratisDir(leader));
 
     Map<String, Object> out = new LinkedHashMap<>();
@@ -122,11 +127,12 @@ final class FleetBench {
     out.put("slot_requests", load.slotRequests.summary());
     out.put("shuffle_unregisters", load.shuffleUnregisters.summary());
     out.put("app_registrations", load.appRegistrations.summary());
+    out.put("leader_cpu_cores", cores(cpuBefore, cpuAfter, seconds));
+    boolean known = groupBefore >= 0 && groupAfter >= 0 && cpuBefore >= 0 && cpuAfter >= 0;
     out.put(
-        "leader_cpu_cores",
-        cpuBefore < 0 || cpuAfter < 0
-            ? -1
-            : Math.round((cpuAfter - cpuBefore) / 1e9 / seconds * 1000) / 1000.0);
+        "followers_cpu_cores",
+        known ? cores(groupBefore - cpuBefore, groupAfter - cpuAfter, seconds) : -1);
+    out.put("load_generator_cpu_cores", cores(selfBefore, selfAfter, seconds));
     out.put("leader_heap_after_gc_mb", heapAfterGcMb(after.getPid()));
     out.put("raft_entries", after.getAppliedIndex() - before.getAppliedIndex());
     out.put(
@@ -144,8 +150,8 @@ final class FleetBench {
     System.out.printf(
         Locale.ROOT,
         "fleet: %d workers (%d alive), %d live shuffles, %d apps: heartbeat p50 %s p99 %s ms (%s);"
-            + " slots p50 %s p99 %s ms (%s, %s failed); leader %.3f cores, heap %s MB after GC;"
-            + " raft %s entries/s, +%s KiB%n",
+            + " slots p50 %s p99 %s ms (%s, %s failed); leader %.3f cores (followers %.3f, this"
+            + " load %.3f), heap %s MB after GC; raft %s entries/s, +%s KiB%n",
         p.get("workers"),
         p.get("alive_workers"),
         p.get("live_shuffles"),
@@ -158,6 +164,8 @@ final class FleetBench {
         slots.get("count"),
         slots.get("failures"),
         (Double) p.get("leader_cpu_cores"),
+        (Double) p.get("followers_cpu_cores"),
+        (Double) p.get("load_generator_cpu_cores"),
         p.get("leader_heap_after_gc_mb"),
         p.get("raft_entries_per_s"),
         p.get("raft_dir_growth_kb"));
@@ -175,6 +183,34 @@ final class FleetBench {
     // A lone master keeps the layout "master"; a group's are master-1..master-N.
     String name = endpoints.size() == 1 ? "master" : "master-" + (master + 1);
     return clusterDir.resolve(name).resolve("ratis");
+  }
+
+  /** Cores used on average between two CPU times; -1 when either is unknown. */
+  private static double cores(long beforeNanos, long afterNanos, double seconds) {
+    return beforeNanos < 0 || afterNanos < 0
+        ? -1
+        : Math.round((afterNanos - beforeNanos) / 1e9 / seconds * 1000) / 1000.0;
+  }
+
+  /** The masters' process ids, as they report them. */
+  private List<Long> pids() {
+    return MasterBenchCommand.statuses(statusPool, endpoints).stream()
+        .filter(s -> s != null)
+        .map(MasterStatusResponse::getPid)
+        .toList();
+  }
+
+  /** CPU time of the processes {@code pids} so far, or -1 when one is unknown. */
+  private static long cpuNanos(List<Long> pids) {
+    long sum = 0;
+    for (long pid : pids) {
+      long one = cpuNanos(pid);
+      if (one < 0) {
+        return -1;
+      }
+      sum += one;
+    }
+    return sum;
   }
 
   /** CPU time of process {@code pid} so far, or -1 when the platform does not say. */

@@ -128,7 +128,7 @@ public final class MasterBenchCommand implements Callable<Integer>, FaroSubcomma
 
   @Option(
       names = "--warmup-seconds",
-      defaultValue = "10",
+      defaultValue = "30",
       description =
           "Fleet mode: seconds between reaching a phase's live shuffles and measuring it"
               + " (default: ${DEFAULT-VALUE}).")
