@@ -444,6 +444,12 @@ final class FleetLoad implements AutoCloseable {
   public void close() {
     churnThread.shutdownNow();
     timer.shutdownNow();
+    // Slot requests still waiting retry on their app's connections: let them end first.
+    try {
+      placing.tryAcquire(settings.placementsInFlight(), 10, TimeUnit.SECONDS);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
     apps.forEach(a -> a.pool.close());
     memberPools.forEach(ClientPool::close);
     anonymous.close();

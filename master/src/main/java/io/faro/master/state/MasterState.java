@@ -208,23 +208,26 @@ public final class MasterState implements StateReader {
               + shuffle.app()
               + " is not registered");
     }
-    for (WorkerId worker : command.slotsPerWorker().keySet()) {
-      if (!workers.containsKey(worker)) {
+    // Counted under the registered worker's own id: a thousand shuffles on a thousand workers
+    // would otherwise hold a million copies of the ids, parsed from their log entries.
+    SortedMap<WorkerId, Integer> added = new TreeMap<>(WORKER_ORDER);
+    for (Map.Entry<WorkerId, Integer> slots : command.slotsPerWorker().entrySet()) {
+      RegisteredWorker registered = workers.get(slots.getKey());
+      if (registered == null) {
         return new Rejected(
             ErrorCode.INVALID_REQUEST,
             "cannot allocate slots for shuffle "
                 + shuffle
                 + ": worker "
-                + worker
+                + slots.getKey()
                 + " was never registered");
       }
+      added.put(registered.id(), slots.getValue());
     }
     RegisteredShuffle known = shuffles.get(shuffle);
     RegisteredShuffle base =
         known != null ? known : RegisteredShuffle.of(shuffle, command.numPartitions(), Map.of());
-    shuffles.put(
-        shuffle,
-        base.withSlots(command.numPartitions(), command.slotsPerWorker(), command.requestId()));
+    shuffles.put(shuffle, base.withSlots(command.numPartitions(), added, command.requestId()));
     shuffleIds.add(shuffle);
     return Applied.NOTHING;
   }

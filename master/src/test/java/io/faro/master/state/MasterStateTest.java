@@ -229,6 +229,28 @@ class MasterStateTest {
   }
 
   @Test
+  void aShufflesSlotCountsShareTheRegisteredWorkersIdsNotTheLogEntrysCopies() {
+    apply(register(W1, 1));
+    apply(register(W2, 1));
+    apply(new RegisterApp(APP));
+    // As a log entry is parsed: ids equal to the registered ones, but other objects.
+    WorkerId w1 = new WorkerId(W1.value());
+    WorkerId w2 = new WorkerId(W2.value());
+
+    apply(new AllocateSlots(SHUFFLE, 4, locations(4, w1, w2)));
+    apply(new AllocateSlots(new ShuffleId(APP, 1), 2, locations(2, new WorkerId(W2.value()))));
+
+    for (RegisteredShuffle shuffle : state.view().shuffles().values()) {
+      for (WorkerId id : shuffle.slotsPerWorker().keySet()) {
+        assertThat(id).isSameAs(state.worker(id).orElseThrow().id());
+      }
+    }
+    assertThat(state.view().shuffles().get(SHUFFLE).slotsPerWorker())
+        .containsEntry(W1, 2)
+        .containsEntry(W2, 2);
+  }
+
+  @Test
   void allocateSlotsForExistingShuffleAddsSlots() {
     apply(register(W1, 1));
     apply(new RegisterApp(APP));
