@@ -80,7 +80,8 @@ public final class MasterBenchCommand implements Callable<Integer>, FaroSubcomma
   @Option(
       names = "--concurrency",
       defaultValue = "16",
-      description = "Registrations in flight (default: ${DEFAULT-VALUE}).")
+      description =
+          "Registrations in flight; in fleet mode, slot requests (default: ${DEFAULT-VALUE}).")
   int concurrency;
 
   @Option(
