@@ -103,12 +103,7 @@ final class PushAnswers {
             // The worker is alive but takes no new partitions: left out of this app's revives.
             revivals.failed(
                 p,
-                "worker "
-                    + frame.address
-                    + " answered WORKER_FULL for partition "
-                    + p.partition()
-                    + " epoch "
-                    + p.target().epoch()
+                answer(frame, status, p)
                     + ": it holds as many partitions with data as its"
                     + " faro.worker.max.written.partitions allows",
                 Optional.of(p.target().worker()),
@@ -117,32 +112,30 @@ final class PushAnswers {
             // The replica did not confirm (gone, or full): its worker is left out of revives.
             revivals.failed(
                 p,
-                "worker "
-                    + frame.address
-                    + " answered REPLICA_FAILED for partition "
-                    + p.partition()
-                    + " epoch "
-                    + p.target().epoch()
+                answer(frame, status, p)
                     + ": its replica on worker "
                     + p.target().replica().map(r -> r.worker().toString()).orElse("?")
                     + " did not confirm the part (the primary's log says why)",
                 p.target().replica().map(PartitionLocation::worker),
                 ErrorCode.CONNECTION_FAILED);
-        default ->
-            revivals.failed(
-                p,
-                "worker "
-                    + frame.address
-                    + " answered "
-                    + status
-                    + " for partition "
-                    + p.partition()
-                    + " epoch "
-                    + p.target().epoch(),
-                Optional.empty());
+        default -> revivals.failed(p, answer(frame, status, p), Optional.empty());
       }
     }
     return pace;
+  }
+
+  /**
+   * "worker W answered STATUS for partition P epoch E": how a refusal reads in the task's error.
+   */
+  private static String answer(PendingFrame frame, PushStatusP status, PushedBatch p) {
+    return "worker "
+        + frame.address
+        + " answered "
+        + status
+        + " for partition "
+        + p.partition()
+        + " epoch "
+        + p.target().epoch();
   }
 
   /** Answers that said SLOW_DOWN for some part of their frame. Any thread. */
