@@ -68,15 +68,15 @@ final class FleetBench {
             AuthOptions.CLUSTER_SECRET_FILE.key());
     List<Map<String, Object>> phases = new ArrayList<>();
     try (FleetLoad load = new FleetLoad(plan.load(), endpoints, secret)) {
-      load.leader(MasterBenchCommand.awaitLeader(statusPool, endpoints));
+      load.workers().leader(MasterBenchCommand.awaitLeader(statusPool, endpoints));
       for (int workers : plan.workers()) {
         long started = System.nanoTime();
-        load.growWorkers(workers);
+        load.workers().grow(workers);
         System.out.printf(
             Locale.ROOT,
             "fleet: %d workers registered (%d answered) in %.1f s%n",
             workers,
-            load.registeredWorkers(),
+            load.workers().registered(),
             (System.nanoTime() - started) / 1e9);
         for (int shuffles : plan.shuffles()) {
           phases.add(phase(load, workers, shuffles));
@@ -96,9 +96,10 @@ final class FleetBench {
         && System.nanoTime() < deadline) {
       Thread.sleep(100);
     }
+    // The warm-up and the phase are spans of time under load, not waits for an event.
     Thread.sleep(plan.warmup().toMillis());
     int leader = MasterBenchCommand.awaitLeader(statusPool, endpoints);
-    load.leader(leader);
+    load.workers().leader(leader);
     MasterStatusResponse before = status(leader);
     long cpuBefore = cpuNanos(before.getPid());
     List<Long> masterPids = pids();
@@ -107,7 +108,7 @@ final class FleetBench {
     long diskBefore = bytesUnder(ratisDir(leader));
     load.resetLatencies();
     long start = System.nanoTime();
-    Thread.sleep(plan.phase().toMillis());
+    Thread.sleep(plan.phase().toMillis()); // the measured span itself
     double seconds = (System.nanoTime() - start) / 1e9;
     MasterStatusResponse after = status(leader);
     long cpuAfter = cpuNanos(after.getPid());
@@ -122,11 +123,12 @@ final class FleetBench {
     out.put("live_shuffles", after.getShuffles());
     out.put("apps", after.getApps());
     out.put("seconds", Math.round(seconds * 10) / 10.0);
-    out.put("leader_heartbeats", load.leaderHeartbeats.summary());
-    out.put("follower_heartbeats", load.followerHeartbeats.summary());
+    out.put("leader_heartbeats", load.workers().leaderHeartbeats.summary());
+    out.put("follower_heartbeats", load.workers().followerHeartbeats.summary());
     out.put("slot_requests", load.slotRequests.summary());
     out.put("shuffle_unregisters", load.shuffleUnregisters.summary());
     out.put("app_registrations", load.appRegistrations.summary());
+    out.put("worker_registrations", load.workers().registrations.summary());
     out.put("leader_cpu_cores", cores(cpuBefore, cpuAfter, seconds));
     boolean known = groupBefore >= 0 && groupAfter >= 0 && cpuBefore >= 0 && cpuAfter >= 0;
     out.put(

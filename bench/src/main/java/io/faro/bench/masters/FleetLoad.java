@@ -2,9 +2,6 @@ package io.faro.bench.masters;
 
 import static java.util.Objects.requireNonNull;
 
-import io.faro.common.auth.AuthOptions;
-import io.faro.common.auth.Handshake;
-import io.faro.common.auth.Identity;
 import io.faro.common.auth.Secret;
 import io.faro.common.config.FaroConf;
 import io.faro.common.id.AppId;
@@ -14,31 +11,17 @@ import io.faro.common.network.HostPort;
 import io.faro.common.network.NetworkOptions;
 import io.faro.common.network.NetworkSettings;
 import io.faro.proto.AppHeartbeatRequest;
-import io.faro.proto.DiskLoadP;
-import io.faro.proto.DiskSpecP;
-import io.faro.proto.DiskStatusP;
-import io.faro.proto.DiskTierP;
 import io.faro.proto.EmptyResponse;
 import io.faro.proto.PartitionLocationP;
-import io.faro.proto.RegisterWorkerRequest;
-import io.faro.proto.RegisterWorkerResponse;
 import io.faro.proto.RequestSlotsRequest;
 import io.faro.proto.RequestSlotsResponse;
 import io.faro.proto.ShuffleKeyP;
 import io.faro.proto.UnregisterAppRequest;
 import io.faro.proto.UnregisterShuffleRequest;
-import io.faro.proto.WorkerEndpointP;
-import io.faro.proto.WorkerHeartbeatRequest;
-import io.faro.proto.WorkerHeartbeatResponse;
-import io.faro.proto.WorkerStateP;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
-import java.util.Optional;
 import java.util.PriorityQueue;
-import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
@@ -47,7 +30,6 @@ import java.util.concurrent.Semaphore;
 import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
@@ -79,22 +61,6 @@ final class FleetLoad implements AutoCloseable {
       int connections,
       int placementsInFlight) {}
 
-  /** One simulated worker: the shuffles placed on it, which its heartbeats report until expired. */
-  private static final class SimWorker {
-    final String id;
-    final WorkerEndpointP endpoint;
-    final Map<ShuffleKeyP, Boolean> held = new ConcurrentHashMap<>();
-    final AtomicBoolean registering = new AtomicBoolean();
-    final MasterClient client;
-    ScheduledFuture<?> beat;
-
-    SimWorker(String id, WorkerEndpointP endpoint, MasterClient client) {
-      this.id = id;
-      this.endpoint = endpoint;
-      this.client = client;
-    }
-  }
-
   /** One application: its own authenticated connections, heartbeat and shuffles. */
   private static final class SimApp {
     final AppId id;
@@ -114,27 +80,18 @@ final class FleetLoad implements AutoCloseable {
 
   private record LiveShuffle(SimApp app, ShuffleKeyP key, long endsAtNanos) {}
 
-  private static final long BYTES_PER_HELD_SHUFFLE = 64L << 20;
-
-  final Latencies leaderHeartbeats = new Latencies();
-  final Latencies followerHeartbeats = new Latencies();
   final Latencies slotRequests = new Latencies();
   final Latencies shuffleUnregisters = new Latencies();
   final Latencies appRegistrations = new Latencies();
-  final Latencies workerRegistrations = new Latencies();
 
   private final Settings settings;
-  private final List<ClientPool> memberPools = new ArrayList<>();
-  private final List<MasterClient> memberClients = new ArrayList<>();
   private final ClientPool anonymous;
   private final MasterClient registrar;
   private final ScheduledExecutorService timer =
       Executors.newScheduledThreadPool(2, daemon("fleet-timer"));
   private final ScheduledExecutorService churnThread =
       Executors.newSingleThreadScheduledExecutor(daemon("fleet-churn"));
-  private final List<SimWorker> workers = new CopyOnWriteArrayList<>();
-  private final Map<String, SimWorker> workersById = new ConcurrentHashMap<>();
-  private final AtomicInteger registeredWorkers = new AtomicInteger();
+  private final SimulatedWorkers workers;
   // Churn thread only, but read by the bench's thread too.
   private final PriorityQueue<LiveShuffle> live =
       new PriorityQueue<>((a, b) -> Long.compare(a.endsAtNanos(), b.endsAtNanos()));
@@ -143,23 +100,15 @@ final class FleetLoad implements AutoCloseable {
   private final AtomicInteger appCounter = new AtomicInteger();
   private final List<SimApp> apps = new CopyOnWriteArrayList<>();
   private volatile int targetShuffles;
-  private volatile int leaderIndex = -1;
   private SimApp openApp;
 
   FleetLoad(Settings settings, List<HostPort> masters, Secret clusterSecret) {
     this.settings = requireNonNull(settings, "settings is null");
-    requireNonNull(clusterSecret, "clusterSecret is null");
     this.placing = new Semaphore(settings.placementsInFlight());
-    NetworkSettings network = oneThread();
-    AuthOptions.Credentials member =
-        new AuthOptions.Credentials(Identity.CLUSTER, Optional.of(clusterSecret));
-    for (int i = 0; i < settings.connections(); i++) {
-      ClientPool pool =
-          new ClientPool("fleet-workers-" + i, network, member, m -> Handshake.MASTER);
-      memberPools.add(pool);
-      memberClients.add(new MasterClient(pool, masters, Duration.ofSeconds(60)));
-    }
-    anonymous = new ClientPool("fleet-apps", network);
+    this.workers =
+        new SimulatedWorkers(
+            masters, clusterSecret, settings.connections(), settings.workerHeartbeat(), timer);
+    anonymous = new ClientPool("fleet-apps", oneThread());
     registrar = new MasterClient(anonymous, masters, Duration.ofSeconds(60));
     churnThread.scheduleWithFixedDelay(this::churn, 50, 50, TimeUnit.MILLISECONDS);
   }
@@ -168,121 +117,9 @@ final class FleetLoad implements AutoCloseable {
     return NetworkSettings.from(FaroConf.empty().with(NetworkOptions.IO_THREADS, "1"));
   }
 
-  /** The master (its index in the endpoints) whose heartbeat answers count as the leader's. */
-  void leader(int index) {
-    leaderIndex = index;
-  }
-
-  /** Adds simulated workers until there are {@code count}, and waits until all registered. */
-  void growWorkers(int count) throws InterruptedException {
-    int first = workers.size();
-    Semaphore inFlight = new Semaphore(32);
-    for (int i = first; i < count; i++) {
-      // Each its own loopback address, as an emulated host would have; nothing listens there.
-      String host = "127.1." + (i / 250) + "." + (i % 250 + 1);
-      WorkerEndpointP endpoint =
-          WorkerEndpointP.newBuilder()
-              .setHost(host)
-              .setRpcPort(9097)
-              .setPushPort(9098)
-              .setFetchPort(9099)
-              .build();
-      SimWorker w =
-          new SimWorker(host + ":9097", endpoint, memberClients.get(i % memberClients.size()));
-      workers.add(w);
-      workersById.put(w.id, w);
-      inFlight.acquire();
-      register(w).whenComplete((r, e) -> inFlight.release());
-    }
-    inFlight.acquire(32);
-    inFlight.release(32);
-    long periodMs = settings.workerHeartbeat().toMillis();
-    for (int i = first; i < count; i++) {
-      SimWorker w = workers.get(i);
-      w.beat =
-          timer.scheduleAtFixedRate(
-              () -> beat(w),
-              ThreadLocalRandom.current().nextLong(periodMs),
-              periodMs,
-              TimeUnit.MILLISECONDS);
-    }
-  }
-
-  int registeredWorkers() {
-    return registeredWorkers.get();
-  }
-
-  private CompletableFuture<RegisterWorkerResponse> register(SimWorker w) {
-    if (!w.registering.compareAndSet(false, true)) {
-      return CompletableFuture.completedFuture(null);
-    }
-    RegisterWorkerRequest request =
-        RegisterWorkerRequest.newBuilder()
-            .setWorkerId(w.id)
-            .setEndpoint(w.endpoint)
-            .addDisks(
-                DiskSpecP.newBuilder()
-                    .setIndex(0)
-                    .setPath("/data/faro")
-                    .setTier(DiskTierP.SSD)
-                    .setCapacityBytes(4L << 40))
-            .build();
-    long start = System.nanoTime();
-    return w.client
-        .call(request, RegisterWorkerResponse.class)
-        .whenComplete(
-            (r, e) -> {
-              w.registering.set(false);
-              if (e == null) {
-                workerRegistrations.record(System.nanoTime() - start);
-                registeredWorkers.incrementAndGet();
-              } else {
-                workerRegistrations.failed();
-              }
-            });
-  }
-
-  private void beat(SimWorker w) {
-    List<ShuffleKeyP> held = new ArrayList<>(w.held.keySet());
-    WorkerHeartbeatRequest.Builder request =
-        WorkerHeartbeatRequest.newBuilder()
-            .setWorkerId(w.id)
-            .setState(WorkerStateP.SERVING)
-            .addDisks(
-                DiskLoadP.newBuilder()
-                    .setIndex(0)
-                    .setTier(DiskTierP.SSD)
-                    .setStatus(DiskStatusP.HEALTHY)
-                    .setUsableBytes(2L << 40)
-                    .setActivePartitions(held.size())
-                    .setFlushMsPerMib(1.0)
-                    .setReadMsPerMib(1.0))
-            .addAllShuffles(held);
-    held.forEach(s -> request.addShuffleBytes(BYTES_PER_HELD_SHUFFLE));
-    WorkerHeartbeatRequest built = request.build();
-    long start = System.nanoTime();
-    List<CompletableFuture<WorkerHeartbeatResponse>> answers =
-        w.client.callEach(built, WorkerHeartbeatResponse.class);
-    for (int i = 0; i < answers.size(); i++) {
-      Latencies into = i == leaderIndex ? leaderHeartbeats : followerHeartbeats;
-      answers
-          .get(i)
-          .whenComplete(
-              (r, e) -> {
-                if (e != null) {
-                  into.failed();
-                  return;
-                }
-                into.record(System.nanoTime() - start);
-                if (r.getLeader()) {
-                  // The real worker deletes what expired and stops reporting it.
-                  r.getExpiredShufflesList().forEach(w.held::remove);
-                  if (r.getRegisterAgain()) {
-                    register(w);
-                  }
-                }
-              });
-    }
+  /** The simulated workers, their heartbeats and registrations. */
+  SimulatedWorkers workers() {
+    return workers;
   }
 
   /** From now on, keeps {@code count} shuffles live: placing new ones, or letting them end. */
@@ -354,10 +191,7 @@ final class FleetLoad implements AutoCloseable {
               }
               slotRequests.record(System.nanoTime() - start);
               for (PartitionLocationP l : r.getLocationsList()) {
-                SimWorker w = workersById.get(l.getWorkerId());
-                if (w != null) {
-                  w.held.put(key, Boolean.TRUE);
-                }
+                workers.placed(l.getWorkerId(), key);
               }
               long life = settings.shuffleLife().toNanos();
               long endsAt =
@@ -428,16 +262,10 @@ final class FleetLoad implements AutoCloseable {
 
   /** Resets every recorder: a phase's measurement starts. */
   void resetLatencies() {
-    for (Latencies l :
-        List.of(
-            leaderHeartbeats,
-            followerHeartbeats,
-            slotRequests,
-            shuffleUnregisters,
-            appRegistrations,
-            workerRegistrations)) {
+    for (Latencies l : List.of(slotRequests, shuffleUnregisters, appRegistrations)) {
       l.reset();
     }
+    workers.resetLatencies();
   }
 
   @Override
@@ -451,11 +279,11 @@ final class FleetLoad implements AutoCloseable {
       Thread.currentThread().interrupt();
     }
     apps.forEach(a -> a.pool.close());
-    memberPools.forEach(ClientPool::close);
+    workers.close();
     anonymous.close();
   }
 
-  private static ThreadFactory daemon(String name) {
+  static ThreadFactory daemon(String name) {
     AtomicInteger n = new AtomicInteger();
     return r -> {
       Thread t = new Thread(r, name + "-" + n.incrementAndGet());

@@ -34,6 +34,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
 /**
@@ -105,66 +106,15 @@ public final class MasterBenchCommand implements Callable<Integer>, FaroSubcomma
   @Option(names = "--json", description = "Also write the report as JSON to FILE.")
   Path json;
 
-  @Option(
-      names = "--simulated-workers",
-      split = ",",
-      description =
-          "Fleet mode: the numbers of simulated workers (e.g. 100,1000) that register and "
-              + "heartbeat every master from this process, measured at each of --live-shuffles; "
-              + "no real worker runs, and neither registrations nor failovers are measured.")
-  List<Integer> simulatedWorkers;
-
-  @Option(
-      names = "--live-shuffles",
-      split = ",",
-      defaultValue = "10,100,1000",
-      description = "Fleet mode: the numbers of live shuffles (default: ${DEFAULT-VALUE}).")
-  List<Integer> liveShuffles;
-
-  @Option(
-      names = "--phase-seconds",
-      defaultValue = "60",
-      description = "Fleet mode: seconds each phase is measured (default: ${DEFAULT-VALUE}).")
-  int phaseSeconds;
-
-  @Option(
-      names = "--warmup-seconds",
-      defaultValue = "30",
-      description =
-          "Fleet mode: seconds between reaching a phase's live shuffles and measuring it"
-              + " (default: ${DEFAULT-VALUE}).")
-  int warmupSeconds;
-
-  @Option(
-      names = "--shuffle-seconds",
-      defaultValue = "30",
-      description =
-          "Fleet mode: a shuffle's mean lifetime, from its slot request to its unregistration"
-              + " (default: ${DEFAULT-VALUE}).")
-  int shuffleSeconds;
-
-  @Option(
-      names = "--shuffles-per-app",
-      defaultValue = "10",
-      description =
-          "Fleet mode: shuffles an app places before it unregisters (default: ${DEFAULT-VALUE}).")
-  int shufflesPerApp;
-
-  @Option(
-      names = "--connections",
-      defaultValue = "8",
-      description =
-          "Fleet mode: connections to each master the simulated workers share (default:"
-              + " ${DEFAULT-VALUE}).")
-  int connections;
+  @Mixin FleetOptions fleet = new FleetOptions();
 
   private final AtomicInteger shuffleIds = new AtomicInteger();
   private static final String APP = "bench-masters";
 
   @Override
   public Integer call() throws Exception {
-    if (simulatedWorkers != null) {
-      checkFleetOptions();
+    if (fleet.chosen()) {
+      fleet.check(partitions);
     } else {
       checkRegistrationOptions();
     }
@@ -175,7 +125,7 @@ public final class MasterBenchCommand implements Callable<Integer>, FaroSubcomma
     report.put("masters", masters);
     report.put("cores", Runtime.getRuntime().availableProcessors());
     try {
-      if (simulatedWorkers != null) {
+      if (fleet.chosen()) {
         fleet(dir, report);
       } else {
         registrationsAndFailovers(dir, report);
@@ -201,23 +151,6 @@ public final class MasterBenchCommand implements Callable<Integer>, FaroSubcomma
           "failover needs at least 3 masters (a majority must survive): --masters "
               + masters
               + ", or --failovers 0");
-    }
-  }
-
-  private void checkFleetOptions() {
-    if (simulatedWorkers.isEmpty()
-        || liveShuffles.isEmpty()
-        || simulatedWorkers.stream().anyMatch(n -> n < 1)
-        || liveShuffles.stream().anyMatch(n -> n < 1)
-        || phaseSeconds < 1
-        || warmupSeconds < 0
-        || shuffleSeconds < 1
-        || shufflesPerApp < 1
-        || connections < 1
-        || partitions < 1) {
-      throw new IllegalArgumentException(
-          "--simulated-workers, --live-shuffles, --phase-seconds, --shuffle-seconds,"
-              + " --shuffles-per-app, --connections and --partitions must be positive");
     }
   }
 
@@ -276,26 +209,7 @@ public final class MasterBenchCommand implements Callable<Integer>, FaroSubcomma
 
   /** The fleet: simulated workers and apps, phase by phase, on masters without real workers. */
   private void fleet(Path dir, Map<String, Object> report) throws Exception {
-    report.put("partitions_per_shuffle", partitions);
-    report.put("shuffle_seconds", shuffleSeconds);
-    report.put("shuffles_per_app", shufflesPerApp);
-    report.put("connections", connections);
-    FleetLoad.Settings load =
-        new FleetLoad.Settings(
-            partitions,
-            Duration.ofSeconds(5),
-            Duration.ofSeconds(10),
-            Duration.ofSeconds(shuffleSeconds),
-            shufflesPerApp,
-            connections,
-            concurrency);
-    FleetBench.Plan plan =
-        new FleetBench.Plan(
-            simulatedWorkers.stream().sorted().toList(),
-            liveShuffles,
-            Duration.ofSeconds(phaseSeconds),
-            Duration.ofSeconds(warmupSeconds),
-            load);
+    FleetBench.Plan plan = fleet.plan(partitions, concurrency, report);
     Path clusterDir = dir.resolve("cluster");
     try (LocalCluster cluster =
         LocalCluster.start(clusterDir, LocalCluster.Options.workers(0).withMasters(masters))) {

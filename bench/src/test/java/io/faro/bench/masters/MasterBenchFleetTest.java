@@ -52,22 +52,22 @@ class MasterBenchFleetTest {
       Map<String, Object> phase = phases.get(i);
       assertThat(((Number) phase.get("workers")).intValue()).isEqualTo(4 * (i + 1));
       assertThat(((Number) phase.get("alive_workers")).intValue()).isEqualTo(4 * (i + 1));
-      Map<String, Object> beats = (Map<String, Object>) phase.get("leader_heartbeats");
-      assertThat(((Number) beats.get("count")).longValue()).isPositive();
-      assertThat(((Number) beats.get("failures")).longValue()).isZero();
-      Map<String, Object> slots = (Map<String, Object>) phase.get("slot_requests");
-      // Shuffles live one to three seconds: six seconds of three live place new ones.
-      assertThat(((Number) slots.get("count")).longValue()).isPositive();
-      assertThat(((Number) slots.get("failures")).longValue()).isZero();
-      Map<String, Object> ends = (Map<String, Object>) phase.get("shuffle_unregisters");
-      assertThat(((Number) ends.get("count")).longValue()).isPositive();
-      assertThat(((Number) ends.get("failures")).longValue()).isZero();
+      assertCallsSucceeded(phase, "leader_heartbeats");
+      // Shuffles live one to three seconds: six seconds of three live place new ones, and end some.
+      assertCallsSucceeded(phase, "slot_requests");
+      assertCallsSucceeded(phase, "shuffle_unregisters");
       // Two shuffles an app: new apps registered during the phase.
-      Map<String, Object> apps = (Map<String, Object>) phase.get("app_registrations");
-      assertThat(((Number) apps.get("count")).longValue()).isPositive();
-      assertThat(((Number) apps.get("failures")).longValue()).isZero();
+      assertCallsSucceeded(phase, "app_registrations");
       assertThat(((Number) phase.get("raft_entries")).longValue()).isPositive();
       assertThat(((Number) phase.get("leader_cpu_cores")).doubleValue()).isPositive();
     }
+  }
+
+  /** The phase made calls of kind {@code key}, and none failed. */
+  @SuppressWarnings("unchecked")
+  private static void assertCallsSucceeded(Map<String, Object> phase, String key) {
+    Map<String, Object> calls = (Map<String, Object>) phase.get(key);
+    assertThat(((Number) calls.get("count")).longValue()).as(key).isPositive();
+    assertThat(((Number) calls.get("failures")).longValue()).as(key + " failures").isZero();
   }
 }
